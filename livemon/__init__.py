@@ -1,0 +1,10 @@
+"""livemon: a streaming live-game chess rating monitor.
+
+Layers (see ``ARCHITECTURE.md`` in the spec):
+
+* :mod:`livemon.rating` — pure rating models, numbers in and numbers out, no I/O;
+* adapters at the edges — :mod:`livemon.pgn`, :mod:`livemon.engine`, :mod:`livemon.store`, ...;
+* :mod:`livemon.cli` — the one entry point.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,46 @@
+"""The one entry point: ``livemon SUBCOMMAND ...``.
+
+Each subcommand lives in :mod:`livemon.commands` as a module with
+``add_arguments(parser)`` and ``run(args) -> int``; this file only lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+#: subcommand name -> (module under livemon.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "analyse": ("analyse", "rate the players of finished games (PGN) with the engine or [%eval] comments"),
+    "fit": ("fit", "fit TrueSkill Through Time (TTT or TTT-D) to game results (PGN or CSV)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="livemon", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(f"livemon.commands.{module}").add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    module = importlib.import_module(f"livemon.commands.{args._module}")
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

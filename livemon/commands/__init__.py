@@ -1,0 +1,1 @@
+"""Subcommands of the ``livemon`` CLI, one module each (``add_arguments``, ``run``)."""

@@ -1,0 +1,181 @@
+"""``config.toml`` read with :mod:`tomllib` into typed dataclasses.
+
+Every key has a default that works on a fresh machine, so an empty or missing
+file is a valid configuration. Unknown keys and values of the wrong type are
+rejected at start with an error that names the key and the bad value.
+
+>>> cfg = load_config_text('[engine]\\ndepth = 10')
+>>> cfg.engine.depth, cfg.engine.multipv
+(10, 4)
+>>> load_config_text('[engine]\\ndepth = "deep"')
+Traceback (most recent call last):
+...
+livemon.config.ConfigError: engine.depth: expected int, got 'deep'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A bad configuration value; the message names the key."""
+
+
+@dataclass
+class EngineConfig:
+    path: str = "/usr/games/stockfish"
+    """UCI engine executable."""
+    depth: int | None = 14
+    """Fixed search depth per position (set ``nodes`` instead for a node limit)."""
+    nodes: int | None = None
+    """Fixed node count per position; when set it replaces ``depth``."""
+    multipv: int = 4
+    """Candidate lines per position: the best serves the gain, all serve the E(c) posterior."""
+    threads: int = 1
+    """Threads per engine process. 1 keeps evaluations reproducible."""
+    hash_mb: int = 32
+    """Hash table per engine process, MiB."""
+    processes: int = 1
+    """Engine processes in the pool (the live monitor)."""
+    timeout: float = 60.0
+    """Seconds before a search is considered hung and the engine restarted."""
+
+    def validate(self) -> None:
+        if self.depth is None and self.nodes is None:
+            raise ConfigError("engine: set depth or nodes")
+        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes"):
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ConfigError(f"engine.{key}: must be at least 1, got {value!r}")
+
+
+@dataclass
+class StoreConfig:
+    path: str = "livemon.sqlite"
+    """SQLite database: position cache, moves, results, estimates."""
+
+
+@dataclass
+class AnalysisConfig:
+    engine_strength: float | None = None
+    """r̄_e of the engine profile (Elo); unset: calibration, else Algorithm 3."""
+    skip_moves: int = 0
+    """First moves of each side left out of the E(c) posterior (the paper skips 12)."""
+    all_pairs: bool = False
+    """Algorithm 2 over all pairs of players instead of the pairs that met."""
+    c_min: float = 0.0
+    c_max: float = 10.0
+    """Range of the uniform prior of c."""
+
+
+@dataclass
+class TTTConfig:
+    mu0: float = 0.0
+    sigma0: float = 6.0
+    beta: float = 1.0
+    tau: float = 0.03
+    """Drift sd per time unit (the reference package's ``gamma``)."""
+    p_draw: float = 0.3
+    """Draw probability between equal players; sets the draw margin ε."""
+    time_unit: str = "day"
+    """day, week, month, year or round."""
+    tolerance: float = 1e-6
+    max_iterations: int = 1000
+    model: str = "ttt"
+    """ttt or ttt-d."""
+
+    def validate(self) -> None:
+        if self.time_unit not in ("day", "week", "month", "year", "round"):
+            raise ConfigError(f"ttt.time_unit: expected day, week, month, year or round, got {self.time_unit!r}")
+        if self.model not in ("ttt", "ttt-d"):
+            raise ConfigError(f"ttt.model: expected ttt or ttt-d, got {self.model!r}")
+        if not 0.0 < self.p_draw < 1.0:
+            raise ConfigError(f"ttt.p_draw: must be in (0, 1), got {self.p_draw!r}")
+        for key in ("sigma0", "beta"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"ttt.{key}: must be positive, got {getattr(self, key)!r}")
+
+
+@dataclass
+class Config:
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    ttt: TTTConfig = field(default_factory=TTTConfig)
+
+
+def _check_type(key: str, value: Any, hint: Any) -> Any:
+    """Return ``value`` converted to ``hint`` or raise a ConfigError naming ``key``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _check_type(key, value, option)
+            except ConfigError:
+                pass
+        names = " or ".join(getattr(o, "__name__", str(o)) for o in options if o is not type(None))
+        raise ConfigError(f"{key}: expected {names}, got {value!r}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        (item,) = typing.get_args(hint)
+        return [_check_type(f"{key}[{i}]", v, item) for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a table, got {value!r}")
+        return _build(hint, value, key)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint is Any or (isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool))):
+        return value
+    raise ConfigError(f"{key}: expected {getattr(hint, '__name__', hint)}, got {value!r}")
+
+
+def _build(cls: type, table: dict[str, Any], prefix: str = "") -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in table.items():
+        full = f"{prefix}.{key}" if prefix else key
+        if key not in names:
+            raise ConfigError(f"{full}: unknown key (known: {', '.join(sorted(names))})")
+        kwargs[key] = _check_type(full, value, hints[key])
+    obj = cls(**kwargs)
+    validate = getattr(obj, "validate", None)
+    if validate:
+        validate()
+    return obj
+
+
+def load_config_text(text: str) -> Config:
+    """Parse and validate configuration text."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config.toml: {exc}") from None
+    return _build(Config, table)
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Load ``path``; None or a missing default file gives the defaults."""
+    if path is None:
+        default = Path("config.toml")
+        if not default.exists():
+            return Config()
+        path = default
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    return load_config_text(text)

@@ -1,0 +1,110 @@
+"""Typed messages that travel along the pipeline's arrows.
+
+Every message is a frozen dataclass with ``to_json``/``from_json`` so that the
+same objects can cross an in-process queue or an MQTT broker unchanged.
+
+>>> m = MoveEvent(game_id="g1", ply=1, uci="e2e4", san="e4",
+...               fen_before="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+>>> MoveEvent.from_json(m.to_json()) == m
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+T = TypeVar("T", bound="Message")
+
+
+class Message:
+    """Mixin: JSON round trip for a frozen dataclass, tagged with its kind."""
+
+    kind: ClassVar[str] = "message"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)  # type: ignore[call-overload]
+        d["kind"] = self.kind
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls: type[T], d: dict[str, Any]) -> T:
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    @classmethod
+    def from_json(cls: type[T], text: str | bytes) -> T:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class GameInfo(Message):
+    """The tags of a game that the estimators and faces need."""
+
+    kind: ClassVar[str] = "game"
+    game_id: str
+    white: str = "?"
+    black: str = "?"
+    white_elo: int | None = None
+    black_elo: int | None = None
+    event: str = "?"
+    round: str = "?"
+    date: str = "?"
+    site: str = "?"
+
+
+@dataclass(frozen=True)
+class MoveEvent(Message):
+    """One ply of a game, as read from a feed.
+
+    ``ply`` counts from 1 (1 = White's first move). ``fen_before`` is the full
+    FEN of the position the move was played from. ``eval_cp`` is an ``[%eval]``
+    comment after the move (White's view, centipawns, mates mapped), if any.
+    """
+
+    kind: ClassVar[str] = "move"
+    game_id: str
+    ply: int
+    uci: str
+    san: str
+    fen_before: str
+    clock: float | None = None
+    emt: float | None = None
+    eval_cp: int | None = None
+    feed: str = ""
+
+
+@dataclass(frozen=True)
+class GameRollback(Message):
+    """A correction: every ply of ``game_id`` from ``from_ply`` on is withdrawn."""
+
+    kind: ClassVar[str] = "rollback"
+    game_id: str
+    from_ply: int
+    feed: str = ""
+
+
+@dataclass(frozen=True)
+class GameResult(Message):
+    """A finished game's result in PGN notation (``1-0``, ``0-1``, ``1/2-1/2``)."""
+
+    kind: ClassVar[str] = "result"
+    game_id: str
+    result: str
+    plies: int
+    feed: str = ""
+
+
+@dataclass(frozen=True)
+class FeedError(Message):
+    """Bad input from a feed: one clear line; the feed and other games go on."""
+
+    kind: ClassVar[str] = "feed_error"
+    feed: str
+    message: str
+    game_id: str | None = None
