@@ -1,0 +1,340 @@
+"""Fair-play screening against the reference agent E(c_r) (spec §3).
+
+Regan's approach: take c_r, the c expected of a player rated r (from a
+:class:`Calibration` of the engine profile). Under E(c_r) every analysed
+position t predicts
+
+* p0_t = P(best move | c_r) — a "match" is playing a move whose value equals
+  v_max (ties at the top count, Regan's "equal-value" match), and
+* the loss v_max − v_played, with mean μ_t = Σ_i P(m_i|c_r)(v_max − v_i) and
+  variance σ²_t.
+
+Over n positions: expected matches MM_e = Σ p0_t (variance Σ p0_t(1 − p0_t)),
+expected average loss Σ μ_t / n (variance Σ σ²_t / n²). Both z-scores are
+signed so that **positive = more engine-like** than the rating predicts:
+z_match = (MM_o − MM_e)/sd, z_loss = (loss_e − loss_o)/sd. FIDE reads
+ROI = 50 + 5z; z ≥ 2.5 supports other evidence, z ≥ 5 stands alone.
+
+Scope is the caller's: keep one :class:`Screening` per event to raise alerts
+"per player per event". Alerts are for arbiters, never a public channel.
+
+>>> from livemon.rating.agent import Decision
+>>> scr = Screening()
+>>> for _ in range(40):
+...     scr.add("Cheater", Decision((0.0, -0.4, -1.0), played=0), c_r=1.0)
+>>> st = scr.stats("Cheater")
+>>> st.positions, st.matches_observed, round(st.matches_expected, 1), round(st.z_match, 1)
+(40, 40, 31.0, 3.4)
+>>> round(alert_check(st, z_threshold=3.0, min_positions=30).roi, 1)
+67.1
+>>> alert_check(st, z_threshold=3.0, min_positions=50) is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from livemon.rating.agent import Decision, move_probabilities
+
+
+@dataclass(frozen=True)
+class PositionExpectation:
+    """What E(c_r) predicts for one position, and what the player did."""
+
+    p0: float  # P(a top-valued move | c_r)
+    loss_mean: float  # expected loss, pawns
+    loss_var: float  # variance of the loss
+    matched: bool  # the played move has value v_max
+    loss: float  # observed loss v_max − v_played, pawns
+
+
+def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
+    """Predictions of E(c_r) for one decision.
+
+    >>> e = position_expectation(Decision((0.0, -1.0), played=1), 0.0)
+    >>> e.p0, e.loss_mean, e.loss_var, e.matched, e.loss
+    (0.5, 0.5, 0.25, False, 1.0)
+    """
+    v = np.asarray(decision.values, dtype=float)
+    loss = v.max() - v
+    p = move_probabilities(v, float(c_r))
+    top = loss == 0.0
+    p0 = float(p[top].sum())
+    mu = float(p @ loss)
+    var = max(float(p @ (loss * loss)) - mu * mu, 0.0)
+    played_loss = float(loss[decision.played])
+    return PositionExpectation(p0, mu, var, bool(top[decision.played]), played_loss)
+
+
+def _z(diff: float, sd: float) -> float:
+    """diff / sd; with sd = 0: 0 when nothing differs, ±inf otherwise."""
+    if sd > 0.0:
+        return diff / sd
+    if diff == 0.0:
+        return 0.0
+    return math.copysign(math.inf, diff)
+
+
+@dataclass(frozen=True)
+class ScreeningStats:
+    """A player's screening numbers over their analysed positions (losses in pawns)."""
+
+    player: str
+    positions: int
+    matches_observed: int
+    matches_expected: float
+    matches_sd: float
+    z_match: float
+    loss_observed: float  # average loss per position
+    loss_expected: float  # expected average loss
+    loss_sd: float  # sd of the average loss under E(c_r)
+    z_loss: float
+
+    @property
+    def roi_match(self) -> float:
+        """FIDE's screening score 50 + 5·z for the match statistic."""
+        return 50.0 + 5.0 * self.z_match
+
+    @property
+    def roi_loss(self) -> float:
+        """50 + 5·z for the average-loss statistic."""
+        return 50.0 + 5.0 * self.z_loss
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form (z may be ±inf when a variance is 0)."""
+        return asdict(self)
+
+
+@dataclass
+class _Sums:
+    n: int = 0
+    matches: int = 0
+    p0: float = 0.0
+    p0_var: float = 0.0
+    loss: float = 0.0
+    loss_mean: float = 0.0
+    loss_var: float = 0.0
+
+    def update(self, e: PositionExpectation, sign: int) -> None:
+        self.n += sign
+        self.matches += sign * int(e.matched)
+        self.p0 += sign * e.p0
+        self.p0_var += sign * e.p0 * (1.0 - e.p0)
+        self.loss += sign * e.loss
+        self.loss_mean += sign * e.loss_mean
+        self.loss_var += sign * e.loss_var
+
+
+class Screening:
+    """Running screening sums per player; add/remove are O(candidates).
+
+    ``c_r`` is given per call (a rating may arrive late); :meth:`remove` must
+    be called with the same ``c_r`` as the matching :meth:`add` (roll-back of a
+    corrected game), and raises KeyError otherwise.
+    """
+
+    def __init__(self) -> None:
+        self._sums: dict[str, _Sums] = {}
+        self._added: dict[str, dict[tuple[Decision, float], int]] = {}
+
+    def add(self, player: str, decision: Decision, c_r: float) -> None:
+        """Count one analysed position of ``player`` against E(c_r)."""
+        e = position_expectation(decision, c_r)
+        self._sums.setdefault(player, _Sums()).update(e, +1)
+        added = self._added.setdefault(player, {})
+        key = (decision, float(c_r))
+        added[key] = added.get(key, 0) + 1
+
+    def remove(self, player: str, decision: Decision, c_r: float) -> None:
+        """Take back a position added before with the same ``c_r``."""
+        added = self._added.get(player, {})
+        key = (decision, float(c_r))
+        if added.get(key, 0) == 0:
+            raise KeyError(f"Screening.remove: {player!r} has no such position at c_r={c_r}")
+        added[key] -= 1
+        if added[key] == 0:
+            del added[key]
+        if not added:  # reset exactly rather than leave rounding residue
+            del self._added[player]
+            del self._sums[player]
+            return
+        self._sums[player].update(position_expectation(decision, c_r), -1)
+
+    def players(self) -> list[str]:
+        """Players with at least one position."""
+        return list(self._sums)
+
+    def stats(self, player: str) -> ScreeningStats:
+        """Observed vs expected matches and average loss, with z-scores (zeros when empty)."""
+        s = self._sums.get(player, _Sums())
+        return stats_from_sums(player, s.n, s.matches, s.p0, s.p0_var, s.loss, s.loss_mean, s.loss_var)
+
+
+def stats_from_sums(
+    player: str, n: int, matches: int, p0: float, p0_var: float, loss: float, loss_mean: float, loss_var: float
+) -> ScreeningStats:
+    """Screening numbers from the running sums (Σ over positions of each per-position term)."""
+    if n <= 0:
+        return ScreeningStats(player, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    m_sd = math.sqrt(max(p0_var, 0.0))
+    l_sd = math.sqrt(max(loss_var, 0.0)) / n
+    loss_o, loss_e = loss / n, loss_mean / n
+    return ScreeningStats(
+        player=player,
+        positions=n,
+        matches_observed=matches,
+        matches_expected=p0,
+        matches_sd=m_sd,
+        z_match=_z(matches - p0, m_sd),
+        loss_observed=loss_o,
+        loss_expected=loss_e,
+        loss_sd=l_sd,
+        z_loss=_z(loss_e - loss_o, l_sd),
+    )
+
+
+def screening_stats(player: str, decisions: Iterable[Decision], c_r: float) -> ScreeningStats:
+    """Batch form of :class:`Screening` for one player."""
+    s = _Sums()
+    for d in decisions:
+        s.update(position_expectation(d, c_r), +1)
+    return stats_from_sums(player, s.n, s.matches, s.p0, s.p0_var, s.loss, s.loss_mean, s.loss_var)
+
+
+Statistic = Literal["match", "loss", "max"]
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A screening alert with every number it was raised on (for arbiters only)."""
+
+    player: str
+    positions: int
+    statistic: str  # which z crossed: "match" or "loss"
+    z: float
+    roi: float
+    z_threshold: float
+    min_positions: int
+    matches_observed: int
+    matches_expected: float
+    z_match: float
+    loss_observed: float
+    loss_expected: float
+    z_loss: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        return asdict(self)
+
+
+def alert_check(
+    stats: ScreeningStats, z_threshold: float, min_positions: int, statistic: Statistic = "match"
+) -> Alert | None:
+    """An :class:`Alert` when the chosen z reaches ``z_threshold`` with ≥ ``min_positions``.
+
+    ``statistic``: "match" (default; Regan's move-matching test), "loss"
+    (average loss), or "max" (the larger of the two — note that testing two
+    statistics raises the false-alarm rate a little).
+    """
+    if stats.positions < min_positions:
+        return None
+    if statistic == "match":
+        name, z = "match", stats.z_match
+    elif statistic == "loss":
+        name, z = "loss", stats.z_loss
+    elif statistic == "max":
+        name, z = ("match", stats.z_match) if stats.z_match >= stats.z_loss else ("loss", stats.z_loss)
+    else:
+        raise ValueError(f"alert_check: statistic must be match, loss or max, got {statistic!r}")
+    if not z >= z_threshold:
+        return None
+    return Alert(
+        player=stats.player,
+        positions=stats.positions,
+        statistic=name,
+        z=z,
+        roi=50.0 + 5.0 * z,
+        z_threshold=float(z_threshold),
+        min_positions=int(min_positions),
+        matches_observed=stats.matches_observed,
+        matches_expected=stats.matches_expected,
+        z_match=stats.z_match,
+        loss_observed=stats.loss_observed,
+        loss_expected=stats.loss_expected,
+        z_loss=stats.z_loss,
+    )
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Linear map between Elo and mean c for one engine profile: c̄ = a + b·Elo.
+
+    A simple least-squares line over rated players' (Elo, c̄) pairs. It is
+    unreliable with few players (< ~20), a small Elo spread (< ~200), or few
+    moves per player (noisy c̄ flattens b — regression dilution), and it
+    should not be used far outside the fitted Elo range (``elo_min``..
+    ``elo_max``). ``r2`` and ``residual_sd`` say how well the line fits.
+
+    >>> cal = Calibration.fit([(1500, 0.5), (2000, 1.0), (2500, 1.5)], profile="sf-d14")
+    >>> round(cal.c_for_rating(2200), 6), round(cal.rating_for_c(0.75), 6)
+    (1.2, 1750.0)
+    >>> Calibration.from_dict(cal.to_dict()) == cal
+    True
+    """
+
+    a: float
+    b: float
+    n: int
+    elo_min: float
+    elo_max: float
+    r2: float
+    residual_sd: float
+    profile: str = ""
+
+    @classmethod
+    def fit(cls, pairs: Iterable[tuple[float, float]], profile: str = "") -> Calibration:
+        """Least-squares fit of c̄ on Elo; ValueError with < 2 players or no Elo spread."""
+        arr = np.asarray(list(pairs), dtype=float).reshape(-1, 2)
+        if arr.shape[0] < 2:
+            raise ValueError(f"Calibration.fit: need at least 2 rated players, got {arr.shape[0]}")
+        elo, c = arr[:, 0], arr[:, 1]
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("Calibration.fit: Elo and c must be finite")
+        de = elo - elo.mean()
+        sxx = float(de @ de)
+        if sxx <= 0.0:
+            raise ValueError("Calibration.fit: all players have the same Elo")
+        b = float(de @ (c - c.mean())) / sxx
+        a = float(c.mean()) - b * float(elo.mean())
+        resid = c - (a + b * elo)
+        sst = float(((c - c.mean()) ** 2).sum())
+        r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else 1.0
+        dof = max(arr.shape[0] - 2, 1)
+        return cls(a, b, int(arr.shape[0]), float(elo.min()), float(elo.max()), r2,
+                   math.sqrt(float(resid @ resid) / dof), profile)
+
+    def c_for_rating(self, elo: float) -> float:
+        """c_r expected of a player rated ``elo`` (not clipped to the prior range)."""
+        return self.a + self.b * float(elo)
+
+    def rating_for_c(self, c: float) -> float:
+        """Elo whose expected c is ``c``; ValueError when the slope is 0."""
+        if self.b == 0.0:
+            raise ValueError("Calibration.rating_for_c: slope is 0, c does not determine Elo")
+        return (float(c) - self.a) / self.b
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Calibration:
+        """Inverse of :meth:`to_dict`."""
+        return cls(float(d["a"]), float(d["b"]), int(d["n"]), float(d["elo_min"]), float(d["elo_max"]),
+                   float(d["r2"]), float(d["residual_sd"]), str(d.get("profile", "")))
