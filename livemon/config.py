@@ -32,7 +32,7 @@ class ConfigError(ValueError):
 class EngineConfig:
     path: str = "/usr/games/stockfish"
     """UCI engine executable."""
-    depth: int | None = 14
+    depth: int | None = 12
     """Fixed search depth per position (set ``nodes`` instead for a node limit)."""
     nodes: int | None = None
     """Fixed node count per position; when set it replaces ``depth``."""

@@ -110,3 +110,28 @@ def read_games(text: str, source: str = "") -> Iterator[GoodGame | BadGame]:
                 f"{parsed.label}: not separated from the previous game by a blank line; read anyway"
             )
         yield parsed
+
+
+def _elo(value: str | None) -> int | None:
+    try:
+        elo = int(value or "")
+    except ValueError:
+        return None
+    return elo if elo > 0 else None
+
+
+def game_info(headers: chess.pgn.Headers, game_id: str) -> "GameInfo":
+    """The :class:`~livemon.messages.GameInfo` of a game's tags (``?`` Elo → None)."""
+    from livemon.messages import GameInfo
+
+    return GameInfo(
+        game_id=game_id,
+        white=headers.get("White", "?"),
+        black=headers.get("Black", "?"),
+        white_elo=_elo(headers.get("WhiteElo")),
+        black_elo=_elo(headers.get("BlackElo")),
+        event=headers.get("Event", "?"),
+        round=headers.get("Round", "?"),
+        date=headers.get("UTCDate", headers.get("Date", "?")),
+        site=headers.get("Site", "?"),
+    )

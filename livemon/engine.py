@@ -1,0 +1,169 @@
+"""The UCI engine adapter: one MultiPV analysis per position, named by an engine profile.
+
+An :class:`EngineProfile` (engine id and version, search limit, MultiPV) names
+every evaluation, because a score or a c̄ only means something for the engine
+and limit that produced it. An analysis is run on the position alone (no move
+history, hash cleared, one thread) so that it depends on nothing but the
+position and the profile: that is what makes the position cache honest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+import chess
+import chess.engine
+
+from livemon.config import EngineConfig
+from livemon.rating.evaluation import score_cp
+
+log = logging.getLogger(__name__)
+
+
+class EngineError(RuntimeError):
+    """The engine is missing, died, or answered nonsense; the message says which."""
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """What an evaluation depends on: engine, version, limit and MultiPV.
+
+    >>> EngineProfile("Stockfish 15.1", depth=12, nodes=None, multipv=4).name
+    'Stockfish 15.1 depth=12 multipv=4'
+    """
+
+    engine: str
+    depth: int | None
+    nodes: int | None
+    multipv: int
+
+    @property
+    def name(self) -> str:
+        limit = f"nodes={self.nodes}" if self.nodes else f"depth={self.depth}"
+        return f"{self.engine} {limit} multipv={self.multipv}"
+
+    def limit(self) -> chess.engine.Limit:
+        if self.nodes:
+            return chess.engine.Limit(nodes=self.nodes)
+        return chess.engine.Limit(depth=self.depth)
+
+    def with_limit(self, depth: int | None = None, nodes: int | None = None) -> "EngineProfile":
+        """The same engine and MultiPV at another search limit."""
+        return EngineProfile(self.engine, depth, nodes, self.multipv)
+
+
+@dataclass(frozen=True)
+class PositionAnalysis:
+    """One MultiPV analysis of a position.
+
+    ``score`` is the evaluation of the position (the best line), White's view,
+    centipawns, mates at ±3900. ``candidates`` are the MultiPV first moves with
+    their scores on the same scale, best first: the best serves the gain, all
+    serve the E(c) posterior.
+    """
+
+    score: int
+    candidates: tuple[tuple[str, int], ...]
+    depth: int = 0
+    nodes: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"score": self.score, "candidates": self.candidates, "depth": self.depth, "nodes": self.nodes},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "PositionAnalysis":
+        d = json.loads(text)
+        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"])
+
+    def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
+        """Candidates as (uci, value in pawns from the mover's view), the agent's input."""
+        sign = 1 if white_to_move else -1
+        return [(move, sign * cp / 100.0) for move, cp in self.candidates]
+
+
+def position_key(board: chess.Board) -> str:
+    """The cache key of a position: its EPD (FEN without the move counters).
+
+    >>> position_key(chess.Board())
+    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -'
+    """
+    return board.epd()
+
+
+def resolve_engine_path(path: str) -> str:
+    """An executable path for ``path`` (absolute, relative or on PATH), or EngineError."""
+    found = path if os.path.isfile(path) and os.access(path, os.X_OK) else shutil.which(path)
+    if not found:
+        raise EngineError(
+            f"UCI engine not found at {path!r}: install it (Debian: apt-get install stockfish) "
+            "or set engine.path in config.toml"
+        )
+    return found
+
+
+class UciEngine:
+    """One UCI engine process driven with python-chess's asyncio API.
+
+    Use :meth:`open`; then :meth:`analyse` positions; :meth:`close` at the end.
+    """
+
+    def __init__(self, protocol: chess.engine.UciProtocol, transport: Any, profile: EngineProfile, cfg: EngineConfig):
+        self._protocol = protocol
+        self._transport = transport
+        self.profile = profile
+        self._cfg = cfg
+        self.searches = 0
+
+    @classmethod
+    async def open(cls, cfg: EngineConfig) -> "UciEngine":
+        path = resolve_engine_path(cfg.path)
+        try:
+            transport, protocol = await chess.engine.popen_uci(path)
+        except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
+            raise EngineError(f"cannot start UCI engine {path!r}: {exc}") from None
+        options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
+        await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
+        name = protocol.id.get("name", os.path.basename(path))
+        profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
+        return cls(protocol, transport, profile, cfg)
+
+    async def analyse(self, board: chess.Board, profile: EngineProfile | None = None) -> PositionAnalysis:
+        """Analyse the position of ``board`` (its history is ignored) under ``profile``."""
+        profile = profile or self.profile
+        position = chess.Board(board.fen())
+        try:
+            infos = await asyncio.wait_for(
+                self._protocol.analyse(position, profile.limit(), multipv=profile.multipv, game=object()),
+                timeout=self._cfg.timeout,
+            )
+        except asyncio.TimeoutError:
+            raise EngineError(f"engine search timed out after {self._cfg.timeout}s on {position.fen()}") from None
+        except chess.engine.EngineError as exc:
+            raise EngineError(f"engine failed on {position.fen()}: {exc}") from None
+        except chess.engine.EngineTerminatedError as exc:
+            raise EngineError(f"engine died on {position.fen()}: {exc}") from None
+        self.searches += 1
+        candidates = []
+        for info in infos:
+            if "pv" not in info or not info["pv"] or "score" not in info:
+                continue
+            candidates.append((info["pv"][0].uci(), score_cp(info["score"].white())))
+        if not candidates:
+            raise EngineError(f"engine returned no line for {position.fen()}")
+        best = infos[0]
+        return PositionAnalysis(candidates[0][1], tuple(candidates), int(best.get("depth", 0)), int(best.get("nodes", 0)))
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self._protocol.quit(), timeout=5)
+        except Exception:  # already dead or hung: make sure the process is gone
+            self._transport.close()

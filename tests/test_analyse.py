@@ -1,0 +1,120 @@
+"""`livemon analyse` end to end, with the real Stockfish on real games."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import chess.pgn
+import pytest
+
+from livemon.cli import main
+from tests.conftest import REPO, real
+
+
+def analyse(capsys, *args: str) -> tuple[dict, str]:
+    code = main(["analyse", "--json", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def test_real_engine_one_search_per_position_then_cache(capsys, tmp_path, stockfish):
+    pgn = real("byrne_fischer_1956_pgnmentor.pgn")
+    plies = sum(1 for _ in chess.pgn.read_game(pgn.open()).mainline())
+    store = str(tmp_path / "cache.sqlite")
+    first, err = analyse(capsys, str(pgn), "--depth", "6", "--store", store)
+    assert 0 < first["engine"]["analyses"] <= plies + 1
+    assert "analysing positions" in err  # the progress bar
+    assert first["engine"]["profile"] == "Stockfish 15.1 depth=6 multipv=4" or "depth=6" in first["engine"]["profile"]
+    second, _ = analyse(capsys, str(pgn), "--depth", "6", "--store", store)
+    assert second["engine"]["analyses"] == 0
+    assert second["games"] == first["games"] and second["players"] == first["players"]
+
+    (game,) = first["games"]
+    assert game["plies"] == plies == 82 and game["result"] == "0-1"
+    byrne, fischer = sorted(first["players"], key=lambda p: p["name"])
+    assert byrne["moves"] == 41 and fischer["moves"] == 41
+    # the game ends in mate: the last position is scored by rule, not searched
+    assert first["engine"]["analyses"] <= plies
+    # Fischer won brilliantly: he loses less against the engine than Byrne
+    assert fischer["mean_gain"] > byrne["mean_gain"]
+    assert game["white_expected_score"] < 0.5 and game["white_rating_diff"] < 0
+    for p in (byrne, fischer):
+        assert len(p["history"]) == p["moves"]
+        assert p["history"][-1] == p["rating_diff_vs_engine"]
+        c = p["c"]
+        assert c is not None and c["cr95"][0] <= c["mean"] <= c["cr95"][1] and c["sd"] > 0
+    # no ratings in the tags: no engine strength, no perceived Elo
+    assert first["engine"]["strength"] is None and byrne["perceived_elo"] is None
+
+
+def test_eval_comments_need_no_engine_search_but_the_start_position(capsys, tmp_path, stockfish):
+    pgn = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")
+    store = str(tmp_path / "cache.sqlite")
+    out, _ = analyse(capsys, str(pgn), "--depth", "6", "--store", store)
+    # the 45 games start from the same position, which has no [%eval]: one search
+    assert out["engine"]["analyses"] == 1
+    assert len(out["games"]) == 45
+    assert all(p["c"] is None for p in out["players"])  # comments have no MultiPV
+    rated = [p for p in out["players"] if p["elo"]]
+    assert len(rated) >= 3 and out["engine"]["strength_source"] == "algorithm 3"
+    strength = out["engine"]["strength"]
+    for p in rated:
+        if p["rating_diff_vs_engine"] is not None:
+            assert p["perceived_elo"] == pytest.approx(strength + p["rating_diff_vs_engine"])
+    perceived = out["event"]["perceived_ratings"]
+    assert set(perceived) == {p["name"] for p in rated}
+    mean_actual = sum(p["elo"] for p in rated) / len(rated)
+    assert sum(perceived.values()) / len(perceived) == pytest.approx(mean_actual)
+    again, _ = analyse(capsys, str(pgn), "--store", store, "--depth", "6")
+    assert again["engine"]["analyses"] == 0
+
+
+def test_eval_comments_without_engine_leave_first_move_unscored(capsys, tmp_path):
+    pgn = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[engine]\npath = "/nonexistent/stockfish"\n')
+    out, err = analyse(capsys, str(pgn), "--config", str(cfg), "--store", str(tmp_path / "s.sqlite"))
+    assert "UCI engine not found" in err and "Traceback" not in err
+    assert out["engine"]["analyses"] == 0
+    assert all(g["unscored_plies"] == [1] for g in out["games"])
+    assert "first move not scored" in err
+    white_moves = {p["name"]: p["moves"] for p in out["players"]}
+    assert min(white_moves.values()) >= 1
+
+
+def test_missing_engine_is_a_clear_error_not_a_traceback(tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[engine]\npath = "/nonexistent/stockfish"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "livemon.cli", "analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")),
+         "--config", str(cfg), "--store", str(tmp_path / "s.sqlite")],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert proc.returncode != 0
+    assert "UCI engine not found at '/nonexistent/stockfish'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
+    lcc = real("london_chess_classic_2011_twic.pgn")
+    # a short excerpt keeps the engine work small: the illegal game and two good ones
+    games = lcc.read_text().split("\n\n[Event")
+    text = games[0] + "".join("\n\n[Event" + g for g in games[29:32])
+    excerpt = tmp_path / "lcc.pgn"
+    excerpt.write_text(text)
+    out, err = analyse(capsys, str(excerpt), "--depth", "4", "--store", str(tmp_path / "s.sqlite"))
+    bad_lines = [l for l in err.splitlines() if l.startswith("livemon: skipped")]
+    assert len(bad_lines) == 1 and "illegal san: 'Qg2'" in bad_lines[0]
+    assert len(out["games"]) == 3
+
+
+def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
+    code = main(["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4",
+                 "--store", str(tmp_path / "s.sqlite")])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "Fischer" in out and "engine profile:" in out and "inf" not in out
