@@ -108,3 +108,95 @@ class FeedError(Message):
     feed: str
     message: str
     game_id: str | None = None
+
+
+# -- outgoing: what the monitor publishes to the faces (TUI, WebSocket, MQTT) --
+
+
+@dataclass(frozen=True)
+class BoardState(Message):
+    """A live board as the faces show it, after its latest ply."""
+
+    kind: ClassVar[str] = "board"
+    game_id: str
+    white: str
+    black: str
+    white_elo: int | None
+    black_elo: int | None
+    fen: str
+    ply: int
+    last_move_san: str | None = None
+    last_move_uci: str | None = None
+    eval_cp: int | None = None  # White's view; None while the position awaits analysis
+    evals: tuple[int | None, ...] = ()  # evaluation after each ply so far (index 0 = start)
+    white_clock: float | None = None
+    black_clock: float | None = None
+    result: str = "*"
+    event: str = "?"
+    round: str = "?"
+
+
+@dataclass(frozen=True)
+class PlayerEstimate(Message):
+    """A player's live estimates (the ``players[]`` entry of ``analyse --json``, flattened)."""
+
+    kind: ClassVar[str] = "player"
+    name: str
+    elo: int | None
+    moves: int
+    mean_gain: float | None
+    expected_score_vs_engine: float | None
+    rating_diff_vs_engine: float | None
+    perceived_elo: float | None
+    perceived_elo_range: tuple[float | None, float | None] | None = None  # 95% interval
+    event_perceived_elo: float | None = None  # Algorithm 2 within the event
+    c_mean: float | None = None
+    c_sd: float | None = None
+    c_cr95: tuple[float, float] | None = None
+    ttt_mu: float | None = None
+    ttt_sigma: float | None = None
+    gain_histogram: dict[str, int] | None = None  # sparse {gain: count}, for the histogram plot
+
+
+@dataclass(frozen=True)
+class TTTRating(Message):
+    """A player's latest TrueSkill Through Time posterior (β = 1 units and Elo scale)."""
+
+    kind: ClassVar[str] = "ttt"
+    name: str
+    mu: float
+    sigma: float
+    elo: float  # mu on the Elo scale of the fit
+    elo_sigma: float
+    games: int
+
+
+@dataclass(frozen=True)
+class Alert(Message):
+    """A fair-play screening alert: for arbiters only, never on a public channel."""
+
+    kind: ClassVar[str] = "alert"
+    player: str
+    event: str
+    positions: int
+    z: float
+    roi: float
+    threshold: float
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MonitorStatus(Message):
+    """Feeds, engine backlog and lag, for the status line and ``livemon status``."""
+
+    kind: ClassVar[str] = "status"
+    feeds: tuple[dict[str, Any], ...] = ()
+    backlog: int = 0
+    searches: int = 0
+    cache_hits: int = 0
+    engine_profile: str = ""
+    engines: int = 0
+    lag_seconds: float = 0.0
+    moves: int = 0
+    games: int = 0
+    ttt_refreshes: int = 0
