@@ -1,0 +1,1044 @@
+"""TrueSkill Through Time (TTT) and TTT with per-player draw margins (TTT-D).
+
+The model of spec §4 (Dangauthier, Herbrich, Minka, Graepel, NIPS 2007): each
+player has a skill per time step, linked along the player's history by a
+Gaussian drift whose variance grows with the elapsed time; a game compares two
+performances ``N(skill, β²)``; a draw margin turns the difference into win,
+draw or loss.  Inference is expectation propagation (EP) with one Gaussian
+message per game and player, compiled with numba and swept over the time
+steps forward and backward until no posterior mean or sd moves by more than
+the tolerance.  Pure: no files, no printing; progress goes to a callback.
+
+Choices the papers leave open, written down here:
+
+* **Time steps.** Games with the same step value form one batch (as in the
+  ``trueskillthroughtime`` package); the drift variance between a player's
+  consecutive steps is ``τ²·(t' − t)``.
+* **The slow common shift.** Game factors see only skill differences, so the
+  sum of skills is pinned only by the first-step priors and plain sweeps
+  crawl along that mode (the package stops 0.1 off after 30 sweeps).  At the
+  EP fixed point the precision-weighted prior residual of the first-step
+  posterior means is exactly zero (the game factors exert no net force on a
+  common shift, the drifts none either), so after every sweep all skill
+  messages are shifted by the Newton step that zeroes that residual.  At the
+  fixed point the step is zero, so the fixed point is unchanged;
+  ``accelerate=False`` gives plain sweeps.
+* **Log-evidence** is the package's: the sum over games of the log
+  probability of the observed result under the game's cavity (posterior
+  without that game's own message) at the fixed point.
+* **TTT-D.** ``a`` beats ``b`` iff ``p_a − p_b > ε_b``; a draw is
+  ``−ε_a ≤ p_a − p_b ≤ ε_b``.  A win is one half-space factor on
+  ``(s_a, s_b, ε_b)``; a draw is *one* site on ``(s_a, s_b, ε_a, ε_b)`` whose
+  moments are those of a bivariate Gaussian orthant (Genz's bivariate normal
+  and Tallis' moments), so that with ``ζ0, ζ → 0`` and ``ν0 = ε`` it is exactly
+  TTT's two-sided truncation.  Positivity of each ``ε_i^t`` is an EP site
+  ``I(ε > 0)``.  Where the orthant probability underflows (results that are
+  impossible by hundreds of sds) the draw update is skipped.
+
+Example — three players, one result per day::
+
+    >>> games = make_games(["a", "b", "a"], ["b", "c", "c"], [0, 1, 2], [1.0, 0.5, 1.0])
+    >>> result = fit(games, TTTParams(p_draw=0.25))
+    >>> result.converged
+    True
+    >>> curves = result.curves()
+    >>> curves["a"][-1]["mu"] > curves["c"][-1]["mu"]
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "TIME_UNITS",
+    "TTTParams",
+    "GameData",
+    "TTTFit",
+    "draw_margin",
+    "time_steps",
+    "make_games",
+    "fit",
+    "refresh",
+    "search_parameters",
+    "win_moments",
+    "draw_moments",
+]
+
+TIME_UNITS = ("day", "week", "month", "year", "round")
+
+ProgressCallback = Callable[[int, float], None]
+"""Called after every sweep with (sweeps so far, largest change of that sweep)."""
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+# ---------------------------------------------------------------------------
+# Truncated Gaussian moments, stable in log space
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _mills_tail(x: float) -> float:
+    """K(x) with Q(x)/φ(x) = 1/(x + K(x)) for x ≥ 5 (continued fraction, no cancellation)."""
+    k = 0.0
+    for n in range(80, 0, -1):
+        k = n / (x + k)
+    return k
+
+
+@njit(cache=True)
+def _log_ndtr(t: float) -> float:
+    """log Φ(t) for any t without underflow."""
+    if t > 0.0:
+        return math.log1p(-0.5 * math.erfc(t / _SQRT2))
+    if t > -5.0:
+        return math.log(0.5 * math.erfc(-t / _SQRT2))
+    x = -t
+    return -0.5 * x * x - _LOG_SQRT_2PI - math.log(x + _mills_tail(x))
+
+
+@njit(cache=True)
+def _win(t: float) -> tuple[float, float, float]:
+    """(v, w, log Z) of N(0,1) truncated to x > −t: mean v, variance 1 − w, mass Z = Φ(t)."""
+    if t >= -5.0:
+        if t > 38.0:
+            return 0.0, 0.0, 0.0
+        cdf = 0.5 * math.erfc(-t / _SQRT2)
+        v = math.exp(-0.5 * t * t - _LOG_SQRT_2PI) / cdf
+        w = v * (v + t)
+        return v, min(max(w, 0.0), 1.0), _log_ndtr(t)
+    x = -t
+    k = _mills_tail(x)
+    v = x + k
+    w = v * k
+    return v, min(max(w, 0.0), 1.0), -0.5 * x * x - _LOG_SQRT_2PI - math.log(x + k)
+
+
+@njit(cache=True)
+def _draw(lo: float, hi: float) -> tuple[float, float, float]:
+    """(v, w, log Z) of N(0,1) truncated to [lo, hi]: mean v, variance 1 − w, mass Z."""
+    sign = 1.0
+    if lo + hi < 0.0:
+        lo, hi = -hi, -lo
+        sign = -1.0
+    if hi <= lo:
+        return 0.0, 1.0, -math.inf
+    if lo <= 0.0:
+        z = 0.5 * (math.erf(hi / _SQRT2) - math.erf(lo / _SQRT2))
+        log_z = math.log(z)
+        phi_lo = math.exp(-0.5 * lo * lo - _LOG_SQRT_2PI)
+        phi_hi = math.exp(-0.5 * hi * hi - _LOG_SQRT_2PI)
+        v = (phi_lo - phi_hi) / z
+        u = (lo * phi_lo - hi * phi_hi) / z
+    else:
+        log_q_lo = _log_ndtr(-lo)
+        log_q_hi = _log_ndtr(-hi)
+        log_z = log_q_lo + math.log(-math.expm1(log_q_hi - log_q_lo))
+        log_phi_lo = -0.5 * lo * lo - _LOG_SQRT_2PI
+        ratio = math.exp(-0.5 * (hi - lo) * (hi + lo))  # φ(hi)/φ(lo)
+        scale = math.exp(log_phi_lo - log_z)
+        v = scale * (-math.expm1(-0.5 * (hi - lo) * (hi + lo)))
+        u = scale * (lo - hi * ratio)
+    var = 1.0 + u - v * v
+    var = min(max(var, 0.0), 1.0)
+    return sign * v, 1.0 - var, log_z
+
+
+# Gauss-Legendre nodes/weights on [-1, 1] (half sets) for Genz's bivariate normal.
+_GL_W = (
+    np.array([0.1713244923791705, 0.3607615730481384, 0.4679139345726904]),
+    np.array([0.04717533638651177, 0.1069393259953183, 0.1600783285433464,
+              0.2031674267230659, 0.2334925365383547, 0.2491470458134029]),
+    np.array([0.01761400713915212, 0.04060142980038694, 0.06267204833410906,
+              0.08327674157670475, 0.1019301198172404, 0.1181945319615184,
+              0.1316886384491766, 0.1420961093183821, 0.1491729864726037,
+              0.1527533871307259]),
+)
+_GL_X = (
+    np.array([0.9324695142031522, 0.6612093864662647, 0.2386191860831970]),
+    np.array([0.9815606342467191, 0.9041172563704750, 0.7699026741943050,
+              0.5873179542866171, 0.3678314989981802, 0.1252334085114692]),
+    np.array([0.9931285991850949, 0.9639719272779138, 0.9122344282513259,
+              0.8391169718222188, 0.7463319064601508, 0.6360536807265150,
+              0.5108670019508271, 0.3737060887154196, 0.2277858511416451,
+              0.07652652113349733]),
+)
+_GL_W6, _GL_W12, _GL_W20 = _GL_W
+_GL_X6, _GL_X12, _GL_X20 = _GL_X
+
+
+@njit(cache=True)
+def _phid(x: float) -> float:
+    return 0.5 * math.erfc(-x / _SQRT2)
+
+
+@njit(cache=True)
+def _bvnu(h: float, k: float, r: float) -> float:
+    """P(X > h, Y > k) for a standard bivariate normal with correlation r (Genz's BVNU)."""
+    if r == 0.0:
+        return _phid(-h) * _phid(-k)
+    two_pi = 2.0 * math.pi
+    hk = h * k
+    bvn = 0.0
+    ar = abs(r)
+    if ar < 0.3:
+        ws, xs = _GL_W6, _GL_X6
+    elif ar < 0.75:
+        ws, xs = _GL_W12, _GL_X12
+    else:
+        ws, xs = _GL_W20, _GL_X20
+    n = ws.shape[0]
+    if ar < 0.925:
+        hs = (h * h + k * k) / 2.0
+        asr = math.asin(r) / 2.0
+        for i in range(n):
+            for sgn in (-1.0, 1.0):
+                sn = math.sin(asr * (1.0 + sgn * xs[i]))
+                bvn += ws[i] * math.exp((sn * hk - hs) / (1.0 - sn * sn))
+        bvn = bvn * asr / two_pi + _phid(-h) * _phid(-k)
+    else:
+        if r < 0.0:
+            k = -k
+            hk = -hk
+        if ar < 1.0:
+            as_ = (1.0 - r) * (1.0 + r)
+            a = math.sqrt(as_)
+            bs = (h - k) ** 2
+            asr = -(bs / as_ + hk) / 2.0
+            c = (4.0 - hk) / 8.0
+            d = (12.0 - hk) / 80.0
+            if asr > -100.0:
+                bvn = a * math.exp(asr) * (1.0 - c * (bs - as_) * (1.0 - d * bs) / 3.0 + c * d * as_ * as_)
+            if hk > -100.0:
+                b = math.sqrt(bs)
+                sp = math.sqrt(two_pi) * _phid(-b / a)
+                bvn = bvn - math.exp(-hk / 2.0) * sp * b * (1.0 - c * bs * (1.0 - d * bs) / 3.0)
+            a = a / 2.0
+            acc = 0.0
+            for i in range(n):
+                for sgn in (-1.0, 1.0):
+                    xx = (a * (1.0 + sgn * xs[i])) ** 2
+                    asr_i = -(bs / xx + hk) / 2.0
+                    if asr_i > -100.0:
+                        sp = 1.0 + c * xx * (1.0 + 5.0 * d * xx)
+                        rs = math.sqrt(1.0 - xx)
+                        ep = math.exp(-(hk / 2.0) * xx / (1.0 + rs) ** 2) / rs
+                        acc += ws[i] * math.exp(asr_i) * (sp - ep)
+            bvn = (a * acc - bvn) / two_pi
+        if r > 0.0:
+            bvn = bvn + _phid(-max(h, k))
+        elif h >= k:
+            bvn = -bvn
+        else:
+            if h < 0.0:
+                low = _phid(k) - _phid(h)
+            else:
+                low = _phid(-h) - _phid(-k)
+            bvn = low - bvn
+    return min(max(bvn, 0.0), 1.0)
+
+
+def win_moments(t: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(v, w, log Φ(t)) of a standard normal truncated to ``x > −t``, elementwise.
+
+    The truncated mean is ``v`` and the variance ``1 − w``; finite for any t.
+
+    >>> v, w, log_z = win_moments(np.array([-1e6, 0.0, 1e6]))
+    >>> bool(np.all(np.isfinite(v)) and np.all((w >= 0) & (w <= 1)))
+    True
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=float))
+    out = np.empty((3, t.size))
+    for i, x in enumerate(t.ravel()):
+        out[:, i] = _win(float(x))
+    return out[0], out[1], out[2]
+
+
+def draw_moments(lo: np.ndarray | float, hi: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(v, w, log Z) of a standard normal truncated to ``[lo, hi]``, elementwise."""
+    lo, hi = np.broadcast_arrays(np.atleast_1d(np.asarray(lo, float)), np.atleast_1d(np.asarray(hi, float)))
+    out = np.empty((3, lo.size))
+    for i, (a, b) in enumerate(zip(lo.ravel(), hi.ravel())):
+        out[:, i] = _draw(float(a), float(b))
+    return out[0], out[1], out[2]
+
+
+# ---------------------------------------------------------------------------
+# EP kernels
+# ---------------------------------------------------------------------------
+# Node state S (skill), columns: fwd tau, fwd pi, bwd tau, bwd pi, lik tau, lik pi.
+# Margin state E (TTT-D only), same six columns plus positivity-site tau, pi.
+# Game messages G, columns: tau, pi to node a; tau, pi to node b; then the same
+# for the margins of a and b (TTT-D).  Node a is the winner (or White in a draw).
+
+
+@njit(cache=True)
+def _post(S: np.ndarray, n: int) -> tuple[float, float]:
+    return S[n, 0] + S[n, 2] + S[n, 4], S[n, 1] + S[n, 3] + S[n, 5]
+
+
+@njit(cache=True)
+def _post_margin(E: np.ndarray, n: int) -> tuple[float, float]:
+    return E[n, 0] + E[n, 2] + E[n, 4] + E[n, 6], E[n, 1] + E[n, 3] + E[n, 5] + E[n, 7]
+
+
+@njit(cache=True)
+def _set_msg(S: np.ndarray, n: int, col: int, G: np.ndarray, g: int, gcol: int, tau: float, pi: float) -> float:
+    """Replace game g's message (G[g, gcol:gcol+2]) to node n, keeping the node's product in S[n, col:col+2]."""
+    change = max(abs(tau - G[g, gcol]), abs(pi - G[g, gcol + 1]))
+    S[n, col] += tau - G[g, gcol]
+    S[n, col + 1] += pi - G[g, gcol + 1]
+    G[g, gcol] = tau
+    G[g, gcol + 1] = pi
+    return change
+
+
+@njit(cache=True)
+def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
+    """One EP update of game g; returns (largest message change, log P(result | cavity))."""
+    tau_a, pi_a = _post(S, na)
+    tau_b, pi_b = _post(S, nb)
+    pi_a -= G[g, 1]
+    tau_a -= G[g, 0]
+    pi_b -= G[g, 3]
+    tau_b -= G[g, 2]
+    var_a = 1.0 / pi_a
+    var_b = 1.0 / pi_b
+    mu_a = tau_a * var_a
+    mu_b = tau_b * var_b
+    v_d = var_a + var_b + beta2
+    m_d = mu_a - mu_b
+    if not is_d:
+        sc = math.sqrt(v_d)
+        if res == 1:
+            v, w, log_z = _win((m_d - margin) / sc)
+        else:
+            v, w, log_z = _draw((-margin - m_d) / sc, (margin - m_d) / sc)
+        if not apply:
+            return 0.0, log_z
+        den_a = v_d - var_a * w
+        den_b = v_d - var_b * w
+        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
+        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
+        return ch, log_z
+    # TTT-D: cavities of the two margins
+    tea, pea = _post_margin(E, na)
+    teb, peb = _post_margin(E, nb)
+    pea -= G[g, 5]
+    tea -= G[g, 4]
+    peb -= G[g, 7]
+    teb -= G[g, 6]
+    var_ea = 1.0 / pea
+    var_eb = 1.0 / peb
+    mu_ea = tea * var_ea
+    mu_eb = teb * var_eb
+    if res == 1:
+        c = v_d + var_eb
+        sc = math.sqrt(c)
+        v, w, log_z = _win((m_d - mu_eb) / sc)
+        if not apply:
+            return 0.0, log_z
+        den_a = c - var_a * w
+        den_b = c - var_b * w
+        den_e = c - var_eb * w
+        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
+        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
+        ch = max(ch, _set_msg(E, nb, 4, G, g, 6, w / den_e * mu_eb - sc * v / den_e, w / den_e))
+        return ch, log_z
+    # draw: z1 = d + ε_a ≥ 0 and z2 = ε_b − d ≥ 0, one joint site
+    s1 = v_d + var_ea
+    s2 = v_d + var_eb
+    det = v_d * (var_ea + var_eb) + var_ea * var_eb
+    one_minus_r2 = det / (s1 * s2)
+    if one_minus_r2 < 1e-9:
+        # margins known: TTT's two-sided truncation on d, no information to the margins
+        sc = math.sqrt(v_d)
+        v, w, log_z = _draw((-mu_ea - m_d) / sc, (mu_eb - m_d) / sc)
+        if not apply or not math.isfinite(log_z):
+            return 0.0, log_z
+        den_a = v_d - var_a * w
+        den_b = v_d - var_b * w
+        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
+        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
+        return ch, log_z
+    m1 = m_d + mu_ea
+    m2 = mu_eb - m_d
+    sd1 = math.sqrt(s1)
+    sd2 = math.sqrt(s2)
+    h = -m1 / sd1
+    k = -m2 / sd2
+    r = -v_d / (sd1 * sd2)
+    prob = _bvnu(h, k, r)
+    if prob < 1e-280:
+        return 0.0, math.log(max(prob, 1e-300))
+    log_z = math.log(prob)
+    if not apply:
+        return 0.0, log_z
+    sr = math.sqrt(one_minus_r2)
+    big_a = (k - r * h) / sr
+    big_b = (h - r * k) / sr
+    ph = math.exp(-0.5 * h * h - _LOG_SQRT_2PI)
+    pk = math.exp(-0.5 * k * k - _LOG_SQRT_2PI)
+    qa = _phid(-big_a)
+    qb = _phid(-big_b)
+    f = ph * math.exp(-0.5 * big_a * big_a - _LOG_SQRT_2PI)
+    ex = (ph * qa + r * pk * qb) / prob
+    ey = (pk * qb + r * ph * qa) / prob
+    exx = 1.0 + (h * ph * qa + r * r * k * pk * qb + r * sr * f) / prob
+    eyy = 1.0 + (k * pk * qb + r * r * h * ph * qa + r * sr * f) / prob
+    exy = r + (r * h * ph * qa + r * k * pk * qb + sr * f) / prob
+    # shift and shrinkage of (z1, z2) in original units
+    dz1 = sd1 * ex
+    dz2 = sd2 * ey
+    dS11 = s1 * (1.0 - (exx - ex * ex))
+    dS22 = s2 * (1.0 - (eyy - ey * ey))
+    dS12 = sd1 * sd2 * (r - (exy - ex * ey))
+    # inverse covariance of z: [[s2, v_d], [v_d, s1]] / det
+    ch = 0.0
+    for which in range(4):
+        if which == 0:
+            c1, c2, mu, var, tgt, col, gcol = var_a, -var_a, mu_a, var_a, 0, 4, 0
+        elif which == 1:
+            c1, c2, mu, var, tgt, col, gcol = -var_b, var_b, mu_b, var_b, 0, 4, 2
+        elif which == 2:
+            c1, c2, mu, var, tgt, col, gcol = var_ea, 0.0, mu_ea, var_ea, 1, 4, 4
+        else:
+            c1, c2, mu, var, tgt, col, gcol = 0.0, var_eb, mu_eb, var_eb, 1, 4, 6
+        g1 = (s2 * c1 + v_d * c2) / det
+        g2 = (v_d * c1 + s1 * c2) / det
+        mean_new = mu + g1 * dz1 + g2 * dz2
+        var_new = var - (g1 * g1 * dS11 + 2.0 * g1 * g2 * dS12 + g2 * g2 * dS22)
+        if not (var_new > 0.0) or not math.isfinite(mean_new):
+            continue
+        pi_new = max(1.0 / var_new - 1.0 / var, 0.0)
+        tau_new = mean_new / var_new - mu / var
+        if tgt == 0:
+            node = na if which == 0 else nb
+            ch = max(ch, _set_msg(S, node, col, G, g, gcol, tau_new, pi_new))
+        else:
+            node = na if which == 2 else nb
+            ch = max(ch, _set_msg(E, node, col, G, g, gcol, tau_new, pi_new))
+    return ch, log_z
+
+
+@njit(cache=True)
+def _positivity(E: np.ndarray, n: int) -> None:
+    """EP site I(ε > 0) on the margin of node n."""
+    tau, pi = _post_margin(E, n)
+    pi -= E[n, 7]
+    tau -= E[n, 6]
+    var = 1.0 / pi
+    mu = tau * var
+    sd = math.sqrt(var)
+    v, w, _ = _win(mu / sd)
+    w = min(w, 1.0 - 1e-12)
+    den = var * (1.0 - w)
+    E[n, 6] = w / den * mu + sd * v / den
+    E[n, 7] = w / den
+
+
+@njit(cache=True)
+def _drift_msg(tau: float, pi: float, drift_var: float) -> tuple[float, float]:
+    """Message (tau, pi) after adding drift variance to a Gaussian given by (tau, pi)."""
+    if pi <= 0.0:
+        return 0.0, 0.0
+    var = 1.0 / pi + drift_var
+    return tau / pi / var, 1.0 / var
+
+
+@njit(cache=True)
+def _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2):
+    p = node_prev[n]
+    if p < 0:
+        S[n, 0] = prior_tau[node_player[n]]
+        S[n, 1] = prior_pi[node_player[n]]
+        if is_d:
+            E[n, 0] = nu_tau
+            E[n, 1] = nu_pi
+    else:
+        S[n, 0], S[n, 1] = _drift_msg(S[p, 0] + S[p, 4], S[p, 1] + S[p, 5], tau2 * node_elapsed[n])
+        if is_d:
+            E[n, 0], E[n, 1] = _drift_msg(E[p, 0] + E[p, 4] + E[p, 6], E[p, 1] + E[p, 5] + E[p, 7], zeta2 * node_elapsed[n])
+
+
+@njit(cache=True)
+def _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2):
+    q = node_next[n]
+    if q < 0:
+        S[n, 2] = 0.0
+        S[n, 3] = 0.0
+        if is_d:
+            E[n, 2] = 0.0
+            E[n, 3] = 0.0
+    else:
+        S[n, 2], S[n, 3] = _drift_msg(S[q, 2] + S[q, 4], S[q, 3] + S[q, 5], tau2 * node_elapsed[q])
+        if is_d:
+            E[n, 2], E[n, 3] = _drift_msg(E[q, 2] + E[q, 4] + E[q, 6], E[q, 3] + E[q, 5] + E[q, 7], zeta2 * node_elapsed[q])
+
+
+@njit(cache=True)
+def _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb, game_res,
+                 S, E, G, beta2, margin, is_d, inner_passes, tolerance):
+    """Update the games of batch b, repeating while players meet several times and messages move."""
+    passes = inner_passes if batch_repeat[b] else 1
+    for _ in range(passes):
+        if is_d:
+            for n in range(batch_node_start[b], batch_node_start[b + 1]):
+                _positivity(E, n)
+        ch = 0.0
+        for g in range(batch_game_start[b], batch_game_start[b + 1]):
+            c, _ = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, True)
+            ch = max(ch, c)
+        if ch < tolerance:
+            break
+
+
+@njit(cache=True)
+def _recompute_products(S, E, G, game_na, game_nb, is_d):
+    """Rebuild each node's product of game messages from scratch (no drift of rounding)."""
+    S[:, 4] = 0.0
+    S[:, 5] = 0.0
+    if is_d:
+        E[:, 4] = 0.0
+        E[:, 5] = 0.0
+    for g in range(G.shape[0]):
+        S[game_na[g], 4] += G[g, 0]
+        S[game_na[g], 5] += G[g, 1]
+        S[game_nb[g], 4] += G[g, 2]
+        S[game_nb[g], 5] += G[g, 3]
+        if is_d:
+            E[game_na[g], 4] += G[g, 4]
+            E[game_na[g], 5] += G[g, 5]
+            E[game_nb[g], 4] += G[g, 6]
+            E[game_nb[g], 5] += G[g, 7]
+
+
+@njit(cache=True)
+def _snapshot(S, E, is_d, out):
+    """Posterior means and sds of every node into out[n, 0:4] (skill mu, sd, margin mu, sd)."""
+    for n in range(S.shape[0]):
+        tau, pi = _post(S, n)
+        out[n, 0] = tau / pi
+        out[n, 1] = math.sqrt(1.0 / pi)
+        if is_d:
+            tau, pi = _post_margin(E, n)
+            out[n, 2] = tau / pi
+            out[n, 3] = math.sqrt(1.0 / pi)
+
+
+@njit(cache=True)
+def _chain_pass(S, E, batch_node_start, node_prev, node_next, node_player, node_elapsed,
+                prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2):
+    """Exact forward and backward messages along every chain for the current game messages."""
+    nb = batch_node_start.shape[0] - 1
+    for b in range(nb):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+    for b in range(nb - 1, -1, -1):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2)
+
+
+@njit(cache=True)
+def _sweep(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
+           node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, is_d,
+           nu_tau, nu_pi, zeta2, inner_passes, tolerance, before, after):
+    """One forward and one backward pass over the time steps; returns the largest posterior change."""
+    _recompute_products(S, E, G, game_na, game_nb, is_d)
+    _snapshot(S, E, is_d, before)
+    nb = batch_node_start.shape[0] - 1
+    for b in range(nb):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+        _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb, game_res,
+                     S, E, G, beta2, margin, is_d, inner_passes, tolerance)
+    for b in range(nb - 1, -1, -1):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2)
+        _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb, game_res,
+                     S, E, G, beta2, margin, is_d, inner_passes, tolerance)
+    _snapshot(S, E, is_d, after)
+    step = 0.0
+    cols = 4 if is_d else 2
+    for n in range(before.shape[0]):
+        for j in range(cols):
+            step = max(step, abs(after[n, j] - before[n, j]))
+    return step
+
+
+@njit(cache=True)
+def _common_shift(S, G, node_prev, node_player, prior_tau, prior_pi):
+    """Newton step on the common shift of all skills; applies it and returns it."""
+    force = 0.0
+    stiffness = 0.0
+    for n in range(S.shape[0]):
+        if node_prev[n] < 0:
+            tau, pi = _post(S, n)
+            p0 = prior_pi[node_player[n]]
+            force += p0 * (prior_tau[node_player[n]] / p0 - tau / pi)
+            stiffness += p0
+    c = force / stiffness
+    for n in range(S.shape[0]):
+        if node_prev[n] >= 0:
+            S[n, 0] += S[n, 1] * c
+        S[n, 2] += S[n, 3] * c
+        S[n, 4] += S[n, 5] * c
+    for g in range(G.shape[0]):
+        G[g, 0] += G[g, 1] * c
+        G[g, 2] += G[g, 3] * c
+    return c
+
+
+@njit(cache=True)
+def _log_evidence(S, E, G, game_na, game_nb, game_res, beta2, margin, is_d, out):
+    total = 0.0
+    for g in range(G.shape[0]):
+        _, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, False)
+        out[g] = lz
+        total += lz
+    return total
+
+
+# ---------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------
+
+
+def draw_margin(p_draw: float, beta: float) -> float:
+    """ε = √2·β·Φ⁻¹((1 + p_draw)/2): two equal players draw with probability p_draw.
+
+    >>> round(draw_margin(0.5, 1.0), 4)
+    0.9539
+    """
+    from scipy.special import ndtri
+
+    if not 0.0 <= p_draw < 1.0:
+        raise ValueError(f"p_draw must be in [0, 1), got {p_draw!r}")
+    return float(_SQRT2 * beta * ndtri((1.0 + p_draw) / 2.0))
+
+
+def _as_days(times: Sequence[Any] | np.ndarray) -> np.ndarray | None:
+    """Days since 1970-01-01 (datetime64[D]) when the times are dates, else None."""
+    arr = np.asarray(times)
+    if np.issubdtype(arr.dtype, np.datetime64):
+        return arr.astype("datetime64[D]")
+    if arr.dtype.kind in "iufb":
+        return None
+    try:
+        return np.array([_parse_date(t) for t in arr.ravel()], dtype="datetime64[D]")
+    except (TypeError, ValueError):
+        return None
+
+
+def _parse_date(value: Any) -> np.datetime64:
+    if isinstance(value, (datetime, date)):
+        return np.datetime64(value, "D")
+    text = str(value).strip().replace(".", "-").replace("/", "-")
+    return np.datetime64(text[:10], "D")
+
+
+def time_steps(times: Sequence[Any] | np.ndarray, unit: str = "round") -> np.ndarray:
+    """Time step (float64) of each game: games with equal steps form one batch.
+
+    Numbers are steps as given, whatever the unit.  Dates (datetime64, ``date``
+    or ISO strings) become days, weeks (``days // 7``), months, years, or, for
+    ``round``, the rank of the distinct date.
+
+    >>> time_steps(["2024-01-31", "2024-02-01", "2025-01-01"], "month").tolist()
+    [648.0, 649.0, 660.0]
+    >>> time_steps([5, 5, 7], "week").tolist()
+    [5.0, 5.0, 7.0]
+    """
+    if unit not in TIME_UNITS:
+        raise ValueError(f"time unit must be one of {', '.join(TIME_UNITS)}, got {unit!r}")
+    days = _as_days(times)
+    if days is None:
+        steps = np.asarray(times, dtype=np.float64)
+        if not np.all(np.isfinite(steps)):
+            raise ValueError("times must be finite numbers or dates")
+        return steps
+    if unit == "day":
+        return days.astype(np.int64).astype(np.float64)
+    if unit == "week":
+        return np.floor_divide(days.astype(np.int64), 7).astype(np.float64)
+    if unit == "month":
+        return days.astype("datetime64[M]").astype(np.int64).astype(np.float64)
+    if unit == "year":
+        return days.astype("datetime64[Y]").astype(np.int64).astype(np.float64)
+    return np.unique(days, return_inverse=True)[1].astype(np.float64)
+
+
+@dataclass
+class GameData:
+    """Game results as arrays: who played whom, when (step), and White's score.
+
+    ``labels`` holds the distinct player labels; ``white``/``black`` index it;
+    ``score`` is 1, 0.5 or 0 for White; ``time`` keeps each game's time as given.
+    """
+
+    labels: np.ndarray
+    white: np.ndarray
+    black: np.ndarray
+    step: np.ndarray
+    score: np.ndarray
+    time: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.white.shape[0])
+
+    def concat(self, other: "GameData") -> "GameData":
+        """All games of self followed by those of other, over the union of labels."""
+        names = np.concatenate([self.labels[self.white], other.labels[other.white]])
+        opps = np.concatenate([self.labels[self.black], other.labels[other.black]])
+        labels, inv = np.unique(np.concatenate([names, opps]), return_inverse=True)
+        n = names.shape[0]
+        return GameData(labels, inv[:n], inv[n:], np.concatenate([self.step, other.step]),
+                        np.concatenate([self.score, other.score]),
+                        np.concatenate([np.asarray(self.time, object), np.asarray(other.time, object)]))
+
+
+def make_games(player: Sequence[Hashable] | np.ndarray, opponent: Sequence[Hashable] | np.ndarray,
+               time: Sequence[Any] | np.ndarray, result: Sequence[float] | np.ndarray,
+               unit: str = "round") -> GameData:
+    """Build :class:`GameData` from parallel arrays; ``result`` is the player's score (1, ½, 0).
+
+    Games of a player against themselves are rejected.
+    """
+    player = np.asarray(player)
+    opponent = np.asarray(opponent)
+    score = np.asarray(result, dtype=np.float64)
+    n = player.shape[0]
+    if not (opponent.shape[0] == n == score.shape[0] == len(time)):
+        raise ValueError("player, opponent, time and result must have the same length")
+    if not np.all(np.isin(score, (0.0, 0.5, 1.0))):
+        raise ValueError("results must be 1, 0.5 or 0")
+    if n and np.any(player == opponent):
+        raise ValueError("a player cannot play themselves")
+    steps = time_steps(time, unit)
+    labels, inv = np.unique(np.concatenate([player, opponent]), return_inverse=True)
+    return GameData(labels, inv[:n].astype(np.int64), inv[n:].astype(np.int64), steps, score,
+                    np.asarray(list(time) if not isinstance(time, np.ndarray) else time, dtype=object))
+
+
+# ---------------------------------------------------------------------------
+# Parameters and the fit
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TTTParams:
+    """Model and solver parameters (β = 1 sets the scale; τ is drift sd per time unit)."""
+
+    mu0: float = 0.0
+    sigma0: float = 6.0
+    beta: float = 1.0
+    tau: float = 0.03
+    p_draw: float = 0.3
+    model: str = "ttt"
+    nu0: float | None = None
+    """TTT-D prior mean of a draw margin; None: the TTT margin ε of p_draw."""
+    zeta0: float = 0.3
+    """TTT-D prior sd of a draw margin."""
+    zeta: float = 0.01
+    """TTT-D drift sd of a draw margin per time unit."""
+    tolerance: float = 1e-6
+    max_sweeps: int = 1000
+    accelerate: bool = True
+    """Newton step on the common shift of all skills after each sweep."""
+    inner_passes: int = 10
+    """Passes over a time step's games per sweep when players meet more than once in it."""
+
+    def __post_init__(self) -> None:
+        if self.model not in ("ttt", "ttt-d"):
+            raise ValueError(f"model must be ttt or ttt-d, got {self.model!r}")
+        if not 0.0 <= self.p_draw < 1.0:
+            raise ValueError(f"p_draw must be in [0, 1), got {self.p_draw!r}")
+        for key in ("sigma0", "beta", "zeta0"):
+            if not getattr(self, key) > 0:
+                raise ValueError(f"{key} must be positive, got {getattr(self, key)!r}")
+        for key in ("tau", "zeta"):
+            if not getattr(self, key) >= 0:
+                raise ValueError(f"{key} must be non-negative, got {getattr(self, key)!r}")
+
+    @property
+    def margin(self) -> float:
+        """TTT draw margin ε."""
+        return draw_margin(self.p_draw, self.beta)
+
+    @property
+    def margin_prior_mean(self) -> float:
+        return self.margin if self.nu0 is None else float(self.nu0)
+
+
+@dataclass
+class _Structure:
+    """Nodes (player, step) and games sorted by step, as the kernels want them."""
+
+    order: np.ndarray  # sorted game position -> input game index
+    game_na: np.ndarray
+    game_nb: np.ndarray
+    game_res: np.ndarray
+    swapped: np.ndarray  # sorted game: node a is Black (Black won)
+    node_player: np.ndarray
+    node_step: np.ndarray
+    node_prev: np.ndarray
+    node_next: np.ndarray
+    node_elapsed: np.ndarray
+    batch_node_start: np.ndarray
+    batch_game_start: np.ndarray
+    batch_repeat: np.ndarray
+
+
+def _build_structure(games: GameData) -> _Structure:
+    n_players = max(int(games.labels.shape[0]), 1)
+    step_values, batch = np.unique(games.step, return_inverse=True)
+    order = np.argsort(batch, kind="stable")
+    b = batch[order].astype(np.int64)
+    white = games.white[order].astype(np.int64)
+    black = games.black[order].astype(np.int64)
+    score = games.score[order]
+    swapped = score == 0.0
+    pa = np.where(swapped, black, white)
+    pb = np.where(swapped, white, black)
+    keys = np.concatenate([b * n_players + pa, b * n_players + pb])
+    node_keys, inv = np.unique(keys, return_inverse=True)
+    n_games = b.shape[0]
+    game_na = inv[:n_games].astype(np.int64)
+    game_nb = inv[n_games:].astype(np.int64)
+    node_batch = node_keys // n_players
+    node_player = node_keys % n_players
+    n_nodes = node_keys.shape[0]
+    by_player = np.lexsort((node_batch, node_player))
+    node_prev = np.full(n_nodes, -1, np.int64)
+    node_next = np.full(n_nodes, -1, np.int64)
+    same = node_player[by_player[1:]] == node_player[by_player[:-1]]
+    node_prev[by_player[1:][same]] = by_player[:-1][same]
+    node_next[by_player[:-1][same]] = by_player[1:][same]
+    node_step = step_values[node_batch] if n_nodes else np.zeros(0)
+    node_elapsed = np.zeros(n_nodes)
+    has_prev = node_prev >= 0
+    node_elapsed[has_prev] = node_step[has_prev] - node_step[node_prev[has_prev]]
+    n_batches = step_values.shape[0]
+    batch_node_start = np.searchsorted(node_batch, np.arange(n_batches + 1)).astype(np.int64)
+    batch_game_start = np.searchsorted(b, np.arange(n_batches + 1)).astype(np.int64)
+    batch_repeat = np.diff(batch_node_start) < 2 * np.diff(batch_game_start)
+    return _Structure(order, game_na, game_nb, np.where(score == 0.5, 0, 1).astype(np.int64), swapped,
+                      node_player.astype(np.int64), node_step, node_prev, node_next, node_elapsed,
+                      batch_node_start, batch_game_start, batch_repeat)
+
+
+@dataclass
+class TTTFit:
+    """A converged (or stopped) fit: posteriors per (player, step), evidence, and EP messages.
+
+    Picklable; pass it to :func:`refresh` with new games to continue from its messages.
+    """
+
+    params: TTTParams
+    games: GameData
+    log_evidence: float
+    sweeps: int
+    converged: bool
+    step: float
+    node_player: np.ndarray
+    node_step: np.ndarray
+    mu: np.ndarray
+    sigma: np.ndarray
+    nu: np.ndarray | None
+    zeta: np.ndarray | None
+    priors: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
+    game_messages: np.ndarray = field(default_factory=lambda: np.zeros((0, 8)), repr=False)
+    """EP messages of each game in input order (tau, pi to White's and Black's skill, then margins)."""
+    positivity: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)), repr=False)
+
+    def curves(self) -> dict[Hashable, list[dict[str, Any]]]:
+        """Per player label, the posterior at each of the player's time steps, in time order.
+
+        ``t`` is the time as given for the first game of that step.
+        """
+        first_time = _first_time_of_step(self.games)
+        out: dict[Hashable, list[dict[str, Any]]] = {}
+        order = np.lexsort((self.node_step, self.node_player))
+        labels = self.games.labels
+        for n in order:
+            point: dict[str, Any] = {"t": first_time[float(self.node_step[n])],
+                                     "mu": float(self.mu[n]), "sigma": float(self.sigma[n])}
+            if self.nu is not None and self.zeta is not None:
+                point["nu"] = float(self.nu[n])
+                point["zeta"] = float(self.zeta[n])
+            out.setdefault(_plain(labels[self.node_player[n]]), []).append(point)
+        return out
+
+    def latest(self) -> dict[Hashable, tuple[float, float]]:
+        """Per player label, (mu, sigma) at the player's last time step."""
+        return {name: (pts[-1]["mu"], pts[-1]["sigma"]) for name, pts in self.curves().items()}
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _first_time_of_step(games: GameData) -> dict[float, Any]:
+    out: dict[float, Any] = {}
+    for s, t in zip(games.step.tolist(), games.time.tolist()):
+        out.setdefault(s, _plain(t))
+    return out
+
+
+def _player_priors(games: GameData, params: TTTParams,
+                   priors: Mapping[Hashable, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    n = games.labels.shape[0]
+    mu = np.full(n, params.mu0)
+    sd = np.full(n, params.sigma0)
+    if priors:
+        index = {_plain(name): i for i, name in enumerate(games.labels)}
+        for name, (m, s) in priors.items():
+            i = index.get(name)
+            if i is not None:
+                if not s > 0:
+                    raise ValueError(f"prior sd of {name!r} must be positive, got {s!r}")
+                mu[i], sd[i] = m, s
+    pi = sd ** -2.0
+    return mu * pi, pi
+
+
+def fit(games: GameData, params: TTTParams = TTTParams(), *,
+        priors: Mapping[Hashable, tuple[float, float]] | None = None,
+        progress: ProgressCallback | None = None,
+        warm: TTTFit | None = None) -> TTTFit:
+    """Fit TTT or TTT-D by EP until the largest posterior change is below ``params.tolerance``.
+
+    ``priors`` maps player labels to a (mu, sigma) prior for their first step
+    (e.g. from rating tags); others get ``N(mu0, sigma0²)``.  ``warm`` is a fit
+    on a prefix of these games (same labels order not needed): its game
+    messages seed this one.
+    """
+    priors = dict(priors or {})
+    st = _build_structure(games)
+    is_d = params.model == "ttt-d"
+    n_nodes = st.node_player.shape[0]
+    n_games = len(games)
+    S = np.zeros((n_nodes, 6))
+    E = np.zeros((n_nodes if is_d else 1, 8))
+    G = np.zeros((n_games, 8))
+    if warm is not None:
+        _seed_messages(G, E, st, games, warm, is_d)
+    prior_tau, prior_pi = _player_priors(games, params, priors)
+    beta2 = 2.0 * params.beta ** 2
+    tau2 = params.tau ** 2
+    zeta2 = params.zeta ** 2
+    nu_pi = params.zeta0 ** -2.0
+    nu_tau = params.margin_prior_mean * nu_pi
+    margin = params.margin
+    before = np.zeros((n_nodes, 4))
+    after = np.zeros((n_nodes, 4))
+    _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
+    _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player, st.node_elapsed,
+                prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+    sweeps = 0
+    step = math.inf
+    converged = n_games == 0
+    while not converged and sweeps < params.max_sweeps:
+        step = _sweep(S, E, G, st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
+                      st.node_next, st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res,
+                      prior_tau, prior_pi, beta2, tau2, margin, is_d, nu_tau, nu_pi, zeta2,
+                      params.inner_passes, params.tolerance * 0.1, before, after)
+        sweeps += 1
+        if params.accelerate:
+            shift = _common_shift(S, G, st.node_prev, st.node_player, prior_tau, prior_pi)
+            _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player,
+                        st.node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+            step = max(step, abs(shift))
+        if progress is not None:
+            progress(sweeps, step)
+        converged = step < params.tolerance
+    _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
+    _snapshot(S, E, is_d, after)
+    per_game = np.zeros(n_games)
+    log_ev = _log_evidence(S, E, G, st.game_na, st.game_nb, st.game_res, beta2, margin, is_d, per_game)
+    # game messages back to input order, columns as (White, Black)
+    G_in = np.zeros_like(G)
+    a_cols = np.array([0, 1, 4, 5])
+    b_cols = np.array([2, 3, 6, 7])
+    sw = st.swapped
+    G_in[st.order[~sw][:, None], a_cols] = G[~sw][:, a_cols]
+    G_in[st.order[~sw][:, None], b_cols] = G[~sw][:, b_cols]
+    G_in[st.order[sw][:, None], a_cols] = G[sw][:, b_cols]
+    G_in[st.order[sw][:, None], b_cols] = G[sw][:, a_cols]
+    return TTTFit(params, games, float(log_ev), sweeps, bool(converged), float(step),
+                  st.node_player, st.node_step, after[:, 0].copy(), after[:, 1].copy(),
+                  after[:, 2].copy() if is_d else None, after[:, 3].copy() if is_d else None,
+                  priors, G_in, E[:, 6:8].copy() if is_d else np.zeros((0, 2)))
+
+
+def _seed_messages(G: np.ndarray, E: np.ndarray, st: _Structure, games: GameData, warm: TTTFit, is_d: bool) -> None:
+    """Copy the warm fit's game messages (its games are the first ones here) into sorted order."""
+    n_old = len(warm.games)
+    if n_old > len(games):
+        raise ValueError("the warm fit has more games than the new data")
+    G_in = np.zeros((len(games), 8))
+    G_in[:n_old] = warm.game_messages
+    sw = st.swapped
+    a_cols = np.array([0, 1, 4, 5])
+    b_cols = np.array([2, 3, 6, 7])
+    G[np.ix_(~sw, a_cols)] = G_in[st.order[~sw]][:, a_cols]
+    G[np.ix_(~sw, b_cols)] = G_in[st.order[~sw]][:, b_cols]
+    G[np.ix_(sw, a_cols)] = G_in[st.order[sw]][:, b_cols]
+    G[np.ix_(sw, b_cols)] = G_in[st.order[sw]][:, a_cols]
+    if not is_d:
+        G[:, 4:] = 0.0
+        return
+    if warm.positivity.shape[0] and warm.nu is not None:
+        old_names = warm.games.labels[warm.node_player]
+        old_key = {(_plain(nm), float(s)): i for i, (nm, s) in enumerate(zip(old_names, warm.node_step))}
+        new_names = games.labels[st.node_player]
+        for n, (nm, s) in enumerate(zip(new_names, st.node_step)):
+            i = old_key.get((_plain(nm), float(s)))
+            if i is not None:
+                E[n, 6:8] = warm.positivity[i]
+
+
+def refresh(previous: TTTFit, new_games: GameData, *, progress: ProgressCallback | None = None) -> TTTFit:
+    """Add games to a fit and re-converge from its messages (a few sweeps, not a full fit)."""
+    games = previous.games.concat(new_games) if len(new_games) else previous.games
+    return fit(games, previous.params, priors=previous.priors, progress=progress, warm=previous)
+
+
+def search_parameters(games: GameData, params: TTTParams = TTTParams(), *,
+                      priors: Mapping[Hashable, tuple[float, float]] | None = None,
+                      max_evaluations: int = 40,
+                      progress: Callable[[TTTParams, float], None] | None = None) -> TTTFit:
+    """The fit whose (β, τ) maximise the log-evidence (Nelder–Mead in log space).
+
+    Each evaluation starts from the best fit so far, so most cost a few sweeps.
+    ``progress`` receives every evaluated parameter set and its log-evidence.
+    """
+    from scipy.optimize import minimize
+
+    best: dict[str, TTTFit] = {}
+
+    def negative_evidence(x: np.ndarray) -> float:
+        beta, tau = float(np.exp(x[0])), float(np.exp(x[1]))
+        trial = dataclasses.replace(params, beta=beta, tau=tau)
+        warm = best.get("fit")
+        result = fit(games, trial, priors=priors, warm=warm)
+        if progress is not None:
+            progress(trial, result.log_evidence)
+        if "fit" not in best or result.log_evidence > best["fit"].log_evidence:
+            best["fit"] = result
+        return -result.log_evidence
+
+    x0 = np.log([params.beta, max(params.tau, 1e-4)])
+    minimize(negative_evidence, x0, method="Nelder-Mead",
+             options={"maxfev": max_evaluations, "xatol": 1e-3, "fatol": 1e-4,
+                      "initial_simplex": np.array([x0, x0 + [0.3, 0.0], x0 + [0.0, 0.7]])})
+    return best["fit"]
+
