@@ -103,12 +103,79 @@ class TTTConfig:
                 raise ConfigError(f"ttt.{key}: must be positive, got {getattr(self, key)!r}")
 
 
+FEED_TYPES = ("file", "http", "stream", "mqtt", "replay")
+
+
+@dataclass
+class FeedConfig:
+    """One live feed, a ``[[feeds]]`` table in config.toml (see docs/feeds.md)."""
+
+    name: str = ""
+    """Unique name, used in messages, logs and ``livemon status``."""
+    type: str = "replay"
+    """file, http, stream, mqtt or replay."""
+    path: str = ""
+    """file: a PGN file or a DGT LiveChess round folder; replay: a PGN file of finished games."""
+    url: str = ""
+    """http: a URL returning a multi-game PGN; stream: a lichess-style round stream."""
+    topic: str = ""
+    """mqtt: the topic (wildcards allowed) carrying JSON move messages."""
+    host: str = "localhost"
+    """mqtt: broker host."""
+    port: int = 1883
+    """mqtt: broker port."""
+    username: str | None = None
+    """mqtt: broker user, if the broker wants one."""
+    password: str | None = None
+    """mqtt: broker password."""
+    interval: float = 2.0
+    """file and http: seconds between polls; stream and mqtt: first reconnect delay."""
+    timeout: float = 30.0
+    """http: seconds per request; stream: seconds without data before reconnecting."""
+    max_backoff: float = 60.0
+    """Longest wait between retries after errors (the wait doubles per error up to this)."""
+    speed: float = 1.0
+    """replay: time factor (10 = ten times faster than the real game; 0 = no waiting)."""
+    max_delay: float = 10.0
+    """replay: cap, in seconds, on any single wait."""
+    default_delay: float = 1.0
+    """replay: think time of a ply that has neither [%emt] nor [%clk]."""
+    follow: bool = True
+    """file: keep watching for changes (false: read once and finish)."""
+    identity: str = "auto"
+    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+
+    def validate(self) -> None:
+        where = f"feeds.{self.name}" if self.name else "feeds"
+        if not self.name:
+            raise ConfigError("feeds.name: every feed needs a name")
+        if self.type not in FEED_TYPES:
+            raise ConfigError(f"{where}.type: expected one of {', '.join(FEED_TYPES)}, got {self.type!r}")
+        needs = {"file": "path", "replay": "path", "http": "url", "stream": "url", "mqtt": "topic"}[self.type]
+        if not getattr(self, needs):
+            raise ConfigError(f"{where}.{needs}: required for a {self.type} feed")
+        if self.type in ("http", "stream") and not self.url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {self.url!r}")
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"{where}.port: must be in 1..65535, got {self.port!r}")
+        for key in ("interval", "timeout", "max_backoff", "max_delay"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"{where}.{key}: must be positive, got {getattr(self, key)!r}")
+        for key in ("speed", "default_delay"):
+            if getattr(self, key) < 0:
+                raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
+        if self.identity not in ("auto", "tags"):
+            raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
+
+
 @dataclass
 class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
+    feeds: list[FeedConfig] = field(default_factory=list)
+    """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""
 
 
 def _check_type(key: str, value: Any, hint: Any) -> Any:

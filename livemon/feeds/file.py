@@ -1,0 +1,93 @@
+"""``file`` feed: a PGN file (or a DGT LiveChess round folder) that grows or is rewritten in place.
+
+Polls size and mtime rather than using inotify: it works the same on every
+filesystem (including network shares, where broadcast PCs often write) and
+the cost is one ``stat`` per file per interval.
+
+A folder is read as DGT LiveChess writes it: if any ``game-*.pgn`` files
+exist below it (``round-N/game-M.pgn``) only those are read, since the
+combined ``games.pgn`` repeats the same games and may be written at a
+different moment; otherwise every ``games.pgn`` below it, otherwise every
+``*.pgn``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import AsyncIterator
+
+from livemon.feeds.base import BaseFeed
+from livemon.feeds.core import KeyFunc
+from livemon.messages import FeedError, Message
+
+log = logging.getLogger(__name__)
+
+
+def pgn_files(path: Path) -> list[Path]:
+    """The files to read for a path: itself, or the PGNs of a DGT round folder."""
+    if not path.is_dir():
+        return [path]
+    for pattern in ("game-*.pgn", "games.pgn", "*.pgn"):
+        found = sorted(path.rglob(pattern), key=_natural)
+        if found:
+            return found
+    return []
+
+
+def _natural(p: Path) -> list[object]:
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))]
+
+
+class FileFeed(BaseFeed):
+    """Re-reads changed files every ``interval`` seconds; ``follow`` False reads once and stops."""
+
+    type = "file"
+
+    def __init__(self, name: str, path: str | Path, interval: float = 1.0, follow: bool = True,
+                 key: KeyFunc | None = None) -> None:
+        super().__init__(name, key)
+        self.path = Path(path)
+        self.interval = interval
+        self.follow = follow
+        self._seen: dict[Path, tuple[int, int]] = {}
+
+    async def run(self) -> AsyncIterator[Message]:
+        self.status.state = "running"
+        missing_reported = False
+        try:
+            while True:
+                if not self.path.exists():
+                    if not missing_reported:
+                        for m in self._io_error(f"{self.path}: no such file or folder", True):
+                            yield m
+                        missing_reported = True
+                else:
+                    missing_reported = False
+                    for file in pgn_files(self.path):
+                        for m in self._account(self._poll(file)):
+                            yield m
+                if not self.follow:
+                    self.status.state = "finished"
+                    return
+                await asyncio.sleep(self.interval)
+        finally:
+            if self.status.state != "finished":
+                self.status.state = "stopped"
+
+    def _poll(self, file: Path) -> list[Message]:
+        try:
+            st = file.stat()
+            sig = (st.st_mtime_ns, st.st_size)
+            if self._seen.get(file) == sig:
+                return []
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
+        self._seen[file] = sig
+        # final=False: a writer may be half way through the last game
+        return self.tracker.update_text(text, source=os.fspath(file.name), final=False)
