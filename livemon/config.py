@@ -78,8 +78,11 @@ class AnalysisConfig:
 @dataclass
 class TTTConfig:
     mu0: float = 0.0
+    """Prior mean of a player's skill at their first time step."""
     sigma0: float = 6.0
+    """Prior sd of a player's skill at their first time step."""
     beta: float = 1.0
+    """Performance sd: the scale of the skills (one β ≈ 200 Elo)."""
     tau: float = 0.03
     """Drift sd per time unit (the reference package's ``gamma``)."""
     p_draw: float = 0.3
@@ -87,9 +90,27 @@ class TTTConfig:
     time_unit: str = "day"
     """day, week, month, year or round."""
     tolerance: float = 1e-6
+    """Stop when no posterior mean or sd moved more than this in a sweep."""
     max_iterations: int = 1000
+    """Most forward-backward sweeps of a fit."""
     model: str = "ttt"
     """ttt or ttt-d."""
+    nu0: float | None = None
+    """TTT-D prior mean of a draw margin; unset: the TTT margin ε of p_draw."""
+    zeta0: float = 0.3
+    """TTT-D prior sd of a draw margin."""
+    zeta: float = 0.01
+    """TTT-D drift sd of a draw margin per time unit."""
+    accelerate: bool = True
+    """Newton step on the slow common shift of all skills (same fixed point, far fewer sweeps)."""
+    rating_priors: bool = False
+    """Prior of a player with a rating tag (WhiteElo/BlackElo): N(mu0 + (Elo − elo_at_mu0)/elo_per_unit, elo_sigma²)."""
+    elo_at_mu0: float = 1500.0
+    """Elo that maps to mu0 for rating-tag priors."""
+    elo_per_unit: float = 200.0
+    """Elo points per skill unit (β) for rating-tag priors."""
+    elo_sigma: float = 1.0
+    """Prior sd, in skill units, of a player with a rating tag."""
 
     def validate(self) -> None:
         if self.time_unit not in ("day", "week", "month", "year", "round"):
@@ -98,9 +119,14 @@ class TTTConfig:
             raise ConfigError(f"ttt.model: expected ttt or ttt-d, got {self.model!r}")
         if not 0.0 < self.p_draw < 1.0:
             raise ConfigError(f"ttt.p_draw: must be in (0, 1), got {self.p_draw!r}")
-        for key in ("sigma0", "beta"):
+        for key in ("sigma0", "beta", "zeta0", "tolerance", "elo_per_unit", "elo_sigma"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"ttt.{key}: must be positive, got {getattr(self, key)!r}")
+        for key in ("tau", "zeta"):
+            if getattr(self, key) < 0:
+                raise ConfigError(f"ttt.{key}: must not be negative, got {getattr(self, key)!r}")
+        if self.max_iterations < 1:
+            raise ConfigError(f"ttt.max_iterations: must be at least 1, got {self.max_iterations!r}")
 
 
 FEED_TYPES = ("file", "http", "stream", "mqtt", "replay")

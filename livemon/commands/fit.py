@@ -1,0 +1,184 @@
+"""``livemon fit FILE...``: TrueSkill Through Time (TTT or TTT-D) over game results.
+
+Reads PGN headers or CSV (``time,white,black,result``) through
+:mod:`livemon.results`, fits :mod:`livemon.rating.ttt`, and prints a table of
+players by their latest skill, or with ``--json`` one object::
+
+    {"model": "ttt", "params": {...}, "log_evidence": -23.1, "iterations": 12,
+     "converged": true, "players": {"Carlsen": [{"t": "2011-12-03", "mu": 1.2, "sigma": 0.9}, ...]}}
+
+Defaults come from the ``[ttt]`` table of the config (:class:`livemon.config.TTTConfig`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from livemon.config import ConfigError, TTTConfig, load_config
+from livemon.rating import ttt
+from livemon.results import GameResult, ResultsReport, read_results
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="PGN or CSV (time,white,black,result) files")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--ttt-d", action="store_true", help="TTT-D: a draw margin per player and time step")
+    p.add_argument("--time-unit", choices=ttt.TIME_UNITS, help="time step for dates (numbers are steps as given)")
+    p.add_argument("--mu0", type=float, help="prior mean of a new player's skill")
+    p.add_argument("--sigma0", type=float, help="prior sd of a new player's skill")
+    p.add_argument("--beta", type=float, help="performance sd (the scale)")
+    p.add_argument("--tau", type=float, help="skill drift sd per time unit (the package's gamma)")
+    p.add_argument("--p-draw", type=float, help="draw probability between equal players")
+    p.add_argument("--tolerance", type=float, help="stop when no posterior mean or sd moves more than this")
+    p.add_argument("--search", action="store_true", help="choose beta and tau by maximising the log-evidence")
+    p.add_argument("--rating-priors", action="store_true", help="prior from WhiteElo/BlackElo tags where present")
+    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
+
+
+def _settings(args: argparse.Namespace) -> TTTConfig:
+    cfg = load_config(args.config).ttt
+    overrides = {
+        "mu0": args.mu0, "sigma0": args.sigma0, "beta": args.beta, "tau": args.tau,
+        "p_draw": args.p_draw, "time_unit": args.time_unit, "tolerance": args.tolerance,
+    }
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(cfg, key, value)
+    if args.ttt_d:
+        cfg.model = "ttt-d"
+    if args.rating_priors:
+        cfg.rating_priors = True
+    cfg.validate()
+    return cfg
+
+
+def params_from_config(cfg: TTTConfig) -> ttt.TTTParams:
+    """The model parameters of a ``[ttt]`` config table."""
+    return ttt.TTTParams(mu0=cfg.mu0, sigma0=cfg.sigma0, beta=cfg.beta, tau=cfg.tau, p_draw=cfg.p_draw,
+                         model=cfg.model, nu0=cfg.nu0, zeta0=cfg.zeta0, zeta=cfg.zeta,
+                         tolerance=cfg.tolerance, max_sweeps=cfg.max_iterations, accelerate=cfg.accelerate)
+
+
+def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[float, float]]:
+    """Prior (mu, sigma) per player from their first rating tag, in skill units."""
+    priors: dict[str, tuple[float, float]] = {}
+    for r in sorted(results, key=lambda r: (str(type(r.time)), r.time)):
+        for name, elo in ((r.white, r.white_elo), (r.black, r.black_elo)):
+            if elo is not None and elo > 0 and name not in priors:
+                priors[name] = (cfg.mu0 + (elo - cfg.elo_at_mu0) / cfg.elo_per_unit, cfg.elo_sigma)
+    return priors
+
+
+def _same_kind_of_time(results: list[GameResult], report: ResultsReport) -> list[GameResult]:
+    """Keep the results whose time is of the first result's kind (number or date)."""
+    if not results:
+        return results
+    kind = isinstance(results[0].time, str)
+    kept = []
+    for r in results:
+        if isinstance(r.time, str) == kind:
+            kept.append(r)
+        else:
+            what = "a date" if kind else "a number"
+            report.errors.append(f"{r.source} line {r.line}: time {r.time!r} is not {what} like the first game's")
+    return kept
+
+
+def _json_time(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:
+        print(f"livemon: {line}", file=sys.stderr, flush=True)
+
+    try:
+        cfg = _settings(args)
+        params = params_from_config(cfg)
+    except (ConfigError, ValueError) as exc:
+        say(f"config: {exc}")
+        return 2
+    report = ResultsReport()
+    for path in args.files:
+        report.extend(read_results(path))
+    results = _same_kind_of_time(report.results, report)
+    for line in report.errors:
+        say(line)
+    say(f"{len(results)} games read from {len(args.files)} file(s); "
+        f"{report.unfinished} unfinished skipped; {len(report.errors)} bad skipped")
+    if not results:
+        say("no finished game to fit")
+        return 1
+    games = ttt.make_games([r.white for r in results], [r.black for r in results],
+                           [r.time for r in results], [r.score for r in results], unit=cfg.time_unit)
+    priors = rating_priors(results, cfg) if cfg.rating_priors else {}
+    started = time.monotonic()
+    last = [0.0]
+
+    def on_sweep(sweeps: int, step: float) -> None:
+        now = time.monotonic()
+        if sweeps == 1 or now - last[0] >= 1.0:
+            last[0] = now
+            say(f"fit sweep {sweeps}: largest change {step:.2e} (tolerance {params.tolerance:g})")
+
+    def on_trial(trial: ttt.TTTParams, log_evidence: float) -> None:
+        say(f"search beta={trial.beta:.4f} tau={trial.tau:.5f}: log-evidence {log_evidence:.4f}")
+
+    if args.search:
+        result = ttt.search_parameters(games, params, priors=priors, progress=on_trial)
+    else:
+        result = ttt.fit(games, params, priors=priors, progress=on_sweep)
+    say(f"{'converged' if result.converged else 'NOT converged'} after {result.sweeps} sweeps "
+        f"in {time.monotonic() - started:.2f} s; log-evidence {result.log_evidence:.4f}")
+    out = fit_report(result, cfg.time_unit)
+    out["games"] = len(results)
+    out["unfinished"] = report.unfinished
+    out["skipped"] = len(report.errors)
+    if args.json:
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(out))
+    return 0
+
+
+def fit_report(result: ttt.TTTFit, time_unit: str) -> dict[str, Any]:
+    """The JSON object of a fit (documented in the module docstring)."""
+    p = result.params
+    params: dict[str, Any] = {"mu0": p.mu0, "sigma0": p.sigma0, "beta": p.beta, "tau": p.tau,
+                              "p_draw": p.p_draw, "draw_margin": p.margin, "time_unit": time_unit}
+    if p.model == "ttt-d":
+        params.update(nu0=p.margin_prior_mean, zeta0=p.zeta0, zeta=p.zeta)
+    players = {str(name): [dict(pt, t=_json_time(pt["t"])) for pt in points]
+               for name, points in result.curves().items()}
+    return {"model": p.model, "params": params, "log_evidence": result.log_evidence,
+            "iterations": result.sweeps, "converged": result.converged, "players": players}
+
+
+def render_table(out: dict[str, Any]) -> str:
+    """Players by latest skill, with ± one sd (and the draw margin for TTT-D)."""
+    rows = sorted(out["players"].items(), key=lambda kv: -kv[1][-1]["mu"])
+    is_d = out["model"] == "ttt-d"
+    width = max([len(name) for name, _ in rows] + [6])
+    head = f"{'#':>4}  {'player':<{width}}  {'skill':>16}"
+    head += f"  {'draw margin':>16}" if is_d else ""
+    head += f"  {'steps':>5}  last"
+    lines = [f"model {out['model']}  log-evidence {out['log_evidence']:.3f}  "
+             f"sweeps {out['iterations']}{'' if out['converged'] else ' (not converged)'}", head]
+    for rank, (name, points) in enumerate(rows, start=1):
+        last = points[-1]
+        line = f"{rank:>4}  {name:<{width}}  {last['mu']:>7.3f} ± {last['sigma']:<6.3f}"
+        if is_d:
+            line += f"  {last['nu']:>7.3f} ± {last['zeta']:<6.3f}"
+        line += f"  {len(points):>5}  {last['t']}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["add_arguments", "run", "params_from_config", "rating_priors", "fit_report", "render_table"]

@@ -1,0 +1,199 @@
+"""Game results from files, for the TTT fit: PGN headers or a CSV table.
+
+Only what a rating fit needs is read: when (``Date`` or ``UTCDate``), who had
+White and Black, and the result.  PGN is read header-only with a line scanner
+that starts a new game at any tag line following move text, so files whose
+games are not separated by blank lines (chess.com exports) are read right.
+CSV has the header ``time,white,black,result`` with results in PGN notation.
+Bad games or rows become one error line naming the file and line; unfinished
+games (``*``) are counted, not fitted.
+
+>>> report = read_results_text('time,white,black,result\\n1,a,b,1-0\\n2,b,a,*\\n3,a,b,2-0\\n', "t.csv")
+>>> [(r.time, r.white, r.black, r.score) for r in report.results], report.unfinished
+([(1.0, 'a', 'b', 1.0)], 1)
+>>> report.errors
+["t.csv line 4: result '2-0' is not 1-0, 0-1, 1/2-1/2 or *"]
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_TAG = re.compile(r'^\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
+_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
+_DATE = re.compile(r"^(\d{4})[.\-/](\d{2}|\?\?)[.\-/](\d{2}|\?\?)")
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game: time as given (a number or an ISO date string) and White's score."""
+
+    time: float | str
+    white: str
+    black: str
+    score: float
+    source: str = ""
+    line: int = 0
+    white_elo: int | None = None
+    black_elo: int | None = None
+
+
+@dataclass
+class ResultsReport:
+    """What a file gave: finished games, error lines, and the count of unfinished games."""
+
+    results: list[GameResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    unfinished: int = 0
+
+    def extend(self, other: "ResultsReport") -> None:
+        self.results.extend(other.results)
+        self.errors.extend(other.errors)
+        self.unfinished += other.unfinished
+
+
+def read_results(path: str | Path) -> ResultsReport:
+    """Results of one file (``.csv`` as CSV, anything else as PGN); unreadable file → one error."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as exc:
+        return ResultsReport(errors=[f"{path}: cannot read ({exc.strerror or exc})"])
+    return read_results_text(text, str(path))
+
+
+def read_results_text(text: str, source: str) -> ResultsReport:
+    """Results of a text; CSV when ``source`` ends with ``.csv``, else PGN."""
+    if source.lower().endswith(".csv"):
+        return read_csv_results(text, source)
+    return read_pgn_results(text, source)
+
+
+def pgn_date(value: str) -> str | None:
+    """ISO date of a PGN date; unknown month or day → 01; unknown year → None.
+
+    >>> pgn_date("2011.12.03"), pgn_date("1972.??.??"), pgn_date("????.??.??")
+    ('2011-12-03', '1972-01-01', None)
+    """
+    m = _DATE.match(value.strip())
+    if not m:
+        return None
+    year, month, day = m.groups()
+    month = "01" if month == "??" else month
+    day = "01" if day == "??" else day
+    return f"{year}-{month}-{day}"
+
+
+def _elo(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def _pgn_headers(text: str) -> list[tuple[int, dict[str, str]]]:
+    """(first line number, tags) of every game; a tag line after move text starts a new game."""
+    games: list[tuple[int, dict[str, str]]] = []
+    tags: dict[str, str] | None = None
+    in_movetext = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _TAG.match(line)
+        if m:
+            if tags is None or in_movetext:
+                tags = {}
+                games.append((number, tags))
+                in_movetext = False
+            tags.setdefault(m.group(1), m.group(2).replace('\\"', '"'))
+        elif line.strip() and not line.lstrip().startswith("%"):
+            if tags is None:
+                tags = {}
+                games.append((number, tags))
+            in_movetext = True
+    return games
+
+
+def read_pgn_results(text: str, source: str) -> ResultsReport:
+    """Results from PGN headers: Date (or UTCDate when Date is unknown), White, Black, Result."""
+    report = ResultsReport()
+    for line, tags in _pgn_headers(text):
+        where = f"{source} line {line}"
+        result = tags.get("Result", "").strip()
+        if result == "*":
+            report.unfinished += 1
+            continue
+        if result not in _SCORES:
+            report.errors.append(f"{where}: result {result!r} is not 1-0, 0-1, 1/2-1/2 or *")
+            continue
+        white, black = tags.get("White", "").strip(), tags.get("Black", "").strip()
+        if not white or not black or white == "?" or black == "?":
+            report.errors.append(f"{where}: missing White or Black")
+            continue
+        if white == black:
+            report.errors.append(f"{where}: {white} plays themselves")
+            continue
+        when = pgn_date(tags.get("Date", "")) or pgn_date(tags.get("UTCDate", ""))
+        if when is None:
+            report.errors.append(f"{where}: no Date or UTCDate")
+            continue
+        report.results.append(GameResult(when, white, black, _SCORES[result], source, line,
+                                         _elo(tags.get("WhiteElo")), _elo(tags.get("BlackElo"))))
+    return report
+
+
+def _csv_time(value: str) -> float | str:
+    value = value.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        iso = pgn_date(value)
+        if iso is None:
+            raise ValueError(f"time {value!r} is neither a number nor an ISO date") from None
+        return iso
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"time {value!r} is not finite")
+    return number
+
+
+def read_csv_results(text: str, source: str) -> ResultsReport:
+    """Results from CSV with header ``time,white,black,result`` (extra columns ignored)."""
+    report = ResultsReport()
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    columns = [h.strip().lower() for h in header] if header else []
+    missing = [c for c in ("time", "white", "black", "result") if c not in columns]
+    if missing:
+        report.errors.append(f"{source} line 1: header lacks {', '.join(missing)} (need time,white,black,result)")
+        return report
+    at = {c: columns.index(c) for c in ("time", "white", "black", "result")}
+    for row in reader:
+        where = f"{source} line {reader.line_num}"
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) < len(columns):
+            report.errors.append(f"{where}: {len(row)} fields, expected {len(columns)}")
+            continue
+        result = row[at["result"]].strip()
+        if result == "*":
+            report.unfinished += 1
+            continue
+        if result not in _SCORES:
+            report.errors.append(f"{where}: result {result!r} is not 1-0, 0-1, 1/2-1/2 or *")
+            continue
+        white, black = row[at["white"]].strip(), row[at["black"]].strip()
+        if not white or not black:
+            report.errors.append(f"{where}: empty white or black")
+            continue
+        if white == black:
+            report.errors.append(f"{where}: {white} plays themselves")
+            continue
+        try:
+            when = _csv_time(row[at["time"]])
+        except ValueError as exc:
+            report.errors.append(f"{where}: {exc}")
+            continue
+        report.results.append(GameResult(when, white, black, _SCORES[result], source, reader.line_num))
+    return report
