@@ -11,6 +11,7 @@ from __future__ import annotations
 import chess
 
 from livemon.engine import PositionAnalysis
+from livemon.messages import MoveEvent
 from livemon.estimator import ScoredPly
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import from_mover, terminal_cp
@@ -54,3 +55,87 @@ def scored_ply(
 ) -> ScoredPly:
     """A ply with its evaluations and (when the engine saw the position) its decision."""
     return ScoredPly(game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp))
+
+
+class LiveGame:
+    """The positions of one live game and how far its plies are scored — sans I/O.
+
+    Position ``j`` is the position after ply ``j`` (0 = the start). A position is
+    valued by rule when terminal, else by the ``[%eval]`` comment of the move that
+    led to it when the feed gave one, else by its engine analysis (the start
+    position always by the engine). Plies are scored strictly in order, each as
+    soon as the values before and after it are known, so that the estimator sees
+    the same sequence whatever order analyses complete in. A ply valued from a
+    comment carries no E(c) decision (no MultiPV), exactly as in ``analyse``.
+    """
+
+    def __init__(self, game_id: str):
+        self.game_id = game_id
+        self.boards: list[chess.Board] = []
+        self.moves: list[MoveEvent] = []
+        self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
+        self.scored = 0
+
+    @property
+    def plies(self) -> int:
+        return len(self.moves)
+
+    def add_move(self, ev: MoveEvent) -> list[int]:
+        """Append the next ply; returns the position indices that need the engine."""
+        if ev.ply != len(self.moves) + 1:
+            raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
+        if not self.boards:
+            self.boards.append(chess.Board(ev.fen_before))
+        board = self.boards[-1].copy(stack=False)
+        board.push(chess.Move.from_uci(ev.uci))
+        self.moves.append(ev)
+        self.boards.append(board)
+        return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
+
+    def truncate(self, from_ply: int) -> None:
+        """Withdraw plies ``from_ply`` on (the caller rolls back the estimator)."""
+        keep = max(from_ply - 1, 0)
+        del self.moves[keep:]
+        del self.boards[keep + 1 if keep else 0 :]
+        self.analyses = {j: a for j, a in self.analyses.items() if j <= keep and self.boards}
+        self.scored = min(self.scored, keep)
+
+    def needs_engine(self, j: int) -> bool:
+        if not needs_search(self.boards[j]):
+            return False
+        return j == 0 or self.moves[j - 1].eval_cp is None
+
+    def value(self, j: int) -> tuple[bool, int | None]:
+        """(known, value) of position ``j``: known False while an analysis is awaited."""
+        rule = terminal_cp(self.boards[j])
+        if rule is not None:
+            return True, rule
+        if j > 0 and self.moves[j - 1].eval_cp is not None:
+            return True, self.moves[j - 1].eval_cp
+        if j not in self.analyses:
+            return False, None
+        analysis = self.analyses[j]
+        return True, None if analysis is None else analysis.score
+
+    def set_analysis(self, j: int, analysis: PositionAnalysis | None) -> None:
+        if j < len(self.boards):
+            self.analyses[j] = analysis
+
+    def ready(self) -> list[ScoredPly]:
+        """The plies that can now be scored, in order (advances the pointer)."""
+        out: list[ScoredPly] = []
+        while self.scored < len(self.moves):
+            k = self.scored + 1
+            known_before, before = self.value(k - 1)
+            known_after, after = self.value(k)
+            if not (known_before and known_after):
+                break
+            self.scored = k
+            if after is None:  # the engine gave up on this position: nothing to score
+                continue
+            ev = self.moves[k - 1]
+            source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
+            out.append(
+                scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after, source)
+            )
+        return out

@@ -46,14 +46,32 @@ class EngineConfig:
     """Engine processes in the pool (the live monitor)."""
     timeout: float = 60.0
     """Seconds before a search is considered hung and the engine restarted."""
+    retries: int = 2
+    """Live pool: times a position is retried on a restarted engine before its request fails."""
+    backlog_high: int = 16
+    """Live pool: positions waiting above which the search limit is lowered one step per search."""
+    backlog_low: int = 4
+    """Live pool: positions waiting at or below which the limit is raised one step (fully when idle)."""
+    min_depth: int = 6
+    """Live pool: floor of the lowered depth (steps of 2); set it to ``depth`` to never lower."""
+    min_nodes: int = 10000
+    """Live pool: floor of the lowered node limit (halved per step) when ``nodes`` is set."""
 
     def validate(self) -> None:
         if self.depth is None and self.nodes is None:
             raise ConfigError("engine: set depth or nodes")
-        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes"):
+        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes", "min_depth", "min_nodes"):
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"engine.{key}: must be at least 1, got {value!r}")
+        if self.retries < 0:
+            raise ConfigError(f"engine.retries: must be at least 0, got {self.retries!r}")
+        if self.timeout <= 0:
+            raise ConfigError(f"engine.timeout: must be positive, got {self.timeout!r}")
+        if not 0 <= self.backlog_low < self.backlog_high:
+            raise ConfigError(
+                f"engine.backlog_low: must be at least 0 and below backlog_high ({self.backlog_high}), got {self.backlog_low!r}"
+            )
 
 
 @dataclass
@@ -195,13 +213,110 @@ class FeedConfig:
 
 
 @dataclass
+class WebConfig:
+    """The WebSocket server and overlay page (docs/websocket.md); read-only views of the hub."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on; 127.0.0.1 keeps the server local, 0.0.0.0 opens it to the network."""
+    port: int = 8765
+    """TCP port of the WebSocket endpoint (/ws) and the HTTP pages (/overlay, /api/snapshot, /healthz); 0 = any free port."""
+    arbiter_token: str | None = None
+    """Secret a client must send to subscribe to ``alerts``; unset: alerts are not served at all."""
+    allowed_origins: list[str] | None = None
+    """Browser origins allowed to open the WebSocket (e.g. ["https://example.org"]); unset: any. Same-origin pages and non-browser clients are always allowed."""
+    max_message_bytes: int = 4096
+    """Largest client message answered normally; larger ones get an error frame, and 16 times this closes the connection (1009)."""
+    client_queue: int = 256
+    """Messages queued per client; a client that falls this far behind is sent a fresh snapshot instead."""
+    heartbeat_seconds: float = 15.0
+    """Idle interval before an app-level heartbeat frame; also the WebSocket ping interval."""
+    send_timeout: float = 10.0
+    """Seconds a send may stay blocked on a client that does not read before that client is dropped."""
+
+    def validate(self) -> None:
+        if not 0 <= self.port < 65536:
+            raise ConfigError(f"web.port: must be in 0..65535, got {self.port!r}")
+        if self.arbiter_token is not None and len(self.arbiter_token) < 8:
+            raise ConfigError("web.arbiter_token: must be at least 8 characters (or unset to disable alerts)")
+        for key in ("max_message_bytes", "client_queue"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"web.{key}: must be at least 1, got {getattr(self, key)!r}")
+        for key in ("heartbeat_seconds", "send_timeout"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"web.{key}: must be positive, got {getattr(self, key)!r}")
+
+
+@dataclass
+class MqttOutConfig:
+    """Publishing estimates, boards and TTT posteriors to an MQTT broker (docs/mqtt.md)."""
+
+    enabled: bool = False
+    """Publish to the broker below; the monitor starts the publisher only when true."""
+    host: str = "localhost"
+    """Broker host."""
+    port: int = 1883
+    """Broker port."""
+    username: str | None = None
+    """Broker user (the ACL of docs/mqtt.md gives it write access to both topic trees)."""
+    password: str | None = None
+    """Broker password."""
+    prefix: str = "livemon/default"
+    """Root of the public topics: <prefix>/games/<id>, <prefix>/players/<name>, <prefix>/ttt/<name>, <prefix>/status."""
+    arbiter_prefix: str = "livemon-arbiter/default"
+    """Root of the arbiters' topics, <arbiter_prefix>/alerts/<event>/<player>; keep it outside ``prefix`` so an ACL can close it."""
+    qos: int = 1
+    """MQTT quality of service of every publish: 0, 1 or 2."""
+    max_backoff: float = 30.0
+    """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
+
+    def validate(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"mqtt_out.port: must be in 1..65535, got {self.port!r}")
+        if self.qos not in (0, 1, 2):
+            raise ConfigError(f"mqtt_out.qos: expected 0, 1 or 2, got {self.qos!r}")
+        if self.max_backoff <= 0:
+            raise ConfigError(f"mqtt_out.max_backoff: must be positive, got {self.max_backoff!r}")
+        for key in ("prefix", "arbiter_prefix"):
+            value = getattr(self, key)
+            if not value or value.startswith(("/", "$")) or value.endswith("/") or any(c in value for c in "+#\0"):
+                raise ConfigError(f"mqtt_out.{key}: expected a topic without wildcards, $ or leading/trailing /, got {value!r}")
+        a, b = self.prefix, self.arbiter_prefix
+        if a == b or b.startswith(a + "/") or a.startswith(b + "/"):
+            raise ConfigError(f"mqtt_out.arbiter_prefix: must lie outside prefix {a!r} so an ACL can separate them, got {b!r}")
+
+
+@dataclass
+class MonitorConfig:
+    status_seconds: float = 1.0
+    """How often the status (feeds, backlog, lag) is published and stored."""
+    algorithm2_seconds: float = 5.0
+    """How often Algorithm 2 (perceived ratings within the event) is recomputed."""
+    ttt_debounce_seconds: float = 2.0
+    """Wait after a finished game before the TTT refresh, to batch results that finish together."""
+    replay_speed: float = 20.0
+    """Speed factor of the bundled replay used when no feed is configured."""
+
+    def validate(self) -> None:
+        for key in ("status_seconds", "algorithm2_seconds", "ttt_debounce_seconds"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"monitor.{key}: must be positive, got {getattr(self, key)!r}")
+        if self.replay_speed < 0:
+            raise ConfigError(f"monitor.replay_speed: must be at least 0, got {self.replay_speed!r}")
+
+
+@dataclass
 class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
     feeds: list[FeedConfig] = field(default_factory=list)
     """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""
+    web: WebConfig = field(default_factory=WebConfig)
+    """WebSocket server and overlay page."""
+    mqtt_out: MqttOutConfig = field(default_factory=MqttOutConfig)
+    """MQTT publisher of estimates, boards and TTT posteriors (off by default)."""
 
 
 def _check_type(key: str, value: Any, hint: Any) -> Any:

@@ -8,11 +8,13 @@ analysed again, by ``analyse`` or by the live monitor.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from livemon.engine import PositionAnalysis
+from livemon.messages import GameInfo, MoveEvent
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS analyses (
@@ -22,6 +24,27 @@ CREATE TABLE IF NOT EXISTS analyses (
     candidates TEXT NOT NULL,          -- JSON of PositionAnalysis
     PRIMARY KEY (position, profile)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS games (
+    game_id TEXT PRIMARY KEY,
+    seq     INTEGER NOT NULL,          -- order first seen: fixes each player's history order
+    info    TEXT NOT NULL,             -- JSON of messages.GameInfo
+    result  TEXT NOT NULL DEFAULT '*'
+);
+CREATE TABLE IF NOT EXISTS moves (     -- every move is stored before it is analysed
+    game_id    TEXT NOT NULL,
+    ply        INTEGER NOT NULL,
+    event      TEXT NOT NULL,          -- JSON of messages.MoveEvent
+    PRIMARY KEY (game_id, ply)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ttt_state (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    state  BLOB,                       -- pickled warm-start state of the last fit
+    report TEXT                        -- JSON of the last posteriors
+);
+CREATE TABLE IF NOT EXISTS status (
+    id     INTEGER PRIMARY KEY CHECK (id = 1),
+    status TEXT NOT NULL               -- JSON of Monitor.status(), for `livemon status`
+);
 CREATE TABLE IF NOT EXISTS calibrations (
     profile         TEXT PRIMARY KEY,  -- EngineProfile.name
     engine_strength REAL,              -- r̄_e (Algorithm 3), Elo
@@ -73,6 +96,14 @@ class Store:
                 found[position] = PositionAnalysis.from_json(text)
         return found
 
+    def get_any_analysis(self, position: str, preferred_profile: str) -> PositionAnalysis | None:
+        """The analysis under ``preferred_profile``, else under any profile (e.g. a lowered limit)."""
+        row = self.db.execute(
+            "SELECT candidates FROM analyses WHERE position = ? ORDER BY (profile = ?) DESC, profile LIMIT 1",
+            (position, preferred_profile),
+        ).fetchone()
+        return PositionAnalysis.from_json(row[0]) if row else None
+
     def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO analyses (position, profile, score, candidates) VALUES (?, ?, ?, ?)",
@@ -100,3 +131,61 @@ class Store:
             "ON CONFLICT(profile) DO UPDATE SET engine_strength = excluded.engine_strength",
             (profile, strength),
         )
+
+    # -- live games -----------------------------------------------------------
+
+    def put_game(self, info: GameInfo) -> None:
+        """Record a game (or refresh its tags), keeping the order it was first seen in."""
+        self.db.execute(
+            "INSERT INTO games (game_id, seq, info) VALUES (?, (SELECT COUNT(*) FROM games), ?) "
+            "ON CONFLICT(game_id) DO UPDATE SET info = excluded.info",
+            (info.game_id, info.to_json()),
+        )
+
+    def put_move(self, move: MoveEvent) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
+            (move.game_id, move.ply, move.to_json()),
+        )
+
+    def delete_moves(self, game_id: str, from_ply: int) -> None:
+        self.db.execute("DELETE FROM moves WHERE game_id = ? AND ply >= ?", (game_id, from_ply))
+        self.db.execute("UPDATE games SET result = '*' WHERE game_id = ?", (game_id,))
+
+    def put_result(self, game_id: str, result: str) -> None:
+        self.db.execute("UPDATE games SET result = ? WHERE game_id = ?", (result, game_id))
+
+    def load_games(self) -> list[tuple[GameInfo, str, list[MoveEvent]]]:
+        """Every stored game in the order first seen: (info, result, moves by ply)."""
+        moves: dict[str, list[MoveEvent]] = {}
+        for game_id, text in self.db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
+            moves.setdefault(game_id, []).append(MoveEvent.from_json(text))
+        return [
+            (GameInfo.from_json(info), result, moves.get(game_id, []))
+            for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
+        ]
+
+    # -- TTT ------------------------------------------------------------------
+
+    def put_ttt(self, state: bytes | None, report: str) -> None:
+        self.db.execute(
+            "INSERT INTO ttt_state (id, state, report) VALUES (1, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET state = excluded.state, report = excluded.report",
+            (state, report),
+        )
+
+    def get_ttt(self) -> tuple[bytes | None, str | None]:
+        row = self.db.execute("SELECT state, report FROM ttt_state WHERE id = 1").fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    # -- status ---------------------------------------------------------------
+
+    def put_status(self, status: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT INTO status (id, status) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status",
+            (json.dumps(status),),
+        )
+
+    def get_status(self) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT status FROM status WHERE id = 1").fetchone()
+        return json.loads(row[0]) if row else None

@@ -575,3 +575,24 @@ class LiveRating:
         if engine_strength is None or d is None:
             return None
         return engine_strength + d
+
+    def rating_diff_interval(self, z: float = 1.959963984540054) -> tuple[float, float] | None:
+        """An approximate 95% interval of d_i, for "perceived Elo with its range".
+
+        Each move scores 1, ½ or 0 against the engine's single peak at 0, so p̂_i
+        is a mean of n such scores; its standard error is √(s²/n) with s² the
+        sample variance of the scores. The interval p̂ ± z·se, clipped to [0, 1],
+        is mapped through d = 200·√2·Φ⁻¹(p) (monotone), so its ends may be ±inf.
+        A normal approximation: honest for tens of moves, rough for a handful.
+
+        >>> live = LiveRating(n=40, n_positive=4, n_zero=8, total=-900)
+        >>> lo, hi = live.rating_diff_interval(); lo < live.rating_diff < hi
+        True
+        """
+        if not self.n:
+            return None
+        p = (self.n_positive + 0.5 * self.n_zero) / self.n
+        second = (self.n_positive + 0.25 * self.n_zero) / self.n
+        se = math.sqrt(max(second - p * p, 0.0) / self.n)
+        lo, hi = max(p - z * se, 0.0), min(p + z * se, 1.0)
+        return rating_difference(lo), rating_difference(hi)

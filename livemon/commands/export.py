@@ -1,0 +1,36 @@
+"""``livemon export``: the current estimates from the store (``analyse --json`` shape plus ``ttt``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from livemon.commands.analyse import render_table
+from livemon.config import ConfigError, load_config
+from livemon.export import export_report
+from livemon.store import Store
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
+    p.add_argument("--store", metavar="DB", help="the monitor's SQLite store")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"livemon: config: {exc}", file=sys.stderr)
+        return 2
+    with Store(args.store or cfg.store.path) as store:
+        out = export_report(store, cfg)
+    if args.json:
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(out))
+        for name, r in sorted((out.get("ttt") or {}).get("players", {}).items(), key=lambda kv: -kv[1]["elo"]):
+            sys.stdout.write(f"TTT {name:<28} {r['elo']:7.0f} ± {r['elo_sigma']:.0f}\n")
+    return 0

@@ -1,0 +1,69 @@
+"""``livemon serve``: the monitor, headless, with a compact live log on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+
+from livemon.config import ConfigError, load_config
+from livemon.engine import EngineError
+from livemon.hub import Hub
+from livemon.messages import BoardState, MonitorStatus
+from livemon.monitor import Monitor
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
+    p.add_argument("--store", metavar="DB", help="SQLite store (default: store.path of the config)")
+    p.add_argument("--until-done", action="store_true", help="exit when every feed has ended and all is scored")
+
+
+async def live_log(hub: Hub, every: float = 5.0) -> None:
+    """One line per finished game, and a status line every few seconds."""
+    sub = hub.subscribe({"games", "status"}, maxsize=10000)
+    results: dict[str, str] = {}
+    last = 0.0
+    while True:
+        _, msg = await sub.queue.get()
+        if sub.overflowed:
+            hub.resubscribe(sub)
+        stamp = time.strftime("%H:%M:%S")
+        if isinstance(msg, BoardState) and msg.result != "*" and results.get(msg.game_id) != msg.result:
+            results[msg.game_id] = msg.result
+            print(f"{stamp} result  {msg.white} - {msg.black} {msg.result} ({msg.ply} plies)", flush=True)
+        elif isinstance(msg, MonitorStatus) and time.monotonic() - last >= every:
+            last = time.monotonic()
+            print(f"{stamp} status  moves {msg.moves} games {msg.games} searches {msg.searches} "
+                  f"cache {msg.cache_hits} backlog {msg.backlog} lag {msg.lag_seconds:.1f}s "
+                  f"TTT {msg.ttt_refreshes}  [{msg.engine_profile}]", flush=True)
+
+
+async def serve(monitor: Monitor, until_done: bool) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, monitor.stop)
+    log_task = asyncio.create_task(live_log(monitor.hub))
+    try:
+        await monitor.run(until_feeds_end=until_done)
+    finally:
+        log_task.cancel()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"livemon: config: {exc}", file=sys.stderr)
+        return 2
+    if args.store:
+        cfg.store.path = args.store
+    monitor = Monitor(cfg)
+    try:
+        asyncio.run(serve(monitor, args.until_done))
+    except EngineError as exc:
+        print(f"livemon: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,46 @@
+"""``livemon status``: feeds, engine backlog and lag, as last stored by the running monitor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from livemon.config import ConfigError, load_config
+from livemon.store import Store
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="the raw status object")
+    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
+    p.add_argument("--store", metavar="DB", help="the monitor's SQLite store")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        print(f"livemon: config: {exc}", file=sys.stderr)
+        return 2
+    with Store(args.store or cfg.store.path) as store:
+        status = store.get_status()
+    if status is None:
+        print("livemon: no monitor has run with this store yet", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(status, indent=1))
+        return 0
+    age = time.time() - status.get("updated", 0)
+    eng = status["engine"]
+    print(f"updated {age:.0f}s ago" + ("  (monitor not running?)" if age > 30 else ""))
+    print(f"engine  {eng.get('profile')}  engines {eng.get('engines_alive')}/{eng.get('engines')}  "
+          f"backlog {eng.get('backlog')}  searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
+          f"restarts {eng.get('restarts')}  failures {eng.get('failures')}")
+    print(f"moves   {status['moves']} in {status['games']} games  unscored {status['unscored_plies']}  "
+          f"lag {status['lag_seconds']:.1f}s  duplicates {status['duplicates']}  rollbacks {status['rollbacks']}  "
+          f"TTT refreshes {status['ttt_refreshes']}")
+    for f in status["feeds"]:
+        print(f"feed    {f['name']:<24} {f['type']:<7} {f['state']:<9} games {f['games']:<4} plies {f['plies']:<6} "
+              f"errors {f['errors']}" + (f"  last error: {f['last_error']}" if f.get("last_error") else ""))
+    return 0

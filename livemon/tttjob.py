@@ -1,0 +1,134 @@
+"""The background TrueSkill Through Time refresh of the live monitor.
+
+Fits run in a worker process (spawned once, reused), so that the event loop
+never waits on them, not even for the GIL. Each refresh sends the finished
+results and the previous fit; the worker continues from the previous EP
+messages when the old games are a prefix of the new list (the usual case: a
+game just finished), else fits afresh.
+
+Scale: β = 1 is 200 Elo (the performance sd of Elo's normal model), and the
+skills are centred on the mean rating of the rated players, whose rating tags
+seed their priors (sd 100 Elo).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import multiprocessing
+import pickle
+import re
+from typing import Sequence
+
+import numpy as np
+
+from livemon.config import TTTConfig
+from livemon.messages import GameInfo, TTTRating
+from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
+
+ELO_PER_BETA = 200.0
+RATED_PRIOR_SD_ELO = 100.0
+SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+def _round_number(info: GameInfo) -> float:
+    m = re.match(r"\s*(\d+)", info.round or "")
+    return float(m.group(1)) if m else 0.0
+
+
+def run_ttt(
+    params: TTTParams,
+    white: Sequence[str],
+    black: Sequence[str],
+    times: Sequence[object],
+    scores: Sequence[float],
+    unit: str,
+    priors: dict[str, tuple[float, float]],
+    previous: TTTFit | None,
+) -> TTTFit:
+    """Fit (or warm-refresh) in the worker process."""
+    games = make_games(list(white), list(black), list(times), list(scores), unit=unit)
+    n_old = len(previous.games) if previous is not None else 0
+    if previous is not None and 0 < n_old < len(games) and _prefix_of(previous, white, black, scores):
+        new = make_games(list(white[n_old:]), list(black[n_old:]), list(times[n_old:]), list(scores[n_old:]), unit=unit)
+        return refresh(previous, new)
+    return fit(games, params, priors=priors)
+
+
+def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], scores: Sequence[float]) -> bool:
+    g = previous.games
+    n = len(g)
+    labels = g.labels
+    return (
+        [str(labels[i]) for i in g.player] == list(white[:n])
+        and [str(labels[i]) for i in g.opponent] == list(black[:n])
+        and np.array_equal(g.result, np.asarray(scores[:n]))
+    )
+
+
+class TTTJob:
+    """Owns the worker process and the latest fit; see the module docstring."""
+
+    def __init__(self, cfg: TTTConfig):
+        self.cfg = cfg
+        self.params = TTTParams(
+            mu0=cfg.mu0, sigma0=cfg.sigma0, beta=cfg.beta, tau=cfg.tau, p_draw=cfg.p_draw,
+            model=cfg.model, tolerance=cfg.tolerance, max_sweeps=cfg.max_iterations,
+        )
+        self.fit: TTTFit | None = None
+        self.latest: dict[str, TTTRating] = {}
+        self.offset = 1500.0
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return self._executor
+
+    async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
+        """Refit on all finished games; returns every player's latest rating."""
+        rated = {}
+        for info, _ in finished:
+            for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+                if elo is not None:
+                    rated[name] = elo
+        self.offset = float(np.mean(list(rated.values()))) if rated else 1500.0
+        priors = {n: ((e - self.offset) / ELO_PER_BETA, RATED_PRIOR_SD_ELO / ELO_PER_BETA) for n, e in rated.items()}
+        unit = self.cfg.time_unit
+        times = [_round_number(i) if unit == "round" else i.date.replace(".", "-") for i, _ in finished]
+        loop = asyncio.get_running_loop()
+        self.fit = await loop.run_in_executor(
+            self._pool(), run_ttt, self.params,
+            [i.white for i, _ in finished], [i.black for i, _ in finished], times,
+            [SCORES[r] for _, r in finished], unit, priors, self.fit,
+        )
+        counts: dict[str, int] = {}
+        for info, _ in finished:
+            counts[info.white] = counts.get(info.white, 0) + 1
+            counts[info.black] = counts.get(info.black, 0) + 1
+        self.latest = {
+            str(name): TTTRating(
+                str(name), mu, sigma, self.offset + ELO_PER_BETA * mu, ELO_PER_BETA * sigma, counts.get(str(name), 0)
+            )
+            for name, (mu, sigma) in self.fit.latest().items()
+        }
+        return list(self.latest.values())
+
+    def state_bytes(self) -> bytes | None:
+        return pickle.dumps(self.fit) if self.fit is not None else None
+
+    def report_json(self) -> str:
+        return json.dumps(
+            {
+                "model": self.params.model,
+                "log_evidence": None if self.fit is None else self.fit.log_evidence,
+                "sweeps": None if self.fit is None else self.fit.sweeps,
+                "players": {n: r.to_dict() for n, r in sorted(self.latest.items())},
+            }
+        )
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
