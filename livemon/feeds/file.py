@@ -55,6 +55,7 @@ class FileFeed(BaseFeed):
         self.interval = interval
         self.follow = follow
         self._seen: dict[Path, tuple[int, int]] = {}
+        self.reads = 0  # files actually read (changed since the last poll)
 
     async def run(self) -> AsyncIterator[Message]:
         self.status.state = "running"
@@ -89,5 +90,6 @@ class FileFeed(BaseFeed):
         except OSError as exc:
             return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
         self._seen[file] = sig
+        self.reads += 1
         # final=False: a writer may be half way through the last game
         return self.tracker.update_text(text, source=os.fspath(file.name), final=False)

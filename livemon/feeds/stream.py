@@ -2,9 +2,11 @@
 
 The server sends every game once, then the whole PGN of a game again each
 time it changes (``/api/stream/broadcast/round/{id}.pgn``). Games are split
-incrementally (:class:`~livemon.feeds.core.PgnStreamSplitter`); each one is a
-complete snapshot, so a shorter or different move list *is* a correction. A
-game cut by a broken connection is dropped; the reconnect re-sends it whole.
+incrementally (:class:`~livemon.feeds.core.PgnStreamSplitter`); a game whose
+movetext ends in a result or ``*`` (lichess always ends one so) is a complete
+snapshot, so a shorter or different move list *is* a correction; one that does
+not is treated as cut (it may only add plies). A game cut by a broken
+connection is dropped; the reconnect re-sends it whole.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ class StreamFeed(BaseFeed):
                         async for text in r.aiter_text():
                             for chunk in splitter.feed(text):
                                 got_data = True
-                                for m in self._account(self.tracker.update_chunk(chunk, complete=True)):
+                                for m in self._account(self.tracker.update_chunk(chunk, complete=None)):
                                     yield m
                     for chunk in splitter.close():
-                        for m in self._account(self.tracker.update_chunk(chunk, complete=True)):
+                        for m in self._account(self.tracker.update_chunk(chunk, complete=None)):
                             yield m
                     log.info("feed %s: stream ended; reconnecting", self.name)
                 except httpx.HTTPError as exc:
