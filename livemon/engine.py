@@ -90,6 +90,28 @@ class PositionAnalysis:
         return [(move, sign * cp / 100.0) for move, cp in self.candidates]
 
 
+def _retrieve(task: "asyncio.Future[Any]") -> None:
+    """Mark a background search's outcome as seen (it may end after its caller gave up)."""
+    if not task.cancelled():
+        task.exception()
+
+
+def analysis_board(board: chess.Board) -> chess.Board:
+    """The position exactly as the engine sees it: no history, move counters reset.
+
+    The cache key leaves the counters out, so the search must not depend on them
+    either: Stockfish scales its evaluation by the halfmove clock (rule 50), and
+    the same position reached at different clocks would otherwise get whichever
+    evaluation was cached first. The cost: rule-50 proximity is ignored.
+
+    >>> analysis_board(chess.Board("8/8/8/4k3/8/8/4K3/7R w - - 37 80")).fen()
+    '8/8/8/4k3/8/8/4K3/7R w - - 0 1'
+    """
+    position = chess.Board(board.fen())
+    position.halfmove_clock, position.fullmove_number = 0, 1
+    return position
+
+
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 
@@ -139,14 +161,21 @@ class UciEngine:
     async def analyse(self, board: chess.Board, profile: EngineProfile | None = None) -> PositionAnalysis:
         """Analyse the position of ``board`` (its history is ignored) under ``profile``."""
         profile = profile or self.profile
-        position = chess.Board(board.fen())
+        position = analysis_board(board)
+        # The search runs as its own task that is never cancelled: cancelling python-chess's
+        # analyse mid-search breaks its bookkeeping (1.11: InvalidStateError when the engine
+        # then dies, and the exit is never reported). A hung engine is killed instead.
+        search = asyncio.ensure_future(
+            self._protocol.analyse(position, profile.limit(), multipv=profile.multipv, game=object())
+        )
+        search.add_done_callback(_retrieve)
+        done, _ = await asyncio.wait({search}, timeout=self._cfg.timeout)
+        if not done:
+            log.warning("engine %d: search over %ss, killing it", self.pid, self._cfg.timeout)
+            await self.kill()
+            raise EngineError(f"engine search timed out after {self._cfg.timeout}s on {position.fen()}")
         try:
-            infos = await asyncio.wait_for(
-                self._protocol.analyse(position, profile.limit(), multipv=profile.multipv, game=object()),
-                timeout=self._cfg.timeout,
-            )
-        except asyncio.TimeoutError:
-            raise EngineError(f"engine search timed out after {self._cfg.timeout}s on {position.fen()}") from None
+            infos = search.result()
         except chess.engine.EngineError as exc:
             raise EngineError(f"engine failed on {position.fen()}: {exc}") from None
         except chess.engine.EngineTerminatedError as exc:
@@ -162,8 +191,33 @@ class UciEngine:
         best = infos[0]
         return PositionAnalysis(candidates[0][1], tuple(candidates), int(best.get("depth", 0)), int(best.get("nodes", 0)))
 
+    @property
+    def pid(self) -> int:
+        """The engine's process id (for status lines and tests)."""
+        return int(self._transport.get_pid())
+
+    @property
+    def alive(self) -> bool:
+        """False once the process has exited (crashed, killed or quit)."""
+        return self._transport.get_returncode() is None and not self._protocol.returncode.done()
+
+    async def kill(self) -> None:
+        """Kill the process at once and wait until it is reaped: the way out of a hung engine."""
+        if self._transport.get_returncode() is None:
+            try:
+                self._transport.kill()
+            except ProcessLookupError:
+                pass
+        for _ in range(500):  # the child watcher reaps it within milliseconds
+            if self._transport.get_returncode() is not None:
+                break
+            await asyncio.sleep(0.01)
+        else:
+            log.error("engine process %d did not exit after SIGKILL", self.pid)
+        self._transport.close()
+
     async def close(self) -> None:
         try:
             await asyncio.wait_for(self._protocol.quit(), timeout=5)
         except Exception:  # already dead or hung: make sure the process is gone
-            self._transport.close()
+            await self.kill()

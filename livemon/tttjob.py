@@ -61,9 +61,9 @@ def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], sco
     n = len(g)
     labels = g.labels
     return (
-        [str(labels[i]) for i in g.player] == list(white[:n])
-        and [str(labels[i]) for i in g.opponent] == list(black[:n])
-        and np.array_equal(g.result, np.asarray(scores[:n]))
+        [str(labels[i]) for i in g.white] == list(white[:n])
+        and [str(labels[i]) for i in g.black] == list(black[:n])
+        and np.array_equal(g.score, np.asarray(scores[:n]))
     )
 
 

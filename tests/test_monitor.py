@@ -1,0 +1,111 @@
+"""The live monitor end to end: real Stockfish, a replayed real event, the real store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from livemon.cli import main
+from livemon.pgn import split_games
+from livemon.store import Store
+from tests.conftest import REPO, real
+
+
+@pytest.fixture
+def round_one(tmp_path: Path) -> Path:
+    """Round 1 and 2 of the London Chess Classic 2011 (8 real games)."""
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:8]
+    path = tmp_path / "london_r12.pgn"
+    path.write_text("\n".join(chunks))
+    return path
+
+
+def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5) -> Path:
+    """A replay at full speed; the adaptive limit is off so that every search uses one profile."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[engine]\ndepth = {depth}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
+        f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = {speed}\nmax_delay = 0.05\n'
+    )
+    return cfg
+
+
+def run_cli(capsys, *args: str) -> dict:
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):
+    cfg = write_config(tmp_path, round_one)
+    assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
+    log = capsys.readouterr().out
+    assert log.count(" result ") == 8
+    live = run_cli(capsys, "export", "--json", "--config", str(cfg))
+    batch = run_cli(capsys, "analyse", "--json", str(round_one), "--depth", "5",
+                    "--store", str(tmp_path / "batch.sqlite"))
+    assert live["games"] == batch["games"]
+    assert live["players"] == batch["players"]
+    assert live["event"] == batch["event"]
+    assert live["engine"]["profile"] == batch["engine"]["profile"]
+    plies = sum(g["plies"] for g in batch["games"])
+    # one analysis per position at most: the batch run searched every position of a fresh store
+    assert live["engine"]["analyses"] == batch["engine"]["analyses"] <= plies + 8
+    # the background TTT ran on the 8 results and reached the store
+    assert live["ttt"] is not None and len(live["ttt"]["players"]) == 9
+
+
+def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_one, stockfish):
+    cfg = write_config(tmp_path, round_one, speed=0, depth=8)
+    cmd = [sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg), "--until-done"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = tmp_path / "live.sqlite"
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until the event is well under way
+        time.sleep(0.2)
+        if db.exists():
+            with Store(db) as s:
+                if s.count_analyses() > 150:
+                    break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Store(db) as s:
+        searched_before = s.count_analyses()
+        stored_moves = sum(len(m) for _, _, m in s.load_games())
+    assert 0 < searched_before and stored_moves > 0
+    assert subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=300).returncode == 0
+    with Store(db) as s:
+        status = s.get_status()
+        total = s.count_analyses()
+    # the restarted monitor searched only positions the killed one had not analysed
+    assert status["engine"]["searches"] == total - searched_before
+    assert status["engine"]["cache_hits"] >= searched_before - 8
+    # and ends with the same estimates as an uninterrupted batch run on the same cache
+    out = subprocess.run([sys.executable, "-m", "livemon.cli", "export", "--json", "--config", str(cfg)],
+                         cwd=REPO, capture_output=True, text=True, check=True)
+    live = json.loads(out.stdout)
+    batch = subprocess.run([sys.executable, "-m", "livemon.cli", "analyse", "--json", str(round_one),
+                            "--depth", "8", "--store", str(db)], cwd=REPO, capture_output=True, text=True, check=True)
+    batch = json.loads(batch.stdout)
+    assert batch["engine"]["analyses"] == 0
+    assert live["players"] == batch["players"] and live["games"] == batch["games"]
+
+
+def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, stockfish):
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())]
+    pgn = tmp_path / "r8.pgn"
+    pgn.write_text("\n".join(chunks[29:31]))  # round 8: Nakamura-Short (illegal 54.Qg2) and another game
+    cfg = write_config(tmp_path, pgn, depth=4)
+    assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
+    with Store(tmp_path / "live.sqlite") as s:
+        status = s.get_status()
+    (feed,) = status["feeds"]
+    assert feed["errors"] >= 1 and "Qg2" in (feed["last_error"] or "")
+    assert status["games"] >= 1 and status["moves"] > 0
