@@ -1,0 +1,215 @@
+"""The commentary screen, driven by Textual's pilot on a hub of real games (issue 5, part 1).
+
+The hub is the demo's (rounds 1–4 of a real broadcast, ``livemon.tui.demo``)
+plus a few fixed TTT ratings and an alert, so every figure is deterministic.
+``LIVEMON_UPDATE_SNAPSHOTS=1`` rewrites tests/snapshots/main.svg.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from livemon.hub import Hub
+from livemon.messages import Alert, BoardState, Message, PlayerEstimate, TTTRating
+from livemon.tui import CommentaryApp, demo
+from livemon.tui.help import HelpScreen
+from livemon.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "main.svg"
+SIZE = (120, 40)
+
+#: fixed TTT posteriors (Elo scale) for three players, in the reverse of their perceived-Elo order
+TTT = [
+    TTTRating("Mompel Ferruz, Xavier", 1.9, 0.3, 2401.0, 48.0, 12),
+    TTTRating("Asis Gargatagli, Hipolito", 1.7, 0.3, 2388.5, 51.2, 12),
+    TTTRating("Hernandez, Cristian Andres", 1.2, 0.4, 2320.0, 60.0, 12),
+]
+ALERT = Alert("Oro, Faustino", "BBDDNRR 2025", positions=141, z=2.71, roi=63.6, threshold=2.5)
+
+
+@pytest.fixture(scope="module")
+def demo_messages() -> list[Message]:
+    """The demo hub's snapshot, built once (it replays ~3000 plies through the estimator)."""
+    hub = demo().hub
+    return [m for ch in ("games", "players", "status") for m in hub.snapshot(ch)[1]]
+
+
+@pytest.fixture
+def hub(demo_messages: list[Message]) -> Hub:
+    h = Hub()
+    for m in [*demo_messages, *TTT, ALERT]:
+        h.publish(m)
+    return h
+
+
+def text(widget: object) -> str:
+    return str(widget.render())  # type: ignore[attr-defined]
+
+
+def cell(table: PlayersTable | BoardList | AlertsTable, row: str, column: str) -> str:
+    return str(table.get_cell(row, column))
+
+
+async def test_demo_hub_holds_real_boards_and_estimates(hub: Hub) -> None:
+    boards = hub.snapshot("games")[1]
+    players = hub.snapshot("players")[1]
+    assert len(boards) == 21 and sum(b.result == "*" for b in boards) == 6  # type: ignore[attr-defined]
+    assert all(p.gain_histogram and p.moves > 50 for p in players)  # type: ignore[attr-defined]
+    live = next(b for b in boards if b.result == "*" and b.white_clock)  # type: ignore[attr-defined]
+    assert len(live.evals) == live.ply + 1 and live.last_move_san  # type: ignore[attr-defined]
+
+
+async def test_keys_move_the_selection_and_the_game_panel_follows(hub: Hub) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        boards = app.query_one(BoardList)
+        first, second = boards.order[:2]
+        assert app.focused is boards and app.selected_game == first
+        info_before = text(app.query_one(GameInfo))
+        title_before = text(app.query_one("#game-title"))
+        assert app.state.boards[first].white in title_before
+
+        await pilot.press("down")
+        assert app.selected_game == second
+        assert app.state.boards[second].white in text(app.query_one("#game-title"))
+        assert text(app.query_one(GameInfo)) != info_before
+
+        await pilot.press("tab")  # to the players
+        players = app.query_one(PlayersTable)
+        assert app.focused is players
+        before = app.selected_player
+        await pilot.press("down", "down")
+        assert app.selected_player == players.order[2] != before
+        assert app.selected_player in text(app.query_one(PlayerHistogram))
+
+        await pilot.press("b")
+        assert app.focused is boards
+
+
+async def test_a_board_published_while_running_shows_up(hub: Hub) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        game = app.selected_game
+        assert game is not None
+        old: BoardState = app.state.boards[game]  # type: ignore[assignment]
+        assert "21.Qh5" not in text(app.query_one(GameInfo))
+        hub.publish(dataclasses.replace(old, ply=41, last_move_san="Qh5", eval_cp=-250, evals=old.evals + (-250,), white_clock=61.0))
+        await pilot.pause()
+        assert "after 21.Qh5" in text(app.query_one(GameInfo))
+        assert "eval -2.50" in text(app.query_one(GameInfo))
+        assert "21.Qh5" in cell(app.query_one(BoardList), game, "move")
+        assert "1:01" in cell(app.query_one(BoardList), game, "clock")
+
+
+async def test_a_player_estimate_published_while_running_shows_up(hub: Hub) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        name = app.selected_player
+        assert name is not None
+        old: PlayerEstimate = app.state.estimates[name]
+        table = app.query_one(PlayersTable)
+        assert cell(table, name, "moves") == str(old.moves)
+        hist = dict(old.gain_histogram or {})
+        hist["-250"] = hist.get("-250", 0) + 1
+        hub.publish(dataclasses.replace(old, moves=old.moves + 1, c_mean=1.5, c_sd=float("inf"), gain_histogram=hist))
+        await pilot.pause()
+        assert cell(table, name, "moves") == str(old.moves + 1)
+        assert cell(table, name, "c") == "1.50"  # an infinite σ is left out
+        assert f"{old.moves + 1} moves" in text(app.query_one(PlayerHistogram))
+
+
+async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
+    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, (None, float("inf"))))
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(PlayersTable)
+        assert [cell(table, "Nobody", c) for c in ("elo", "perceived", "range", "c", "ttt")] == ["—"] * 5
+        assert table.order[-1] == "Nobody"  # no perceived Elo: sorted last
+
+
+async def test_help_screen_opens_and_closes(hub: Hub) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = text(app.screen.query_one("#help-keys"))
+        assert "Sort players" in keys and "Quit" in keys and "tab" in keys
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark", "q")  # q closes the help, not the app
+        assert not isinstance(app.screen, HelpScreen) and app.is_running
+
+
+async def test_alerts_only_with_arbiter_rights(hub: Hub) -> None:
+    public = CommentaryApp(hub)
+    async with public.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not public.query("#alerts") and not public.query(AlertsTable)
+        assert "alerts" not in public.channels and not public.state.alerts
+    arbiter = CommentaryApp(hub, arbiter=True)
+    async with arbiter.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = arbiter.query_one(AlertsTable)
+        assert table.order == ["Oro, Faustino\x00BBDDNRR 2025"]
+        assert cell(table, table.order[0], "z") == "+2.71"
+        hub.publish(Alert("Malka, Samuel", "BBDDNRR 2025", 150, 3.2, 66.0, 2.5))
+        await pilot.pause()
+        assert table.order[0].startswith("Malka, Samuel")  # strongest first
+        await pilot.press("a")
+        assert arbiter.focused is table
+
+
+async def test_sort_key_changes_the_order(hub: Hub) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(PlayersTable)
+        by_perceived = table.order
+        perceived = [app.state.estimates[n].perceived_elo for n in by_perceived]
+        assert perceived == sorted(perceived, reverse=True)  # type: ignore[type-var]
+        await pilot.press("s")
+        assert app.sort == "ttt"
+        assert table.order[:3] == [t.name for t in TTT] != by_perceived[:3]
+        assert "TTT" in str(app.query_one("#players").border_title)
+        await pilot.press("s")
+        elos = [app.state.estimates[n].elo for n in table.order]
+        assert elos == sorted(elos, reverse=True)  # type: ignore[type-var]
+
+
+async def test_a_subscriber_that_fell_behind_starts_again_from_a_snapshot(hub: Hub) -> None:
+    app = CommentaryApp(hub, queue_size=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        game = app.selected_game
+        assert game is not None
+        old: BoardState = app.state.boards[game]  # type: ignore[assignment]
+        for i in range(1, 30):  # no await: the worker cannot keep up, the queue overflows
+            hub.publish(dataclasses.replace(old, ply=old.ply + i, last_move_san=f"Kh{1 + i % 8}"))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.resyncs == 1
+        assert app.state.boards[game].ply == old.ply + 29
+        assert f"ply {old.ply + 29}" in text(app.query_one(GameInfo))
+
+
+async def test_main_screen_matches_the_committed_snapshot(hub: Hub, tmp_path: Path) -> None:
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        svg = app.export_screenshot()
+    if os.environ.get("LIVEMON_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SNAPSHOT.write_text(svg, encoding="utf-8")
+    assert SNAPSHOT.exists(), "no snapshot yet: run with LIVEMON_UPDATE_SNAPSHOTS=1"
+    if svg != SNAPSHOT.read_text(encoding="utf-8"):
+        actual = tmp_path / "main.svg"
+        actual.write_text(svg, encoding="utf-8")
+        pytest.fail(f"main screen differs from {SNAPSHOT}; this run's screen is {actual}")
