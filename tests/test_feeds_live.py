@@ -247,6 +247,24 @@ async def test_file_rewritten_in_place_half_writes_and_a_correction(tmp_path):
     assert feed.status.plies == sum(len(t) for t in tl.truth.values())
 
 
+async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
+    """A writer that never ends the game with * : the game is used once the file stops changing."""
+    g = real_games()[0]
+    ucis = [m.uci() for m in g.mainline_moves()]
+    text = pgn_of(g, ucis[:20]).rstrip().removesuffix("*").rstrip()
+    path = tmp_path / "game-1.pgn"
+    path.write_text(text + "\n")
+    got = Rebuilt()
+    feed = FileFeed("no-star", path, interval=0.01)
+    async with running(feed, got):
+        await until(lambda: got.counts["MoveEvent"] == 20, 5, "the settled game")
+        path.write_text(pgn_of(g, ucis[:22]).rstrip().removesuffix("*").rstrip())  # no newline: last ply may be cut
+        await until(lambda: got.counts["MoveEvent"] == 21, 5, "the next plies")
+        await asyncio.sleep(0.1)
+    assert got.moves == {g.headers["Site"]: ucis[:21]} and got.counts["GameRollback"] == 0
+    assert got.infos[g.headers["Site"]].black_elo == 2350 and not got.results
+
+
 async def test_dgt_round_folder(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="livemon.feeds.core")
     games = real_games()[4:7]
@@ -304,9 +322,12 @@ async def test_http_etag_304_and_if_modified_since():
             assert counts[200] == 1 and sum(len(v) for v in got.moves.values()) == 60
             state["text"] = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games)
             await until(lambda: sum(len(v) for v in got.moves.values()) == 90, 5, "the changed round")
+            # a body whose last game has no result marker: used once a 304 says it is not being written
+            state["text"] += '[Event "Extra"]\n[Site "Oslo"]\n[Round "1.9"]\n[White "X"]\n[Black "Y"]\n\n1. e4 e5 2. Nf3\n'
+            await until(lambda: got.counts["GameInfo"] == 4 and got.counts["MoveEvent"] == 93, 5, "the settled game")
         assert srv.requests[-1].get("if-modified-since") == "Thu, 27 Feb 2025 16:37:58 GMT"
-    assert counts[200] == 2 and feed.not_modified == counts[304] >= 5
-    assert got.counts["MoveEvent"] == 90 and got.counts["GameInfo"] == 3 and not got.errors
+    assert counts[200] == 3 and feed.not_modified == counts[304] >= 5
+    assert got.counts["MoveEvent"] == 93 and got.counts["GameInfo"] == 4 and not got.errors
 
 
 async def test_http_faults_lose_and_duplicate_nothing():

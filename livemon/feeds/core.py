@@ -81,6 +81,7 @@ class Snapshot:
     complete: bool = True
     fen: str | None = None  # starting position when not the standard one
     chess960: bool = False
+    settled: bool = False  # incomplete but unchanged for a poll: may create the game, still never rolls back
 
 
 @dataclass
@@ -278,11 +279,15 @@ class GameTracker:
         return self._alias.get(tk, tk)
 
     # ----------------------------------------------------------------- inputs
-    def update_text(self, text: str, source: str = "", final: bool = True) -> list[Message]:
+    def update_text(self, text: str, source: str = "", final: bool = True, settled: bool = False) -> list[Message]:
         """All games of a multi-game PGN text.
 
         ``final`` False means the text may be cut at the end (a file being
         written): its last game counts as incomplete unless it is terminated.
+        ``settled`` True says the same text was seen again a poll later (the
+        writer is done, the last game just lacks a result or ``*``): that game
+        may then be created, and its last ply used if the text ends in
+        whitespace outside a comment; it still never rolls anything back.
         """
         chunks = list(split_games(text))
         # a Site URL shared within one text is not an identity
@@ -299,7 +304,9 @@ class GameTracker:
             occurrences[gid] += 1
             if occurrences[gid] > 1:
                 gid = f"{gid}#{occurrences[gid]}"
-            out.extend(self._apply_chunk(chunk, complete, gid, f"{source} game {i + 1}: " if source else ""))
+            tail_ok = settled and last and text[-1:].isspace() and _balanced(chunk)
+            out.extend(self._apply_chunk(chunk, complete, gid, f"{source} game {i + 1}: " if source else "",
+                                         settled=settled and last, tail_ok=tail_ok))
         return out
 
     def update_chunk(self, chunk: str, complete: bool | None = True, label: str = "") -> list[Message]:
@@ -308,7 +315,8 @@ class GameTracker:
             complete = is_terminated(chunk)
         return self._apply_chunk(chunk, complete, self.key_of(_quick_headers(chunk), register=complete), label)
 
-    def _apply_chunk(self, chunk: str, complete: bool, gid: str, label: str) -> list[Message]:
+    def _apply_chunk(self, chunk: str, complete: bool, gid: str, label: str,
+                     settled: bool = False, tail_ok: bool = False) -> list[Message]:
         """Parse and apply one chunk, unless it is the one last applied to ``gid``.
 
         Feeds re-send whole files every poll: an unchanged game costs a hash, not a parse.
@@ -327,6 +335,10 @@ class GameTracker:
                 return []
             out = self._error(gid, parsed.error)
         else:
+            if not complete and settled:
+                parsed.settled = True
+                if not tail_ok:
+                    parsed.plies = parsed.plies[:-1]
             out = self.update(parsed, gid)
         if complete:
             old = self._applied.get(gid)
@@ -346,10 +358,10 @@ class GameTracker:
         """The core: diff a snapshot against what was emitted."""
         gid = game_id if game_id is not None else self.key_of(snap.headers)
         state = self._games.get(gid)
-        plies = snap.plies if snap.complete else snap.plies[:-1]
+        plies = snap.plies if snap.complete or snap.settled else snap.plies[:-1]
         if state is None:
-            if not snap.complete:
-                return []  # tags of a cut game may be cut too: wait for it whole
+            if not snap.complete and not (snap.settled and plies):
+                return []  # tags of a cut game may be cut too: wait for it whole (or settled, with moves)
             try:
                 start = chess.Board(snap.fen, chess960=snap.chess960) if snap.fen else chess.Board()
             except ValueError as exc:
@@ -420,6 +432,19 @@ class GameTracker:
             if seen.setdefault(site, tk) != tk and site not in self._shared_urls:
                 log.info("Site %s is used by more than one game; telling games apart by tags", site)
                 self._shared_urls.add(site)
+
+
+def text_is_cut(text: str) -> bool:
+    """True when the last game of a PGN text has no result or ``*`` (maybe half-written)."""
+    last = None
+    for last, _ in split_games(text):
+        pass
+    return last is not None and not is_terminated(last)
+
+
+def _balanced(chunk: str) -> bool:
+    body = "\n".join(ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln))
+    return body.count("{") == body.count("}")
 
 
 def _quick_headers(chunk: str) -> dict[str, str]:

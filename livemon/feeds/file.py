@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import AsyncIterator
 
 from livemon.feeds.base import BaseFeed
-from livemon.feeds.core import KeyFunc
+from livemon.feeds.core import KeyFunc, text_is_cut
 from livemon.messages import FeedError, Message
 
 log = logging.getLogger(__name__)
@@ -56,6 +55,7 @@ class FileFeed(BaseFeed):
         self.follow = follow
         self._seen: dict[Path, tuple[int, int]] = {}
         self.reads = 0  # files actually read (changed since the last poll)
+        self._unsettled: dict[Path, tuple[tuple[int, int], str]] = {}  # last game had no result or *
 
     async def run(self) -> AsyncIterator[Message]:
         self.status.state = "running"
@@ -85,11 +85,19 @@ class FileFeed(BaseFeed):
             st = file.stat()
             sig = (st.st_mtime_ns, st.st_size)
             if self._seen.get(file) == sig:
+                pending = self._unsettled.pop(file, None)
+                if pending is not None and pending[0] == sig:
+                    # unchanged for a poll: the writer is done; the game just lacks a result or *
+                    return self.tracker.update_text(pending[1], source=file.name, final=False, settled=True)
                 return []
             text = file.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
         self._seen[file] = sig
         self.reads += 1
+        if text_is_cut(text):
+            self._unsettled[file] = (sig, text)
+        else:
+            self._unsettled.pop(file, None)
         # final=False: a writer may be half way through the last game
-        return self.tracker.update_text(text, source=os.fspath(file.name), final=False)
+        return self.tracker.update_text(text, source=file.name, final=False)

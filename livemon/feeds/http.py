@@ -17,7 +17,7 @@ from typing import AsyncIterator
 import httpx
 
 from livemon.feeds.base import Backoff, BaseFeed
-from livemon.feeds.core import KeyFunc
+from livemon.feeds.core import KeyFunc, text_is_cut
 from livemon.messages import Message
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,7 @@ class HttpFeed(BaseFeed):
         self._last_modified: str | None = None
         self.requests = 0
         self.not_modified = 0
+        self._unsettled: str | None = None  # last body, if its last game had no result or *
 
     async def run(self) -> AsyncIterator[Message]:
         client = self._client or httpx.AsyncClient(timeout=self.timeout, follow_redirects=True)
@@ -76,12 +77,18 @@ class HttpFeed(BaseFeed):
         response = await client.get(self.url, headers=headers)
         if response.status_code == 304:
             self.not_modified += 1
+            if self._unsettled is not None:
+                # the same body a poll later: its last game is not being written, it just lacks a result
+                text, self._unsettled = self._unsettled, None
+                return self.tracker.update_text(text, source=self.url, final=False, settled=True)
             return []
         response.raise_for_status()
         text = response.text
         self._etag = response.headers.get("ETag")
         self._last_modified = response.headers.get("Last-Modified")
-        return self.tracker.update_text(text, source=self.url, final=False)
+        settled = self._unsettled is not None and text == self._unsettled  # a server without ETags
+        self._unsettled = text if text_is_cut(text) and not settled else None
+        return self.tracker.update_text(text, source=self.url, final=False, settled=settled)
 
 
 def _describe(exc: BaseException) -> str:
