@@ -175,10 +175,14 @@ async def test_sort_key_changes_the_order(hub: Hub) -> None:
         by_perceived = table.order
         perceived = [app.state.estimates[n].perceived_elo for n in by_perceived]
         assert perceived == sorted(perceived, reverse=True)  # type: ignore[type-var]
+        await pilot.press("p", "down", "down", "down")
+        chosen = app.selected_player
+        assert chosen == by_perceived[3]
         await pilot.press("s")
         assert app.sort == "ttt"
         assert table.order[:3] == [t.name for t in TTT] != by_perceived[:3]
         assert "TTT" in str(app.query_one("#players").border_title)
+        assert app.selected_player == chosen == table.selected_key  # the selection follows its player
         await pilot.press("s")
         elos = [app.state.estimates[n].elo for n in table.order]
         assert elos == sorted(elos, reverse=True)  # type: ignore[type-var]

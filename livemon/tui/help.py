@@ -10,8 +10,8 @@ from textual.widgets import Static
 
 #: keys Textual handles itself, listed so the reader knows about them
 BUILTIN_KEYS: tuple[tuple[str, str], ...] = (
-    ("tab / shift+tab", "next / previous pane (boards, players, alerts)"),
-    ("↑ ↓ / PgUp PgDn", "move the selection in the focused pane"),
+    ("tab / shift+tab", "next / previous pane"),
+    ("↑ ↓ PgUp PgDn", "move the selection in the pane"),
 )
 
 

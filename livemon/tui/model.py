@@ -77,6 +77,11 @@ _SORT_KEYS: dict[str, Callable[[PlayerRow], tuple[int, float, str]]] = {
 }
 
 
+def _round(text: str) -> tuple[int, ...]:
+    """``"4.10"`` → (4, 10), so that board 10 follows board 2; unknown parts sort first."""
+    return tuple(int(p) if p.isdigit() else -1 for p in text.split("."))
+
+
 def alert_key(alert: Alert) -> str:
     return f"{alert.player}\x00{alert.event}"
 
@@ -124,8 +129,20 @@ class LiveState:
     # -- orderings ---------------------------------------------------------------
 
     def boards_ordered(self) -> list[BoardState]:
-        """Live games first, then finished ones; each in the order first seen."""
-        return sorted(self.boards.values(), key=lambda b: b.result != "*")
+        """Live games by round and board, then finished ones, latest round first.
+
+        A fixed order (not the order of the last update) keeps a board in its
+        place while the reader looks at the list.
+
+        >>> s = LiveState()
+        >>> for gid, rnd, res in [("a", "3.2", "1-0"), ("b", "4.10", "*"), ("c", "4.2", "*"), ("d", "2.1", "0-1")]:
+        ...     _ = s.apply(BoardState(gid, "W", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0, result=res, round=rnd))
+        >>> [b.game_id for b in s.boards_ordered()]
+        ['c', 'b', 'a', 'd']
+        """
+        live = sorted((b for b in self.boards.values() if b.result == "*"), key=lambda b: (_round(b.round), b.game_id))
+        done = sorted((b for b in self.boards.values() if b.result != "*"), key=lambda b: (_round(b.round), b.game_id))
+        return live + done[::-1]
 
     def player_names(self) -> list[str]:
         names = dict.fromkeys(self.estimates)

@@ -56,6 +56,11 @@ class LiveTable(DataTable[str | Text]):
     def order(self) -> list[str]:
         return list(self._order)
 
+    def _scroll_to_cursor(self) -> None:
+        """After a rebuild the new rows are laid out only on refresh; then bring the cursor into view."""
+        if self.row_count:
+            self.move_cursor(row=self.cursor_row, scroll=True)
+
     def show(self, rows: Sequence[tuple[str, Cells]]) -> None:
         keys = [k for k, _ in rows]
         with self.prevent(DataTable.RowHighlighted):
@@ -66,6 +71,7 @@ class LiveTable(DataTable[str | Text]):
                     self.add_row(*cells, key=key, height=self._row_height)
                 if selected in keys:
                     self.move_cursor(row=keys.index(selected))
+                    self.call_after_refresh(self._scroll_to_cursor)
             else:
                 for key, cells in rows:
                     old = self._cells.get(key, ())
