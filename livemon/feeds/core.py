@@ -46,6 +46,8 @@ import chess
 import chess.engine
 import chess.pgn
 
+from livemon.rating.evaluation import score_cp
+
 from livemon.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 from livemon.pgn import _TAG_LINE, split_games
 
@@ -53,7 +55,6 @@ log = logging.getLogger(__name__)
 
 FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
 RESULT_TOKENS = FINAL_RESULTS + ("*",)
-MATE_CP = 3900
 """Centipawn value of a forced mate (either distance), White's view."""
 
 _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
@@ -113,14 +114,9 @@ def default_game_key(headers: Mapping[str, str]) -> str:
 
 
 def eval_cp(node: chess.pgn.ChildNode) -> int | None:
-    """The node's ``[%eval]`` in White-POV centipawns, mates at ±MATE_CP."""
+    """The node's ``[%eval]`` in White-POV centipawns, mates at ±3900, clamped (spec §0)."""
     pov = node.eval()
-    if pov is None:
-        return None
-    white = pov.white()
-    if white.is_mate():
-        return MATE_CP if white > chess.engine.Cp(0) else -MATE_CP
-    return white.score()
+    return None if pov is None else score_cp(pov)
 
 
 def is_terminated(chunk: str) -> bool:
