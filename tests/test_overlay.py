@@ -1,0 +1,180 @@
+"""The overlay page in a real headless Chromium, read through the Chrome DevTools Protocol.
+
+Chromium is started with ``--remote-debugging-port=0``; the test talks CDP over
+a WebSocket (the ``websockets`` client), reads the page's DOM with
+``Runtime.evaluate`` after publishing to the hub, and saves a screenshot.
+Set ``LIVEMON_OVERLAY_PNG=docs/overlay.png`` to refresh the README's picture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import json
+import os
+import shutil
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from livemon.config import WebConfig
+from livemon.hub import Hub
+from livemon.messages import BoardState, PlayerEstimate
+from livemon.web import WebServer
+
+FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--window-size=480,190", "--remote-debugging-port=0",
+]
+
+
+def chromium_path() -> str:
+    for name in (os.environ.get("LIVEMON_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if name and (shutil.which(name) or os.path.exists(name)):
+            return shutil.which(name) or name
+    pytest.fail("Chromium not found: the overlay test needs a headless browser (apt-get install chromium, "
+                "or set LIVEMON_CHROMIUM to its path)")
+
+
+class CDP:
+    """Just enough of the Chrome DevTools Protocol: numbered calls on one page target."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.ids = itertools.count(1)
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        rid = next(self.ids)
+        await self.ws.send(json.dumps({"id": rid, "method": method, "params": params}))
+        while True:
+            reply = json.loads(await asyncio.wait_for(self.ws.recv(), 20))
+            if reply.get("id") == rid:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+
+    async def js(self, expression: str) -> Any:
+        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result["result"].get("value")
+
+    async def wait_for(self, expression: str, expected: Any, timeout: float = 10.0) -> float:
+        """Poll ``expression`` until it equals ``expected``; returns the seconds it took."""
+        t0 = time.monotonic()
+        value = None
+        while time.monotonic() - t0 < timeout:
+            value = await self.js(expression)
+            if value == expected:
+                return time.monotonic() - t0
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"{expression} = {value!r}, expected {expected!r} within {timeout} s")
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
+    profile = tmp_path / "profile"
+    proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Chromium did not start its DevTools endpoint (exit code {proc.poll()})")
+            await asyncio.sleep(0.05)
+        port = int(port_file.read_text().split()[0])
+        async with httpx.AsyncClient() as http:
+            targets = (await http.get(f"http://127.0.0.1:{port}/json/list")).json()
+        page = next(t for t in targets if t["type"] == "page")
+        async with connect(page["webSocketDebuggerUrl"], max_size=None) as ws:
+            yield CDP(ws)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def text(element_id: str) -> str:
+    return f"document.getElementById({element_id!r}).textContent"
+
+
+def board(game_id: str, white: str, black: str, ply: int, cp: int | None) -> BoardState:
+    return BoardState(game_id, white, black, 2751, 2688, FEN, ply, "Nc6", "b8c6", cp, event="Tata Steel", round="5")
+
+
+def estimate(name: str, elo: float, lo: float, hi: float) -> PlayerEstimate:
+    return PlayerEstimate(name, 2700, 24, -9.5, 0.3, -150.0, elo, (lo, hi))
+
+
+async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> None:
+    hub = Hub()
+    hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 4, 20))
+    hub.publish(board("g2", "Giri, Anish", "So, Wesley", 4, 35))
+    for name, elo in [("Carlsen, Magnus", 2790.0), ("Nepomniachtchi, Ian", 2701.0),
+                      ("Giri, Anish", 2712.3), ("So, Wesley", 2655.0)]:
+        hub.publish(estimate(name, elo, elo - 80, elo + 80))
+    srv = WebServer(hub, WebConfig(port=0))
+    await srv.start()
+    try:
+        await browser.call("Page.enable")
+        await browser.call("Emulation.setDeviceMetricsOverride", width=480, height=190, deviceScaleFactor=1, mobile=False)
+        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g2")
+        await browser.wait_for(text("white-name"), "Giri, Anish")
+        assert await browser.js(text("white-perceived")) == "2712"
+        assert await browser.js(text("white-range")) == "2632–2792"
+        assert await browser.js(text("black-name")) == "So, Wesley"
+        assert await browser.js(text("eval-text")) == "+0.3"
+        assert await browser.js("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+        assert await browser.js("getComputedStyle(document.documentElement).backgroundColor") == "rgba(0, 0, 0, 0)"
+
+        # A new estimate and a new board position: the page shows the new numbers.
+        hub.publish(estimate("Giri, Anish", 2801.4, 2750.2, 2852.6))
+        g2_seq = hub.publish(board("g2", "Giri, Anish", "So, Wesley", 5, -250))
+        hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 9, 400))  # another board: ignored
+        took = await browser.wait_for(text("white-perceived"), "2801")
+        assert took < 2.0
+        await browser.wait_for(text("eval-text"), "−2.5")
+        assert await browser.js(text("white-range")) == "2750–2853"
+        assert await browser.js(text("last-move")) == "3. Nc6"
+        fill = await browser.js("parseFloat(document.getElementById('eval-fill').style.height)")
+        assert 25 < fill < 35  # Black is better: White's share of the bar well under half
+        assert await browser.js("Number(document.body.dataset.seq)") == g2_seq == hub.seq - 1  # g1 never came
+
+        await browser.call("Emulation.setDefaultBackgroundColorOverride", color={"r": 0, "g": 0, "b": 0, "a": 0})
+        png = base64.b64decode((await browser.call("Page.captureScreenshot", format="png"))["data"])
+        (tmp_path / "overlay.png").write_bytes(png)
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+        width, height, depth, color_type = struct.unpack(">IIBB", png[16:26])
+        assert (width, height) == (480, 190) and color_type == 6  # RGBA: the background is see-through
+        if os.environ.get("LIVEMON_OVERLAY_PNG"):
+            await browser.call("Emulation.setDefaultBackgroundColorOverride",
+                               color={"r": 46, "g": 64, "b": 54, "a": 1})
+            shot = await browser.call("Page.captureScreenshot", format="png")
+            Path(os.environ["LIVEMON_OVERLAY_PNG"]).write_bytes(base64.b64decode(shot["data"]))
+
+        # The server goes away and comes back on the same port: the page reconnects by itself.
+        port = srv.port
+        await srv.close()
+        await browser.wait_for("window.livemon.connected", False)
+        hub.publish(estimate("Giri, Anish", 2650.0, 2600.0, 2700.0))
+        srv = WebServer(hub, WebConfig(port=port))
+        await srv.start()
+        assert await browser.wait_for(text("white-perceived"), "2650", timeout=15) < 5.0
+
+        # Without ?game the page follows the first board (by game id), not the latest updated (g2).
+        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.wait_for(text("white-name"), "Carlsen, Magnus")
+        assert await browser.js(text("eval-text")) == "+4.0"
+    finally:
+        await srv.close()
