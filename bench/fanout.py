@@ -92,6 +92,7 @@ async def bench(n: int, rate: float, seconds: float) -> None:
     rss_connected = rss_mib()
     published: dict[int, float] = {}
     count = int(rate * seconds)
+    cpu0 = time.process_time()
     start = time.monotonic()
     for i in range(count):
         await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
@@ -102,6 +103,7 @@ async def bench(n: int, rate: float, seconds: float) -> None:
     rss_peak = rss_mib()
     here.send("stop")
     results = await loop.run_in_executor(None, here.recv)
+    cpu = time.process_time() - cpu0  # the server process's CPU: independent of other load on the machine
     proc.join(10)
     await server.close()
 
@@ -112,6 +114,8 @@ async def bench(n: int, rate: float, seconds: float) -> None:
           f"server resnapshots {server.stats['resnapshots']}, dropped {server.stats['dropped']}")
     print(f"latency publish->client: p50 {q(0.50):.1f} ms  p95 {q(0.95):.1f} ms  p99 {q(0.99):.1f} ms  "
           f"max {lat[-1]:.1f} ms  mean {statistics.fmean(lat):.1f} ms")
+    print(f"server CPU: {cpu:.2f} s for {len(lat)} deliveries = {1e6 * cpu / max(1, len(lat)):.1f} us/delivery "
+          f"(one core could fan out about {len(lat) / max(cpu, 1e-9) / n:.0f} messages/s to {n} clients)")
     print(f"server RSS: {rss0:.1f} MiB before clients, {rss_connected:.1f} MiB with {n} connected "
           f"({1024 * (rss_connected - rss0) / n:.0f} KiB/client), {rss_peak:.1f} MiB at the end of publishing")
     print(f"goal p95 < 50 ms: {'met' if q(0.95) < 50 else 'NOT met'} (ratio {q(0.95) / 50:.2f})")
