@@ -74,7 +74,8 @@ class LiveGame:
         self.boards: list[chess.Board] = []
         self.moves: list[MoveEvent] = []
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
-        self.scored = 0
+        self.scored: set[int] = set()  # plies already handed to the estimator
+        self.pending: set[int] = set()  # plies waiting for a value
 
     @property
     def plies(self) -> int:
@@ -90,6 +91,7 @@ class LiveGame:
         board.push(chess.Move.from_uci(ev.uci))
         self.moves.append(ev)
         self.boards.append(board)
+        self.pending.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
 
     def truncate(self, from_ply: int) -> None:
@@ -98,7 +100,8 @@ class LiveGame:
         del self.moves[keep:]
         del self.boards[keep + 1 if keep else 0 :]
         self.analyses = {j: a for j, a in self.analyses.items() if j <= keep and self.boards}
-        self.scored = min(self.scored, keep)
+        self.scored = {k for k in self.scored if k <= keep}
+        self.pending = {k for k in self.pending if k <= keep}
 
     def needs_engine(self, j: int) -> bool:
         if not needs_search(self.boards[j]):
@@ -122,15 +125,20 @@ class LiveGame:
             self.analyses[j] = analysis
 
     def ready(self) -> list[ScoredPly]:
-        """The plies that can now be scored, in order (advances the pointer)."""
+        """The plies that can now be scored (both positions valued), each once.
+
+        Plies are scored as soon as they can, in any order: the newest-first
+        engine queue must not hold every estimate behind one old position, and
+        the estimator's figures do not depend on the order plies arrive in.
+        """
         out: list[ScoredPly] = []
-        while self.scored < len(self.moves):
-            k = self.scored + 1
+        for k in sorted(self.pending):
             known_before, before = self.value(k - 1)
             known_after, after = self.value(k)
             if not (known_before and known_after):
-                break
-            self.scored = k
+                continue
+            self.scored.add(k)
+            self.pending.discard(k)
             if after is None:  # the engine gave up on this position: nothing to score
                 continue
             ev = self.moves[k - 1]

@@ -15,6 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "analyse": ("analyse", "rate the players of finished games (PGN) with the engine or [%eval] comments"),
     "fit": ("fit", "fit TrueSkill Through Time (TTT or TTT-D) to game results (PGN or CSV)"),
+    "run": ("run", "run the live monitor with the commentary screen (Textual)"),
     "serve": ("serve", "run the live monitor headless, with a compact live log"),
     "export": ("export", "print the monitor's current estimates from the store"),
     "status": ("status", "show feeds, engine backlog and lag of the monitor"),

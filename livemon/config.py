@@ -293,7 +293,7 @@ class MonitorConfig:
     """How often Algorithm 2 (perceived ratings within the event) is recomputed."""
     ttt_debounce_seconds: float = 2.0
     """Wait after a finished game before the TTT refresh, to batch results that finish together."""
-    replay_speed: float = 20.0
+    replay_speed: float = 2.0
     """Speed factor of the bundled replay used when no feed is configured."""
 
     def validate(self) -> None:

@@ -50,7 +50,7 @@ from livemon.tttjob import TTTJob
 log = logging.getLogger(__name__)
 
 
-def bundled_replay(speed: float = 20.0) -> FeedConfig:
+def bundled_replay(speed: float = 2.0) -> FeedConfig:
     """The default feed: the bundled London Chess Classic 2011, replayed as if live."""
     path = resources.files("livemon") / "data" / "london_2011.pgn"
     return FeedConfig(name="london-2011-replay", type="replay", path=str(path), speed=speed)
@@ -88,6 +88,7 @@ class Monitor:
         self._ttt = TTTJob(cfg.ttt)
         self._stopping = asyncio.Event()
         self._event_perceived: dict[str, float] = {}
+        self._strength_source = "given" if self.engine_strength is not None else "none"
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -97,6 +98,7 @@ class Monitor:
         try:
             if self.engine_strength is None:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)
+                self._strength_source = "calibration" if self.engine_strength is not None else "none"
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
             feed_tasks = [self._spawn(self._run_feed(f), f"feed {f.name}") for f in self.feeds]
@@ -321,7 +323,7 @@ class Monitor:
             "feed_errors": self.counters.feed_errors,
             "failed_positions": self.counters.failed_positions,
             "games": len(self.games),
-            "unscored_plies": sum(g.plies - g.scored for g in self.games.values()),
+            "unscored_plies": sum(g.plies - len(g.scored) for g in self.games.values()),
             "lag_seconds": max(time.time() - newest, 0.0) if newest and pool.get("backlog") else 0.0,
             "ttt_refreshes": self.counters.ttt_refreshes,
             "engine_strength": self.engine_strength,
@@ -355,10 +357,13 @@ class Monitor:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
+            if self._strength_source in ("algorithm 3", "none"):
+                self.engine_strength = self.estimator.engine_strength()
+                self._strength_source = "algorithm 3" if self.engine_strength is not None else "none"
             perceived = self.estimator.perceived_ratings(self.cfg.analysis.all_pairs) or {}
-            if perceived != self._event_perceived:
+            if perceived != self._event_perceived or self._strength_source == "algorithm 3":
                 self._event_perceived = perceived
-                for name in perceived:
+                for name in perceived or self.estimator.players:
                     self.hub.publish(self.player_estimate(self.estimator.players[name]))
 
     # -- background TTT ----------------------------------------------------------------
