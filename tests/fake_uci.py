@@ -1,0 +1,126 @@
+"""A tiny scripted UCI engine for the pool tests: the real protocol over stdin/stdout.
+
+Run as ``python tests/fake_uci.py`` (the tests write a one-line wrapper that is
+the engine path). It answers ``uci``, ``isready``, ``setoption``,
+``ucinewgame``, ``position fen … [moves …]``, ``go depth N | nodes N``,
+``stop`` and ``quit``. A search answers ``info depth … multipv k score cp …
+pv <move>`` for the first ``MultiPV`` legal moves, the scores derived from the
+FEN alone (so equal positions get equal answers), then ``bestmove``.
+
+Behaviours, from environment variables (read at start, so every process of a
+pool behaves alike):
+
+- ``FAKE_UCI_LOG``: append ``<pid> go <depth|nodes> <fen>`` per search start,
+  so a test counts searches across processes, including killed ones;
+- ``FAKE_UCI_DELAY``: seconds each search takes (default 0);
+- ``FAKE_UCI_CRASH_EVERY``: exit (code 3) on every N-th search of this process;
+- ``FAKE_UCI_HANG_FEN``: never answer a search whose FEN contains this text;
+- ``FAKE_UCI_HANG_ONCE``: a file path; the first search (of any process) that
+  creates it hangs, later ones answer normally.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import zlib
+
+import chess
+
+LOG = os.environ.get("FAKE_UCI_LOG")
+DELAY = float(os.environ.get("FAKE_UCI_DELAY", "0"))
+CRASH_EVERY = int(os.environ.get("FAKE_UCI_CRASH_EVERY", "0"))
+HANG_FEN = os.environ.get("FAKE_UCI_HANG_FEN")
+HANG_ONCE = os.environ.get("FAKE_UCI_HANG_ONCE")
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def score_of(board: chess.Board, move: chess.Move) -> int:
+    """A deterministic score (White's view, cp) of ``move`` in the position."""
+    return zlib.crc32(f"{board.epd()} {move.uci()}".encode()) % 401 - 200
+
+
+def should_hang(fen: str) -> bool:
+    if HANG_FEN and HANG_FEN in fen:
+        return True
+    if HANG_ONCE:
+        try:
+            os.close(os.open(HANG_ONCE, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            return False
+    return False
+
+
+def search(board: chess.Board, limit: str, multipv: int, stop: threading.Event) -> None:
+    fen = board.fen()
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()} go {limit} {fen}\n")
+    if should_hang(fen):
+        while True:  # hung: ignores stop, answers nothing
+            time.sleep(3600)
+    stop.wait(DELAY)
+    kind, value = limit.split()
+    depth = int(value) if kind == "depth" else 5
+    nodes = int(value) if kind == "nodes" else 1000 * depth
+    lines = sorted(((score_of(board, m), m) for m in board.legal_moves), key=lambda sm: sm[0], reverse=board.turn)
+    for k, (cp, move) in enumerate(lines[:multipv], start=1):
+        mover_cp = cp if board.turn == chess.WHITE else -cp  # UCI scores are from the mover's view
+        say(f"info depth {depth} seldepth {depth} multipv {k} score cp {mover_cp} nodes {nodes} pv {move.uci()}")
+    say(f"bestmove {lines[0][1].uci()}" if lines else "bestmove 0000")
+
+
+def main() -> None:
+    board = chess.Board()
+    multipv = 1
+    searches = 0
+    stop = threading.Event()
+    worker: threading.Thread | None = None
+    for raw in sys.stdin:
+        tokens = raw.split()
+        if not tokens:
+            continue
+        cmd = tokens[0]
+        if cmd == "uci":
+            say("id name FakeUCI 1.0")
+            say("id author livemon tests")
+            say("option name MultiPV type spin default 1 min 1 max 500")
+            say("option name Threads type spin default 1 min 1 max 64")
+            say("option name Hash type spin default 16 min 1 max 1024")
+            say("uciok")
+        elif cmd == "isready":
+            say("readyok")
+        elif cmd == "setoption" and len(tokens) >= 5 and tokens[2] == "MultiPV":
+            multipv = int(tokens[4])
+        elif cmd == "position":
+            if tokens[1] == "startpos":
+                board, rest = chess.Board(), tokens[2:]
+            else:
+                end = tokens.index("moves") if "moves" in tokens else len(tokens)
+                board, rest = chess.Board(" ".join(tokens[2:end])), tokens[end:]
+            for uci in rest[1:]:
+                board.push_uci(uci)
+        elif cmd == "go":
+            searches += 1
+            if CRASH_EVERY and searches % CRASH_EVERY == 0:
+                os._exit(3)
+            limit = " ".join(tokens[1:3]) if len(tokens) >= 3 else "depth 1"
+            stop = threading.Event()
+            worker = threading.Thread(target=search, args=(board.copy(), limit, multipv, stop), daemon=True)
+            worker.start()
+        elif cmd == "stop":
+            stop.set()
+        elif cmd == "quit":
+            break
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+"""The live engine pool: dedup, cache, crash/hang recovery, priority, adaptive limit, shutdown.
+
+Most tests drive real engine processes of tests/fake_uci.py (the real UCI
+protocol over pipes, scripted behaviours); the last one uses the real Stockfish.
+Searches are counted from the fake engine's own log, not from the pool's counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from livemon.analysis import needs_search
+from livemon.config import EngineConfig
+from livemon.engine import EngineError, UciEngine, position_key
+from livemon.pool import EnginePool
+from livemon.store import Store
+from tests.conftest import REPO, real
+
+
+@dataclass
+class Fake:
+    """The fake engine as a pool sees it: a path, and its search log."""
+
+    path: str
+    log: Path
+    tmp: Path
+
+    def searches(self) -> list[tuple[int, str, int, str]]:
+        """(pid, "depth"|"nodes", value, EPD) per search started, in order."""
+        if not self.log.exists():
+            return []
+        out = []
+        for line in self.log.read_text().splitlines():
+            pid, _, kind, value, fen = line.split(" ", 4)
+            out.append((int(pid), kind, int(value), chess.Board(fen).epd()))
+        return out
+
+    def cfg(self, **kw: object) -> EngineConfig:
+        base: dict[str, object] = {"path": self.path, "depth": 10, "processes": 1, "timeout": 5.0}
+        base.update(kw)
+        cfg = EngineConfig(**base)  # type: ignore[arg-type]
+        cfg.validate()
+        return cfg
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fake:
+    wrapper = tmp_path / "fake-engine"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    wrapper.chmod(0o755)
+    log = tmp_path / "searches.log"
+    monkeypatch.setenv("FAKE_UCI_LOG", str(log))
+    return Fake(str(wrapper), log, tmp_path)
+
+
+def game_boards(name: str = "byrne_fischer_1956_pgnmentor.pgn") -> list[chess.Board]:
+    """Every searchable position of a real game, in game order."""
+    with real(name).open() as f:
+        game = chess.pgn.read_game(f)
+    assert game is not None
+    board, boards = game.board(), []
+    for move in game.mainline_moves():
+        board.push(move)
+        if needs_search(board):
+            boards.append(board.copy(stack=False))
+    return boards
+
+
+async def wait_for_searches(fake: Fake, n: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while len(fake.searches()) < n:
+        assert time.monotonic() < deadline, f"fewer than {n} searches started"
+        await asyncio.sleep(0.005)
+
+
+def is_gone(pid: int) -> bool:
+    """True when the process has exited and been reaped (no zombie left)."""
+    return not Path(f"/proc/{pid}").exists()  # a zombie keeps its /proc entry until reaped
+
+
+async def test_concurrent_duplicate_requests_share_one_search(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.05")
+    boards = game_boards()[:10]
+    requests = boards * 4
+    random.Random(1).shuffle(requests)
+    async with EnginePool(fake.cfg(processes=2), Store(":memory:")) as pool:
+        results = await asyncio.gather(*(pool.submit(b) for b in requests))
+        status = pool.status()
+    searched = [epd for _, _, _, epd in fake.searches()]
+    assert sorted(searched) == sorted(position_key(b) for b in boards)  # each exactly once
+    assert status["searches"] == 10 and status["joined"] == 30 and status["cache_hits"] == 0
+    by_key: dict[str, set] = {}
+    for board, result in zip(requests, results):
+        assert result.key == position_key(board)
+        by_key.setdefault(result.key, set()).add(result.analysis)
+    assert all(len(answers) == 1 for answers in by_key.values())  # everyone got the same answer
+
+
+async def test_cache_hits_cost_no_search(fake):
+    boards = game_boards()[:8]
+    store = Store(fake.tmp / "cache.sqlite")
+    async with EnginePool(fake.cfg(), store) as pool:
+        first = [await pool.submit(b) for b in boards]
+        again = await pool.submit(boards[0])  # same pool, later: a cache hit
+        assert again.cached and again.analysis == first[0].analysis
+    assert len(fake.searches()) == 8
+    async with EnginePool(fake.cfg(processes=2), store) as pool:  # new engines, same store
+        second = await asyncio.gather(*(pool.submit(b) for b in boards))
+        status = pool.status()
+    assert len(fake.searches()) == 8  # not one more search
+    assert status["cache_hits"] == 8 and status["searches"] == 0
+    assert all(s.cached for s in second) and not any(f.cached for f in first)
+    assert [s.analysis for s in second] == [f.analysis for f in first]
+    assert {s.profile for s in second} == {first[0].profile}
+
+
+async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.15")
+    boards = game_boards()[:30]
+    killed_pids: list[int] = []
+    killed_fens: set[str] = set()
+
+    async def killer() -> None:
+        """Kill the engine of every third new search (each position at most once: retries are bounded)."""
+        seen, eligible = 0, 0
+        while len(killed_pids) < 8:
+            searches = fake.searches()
+            for pid, _, _, epd in searches[seen:]:
+                if epd in killed_fens or pid in killed_pids:
+                    continue
+                eligible += 1
+                if eligible % 3 == 1 and len(killed_pids) < 8:
+                    os.kill(pid, signal.SIGKILL)  # mid-search: the search lasts 0.15 s
+                    killed_pids.append(pid)
+                    killed_fens.add(epd)
+            seen = len(searches)
+            await asyncio.sleep(0.005)
+
+    async with EnginePool(fake.cfg(processes=2, retries=2), Store(":memory:")) as pool:
+        kill_task = asyncio.create_task(killer())
+        results = await asyncio.gather(*(pool.submit(b) for b in boards))
+        await asyncio.wait_for(kill_task, 1)
+        status = pool.status()
+        alive = pool.engine_pids()
+    assert len(killed_pids) == 8 == len(set(killed_pids))
+    assert [r.key for r in results] == [position_key(b) for b in boards]  # 0 lost
+    assert status["failures"] == 0 and status["retries"] == 8 and status["restarts"] == 8
+    assert status["searches"] == 30
+    searched = [epd for _, _, _, epd in fake.searches()]
+    assert all(searched.count(epd) == 2 for epd in killed_fens)  # each killed search was retried
+    assert len(searched) == 38
+    assert not set(alive) & set(killed_pids)
+    assert all(is_gone(pid) for pid in killed_pids)
+
+
+async def test_engine_crashing_every_third_search_loses_nothing(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_CRASH_EVERY", "3")
+    boards = game_boards()[:20]
+    async with EnginePool(fake.cfg(processes=2), Store(":memory:")) as pool:
+        results = await asyncio.gather(*(pool.submit(b) for b in boards))
+        status = pool.status()
+    assert [r.key for r in results] == [position_key(b) for b in boards]
+    # every engine process answers 2 searches then dies on its 3rd: 20 answers need 10+ processes
+    assert status["failures"] == 0 and status["searches"] == 20 and status["restarts"] >= 8
+
+
+async def test_hung_engine_times_out_and_is_replaced(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_HANG_ONCE", str(fake.tmp / "hung-once"))
+    boards = game_boards()[:3]
+    async with EnginePool(fake.cfg(timeout=0.5), Store(":memory:")) as pool:
+        hung_pid = pool.engine_pids()[0]
+        started = time.monotonic()
+        results = [await pool.submit(b) for b in boards]
+        elapsed = time.monotonic() - started
+        status = pool.status()
+        assert pool.engine_pids() != [hung_pid]
+    assert [r.key for r in results] == [position_key(b) for b in boards]
+    assert status["restarts"] == 1 and status["retries"] == 1 and status["failures"] == 0
+    searched = fake.searches()
+    assert searched[0][0] == hung_pid and searched[0][3] == searched[1][3] == position_key(boards[0])
+    assert searched[1][0] != hung_pid
+    assert 0.5 <= elapsed < 3.0
+    assert is_gone(hung_pid)
+
+
+async def test_position_that_always_fails_gives_engine_error_and_the_pool_goes_on(fake, monkeypatch, caplog):
+    bad, good = game_boards()[:2]
+    monkeypatch.setenv("FAKE_UCI_HANG_FEN", bad.fen().rsplit(" ", 2)[0])
+    caplog.set_level(logging.WARNING, logger="livemon.pool")
+    async with EnginePool(fake.cfg(timeout=0.3, retries=1), Store(":memory:")) as pool:
+        with pytest.raises(EngineError, match="timed out"):
+            await pool.submit(bad)
+        result = await pool.submit(good)
+        status = pool.status()
+    assert result.key == position_key(good) and not result.cached
+    assert [epd for _, _, _, epd in fake.searches()].count(position_key(bad)) == 2  # 1 try + 1 retry
+    assert status["failures"] == 1 and status["searches"] == 1
+    assert any(r.levelname == "ERROR" and "gave up" in r.getMessage() for r in caplog.records)
+
+
+async def test_newest_positions_first_and_caller_priorities(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.1")
+    a, b, c, d, x, y, z = game_boards()[:7]
+    async with EnginePool(fake.cfg(), Store(":memory:")) as pool:
+        first = asyncio.create_task(pool.submit(a))
+        await wait_for_searches(fake, 1)  # the engine is busy with a
+        tasks = [asyncio.create_task(pool.submit(p)) for p in (b, c, d)]
+        await asyncio.gather(first, *tasks)
+        order = [epd for _, _, _, epd in fake.searches()]
+        assert order == [position_key(p) for p in (a, d, c, b)]  # newest first
+
+        assert (await pool.submit(b.copy())).cached  # done now: from the cache, no search
+        first = asyncio.create_task(pool.submit(game_boards()[10]))
+        await wait_for_searches(fake, 5)
+        tasks = [asyncio.create_task(pool.submit(p, priority=pr)) for p, pr in ((x, 5), (y, 1), (z, 3))]
+        await asyncio.sleep(0.01)
+        tasks.append(asyncio.create_task(pool.submit(x, priority=0)))  # a more urgent duplicate moves x up
+        await asyncio.gather(first, *tasks)
+        status = pool.status()
+    order = [epd for _, _, _, epd in fake.searches()][5:]
+    assert order == [position_key(p) for p in (x, y, z)]
+    assert status["joined"] == 1 and status["searches"] == 8
+
+
+@pytest.mark.parametrize(
+    "limit, floor, expected",
+    [({"depth": 10, "min_depth": 4}, 4, {4, 6, 8, 10}), ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000, {20000, 40000, 80000})],
+)
+async def test_limit_is_lowered_under_backlog_and_restored(fake, monkeypatch, limit, floor, expected):
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.02")
+    boards = game_boards()[:12]
+    kind = "depth" if limit.get("depth") else "nodes"
+    store = Store(":memory:")
+    cfg = fake.cfg(backlog_high=3, backlog_low=1, **limit)
+    async with EnginePool(cfg, store) as pool:
+        base = pool.base_profile
+        results = await asyncio.gather(*(pool.submit(b) for b in boards))
+        lowered = pool.status()
+        used = [getattr(r.profile, kind) for r in results]
+        assert set(used) <= expected and min(used) == floor  # lowered in steps, to the floor, never below
+        assert sum(u < getattr(base, kind) for u in used) >= 8  # most of the backlog at a lower limit
+        assert lowered["limit_changes"] >= 3
+        # honest: the engine searched at the limit the result names, cached under that profile only
+        logged = {epd: value for _, k, value, epd in fake.searches() if k == kind}
+        for r in results:
+            assert logged[r.key] == getattr(r.profile, kind)
+            assert store.get_analysis(r.key, r.profile.name) == r.analysis
+            if r.profile != base:
+                assert store.get_analysis(r.key, base.name) is None
+        # the backlog cleared: back to the configured limit
+        assert lowered["limit_level"] == 0 and pool.profile == base
+        fresh = await pool.submit(game_boards()[20])
+        assert fresh.profile == base and not fresh.cached
+        # calm pool: a position cached only at a lowered limit is searched again at the full one
+        low = next(b for b, r in zip(boards, results) if r.profile != base)
+        again = await pool.submit(low)
+        assert again.profile == base and not again.cached
+
+
+async def test_close_leaves_no_child_processes(fake, monkeypatch):
+    boards = game_boards()[:4]
+    monkeypatch.setenv("FAKE_UCI_HANG_FEN", boards[3].fen().rsplit(" ", 2)[0])
+    pool = EnginePool(fake.cfg(processes=2, timeout=30), Store(":memory:"))
+    await pool.start()
+    pids = set(pool.engine_pids())
+    await asyncio.gather(*(pool.submit(b) for b in boards[:3]))
+    hung = asyncio.create_task(pool.submit(boards[3]))  # an engine hangs on it: close must not wait for it
+    await wait_for_searches(fake, 4)
+    started = time.monotonic()
+    await pool.close()
+    assert time.monotonic() - started < 3.0
+    with pytest.raises(EngineError, match="closed"):
+        await hung
+    assert len(pids) == 2 and all(is_gone(pid) for pid in pids)
+    children = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        children |= {int(p) for p in (task / "children").read_text().split()}
+    assert not children & pids
+    assert pool.status()["engines_alive"] == 0
+    with pytest.raises(EngineError):
+        await pool.submit(boards[0])
+
+
+async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_path, monkeypatch):
+    boards = game_boards("wcc2023_nepo_ding_g1_pythonchess.pgn")
+    requests = boards + boards[::-1]  # every position asked twice, concurrently
+    searched: list[str] = []
+    real_analyse = UciEngine.analyse
+
+    async def counting(self, board, profile=None):
+        searched.append(position_key(board))
+        return await real_analyse(self, board, profile)
+
+    monkeypatch.setattr(UciEngine, "analyse", counting)
+    store = Store(tmp_path / "cache.sqlite")
+    cfg = EngineConfig(path=stockfish, depth=6, processes=2)
+    async with EnginePool(cfg, store) as pool:
+        results = await asyncio.gather(*(pool.submit(b) for b in requests))
+        status = pool.status()
+    distinct = {position_key(b) for b in boards}
+    assert len(searched) == len(set(searched)) == len(distinct)  # <= 1 search per distinct position
+    assert status["searches"] == len(distinct) and status["engines_alive"] == 2
+    assert {r.profile.name for r in results} == {"Stockfish 15.1 depth=6 multipv=4"}
+    assert all(r.analysis.depth >= 6 and 1 <= len(r.analysis.candidates) <= 4 for r in results)
+    first = {r.key: r.analysis for r in results[: len(boards)]}
+    assert all(first[r.key] == r.analysis for r in results[len(boards) :])
+    assert store.count_analyses("Stockfish 15.1 depth=6 multipv=4") == len(distinct)
+    async with EnginePool(cfg, store) as pool:  # again: all from the cache
+        again = await asyncio.gather(*(pool.submit(b) for b in boards))
+    assert len(searched) == len(distinct) and all(r.cached for r in again)
