@@ -27,12 +27,15 @@ async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     # Start multiprocessing's helper before Textual replaces sys.stderr: it passes
     # stderr's fd to its child, and the TTT worker process needs it.
     resource_tracker.ensure_running()
-    task = asyncio.create_task(monitor.run())
-    try:
-        await CommentaryApp(monitor.hub, arbiter=arbiter).run_async()
-    finally:
-        monitor.stop()
-        await asyncio.gather(task, return_exceptions=True)
+    from livemon.commands.serve import faces
+
+    async with faces(monitor):
+        task = asyncio.create_task(monitor.run())
+        try:
+            await CommentaryApp(monitor.hub, arbiter=arbiter).run_async()
+        finally:
+            monitor.stop()
+            await asyncio.gather(task, return_exceptions=True)
     if task.done() and not task.cancelled() and task.exception():
         raise task.exception()  # type: ignore[misc]
 

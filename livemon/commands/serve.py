@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 import time
+from typing import AsyncIterator
 
 from livemon.config import ConfigError, load_config
 from livemon.engine import EngineError
@@ -46,10 +48,34 @@ async def serve(monitor: Monitor, until_done: bool) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, monitor.stop)
     log_task = asyncio.create_task(live_log(monitor.hub))
+    async with faces(monitor):
+        try:
+            await monitor.run(until_feeds_end=until_done)
+        finally:
+            log_task.cancel()
+
+
+@contextlib.asynccontextmanager
+async def faces(monitor: Monitor) -> AsyncIterator[None]:
+    """The WebSocket/overlay server and, when enabled, the MQTT publisher, beside the monitor."""
+    from livemon.mqtt_out import MqttPublisher
+    from livemon.web import WebServer
+
+    web = WebServer(monitor.hub, monitor.cfg.web)
     try:
-        await monitor.run(until_feeds_end=until_done)
+        await web.start()
+        print(f"overlay: http://{monitor.cfg.web.host}:{web.port}/overlay", flush=True)
+    except OSError as exc:  # port taken: the monitor still runs
+        print(f"livemon: web server not started: {exc}", file=sys.stderr, flush=True)
+        web = None
+    mqtt = asyncio.create_task(MqttPublisher(monitor.hub, monitor.cfg.mqtt_out).run()) if monitor.cfg.mqtt_out.enabled else None
+    try:
+        yield
     finally:
-        log_task.cancel()
+        if mqtt is not None:
+            mqtt.cancel()
+        if web is not None:
+            await web.close()
 
 
 def run(args: argparse.Namespace) -> int:
