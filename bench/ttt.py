@@ -70,13 +70,15 @@ def worker_livemon(n_games: int, tol: float) -> dict:
     baseline = _rss_mb()
     a, b, t, s = simulate(n_games)
     params = ttt.TTTParams(tolerance=tol, max_sweeps=5000)
+    c0 = time.process_time()
     t0 = time.perf_counter()
     games = ttt.make_games(a, b, t, s)
     t1 = time.perf_counter()
     result = ttt.fit(games, params)
     t2 = time.perf_counter()
+    cpu = time.process_time() - c0
     out = {"games": len(games), "players": int(games.labels.size), "draws": float(np.mean(s == 0.5)),
-           "encode_s": t1 - t0, "fit_s": t2 - t1, "total_s": t2 - t0, "sweeps": result.sweeps,
+           "encode_s": t1 - t0, "fit_s": t2 - t1, "total_s": t2 - t0, "cpu_s": cpu, "sweeps": result.sweeps,
            "converged": result.converged, "log_evidence": result.log_evidence,
            "rss_baseline_mb": baseline, "rss_peak_mb": _rss_mb(),
            "mu_checksum": float(np.sum(result.mu))}
@@ -97,6 +99,7 @@ def worker_reference(n_games: int, tol: float, full: bool, max_sweeps: int) -> d
     comp = [[[str(x)], [str(y)]] if r != 0.0 else [[str(y)], [str(x)]] for x, y, r in zip(a, b, s)]
     results = [[0, 0] if r == 0.5 else [1, 0] for r in s]
     times = [int(x) for x in t]
+    c0 = time.process_time()
     t0 = time.perf_counter()
     h = ref.History(comp, results, times=times, mu=0.0, sigma=6.0, beta=1.0, gamma=0.03, p_draw=0.3)
     t1 = time.perf_counter()
@@ -104,7 +107,7 @@ def worker_reference(n_games: int, tol: float, full: bool, max_sweeps: int) -> d
     if full:
         step, sweeps = h.convergence(epsilon=tol, iterations=max_sweeps, verbose=False)
         t2 = time.perf_counter()
-        out.update(sweeps=sweeps, converged=bool(max(step) <= tol), sweeps_s=t2 - t1,
+        out.update(sweeps=sweeps, converged=bool(max(step) <= tol), sweeps_s=t2 - t1, cpu_s=time.process_time() - c0,
                    sec_per_sweep=(t2 - t1) / max(sweeps, 1), total_s=t2 - t0, log_evidence=h.log_evidence())
         # distance of the package's stopping point from livemon's fixed point
         try:
@@ -175,7 +178,7 @@ def main() -> int:
               f"{mine['draws']:.0%} draws ==", flush=True)
         print(f"livemon : encode {mine['encode_s']:.2f} s + fit {mine['fit_s']:.2f} s = {mine['total_s']:.2f} s, "
               f"{mine['sweeps']} sweeps ({mine['fit_s'] / max(mine['sweeps'], 1):.4f} s/sweep incl. setup), "
-              f"converged={mine['converged']}, peak RSS {mine['rss_peak_mb']:.0f} MB "
+              f"converged={mine['converged']}, CPU {mine['cpu_s']:.2f} s, peak RSS {mine['rss_peak_mb']:.0f} MB "
               f"(baseline after imports {mine['rss_baseline_mb']:.0f} MB)", flush=True)
         if "plain_sweeps" in mine:
             print(f"livemon without the common-shift step: {mine['plain_sweeps']} sweeps, {mine['plain_s']:.2f} s, "
@@ -187,7 +190,7 @@ def main() -> int:
         if full:
             total = ref["total_s"]
             print(f"package : build {ref['build_s']:.2f} s + {ref['sweeps']} sweeps {ref['sweeps_s']:.1f} s = "
-                  f"{total:.1f} s ({ref['sec_per_sweep']:.3f} s/sweep, converged={ref['converged']}), "
+                  f"{total:.1f} s ({ref['sec_per_sweep']:.3f} s/sweep, converged={ref['converged']}, CPU {ref['cpu_s']:.1f} s), "
                   f"peak RSS {ref['rss_peak_mb']:.0f} MB (baseline {ref['rss_baseline_mb']:.0f} MB)", flush=True)
             if "max_mu_distance_from_fixed_point" in ref:
                 print(f"package at its stop: max |mu - fixed point| = {ref['max_mu_distance_from_fixed_point']:.2e}; "
