@@ -13,7 +13,8 @@ import pytest
 
 from livemon.config import ConfigError, FeedConfig, load_config_text
 from livemon.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
-from livemon.feeds.core import MATE_CP, is_terminated
+from livemon.rating.evaluation import MATE_CP
+from livemon.feeds.core import is_terminated
 from livemon.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 REAL = Path("/work/shared/data/real")
