@@ -9,8 +9,8 @@ correction, and renders the ``analyse --json`` shape.
 
 >>> est = Estimator()
 >>> est.add_game(GameInfo("g", white="A", black="B", white_elo=2000, black_elo=2100))
->>> est.add_ply(ScoredPly("g", 1, before=20, after=30))
->>> est.add_ply(ScoredPly("g", 2, before=30, after=80))
+>>> _ = est.add_ply(ScoredPly("g", 1, before=20, after=30))
+>>> _ = est.add_ply(ScoredPly("g", 2, before=30, after=80))
 >>> est.players["A"].histogram.mean, est.players["B"].histogram.mean
 (10.0, -50.0)
 """

@@ -6,7 +6,7 @@ by a blank line. :func:`read_games` splits the text into one chunk per game firs
 its own with python-chess, and reports each bad game as a :class:`BadGame` with
 one clear line, so that the other games are still read.
 
->>> text = '[White "A"]\\n[Black "B"]\\n\\n1. e4 e5 1-0\\n[White "C"]\\n[Black "D"]\\n\\n1. d4 Zz9 0-1\\n'
+>>> text = '[White "A"]\\n[Black "B"]\\n\\n1. e4 e5 1-0\\n[White "C"]\\n[Black "D"]\\n\\n1. d4 Ke4 0-1\\n'
 >>> [type(g).__name__ for g in read_games(text)]
 ['GoodGame', 'BadGame']
 """
