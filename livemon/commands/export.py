@@ -7,24 +7,21 @@ import json
 import sys
 
 from livemon.commands.analyse import render_table
-from livemon.config import ConfigError, load_config
+from livemon.commands import add_store_arguments, config_from_args
 from livemon.export import export_report
 from livemon.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
-    p.add_argument("--store", metavar="DB", help="the monitor's SQLite store")
+    add_store_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"livemon: config: {exc}", file=sys.stderr)
+    cfg = config_from_args(args)
+    if cfg is None:
         return 2
-    with Store(args.store or cfg.store.path) as store:
+    with Store(cfg.store.path) as store:
         out = export_report(store, cfg)
     if args.json:
         json.dump(out, sys.stdout, indent=1)

@@ -7,14 +7,13 @@ import asyncio
 import logging
 import sys
 
-from livemon.config import ConfigError, load_config
+from livemon.commands import add_store_arguments, config_from_args
 from livemon.engine import EngineError
 from livemon.monitor import Monitor
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
-    p.add_argument("--store", metavar="DB", help="SQLite store (default: store.path of the config)")
+    add_store_arguments(p)
     p.add_argument("--arbiter", action="store_true", help="show the fair-play alerts pane (arbiters only)")
     p.add_argument("--log", default="livemon.log", metavar="FILE", help="log file while the screen is up")
 
@@ -41,13 +40,9 @@ async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"livemon: config: {exc}", file=sys.stderr)
+    cfg = config_from_args(args)
+    if cfg is None:
         return 2
-    if args.store:
-        cfg.store.path = args.store
     root = logging.getLogger()  # the screen owns the terminal: logs go to a file
     for handler in list(root.handlers):
         root.removeHandler(handler)

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import AsyncIterator
 
-from livemon.config import ConfigError, load_config
+from livemon.commands import add_store_arguments, config_from_args
 from livemon.engine import EngineError
 from livemon.hub import Hub
 from livemon.messages import BoardState, MonitorStatus
@@ -18,8 +18,7 @@ from livemon.monitor import Monitor
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
-    p.add_argument("--store", metavar="DB", help="SQLite store (default: store.path of the config)")
+    add_store_arguments(p)
     p.add_argument("--until-done", action="store_true", help="exit when every feed has ended and all is scored")
 
 
@@ -79,13 +78,9 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"livemon: config: {exc}", file=sys.stderr)
+    cfg = config_from_args(args)
+    if cfg is None:
         return 2
-    if args.store:
-        cfg.store.path = args.store
     monitor = Monitor(cfg)
     try:
         asyncio.run(serve(monitor, args.until_done))

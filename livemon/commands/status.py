@@ -7,23 +7,20 @@ import json
 import sys
 import time
 
-from livemon.config import ConfigError, load_config
+from livemon.commands import add_store_arguments, config_from_args
 from livemon.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="the raw status object")
-    p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
-    p.add_argument("--store", metavar="DB", help="the monitor's SQLite store")
+    add_store_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as exc:
-        print(f"livemon: config: {exc}", file=sys.stderr)
+    cfg = config_from_args(args)
+    if cfg is None:
         return 2
-    with Store(args.store or cfg.store.path) as store:
+    with Store(cfg.store.path) as store:
         status = store.get_status()
     if status is None:
         print("livemon: no monitor has run with this store yet", file=sys.stderr)
