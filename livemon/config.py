@@ -21,7 +21,10 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from livemon.rating.ttt import TTTParams
 
 
 class ConfigError(ValueError):
@@ -129,6 +132,22 @@ class TTTConfig:
     """Elo points per skill unit (β) for rating-tag priors."""
     elo_sigma: float = 1.0
     """Prior sd, in skill units, of a player with a rating tag."""
+
+    def params(self) -> "TTTParams":
+        """The model parameters of this table (one place, for ``fit`` and the live refresh)."""
+        from livemon.rating.ttt import TTTParams
+
+        return TTTParams(mu0=self.mu0, sigma0=self.sigma0, beta=self.beta, tau=self.tau, p_draw=self.p_draw,
+                         model=self.model, nu0=self.nu0, zeta0=self.zeta0, zeta=self.zeta,
+                         tolerance=self.tolerance, max_sweeps=self.max_iterations, accelerate=self.accelerate)
+
+    def elo_prior(self, elo: float) -> tuple[float, float]:
+        """Prior (mu, sigma) in skill units of a player with rating tag ``elo``."""
+        return self.mu0 + (elo - self.elo_at_mu0) / self.elo_per_unit, self.elo_sigma
+
+    def to_elo(self, mu: float, sigma: float) -> tuple[float, float]:
+        """A skill posterior on the Elo scale of the rating-tag priors."""
+        return self.elo_at_mu0 + (mu - self.mu0) * self.elo_per_unit, sigma * self.elo_per_unit
 
     def validate(self) -> None:
         if self.time_unit not in ("day", "week", "month", "year", "round"):

@@ -6,9 +6,10 @@ results and the previous fit; the worker continues from the previous EP
 messages when the old games are a prefix of the new list (the usual case: a
 game just finished), else fits afresh.
 
-Scale: β = 1 is 200 Elo (the performance sd of Elo's normal model), and the
-skills are centred on the mean rating of the rated players, whose rating tags
-seed their priors (sd 100 Elo).
+Scale: the ``[ttt]`` table's Elo mapping (``elo_at_mu0``, ``elo_per_unit``,
+default β = 1 is 200 Elo, the performance sd of Elo's normal model); rating
+tags always seed the priors here (``TTTConfig.elo_prior``), as in ``fit
+--rating-priors``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from livemon.config import TTTConfig
 from livemon.messages import GameInfo, TTTRating
 from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
 
-ELO_PER_BETA = 200.0
-RATED_PRIOR_SD_ELO = 100.0
 SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
 
@@ -72,13 +71,9 @@ class TTTJob:
 
     def __init__(self, cfg: TTTConfig):
         self.cfg = cfg
-        self.params = TTTParams(
-            mu0=cfg.mu0, sigma0=cfg.sigma0, beta=cfg.beta, tau=cfg.tau, p_draw=cfg.p_draw,
-            model=cfg.model, tolerance=cfg.tolerance, max_sweeps=cfg.max_iterations,
-        )
+        self.params = cfg.params()
         self.fit: TTTFit | None = None
         self.latest: dict[str, TTTRating] = {}
-        self.offset = 1500.0
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
@@ -88,13 +83,11 @@ class TTTJob:
 
     async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
         """Refit on all finished games; returns every player's latest rating."""
-        rated = {}
-        for info, _ in finished:
+        priors: dict[str, tuple[float, float]] = {}
+        for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
-                if elo is not None:
-                    rated[name] = elo
-        self.offset = float(np.mean(list(rated.values()))) if rated else 1500.0
-        priors = {n: ((e - self.offset) / ELO_PER_BETA, RATED_PRIOR_SD_ELO / ELO_PER_BETA) for n, e in rated.items()}
+                if elo is not None and name not in priors:
+                    priors[name] = self.cfg.elo_prior(elo)
         unit = self.cfg.time_unit
         times = [_round_number(i) if unit == "round" else i.date.replace(".", "-") for i, _ in finished]
         loop = asyncio.get_running_loop()
@@ -108,9 +101,7 @@ class TTTJob:
             counts[info.white] = counts.get(info.white, 0) + 1
             counts[info.black] = counts.get(info.black, 0) + 1
         self.latest = {
-            str(name): TTTRating(
-                str(name), mu, sigma, self.offset + ELO_PER_BETA * mu, ELO_PER_BETA * sigma, counts.get(str(name), 0)
-            )
+            str(name): TTTRating(str(name), mu, sigma, *self.cfg.to_elo(mu, sigma), counts.get(str(name), 0))
             for name, (mu, sigma) in self.fit.latest().items()
         }
         return list(self.latest.values())

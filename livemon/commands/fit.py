@@ -58,9 +58,7 @@ def _settings(args: argparse.Namespace) -> TTTConfig:
 
 def params_from_config(cfg: TTTConfig) -> ttt.TTTParams:
     """The model parameters of a ``[ttt]`` config table."""
-    return ttt.TTTParams(mu0=cfg.mu0, sigma0=cfg.sigma0, beta=cfg.beta, tau=cfg.tau, p_draw=cfg.p_draw,
-                         model=cfg.model, nu0=cfg.nu0, zeta0=cfg.zeta0, zeta=cfg.zeta,
-                         tolerance=cfg.tolerance, max_sweeps=cfg.max_iterations, accelerate=cfg.accelerate)
+    return cfg.params()
 
 
 def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[float, float]]:
@@ -69,7 +67,7 @@ def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[
     for r in sorted(results, key=lambda r: (str(type(r.time)), r.time)):
         for name, elo in ((r.white, r.white_elo), (r.black, r.black_elo)):
             if elo is not None and elo > 0 and name not in priors:
-                priors[name] = (cfg.mu0 + (elo - cfg.elo_at_mu0) / cfg.elo_per_unit, cfg.elo_sigma)
+                priors[name] = cfg.elo_prior(elo)
     return priors
 
 
