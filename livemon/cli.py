@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)  # help is %-formatted
         importlib.import_module(f"livemon.commands.{module}").add_arguments(p)
         p.set_defaults(_module=module)
     return parser
