@@ -97,6 +97,38 @@ class AnalysisConfig:
 
 
 @dataclass
+class ScreeningConfig:
+    notice_z: float = 2.5
+    """z at which a player is reported to arbiters as a notice (ROI 62.5; supports other evidence)."""
+    alert_z: float = 4.0
+    """z at which an alert is raised (ROI 70)."""
+    min_positions: int = 60
+    """No notice or alert before a player has this many screened positions in the event."""
+    statistic: str = "match"
+    """The z that raises alerts: match (top-move matches), loss (average loss) or max (the larger)."""
+    book_moves: int = 0
+    """First moves of each side left out of screening as opening theory (Regan skips 8)."""
+    book: str = ""
+    """Polyglot opening book; positions found in it are left out of screening. Empty: none."""
+    eval_bound: float = 3.0
+    """Positions where the best move's value is beyond ±this many pawns (decided games) are left out."""
+
+    def validate(self) -> None:
+        if self.statistic not in ("match", "loss", "max"):
+            raise ConfigError(f"screening.statistic: expected match, loss or max, got {self.statistic!r}")
+        if not 0 < self.notice_z <= self.alert_z:
+            raise ConfigError(f"screening.notice_z: must be positive and at most alert_z ({self.alert_z}), got {self.notice_z!r}")
+        if self.min_positions < 1:
+            raise ConfigError(f"screening.min_positions: must be at least 1, got {self.min_positions!r}")
+        if self.book_moves < 0:
+            raise ConfigError(f"screening.book_moves: must not be negative, got {self.book_moves!r}")
+        if self.eval_bound <= 0:
+            raise ConfigError(f"screening.eval_bound: must be positive, got {self.eval_bound!r}")
+        if self.book and not Path(self.book).is_file():
+            raise ConfigError(f"screening.book: no such file {self.book!r}")
+
+
+@dataclass
 class TTTConfig:
     mu0: float = 0.0
     """Prior mean of a player's skill at their first time step."""
@@ -329,6 +361,8 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
+    screening: ScreeningConfig = field(default_factory=ScreeningConfig)
+    """Fair-play screening thresholds and exclusions (spec §3)."""
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
     feeds: list[FeedConfig] = field(default_factory=list)
     """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""

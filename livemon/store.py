@@ -15,6 +15,9 @@ from typing import Any, Iterable, Iterator
 
 from livemon.engine import PositionAnalysis
 from livemon.messages import GameInfo, MoveEvent
+from livemon.rating.calibration import Calibration, ProfileCalibration
+
+SHIPPED_CALIBRATIONS = Path(__file__).parent / "data" / "calibrations.json"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS analyses (
@@ -48,9 +51,18 @@ CREATE TABLE IF NOT EXISTS status (
 CREATE TABLE IF NOT EXISTS calibrations (
     profile         TEXT PRIMARY KEY,  -- EngineProfile.name
     engine_strength REAL,              -- r̄_e (Algorithm 3), Elo
-    c_calibration   TEXT               -- JSON of rating.screening.Calibration, if fitted
+    c_calibration   TEXT               -- JSON of rating.calibration.Calibration, if fitted
 );
 """
+
+
+def shipped_calibrations() -> dict[str, ProfileCalibration]:
+    """Calibrations shipped with livemon (``livemon/data/calibrations.json``), by profile name."""
+    try:
+        table = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {name: ProfileCalibration.from_dict(d) for name, d in table.items()}
 
 
 class Store:
@@ -121,16 +133,31 @@ class Store:
 
     # -- calibrations ---------------------------------------------------------
 
+    def get_calibration(self, profile: str) -> ProfileCalibration | None:
+        """The profile's calibration: stored by ``livemon calibrate``, else the one shipped with livemon."""
+        row = self.db.execute(
+            "SELECT engine_strength, c_calibration FROM calibrations WHERE profile = ?", (profile,)
+        ).fetchone()
+        if row is None:
+            return shipped_calibrations().get(profile)
+        c_map = None if row[1] is None else Calibration.from_dict(json.loads(row[1]))
+        return ProfileCalibration(profile, row[0], c_map)
+
+    def put_calibration(self, calibration: ProfileCalibration) -> None:
+        """Store (replace) a profile's calibration."""
+        c_map = None if calibration.c_map is None else json.dumps(calibration.c_map.to_dict())
+        self.db.execute(
+            "INSERT OR REPLACE INTO calibrations (profile, engine_strength, c_calibration) VALUES (?, ?, ?)",
+            (calibration.profile, calibration.engine_strength, c_map),
+        )
+
     def get_engine_strength(self, profile: str) -> float | None:
-        row = self.db.execute("SELECT engine_strength FROM calibrations WHERE profile = ?", (profile,)).fetchone()
-        return row[0] if row else None
+        calibration = self.get_calibration(profile)
+        return None if calibration is None else calibration.engine_strength
 
     def put_engine_strength(self, profile: str, strength: float) -> None:
-        self.db.execute(
-            "INSERT INTO calibrations (profile, engine_strength) VALUES (?, ?) "
-            "ON CONFLICT(profile) DO UPDATE SET engine_strength = excluded.engine_strength",
-            (profile, strength),
-        )
+        old = self.get_calibration(profile)
+        self.put_calibration(ProfileCalibration(profile, strength, None if old is None else old.c_map))
 
     # -- live games -----------------------------------------------------------
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.calibration import Calibration
 from livemon.rating.screening import (
-    Calibration,
     Screening,
     alert_check,
     position_expectation,
@@ -155,3 +155,17 @@ def test_calibration_rejects_degenerate_data():
     flat = Calibration.fit([(1800, 1.0), (2200, 1.0)])
     with pytest.raises(ValueError):
         flat.rating_for_c(1.0)
+
+
+def test_store_keeps_a_profile_calibration_and_engine_strength_alone_keeps_the_map(tmp_path):
+    from livemon.rating.calibration import ProfileCalibration
+    from livemon.store import Store
+
+    cal = Calibration.fit([(1800, 0.8), (2200, 1.1), (2600, 1.5)], profile="p")
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.get_calibration("unknown profile") is None
+        store.put_calibration(ProfileCalibration("p", 2950.0, cal))
+        assert store.get_calibration("p") == ProfileCalibration("p", 2950.0, cal)
+        store.put_engine_strength("p", 3000.0)
+        assert store.get_calibration("p") == ProfileCalibration("p", 3000.0, cal)
+        assert store.get_engine_strength("p") == 3000.0

@@ -1,7 +1,7 @@
 """Fair-play screening against the reference agent E(c_r) (spec §3).
 
 Regan's approach: take c_r, the c expected of a player rated r (from a
-:class:`Calibration` of the engine profile). Under E(c_r) every analysed
+:class:`~livemon.rating.calibration.Calibration` of the engine profile). Under E(c_r) every analysed
 position t predicts
 
 * p0_t = P(best move | c_r) — a "match" is playing a move whose value equals
@@ -269,72 +269,3 @@ def alert_check(
         loss_expected=stats.loss_expected,
         z_loss=stats.z_loss,
     )
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Linear map between Elo and mean c for one engine profile: c̄ = a + b·Elo.
-
-    A simple least-squares line over rated players' (Elo, c̄) pairs. It is
-    unreliable with few players (< ~20), a small Elo spread (< ~200), or few
-    moves per player (noisy c̄ flattens b — regression dilution), and it
-    should not be used far outside the fitted Elo range (``elo_min``..
-    ``elo_max``). ``r2`` and ``residual_sd`` say how well the line fits.
-
-    >>> cal = Calibration.fit([(1500, 0.5), (2000, 1.0), (2500, 1.5)], profile="sf-d14")
-    >>> round(cal.c_for_rating(2200), 6), round(cal.rating_for_c(0.75), 6)
-    (1.2, 1750.0)
-    >>> Calibration.from_dict(cal.to_dict()) == cal
-    True
-    """
-
-    a: float
-    b: float
-    n: int
-    elo_min: float
-    elo_max: float
-    r2: float
-    residual_sd: float
-    profile: str = ""
-
-    @classmethod
-    def fit(cls, pairs: Iterable[tuple[float, float]], profile: str = "") -> Calibration:
-        """Least-squares fit of c̄ on Elo; ValueError with < 2 players or no Elo spread."""
-        arr = np.asarray(list(pairs), dtype=float).reshape(-1, 2)
-        if arr.shape[0] < 2:
-            raise ValueError(f"Calibration.fit: need at least 2 rated players, got {arr.shape[0]}")
-        elo, c = arr[:, 0], arr[:, 1]
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("Calibration.fit: Elo and c must be finite")
-        de = elo - elo.mean()
-        sxx = float(de @ de)
-        if sxx <= 0.0:
-            raise ValueError("Calibration.fit: all players have the same Elo")
-        b = float(de @ (c - c.mean())) / sxx
-        a = float(c.mean()) - b * float(elo.mean())
-        resid = c - (a + b * elo)
-        sst = float(((c - c.mean()) ** 2).sum())
-        r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else 1.0
-        dof = max(arr.shape[0] - 2, 1)
-        return cls(a, b, int(arr.shape[0]), float(elo.min()), float(elo.max()), r2,
-                   math.sqrt(float(resid @ resid) / dof), profile)
-
-    def c_for_rating(self, elo: float) -> float:
-        """c_r expected of a player rated ``elo`` (not clipped to the prior range)."""
-        return self.a + self.b * float(elo)
-
-    def rating_for_c(self, c: float) -> float:
-        """Elo whose expected c is ``c``; ValueError when the slope is 0."""
-        if self.b == 0.0:
-            raise ValueError("Calibration.rating_for_c: slope is 0, c does not determine Elo")
-        return (float(c) - self.a) / self.b
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Calibration:
-        """Inverse of :meth:`to_dict`."""
-        return cls(float(d["a"]), float(d["b"]), int(d["n"]), float(d["elo_min"]), float(d["elo_max"]),
-                   float(d["r2"]), float(d["residual_sd"]), str(d.get("profile", "")))
