@@ -81,6 +81,31 @@ def _z(diff: float, sd: float) -> float:
     return math.copysign(math.inf, diff)
 
 
+Exclusion = Literal["book", "decided"]
+
+
+def screening_exclusion(decision: Decision, ply: int, book_moves: int = 0, eval_bound: float = 3.0) -> Exclusion | None:
+    """Why a position is left out of screening, or None when it counts.
+
+    "book": the move is among the first ``book_moves`` of its side (opening
+    theory says nothing of the player); "decided": the best value is beyond
+    ±``eval_bound`` pawns, where any move wins or loses and matching the engine
+    means little. Forced moves never become a :class:`Decision` (one legal
+    move: no choice); positions in an opening book are the caller's (a file).
+
+    >>> d = Decision((0.2, -0.3), played=0)
+    >>> screening_exclusion(d, ply=3, book_moves=2), screening_exclusion(d, ply=5, book_moves=2)
+    ('book', None)
+    >>> screening_exclusion(Decision((4.1, 3.0), played=1), ply=40)
+    'decided'
+    """
+    if (ply + 1) // 2 <= book_moves:
+        return "book"
+    if abs(max(decision.values)) > eval_bound:
+        return "decided"
+    return None
+
+
 @dataclass(frozen=True)
 class ScreeningStats:
     """A player's screening numbers over their analysed positions (losses in pawns)."""
