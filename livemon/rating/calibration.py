@@ -40,7 +40,7 @@ from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_
 from livemon.rating.screening import screening_stats
 
 _Z95 = 1.959963984540054
-_GH_NODES = 24
+_GH_NODES = 16
 _ELO_SCALE = 400.0  # the fit works on (Elo - mean)/400 for conditioning
 
 
@@ -295,6 +295,8 @@ class _PackedMoves:
                 row += 1
         self.n = n
         self.players = len(groups)
+        self.a_max = self.a.max(axis=1)
+        self.starts = np.concatenate(([0], np.cumsum([len(g) for g in groups])[:-1])).astype(np.intp)
 
     def derivatives(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per player: log-likelihood, its first and second derivative at c (one c per player, shape (P,))."""
@@ -314,13 +316,12 @@ class _PackedMoves:
     def log_lik_nodes(self, c: np.ndarray) -> np.ndarray:
         """Per player log-likelihood at Q values each: c has shape (P, Q), result (P, Q)."""
         cn = c[self.player]  # (N, Q)
-        e = np.where(self.mask[:, :, None], -self.a[:, :, None] * cn[:, None, :], -np.inf)
-        mx = e.max(axis=1)
-        lse = mx + np.log(np.exp(e - mx[:, None, :]).sum(axis=1))
+        # the largest exponent of a row: 0 (the best move, a = 0) for c >= 0, -c·max(a) for c < 0
+        mx = np.where(cn < 0.0, -cn * self.a_max[:, None], 0.0)
+        w = np.exp(-self.a[:, :, None] * cn[:, None, :] - mx[:, None, :])
+        lse = mx + np.log((w * self.mask[:, :, None]).sum(axis=1))
         ll = -cn * self.played[:, None] - lse
-        out = np.zeros(c.shape)
-        np.add.at(out, self.player, ll)
-        return out
+        return np.add.reduceat(ll, self.starts, axis=0)
 
 
 class _Marginal:
