@@ -153,6 +153,8 @@ class PlayerEstimate(Message):
     c_mean: float | None = None
     c_sd: float | None = None
     c_cr95: tuple[float, float] | None = None
+    c_elo: float | None = None  # c̄ on the Elo scale of the profile's calibration
+    c_elo_cr95: tuple[float, float] | None = None
     ttt_mu: float | None = None
     ttt_sigma: float | None = None
     gain_histogram: dict[str, int] | None = None  # sparse {gain: count}, for the histogram plot

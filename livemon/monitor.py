@@ -99,6 +99,8 @@ class Monitor:
             if self.engine_strength is None:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)
                 self._strength_source = "calibration" if self.engine_strength is not None else "none"
+            calibration = self.store.get_calibration(self.pool.base_profile.name)
+            self.estimator.c_map = None if calibration is None else calibration.c_map
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
             feed_tasks = [self._spawn(self._run_feed(f), f"feed {f.name}") for f in self.feeds]
@@ -262,6 +264,7 @@ class Monitor:
         interval = live.rating_diff_interval() if live.n else None
         c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
         ttt = self._ttt.latest.get(player.name)
+        c_elo = c and self.estimator.c_map and self.estimator.c_map.elo_scale(c.mean, *c.cr95)
         return PlayerEstimate(
             name=player.name,
             elo=player.elo,
@@ -277,6 +280,8 @@ class Monitor:
             c_mean=c.mean if c else None,
             c_sd=c.sd if c else None,
             c_cr95=tuple(c.cr95) if c else None,
+            c_elo=c_elo["elo"] if c_elo else None,
+            c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
             ttt_mu=ttt.elo if ttt else None,
             ttt_sigma=ttt.elo_sigma if ttt else None,
             gain_histogram={str(k): v for k, v in player.histogram.to_dict().items()},

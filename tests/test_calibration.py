@@ -295,3 +295,14 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     table = capsys.readouterr().out
     assert "searches run: 0" in table and "engine strength r̄_e" in table and "Elo bin" in table
     assert f"positions: {cal.positions}" in table
+
+    # analyse reads the stored calibration and shows c̄ on its Elo scale
+    assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["engine"]["strength"] == pytest.approx(row[0]) and report["engine"]["strength_source"] == "calibration"
+    shown = [p for p in report["players"] if p["c"] is not None]
+    assert shown and all(p["c_elo"] == cal.elo_scale(p["c"]["mean"], *p["c"]["cr95"]) for p in shown)
+    lo, hi = shown[0]["c_elo"]["cr95"]
+    assert lo < shown[0]["c_elo"]["elo"] < hi
+    assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config)]) == 0
+    assert "c-Elo" in capsys.readouterr().out

@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     with Store(cfg.store.path) as store:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
         strength, source = engine_strength_for(result, store, args.engine_strength)
+        calibration = store.get_calibration(result.profile)
+        result.estimator.c_map = None if calibration is None else calibration.c_map
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
@@ -71,6 +73,12 @@ def _num(x: float | None, fmt: str = "{:+.0f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else fmt.format(x)
 
 
+def _c_elo_text(c_elo: dict[str, Any] | None) -> str:
+    if c_elo is None:
+        return "—"
+    return ("~" if c_elo["extrapolated"] else "") + f"{c_elo['elo']:.0f}"
+
+
 def render_table(out: dict[str, Any]) -> str:
     """The human-readable report: engine, games (Algorithm 1), players (Algorithms 3–4, c)."""
     eng = out["engine"]
@@ -85,7 +93,7 @@ def render_table(out: dict[str, Any]) -> str:
         p = g["white_expected_score"]
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12}"]
+    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12} {'c-Elo':>6}"]
     players = sorted(out["players"], key=lambda p: -(p["perceived_elo"] or -1e9))
     for p in players:
         c = p["c"]
@@ -93,13 +101,15 @@ def render_table(out: dict[str, Any]) -> str:
         lines.append(
             f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
             f"{_num(p['expected_score_vs_engine'], '{:.3f}'):>6} {_num(p['rating_diff_vs_engine']):>6} "
-            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}"
+            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12} "
+            f"{_c_elo_text(p.get('c_elo')):>6}"
         )
     lines += [
         "",
         "gain: mean centipawns won per move against the engine's evaluation (0 = engine-perfect);",
         "p(eng)/d(eng): expected score and Elo difference against the engine (Algorithm 3);",
         "perc.: perceived Elo r̄_e + d (Algorithm 4); alg2: perceived Elo within the event (Algorithm 2);",
-        "c̄ ± σ: apparent skill of the E(c) reference agent (higher = closer to the engine), — = none.",
+        "c̄ ± σ: apparent skill of the E(c) reference agent (higher = closer to the engine), — = none;",
+        "c-Elo: c̄ on the Elo scale of the profile's calibration (livemon calibrate), ~ = outside its fitted range.",
     ]
     return "\n".join(lines) + "\n"

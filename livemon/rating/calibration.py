@@ -238,6 +238,24 @@ class Calibration:
         w = _Z95 * se
         return r - math.hypot(r - lo, w), r + math.hypot(hi - r, w)
 
+    def elo_scale(self, c: float, c_lo: float, c_hi: float) -> dict[str, Any] | None:
+        """A c estimate on the Elo scale, as shown by ``analyse`` and the monitor; None if b <= 0.
+
+        ``elo``: :meth:`rating_for_c`; ``cr95``: :meth:`rating_interval`;
+        ``extrapolated``: the Elo lies outside the fitted range (then it is a
+        straight-line guess, e.g. the 3000+ of a short flawless game).
+
+        >>> cal = Calibration(a=-1.0, b=0.001, n=50, elo_min=1800, elo_max=2600, r2=0.5, residual_sd=0.2,
+        ...                   cov_ab=(0.0, 0.0, 0.0))
+        >>> cal.elo_scale(1.2, 1.0, 1.5)
+        {'elo': 2200.0, 'cr95': [2000.0, 2500.0], 'extrapolated': False}
+        """
+        if not self.b > 0.0:
+            return None
+        lo, hi = self.rating_interval(c, c_lo, c_hi)
+        elo = self.rating_for_c(c)
+        return {"elo": elo, "cr95": [lo, hi], "extrapolated": not self.in_range(elo)}
+
     def in_range(self, elo: float) -> bool:
         """True when ``elo`` lies in the fitted rating range."""
         return self.elo_min <= float(elo) <= self.elo_max
