@@ -19,10 +19,11 @@ import math
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
-from livemon.config import ConfigError, load_config
+from livemon.config import Config, ConfigError, load_config
+from livemon.engine import EngineError, UciEngine, position_key
 from livemon.estimator import Estimator
 from livemon.pgn import game_info
 from livemon.rating.agent import Decision
@@ -41,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", type=int, metavar="N", help="engine processes in parallel")
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store: position cache, and where the calibration is stored")
+    p.add_argument("--cached-only", action="store_true",
+                   help="use only the games whose every position the store already holds under the profile (no search)")
     p.add_argument("--bin-width", type=int, default=100, metavar="ELO", help="width of the Elo bins of the table (default 100)")
 
 
@@ -132,6 +135,15 @@ def run(args: argparse.Namespace) -> int:
         report("no game with Elo tags to calibrate on")
         return 1
     with Store(cfg.store.path) as store:
+        if args.cached_only:
+            try:
+                planned = asyncio.run(_fully_cached(planned, cfg, store, report))
+            except EngineError as exc:
+                report(str(exc))
+                return 1
+            if not planned:
+                report("no game is fully analysed in the store under this profile")
+                return 1
         result = asyncio.run(analyse_games(planned, cfg, store, report))
         if result.profile == COMMENTS_PROFILE:
             report("calibration needs the engine (none could be started)")
@@ -165,6 +177,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_table(out))
     return 0
+
+
+async def _fully_cached(planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]) -> list[PlannedGame]:
+    """The games whose engine positions are all in the cache under the configured profile."""
+    engine = await UciEngine.open(cfg.engine)  # only to learn the profile's name (engine id + limit)
+    profile = engine.profile.name
+    await engine.close()
+    keys = {position_key(g.boards[i]) for g in planned for i in g.engine_positions}
+    cached = set(store.get_analyses(keys, profile))
+    kept = [g for g in planned if all(position_key(g.boards[i]) in cached for i in g.engine_positions)]
+    if len(kept) < len(planned):
+        report(f"--cached-only: {len(planned) - len(kept)} of {len(planned)} games left out (not fully analysed under {profile})")
+    return kept
 
 
 def _pm(x: float, se: float | None, fmt: str) -> str:
