@@ -296,6 +296,16 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     assert "searches run: 0" in table and "engine strength r̄_e" in table and "Elo bin" in table
     assert f"positions: {cal.positions}" in table
 
+    # --cached-only: a game not in the cache is left out (with a line), nothing is searched
+    extra = tmp_path / "plus_one.pgn"
+    extra.write_text(text + "\n" + real("wcc2023_nepo_ding_g1_pythonchess.pgn").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["calibrate", str(extra), "--depth", "6", "--store", str(store), "--config", str(config),
+                 "--cached-only", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "1 of 13 games left out" in captured.err
+    again = json.loads(captured.out)
+    assert again["searches"] == 0 and again["calibration"] == out["calibration"]
+
     # analyse reads the stored calibration and shows c̄ on its Elo scale
     assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

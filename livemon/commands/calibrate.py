@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     with Store(cfg.store.path) as store:
         if args.cached_only:
             try:
-                planned = asyncio.run(_fully_cached(planned, cfg, store, report))
+                planned = asyncio.run(fully_cached(planned, cfg, store, report))
             except EngineError as exc:
                 report(str(exc))
                 return 1
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _fully_cached(planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]) -> list[PlannedGame]:
+async def fully_cached(planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]) -> list[PlannedGame]:
     """The games whose engine positions are all in the cache under the configured profile."""
     engine = await UciEngine.open(cfg.engine)  # only to learn the profile's name (engine id + limit)
     profile = engine.profile.name
