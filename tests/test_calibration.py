@@ -316,3 +316,38 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     assert lo < shown[0]["c_elo"]["elo"] < hi
     assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config)]) == 0
     assert "c-Elo" in capsys.readouterr().out
+
+
+def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, stockfish):
+    """The live path: PlayerEstimate.c_elo is rating_for_c(c̄) of the profile's stored map, with its interval."""
+    import asyncio
+
+    from livemon.config import load_config
+    from livemon.hub import Hub
+    from livemon.monitor import Monitor
+    from livemon.pgn import split_games
+    from livemon.store import Store
+
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:1]
+    pgn = tmp_path / "one.pgn"
+    pgn.write_text("\n".join(chunks))
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[engine]\npath = "{stockfish}"\ndepth = 4\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n'
+    )
+    cfg = load_config(str(config))
+    cal = Calibration(a=-1.2, b=0.0008, n=50, elo_min=1800, elo_max=2800, r2=0.7, residual_sd=0.1,
+                      method="ml", cov_ab=(0.01, -4e-6, 1.7e-9), tau=0.1)
+    hub = Hub()
+    with Store(cfg.store.path) as store:
+        store.put_calibration(ProfileCalibration("Stockfish 15.1 depth=4 multipv=4", 2900.0, cal))
+        asyncio.run(Monitor(cfg, hub, store).run(until_feeds_end=True))
+    _, estimates = hub.snapshot("players")
+    shown = [e for e in estimates if e.c_mean is not None]
+    assert len(shown) == 2
+    for e in shown:
+        expected = cal.elo_scale(e.c_mean, *e.c_cr95)
+        assert e.c_elo == pytest.approx(expected["elo"]) and e.c_elo == pytest.approx(cal.rating_for_c(e.c_mean))
+        assert e.c_elo_cr95 == pytest.approx(tuple(expected["cr95"]))
+        assert e.c_elo_cr95[0] < e.c_elo < e.c_elo_cr95[1]
