@@ -157,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             report(f"cannot calibrate: {exc}")
             return 1
+        if not cal.b > 0:
+            report("warning: the fitted slope b is not positive: c does not map back to Elo (no c-Elo will be shown)")
+        if cal.n < 20 or cal.elo_max - cal.elo_min < 300:
+            report(f"warning: {cal.n} players over {cal.elo_max - cal.elo_min:.0f} Elo: too few or too narrow for a reliable map")
         rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players()]
         strength = engine_strength_fit(rated)
         stored = ProfileCalibration(result.profile, None if strength is None else strength[0], cal)
