@@ -159,6 +159,8 @@ def test_bad_input_is_refused_with_a_reason():
         Calibration.fit_decisions([(math.nan, [d] * 10), (2000.0, [d] * 5)])
     with pytest.raises(ValueError, match="cov_ab"):
         Calibration.from_dict({"a": 0, "b": 1, "n": 2, "elo_min": 0, "elo_max": 1, "r2": 1, "residual_sd": 0, "cov_ab": [1]})
+    with pytest.raises(ValueError, match="no proper maximum"):  # always the best move: c runs off to infinity
+        Calibration.fit_decisions([(1800.0 + 50 * i, [d] * 40) for i in range(10)])
     with pytest.raises(ValueError, match="no decisions"):
         pooled_c([])
 
