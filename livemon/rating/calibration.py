@@ -170,6 +170,10 @@ class Calibration:
         model = _Marginal(moves, x)
         theta, loglik, cov = model.maximise()
         a0, b0, tau = theta
+        ends = a0 + b0 * np.array([x.min(), x.max()])
+        if not np.all((ends > -1.0) & (ends < 15.0)):  # E(15) plays the best move with near certainty
+            raise ValueError("Calibration.fit_decisions: no proper maximum (c runs off to the edge: "
+                             f"fitted c {ends[0]:.3g}..{ends[1]:.3g}); are the moves informative?")
         # back to c = a + b·Elo: a = a0 - b0·r0/s, b = b0/s
         jac = np.array([[1.0, -r0 / _ELO_SCALE], [0.0, 1.0 / _ELO_SCALE]])
         cov_ab = jac @ cov[:2, :2] @ jac.T
@@ -177,7 +181,7 @@ class Calibration:
         b = float(b0 / _ELO_SCALE)
         tau_se = math.sqrt(cov[2, 2]) if cov.shape == (3, 3) and cov[2, 2] > 0 else None
         explained = b * b * float(elo_arr.var())
-        r2 = explained / (explained + tau * tau) if explained + tau * tau > 0 else 0.0
+        r2 = float(explained / (explained + tau * tau)) if explained + tau * tau > 0 else 0.0
         cal = cls(a, b, len(elos), float(elo_arr.min()), float(elo_arr.max()), r2, float(tau), profile,
                   method="ml", positions=moves.n, cov_ab=(float(cov_ab[0, 0]), float(cov_ab[0, 1]), float(cov_ab[1, 1])),
                   tau=float(tau), tau_se=tau_se, log_likelihood=float(loglik))
