@@ -171,7 +171,7 @@ class Calibration:
         theta, loglik, cov = model.maximise()
         a0, b0, tau = theta
         ends = a0 + b0 * np.array([x.min(), x.max()])
-        if not np.all((ends > -1.0) & (ends < 15.0)):  # E(15) plays the best move with near certainty
+        if not np.all((ends > -1.0) & (ends < 10.0)):  # the prior range of c is [0, 10]; humans are far inside
             raise ValueError("Calibration.fit_decisions: no proper maximum (c runs off to the edge: "
                              f"fitted c {ends[0]:.3g}..{ends[1]:.3g}); are the moves informative?")
         # back to c = a + b·Elo: a = a0 - b0·r0/s, b = b0/s
