@@ -353,3 +353,25 @@ def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, st
         assert e.c_elo == pytest.approx(expected["elo"]) and e.c_elo == pytest.approx(cal.rating_for_c(e.c_mean))
         assert e.c_elo_cr95 == pytest.approx(tuple(expected["cr95"]))
         assert e.c_elo_cr95[0] < e.c_elo < e.c_elo_cr95[1]
+
+
+def test_the_default_profile_ships_a_likelihood_calibration_the_store_falls_back_to(tmp_path):
+    """livemon/data/calibrations.json: made by `livemon calibrate` (docs/calibration.md), read when nothing is stored."""
+    from livemon.config import EngineConfig
+    from livemon.engine import EngineProfile
+    from livemon.store import Store, shipped_calibrations
+
+    engine = EngineConfig()
+    default = EngineProfile("Stockfish 15.1", engine.depth, engine.nodes, engine.multipv).name
+    shipped = shipped_calibrations()
+    assert default in shipped
+    with Store(tmp_path / "empty.sqlite") as store:
+        pc = store.get_calibration(default)
+        assert pc == shipped[default] and store.get_engine_strength(default) == pc.engine_strength
+    cal = pc.c_map
+    assert cal.method == "ml" and cal.profile == default and cal.b > 0 and cal.tau is not None
+    assert cal.elo_min < 1800 and cal.elo_max > 2700  # the open plus the 2700+ round robins
+    assert cal.n >= 100 and cal.positions > 10 * cal.n and cal.z_players >= 100 and cal.z_scale > 0
+    va, _, vb = cal.cov_ab
+    assert 0 < va and 0 < vb and math.sqrt(vb) < 0.1 * cal.b  # the slope is well determined
+    assert cal.rating_for_c(cal.c_for_rating(2200.0)) == pytest.approx(2200.0)
