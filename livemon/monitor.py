@@ -245,7 +245,7 @@ class Monitor:
             self.counters.failed_positions += 1
             log.error("game %s: position %d not analysed: %s", game.game_id, j, exc)
             analysis = None
-        if game.plies >= j and game.boards[j].fen() == board.fen():  # not rolled back meanwhile
+        if game.plies >= j and game.boards[j] is board:  # not rolled back meanwhile (a new ply: a new board)
             game.set_analysis(j, analysis)
             self._score(game)
             self._publish_board(game)
@@ -285,8 +285,7 @@ class Monitor:
     def _publish_board(self, game: LiveGame) -> None:
         info = self.infos.get(game.game_id) or GameInfo(game.game_id)
         last = game.moves[-1] if game.moves else None
-        board = game.boards[-1] if game.boards else chess.Board()
-        evals = tuple(game.value(j)[1] for j in range(len(game.boards)))
+        evals = tuple(game.evals)
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
@@ -297,7 +296,7 @@ class Monitor:
                 black=info.black,
                 white_elo=info.white_elo,
                 black_elo=info.black_elo,
-                fen=board.fen(),
+                fen=game.fens[-1] if game.fens else chess.STARTING_FEN,
                 ply=game.plies,
                 last_move_san=last.san if last else None,
                 last_move_uci=last.uci if last else None,
