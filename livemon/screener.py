@@ -445,3 +445,23 @@ def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
     """The ``details`` of a :class:`~livemon.messages.Alert`: level, every number, the top moves."""
     return {"level": alert.level, "numbers": alert.numbers.to_dict(), "top_moves": alert.top_moves}
 
+
+
+def screening_report(screener: Screener) -> dict[str, Any]:
+    """The ``screening`` block of ``analyse --json --screen``: settings and one row per player-event."""
+    cfg = screener.cfg
+    rows = []
+    for numbers in screener.table():
+        row = numbers.to_dict()
+        row["top_moves"] = screener.top_moves((numbers.player, numbers.event)) if numbers.level else []
+        rows.append(row)
+    return {
+        "enabled": screener.enabled,
+        "reason": screener.off_reason or None,
+        "statistic": cfg.statistic,
+        "notice_z": cfg.notice_z,
+        "alert_z": cfg.alert_z,
+        "min_positions": cfg.min_positions,
+        "z_scale": screener.z_scale,
+        "players": rows,
+    }
