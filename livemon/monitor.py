@@ -285,7 +285,7 @@ class Monitor:
         """Publish a player-event's screening numbers and raise the levels it reaches for the first time."""
         numbers = self.screener.numbers(key)
         self.hub.publish(ScreeningRow(**numbers.to_dict()))
-        for raised in self.screener.new_alerts(key):
+        for raised in self.screener.new_alerts(key, numbers):
             n = raised.numbers
             alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
                           threshold=raised.threshold, details=alert_details(raised))

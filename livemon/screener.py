@@ -397,12 +397,15 @@ class Screener:
             })
         return out
 
-    def new_alerts(self, key: TrackKey) -> list[ScreeningAlert]:
-        """Levels this track reaches now and never raised before (marked raised on return)."""
+    def new_alerts(self, key: TrackKey, numbers: ScreeningNumbers | None = None) -> list[ScreeningAlert]:
+        """Levels this track reaches now and never raised before (marked raised on return).
+
+        ``numbers``: this track's :meth:`numbers` if the caller has them already.
+        """
         track = self.tracks.get(key)
         if track is None:
             return []
-        row = self.numbers(key)
+        row = numbers if numbers is not None else self.numbers(key)
         if row.level is None:
             return []
         out = []
