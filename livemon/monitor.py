@@ -290,8 +290,8 @@ class Monitor:
             alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
                           threshold=raised.threshold, details=alert_details(raised))
             if self.store.put_alert(alert, raised.level, time.time()):
-                log.warning("screening %s: %s in %s: %s z %.2f (ROI %.1f) over %d positions",
-                            raised.level, n.player, n.event, n.statistic, alert.z, alert.roi, n.positions)
+                # no name or number here: the log is not an arbiters' channel
+                log.info("screening: a %s was raised (for arbiters: the alerts channel)", raised.level)
                 self.hub.publish(alert)
 
     # -- output ------------------------------------------------------------------------

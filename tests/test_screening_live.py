@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +112,15 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
 
 
 async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(tmp_path, stockfish, caplog):
+    caplog.set_level(logging.INFO, logger="livemon.monitor")
     pgn = london(tmp_path, slice(0, 2))
     low = ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=10)  # certain to fire (not a valid config.toml)
     cfg = live_config(tmp_path, pgn, low)
     calibrate(cfg.store.path, await profile_name(cfg))
     _, alerts, _ = await run_monitor(cfg)
     keys = [(a.player, a.event, a.details["level"]) for a in alerts]
+    raised_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("screening: a ")]
+    assert len(raised_lines) == 8 and not any(a.player in line for a in alerts for line in raised_lines)
     assert len(keys) == 8 == len(set(keys))  # 4 players x notice, alert: each once
     for a in alerts:
         n = a.details["numbers"]
@@ -133,7 +137,7 @@ async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(
     caplog.clear()
     _, again, _ = await run_monitor(live_config(tmp_path, pgn, low))
     assert again == alerts  # republished from the store, unchanged
-    assert not [r for r in caplog.records if r.getMessage().startswith("screening notice")]
+    assert not [r for r in caplog.records if r.getMessage().startswith("screening: a ")]
     with Store(cfg.store.path) as store:
         assert store.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall() == first_rows
 
