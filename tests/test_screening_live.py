@@ -251,3 +251,31 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
     assert leaks("\n".join(frames["mqtt_public"])) == [] and not any(ARBITER in f for f in frames["mqtt_public"])
     assert '"kind":"player"' in overlay_frames.replace("\\", "") and leaks(overlay_frames.replace("\\", "")) == []
     assert leaks(overlay_html) == []
+
+
+async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(capsys, tmp_path, stockfish):
+    """Two London 2011 games with the Elo tags taken out: screening waits for the TTT refresh, then re-scores."""
+    pgn = london(tmp_path, slice(0, 2))
+    pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
+    cfg = live_config(tmp_path, pgn, ScreeningConfig())
+    profile = await profile_name(cfg)
+    calibrate(cfg.store.path, profile)
+    monitor, _, rows = await run_monitor(cfg)
+    first = {(r.player, r.event): r for r in reversed(rows)}  # the first row published per player-event
+    last = {(r.player, r.event): r for r in rows}
+    assert len(last) == 4
+    for key, row in last.items():
+        assert first[key].rating_source == "none" and first[key].z is None  # before any result: no rating
+        ttt = monitor._ttt.latest[key[0]]
+        assert row.rating_source == "ttt" and row.rating == ttt.elo and row.c_r == pytest.approx(max(C_MAP.c_for_rating(ttt.elo), 0))
+        assert row.z is not None and row.positions > 20
+        assert row == ScreeningRow(**monitor.screener.numbers(key).to_dict())
+    # the batch fits TTT once on the same results: the same players get a TTT rating there too
+    calibrate(str(tmp_path / "batch.sqlite"), profile)
+    assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
+                                          "--store", str(tmp_path / "batch.sqlite")]) == 0
+    batch = {(r["player"], r["event"]): r for r in json.loads(capsys.readouterr().out)["screening"]["players"]}
+    assert batch.keys() == last.keys()
+    for key, row in batch.items():
+        assert row["rating_source"] == "ttt" and row["rating"] == pytest.approx(last[key].rating, abs=1.0)
+        assert row["positions"] == last[key].positions and row["matches_observed"] == last[key].matches_observed
