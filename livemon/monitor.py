@@ -277,9 +277,12 @@ class Monitor:
         for sp in game.ready():
             player = self.estimator.add_ply(sp)
             self.hub.publish(self.player_estimate(player))
-            key = self.screener.add_ply(sp)
-            if key is not None:
-                self._screen(key)
+            try:
+                key = self.screener.add_ply(sp)
+                if key is not None:
+                    self._screen(key)
+            except Exception:  # screening must never stop the estimates
+                log.exception("game %s: screening of ply %d failed", sp.game_id, sp.ply)
 
     def _screen(self, key: TrackKey) -> None:
         """Publish a player-event's screening numbers and raise the levels it reaches for the first time."""
