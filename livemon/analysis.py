@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 import chess
+import chess.polyglot
 
 from livemon.engine import PositionAnalysis
 from livemon.messages import MoveEvent
@@ -64,8 +65,12 @@ def scored_ply(
     after_cp: int,
     analysis_before: PositionAnalysis | None,
 ) -> ScoredPly:
-    """A ply with its evaluations and (when the engine saw the position) its decision."""
-    return ScoredPly(game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp))
+    """A ply with its evaluations, its move, and (when the engine saw the position) its decision."""
+    return ScoredPly(
+        game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp),
+        uci=move.uci(), san=board_before.san(move), forced=board_before.legal_moves.count() == 1,
+        zobrist=chess.polyglot.zobrist_hash(board_before),
+    )
 
 
 class LiveGame:
