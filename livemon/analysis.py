@@ -68,7 +68,7 @@ def scored_ply(
     """A ply with its evaluations, its move, and (when the engine saw the position) its decision."""
     return ScoredPly(
         game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp),
-        uci=move.uci(), san=board_before.san(move), forced=board_before.legal_moves.count() == 1,
+        uci=move.uci(), san=board_before.san(move), forced=is_forced(board_before),
         zobrist=chess.polyglot.zobrist_hash(board_before),
     )
 
