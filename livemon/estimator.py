@@ -36,13 +36,23 @@ from livemon.rating.gain import (
 
 @dataclass(frozen=True)
 class ScoredPly:
-    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable."""
+    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
+
+    ``uci``/``san`` name the move, ``forced`` says the position had one legal
+    move and ``zobrist`` is the Polyglot key of the position before it: what
+    fair-play screening needs to list a move and to leave out forced and
+    book positions (:mod:`livemon.screener`).
+    """
 
     game_id: str
     ply: int
     before: int | None
     after: int
     decision: Decision | None = None
+    uci: str = ""
+    san: str = ""
+    forced: bool = False
+    zobrist: int | None = None
 
     @property
     def white_moved(self) -> bool:

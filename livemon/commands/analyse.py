@@ -7,10 +7,12 @@ import asyncio
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, Callable
 
-from livemon.batch import analyse_games, batch_report, engine_strength_for, read_files
-from livemon.config import ConfigError, load_config
+from livemon.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
+from livemon.config import Config, ConfigError, load_config
+from livemon.messages import GameInfo
+from livemon.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.store import Store
 
 
@@ -26,6 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store holding the position cache")
     p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
+    p.add_argument("--screen", action="store_true",
+                   help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,9 +60,12 @@ def run(args: argparse.Namespace) -> int:
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
         result.estimator.c_map = None if calibration is None else calibration.c_map
+        screener = screen_batch(result, cfg, store, report) if args.screen else None
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
+    if screener is not None:
+        out["screening"] = screening_report(screener)
     if not out["games"]:
         return 1
     if args.json:
@@ -66,7 +73,75 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(out))
+        if screener is not None:
+            sys.stdout.write(render_screening(out["screening"]))
     return 0
+
+
+def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callable[[str], None]) -> Screener:
+    """The live screening over finished games: same :class:`Screener`, plies fed in game order.
+
+    Players without a rating tag are rated by a TTT fit of the files' results
+    (as the monitor does after each finished game), when there are any.
+    """
+    screener = Screener(cfg.screening, store.get_calibration(result.profile), open_book(cfg.screening.book), result.profile)
+    if not screener.enabled:
+        report(f"screening off: {screener.off_reason} (run livemon calibrate)")
+        return screener
+    screen_estimator(result.estimator, screener)
+    if any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
+        finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)
+                    if g.result in ("1-0", "0-1", "1/2-1/2")]
+        if finished:
+            screener.set_fallback_ratings(asyncio.run(ttt_ratings(cfg, finished)))
+    return screener
+
+
+async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, float]:
+    """TTT posterior means on the Elo scale (the monitor's background fit, run once)."""
+    from livemon.tttjob import TTTJob
+
+    job = TTTJob(cfg.ttt)
+    try:
+        return {r.name: r.elo for r in await job.refresh(finished)}
+    finally:
+        job.close()
+
+
+def _z(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.2f}"
+
+
+def render_screening(s: dict[str, Any]) -> str:
+    """The screening table of ``analyse --screen`` (arbiters only)."""
+    if not s["enabled"]:
+        return f"\nscreening off: {s['reason']}\n"
+    lines = [
+        "",
+        f"fair-play screening (arbiters only): statistic {s['statistic']}, notice z >= {s['notice_z']:g}, "
+        f"alert z >= {s['alert_z']:g}, at least {s['min_positions']} positions"
+        + (f", z / {s['z_scale']:g}" if s["z_scale"] != 1.0 else ""),
+        f"{'player':<24} {'event':<18} {'rating':>9} {'c_r':>5} {'pos':>4} {'excl':>4} {'MM obs/exp':>11} "
+        f"{'z_match':>7} {'loss obs/exp':>12} {'z_loss':>6} {'ROI':>5}  level",
+    ]
+    for r in s["players"]:
+        rating = "—" if r["rating"] is None else f"{r['rating']:.0f}{'t' if r['rating_source'] == 'ttt' else ''}"
+        c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
+        mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
+        loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
+        roi = "—" if r["roi"] is None else f"{r['roi']:.1f}"
+        lines.append(
+            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {c_r:>5} {r['positions']:>4} "
+            f"{sum(r['excluded'].values()):>4} {mm:>11} {_z(r['z_match']):>7} {loss:>12} {_z(r['z_loss']):>6} "
+            f"{roi:>5}  {r['level'] or ''}"
+        )
+    lines += [
+        "",
+        "rating: tag, or TTT posterior mean (t); c_r: E(c) skill expected at that rating; excl: positions left out",
+        "(forced, book, decided, no MultiPV); MM: top-move matches; z_match from the exact tail of the matches;",
+        "loss in pawns per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _num(x: float | None, fmt: str = "{:+.0f}") -> str:
