@@ -112,8 +112,14 @@ class ScreeningConfig:
     """Polyglot opening book; positions found in it are left out of screening. Empty: none."""
     eval_bound: float = 3.0
     """Positions where the best move's value is beyond ±this many pawns (decided games) are left out."""
+    scope: str = "event"
+    """What "per event" means: event (the Event tag) or all (every game seen is one event, named event_name)."""
+    event_name: str = "all games"
+    """The event's name when scope = "all"."""
 
     def validate(self) -> None:
+        if self.scope not in ("event", "all"):
+            raise ConfigError(f"screening.scope: expected event or all, got {self.scope!r}")
         if self.statistic not in ("match", "loss", "max"):
             raise ConfigError(f"screening.statistic: expected match, loss or max, got {self.statistic!r}")
         if not 0 < self.notice_z <= self.alert_z:

@@ -194,6 +194,15 @@ class Screener:
 
     # -- input ------------------------------------------------------------------
 
+    def event_of(self, info: GameInfo) -> str:
+        """The event a game is screened in: its Event tag, or one event for all games (``scope = "all"``).
+
+        Some exports name every game in the Event tag (lichess study chapters,
+        "Round 1: A - B"), which would screen each game alone; ``scope = "all"``
+        treats everything the monitor sees as one event.
+        """
+        return info.event if self.cfg.scope == "event" else self.cfg.event_name
+
     def add_game(self, info: GameInfo) -> list[TrackKey]:
         """Register a game (again: tags refreshed); returns tracks whose rating changed."""
         if info.game_id not in self._seq:
@@ -201,7 +210,7 @@ class Screener:
         self._games[info.game_id] = info
         changed = []
         for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
-            key = (name, info.event)
+            key = (name, self.event_of(info))
             if elo is not None and self._tags.get(key) != float(elo):
                 self._tags[key] = float(elo)
                 if key in self.tracks and self._rerate(self.tracks[key]):
@@ -219,7 +228,7 @@ class Screener:
             self.add_game(GameInfo(sp.game_id))
             info = self._games[sp.game_id]
         player = info.white if sp.ply % 2 == 1 else info.black
-        track = self._track((player, info.event))
+        track = self._track((player, self.event_of(info)))
         key = (self._seq[sp.game_id], sp.ply)
         self._where[(sp.game_id, sp.ply)] = (track.player, track.event)
         reason = self.exclusion(sp)

@@ -237,3 +237,21 @@ def test_without_a_calibration_screening_is_off():
     scr.add_game(game("g", "A", "B"))
     assert not scr.enabled and "'p'" in scr.off_reason
     assert all(scr.add_ply(sp) is None for sp in plies("g", 20, 9)) and scr.keys() == []
+
+
+def test_scope_all_screens_games_with_per_game_event_tags_as_one_event():
+    """lichess study exports put "Round 1: A - B" in Event: scope = "all" keeps a player's games together."""
+    from livemon.config import ScreeningConfig
+    from livemon.estimator import ScoredPly
+    from livemon.messages import GameInfo
+    from livemon.rating.agent import Decision
+    from livemon.rating.calibration import Calibration, ProfileCalibration
+    from livemon.screener import Screener
+
+    cal = ProfileCalibration("p", None, Calibration.fit([(1800, 0.5), (2600, 1.5)]))
+    for scope, events in (("event", 2), ("all", 1)):
+        scr = Screener(ScreeningConfig(scope=scope, min_positions=1), cal)
+        for g in ("g1", "g2"):
+            scr.add_game(GameInfo(g, white="A", black="B", white_elo=2000, black_elo=2000, event=f"Round {g}: A - B"))
+            scr.add_ply(ScoredPly(g, 21, 20, 30, Decision((0.1, -0.2), 0), uci="e2e4", san="e4"))
+        assert len({e for _, e in scr.keys()}) == events

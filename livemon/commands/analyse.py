@@ -30,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
     p.add_argument("--screen", action="store_true",
                    help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
+    p.add_argument("--one-event", action="store_true",
+                   help="with --screen: screen all games as one event (when Event tags name single games)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         report(f"config: {exc}")
         return 2
+    if args.one_event:
+        cfg.screening.scope = "all"
     planned = read_files(args.pgn, report)
     if not planned:
         report("no game to analyse")
