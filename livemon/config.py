@@ -106,7 +106,7 @@ class ScreeningConfig:
     """No notice or alert before a player has this many screened positions in the event."""
     statistic: str = "match"
     """The z that raises alerts: match (top-move matches), loss (average loss) or max (the larger)."""
-    book_moves: int = 0
+    book_moves: int = 8
     """First moves of each side left out of screening as opening theory (Regan skips 8)."""
     book: str = ""
     """Polyglot opening book; positions found in it are left out of screening. Empty: none."""

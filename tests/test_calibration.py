@@ -189,7 +189,7 @@ def _games(name: str, count: int) -> list[str]:
     return re.split(r"\n\n(?=\[Event )", text.strip())[:count]
 
 
-def _independent_players(pgn_text: str, store_path: str, profile: str, eval_bound: float):
+def _independent_players(pgn_text: str, store_path: str, profile: str, eval_bound: float, book_moves: int = 8):
     """Per rated player (Elo, decisions) and gains, straight from python-chess and the stored analyses."""
     db = sqlite3.connect(store_path)
     analyses = {pos: json.loads(cands) for pos, cands in
@@ -217,7 +217,7 @@ def _independent_players(pgn_text: str, store_path: str, profile: str, eval_boun
                 entry = players.setdefault(name, (float(elo), [], []))
                 g = after_cp - before["score"] if white else before["score"] - after_cp
                 entry[2].append(g)
-                if legal >= 2:
+                if legal >= 2 and (ply + 1) // 2 > book_moves:
                     sign = 1 if white else -1
                     cands = [(m, sign * cp / 100.0) for m, cp in before["candidates"]]
                     moves = [m for m, _ in cands]

@@ -92,7 +92,7 @@ def plies(gid: str, n: int, seed: int) -> list[ScoredPly]:
 
 
 def fed(infos: list[GameInfo], sps: list[ScoredPly], cfg: ScreeningConfig | None = None) -> Screener:
-    scr = Screener(cfg or ScreeningConfig(min_positions=5), CAL)
+    scr = Screener(cfg or ScreeningConfig(book_moves=0, min_positions=5), CAL)
     for info in infos:
         scr.add_game(info)
     for sp in sps:
@@ -122,7 +122,7 @@ def test_polyglot_book_positions_are_excluded(tmp_path: Path):
     book.write_bytes(b"".join(sorted(entries)))
     in_book = open_book(str(book))
     assert in_book is not None and open_book(str(tmp_path / "missing.bin")) is None
-    scr = Screener(ScreeningConfig(), CAL, in_book)
+    scr = Screener(ScreeningConfig(book_moves=0), CAL, in_book)
     scr.add_game(game("g", "A", "B"))
     board = chess.Board()
     for ply, uci in enumerate(("e2e4", "e7e5", "g1f3"), start=1):
@@ -155,7 +155,7 @@ def test_order_of_arrival_does_not_change_the_numbers():
     in_order = fed(infos, sps)
     shuffled = list(sps)
     np.random.default_rng(0).shuffle(shuffled)
-    scr = Screener(ScreeningConfig(min_positions=5), CAL)
+    scr = Screener(ScreeningConfig(book_moves=0, min_positions=5), CAL)
     for info in infos:
         scr.add_game(info)
     for i, sp in enumerate(shuffled):
@@ -172,7 +172,7 @@ def test_a_rating_change_rescores_exactly():
     late = fed(infos, sps)
     assert late.numbers(("A", "Open")).rating_source == "none" and late.numbers(("A", "Open")).z is None
     assert late.set_fallback_ratings({"A": 1700.0, "B": 2500.0}) == [("A", "Open")]  # B keeps its tag
-    early = Screener(ScreeningConfig(min_positions=5), CAL)
+    early = Screener(ScreeningConfig(book_moves=0, min_positions=5), CAL)
     early.set_fallback_ratings({"A": 1700.0})
     for info in infos:
         early.add_game(info)
@@ -188,7 +188,7 @@ def test_a_rating_change_rescores_exactly():
 
 
 def test_each_level_is_raised_once_and_carries_its_numbers():
-    cfg = ScreeningConfig(notice_z=1.0, alert_z=2.0, min_positions=30)
+    cfg = ScreeningConfig(book_moves=0, notice_z=1.0, alert_z=2.0, min_positions=30)
     scr = Screener(cfg, CAL)
     scr.add_game(game("g", "A", "B"))
     raised = []
@@ -215,16 +215,16 @@ def test_each_level_is_raised_once_and_carries_its_numbers():
 
 def test_statistics_and_z_scale():
     sps = plies("g", 120, 8)
-    match = fed([game("g", "A", "B")], sps, ScreeningConfig(statistic="match")).numbers(("A", "Open"))
-    loss = fed([game("g", "A", "B")], sps, ScreeningConfig(statistic="loss")).numbers(("A", "Open"))
-    best = fed([game("g", "A", "B")], sps, ScreeningConfig(statistic="max")).numbers(("A", "Open"))
+    match = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="match")).numbers(("A", "Open"))
+    loss = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="loss")).numbers(("A", "Open"))
+    best = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="max")).numbers(("A", "Open"))
     assert match.z == match.z_match and loss.z == loss.z_loss and best.z == max(match.z_match, match.z_loss)
     assert match.roi == pytest.approx(50 + 5 * match.z)
 
     class Scaled(ProfileCalibration):
         z_scale = 2.0
 
-    scaled = Screener(ScreeningConfig(), Scaled(CAL.profile, CAL.engine_strength, CAL.c_map))
+    scaled = Screener(ScreeningConfig(book_moves=0), Scaled(CAL.profile, CAL.engine_strength, CAL.c_map))
     scaled.add_game(game("g", "A", "B"))
     for sp in sps:
         scaled.add_ply(sp)
@@ -233,7 +233,7 @@ def test_statistics_and_z_scale():
 
 
 def test_without_a_calibration_screening_is_off():
-    scr = Screener(ScreeningConfig(), ProfileCalibration("p", 2900.0, None), profile="p")
+    scr = Screener(ScreeningConfig(book_moves=0), ProfileCalibration("p", 2900.0, None), profile="p")
     scr.add_game(game("g", "A", "B"))
     assert not scr.enabled and "'p'" in scr.off_reason
     assert all(scr.add_ply(sp) is None for sp in plies("g", 20, 9)) and scr.keys() == []
@@ -250,7 +250,7 @@ def test_scope_all_screens_games_with_per_game_event_tags_as_one_event():
 
     cal = ProfileCalibration("p", None, Calibration.fit([(1800, 0.5), (2600, 1.5)]))
     for scope, events in (("event", 2), ("all", 1)):
-        scr = Screener(ScreeningConfig(scope=scope, min_positions=1), cal)
+        scr = Screener(ScreeningConfig(scope=scope, min_positions=1, book_moves=0), cal)
         for g in ("g1", "g2"):
             scr.add_game(GameInfo(g, white="A", black="B", white_elo=2000, black_elo=2000, event=f"Round {g}: A - B"))
             scr.add_ply(ScoredPly(g, 21, 20, 30, Decision((0.1, -0.2), 0), uci="e2e4", san="e4"))

@@ -91,7 +91,7 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
     live = {(r.player, r.event): r.to_dict() for r in rows}  # the last row published per player-event
-    assert len(live) == 8 and all(r["positions"] > 20 and r["rating_source"] == "tag" for r in live.values())
+    assert len(live) == 8 and all(r["positions"] > 10 and r["rating_source"] == "tag" for r in live.values())
 
     calibrate(str(tmp_path / "batch.sqlite"), profile)
     assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
@@ -268,7 +268,7 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
         assert first[key].rating_source == "none" and first[key].z is None  # before any result: no rating
         ttt = monitor._ttt.latest[key[0]]
         assert row.rating_source == "ttt" and row.rating == ttt.elo and row.c_r == pytest.approx(max(C_MAP.c_for_rating(ttt.elo), 0))
-        assert row.z is not None and row.positions > 20
+        assert row.z is not None and row.positions > 10
         assert row == ScreeningRow(**monitor.screener.numbers(key).to_dict())
     # the batch fits TTT once on the same results: the same players get a TTT rating there too
     calibrate(str(tmp_path / "batch.sqlite"), profile)
