@@ -25,6 +25,7 @@ from typing import Any
 import chess
 
 from livemon.analysis import LiveGame
+from livemon.bus import RemoteEnginePool
 from livemon.config import Config, FeedConfig
 from livemon.engine import PositionAnalysis
 from livemon.estimator import Estimator, PlayerState
@@ -78,7 +79,11 @@ class Monitor:
         self.games: dict[str, LiveGame] = {}
         self.infos: dict[str, GameInfo] = {}
         self.results: dict[str, str] = {}
-        self.pool = EnginePool(cfg.engine, self.store)
+        self.pool: EnginePool | RemoteEnginePool  # engines here, or workers behind a broker (docs/distributed.md)
+        if cfg.bus.mode == "mqtt":
+            self.pool = RemoteEnginePool(cfg.bus, self.store)
+        else:
+            self.pool = EnginePool(cfg.engine, self.store)
         self.feeds: list[Feed] = []
         self.counters = MonitorCounters()
         self.engine_strength: float | None = cfg.analysis.engine_strength
