@@ -318,6 +318,7 @@ class _Counters:
     failures: int = 0
     published: int = 0
     rerequests: int = 0
+    requeued: int = 0
     rejected: int = 0
     duplicates: int = 0
     remote_cache_hits: int = 0
@@ -477,6 +478,7 @@ class RemoteEnginePool:
         """Publish every request in flight again at the next send (a worker or the broker lost them)."""
         if self._outstanding:
             log.info("bus: %s; requesting %d positions in flight again", why, len(self._outstanding))
+            self.counters.requeued += len(self._outstanding)
             for job in self._outstanding.values():
                 job.sent = _DUE
             self._wake.set()
@@ -498,6 +500,8 @@ class RemoteEnginePool:
             except asyncio.TimeoutError:
                 pass
             self._wake.clear()
+            if not self.capacity:
+                continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
             now = time.monotonic()
             for job in list(self._outstanding.values()):
                 if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
@@ -634,6 +638,7 @@ class RemoteEnginePool:
                             for k, w in sorted(self._workers.items())},
                 "published": c.published,
                 "rerequests": c.rerequests,
+                "requeued": c.requeued,
                 "rejected": c.rejected,
                 "duplicates": c.duplicates,
                 "remote_cache_hits": c.remote_cache_hits,

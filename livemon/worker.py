@@ -93,6 +93,8 @@ class EngineWorker:
                     await self._sleep(delay)
                     delay = min(delay * 2, self.bus.max_backoff)
         finally:
+            log.info("worker %s: answered %d, searched %d, rejected %d, connections %d", self.worker_id,
+                     self.answered, self.pool.counters.searches, self.rejected, self.connects)
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
