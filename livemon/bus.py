@@ -41,6 +41,7 @@ import itertools
 import json
 import logging
 import re
+import socket
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -97,6 +98,19 @@ def results_topic(cfg: BusConfig, monitor_id: str) -> str:
 
 def workers_topic(cfg: BusConfig, worker_id: str = "+") -> str:
     return f"{cfg.prefix}/workers/{worker_id}"
+
+
+def no_delay(client: aiomqtt.Client) -> None:
+    """Turn Nagle's algorithm off on a connected client's socket.
+
+    A request/answer bus writes small packets back to back (a result, then the
+    PUBACK of its request); with Nagle the second waits for the broker's delayed
+    TCP ACK (~40 ms on Linux), and the broker sends a worker its next request
+    only after that PUBACK (Receive Maximum). paho has no option for it.
+    """
+    sock = client._client.socket()
+    if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):  # also TLS sockets
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def client_for(cfg: BusConfig, identifier: str, *, will: aiomqtt.Will | None = None,
@@ -454,6 +468,7 @@ class RemoteEnginePool:
         while True:
             try:
                 async with client_for(self.cfg, self.monitor_id) as client:
+                    no_delay(client)
                     self.counters.connects += 1
                     self._workers.clear()  # the retained announcements arrive again on subscribing
                     await client.subscribe(self.reply_topic, qos=1)

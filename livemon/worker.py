@@ -37,6 +37,7 @@ from livemon.bus import (
     WorkerAnnouncement,
     client_for,
     excerpt,
+    no_delay,
     shared_requests_topic,
     workers_topic,
 )
@@ -83,6 +84,7 @@ class EngineWorker:
                                         will=aiomqtt.Will(self.announce_topic, b"", qos=1, retain=True))
                     client._client.manual_ack_set(True)  # aiomqtt has no API for it yet (issue #345)
                     async with client:
+                        no_delay(client)
                         self.connects += 1
                         delay = 1.0
                         await self._session(client)
