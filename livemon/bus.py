@@ -7,10 +7,11 @@ reconnection, authentication, ACLs and TLS. The messages are the pool's own
 
 Topics, under ``bus.prefix``:
 
-- ``<prefix>/requests`` — a monitor publishes :class:`AnalysisRequest` (QoS 1,
-  MQTT v5 *response topic* ``<prefix>/results/<monitor id>`` and *correlation
-  data* = the position key). Workers subscribe to
-  ``$share/<share_group>/<prefix>/requests``: each request goes to one worker.
+- ``<prefix>/requests/<profile>`` — a monitor publishes :class:`AnalysisRequest`
+  (QoS 1, MQTT v5 *response topic* ``<prefix>/results/<monitor id>`` and
+  *correlation data* = the position key). Workers subscribe to
+  ``$share/<share_group>/<prefix>/requests/<their profile>``: each request goes
+  to one worker, and only to a worker that runs the profile asked for.
 - ``<prefix>/results/<monitor id>`` — a worker publishes :class:`AnalysisResult`.
 - ``<prefix>/workers/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
   retained; an empty retained payload (its clean exit, or its MQTT will when it
@@ -56,6 +57,7 @@ from livemon.analysis import needs_search
 from livemon.config import BusConfig
 from livemon.engine import EngineError, EngineProfile, PositionAnalysis, position_key
 from livemon.messages import Message
+from livemon.mqtt_out import topic_level
 from livemon.pool import PooledAnalysis
 from livemon.store import Store
 
@@ -74,22 +76,23 @@ class BusMessageError(ValueError):
 # -- topics ---------------------------------------------------------------------------
 
 
-def requests_topic(cfg: BusConfig) -> str:
-    """Where monitors publish requests.
+def requests_topic(cfg: BusConfig, profile: str) -> str:
+    """Where monitors publish requests for ``profile``: one topic per engine profile, so that a
+    worker running another engine or limit never even receives them.
 
-    >>> requests_topic(BusConfig())
-    'livemon/bus/requests'
+    >>> requests_topic(BusConfig(), "Stockfish 15.1 depth=12 multipv=4")
+    'livemon/bus/requests/Stockfish 15.1 depth=12 multipv=4'
     """
-    return f"{cfg.prefix}/requests"
+    return f"{cfg.prefix}/requests/{topic_level(profile)}"
 
 
-def shared_requests_topic(cfg: BusConfig) -> str:
-    """What workers subscribe to: one request reaches one worker of the group.
+def shared_requests_topic(cfg: BusConfig, profile: str) -> str:
+    """What a worker subscribes to: one request reaches one worker of the share group.
 
-    >>> shared_requests_topic(BusConfig())
-    '$share/livemon-workers/livemon/bus/requests'
+    >>> shared_requests_topic(BusConfig(), "Stockfish 15.1 nodes=10000 multipv=4")
+    '$share/livemon-workers/livemon/bus/requests/Stockfish 15.1 nodes=10000 multipv=4'
     """
-    return f"$share/{cfg.share_group}/{cfg.prefix}/requests"
+    return f"$share/{cfg.share_group}/{requests_topic(cfg, profile)}"
 
 
 def results_topic(cfg: BusConfig, monitor_id: str) -> str:
@@ -540,7 +543,7 @@ class RemoteEnginePool:
         job.sent = time.monotonic()
         job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
         job.publishes += 1
-        await client.publish(requests_topic(self.cfg), request.to_json(), qos=1, properties=props)
+        await client.publish(requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
         self.counters.published += 1
 
     def _on_announcement(self, worker_id: str, payload: bytes | str) -> None:
@@ -561,7 +564,7 @@ class RemoteEnginePool:
             self._profile_known.set()
             log.info("bus: engine profile %s, announced by worker %s", w.profile.name, w.worker)
         if w.profile != self._base:
-            log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets requests it will refuse",
+            log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
                         w.worker, w.profile.name, self._base.name)
         elif worker_id not in self._workers:
             log.info("bus: worker %s on %s joined with %d engines", w.worker, w.host or "?", w.engines)

@@ -113,10 +113,10 @@ class EngineWorker:
         p = self.pool.base_profile
         announcement = WorkerAnnouncement(self.worker_id, p.engine, p.depth, p.nodes, p.multipv,
                                           self.cfg.engine.processes, socket.gethostname())
-        await client.subscribe(shared_requests_topic(self.bus), qos=1)
+        await client.subscribe(shared_requests_topic(self.bus, self.pool.base_profile.name), qos=1)
         await client.publish(self.announce_topic, announcement.to_json(), qos=1, retain=True)
         self.connected.set()
-        log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus))
+        log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus, self.pool.base_profile.name))
         stop = asyncio.ensure_future(self._stopping.wait())
         try:
             messages = client.messages.__aiter__()
@@ -125,7 +125,7 @@ class EngineWorker:
                 await asyncio.wait((get, stop), return_when=asyncio.FIRST_COMPLETED)
                 if not get.done():  # stopping: take no more, finish what is in hand, then leave
                     get.cancel()
-                    await client.unsubscribe(shared_requests_topic(self.bus))
+                    await client.unsubscribe(shared_requests_topic(self.bus, self.pool.base_profile.name))
                     await asyncio.gather(*self._tasks, return_exceptions=True)
                     await client.publish(self.announce_topic, b"", qos=1, retain=True)
                     return

@@ -47,12 +47,12 @@ def free_port() -> int:
 class Broker:
     """A mosquitto process on 127.0.0.1:``port``; :meth:`stop` and :meth:`start` again on the same port."""
 
-    def __init__(self, tmp_path: Path, port: int | None = None, acl: str | None = None) -> None:
+    def __init__(self, tmp_path: Path, port: int | None = None, acl: str | None = None, listener: str = "") -> None:
         if not Path(MOSQUITTO).exists():
             pytest.fail(f"mosquitto not found at {MOSQUITTO} (apt-get install mosquitto)")
         self.port = port or free_port()
         self.conf = tmp_path / f"mosquitto-{self.port}.conf"
-        text = f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        text = f"listener {self.port} 127.0.0.1\n{listener}allow_anonymous true\npersistence false\n"  # listener: e.g. TLS lines
         if acl is not None:
             (tmp_path / "acl").write_text(acl)
             text += f"acl_file {tmp_path / 'acl'}\n"
@@ -80,9 +80,9 @@ class Broker:
 
 
 @contextlib.contextmanager
-def mosquitto(tmp_path: Path, port: int | None = None, acl: str | None = None) -> Iterator[Broker]:
+def mosquitto(tmp_path: Path, port: int | None = None, acl: str | None = None, listener: str = "") -> Iterator[Broker]:
     """A running :class:`Broker` for the block."""
-    broker = Broker(tmp_path, port, acl).start()
+    broker = Broker(tmp_path, port, acl, listener).start()
     try:
         yield broker
     finally:

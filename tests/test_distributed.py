@@ -231,7 +231,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
     with workers(tmp_path, broker.port, 1) as (proc,):
         await wait_for_workers(broker.port, 1)
         async with results_client(broker.port, reply) as (client, got):
-            topic = requests_topic(bus)
+            topic = requests_topic(bus, PROFILE)
             for bad, props in [
                 (b"not json", request_props(reply)),
                 (json.dumps({"fen": "8/8/8/8/8/8/8/8 w - - 0 1", "profile": PROFILE}), request_props(reply)),
@@ -294,3 +294,69 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
     assert "profile 'Stockfish 15.1 depth=30 multipv=4', this monitor uses 'Stockfish 15.1 depth=5 multipv=4'" in text
     assert "illegal candidate moves ['e1e8']" in text
     assert "malformed result rejected: 'analysis'" in text
+
+
+def docs_acl() -> str:
+    """The ACL of docs/distributed.md, as written there."""
+    text = (REPO / "docs" / "distributed.md").read_text()
+    start = text.index("# livemon bus ACL")
+    return "\n".join(line.strip() for line in text[start : text.index("```", start)].splitlines()) + "\n"
+
+
+def make_certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A throw-away CA and a broker certificate for 127.0.0.1 (openssl)."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-subj", "/CN=livemon-test-ca", "-days", "2")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "broker.key", "-out", "broker.csr", "-subj", "/CN=127.0.0.1")
+    (tmp_path / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "broker.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "broker.crt", "-days", "2", "-extfile", "san.ext")
+    return tmp_path / "ca.crt", tmp_path / "broker.crt", tmp_path / "broker.key"
+
+
+async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path, stockfish):
+    from tests.conftest import mosquitto
+
+    ca, cert, key = make_certificates(tmp_path)
+    listener = (f"certfile {cert}\nkeyfile {key}\ncafile {ca}\n"  # and the tuning lines of the docs
+                "set_tcp_nodelay true\nmax_inflight_messages 20\nmax_queued_messages 1000\n")
+    with mosquitto(tmp_path, acl=docs_acl(), listener=listener) as tls_broker:
+        port = tls_broker.port
+        with pytest.raises(aiomqtt.MqttError):  # TLS only
+            async with aiomqtt.Client("127.0.0.1", port, timeout=3):
+                pass
+        tls = dict(tls=True, ca_file=str(ca))
+        bus = BusConfig(host="127.0.0.1", port=port, username="monitor", profile=PROFILE, **tls)
+        with workers(tmp_path, port, 1, username="worker", **tls), Store(tmp_path / "m.sqlite") as store:
+            async with RemoteEnginePool(bus, store) as pool:
+                await until(lambda: pool.capacity > 0, 60, "the worker's announcement through TLS and the ACL")
+                answer = await asyncio.wait_for(pool.submit(chess.Board()), 60)
+                assert answer.profile.name == PROFILE and not answer.cached
+
+        def client(user: str) -> aiomqtt.Client:
+            return aiomqtt.Client("127.0.0.1", port, username=user, tls_params=aiomqtt.TLSParameters(ca_certs=str(ca)))
+
+        seen: dict[str, list[str]] = {"worker": [], "arbiter": []}
+
+        async def listen(user: str) -> None:
+            async with client(user) as c:
+                await c.subscribe("livemon-arbiter/#", qos=1)
+                await c.subscribe("livemon/bus/results/#", qos=1)
+                await c.subscribe("livemon/default/#", qos=1)
+                async for msg in c.messages:
+                    seen[user].append(str(msg.topic))
+
+        listeners = [asyncio.create_task(listen(u)) for u in seen]
+        await asyncio.sleep(1.0)
+        async with client("monitor") as monitor:
+            await monitor.publish("livemon-arbiter/default/alerts/event/player", b"{}", qos=1, retain=True)
+            await monitor.publish("livemon/default/status", b"{}", qos=1, retain=True)
+        await asyncio.sleep(1.0)
+        for task in listeners:
+            task.cancel()
+        await asyncio.gather(*listeners, return_exceptions=True)
+    assert sorted(seen["arbiter"]) == ["livemon-arbiter/default/alerts/event/player", "livemon/default/status"]
+    assert seen["worker"] == []  # no alerts, no public tree, no results of any monitor
