@@ -360,3 +360,19 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
         await asyncio.gather(*listeners, return_exceptions=True)
     assert sorted(seen["arbiter"]) == ["livemon-arbiter/default/alerts/event/player", "livemon/default/status"]
     assert seen["worker"] == []  # no alerts, no public tree, no results of any monitor
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[bus]\nmode = "cluster"', "bus.mode: expected embedded or mqtt, got 'cluster'"),
+    ('[bus]\nprefix = "livemon/#"', "bus.prefix: expected a topic without wildcards"),
+    ('[bus]\nshare_group = "a/b"', "bus.share_group"),
+    ('[bus]\nrequest_timeout = 0', "bus.request_timeout: must be positive"),
+    ('[bus]\ntls = true\ncert_file = "c.pem"', "bus.cert_file: cert_file and key_file go together"),
+    ('[bus]\nca_file = "ca.pem"', "bus.ca_file: set only with tls = true"),
+    ('[bus]\ntls = true\nca_file = "/nonexistent/ca.pem"', "bus.ca_file: no such file"),
+])
+def test_bad_bus_settings_name_the_key(text, message):
+    from livemon.config import ConfigError, load_config_text
+
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("*", r"\*")):
+        load_config_text(text)
