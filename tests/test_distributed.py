@@ -376,3 +376,31 @@ def test_bad_bus_settings_name_the_key(text, message):
 
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("*", r"\*")):
         load_config_text(text)
+
+
+async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, stockfish):
+    """A worker that takes requests and never answers (hung, cut off): the monitor asks again."""
+    from livemon.bus import WorkerAnnouncement, shared_requests_topic
+
+    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, request_timeout=1.0, max_backoff=1.0)
+    swallowed: list[str] = []
+    async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as silent:
+        await silent.subscribe(shared_requests_topic(bus, PROFILE), qos=1)
+        await silent.publish(workers_topic(bus, "silent"), WorkerAnnouncement("silent", "Stockfish 15.1", DEPTH, None, 4, 1).to_json(),
+                             qos=1, retain=True)
+
+        async def swallow() -> None:
+            async for msg in silent.messages:
+                swallowed.append(AnalysisRequest.parse(msg.payload).key)
+
+        swallower = asyncio.create_task(swallow())
+        async with RemoteEnginePool(bus, store=None) as pool:
+            wanted = asyncio.create_task(pool.submit(chess.Board()))
+            await until(lambda: len(swallowed) >= 2, 20, "the request, and its repeat after the timeout")
+            assert not wanted.done() and pool.counters.rerequests >= 1
+            with workers(tmp_path, broker.port, 1):
+                answer = await asyncio.wait_for(wanted, 60)
+        swallower.cancel()
+        await silent.publish(workers_topic(bus, "silent"), b"", qos=1, retain=True)
+    assert answer.profile.name == PROFILE and answer.key == position_key(chess.Board())
+    assert set(swallowed) == {position_key(chess.Board())}
