@@ -305,6 +305,11 @@ def docs_acl() -> str:
 
 def make_certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A throw-away CA and a broker certificate for 127.0.0.1 (openssl)."""
+    import shutil
+
+    if not shutil.which("openssl"):
+        pytest.fail("the openssl command is needed to make test certificates (apt-get install openssl)")
+
     def openssl(*args: str) -> None:
         subprocess.run(["openssl", *args], cwd=tmp_path, check=True, capture_output=True)
 
