@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,19 +19,28 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 import aiomqtt
 import chess
+import chess.pgn
 import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from livemon.analysis import needs_search
-from livemon.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, requests_topic, workers_topic
-from livemon.config import BusConfig, load_config
+from livemon.bus import (
+    AnalysisRequest,
+    AnalysisResult,
+    RemoteEnginePool,
+    WorkerAnnouncement,
+    requests_topic,
+    shared_requests_topic,
+    workers_topic,
+)
+from livemon.config import BusConfig, ConfigError, load_config, load_config_text
 from livemon.engine import PositionAnalysis, position_key
 from livemon.export import export_report
 from livemon.monitor import Monitor
 from livemon.pgn import split_games
 from livemon.store import Store
-from tests.conftest import REPO, Broker, real
+from tests.conftest import REPO, mosquitto, real
 
 DEPTH = 5
 PROFILE = f"Stockfish 15.1 depth={DEPTH} multipv=4"
@@ -46,9 +57,6 @@ def event(tmp_path: Path) -> Path:
 
 def positions(pgn: Path) -> set[str]:
     """Every searched position of the games: the keys a complete event leaves in the cache."""
-    import chess.pgn
-    import io
-
     keys: set[str] = set()
     for chunk, _ in split_games(pgn.read_text()):
         game = chess.pgn.read_game(io.StringIO(chunk))
@@ -305,8 +313,6 @@ def docs_acl() -> str:
 
 def make_certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A throw-away CA and a broker certificate for 127.0.0.1 (openssl)."""
-    import shutil
-
     if not shutil.which("openssl"):
         pytest.fail("the openssl command is needed to make test certificates (apt-get install openssl)")
 
@@ -323,8 +329,6 @@ def make_certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path, stockfish):
-    from tests.conftest import mosquitto
-
     ca, cert, key = make_certificates(tmp_path)
     listener = (f"certfile {cert}\nkeyfile {key}\ncafile {ca}\n"  # and the tuning lines of the docs
                 "set_tcp_nodelay true\nmax_inflight_messages 20\nmax_queued_messages 1000\n")
@@ -377,16 +381,12 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
     ('[bus]\ntls = true\nca_file = "/nonexistent/ca.pem"', "bus.ca_file: no such file"),
 ])
 def test_bad_bus_settings_name_the_key(text, message):
-    from livemon.config import ConfigError, load_config_text
-
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("*", r"\*")):
         load_config_text(text)
 
 
 async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, stockfish):
     """A worker that takes requests and never answers (hung, cut off): the monitor asks again."""
-    from livemon.bus import WorkerAnnouncement, shared_requests_topic
-
     bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, request_timeout=1.0, max_backoff=1.0)
     swallowed: list[str] = []
     async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as silent:
