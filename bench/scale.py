@@ -8,7 +8,9 @@ distinct positions of the bundled London Chess Classic 2011 (after the first
 8 plies of each game).
 
 - **throughput**: all positions submitted at once; positions/s with 1 worker
-  and with 2, and the ratio (goal ≥ 1.8× on a 2-core machine);
+  and with 2, and the ratio (goal ≥ 1.8× on a 2-core machine); for reference
+  the same with the embedded pool of 1 and 2 engines (no broker), which shows
+  what the machine allowed at the time;
 - **added latency**: positions asked one at a time, through the broker to 1
   worker vs the same positions on a local engine (:class:`livemon.pool.EnginePool`);
   the difference of the mean times is what the bus adds per position (JSON,
@@ -189,6 +191,14 @@ async def main() -> None:
         assert isinstance(one, float) and isinstance(two, float)
         print(f"throughput through the broker: 1 worker {one:.2f} positions/s, 2 workers {two:.2f} positions/s, "
               f"ratio {two / one:.2f}x (goal >= 1.8x on 2 cores)")
+        # the same positions on the embedded pool, 1 and 2 engines: what the machine allows right now
+        local_pps = []
+        for n in (1, 2):
+            async with EnginePool(EngineConfig(depth=args.depth, threads=1, processes=n), store=None, adaptive=False) as pool:
+                local_pps.append(await throughput(pool, work))
+        print(f"reference, embedded pool (no broker): 1 engine {local_pps[0]:.2f} positions/s, 2 engines "
+              f"{local_pps[1]:.2f} positions/s, ratio {local_pps[1] / local_pps[0]:.2f}x; "
+              f"broker vs embedded: {one / local_pps[0]:.2f} (1), {two / local_pps[1]:.2f} (2)")
         # latency: the same positions, one at a time, locally and through the broker (fresh caches both)
         engine = EngineConfig(depth=args.depth, threads=1, processes=1)
         async with EnginePool(engine, store=None, adaptive=False) as local:
