@@ -25,7 +25,6 @@ from typing import Any
 import chess
 
 from livemon.analysis import LiveGame
-from livemon.bus import RemoteEnginePool
 from livemon.config import Config, FeedConfig
 from livemon.engine import PositionAnalysis
 from livemon.estimator import Estimator, PlayerState
@@ -79,9 +78,10 @@ class Monitor:
         self.games: dict[str, LiveGame] = {}
         self.infos: dict[str, GameInfo] = {}
         self.results: dict[str, str] = {}
-        self.pool: EnginePool | RemoteEnginePool  # engines here, or workers behind a broker (docs/distributed.md)
-        if cfg.bus.mode == "mqtt":
-            self.pool = RemoteEnginePool(cfg.bus, self.store)
+        if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
+            from livemon.bus import RemoteEnginePool
+
+            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store)
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         self.feeds: list[Feed] = []
