@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 
 MAX_PAYLOAD = 65536
 """Largest request or result accepted (a real one is a few hundred bytes)."""
+WORKER_ERRORS = 3
+"""Error answers for one position after which it fails (each worker already retried on restarted engines)."""
 _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
 
@@ -324,6 +326,8 @@ class _Request:
     """monotonic time of the last publish; 0 while it waits at the monitor."""
     first_sent: float = 0.0
     publishes: int = 0
+    errors: int = 0
+    """error answers so far (a worker whose engines failed on it)."""
 
 
 @dataclass
@@ -595,6 +599,18 @@ class RemoteEnginePool:
                 log.warning("bus: result for %s from worker %s rejected: illegal candidate moves %s",
                             result.key, result.worker, illegal)
                 return
+        elif job.key not in self._outstanding:
+            self.counters.rejected += 1
+            log.warning("bus: error result for %s from worker %s rejected: not requested yet", result.key, result.worker)
+            return
+        else:
+            job.errors += 1
+            if job.errors < WORKER_ERRORS:  # that worker's engines failed (after its own retries): another may not
+                log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
+                            result.key, result.error)
+                job.sent = _DUE
+                self._wake.set()
+                return
         del self._jobs[job.key]
         self._outstanding.pop(job.key, None)
         self._wake.set()
@@ -602,7 +618,8 @@ class RemoteEnginePool:
             return
         if result.analysis is None:
             self.counters.failures += 1
-            log.error("bus: worker %s could not analyse %s: %s", result.worker, result.key, result.error)
+            log.error("bus: gave up on %s after %d error answers; the last from worker %s: %s", result.key,
+                      WORKER_ERRORS, result.worker, result.error)
             job.future.set_exception(EngineError(f"{result.key}: worker {result.worker}: {result.error}"))
             job.future.exception()
             return

@@ -385,8 +385,10 @@ def test_bad_bus_settings_name_the_key(text, message):
         load_config_text(text)
 
 
-async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, stockfish):
-    """A worker that takes requests and never answers (hung, cut off): the monitor asks again."""
+async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, caplog, stockfish):
+    """A worker that answers with an error, then takes requests and never answers (hung, cut off):
+    the monitor asks again each time, and a real worker answers."""
+    caplog.set_level(logging.INFO, "livemon.bus")
     bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, request_timeout=1.0, max_backoff=1.0)
     swallowed: list[str] = []
     async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as silent:
@@ -397,12 +399,16 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
         async def swallow() -> None:
             async for msg in silent.messages:
                 swallowed.append(AnalysisRequest.parse(msg.payload).key)
+                if len(swallowed) == 1:  # the first one: "my engines failed"
+                    error = AnalysisResult(swallowed[0], PROFILE, "silent", error="engine died on it, twice")
+                    await silent.publish(msg.properties.ResponseTopic, error.to_json(), qos=1)
 
         swallower = asyncio.create_task(swallow())
         async with RemoteEnginePool(bus, store=None) as pool:
             wanted = asyncio.create_task(pool.submit(chess.Board()))
-            await until(lambda: len(swallowed) >= 2, 20, "the request, and its repeat after the timeout")
+            await until(lambda: len(swallowed) >= 3, 20, "the request, its repeat after the error, and after the timeout")
             assert not wanted.done() and pool.counters.rerequests >= 1
+            assert "worker silent could not analyse" in caplog.text and "requesting it again" in caplog.text
             with workers(tmp_path, broker.port, 1):
                 answer = await asyncio.wait_for(wanted, 60)
         swallower.cancel()
