@@ -99,7 +99,16 @@ class Monitor:
 
     async def run(self, until_feeds_end: bool = False) -> None:
         """Run until :meth:`stop` (or, with ``until_feeds_end``, until every feed ends and all is scored)."""
-        await self.pool.start()
+        starting = asyncio.create_task(self.pool.start())  # a remote pool waits for a worker: stop() may come first
+        stopping = asyncio.create_task(self._stopping.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not starting.done():
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            await self.pool.close()
+            return
+        starting.result()  # EngineError if no engine can start
         try:
             if self.engine_strength is None:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)

@@ -415,3 +415,14 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
         await silent.publish(workers_topic(bus, "silent"), b"", qos=1, retain=True)
     assert answer.profile.name == PROFILE and answer.key == position_key(chess.Board())
     assert set(swallowed) == {position_key(chess.Board())}
+
+
+async def test_a_monitor_waiting_for_its_first_worker_can_be_stopped(tmp_path, broker, caplog):
+    caplog.set_level(logging.INFO, "livemon.bus")
+    monitor = Monitor(load_config(write_config(tmp_path / "monitor.toml", broker.port)))
+    run = asyncio.create_task(monitor.run())
+    await until(lambda: "bus: connected to" in caplog.text, 20, "the monitor's connection")
+    assert not run.done()  # no worker, no profile: it waits
+    monitor.stop()  # what SIGINT/SIGTERM do in `livemon serve`
+    await asyncio.wait_for(run, 10)
+    monitor.store.close()
