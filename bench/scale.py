@@ -11,10 +11,10 @@ distinct positions of the bundled London Chess Classic 2011 (after the first
   and with 2, and the ratio (goal ≥ 1.8× on a 2-core machine); for reference
   the same with the embedded pool of 1 and 2 engines (no broker), which shows
   what the machine allowed at the time;
-- **added latency**: positions asked one at a time, through the broker to 1
-  worker vs the same positions on a local engine (:class:`livemon.pool.EnginePool`);
-  the difference of the mean times is what the bus adds per position (JSON,
-  two MQTT hops each way with QoS 1 acknowledgements, the worker's pool).
+- **added latency**: positions asked one at a time, each on a local engine
+  (:class:`livemon.pool.EnginePool`) and through the broker to 1 worker, back
+  to back; the paired difference is what the bus adds per position (JSON, two
+  MQTT hops each way with QoS 1 acknowledgements, the worker's pool and cache).
 
     python bench/scale.py --depth 12 --positions 160 --latency-positions 40
 
@@ -148,25 +148,36 @@ async def throughput(pool: RemoteEnginePool | EnginePool, boards: list[chess.Boa
     return len(boards) / (time.perf_counter() - t0)
 
 
-async def one_at_a_time(pool: RemoteEnginePool | EnginePool, boards: list[chess.Board]) -> list[float]:
-    """Seconds per position, each asked only after the previous one came back."""
-    times = []
-    for b in boards:
-        t0 = time.perf_counter()
-        await pool.submit(b)
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-async def remote(port: int, workers_n: int, tmp: Path, depth: int, tag: str, boards: list[chess.Board],
-                 sequential: bool) -> float | list[float]:
+async def remote(port: int, workers_n: int, tmp: Path, depth: int, tag: str, boards: list[chess.Board]) -> float:
+    """Throughput through the broker with ``workers_n`` fresh workers."""
     with workers(tmp, port, workers_n, depth, tag):
         await wait_for_workers(port, workers_n)
         cfg = BusConfig(mode="mqtt", host="127.0.0.1", port=port, request_timeout=600.0)
         async with RemoteEnginePool(cfg, store=None) as pool:
             while pool.capacity < workers_n * cfg.requests_per_engine:  # every worker announced
                 await asyncio.sleep(0.05)
-            return await (one_at_a_time(pool, boards) if sequential else throughput(pool, boards))
+            return await throughput(pool, boards)
+
+
+async def paired_latency(port: int, tmp: Path, depth: int, boards: list[chess.Board]) -> tuple[list[float], list[float]]:
+    """Each position asked alone on a local engine and through the broker to one worker, back to back
+    (the order alternating), so that the machine's other load falls on both alike."""
+    local_times: list[float] = []
+    remote_times: list[float] = []
+    engine = EngineConfig(depth=depth, threads=1, processes=1)
+    with workers(tmp, port, 1, depth, "lat"):
+        await wait_for_workers(port, 1)
+        cfg = BusConfig(mode="mqtt", host="127.0.0.1", port=port, request_timeout=600.0)
+        async with EnginePool(engine, store=None, adaptive=False) as local, RemoteEnginePool(cfg, store=None) as far:
+            while far.capacity == 0:
+                await asyncio.sleep(0.05)
+            for i, b in enumerate(boards):
+                pair = (local, far) if i % 2 == 0 else (far, local)
+                for pool in pair:
+                    t0 = time.perf_counter()
+                    await pool.submit(b)
+                    (local_times if pool is local else remote_times).append(time.perf_counter() - t0)
+    return local_times, remote_times
 
 
 def load() -> str:
@@ -186,9 +197,8 @@ async def main() -> None:
           f"{len(work)} positions for throughput, {len(seq_local)} for latency")
     with tempfile.TemporaryDirectory() as d, broker(Path(d)) as port:
         tmp = Path(d)
-        one = await remote(port, 1, tmp, args.depth, "one", work, sequential=False)
-        two = await remote(port, 2, tmp, args.depth, "two", work, sequential=False)
-        assert isinstance(one, float) and isinstance(two, float)
+        one = await remote(port, 1, tmp, args.depth, "one", work)
+        two = await remote(port, 2, tmp, args.depth, "two", work)
         print(f"throughput through the broker: 1 worker {one:.2f} positions/s, 2 workers {two:.2f} positions/s, "
               f"ratio {two / one:.2f}x (goal >= 1.8x on 2 cores)")
         # the same positions on the embedded pool, 1 and 2 engines: what the machine allows right now
@@ -199,18 +209,15 @@ async def main() -> None:
         print(f"reference, embedded pool (no broker): 1 engine {local_pps[0]:.2f} positions/s, 2 engines "
               f"{local_pps[1]:.2f} positions/s, ratio {local_pps[1] / local_pps[0]:.2f}x; "
               f"broker vs embedded: {one / local_pps[0]:.2f} (1), {two / local_pps[1]:.2f} (2)")
-        # latency: the same positions, one at a time, locally and through the broker (fresh caches both)
-        engine = EngineConfig(depth=args.depth, threads=1, processes=1)
-        async with EnginePool(engine, store=None, adaptive=False) as local:
-            local_times = await one_at_a_time(local, seq_local)
-        remote_times = await remote(port, 1, tmp, args.depth, "lat", seq_local, sequential=True)
-        assert isinstance(remote_times, list)
+        # latency: the same positions, one at a time, on a local engine and through the broker, paired
+        local_times, remote_times = await paired_latency(port, tmp, args.depth, seq_local)
+        diffs = [r - lt for lt, r in zip(local_times, remote_times)]
         lm, rm = statistics.mean(local_times), statistics.mean(remote_times)
         print(f"one at a time: local engine {lm * 1000:.1f} ms/position (median {statistics.median(local_times) * 1000:.1f}), "
               f"through the broker {rm * 1000:.1f} ms/position (median {statistics.median(remote_times) * 1000:.1f})")
-        print(f"broker's added latency: {(rm - lm) * 1000:.1f} ms/position mean "
-              f"({(statistics.median(remote_times) - statistics.median(local_times)) * 1000:.1f} ms median), "
-              f"{(rm / lm - 1) * 100:.1f}% of a depth-{args.depth} search")
+        print(f"broker's added latency per position (paired): mean {statistics.mean(diffs) * 1000:.1f} ms, "
+              f"median {statistics.median(diffs) * 1000:.1f} ms, "
+              f"{statistics.mean(diffs) / lm * 100:.1f}% of a depth-{args.depth} search")
     print(f"{load()} (after)")
 
 
