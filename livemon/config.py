@@ -342,6 +342,69 @@ class MqttOutConfig:
             raise ConfigError(f"mqtt_out.arbiter_prefix: must lie outside prefix {a!r} so an ACL can separate them, got {b!r}")
 
 
+BUS_MODES = ("embedded", "mqtt")
+
+
+@dataclass
+class BusConfig:
+    """Where engine work runs: in this process, or on workers behind an MQTT broker (docs/distributed.md)."""
+
+    mode: str = "embedded"
+    """embedded (the monitor's own engine pool) or mqtt (``livemon worker`` processes through the broker)."""
+    host: str = "localhost"
+    """Broker host."""
+    port: int = 1883
+    """Broker port (8883 is the usual TLS port)."""
+    username: str | None = None
+    """Broker user (docs/distributed.md: monitors and workers get different ACLs)."""
+    password: str | None = None
+    """Broker password."""
+    tls: bool = False
+    """Connect with TLS; ``ca_file`` checks the broker (unset: the system's CAs)."""
+    ca_file: str = ""
+    """CA certificate(s) of the broker, PEM; empty: the system's CAs."""
+    cert_file: str = ""
+    """Client certificate, PEM, when the broker wants one (with ``key_file``)."""
+    key_file: str = ""
+    """Private key of ``cert_file``, PEM."""
+    prefix: str = "livemon/bus"
+    """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker id>."""
+    share_group: str = "livemon-workers"
+    """Workers take requests from $share/<share_group>/<prefix>/requests: each request goes to one worker."""
+    profile: str = ""
+    """Engine profile the monitor expects (e.g. "Stockfish 15.1 depth=12 multipv=4"); empty: the first worker's."""
+    request_timeout: float = 30.0
+    """Seconds after which an unanswered request is published again (its worker may have died)."""
+    requests_per_engine: int = 2
+    """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first."""
+    max_backoff: float = 30.0
+    """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
+
+    def validate(self) -> None:
+        if self.mode not in BUS_MODES:
+            raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
+        if not 0 < self.port < 65536:
+            raise ConfigError(f"bus.port: must be in 1..65535, got {self.port!r}")
+        p = self.prefix
+        if not p or p.startswith(("/", "$")) or p.endswith("/") or any(c in p for c in "+#\0"):
+            raise ConfigError(f"bus.prefix: expected a topic without wildcards, $ or leading/trailing /, got {p!r}")
+        if not self.share_group or any(c in self.share_group for c in "/+#\0"):
+            raise ConfigError(f"bus.share_group: expected a name without / + #, got {self.share_group!r}")
+        for key in ("request_timeout", "max_backoff"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"bus.{key}: must be positive, got {getattr(self, key)!r}")
+        if self.requests_per_engine < 1:
+            raise ConfigError(f"bus.requests_per_engine: must be at least 1, got {self.requests_per_engine!r}")
+        if bool(self.cert_file) != bool(self.key_file):
+            raise ConfigError("bus.cert_file: cert_file and key_file go together")
+        for key in ("ca_file", "cert_file", "key_file"):
+            value = getattr(self, key)
+            if value and not self.tls:
+                raise ConfigError(f"bus.{key}: set only with tls = true, got {value!r}")
+            if value and not Path(value).is_file():
+                raise ConfigError(f"bus.{key}: no such file {value!r}")
+
+
 @dataclass
 class MonitorConfig:
     status_seconds: float = 1.0
@@ -376,6 +439,8 @@ class Config:
     """WebSocket server and overlay page."""
     mqtt_out: MqttOutConfig = field(default_factory=MqttOutConfig)
     """MQTT publisher of estimates, boards and TTT posteriors (off by default)."""
+    bus: BusConfig = field(default_factory=BusConfig)
+    """Engine work in-process (embedded) or on workers through an MQTT broker."""
 
 
 def _check_type(key: str, value: Any, hint: Any) -> Any:

@@ -81,7 +81,12 @@ class Monitor:
         self.games: dict[str, LiveGame] = {}
         self.infos: dict[str, GameInfo] = {}
         self.results: dict[str, str] = {}
-        self.pool = EnginePool(cfg.engine, self.store)
+        if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
+            from livemon.bus import RemoteEnginePool
+
+            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store)
+        else:
+            self.pool = EnginePool(cfg.engine, self.store)
         self.feeds: list[Feed] = []
         self.counters = MonitorCounters()
         self.engine_strength: float | None = cfg.analysis.engine_strength
@@ -98,7 +103,16 @@ class Monitor:
 
     async def run(self, until_feeds_end: bool = False) -> None:
         """Run until :meth:`stop` (or, with ``until_feeds_end``, until every feed ends and all is scored)."""
-        await self.pool.start()
+        starting = asyncio.create_task(self.pool.start())  # a remote pool waits for a worker: stop() may come first
+        stopping = asyncio.create_task(self._stopping.wait())
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not starting.done():
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            await self.pool.close()
+            return
+        starting.result()  # EngineError if no engine can start
         try:
             if self.engine_strength is None:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)

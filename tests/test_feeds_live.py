@@ -11,8 +11,6 @@ import json
 import logging
 import os
 import random
-import socket
-import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,7 +32,6 @@ from livemon.messages import FeedError, GameInfo, GameResult, GameRollback, Mess
 
 REAL = Path("/work/shared/data/real")
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
-MOSQUITTO = "/usr/sbin/mosquitto"
 
 
 # ------------------------------------------------------------------ helpers
@@ -489,31 +486,10 @@ async def test_stream_faults_lose_and_duplicate_nothing():
 
 
 # ------------------------------------------------------------------ mqtt
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def mosquitto(tmp_path):
-    if not os.path.exists(MOSQUITTO):
-        pytest.skip(f"{MOSQUITTO} is not installed (apt-get install mosquitto)")
-    port = free_port()
-    conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    proc = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 5
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            break
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"mosquitto did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
-        time.sleep(0.02)
-    yield port
-    proc.terminate()
-    proc.wait(5)
+def mosquitto(broker):
+    """The port of a real mosquitto (tests/conftest.py starts it)."""
+    return broker.port
 
 
 async def test_mqtt_moves_duplicates_gaps_illegal_corrections(mosquitto):

@@ -9,12 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
-import socket
-import subprocess
 import time
 from pathlib import Path
-from typing import AsyncIterator, Iterator
+from typing import AsyncIterator
 
 import aiomqtt
 import pytest
@@ -23,8 +20,8 @@ from livemon.config import ConfigError, MqttOutConfig, load_config_text
 from livemon.hub import Hub
 from livemon.messages import Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
 from livemon.mqtt_out import MqttPublisher
+from tests.conftest import free_port, mosquitto
 
-MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 PREFIX, ARBITER = "livemon/test", "livemon-arbiter/test"
 ACL = """\
 # Anonymous clients (the public): read the public tree only.
@@ -38,37 +35,6 @@ user arbiter
 topic read livemon/#
 topic read livemon-arbiter/#
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def mosquitto(tmp_path: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """A broker on 127.0.0.1:``port`` with the docs' ACL (users are not password-checked here)."""
-    if not Path(MOSQUITTO).exists():
-        pytest.fail(f"mosquitto not found at {MOSQUITTO} (apt-get install mosquitto)")
-    (tmp_path / "acl").write_text(ACL)
-    conf = tmp_path / f"mosquitto-{port}.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nacl_file {tmp_path / 'acl'}\n"
-                    "persistence false\nuser root\n")  # as root it would drop to a user that cannot read tmp_path
-    proc = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"mosquitto did not start on port {port}")
-            time.sleep(0.02)
-        yield proc
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 @contextlib.asynccontextmanager
@@ -120,7 +86,7 @@ async def wait_until(cond, timeout: float = 10.0) -> None:
 async def test_retained_values_reach_a_late_subscriber_and_alerts_stay_apart(tmp_path: Path) -> None:
     port = free_port()
     hub = Hub()
-    with mosquitto(tmp_path, port):
+    with mosquitto(tmp_path, port, ACL):
         publisher = MqttPublisher(hub, cfg(port))
         async with running(publisher):
             await asyncio.wait_for(publisher.connected.wait(), 10)
@@ -154,7 +120,7 @@ async def test_broker_down_is_retried_and_nothing_is_lost(tmp_path: Path) -> Non
         hub.publish(messages()[1])  # published while no broker listens
         await asyncio.sleep(1.5)  # at least one failed attempt and a back-off
         assert not task.done() and publisher.connects == 0
-        with mosquitto(tmp_path, port):
+        with mosquitto(tmp_path, port, ACL):
             await asyncio.wait_for(publisher.connected.wait(), 10)
             await wait_until(lambda: publisher.last_seq == hub.seq)
             got = await collect(port, f"{PREFIX}/players/#", 0.5)
@@ -164,7 +130,7 @@ async def test_broker_down_is_retried_and_nothing_is_lost(tmp_path: Path) -> Non
         await wait_until(lambda: not publisher.connected.is_set())
         hub.publish(TTTRating("Ding, Liren", 2.9, 0.3, 2740.0, 60.0, 30))
         assert not task.done()
-        with mosquitto(tmp_path, port):
+        with mosquitto(tmp_path, port, ACL):
             await wait_until(lambda: publisher.connects >= 2)
             await wait_until(lambda: publisher.last_seq == hub.seq)  # the snapshot, republished on reconnect
             got = await collect(port, f"{PREFIX}/#", 0.5)

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"engine  {eng.get('profile')}  engines {eng.get('engines_alive')}/{eng.get('engines')}  "
           f"backlog {eng.get('backlog')}  searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
           f"restarts {eng.get('restarts')}  failures {eng.get('failures')}")
+    bus = eng.get("bus")
+    if bus:  # [bus] mode = "mqtt": the engines are workers behind a broker
+        workers = ", ".join(f"{k} ({w['engines']})" for k, w in bus["workers"].items()) or "none"
+        print(f"bus     {bus['broker']} {'connected' if bus['connected'] else 'DISCONNECTED'}  workers {workers}  "
+              f"re-requests {bus['rerequests']}  rejected {bus['rejected']}")
     print(f"moves   {status['moves']} in {status['games']} games  unscored {status['unscored_plies']}  "
           f"lag {status['lag_seconds']:.1f}s  duplicates {status['duplicates']}  rollbacks {status['rollbacks']}  "
           f"TTT refreshes {status['ttt_refreshes']}")
