@@ -1,0 +1,693 @@
+"""Bench: fair-play screening (issue 6, "Must show") — false-alert rate, power, real players.
+
+Three tables, all through :mod:`livemon.rating.screening`:
+
+1. **False-alert rate.** Players who play exactly as E(c_r) predicts for their
+   rating r (c_r from the shipped calibration of the default profile, else a
+   stand-in line, said in the output) are screened like real players: each
+   simulated player-event is 9 game-sides (one player's moves in one game)
+   drawn at random from a pool of REAL analysed positions — the 504-game open,
+   from ``bench/data/open2025_decisions.jsonl.gz`` or an analysed store — or,
+   without either, from positions of a documented model (:func:`model_pool`);
+   the output says which. Positions are left out by the library's
+   :func:`~livemon.rating.screening.screening_exclusion` with the default
+   ``[screening]`` config (forced moves never become decisions). For every
+   threshold z the table gives the nominal rate 1 − Φ(z), the observed rate
+   with its exact (Clopper–Pearson) 95% interval, and the number of simulated
+   player-events, for the match and the average-loss statistic, after 1, 3 and
+   9 games, pooled over the ratings and then per rating. Two columns: the raw
+   tail P(z ≥ threshold), and "flagged" = the same with ``min_positions``
+   applied (a player with fewer screened positions is never flagged).
+2. **Power.** Engine-assisted players: at each position the engine's best move
+   with probability q, else a move drawn from E(c_r). Fraction flagged at the
+   default notice and alert thresholds (default statistic, min_positions
+   applied) after 1, 3 and 9 games.
+3. **Real players** (``--real FILE``): every player of the open screened at the
+   default thresholds with the shipped calibration; notices/alerts listed with
+   their numbers, and the distribution of z over the real players (a
+   well-calibrated z has mean ≈ 0 and sd ≈ 1 over honest players).
+
+Speed: the per-position quantities of E(c_r) (p0_t, loss mean and variance,
+the cumulative move distribution sorted by loss) are computed once per c_r
+with numpy over the padded candidate table; a simulated move is then one
+uniform draw and four comparisons, and the expected sums of a player-event are
+sums of per-game-side totals. The vectorised z is checked against
+:func:`~livemon.rating.screening.screening_stats` on a sample of simulated
+player-events at every rating before any table is printed (the bench stops if
+they disagree — e.g. when the library's z changes definition).
+
+Why this lives in bench/ and not in livemon/rating/: it is a measurement tool
+(random players over a pool of positions), not a model the product uses; the
+test ``tests/test_fairplay_sim.py`` imports this file by path.
+
+    /tmp/venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
+        [--pool bench/data/open2025_decisions.jsonl.gz | --pool STORE.sqlite --pgn OPEN.pgn | --pool model]
+        [--real FILE [--pgn OPEN.pgn]] [--only false|power|real]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
+
+from livemon.config import Config, ScreeningConfig  # noqa: E402
+from livemon.rating.agent import Decision  # noqa: E402
+from livemon.rating.calibration import Calibration  # noqa: E402
+from livemon.rating.screening import alert_check, screening_exclusion, screening_stats  # noqa: E402
+
+EXPORT = ROOT / "bench" / "data" / "open2025_decisions.jsonl.gz"
+OPEN_PGN = ROOT.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+STAND_IN = Calibration(a=-0.4, b=0.0005, n=0, elo_min=1800.0, elo_max=2800.0, r2=0.0, residual_sd=0.0,
+                       profile="stand-in: c = -0.4 + 0.0005*Elo")
+"""Used only without a shipped calibration: c 0.5 at 1800, 1.0 at 2800 (the size of the c̄ of the
+README's depth-10 example: Ding 2788 → 1.24, Nepomniachtchi 2795 → 0.80)."""
+THRESHOLDS = (2.0, 2.5, 3.0, 4.0, 5.0)
+RATINGS = (1800, 2000, 2200, 2400, 2600)
+POWER_RATINGS = (1800, 2200, 2600)
+POWER_Q = (0.0, 0.2, 0.5, 1.0)
+GAMES = (1, 3, 9)
+
+
+# -- positions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Record:
+    """One screened position of a real player (the decisions export's line)."""
+
+    player: str
+    elo: float | None
+    game: int
+    ply: int
+    decision: Decision
+
+
+def screened(records: Iterable[Record], cfg: ScreeningConfig) -> list[Record]:
+    """The records the library's exclusion rule keeps (book moves, decided positions)."""
+    return [r for r in records if screening_exclusion(r.decision, r.ply, cfg.book_moves, cfg.eval_bound) is None]
+
+
+def _first(d: dict[str, Any], *keys: str) -> Any:
+    for k in keys:
+        if k in d:
+            return d[k]
+    raise KeyError(f"none of {keys} in {sorted(d)}")
+
+
+def load_export(path: str | Path) -> list[Record]:
+    """Records of the decisions export (gzipped JSON lines; one bad line is reported and skipped)."""
+    out: list[Record] = []
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+                elo = _first(d, "elo", "Elo", "rating")
+                out.append(Record(str(_first(d, "player", "name")), None if elo in (None, "") else float(elo),
+                                  int(_first(d, "game", "game_index")), int(d["ply"]),
+                                  Decision(tuple(_first(d, "values", "candidates")), int(_first(d, "played", "played_index")))))
+            except (ValueError, KeyError, TypeError) as exc:
+                print(f"fairplay: {path}:{lineno}: skipped ({exc})", file=sys.stderr)
+    return out
+
+
+def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: str | None = None) -> tuple[list[Record], str]:
+    """Records of every game of ``pgn_path`` from the analyses in a livemon store (opened read-only).
+
+    The decision of a ply is built exactly as ``analyse`` builds it
+    (:func:`livemon.analysis.decision_for`); plies whose positions are not in the
+    store are skipped. Returns the records and the profile used (the store's
+    profile with most analyses unless given).
+    """
+    import chess
+
+    from livemon.analysis import decision_for, position_value
+    from livemon.batch import read_files
+    from livemon.engine import PositionAnalysis, position_key
+
+    db = sqlite3.connect(f"file:{Path(store_path).resolve()}?mode=ro", uri=True)
+    try:
+        if profile is None:
+            row = db.execute("SELECT profile, COUNT(*) c FROM analyses GROUP BY profile ORDER BY c DESC LIMIT 1").fetchone()
+            if row is None:
+                raise ValueError(f"{store_path}: no analyses")
+            profile = str(row[0])
+        analyses = {pos: PositionAnalysis.from_json(text) for pos, text in
+                    db.execute("SELECT position, candidates FROM analyses WHERE profile = ?", (profile,))}
+    finally:
+        db.close()
+    out: list[Record] = []
+    for index, game in enumerate(read_files([str(pgn_path)], lambda line: print(f"fairplay: {line}", file=sys.stderr))):
+        headers = game.game.headers
+        for ply, move in enumerate(game.moves, start=1):
+            before, after = game.boards[ply - 1], game.boards[ply]
+            a_before = analyses.get(position_key(before))
+            after_cp = position_value(after, analyses.get(position_key(after)))
+            decision = decision_for(before, move, a_before, after_cp)
+            if decision is None:
+                continue
+            white = before.turn == chess.WHITE
+            name = headers.get("White" if white else "Black", "?")
+            elo_tag = headers.get("WhiteElo" if white else "BlackElo", "")
+            elo = float(elo_tag) if elo_tag.strip().isdigit() and int(elo_tag) > 0 else None
+            out.append(Record(name, elo, index, ply, decision))
+    return out, profile
+
+
+def load_records(path: str | Path, pgn: str | Path = OPEN_PGN) -> tuple[list[Record], str]:
+    """Records from the decisions export (.jsonl[.gz]) or from a store (.sqlite) plus the PGN; and a description."""
+    p = Path(path)
+    if p.suffix in (".sqlite", ".db", ".sqlite3"):
+        records, profile = records_from_store(p, pgn)
+        return records, f"store {p} ({profile}) + {Path(pgn).name}"
+    return load_export(p), f"export {p}"
+
+
+@dataclass
+class PositionPool:
+    """Candidate values of screened positions, padded, grouped in game-sides.
+
+    ``values[t, :k[t]]`` are the candidates of position t (pawns, mover's view;
+    padding is NaN). Game-side u is the positions ``starts[u] .. starts[u+1]``.
+    """
+
+    values: np.ndarray  # (T, K) float, NaN padded
+    k: np.ndarray  # (T,) candidates per position
+    starts: np.ndarray  # (U+1,) offsets of the game-sides
+    source: str
+
+    @property
+    def positions(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def sides(self) -> int:
+        return int(self.starts.size - 1)
+
+    def decision(self, t: int, played: int) -> Decision:
+        return Decision(tuple(float(v) for v in self.values[t, : self.k[t]]), int(played))
+
+
+def pool_from_records(records: Sequence[Record], source: str) -> PositionPool:
+    """Group records by (game, player) in game order; every screened position becomes a pool position."""
+    by_side: dict[tuple[int, str], list[Record]] = {}
+    for r in records:
+        by_side.setdefault((r.game, r.player), []).append(r)
+    rows: list[tuple[float, ...]] = []
+    starts = [0]
+    for key in sorted(by_side):
+        for r in sorted(by_side[key], key=lambda r: r.ply):
+            rows.append(r.decision.values)
+        starts.append(len(rows))
+    return _pool(rows, np.asarray(starts), source)
+
+
+def _pool(rows: Sequence[Sequence[float]], starts: np.ndarray, source: str) -> PositionPool:
+    width = max(len(r) for r in rows)
+    values = np.full((len(rows), width), np.nan)
+    k = np.empty(len(rows), dtype=np.int64)
+    for t, r in enumerate(rows):
+        values[t, : len(r)] = r
+        k[t] = len(r)
+    return PositionPool(values, k, starts.astype(np.int64), source)
+
+
+def model_pool(rng: np.random.Generator, sides: int = 4000) -> PositionPool:
+    """Positions of a documented model, used when no real positions are at hand.
+
+    Game-side length 20–45 positions (uniform). A position has 4 MultiPV
+    candidates; the best value is N(0, 1) pawns (decided positions beyond ±3 are
+    excluded later, as for real ones); the gaps between consecutive candidates
+    are 0 with probability 0.15 (equal-valued moves: a "match" is any top-valued
+    move) else exponential with mean 0.25 pawns; with probability 0.1 a fifth
+    move (a played move outside the MultiPV) is appended 0.3–3 pawns below the
+    fourth. Roughly the shape of depth-12 MultiPV-4 lines in club games.
+    """
+    lengths = rng.integers(20, 46, size=sides)
+    t = int(lengths.sum())
+    best = rng.normal(0.0, 1.0, t)
+    gaps = np.where(rng.random((t, 3)) < 0.15, 0.0, rng.exponential(0.25, (t, 3)))
+    values = np.full((t, 5), np.nan)
+    values[:, 0] = best
+    values[:, 1:4] = best[:, None] - np.cumsum(gaps, axis=1)
+    fifth = rng.random(t) < 0.1
+    values[fifth, 4] = values[fifth, 3] - rng.uniform(0.3, 3.0, int(fifth.sum()))
+    values = np.round(values, 2)  # centipawns, like the engine
+    keep = np.abs(values[:, 0]) <= ScreeningConfig().eval_bound  # the default "decided" exclusion
+    side_of = np.repeat(np.arange(sides), lengths)[keep]
+    counts = np.bincount(side_of, minlength=sides)
+    counts = counts[counts > 0]
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    rows = [tuple(v[~np.isnan(v)]) for v in values[keep]]
+    return _pool(rows, starts, f"model positions (documented in model_pool: {sides} game-sides, seed-dependent)")
+
+
+# -- E(c) at one c, once --------------------------------------------------------------------------
+
+
+@dataclass
+class PoolAtC:
+    """E(c_r) on every pool position: what a simulated move needs, computed once per c_r."""
+
+    c: float
+    p0: np.ndarray  # (T,) P(top-valued move)
+    p0_draw: np.ndarray  # (T,) the same as the cumulative the draw compares with (no rounding mismatch)
+    cum: np.ndarray  # (T, K-1) cumulative P over candidates sorted by loss (1.0 beyond the last)
+    step: np.ndarray  # (T, K-1) loss increments between consecutive sorted candidates
+    order: np.ndarray  # (T, K) original candidate index of each sorted one
+    side_sums: np.ndarray  # (U, 5): positions, Σp0, Σp0(1−p0), Σμ, Σσ² per game-side
+
+
+def at_c(pool: PositionPool, c: float) -> PoolAtC:
+    """Vectorised E(c) over the padded candidate table (same formula as :func:`move_probabilities`)."""
+    v = pool.values
+    vmax = np.nanmax(v, axis=1)
+    loss = vmax[:, None] - v  # NaN in padding
+    w = np.where(np.isnan(loss), 0.0, np.power(np.nan_to_num(loss, nan=1.0) + 0.1, -c))
+    p = w / w.sum(axis=1, keepdims=True)
+    order = np.argsort(np.nan_to_num(loss, nan=np.inf), axis=1, kind="stable")
+    loss_s = np.take_along_axis(np.nan_to_num(loss, nan=0.0), order, axis=1)
+    p_s = np.take_along_axis(p, order, axis=1)
+    cum = np.cumsum(p_s, axis=1)[:, :-1]
+    valid_next = np.take_along_axis(~np.isnan(loss), order, axis=1)[:, 1:]
+    cum = np.where(valid_next, cum, 2.0)  # a padded slot can never be drawn
+    step = np.where(valid_next, np.diff(loss_s, axis=1), 0.0)
+    top = np.where(np.isnan(loss), False, loss == 0.0)
+    p0 = (p * top).sum(axis=1)
+    lz = np.nan_to_num(loss, nan=0.0)
+    mu = (p * lz).sum(axis=1)
+    var = np.maximum((p * lz * lz).sum(axis=1) - mu * mu, 0.0)
+    ntop = top.sum(axis=1)
+    p0_draw = np.take_along_axis(np.concatenate([cum, np.full((v.shape[0], 1), 2.0)], axis=1), (ntop - 1)[:, None], axis=1)[:, 0]
+    per_pos = np.stack([np.ones_like(p0), p0, p0 * (1.0 - p0), mu, var], axis=1)
+    side_sums = np.add.reduceat(per_pos, pool.starts[:-1], axis=0)
+    return PoolAtC(float(c), p0, p0_draw, cum, step, order, side_sums)
+
+
+# -- simulation --------------------------------------------------------------------------------
+
+
+@dataclass
+class EventSums:
+    """Screening sums of simulated player-events after each checkpoint (axis 1: games)."""
+
+    n: np.ndarray  # (B, G) positions
+    matches: np.ndarray
+    p0: np.ndarray
+    p0_var: np.ndarray
+    loss: np.ndarray
+    loss_mean: np.ndarray
+    loss_var: np.ndarray
+
+    def z_match(self) -> np.ndarray:
+        return _z(self.matches - self.p0, np.sqrt(self.p0_var))
+
+    def z_loss(self) -> np.ndarray:
+        # (loss_e − loss_o) / (sqrt(Σσ²)/n) = (Σμ − Σloss) / sqrt(Σσ²), as stats_from_sums
+        return _z((self.loss_mean - self.loss) / np.maximum(self.n, 1), np.sqrt(self.loss_var) / np.maximum(self.n, 1))
+
+
+def _z(diff: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = diff / sd
+    return np.where(sd > 0, z, np.where(diff == 0, 0.0, np.copysign(np.inf, diff)))
+
+
+@dataclass
+class Detail:
+    """Per-position draws of a simulated chunk, for the check against the library."""
+
+    sides: np.ndarray  # (B, G) game-side of each game
+    positions: np.ndarray  # flat positions in event, game, ply order
+    played: np.ndarray  # original candidate index played
+
+
+def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng: np.random.Generator,
+                   q: float = 0.0, checkpoints: Sequence[int] = GAMES, detail: bool = False
+                   ) -> tuple[EventSums, Detail | None]:
+    """``events`` players of ``games`` random game-sides each; moves from E(c) (engine's best w.p. q)."""
+    sides = rng.integers(0, pool.sides, size=(events, games))
+    flat = sides.ravel()
+    lengths = pool.starts[flat + 1] - pool.starts[flat]
+    seg = np.repeat(np.arange(flat.size), lengths)
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    pos = np.arange(int(lengths.sum())) - np.repeat(offsets - pool.starts[flat], lengths)
+    u = rng.random(pos.size)
+    above = u[:, None] >= e.cum[pos]  # (P, K-1)
+    matched = u < e.p0_draw[pos]
+    loss = (above * e.step[pos]).sum(axis=1)
+    assisted = None
+    if q > 0.0:
+        assisted = rng.random(pos.size) < q
+        matched = matched | assisted
+        loss = np.where(assisted, 0.0, loss)
+    nseg = flat.size
+    m = np.bincount(seg, weights=matched, minlength=nseg).reshape(events, games)
+    lo = np.bincount(seg, weights=loss, minlength=nseg).reshape(events, games)
+    ss = e.side_sums[sides]  # (B, G, 5)
+    cps = [g - 1 for g in checkpoints if g <= games]
+
+    def cum(a: np.ndarray) -> np.ndarray:
+        return np.cumsum(a, axis=1)[:, cps]
+
+    sums = EventSums(cum(ss[..., 0]), cum(m), cum(ss[..., 1]), cum(ss[..., 2]), cum(lo), cum(ss[..., 3]), cum(ss[..., 4]))
+    info = None
+    if detail:
+        idx = above.sum(axis=1)
+        if assisted is not None:
+            idx = np.where(assisted, 0, idx)
+        info = Detail(sides, pos, e.order[pos, idx])
+    return sums, info
+
+
+def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generator, q: float = 0.0,
+             games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000) -> EventSums:
+    """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory), concatenated."""
+    parts = []
+    done = 0
+    while done < events:
+        b = min(chunk, events - done)
+        parts.append(simulate_chunk(pool, e, b, games, rng, q, checkpoints)[0])
+        done += b
+    return EventSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in EventSums.__dataclass_fields__))
+
+
+def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generator, events: int = 40,
+                          q: float = 0.0, games: int = 3) -> float:
+    """Largest |z_vectorised − z_library| over simulated player-events; AssertionError if they disagree.
+
+    Rebuilds each event's :class:`Decision` list with the simulated played moves
+    and screens it with :func:`screening_stats` (the library's position_expectation
+    and stats_from_sums), at every checkpoint.
+    """
+    sums, info = simulate_chunk(pool, e, events, games, rng, q, checkpoints=range(1, games + 1), detail=True)
+    assert info is not None
+    worst = 0.0
+    cursor = 0
+    for b in range(events):
+        decisions: list[Decision] = []
+        for g in range(games):
+            s = int(info.sides[b, g])
+            for _ in range(int(pool.starts[s + 1] - pool.starts[s])):
+                decisions.append(pool.decision(int(info.positions[cursor]), int(info.played[cursor])))
+                cursor += 1
+            st = screening_stats("sim", decisions, e.c)
+            zm, zl = float(sums.z_match()[b, g]), float(sums.z_loss()[b, g])
+            if st.positions != int(sums.n[b, g]) or st.matches_observed != int(round(float(sums.matches[b, g]))):
+                raise AssertionError(f"check: counts differ from the library ({st.positions}, {st.matches_observed}) vs "
+                                     f"({sums.n[b, g]}, {sums.matches[b, g]})")
+            for lib, vec, name in ((st.z_match, zm, "z_match"), (st.z_loss, zl, "z_loss")):
+                if math.isinf(lib) or math.isinf(vec):
+                    if lib != vec:
+                        raise AssertionError(f"check: {name} library {lib} vs vectorised {vec}")
+                    continue
+                diff = abs(lib - vec)
+                if diff > 1e-7 * max(1.0, abs(lib)):
+                    raise AssertionError(f"check: {name} library {lib!r} vs vectorised {vec!r} (c={e.c}); "
+                                         "the library's z has changed definition — adapt EventSums")
+                worst = max(worst, diff)
+    return worst
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+
+def default_calibration(profile: str | None = None) -> tuple[Calibration, str]:
+    """The shipped calibration of the default profile (or of ``profile``), else :data:`STAND_IN`."""
+    from livemon.store import shipped_calibrations
+
+    shipped = shipped_calibrations()
+    cfg = Config().engine
+    suffix = f"depth={cfg.depth} multipv={cfg.multipv}" if cfg.nodes is None else f"nodes={cfg.nodes} multipv={cfg.multipv}"
+    names = [profile] if profile else [n for n in shipped if n.endswith(suffix)]
+    for name in names:
+        pc = shipped.get(name)
+        if pc is not None and pc.c_map is not None:
+            cm = pc.c_map
+            return cm, (f"shipped calibration of {name!r}: c = {cm.a:.4f} + {cm.b:.6f}·Elo "
+                        f"(n={cm.n}, Elo {cm.elo_min:.0f}–{cm.elo_max:.0f})")
+    return STAND_IN, f"NO shipped calibration for the default profile: {STAND_IN.profile} (a stand-in, not a fit)"
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+
+def nominal(z: float) -> float:
+    return float(sps.norm.sf(z))
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial confidence interval of k successes out of n."""
+    a = (1.0 - level) / 2.0
+    lo = 0.0 if k == 0 else float(sps.beta.ppf(a, k, n - k + 1))
+    hi = 1.0 if k == n else float(sps.beta.ppf(1 - a, k + 1, n - k))
+    return lo, hi
+
+
+def _rate(k: int, n: int) -> str:
+    lo, hi = clopper_pearson(k, n)
+    return f"{k / n:9.2e} [{lo:8.2e}, {hi:8.2e}]"
+
+
+def false_alert_tables(per_rating: dict[int, EventSums], scfg: ScreeningConfig, thresholds: Sequence[float]) -> str:
+    """Pooled table per (games, statistic), then a per-rating breakdown."""
+    lines: list[str] = []
+    ratings = sorted(per_rating)
+    for gi, games in enumerate(GAMES):
+        npos = np.concatenate([per_rating[r].n[:, gi] for r in ratings])
+        enough = npos >= scfg.min_positions
+        lines.append(f"\n-- after {games} game{'s' if games > 1 else ''}: positions per player-event mean {npos.mean():.1f} "
+                     f"(min {npos.min():.0f}, max {npos.max():.0f}); {enough.mean():.1%} have >= min_positions={scfg.min_positions}")
+        for stat in ("match", "loss"):
+            z = np.concatenate([(per_rating[r].z_match() if stat == "match" else per_rating[r].z_loss())[:, gi] for r in ratings])
+            n = z.size
+            lines.append(f"   statistic {stat}, pooled over ratings {', '.join(map(str, ratings))}")
+            lines.append(f"   {'z >=':>6} {'nominal':>9}  {'observed P(z>=t) [95% CI]':>31}  {'obs/nom':>7}  "
+                         f"{'flagged (>= min_pos) [95% CI]':>31}  {'events':>8}")
+            for t in thresholds:
+                k = int(np.count_nonzero(z >= t))
+                kf = int(np.count_nonzero((z >= t) & enough))
+                tag = "  notice" if t == scfg.notice_z else ("  alert" if t == scfg.alert_z else "")
+                lines.append(f"   {t:6.1f} {nominal(t):9.2e}  {_rate(k, n):>31}  {k / n / nominal(t):7.2f}  "
+                             f"{_rate(kf, n):>31}  {n:8d}{tag}")
+        lines.append(f"   per rating (observed P(z >= t); events per rating {per_rating[ratings[0]].n.shape[0]}):")
+        lines.append("   " + f"{'stat':<6}{'rating':>7}{'c_r':>7}" + "".join(f"{'z>=' + str(t):>10}" for t in thresholds))
+        lines.append("   " + f"{'':<6}{'nominal':>14}" + "".join(f"{nominal(t):10.2e}" for t in thresholds))
+        for stat in ("match", "loss"):
+            for r in ratings:
+                s = per_rating[r]
+                z = (s.z_match() if stat == "match" else s.z_loss())[:, gi]
+                lines.append("   " + f"{stat:<6}{r:>7}{_C_OF[r]:7.3f}" + "".join(f"{np.mean(z >= t):10.2e}" for t in thresholds))
+    return "\n".join(lines)
+
+
+_C_OF: dict[int, float] = {}
+
+
+def power_table(results: dict[tuple[int, float], EventSums], scfg: ScreeningConfig) -> str:
+    """Fraction flagged (default statistic, min_positions applied) per rating, q and games."""
+    lines = [f"   statistic {scfg.statistic} (default); notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, "
+             f"min_positions {scfg.min_positions}; raw = z >= notice without min_positions",
+             "   " + f"{'rating':>6} {'c_r':>6} {'q':>5} {'events':>7}" +
+             "".join(f"  {g} game{'s' if g > 1 else ' '}: notice  alert   raw" for g in GAMES)]
+    for (r, q), s in sorted(results.items()):
+        cells = []
+        for gi in range(len(GAMES)):
+            z = _stat_z(s, scfg.statistic)[:, gi]
+            ok = s.n[:, gi] >= scfg.min_positions
+            cells.append(f"  {'':>8}{np.mean((z >= scfg.notice_z) & ok):7.1%} {np.mean((z >= scfg.alert_z) & ok):6.1%} "
+                         f"{np.mean(z >= scfg.notice_z):6.1%}")
+        lines.append("   " + f"{r:>6} {_C_OF[r]:6.3f} {q:5.2f} {s.n.shape[0]:7d}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def _stat_z(s: EventSums, statistic: str) -> np.ndarray:
+    if statistic == "match":
+        return s.z_match()
+    if statistic == "loss":
+        return s.z_loss()
+    return np.maximum(s.z_match(), s.z_loss())
+
+
+def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig) -> tuple[str, dict[str, Any]]:
+    """Screen every rated player of ``records`` at the default thresholds; text and figures.
+
+    Players without an Elo are not screened (no c_r) and counted.
+    """
+    kept = screened(records, scfg)
+    by_player: dict[str, list[Record]] = {}
+    for r in kept:
+        by_player.setdefault(r.player, []).append(r)
+    unrated = sorted(p for p, rs in by_player.items() if rs[0].elo is None)
+    rows = []
+    for player, rs in by_player.items():
+        if rs[0].elo is None:
+            continue
+        rs.sort(key=lambda r: (r.game, r.ply))
+        c_r = cal.c_for_rating(rs[0].elo)
+        st = screening_stats(player, (r.decision for r in rs), c_r)
+        notice = alert_check(st, scfg.notice_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
+        alert = alert_check(st, scfg.alert_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
+        rows.append((player, rs[0].elo, c_r, len({r.game for r in rs}), st, notice, alert))
+    out: list[str] = [f"   {len(records)} positions, {len(kept)} screened after exclusions "
+                      f"(book_moves={scfg.book_moves}, eval_bound={scfg.eval_bound}); {len(rows)} rated players, "
+                      f"{len(unrated)} without Elo (not screened)"]
+    figures: dict[str, Any] = {"players": len(rows), "unrated": len(unrated), "positions": len(kept)}
+    eligible = [row for row in rows if row[4].positions >= scfg.min_positions]
+    out.append(f"   {len(eligible)} players with >= min_positions={scfg.min_positions} screened positions")
+    for stat in ("match", "loss"):
+        z = np.array([row[4].z_match if stat == "match" else row[4].z_loss for row in eligible], dtype=float)
+        z = z[np.isfinite(z)]
+        if z.size == 0:
+            continue
+        qs = np.quantile(z, [0.05, 0.25, 0.5, 0.75, 0.95])
+        figures[stat] = {"n": int(z.size), "mean": float(z.mean()), "sd": float(z.std(ddof=1)) if z.size > 1 else 0.0,
+                         "quantiles": [float(x) for x in qs], "max": float(z.max()), "ge_2_5": int((z >= 2.5).sum()),
+                         "ge_4": int((z >= 4.0).sum()), "le_-2_5": int((z <= -2.5).sum())}
+        f = figures[stat]
+        out.append(f"   z_{stat:<5}: n {f['n']}  mean {f['mean']:+.3f}  sd {f['sd']:.3f}  q05/25/50/75/95 "
+                   + " ".join(f"{x:+.2f}" for x in qs) + f"  max {f['max']:+.2f}  >=2.5: {f['ge_2_5']}  >=4: {f['ge_4']}"
+                   f"  <=-2.5: {f['le_-2_5']}  (expected under N(0,1): >=2.5 {z.size * nominal(2.5):.1f}, >=4 {z.size * nominal(4):.3f})")
+    flagged = [row for row in rows if row[5] is not None]
+    out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}): {len(flagged)}; "
+               f"alerts (>= {scfg.alert_z}): {sum(row[6] is not None for row in rows)}")
+    figures["notices"] = len(flagged)
+    figures["alerts"] = sum(row[6] is not None for row in rows)
+    head = (f"   {'player':<32}{'elo':>6}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>8}{'MM exp':>8}{'z_m':>7}"
+            f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'ROI':>6}  level")
+    rank = sorted(rows, key=lambda row: -_zof(row[4], scfg.statistic))
+    if flagged:
+        out.append(head)
+        for row in rank:
+            if row[5] is not None:
+                out.append(_row(row, scfg))
+    out.append(f"   top 8 players by z_{scfg.statistic} (for context):")
+    out.append(head)
+    for row in rank[:8]:
+        out.append(_row(row, scfg))
+    return "\n".join(out), figures
+
+
+def _zof(st: Any, statistic: str) -> float:
+    return st.z_match if statistic == "match" else st.z_loss if statistic == "loss" else max(st.z_match, st.z_loss)
+
+
+def _row(row: tuple[Any, ...], scfg: ScreeningConfig) -> str:
+    player, elo, c_r, games, st, notice, alert = row
+    level = "ALERT" if alert else "notice" if notice else ("" if st.positions >= scfg.min_positions else "(< min pos)")
+    z = _zof(st, scfg.statistic)
+    return (f"   {player[:31]:<32}{elo:6.0f}{c_r:7.3f}{games:6d}{st.positions:5d}{st.matches_observed:8d}"
+            f"{st.matches_expected:8.1f}{st.z_match:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}{st.z_loss:+7.2f}"
+            f"{50 + 5 * z:6.1f}  {level}")
+
+
+# -- main --------------------------------------------------------------------------------------
+
+
+def build_pool(spec: str | None, pgn: str, rng: np.random.Generator, scfg: ScreeningConfig) -> PositionPool:
+    """The simulation pool: the export when present (or the given file/store), else the model."""
+    path = Path(spec) if spec and spec != "model" else (EXPORT if spec is None and EXPORT.exists() else None)
+    if path is None:
+        return model_pool(rng)
+    records, source = load_records(path, pgn)
+    kept = screened(records, scfg)
+    return pool_from_records(kept, f"REAL positions: {source}, {len(kept)} screened positions")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--events", type=int, default=200_000, help="simulated player-events per rating (false alerts)")
+    ap.add_argument("--power-events", type=int, default=20_000, help="player-events per (rating, q) for power")
+    ap.add_argument("--ratings", type=lambda s: [int(x) for x in s.split(",")], default=list(RATINGS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pool", help="positions to simulate on: decisions export (.jsonl.gz), store (.sqlite, with --pgn) "
+                                   "or 'model'; default: bench/data/open2025_decisions.jsonl.gz when present, else model")
+    ap.add_argument("--pgn", default=str(OPEN_PGN), help="PGN of the games of a store given to --pool/--real")
+    ap.add_argument("--real", help="screen the real players of this export or store (table 3)")
+    ap.add_argument("--profile", help="calibration profile (default: the default engine profile)")
+    ap.add_argument("--only", choices=("false", "power", "real"), action="append")
+    args = ap.parse_args(argv)
+    only = set(args.only or ("false", "power", "real"))
+    rng = np.random.default_rng(args.seed)
+    scfg = Config().screening
+    cal, cal_text = default_calibration(args.profile)
+    print(f"calibration: {cal_text}")
+    print(f"screening defaults: notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, min_positions {scfg.min_positions}, "
+          f"statistic {scfg.statistic}, book_moves {scfg.book_moves}, eval_bound {scfg.eval_bound}; seed {args.seed}")
+
+    if only & {"false", "power"}:
+        t0 = time.perf_counter()
+        pool = build_pool(args.pool, args.pgn, rng, scfg)
+        print(f"pool: {pool.source}; {pool.positions} positions in {pool.sides} game-sides "
+              f"({pool.positions / pool.sides:.1f} per side) [{time.perf_counter() - t0:.1f} s]")
+        ratings = sorted(set(args.ratings) | (set(POWER_RATINGS) if "power" in only else set()))
+        table: dict[int, PoolAtC] = {}
+        for r in ratings:
+            _C_OF[r] = cal.c_for_rating(r)
+            table[r] = at_c(pool, _C_OF[r])
+            outside = "" if cal.elo_min <= r <= cal.elo_max else " (outside the fitted Elo range: extrapolated)"
+            worst = check_against_library(pool, table[r], rng)
+            worst_q = check_against_library(pool, table[r], rng, events=10, q=0.5)
+            print(f"rating {r}: c_r = {_C_OF[r]:.4f}{outside}; vectorised z == library screening_stats "
+                  f"(max |diff| {max(worst, worst_q):.1e} over 50 player-events x 3 checkpoints)")
+
+    if "false" in only:
+        t0 = time.perf_counter()
+        per_rating = {r: simulate(pool, table[r], args.events, rng) for r in args.ratings}
+        total = args.events * len(args.ratings)
+        print(f"\n== 1. False-alert rate: honest players simulated from E(c_r), {args.events} player-events per rating, "
+              f"{total} pooled [{time.perf_counter() - t0:.1f} s] ==")
+        print(false_alert_tables(per_rating, scfg, THRESHOLDS))
+        _small_n_note(per_rating, scfg)
+
+    if "power" in only:
+        t0 = time.perf_counter()
+        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q) for r in POWER_RATINGS for q in POWER_Q}
+        print(f"\n== 2. Power: engine's best move with probability q, else E(c_r); {args.power_events} player-events "
+              f"per row [{time.perf_counter() - t0:.1f} s] ==")
+        print(power_table(results, scfg))
+
+    if "real" in only:
+        if not args.real:
+            print("\n== 3. Real players: skipped (give --real EXPORT.jsonl.gz or --real STORE.sqlite [--pgn PGN]) ==")
+        else:
+            t0 = time.perf_counter()
+            records, source = load_records(args.real, args.pgn)
+            text, _ = real_report(records, cal, scfg)
+            print(f"\n== 3. Real players: {source} [{time.perf_counter() - t0:.1f} s] ==")
+            print(text)
+    return 0
+
+
+def _small_n_note(per_rating: dict[int, EventSums], scfg: ScreeningConfig) -> None:
+    """Say plainly when the normal approximation's tail is far above nominal at the alert threshold."""
+    for gi, games in enumerate(GAMES):
+        for stat in ("match", "loss"):
+            z = np.concatenate([(s.z_match() if stat == "match" else s.z_loss())[:, gi] for s in per_rating.values()])
+            k, n = int(np.count_nonzero(z >= scfg.alert_z)), z.size
+            lo, _ = clopper_pearson(k, n)
+            if lo > 2 * nominal(scfg.alert_z):
+                print(f"NOTE: after {games} game(s) the {stat} z (normal approximation) exceeds {scfg.alert_z} "
+                      f"{k / n / nominal(scfg.alert_z):.1f}x as often as nominal (95% CI lower bound {lo:.2e} vs "
+                      f"{nominal(scfg.alert_z):.2e}): an exact tail would be needed there")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
