@@ -377,16 +377,34 @@ def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng:
     return sums, info
 
 
+@dataclass
+class ZScores:
+    """What the tables need of simulated player-events: positions and both z, per checkpoint (axis 1)."""
+
+    n: np.ndarray  # (B, G) screened positions
+    z_match: np.ndarray
+    z_loss: np.ndarray
+
+    def z(self, statistic: str) -> np.ndarray:
+        """The z that raises alerts for ``statistic`` (match, loss or max), as alert_check picks it."""
+        if statistic == "match":
+            return self.z_match
+        if statistic == "loss":
+            return self.z_loss
+        return np.maximum(self.z_match, self.z_loss)
+
+
 def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generator, q: float = 0.0,
-             games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000) -> EventSums:
-    """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory), concatenated."""
-    parts = []
+             games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000) -> ZScores:
+    """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each."""
+    parts: list[ZScores] = []
     done = 0
     while done < events:
         b = min(chunk, events - done)
-        parts.append(simulate_chunk(pool, e, b, games, rng, q, checkpoints)[0])
+        sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints)[0]
+        parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss()))
         done += b
-    return EventSums(*(np.concatenate([getattr(p, f) for p in parts]) for f in EventSums.__dataclass_fields__))
+    return ZScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("n", "z_match", "z_loss")))
 
 
 def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generator, events: int = 40,
@@ -466,7 +484,7 @@ def _rate(k: int, n: int) -> str:
     return f"{k / n:9.2e} [{lo:8.2e}, {hi:8.2e}]"
 
 
-def false_alert_tables(per_rating: dict[int, EventSums], scfg: ScreeningConfig, thresholds: Sequence[float]) -> str:
+def false_alert_tables(per_rating: dict[int, ZScores], scfg: ScreeningConfig, thresholds: Sequence[float]) -> str:
     """Pooled table per (games, statistic), then a per-rating breakdown."""
     lines: list[str] = []
     ratings = sorted(per_rating)
@@ -476,7 +494,7 @@ def false_alert_tables(per_rating: dict[int, EventSums], scfg: ScreeningConfig, 
         lines.append(f"\n-- after {games} game{'s' if games > 1 else ''}: positions per player-event mean {npos.mean():.1f} "
                      f"(min {npos.min():.0f}, max {npos.max():.0f}); {enough.mean():.1%} have >= min_positions={scfg.min_positions}")
         for stat in ("match", "loss"):
-            z = np.concatenate([(per_rating[r].z_match() if stat == "match" else per_rating[r].z_loss())[:, gi] for r in ratings])
+            z = np.concatenate([per_rating[r].z(stat)[:, gi] for r in ratings])
             n = z.size
             lines.append(f"   statistic {stat}, pooled over ratings {', '.join(map(str, ratings))}")
             lines.append(f"   {'z >=':>6} {'nominal':>9}  {'observed P(z>=t) [95% CI]':>31}  {'obs/nom':>7}  "
@@ -493,7 +511,7 @@ def false_alert_tables(per_rating: dict[int, EventSums], scfg: ScreeningConfig, 
         for stat in ("match", "loss"):
             for r in ratings:
                 s = per_rating[r]
-                z = (s.z_match() if stat == "match" else s.z_loss())[:, gi]
+                z = s.z(stat)[:, gi]
                 lines.append("   " + f"{stat:<6}{r:>7}{_C_OF[r]:7.3f}" + "".join(f"{np.mean(z >= t):10.2e}" for t in thresholds))
     return "\n".join(lines)
 
@@ -501,7 +519,7 @@ def false_alert_tables(per_rating: dict[int, EventSums], scfg: ScreeningConfig, 
 _C_OF: dict[int, float] = {}
 
 
-def power_table(results: dict[tuple[int, float], EventSums], scfg: ScreeningConfig) -> str:
+def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig) -> str:
     """Fraction flagged (default statistic, min_positions applied) per rating, q and games."""
     lines = [f"   statistic {scfg.statistic} (default); notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, "
              f"min_positions {scfg.min_positions}; raw = z >= notice without min_positions",
@@ -510,20 +528,12 @@ def power_table(results: dict[tuple[int, float], EventSums], scfg: ScreeningConf
     for (r, q), s in sorted(results.items()):
         cells = []
         for gi in range(len(GAMES)):
-            z = _stat_z(s, scfg.statistic)[:, gi]
+            z = s.z(scfg.statistic)[:, gi]
             ok = s.n[:, gi] >= scfg.min_positions
             cells.append(f"  {'':>8}{np.mean((z >= scfg.notice_z) & ok):7.1%} {np.mean((z >= scfg.alert_z) & ok):6.1%} "
                          f"{np.mean(z >= scfg.notice_z):6.1%}")
         lines.append("   " + f"{r:>6} {_C_OF[r]:6.3f} {q:5.2f} {s.n.shape[0]:7d}" + "".join(cells))
     return "\n".join(lines)
-
-
-def _stat_z(s: EventSums, statistic: str) -> np.ndarray:
-    if statistic == "match":
-        return s.z_match()
-    if statistic == "loss":
-        return s.z_loss()
-    return np.maximum(s.z_match(), s.z_loss())
 
 
 def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig) -> tuple[str, dict[str, Any]]:
@@ -613,7 +623,7 @@ def build_pool(spec: str | None, pgn: str, rng: np.random.Generator, scfg: Scree
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--events", type=int, default=200_000, help="simulated player-events per rating (false alerts)")
+    ap.add_argument("--events", type=int, default=300_000, help="simulated player-events per rating (false alerts)")
     ap.add_argument("--power-events", type=int, default=20_000, help="player-events per (rating, q) for power")
     ap.add_argument("--ratings", type=lambda s: [int(x) for x in s.split(",")], default=list(RATINGS))
     ap.add_argument("--seed", type=int, default=1)
@@ -676,11 +686,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _small_n_note(per_rating: dict[int, EventSums], scfg: ScreeningConfig) -> None:
+def _small_n_note(per_rating: dict[int, ZScores], scfg: ScreeningConfig) -> None:
     """Say plainly when the normal approximation's tail is far above nominal at the alert threshold."""
     for gi, games in enumerate(GAMES):
         for stat in ("match", "loss"):
-            z = np.concatenate([(s.z_match() if stat == "match" else s.z_loss())[:, gi] for s in per_rating.values()])
+            z = np.concatenate([s.z(stat)[:, gi] for s in per_rating.values()])
             k, n = int(np.count_nonzero(z >= scfg.alert_z)), z.size
             lo, _ = clopper_pearson(k, n)
             if lo > 2 * nominal(scfg.alert_z):

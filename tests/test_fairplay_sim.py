@@ -65,7 +65,7 @@ def test_false_alert_rate_at_z2_is_nominal(pool):
     sums = fp.simulate(pool, e, events, np.random.default_rng(5), checkpoints=(3, 9))
     nominal = fp.nominal(2.0)
     lo, hi = binomial_band(events, nominal)
-    z_match, z_loss = sums.z_match(), sums.z_loss()
+    z_match, z_loss = sums.z_match, sums.z_loss
     for gi, games in enumerate((3, 9)):
         k = int(np.count_nonzero(z_match[:, gi] >= 2.0))
         assert lo <= k <= hi, f"match after {games} games: {k}/{events} vs nominal {nominal:.4f} (band {lo}..{hi})"
@@ -82,16 +82,16 @@ def test_power_of_an_engine_user(pool):
     e = fp.at_c(pool, C_R)
     rng = np.random.default_rng(8)
     full = fp.simulate(pool, e, 1000, rng, q=1.0)
-    z = full.z_match()
+    z = full.z_match
     enough = full.n >= cfg.min_positions
     alerted = (z >= cfg.alert_z) & enough
     assert not alerted[full.n[:, 0] < cfg.min_positions, 0].any()
     assert alerted[:, 1][enough[:, 1]].mean() > 0.99 and alerted[:, 2].mean() > 0.99
     # partial help is caught more often the longer it goes on
     part = fp.simulate(pool, e, 3000, rng, q=0.2)
-    flagged = ((part.z_match() >= cfg.notice_z) & (part.n >= cfg.min_positions)).mean(axis=0)
+    flagged = ((part.z_match >= cfg.notice_z) & (part.n >= cfg.min_positions)).mean(axis=0)
     honest = fp.simulate(pool, e, 3000, rng, q=0.0)
-    honest_flagged = ((honest.z_match() >= cfg.notice_z) & (honest.n >= cfg.min_positions)).mean(axis=0)
+    honest_flagged = ((honest.z_match >= cfg.notice_z) & (honest.n >= cfg.min_positions)).mean(axis=0)
     assert flagged[2] > flagged[1] > honest_flagged[1] and flagged[2] > 0.5 > honest_flagged[2] * 10
 
 
