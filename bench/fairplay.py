@@ -17,7 +17,12 @@ Three tables, all through :mod:`livemon.rating.screening`:
    player-events, for the match and the average-loss statistic, after 1, 3 and
    9 games, pooled over the ratings and then per rating. Two columns: the raw
    tail P(z ≥ threshold), and "flagged" = the same with ``min_positions``
-   applied (a player with fewer screened positions is never flagged).
+   applied (a player with fewer screened positions is never flagged). A third
+   statistic, "match-exact", is computed by the bench only (not the library):
+   the exact Poisson-binomial tail P(M ≥ m_obs) of the number of matches,
+   reported as z = Φ⁻¹(1 − P) — what an exact screening would give (per
+   game-side match distributions by DP, an event's by a product of FFTs;
+   checked against a direct DP).
 2. **Power.** Engine-assisted players: at each position the engine's best move
    with probability q, else a move drawn from E(c_r). Fraction flagged at the
    default notice and alert thresholds (default statistic, min_positions
@@ -68,7 +73,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
 from livemon.config import Config, ScreeningConfig  # noqa: E402
 from livemon.rating.agent import Decision  # noqa: E402
 from livemon.rating.calibration import Calibration  # noqa: E402
-from livemon.rating.screening import alert_check, screening_exclusion, screening_stats  # noqa: E402
+from livemon.rating.screening import alert_check, position_expectation, screening_exclusion, screening_stats  # noqa: E402
 
 EXPORT = ROOT / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = ROOT.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
@@ -301,6 +306,61 @@ def at_c(pool: PositionPool, c: float) -> PoolAtC:
     return PoolAtC(float(c), p0, p0_draw, cum, step, order, side_sums)
 
 
+def side_match_pmfs(pool: PositionPool, p0: np.ndarray) -> np.ndarray:
+    """Exact distribution of each game-side's number of top-move matches (Poisson-binomial, one DP step per ply).
+
+    >>> pool = _pool([(0.0, -1.0)] * 3, np.array([0, 1, 3]), "doc")
+    >>> side_match_pmfs(pool, np.array([0.5, 0.5, 0.5])).round(3).tolist()
+    [[0.5, 0.5, 0.0], [0.25, 0.5, 0.25]]
+    """
+    lengths = np.diff(pool.starts)
+    width = int(lengths.max()) + 1
+    pmf = np.zeros((lengths.size, width))
+    pmf[:, 0] = 1.0
+    for j in range(width - 1):
+        p = np.where(j < lengths, p0[np.minimum(pool.starts[:-1] + j, p0.size - 1)], 0.0)[:, None]
+        nxt = pmf * (1.0 - p)
+        nxt[:, 1:] += pmf[:, :-1] * p
+        pmf = nxt
+    return pmf
+
+
+@dataclass
+class MatchSpectra:
+    """Fourier transforms of the game-sides' match distributions: an event's is their product."""
+
+    nfft: int
+    spectra: np.ndarray  # (U, nfft // 2 + 1)
+
+
+def match_spectra(pool: PositionPool, e: PoolAtC, games: int = max(GAMES)) -> MatchSpectra:
+    pmf = side_match_pmfs(pool, e.p0)
+    nfft = 1 << int(math.ceil(math.log2(games * (pmf.shape[1] - 1) + 1)))
+    return MatchSpectra(nfft, np.fft.rfft(pmf, n=nfft, axis=1))
+
+
+def exact_match_z(spec: MatchSpectra, sides: np.ndarray, matches: np.ndarray, checkpoints: Sequence[int]) -> np.ndarray:
+    """z = Φ⁻¹(1 − P(M ≥ m_obs)) with M the exact Poisson-binomial number of matches of each event.
+
+    ``sides`` (B, G): the game-sides of each event; ``matches`` (B, C): matches
+    observed at each checkpoint (games played). The distribution of a sum of
+    independent sides is the convolution of theirs, done as a product of FFTs.
+    """
+    prod = np.ones((sides.shape[0], spec.spectra.shape[1]), dtype=complex)
+    out = np.empty(matches.shape)
+    col = 0
+    for g in range(max(checkpoints)):
+        prod *= spec.spectra[sides[:, g]]
+        if g + 1 in checkpoints:
+            pmf = np.clip(np.fft.irfft(prod, n=spec.nfft, axis=1), 0.0, None)
+            tail = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
+            m = np.rint(matches[:, col]).astype(np.int64)
+            p = np.take_along_axis(tail, np.minimum(m, spec.nfft - 1)[:, None], axis=1)[:, 0]
+            out[:, col] = sps.norm.isf(np.clip(p, 1e-300, 1.0))
+            col += 1
+    return out
+
+
 # -- simulation --------------------------------------------------------------------------------
 
 
@@ -315,6 +375,7 @@ class EventSums:
     loss: np.ndarray
     loss_mean: np.ndarray
     loss_var: np.ndarray
+    z_exact: np.ndarray | None = None  # exact Poisson-binomial tail of matches, as a z (bench-computed)
 
     def z_match(self) -> np.ndarray:
         return _z(self.matches - self.p0, np.sqrt(self.p0_var))
@@ -340,8 +401,8 @@ class Detail:
 
 
 def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng: np.random.Generator,
-                   q: float = 0.0, checkpoints: Sequence[int] = GAMES, detail: bool = False
-                   ) -> tuple[EventSums, Detail | None]:
+                   q: float = 0.0, checkpoints: Sequence[int] = GAMES, detail: bool = False,
+                   spectra: MatchSpectra | None = None) -> tuple[EventSums, Detail | None]:
     """``events`` players of ``games`` random game-sides each; moves from E(c) (engine's best w.p. q)."""
     sides = rng.integers(0, pool.sides, size=(events, games))
     flat = sides.ravel()
@@ -368,6 +429,8 @@ def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng:
         return np.cumsum(a, axis=1)[:, cps]
 
     sums = EventSums(cum(ss[..., 0]), cum(m), cum(ss[..., 1]), cum(ss[..., 2]), cum(lo), cum(ss[..., 3]), cum(ss[..., 4]))
+    if spectra is not None:
+        sums.z_exact = exact_match_z(spectra, sides, sums.matches, [c + 1 for c in cps])
     info = None
     if detail:
         idx = above.sum(axis=1)
@@ -384,9 +447,13 @@ class ZScores:
     n: np.ndarray  # (B, G) screened positions
     z_match: np.ndarray
     z_loss: np.ndarray
+    z_exact: np.ndarray | None = None
 
     def z(self, statistic: str) -> np.ndarray:
-        """The z that raises alerts for ``statistic`` (match, loss or max), as alert_check picks it."""
+        """The z that raises alerts for ``statistic`` (match, loss or max, as alert_check; match-exact)."""
+        if statistic == "match-exact":
+            assert self.z_exact is not None
+            return self.z_exact
         if statistic == "match":
             return self.z_match
         if statistic == "loss":
@@ -395,27 +462,34 @@ class ZScores:
 
 
 def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generator, q: float = 0.0,
-             games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000) -> ZScores:
-    """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each."""
+             games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000,
+             spectra: MatchSpectra | None = None) -> ZScores:
+    """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each.
+
+    With ``spectra`` (see :func:`match_spectra`) also the exact-tail z of the matches.
+    """
     parts: list[ZScores] = []
     done = 0
     while done < events:
         b = min(chunk, events - done)
-        sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints)[0]
-        parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss()))
+        sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints, spectra=spectra)[0]
+        parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss(), sums.z_exact))
         done += b
-    return ZScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("n", "z_match", "z_loss")))
+    exact = None if spectra is None else np.concatenate([p.z_exact for p in parts])  # type: ignore[misc]
+    return ZScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("n", "z_match", "z_loss")), exact)
 
 
 def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generator, events: int = 40,
-                          q: float = 0.0, games: int = 3) -> float:
+                          q: float = 0.0, games: int = 3, spectra: MatchSpectra | None = None) -> float:
     """Largest |z_vectorised − z_library| over simulated player-events; AssertionError if they disagree.
 
     Rebuilds each event's :class:`Decision` list with the simulated played moves
     and screens it with :func:`screening_stats` (the library's position_expectation
-    and stats_from_sums), at every checkpoint.
+    and stats_from_sums), at every checkpoint. With ``spectra``, also the exact
+    tail z against a direct Poisson-binomial DP over the library's p0 of each position.
     """
-    sums, info = simulate_chunk(pool, e, events, games, rng, q, checkpoints=range(1, games + 1), detail=True)
+    sums, info = simulate_chunk(pool, e, events, games, rng, q, checkpoints=range(1, games + 1), detail=True,
+                                spectra=spectra)
     assert info is not None
     worst = 0.0
     cursor = 0
@@ -441,6 +515,18 @@ def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generat
                     raise AssertionError(f"check: {name} library {lib!r} vs vectorised {vec!r} (c={e.c}); "
                                          "the library's z has changed definition — adapt EventSums")
                 worst = max(worst, diff)
+            if sums.z_exact is not None:
+                p0s = [position_expectation(d, e.c).p0 for d in decisions]
+                pmf = np.zeros(len(p0s) + 1)
+                pmf[0] = 1.0
+                for p in p0s:
+                    pmf[1:] = pmf[1:] * (1.0 - p) + pmf[:-1] * p
+                    pmf[0] *= 1.0 - p
+                tail = float(pmf[st.matches_observed:].sum())
+                direct = float(sps.norm.isf(max(tail, 1e-300)))
+                got = float(sums.z_exact[b, g])
+                if tail > 1e-9 and not abs(direct - got) < 1e-5:  # FFT noise ~1e-15 in p: exact enough below z = 6
+                    raise AssertionError(f"check: exact-tail z by FFT {got!r} vs direct DP {direct!r}")
     return worst
 
 
@@ -484,19 +570,27 @@ def _rate(k: int, n: int) -> str:
     return f"{k / n:9.2e} [{lo:8.2e}, {hi:8.2e}]"
 
 
+STAT_NAMES = {
+    "match": "match (library z, normal approximation of the matches)",
+    "loss": "loss (library z of the average loss)",
+    "match-exact": "match-exact (bench-computed: exact Poisson-binomial tail P(M >= m) of the matches, as z; not the library's)",
+}
+
+
 def false_alert_tables(per_rating: dict[int, ZScores], scfg: ScreeningConfig, thresholds: Sequence[float]) -> str:
     """Pooled table per (games, statistic), then a per-rating breakdown."""
     lines: list[str] = []
     ratings = sorted(per_rating)
+    stats_shown = ("match", "loss") + (("match-exact",) if per_rating[ratings[0]].z_exact is not None else ())
     for gi, games in enumerate(GAMES):
         npos = np.concatenate([per_rating[r].n[:, gi] for r in ratings])
         enough = npos >= scfg.min_positions
         lines.append(f"\n-- after {games} game{'s' if games > 1 else ''}: positions per player-event mean {npos.mean():.1f} "
                      f"(min {npos.min():.0f}, max {npos.max():.0f}); {enough.mean():.1%} have >= min_positions={scfg.min_positions}")
-        for stat in ("match", "loss"):
+        for stat in stats_shown:
             z = np.concatenate([per_rating[r].z(stat)[:, gi] for r in ratings])
             n = z.size
-            lines.append(f"   statistic {stat}, pooled over ratings {', '.join(map(str, ratings))}")
+            lines.append(f"   statistic {STAT_NAMES[stat]}, pooled over ratings {', '.join(map(str, ratings))}")
             lines.append(f"   {'z >=':>6} {'nominal':>9}  {'observed P(z>=t) [95% CI]':>31}  {'obs/nom':>7}  "
                          f"{'flagged (>= min_pos) [95% CI]':>31}  {'events':>8}")
             for t in thresholds:
@@ -506,13 +600,13 @@ def false_alert_tables(per_rating: dict[int, ZScores], scfg: ScreeningConfig, th
                 lines.append(f"   {t:6.1f} {nominal(t):9.2e}  {_rate(k, n):>31}  {k / n / nominal(t):7.2f}  "
                              f"{_rate(kf, n):>31}  {n:8d}{tag}")
         lines.append(f"   per rating (observed P(z >= t); events per rating {per_rating[ratings[0]].n.shape[0]}):")
-        lines.append("   " + f"{'stat':<6}{'rating':>7}{'c_r':>7}" + "".join(f"{'z>=' + str(t):>10}" for t in thresholds))
-        lines.append("   " + f"{'':<6}{'nominal':>14}" + "".join(f"{nominal(t):10.2e}" for t in thresholds))
-        for stat in ("match", "loss"):
+        lines.append("   " + f"{'stat':<12}{'rating':>7}{'c_r':>7}" + "".join(f"{'z>=' + str(t):>10}" for t in thresholds))
+        lines.append("   " + f"{'':<12}{'nominal':>14}" + "".join(f"{nominal(t):10.2e}" for t in thresholds))
+        for stat in stats_shown:
             for r in ratings:
                 s = per_rating[r]
                 z = s.z(stat)[:, gi]
-                lines.append("   " + f"{stat:<6}{r:>7}{_C_OF[r]:7.3f}" + "".join(f"{np.mean(z >= t):10.2e}" for t in thresholds))
+                lines.append("   " + f"{stat:<12}{r:>7}{_C_OF[r]:7.3f}" + "".join(f"{np.mean(z >= t):10.2e}" for t in thresholds))
     return "\n".join(lines)
 
 
@@ -633,6 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", help="screen the real players of this export or store (table 3)")
     ap.add_argument("--profile", help="calibration profile (default: the default engine profile)")
     ap.add_argument("--only", choices=("false", "power", "real"), action="append")
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact Poisson-binomial tail of the matches")
     args = ap.parse_args(argv)
     only = set(args.only or ("false", "power", "real"))
     rng = np.random.default_rng(args.seed)
@@ -649,18 +744,20 @@ def main(argv: list[str] | None = None) -> int:
               f"({pool.positions / pool.sides:.1f} per side) [{time.perf_counter() - t0:.1f} s]")
         ratings = sorted(set(args.ratings) | (set(POWER_RATINGS) if "power" in only else set()))
         table: dict[int, PoolAtC] = {}
+        spectra: dict[int, MatchSpectra | None] = {}
         for r in ratings:
             _C_OF[r] = cal.c_for_rating(r)
             table[r] = at_c(pool, _C_OF[r])
+            spectra[r] = None if args.no_exact else match_spectra(pool, table[r])
             outside = "" if cal.elo_min <= r <= cal.elo_max else " (outside the fitted Elo range: extrapolated)"
-            worst = check_against_library(pool, table[r], rng)
-            worst_q = check_against_library(pool, table[r], rng, events=10, q=0.5)
+            worst = check_against_library(pool, table[r], rng, spectra=spectra[r])
+            worst_q = check_against_library(pool, table[r], rng, events=10, q=0.5, spectra=spectra[r])
             print(f"rating {r}: c_r = {_C_OF[r]:.4f}{outside}; vectorised z == library screening_stats "
                   f"(max |diff| {max(worst, worst_q):.1e} over 50 player-events x 3 checkpoints)")
 
     if "false" in only:
         t0 = time.perf_counter()
-        per_rating = {r: simulate(pool, table[r], args.events, rng) for r in args.ratings}
+        per_rating = {r: simulate(pool, table[r], args.events, rng, spectra=spectra[r]) for r in args.ratings}
         total = args.events * len(args.ratings)
         print(f"\n== 1. False-alert rate: honest players simulated from E(c_r), {args.events} player-events per rating, "
               f"{total} pooled [{time.perf_counter() - t0:.1f} s] ==")
@@ -689,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
 def _small_n_note(per_rating: dict[int, ZScores], scfg: ScreeningConfig) -> None:
     """Say plainly when the normal approximation's tail is far above nominal at the alert threshold."""
     for gi, games in enumerate(GAMES):
-        for stat in ("match", "loss"):
+        for stat in ("match", "loss"):  # the library's statistics
             z = np.concatenate([s.z(stat)[:, gi] for s in per_rating.values()])
             k, n = int(np.count_nonzero(z >= scfg.alert_z)), z.size
             lo, _ = clopper_pearson(k, n)

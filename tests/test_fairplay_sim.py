@@ -10,6 +10,7 @@ has it). Moves are drawn from E(c_r) exactly; the z-scores are the library's
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
 import json
 import sys
@@ -48,10 +49,16 @@ def binomial_band(n: int, p: float, level: float = 0.999) -> tuple[int, int]:
 
 
 def test_vectorised_z_is_the_library_z(pool):
+    """The bench's z equal screening_stats' on simulated events; its exact tail equals a direct DP."""
     e = fp.at_c(pool, C_R)
+    spectra = fp.match_spectra(pool, e)
     rng = np.random.default_rng(3)
-    assert fp.check_against_library(pool, e, rng, events=15) < 1e-9
-    assert fp.check_against_library(pool, e, rng, events=5, q=0.5) < 1e-9
+    assert fp.check_against_library(pool, e, rng, events=15, spectra=spectra) < 1e-9
+    assert fp.check_against_library(pool, e, rng, events=5, q=0.5, spectra=spectra) < 1e-9
+
+
+def test_bench_doctests():
+    assert doctest.testmod(fp).failed == 0
 
 
 def test_false_alert_rate_at_z2_is_nominal(pool):
@@ -62,7 +69,7 @@ def test_false_alert_rate_at_z2_is_nominal(pool):
     """
     e = fp.at_c(pool, C_R)
     events = 12_000
-    sums = fp.simulate(pool, e, events, np.random.default_rng(5), checkpoints=(3, 9))
+    sums = fp.simulate(pool, e, events, np.random.default_rng(5), checkpoints=(3, 9), spectra=fp.match_spectra(pool, e))
     nominal = fp.nominal(2.0)
     lo, hi = binomial_band(events, nominal)
     z_match, z_loss = sums.z_match, sums.z_loss
@@ -71,6 +78,9 @@ def test_false_alert_rate_at_z2_is_nominal(pool):
         assert lo <= k <= hi, f"match after {games} games: {k}/{events} vs nominal {nominal:.4f} (band {lo}..{hi})"
         kl = int(np.count_nonzero(z_loss[:, gi] >= 2.0))
         assert kl <= hi, f"loss after {games} games: {kl}/{events} above the band of nominal ({hi})"
+        # the exact tail is conservative (discrete): never above nominal
+        ke = int(np.count_nonzero(sums.z_exact[:, gi] >= 2.0))
+        assert ke <= hi and ke <= k, f"exact tail after {games} games: {ke}/{events}"
     # the simulated z is centred and of unit spread, as the screening assumes
     z9 = z_match[:, 1]
     assert abs(z9.mean()) < 0.05 and abs(z9.std() - 1.0) < 0.05
