@@ -133,17 +133,20 @@ def load_export(path: str | Path) -> list[Record]:
     return out
 
 
-def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: str | None = None) -> tuple[list[Record], str]:
-    """Records of every game of ``pgn_path`` from the analyses in a livemon store (opened read-only).
+def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: str | None = None,
+                       complete_only: bool = True) -> tuple[list[Record], str]:
+    """Records of the games of ``pgn_path`` from the analyses in a livemon store (opened read-only).
 
     The decision of a ply is built exactly as ``analyse`` builds it
-    (:func:`livemon.analysis.decision_for`); plies whose positions are not in the
-    store are skipped. Returns the records and the profile used (the store's
-    profile with most analyses unless given).
+    (:func:`livemon.analysis.decision_for`). With ``complete_only``, games with
+    a position missing from the store (an analysis still running) are left out
+    whole, so that every game-side is complete; else their missing plies are.
+    Returns the records and a description (profile used — the store's profile
+    with most analyses unless given — and games kept).
     """
     import chess
 
-    from livemon.analysis import decision_for, position_value
+    from livemon.analysis import decision_for, needs_search, position_value
     from livemon.batch import read_files
     from livemon.engine import PositionAnalysis, position_key
 
@@ -159,7 +162,12 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
     finally:
         db.close()
     out: list[Record] = []
-    for index, game in enumerate(read_files([str(pgn_path)], lambda line: print(f"fairplay: {line}", file=sys.stderr))):
+    games = read_files([str(pgn_path)], lambda line: print(f"fairplay: {line}", file=sys.stderr))
+    kept = 0
+    for index, game in enumerate(games):
+        if complete_only and any(needs_search(b) and position_key(b) not in analyses for b in game.boards):
+            continue
+        kept += 1
         headers = game.game.headers
         for ply, move in enumerate(game.moves, start=1):
             before, after = game.boards[ply - 1], game.boards[ply]
@@ -173,15 +181,15 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
             elo_tag = headers.get("WhiteElo" if white else "BlackElo", "")
             elo = float(elo_tag) if elo_tag.strip().isdigit() and int(elo_tag) > 0 else None
             out.append(Record(name, elo, index, ply, decision))
-    return out, profile
+    return out, f"{profile}; {kept} of {len(games)} games{' (complete ones)' if complete_only else ''}"
 
 
 def load_records(path: str | Path, pgn: str | Path = OPEN_PGN) -> tuple[list[Record], str]:
     """Records from the decisions export (.jsonl[.gz]) or from a store (.sqlite) plus the PGN; and a description."""
     p = Path(path)
     if p.suffix in (".sqlite", ".db", ".sqlite3"):
-        records, profile = records_from_store(p, pgn)
-        return records, f"store {p} ({profile}) + {Path(pgn).name}"
+        records, what = records_from_store(p, pgn)
+        return records, f"store {p} ({what}) + {Path(pgn).name}"
     return load_export(p), f"export {p}"
 
 
@@ -630,59 +638,106 @@ def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig
     return "\n".join(lines)
 
 
+def exact_tail_z(p0s: Sequence[float], matches: int) -> float:
+    """z = Φ⁻¹(1 − P(M ≥ matches)) for M Poisson-binomial over ``p0s`` (direct DP).
+
+    >>> round(exact_tail_z([0.5] * 10, 10), 3)  # P = 2^-10
+    3.097
+    """
+    pmf = np.zeros(len(p0s) + 1)
+    pmf[0] = 1.0
+    for p in p0s:
+        pmf[1:] = pmf[1:] * (1.0 - p) + pmf[:-1] * p
+        pmf[0] *= 1.0 - p
+    return float(sps.norm.isf(max(float(pmf[matches:].sum()), 1e-300)))
+
+
+@dataclass
+class RealPlayer:
+    """One real player's screening at the default thresholds."""
+
+    player: str
+    elo: float
+    c_r: float
+    games: int
+    stats: Any  # ScreeningStats
+    z_exact: float  # exact Poisson-binomial tail of the matches, as z (bench-computed)
+    notice: Any  # Alert | None
+    alert: Any  # Alert | None
+    records: list[Record]
+
+
 def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig) -> tuple[str, dict[str, Any]]:
     """Screen every rated player of ``records`` at the default thresholds; text and figures.
 
-    Players without an Elo are not screened (no c_r) and counted.
+    Players without an Elo are not screened (no c_r) and counted. Each notice or
+    alert is listed with its numbers and the five moves that raised z_match most
+    ((matched − p0_t) / sd: a top move played where E(c_r) expected few).
     """
     kept = screened(records, scfg)
     by_player: dict[str, list[Record]] = {}
     for r in kept:
         by_player.setdefault(r.player, []).append(r)
     unrated = sorted(p for p, rs in by_player.items() if rs[0].elo is None)
-    rows = []
+    rows: list[RealPlayer] = []
     for player, rs in by_player.items():
-        if rs[0].elo is None:
+        elo = rs[0].elo
+        if elo is None:
             continue
         rs.sort(key=lambda r: (r.game, r.ply))
-        c_r = cal.c_for_rating(rs[0].elo)
+        c_r = cal.c_for_rating(elo)
         st = screening_stats(player, (r.decision for r in rs), c_r)
+        z_x = exact_tail_z([position_expectation(r.decision, c_r).p0 for r in rs], st.matches_observed)
         notice = alert_check(st, scfg.notice_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
         alert = alert_check(st, scfg.alert_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
-        rows.append((player, rs[0].elo, c_r, len({r.game for r in rs}), st, notice, alert))
+        rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, notice, alert, rs))
+    outside = sum(not cal.elo_min <= row.elo <= cal.elo_max for row in rows)
     out: list[str] = [f"   {len(records)} positions, {len(kept)} screened after exclusions "
-                      f"(book_moves={scfg.book_moves}, eval_bound={scfg.eval_bound}); {len(rows)} rated players, "
+                      f"(book_moves={scfg.book_moves}, eval_bound={scfg.eval_bound}); {len(rows)} rated players "
+                      f"({outside} outside the calibration's Elo range {cal.elo_min:.0f}-{cal.elo_max:.0f}), "
                       f"{len(unrated)} without Elo (not screened)"]
     figures: dict[str, Any] = {"players": len(rows), "unrated": len(unrated), "positions": len(kept)}
-    eligible = [row for row in rows if row[4].positions >= scfg.min_positions]
-    out.append(f"   {len(eligible)} players with >= min_positions={scfg.min_positions} screened positions")
-    for stat in ("match", "loss"):
-        z = np.array([row[4].z_match if stat == "match" else row[4].z_loss for row in eligible], dtype=float)
-        z = z[np.isfinite(z)]
-        if z.size == 0:
-            continue
-        qs = np.quantile(z, [0.05, 0.25, 0.5, 0.75, 0.95])
-        figures[stat] = {"n": int(z.size), "mean": float(z.mean()), "sd": float(z.std(ddof=1)) if z.size > 1 else 0.0,
-                         "quantiles": [float(x) for x in qs], "max": float(z.max()), "ge_2_5": int((z >= 2.5).sum()),
-                         "ge_4": int((z >= 4.0).sum()), "le_-2_5": int((z <= -2.5).sum())}
-        f = figures[stat]
-        out.append(f"   z_{stat:<5}: n {f['n']}  mean {f['mean']:+.3f}  sd {f['sd']:.3f}  q05/25/50/75/95 "
-                   + " ".join(f"{x:+.2f}" for x in qs) + f"  max {f['max']:+.2f}  >=2.5: {f['ge_2_5']}  >=4: {f['ge_4']}"
-                   f"  <=-2.5: {f['le_-2_5']}  (expected under N(0,1): >=2.5 {z.size * nominal(2.5):.1f}, >=4 {z.size * nominal(4):.3f})")
-    flagged = [row for row in rows if row[5] is not None]
-    out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}): {len(flagged)}; "
-               f"alerts (>= {scfg.alert_z}): {sum(row[6] is not None for row in rows)}")
+    eligible = [row for row in rows if row.stats.positions >= scfg.min_positions]
+    out.append(f"   distribution of z over the real players (honest players: mean ~0, sd ~1 when z is calibrated):")
+    for group, members in ((f">= min_positions={scfg.min_positions}", eligible), ("all rated", rows)):
+        for stat in ("match", "loss", "match-exact"):
+            z = np.array([row.stats.z_match if stat == "match" else row.stats.z_loss if stat == "loss" else row.z_exact
+                          for row in members], dtype=float)
+            z = z[np.isfinite(z)]
+            if z.size < 2:
+                continue
+            qs = np.quantile(z, [0.05, 0.25, 0.5, 0.75, 0.95])
+            f = {"n": int(z.size), "mean": float(z.mean()), "sd": float(z.std(ddof=1)), "quantiles": [float(x) for x in qs],
+                 "max": float(z.max()), "ge_2_5": int((z >= 2.5).sum()), "ge_4": int((z >= 4.0).sum()),
+                 "le_-2_5": int((z <= -2.5).sum())}
+            figures[stat if members is eligible else f"{stat} all"] = f
+            out.append(f"   {group:<22} z_{stat:<11} n {f['n']:3d}  mean {f['mean']:+.3f}  sd {f['sd']:.3f}  q05/25/50/75/95 "
+                       + " ".join(f"{x:+.2f}" for x in qs) + f"  max {f['max']:+.2f}  >=2.5: {f['ge_2_5']} "
+                       f"(N(0,1): {z.size * nominal(2.5):.1f})  >=4: {f['ge_4']} ({z.size * nominal(4):.3f})  <=-2.5: {f['le_-2_5']}")
+    flagged = [row for row in rows if row.notice is not None]
     figures["notices"] = len(flagged)
-    figures["alerts"] = sum(row[6] is not None for row in rows)
-    head = (f"   {'player':<32}{'elo':>6}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>8}{'MM exp':>8}{'z_m':>7}"
+    figures["alerts"] = sum(row.alert is not None for row in rows)
+    out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}, >= {scfg.min_positions} positions): {len(flagged)}; "
+               f"alerts (>= {scfg.alert_z}): {figures['alerts']}")
+    head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}"
             f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'ROI':>6}  level")
-    rank = sorted(rows, key=lambda row: -_zof(row[4], scfg.statistic))
-    if flagged:
+    rank = sorted(rows, key=lambda row: -_zof(row.stats, scfg.statistic))
+    for row in rank:
+        if row.notice is None:
+            continue
         out.append(head)
-        for row in rank:
-            if row[5] is not None:
-                out.append(_row(row, scfg))
-    out.append(f"   top 8 players by z_{scfg.statistic} (for context):")
+        out.append(_row(row, scfg))
+        out.append("      moves that raised z_match most (game, ply, candidate values, played, p0, matched, loss):")
+        sd = row.stats.matches_sd or 1.0
+        contrib = []
+        for r in row.records:
+            e = position_expectation(r.decision, row.c_r)
+            contrib.append(((float(e.matched) - e.p0) / sd, r, e))
+        contrib.sort(key=lambda x: -x[0])
+        for dz, r, e in contrib[:5]:
+            out.append(f"        game {r.game:4d} ply {r.ply:3d}  {list(r.decision.values)} played #{r.decision.played}  "
+                       f"p0 {e.p0:.3f}  {'match' if e.matched else 'no match'}  loss {e.loss:.2f}  (+{dz:.3f} z)")
+    out.append(f"   top 8 players by z_{scfg.statistic} (for context; z_x = exact-tail z of the matches):")
     out.append(head)
     for row in rank[:8]:
         out.append(_row(row, scfg))
@@ -693,13 +748,13 @@ def _zof(st: Any, statistic: str) -> float:
     return st.z_match if statistic == "match" else st.z_loss if statistic == "loss" else max(st.z_match, st.z_loss)
 
 
-def _row(row: tuple[Any, ...], scfg: ScreeningConfig) -> str:
-    player, elo, c_r, games, st, notice, alert = row
-    level = "ALERT" if alert else "notice" if notice else ("" if st.positions >= scfg.min_positions else "(< min pos)")
+def _row(row: RealPlayer, scfg: ScreeningConfig) -> str:
+    st = row.stats
+    level = "ALERT" if row.alert else "notice" if row.notice else ("" if st.positions >= scfg.min_positions else "(< min pos)")
     z = _zof(st, scfg.statistic)
-    return (f"   {player[:31]:<32}{elo:6.0f}{c_r:7.3f}{games:6d}{st.positions:5d}{st.matches_observed:8d}"
-            f"{st.matches_expected:8.1f}{st.z_match:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}{st.z_loss:+7.2f}"
-            f"{50 + 5 * z:6.1f}  {level}")
+    return (f"   {row.player[:29]:<30}{row.elo:5.0f}{row.c_r:7.3f}{row.games:6d}{st.positions:5d}{st.matches_observed:7d}"
+            f"{st.matches_expected:7.1f}{st.z_match:+7.2f}{row.z_exact:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}"
+            f"{st.z_loss:+7.2f}{50 + 5 * z:6.1f}  {level}")
 
 
 # -- main --------------------------------------------------------------------------------------

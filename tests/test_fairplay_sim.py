@@ -128,7 +128,10 @@ def test_real_report_alerts_the_engine_user_only():
     assert figures["alerts"] == 1
     alert_lines = [line for line in text.splitlines() if line.rstrip().endswith("ALERT")]
     assert alert_lines and all("Engine, User" in line for line in alert_lines)  # listed, and first of the top 8
-    assert figures["match"]["n"] == 31 and figures["match"]["ge_4"] == 1
+    assert figures["match"]["n"] == 31 and figures["match"]["ge_4"] == 1 and figures["match-exact"]["ge_4"] == 1
+    # the alert is explained by the moves that raised z most: top moves where E(c_r) expected few
+    explained = text.split("moves that raised z_match most")[1].splitlines()[1:6]
+    assert len(explained) == 5 and all(" match " in line for line in explained)
 
 
 def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_path, stockfish):
@@ -137,8 +140,8 @@ def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_pa
     store = tmp_path / "cache.sqlite"
     assert main(["analyse", "--json", str(pgn), "--depth", "6", "--store", str(store)]) == 0
     report = json.loads(capsys.readouterr().out)
-    records, profile = fp.records_from_store(store, pgn)
-    assert profile == report["engine"]["profile"]
+    records, what = fp.records_from_store(store, pgn)
+    assert what == f"{report['engine']['profile']}; 1 of 1 games (complete ones)"
     per_player = {p["name"]: p["c"]["positions"] for p in report["players"]}
     counted: dict[str, int] = {}
     for r in records:
