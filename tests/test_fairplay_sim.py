@@ -131,7 +131,7 @@ def test_real_report_alerts_the_engine_user_only():
     assert figures["match"]["n"] == 31 and figures["match"]["ge_4"] == 1 and figures["match-exact"]["ge_4"] == 1
     # the alert is explained by the moves that raised z most: top moves where E(c_r) expected few
     explained = text.split("moves that raised z_match most")[1].splitlines()[1:6]
-    assert len(explained) == 5 and all(" match " in line for line in explained)
+    assert len(explained) == 5 and all(" match " in line and "no match" not in line for line in explained)
 
 
 def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_path, stockfish):
