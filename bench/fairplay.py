@@ -285,7 +285,7 @@ class PoolAtC:
     cum: np.ndarray  # (T, K-1) cumulative P over candidates sorted by loss (1.0 beyond the last)
     step: np.ndarray  # (T, K-1) loss increments between consecutive sorted candidates
     order: np.ndarray  # (T, K) original candidate index of each sorted one
-    side_sums: np.ndarray  # (U, 5): positions, Σp0, Σp0(1−p0), Σμ, Σσ² per game-side
+    side_sums: np.ndarray  # (U, 7): positions, Σp0, Σp0(1−p0), Σμ, Σσ², Σ∂p0/∂c, Σ∂μ/∂c per game-side
 
 
 def at_c(pool: PositionPool, c: float) -> PoolAtC:
@@ -309,7 +309,12 @@ def at_c(pool: PositionPool, c: float) -> PoolAtC:
     var = np.maximum((p * lz * lz).sum(axis=1) - mu * mu, 0.0)
     ntop = top.sum(axis=1)
     p0_draw = np.take_along_axis(np.concatenate([cum, np.full((v.shape[0], 1), 2.0)], axis=1), (ntop - 1)[:, None], axis=1)[:, 0]
-    per_pos = np.stack([np.ones_like(p0), p0, p0 * (1.0 - p0), mu, var], axis=1)
+    # derivatives in c (for the scatter of players' c around c_r): dp_i/dc = p_i (E_p[log(l+K)] − log(l_i+K))
+    logd = np.where(np.isnan(loss), 0.0, np.log(lz + 0.1))
+    mean_log = (p * logd).sum(axis=1)
+    dp0 = p0 * (mean_log - math.log(0.1))
+    dmu = mu * mean_log - (p * lz * logd).sum(axis=1)
+    per_pos = np.stack([np.ones_like(p0), p0, p0 * (1.0 - p0), mu, var, dp0, dmu], axis=1)
     side_sums = np.add.reduceat(per_pos, pool.starts[:-1], axis=0)
     return PoolAtC(float(c), p0, p0_draw, cum, step, order, side_sums)
 
@@ -383,7 +388,21 @@ class EventSums:
     loss: np.ndarray
     loss_mean: np.ndarray
     loss_var: np.ndarray
+    dp0: np.ndarray  # Σ ∂p0/∂c
+    dmu: np.ndarray  # Σ ∂μ/∂c
     z_exact: np.ndarray | None = None  # exact Poisson-binomial tail of matches, as a z (bench-computed)
+
+    def z_match_tau(self, tau: float) -> np.ndarray:
+        """Match z with the scatter of honest players' c around c_r in the variance (bench-computed).
+
+        Var(M) = Σ p0(1 − p0) + τ² (Σ ∂p0/∂c)²: to first order, a player's own
+        c ~ N(c_r, τ²) shifts every p0 together, a variance that grows as n².
+        """
+        return _z(self.matches - self.p0, np.sqrt(self.p0_var + (tau * self.dp0) ** 2))
+
+    def z_loss_tau(self, tau: float) -> np.ndarray:
+        """Average-loss z with the same random-effect term: Var = Σσ² + τ² (Σ ∂μ/∂c)²."""
+        return _z(self.loss_mean - self.loss, np.sqrt(self.loss_var + (tau * self.dmu) ** 2))
 
     def z_match(self) -> np.ndarray:
         return _z(self.matches - self.p0, np.sqrt(self.p0_var))
@@ -410,8 +429,12 @@ class Detail:
 
 def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng: np.random.Generator,
                    q: float = 0.0, checkpoints: Sequence[int] = GAMES, detail: bool = False,
-                   spectra: MatchSpectra | None = None) -> tuple[EventSums, Detail | None]:
-    """``events`` players of ``games`` random game-sides each; moves from E(c) (engine's best w.p. q)."""
+                   spectra: MatchSpectra | None = None, expect: PoolAtC | None = None) -> tuple[EventSums, Detail | None]:
+    """``events`` players of ``games`` random game-sides each; moves from E(c) (engine's best w.p. q).
+
+    Moves are drawn from ``e``; the screening compares them with ``expect``
+    (default ``e``): a player whose own c differs from the c_r of their rating.
+    """
     sides = rng.integers(0, pool.sides, size=(events, games))
     flat = sides.ravel()
     lengths = pool.starts[flat + 1] - pool.starts[flat]
@@ -430,13 +453,14 @@ def simulate_chunk(pool: PositionPool, e: PoolAtC, events: int, games: int, rng:
     nseg = flat.size
     m = np.bincount(seg, weights=matched, minlength=nseg).reshape(events, games)
     lo = np.bincount(seg, weights=loss, minlength=nseg).reshape(events, games)
-    ss = e.side_sums[sides]  # (B, G, 5)
+    ss = (e if expect is None else expect).side_sums[sides]  # (B, G, 5)
     cps = [g - 1 for g in checkpoints if g <= games]
 
     def cum(a: np.ndarray) -> np.ndarray:
         return np.cumsum(a, axis=1)[:, cps]
 
-    sums = EventSums(cum(ss[..., 0]), cum(m), cum(ss[..., 1]), cum(ss[..., 2]), cum(lo), cum(ss[..., 3]), cum(ss[..., 4]))
+    sums = EventSums(cum(ss[..., 0]), cum(m), cum(ss[..., 1]), cum(ss[..., 2]), cum(lo), cum(ss[..., 3]), cum(ss[..., 4]),
+                     cum(ss[..., 5]), cum(ss[..., 6]))
     if spectra is not None:
         sums.z_exact = exact_match_z(spectra, sides, sums.matches, [c + 1 for c in cps])
     info = None
@@ -456,12 +480,16 @@ class ZScores:
     z_match: np.ndarray
     z_loss: np.ndarray
     z_exact: np.ndarray | None = None
+    z_match_tau: np.ndarray | None = None
+    z_loss_tau: np.ndarray | None = None
 
     def z(self, statistic: str) -> np.ndarray:
-        """The z that raises alerts for ``statistic`` (match, loss or max, as alert_check; match-exact)."""
-        if statistic == "match-exact":
-            assert self.z_exact is not None
-            return self.z_exact
+        """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau."""
+        extra = {"match-exact": self.z_exact, "match+tau": self.z_match_tau, "loss+tau": self.z_loss_tau}
+        if statistic in extra:
+            z = extra[statistic]
+            assert z is not None, statistic
+            return z
         if statistic == "match":
             return self.z_match
         if statistic == "loss":
@@ -471,20 +499,45 @@ class ZScores:
 
 def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generator, q: float = 0.0,
              games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000,
-             spectra: MatchSpectra | None = None) -> ZScores:
+             spectra: MatchSpectra | None = None, expect: PoolAtC | None = None, tau: float | None = None) -> ZScores:
     """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each.
 
-    With ``spectra`` (see :func:`match_spectra`) also the exact-tail z of the matches.
+    With ``spectra`` (see :func:`match_spectra`, made at the c of ``expect``) also
+    the exact-tail z of the matches.
     """
     parts: list[ZScores] = []
     done = 0
     while done < events:
         b = min(chunk, events - done)
-        sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints, spectra=spectra)[0]
-        parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss(), sums.z_exact))
+        sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints, spectra=spectra, expect=expect)[0]
+        parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss(), sums.z_exact,
+                             None if tau is None else sums.z_match_tau(tau), None if tau is None else sums.z_loss_tau(tau)))
         done += b
-    exact = None if spectra is None else np.concatenate([p.z_exact for p in parts])  # type: ignore[misc]
-    return ZScores(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("n", "z_match", "z_loss")), exact)
+    return concat_z(parts)
+
+
+def concat_z(parts: Sequence[ZScores]) -> ZScores:
+    """One ZScores of many (optional fields kept when every part has them)."""
+    def cat(name: str) -> np.ndarray | None:
+        arrays = [getattr(p, name) for p in parts]
+        return None if any(a is None for a in arrays) else np.concatenate(arrays)
+
+    return ZScores(*(cat(f) for f in ZScores.__dataclass_fields__))  # type: ignore[arg-type]
+
+
+def simulate_scattered(pool: PositionPool, e_r: PoolAtC, tau: float, events: int, rng: np.random.Generator,
+                       grid: int = 21, spectra: MatchSpectra | None = None) -> ZScores:
+    """Honest players whose own c is N(c_r, τ²) (the calibration's scatter), screened against E(c_r).
+
+    The normal is discretised at ``grid`` equal-probability quantiles, each
+    given the same share of the events.
+    """
+    parts = []
+    for k in range(grid):
+        c_i = max(e_r.c + tau * float(sps.norm.ppf((k + 0.5) / grid)), 0.0)  # the c prior's floor
+        share = events // grid + (1 if k < events % grid else 0)
+        parts.append(simulate(pool, at_c(pool, c_i), share, rng, spectra=spectra, expect=e_r, tau=tau))
+    return concat_z(parts)
 
 
 def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generator, events: int = 40,
@@ -582,6 +635,8 @@ STAT_NAMES = {
     "match": "match (library z, normal approximation of the matches)",
     "loss": "loss (library z of the average loss)",
     "match-exact": "match-exact (bench-computed: exact Poisson-binomial tail P(M >= m) of the matches, as z; not the library's)",
+    "match+tau": "match+tau (bench-computed: Var(M) = sum p0(1-p0) + tau^2 (sum dp0/dc)^2, the players' scatter in c included)",
+    "loss+tau": "loss+tau (bench-computed: Var = sum var + tau^2 (sum dmu/dc)^2)",
 }
 
 
@@ -619,6 +674,36 @@ def false_alert_tables(per_rating: dict[int, ZScores], scfg: ScreeningConfig, th
 
 
 _C_OF: dict[int, float] = {}
+
+
+def scattered_table(per_rating: dict[int, ZScores], scfg: ScreeningConfig, thresholds: Sequence[float],
+                    scales: dict[str, float | None]) -> str:
+    """Pooled false-alert rates of the scattered honest players: raw z, and z divided by the calibration's z_scale."""
+    lines: list[str] = []
+    ratings = sorted(per_rating)
+    first = per_rating[ratings[0]]
+    stats_shown = (("match", "loss") + (("match-exact",) if first.z_exact is not None else ())
+                   + (("match+tau", "loss+tau") if first.z_match_tau is not None else ()))
+    for gi, games in enumerate(GAMES):
+        enough = np.concatenate([per_rating[r].n[:, gi] >= scfg.min_positions for r in ratings])
+        lines.append(f"\n-- after {games} game{'s' if games > 1 else ''} (flagged: min_positions={scfg.min_positions} applied; "
+                     f"{enough.mean():.1%} of the events have enough positions)")
+        for stat in stats_shown:
+            z = np.concatenate([per_rating[r].z(stat)[:, gi] for r in ratings])
+            n = z.size
+            scale = scales.get(stat)
+            lines.append(f"   statistic {STAT_NAMES[stat]}: sd of z {np.std(z[np.isfinite(z)]):.3f}"
+                         + (f"; divided by z_scale {scale:.3f}" if scale else "; no z_scale in the calibration"))
+            lines.append(f"   {'z >=':>6} {'nominal':>9}  {'flagged, raw z [95% CI]':>31}  {'obs/nom':>7}  "
+                         + (f"{'flagged, z / z_scale [95% CI]':>31}  {'obs/nom':>7}  " if scale else "") + f"{'events':>8}")
+            for t in thresholds:
+                k = int(np.count_nonzero((z >= t) & enough))
+                row = f"   {t:6.1f} {nominal(t):9.2e}  {_rate(k, n):>31}  {k / n / nominal(t):7.2f}  "
+                if scale:
+                    ks = int(np.count_nonzero((z / scale >= t) & enough))
+                    row += f"{_rate(ks, n):>31}  {ks / n / nominal(t):7.2f}  "
+                lines.append(row + f"{n:8d}")
+    return "\n".join(lines)
 
 
 def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig) -> str:
@@ -783,6 +868,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", help="calibration profile (default: the default engine profile)")
     ap.add_argument("--only", choices=("false", "power", "real"), action="append")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact Poisson-binomial tail of the matches")
+    ap.add_argument("--tau", type=float, help="sd of honest players' own c around c_r for table 1b "
+                                              "(default: the calibration's tau; 0 skips table 1b)")
+    ap.add_argument("--scattered-events", type=int, default=105_000, help="player-events per rating for table 1b")
     args = ap.parse_args(argv)
     only = set(args.only or ("false", "power", "real"))
     rng = np.random.default_rng(args.seed)
@@ -818,6 +906,20 @@ def main(argv: list[str] | None = None) -> int:
               f"{total} pooled [{time.perf_counter() - t0:.1f} s] ==")
         print(false_alert_tables(per_rating, scfg, THRESHOLDS))
         _small_n_note(per_rating, scfg)
+        tau = args.tau if args.tau is not None else getattr(cal, "tau", None)
+        if tau:
+            t0 = time.perf_counter()
+            scattered = {r: simulate_scattered(pool, table[r], float(tau), args.scattered_events, rng, spectra=spectra[r])
+                         for r in args.ratings}
+            scales = {"match": getattr(cal, "z_scale", None), "loss": getattr(cal, "z_scale_loss", None),
+                      "match-exact": getattr(cal, "z_scale", None)}
+            print(f"\n== 1b. Honest players who are not exactly E(c_r): own c ~ N(c_r, tau^2), tau = {tau:.4f} "
+                  f"({'given' if args.tau is not None else 'the calibration'}'s), screened against E(c_r); "
+                  f"{args.scattered_events} player-events per rating, pooled over {len(args.ratings)} ratings "
+                  f"[{time.perf_counter() - t0:.1f} s] ==")
+            print(scattered_table(scattered, scfg, THRESHOLDS, scales))
+        else:
+            print("\n== 1b. skipped: the calibration has no tau (scatter of players' c around c_r); give --tau ==")
 
     if "power" in only:
         t0 = time.perf_counter()

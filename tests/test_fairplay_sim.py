@@ -57,6 +57,27 @@ def test_vectorised_z_is_the_library_z(pool):
     assert fp.check_against_library(pool, e, rng, events=5, q=0.5, spectra=spectra) < 1e-9
 
 
+def test_derivatives_in_c_match_finite_differences(pool):
+    """Σ∂p0/∂c and Σ∂μ/∂c per game-side (the scatter term of match+tau) are the slopes of Σp0 and Σμ."""
+    h = 1e-5
+    mid, lo, hi = fp.at_c(pool, C_R), fp.at_c(pool, C_R - h), fp.at_c(pool, C_R + h)
+    numeric = (hi.side_sums - lo.side_sums) / (2 * h)
+    np.testing.assert_allclose(mid.side_sums[:, 5], numeric[:, 1], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(mid.side_sums[:, 6], numeric[:, 3], rtol=1e-5, atol=1e-7)
+    assert (mid.side_sums[:, 5] > 0).all() and (mid.side_sums[:, 6] < 0).all()  # higher c: more matches, less loss
+
+
+def test_scattered_players_break_the_nominal_rate_and_the_tau_term_restores_it(pool):
+    """Honest players whose own c is N(c_r, τ²): the plain z over-flags after 9 games; match+tau does not."""
+    e = fp.at_c(pool, C_R)
+    z = fp.simulate_scattered(pool, e, tau=0.2, events=6300, rng=np.random.default_rng(9))
+    nominal = fp.nominal(2.5)
+    _, hi = binomial_band(z.n.shape[0], nominal)
+    assert np.count_nonzero(z.z_match[:, 2] >= 2.5) > 3 * hi
+    assert np.count_nonzero(z.z_match_tau[:, 2] >= 2.5) <= hi
+    assert 0.85 < np.std(z.z_match_tau[:, 2]) < 1.1 < 1.5 < np.std(z.z_match[:, 2])
+
+
 def test_bench_doctests():
     assert doctest.testmod(fp).failed == 0
 
