@@ -706,16 +706,18 @@ def scattered_table(per_rating: dict[int, ZScores], scfg: ScreeningConfig, thres
     return "\n".join(lines)
 
 
-def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig) -> str:
-    """Fraction flagged (default statistic, min_positions applied) per rating, q and games."""
-    lines = [f"   statistic {scfg.statistic} (default); notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, "
+def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig, statistic: str | None = None) -> str:
+    """Fraction flagged (default statistic unless given, min_positions applied) per rating, q and games."""
+    statistic = statistic or scfg.statistic
+    name = f"{statistic} (default)" if statistic == scfg.statistic else STAT_NAMES.get(statistic, statistic)
+    lines = [f"   statistic {name}; notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, "
              f"min_positions {scfg.min_positions}; raw = z >= notice without min_positions",
              "   " + f"{'rating':>6} {'c_r':>6} {'q':>5} {'events':>7}" +
              "".join(f"  {g} game{'s' if g > 1 else ' '}: notice  alert   raw" for g in GAMES)]
     for (r, q), s in sorted(results.items()):
         cells = []
         for gi in range(len(GAMES)):
-            z = s.z(scfg.statistic)[:, gi]
+            z = s.z(statistic)[:, gi]
             ok = s.n[:, gi] >= scfg.min_positions
             cells.append(f"  {'':>8}{np.mean((z >= scfg.notice_z) & ok):7.1%} {np.mean((z >= scfg.alert_z) & ok):6.1%} "
                          f"{np.mean(z >= scfg.notice_z):6.1%}")
@@ -877,6 +879,7 @@ def main(argv: list[str] | None = None) -> int:
     scfg = Config().screening
     cal, cal_text = default_calibration(args.profile)
     print(f"calibration: {cal_text}")
+    tau = args.tau if args.tau is not None else getattr(cal, "tau", None)
     print(f"screening defaults: notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, min_positions {scfg.min_positions}, "
           f"statistic {scfg.statistic}, book_moves {scfg.book_moves}, eval_bound {scfg.eval_bound}; seed {args.seed}")
 
@@ -906,7 +909,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{total} pooled [{time.perf_counter() - t0:.1f} s] ==")
         print(false_alert_tables(per_rating, scfg, THRESHOLDS))
         _small_n_note(per_rating, scfg)
-        tau = args.tau if args.tau is not None else getattr(cal, "tau", None)
         if tau:
             t0 = time.perf_counter()
             scattered = {r: simulate_scattered(pool, table[r], float(tau), args.scattered_events, rng, spectra=spectra[r])
@@ -923,10 +925,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if "power" in only:
         t0 = time.perf_counter()
-        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q) for r in POWER_RATINGS for q in POWER_Q}
+        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q, tau=tau or None)
+                   for r in POWER_RATINGS for q in POWER_Q}
         print(f"\n== 2. Power: engine's best move with probability q, else E(c_r); {args.power_events} player-events "
               f"per row [{time.perf_counter() - t0:.1f} s] ==")
         print(power_table(results, scfg))
+        if tau:
+            print(f"\n== 2b. The same players screened with match+tau (tau = {tau:.4f}): the power an honest false-alert "
+                  "rate leaves ==")
+            print(power_table(results, scfg, "match+tau"))
 
     if "real" in only:
         if not args.real:
