@@ -23,10 +23,17 @@ Three tables, all through :mod:`livemon.rating.screening`:
    reported as z = Φ⁻¹(1 − P) — what an exact screening would give (per
    game-side match distributions by DP, an event's by a product of FFTs;
    checked against a direct DP).
+1b. **Honest players who are not exactly E(c_r)** (when the calibration has τ,
+   the sd of players' own c around a + b·Elo, or with ``--tau``): each player's
+   c is drawn from N(c_r, τ²) and screened against E(c_r), as a real honest
+   player is. The library's z then over-flags, more as n grows (its variance
+   leaves out the scatter); shown with z / z_scale (the calibration's
+   empirical factor, when present) and with a bench-computed "match+tau" z whose
+   variance adds τ²(Σ ∂p0/∂c)² — the random-effect term.
 2. **Power.** Engine-assisted players: at each position the engine's best move
    with probability q, else a move drawn from E(c_r). Fraction flagged at the
    default notice and alert thresholds (default statistic, min_positions
-   applied) after 1, 3 and 9 games.
+   applied) after 1, 3 and 9 games; 2b: the same for match+tau (when τ is known).
 3. **Real players** (``--real FILE``): every player of the open screened at the
    default thresholds with the shipped calibration; notices/alerts listed with
    their numbers, and the distribution of z over the real players (a
@@ -47,7 +54,7 @@ test ``tests/test_fairplay_sim.py`` imports this file by path.
 
     /tmp/venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
         [--pool bench/data/open2025_decisions.jsonl.gz | --pool STORE.sqlite --pgn OPEN.pgn | --pool model]
-        [--real FILE [--pgn OPEN.pgn]] [--only false|power|real]
+        [--real FILE [--pgn OPEN.pgn]] [--only false|power|real] [--tau T] [--scattered-events N] [--no-exact]
 """
 
 from __future__ import annotations
@@ -71,7 +78,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
 
 from livemon.config import Config, ScreeningConfig  # noqa: E402
-from livemon.rating.agent import Decision  # noqa: E402
+from livemon.rating.agent import Decision, move_probabilities  # noqa: E402
 from livemon.rating.calibration import Calibration  # noqa: E402
 from livemon.rating.screening import alert_check, position_expectation, screening_exclusion, screening_stats  # noqa: E402
 
@@ -739,6 +746,19 @@ def exact_tail_z(p0s: Sequence[float], matches: int) -> float:
     return float(sps.norm.isf(max(float(pmf[matches:].sum()), 1e-300)))
 
 
+def match_slope(decision: Decision, c: float) -> float:
+    """∂p0/∂c of one position under E(c): p0 (E_p[log(loss + K)] − log K).
+
+    >>> round(match_slope(Decision((0.0, -0.9), 0), 0.0), 4)  # p0 = 1/2; E log = (log .1 + log 1)/2
+    0.5756
+    """
+    v = np.asarray(decision.values, dtype=float)
+    loss = v.max() - v
+    p = move_probabilities(v, float(c))
+    p0 = float(p[loss == 0.0].sum())
+    return p0 * (float(p @ np.log(loss + 0.1)) - math.log(0.1))
+
+
 @dataclass
 class RealPlayer:
     """One real player's screening at the default thresholds."""
@@ -749,12 +769,14 @@ class RealPlayer:
     games: int
     stats: Any  # ScreeningStats
     z_exact: float  # exact Poisson-binomial tail of the matches, as z (bench-computed)
+    z_tau: float  # match z with the scatter term τ² (Σ ∂p0/∂c)² in the variance (nan without τ)
     notice: Any  # Alert | None
     alert: Any  # Alert | None
     records: list[Record]
 
 
-def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig) -> tuple[str, dict[str, Any]]:
+def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig,
+                tau: float | None = None) -> tuple[str, dict[str, Any]]:
     """Screen every rated player of ``records`` at the default thresholds; text and figures.
 
     Players without an Elo are not screened (no c_r) and counted. Each notice or
@@ -775,9 +797,13 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         c_r = cal.c_for_rating(elo)
         st = screening_stats(player, (r.decision for r in rs), c_r)
         z_x = exact_tail_z([position_expectation(r.decision, c_r).p0 for r in rs], st.matches_observed)
+        z_t = math.nan
+        if tau:
+            slope = sum(match_slope(r.decision, c_r) for r in rs)
+            z_t = (st.matches_observed - st.matches_expected) / math.sqrt(st.matches_sd ** 2 + (tau * slope) ** 2)
         notice = alert_check(st, scfg.notice_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
         alert = alert_check(st, scfg.alert_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
-        rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, notice, alert, rs))
+        rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, z_t, notice, alert, rs))
     outside = sum(not cal.elo_min <= row.elo <= cal.elo_max for row in rows)
     out: list[str] = [f"   {len(records)} positions, {len(kept)} screened after exclusions "
                       f"(book_moves={scfg.book_moves}, eval_bound={scfg.eval_bound}); {len(rows)} rated players "
@@ -785,11 +811,11 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
                       f"{len(unrated)} without Elo (not screened)"]
     figures: dict[str, Any] = {"players": len(rows), "unrated": len(unrated), "positions": len(kept)}
     eligible = [row for row in rows if row.stats.positions >= scfg.min_positions]
-    out.append(f"   distribution of z over the real players (honest players: mean ~0, sd ~1 when z is calibrated):")
+    out.append("   distribution of z over the real players (honest players: mean ~0, sd ~1 when z is calibrated):")
     for group, members in ((f">= min_positions={scfg.min_positions}", eligible), ("all rated", rows)):
-        for stat in ("match", "loss", "match-exact"):
-            z = np.array([row.stats.z_match if stat == "match" else row.stats.z_loss if stat == "loss" else row.z_exact
-                          for row in members], dtype=float)
+        for stat in ("match", "loss", "match-exact") + (("match+tau",) if tau else ()):
+            z = np.array([{"match": row.stats.z_match, "loss": row.stats.z_loss, "match-exact": row.z_exact,
+                           "match+tau": row.z_tau}[stat] for row in members], dtype=float)
             z = z[np.isfinite(z)]
             if z.size < 2:
                 continue
@@ -806,7 +832,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     figures["alerts"] = sum(row.alert is not None for row in rows)
     out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}, >= {scfg.min_positions} positions): {len(flagged)}; "
                f"alerts (>= {scfg.alert_z}): {figures['alerts']}")
-    head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}"
+    head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}{'z_t':>7}"
             f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'ROI':>6}  level")
     rank = sorted(rows, key=lambda row: -_zof(row.stats, scfg.statistic))
     for row in rank:
@@ -824,7 +850,8 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         for dz, r, e in contrib[:5]:
             out.append(f"        game {r.game:4d} ply {r.ply:3d}  {list(r.decision.values)} played #{r.decision.played}  "
                        f"p0 {e.p0:.3f}  {'match' if e.matched else 'no match'}  loss {e.loss:.2f}  (+{dz:.3f} z)")
-    out.append(f"   top 8 players by z_{scfg.statistic} (for context; z_x = exact-tail z of the matches):")
+    out.append(f"   top 8 players by z_{scfg.statistic} (for context; z_x = exact-tail z of the matches, "
+               f"z_t = match z with the tau term{'' if tau else ': no tau'}):")
     out.append(head)
     for row in rank[:8]:
         out.append(_row(row, scfg))
@@ -840,7 +867,7 @@ def _row(row: RealPlayer, scfg: ScreeningConfig) -> str:
     level = "ALERT" if row.alert else "notice" if row.notice else ("" if st.positions >= scfg.min_positions else "(< min pos)")
     z = _zof(st, scfg.statistic)
     return (f"   {row.player[:29]:<30}{row.elo:5.0f}{row.c_r:7.3f}{row.games:6d}{st.positions:5d}{st.matches_observed:7d}"
-            f"{st.matches_expected:7.1f}{st.z_match:+7.2f}{row.z_exact:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}"
+            f"{st.matches_expected:7.1f}{st.z_match:+7.2f}{row.z_exact:+7.2f}{row.z_tau:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}"
             f"{st.z_loss:+7.2f}{50 + 5 * z:6.1f}  {level}")
 
 
@@ -941,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             t0 = time.perf_counter()
             records, source = load_records(args.real, args.pgn)
-            text, _ = real_report(records, cal, scfg)
+            text, _ = real_report(records, cal, scfg, tau)
             print(f"\n== 3. Real players: {source} [{time.perf_counter() - t0:.1f} s] ==")
             print(text)
     return 0
