@@ -131,6 +131,8 @@ def load_export(path: str | Path) -> list[Record]:
                 continue
             try:
                 d = json.loads(line)
+                if "format" in d:  # the header line of bench/export_decisions.py
+                    continue
                 elo = _first(d, "elo", "Elo", "rating")
                 out.append(Record(str(_first(d, "player", "name")), None if elo in (None, "") else float(elo),
                                   int(_first(d, "game", "game_index")), int(d["ply"]),
@@ -197,7 +199,13 @@ def load_records(path: str | Path, pgn: str | Path = OPEN_PGN) -> tuple[list[Rec
     if p.suffix in (".sqlite", ".db", ".sqlite3"):
         records, what = records_from_store(p, pgn)
         return records, f"store {p} ({what}) + {Path(pgn).name}"
-    return load_export(p), f"export {p}"
+    header: dict[str, Any] = {}
+    with (gzip.open if p.suffix == ".gz" else open)(p, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        first = json.loads(fh.readline() or "{}")
+        if "format" in first:
+            header = first
+    what = ", ".join(f"{k} {header[k]}" for k in ("profile", "games") if k in header)
+    return load_export(p), f"export {p}" + (f" ({what})" if what else "")
 
 
 @dataclass
