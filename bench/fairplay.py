@@ -609,21 +609,43 @@ def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generat
 # -- calibration -------------------------------------------------------------------------------
 
 
-def default_calibration(profile: str | None = None) -> tuple[Calibration, str]:
-    """The shipped calibration of the default profile (or of ``profile``), else :data:`STAND_IN`."""
-    from livemon.store import shipped_calibrations
+@dataclass(frozen=True)
+class CalInfo:
+    """The calibration used: the Elo → c map, and what else the calibration file carries (τ, z scales)."""
 
-    shipped = shipped_calibrations()
+    cal: Calibration
+    text: str
+    tau: float | None = None
+    z_scale: float | None = None
+    z_scale_loss: float | None = None
+
+
+def default_calibration(profile: str | None = None, path: str | Path | None = None) -> CalInfo:
+    """The calibration of the default profile (or ``profile``) from ``path``, else :data:`STAND_IN`.
+
+    ``path``: a calibrations JSON ({profile: {"c_map": {...}, ...}}), default the
+    shipped ``livemon/data/calibrations.json``. τ and the z scales are read from the
+    raw entry, so a file written by a newer Calibration works here too.
+    """
+    from livemon.store import SHIPPED_CALIBRATIONS
+
+    file = Path(path) if path else SHIPPED_CALIBRATIONS
+    try:
+        table = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        table = {}
     cfg = Config().engine
     suffix = f"depth={cfg.depth} multipv={cfg.multipv}" if cfg.nodes is None else f"nodes={cfg.nodes} multipv={cfg.multipv}"
-    names = [profile] if profile else [n for n in shipped if n.endswith(suffix)]
+    names = [profile] if profile else [n for n in table if n.endswith(suffix)]
     for name in names:
-        pc = shipped.get(name)
-        if pc is not None and pc.c_map is not None:
-            cm = pc.c_map
-            return cm, (f"shipped calibration of {name!r}: c = {cm.a:.4f} + {cm.b:.6f}·Elo "
-                        f"(n={cm.n}, Elo {cm.elo_min:.0f}–{cm.elo_max:.0f})")
-    return STAND_IN, f"NO shipped calibration for the default profile: {STAND_IN.profile} (a stand-in, not a fit)"
+        raw = (table.get(name) or {}).get("c_map")
+        if raw:
+            cm = Calibration.from_dict(raw)
+            extra = {k: (None if raw.get(k) is None else float(raw[k])) for k in ("tau", "z_scale", "z_scale_loss")}
+            text = (f"calibration of {name!r} from {file}: c = {cm.a:.4f} + {cm.b:.6f}*Elo (n={cm.n} players, "
+                    f"Elo {cm.elo_min:.0f}-{cm.elo_max:.0f})" + "".join(f", {k} {v:.4f}" for k, v in extra.items() if v is not None))
+            return CalInfo(cm, text, **extra)
+    return CalInfo(STAND_IN, f"NO calibration of the default profile in {file}: {STAND_IN.profile} (a stand-in, not a fit)")
 
 
 # -- tables ------------------------------------------------------------------------------------
@@ -784,7 +806,7 @@ class RealPlayer:
 
 
 def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig,
-                tau: float | None = None) -> tuple[str, dict[str, Any]]:
+                tau: float | None = None, z_scale: float | None = None) -> tuple[str, dict[str, Any]]:
     """Screen every rated player of ``records`` at the default thresholds; text and figures.
 
     Players without an Elo are not screened (no c_r) and counted. Each notice or
@@ -840,6 +862,11 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     figures["alerts"] = sum(row.alert is not None for row in rows)
     out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}, >= {scfg.min_positions} positions): {len(flagged)}; "
                f"alerts (>= {scfg.alert_z}): {figures['alerts']}")
+    if z_scale:
+        zs = np.array([_zof(row.stats, scfg.statistic) / z_scale for row in eligible])
+        figures["scaled"] = {"notices": int((zs >= scfg.notice_z).sum()), "alerts": int((zs >= scfg.alert_z).sum())}
+        out.append(f"   with z / z_scale ({z_scale:.3f}, the calibration's): notices {figures['scaled']['notices']}, "
+                   f"alerts {figures['scaled']['alerts']}")
     head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}{'z_t':>7}"
             f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'ROI':>6}  level")
     rank = sorted(rows, key=lambda row: -_zof(row.stats, scfg.statistic))
@@ -904,6 +931,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", help="screen the real players of this export or store (table 3); "
                                    "default: bench/data/open2025_decisions.jsonl.gz when present")
     ap.add_argument("--profile", help="calibration profile (default: the default engine profile)")
+    ap.add_argument("--calibration", help="calibrations JSON to read (default: the shipped livemon/data/calibrations.json)")
     ap.add_argument("--only", choices=("false", "power", "real"), action="append")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact Poisson-binomial tail of the matches")
     ap.add_argument("--tau", type=float, help="sd of honest players' own c around c_r for table 1b "
@@ -913,9 +941,10 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ("false", "power", "real"))
     rng = np.random.default_rng(args.seed)
     scfg = Config().screening
-    cal, cal_text = default_calibration(args.profile)
-    print(f"calibration: {cal_text}")
-    tau = args.tau if args.tau is not None else getattr(cal, "tau", None)
+    info = default_calibration(args.profile, args.calibration)
+    cal = info.cal
+    print(f"calibration: {info.text}")
+    tau = args.tau if args.tau is not None else info.tau
     print(f"screening defaults: notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, min_positions {scfg.min_positions}, "
           f"statistic {scfg.statistic}, book_moves {scfg.book_moves}, eval_bound {scfg.eval_bound}; seed {args.seed}")
 
@@ -949,8 +978,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             scattered = {r: simulate_scattered(pool, table[r], float(tau), args.scattered_events, rng, spectra=spectra[r])
                          for r in args.ratings}
-            scales = {"match": getattr(cal, "z_scale", None), "loss": getattr(cal, "z_scale_loss", None),
-                      "match-exact": getattr(cal, "z_scale", None)}
+            scales = {"match": info.z_scale, "loss": info.z_scale_loss, "match-exact": info.z_scale}
             print(f"\n== 1b. Honest players who are not exactly E(c_r): own c ~ N(c_r, tau^2), tau = {tau:.4f} "
                   f"({'given' if args.tau is not None else 'the calibration' + chr(39) + 's'}), screened against E(c_r); "
                   f"{args.scattered_events} player-events per rating, pooled over {len(args.ratings)} ratings "
@@ -979,7 +1007,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             t0 = time.perf_counter()
             records, source = load_records(args.real, args.pgn)
-            text, _ = real_report(records, cal, scfg, tau)
+            text, _ = real_report(records, cal, scfg, tau, info.z_scale)
             print(f"\n== 3. Real players: {source} [{time.perf_counter() - t0:.1f} s] ==")
             print(text)
     return 0
