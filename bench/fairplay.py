@@ -34,10 +34,13 @@ Three tables, all through :mod:`livemon.rating.screening`:
    with probability q, else a move drawn from E(c_r). Fraction flagged at the
    default notice and alert thresholds (default statistic, min_positions
    applied) after 1, 3 and 9 games; 2b: the same for match+tau (when τ is known).
-3. **Real players** (``--real FILE``): every player of the open screened at the
-   default thresholds with the shipped calibration; notices/alerts listed with
-   their numbers, and the distribution of z over the real players (a
-   well-calibrated z has mean ≈ 0 and sd ≈ 1 over honest players).
+3. **Real players** (``--real FILE``, default the export when present): every
+   rated player of the open screened at the default thresholds with the
+   shipped calibration; notices/alerts listed with their numbers and the five
+   moves that raised z most, and the distribution of z over the real players
+   (a well-calibrated z has mean ≈ 0 and sd ≈ 1 over honest players; if the
+   calibration was fitted on these same games, that is a check of fit, not an
+   independent test).
 
 Speed: the per-position quantities of E(c_r) (p0_t, loss mean and variance,
 the cumulative move distribution sorted by loss) are computed once per c_r
@@ -52,9 +55,13 @@ Why this lives in bench/ and not in livemon/rating/: it is a measurement tool
 (random players over a pool of positions), not a model the product uses; the
 test ``tests/test_fairplay_sim.py`` imports this file by path.
 
-    /tmp/venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
+    /tmp/venv/bin/python bench/fairplay.py [--events 300000] [--power-events 20000] [--seed 1]
         [--pool bench/data/open2025_decisions.jsonl.gz | --pool STORE.sqlite --pgn OPEN.pgn | --pool model]
-        [--real FILE [--pgn OPEN.pgn]] [--only false|power|real] [--tau T] [--scattered-events N] [--no-exact]
+        [--real FILE [--pgn OPEN.pgn]] [--only false|power|real] [--calibration calibrations.json]
+        [--tau T] [--scattered-events N] [--no-exact]
+
+(A store is opened read-only; while it is still being analysed only its
+complete games are used.)
 """
 
 from __future__ import annotations
