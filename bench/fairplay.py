@@ -759,7 +759,7 @@ def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig
              "   " + f"{'rating':>6} {'c_r':>6} {'q':>5} {'events':>7}" +
              "".join(f"  {g} game{'s' if g > 1 else ' '}: notice  alert   raw" for g in GAMES)]
     any_s = next(iter(results.values()))
-    lines.append("   share of player-events with >= min_positions (caps every 'notice'/'alert' column): "
+    lines.insert(1, "   share of player-events with >= min_positions (caps every 'notice'/'alert' column): "
                  + ", ".join(f"{g} game{'s' if g > 1 else ''} {np.mean(any_s.n[:, gi] >= scfg.min_positions):.1%}"
                              for gi, g in enumerate(GAMES)))
     for (r, q), s in sorted(results.items()):
