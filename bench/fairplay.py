@@ -55,7 +55,7 @@ Why this lives in bench/ and not in livemon/rating/: it is a measurement tool
 (random players over a pool of positions), not a model the product uses; the
 test ``tests/test_fairplay_sim.py`` imports this file by path.
 
-    /tmp/venv/bin/python bench/fairplay.py [--events 300000] [--power-events 20000] [--seed 1]
+    /tmp/venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
         [--pool bench/data/open2025_decisions.jsonl.gz | --pool STORE.sqlite --pgn OPEN.pgn | --pool model]
         [--real FILE [--pgn OPEN.pgn]] [--only false|power|real] [--calibration calibrations.json]
         [--tau T] [--scattered-events N] [--no-exact]
@@ -932,7 +932,7 @@ def build_pool(spec: str | None, pgn: str, rng: np.random.Generator, scfg: Scree
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--events", type=int, default=300_000, help="simulated player-events per rating (false alerts)")
+    ap.add_argument("--events", type=int, default=200_000, help="simulated player-events per rating (false alerts)")
     ap.add_argument("--power-events", type=int, default=20_000, help="player-events per (rating, q) for power")
     ap.add_argument("--ratings", type=lambda s: [int(x) for x in s.split(",")], default=list(RATINGS))
     ap.add_argument("--seed", type=int, default=1)
