@@ -8,7 +8,10 @@ before a move gives both its evaluation (best line) and the E(c) decision
 
 from __future__ import annotations
 
+import itertools
+
 import chess
+import chess.polyglot
 
 from livemon.engine import PositionAnalysis
 from livemon.messages import MoveEvent
@@ -20,6 +23,15 @@ from livemon.rating.evaluation import from_mover, terminal_cp
 def needs_search(board: chess.Board) -> bool:
     """False for positions scored by rule (checkmate, stalemate, draws by rule)."""
     return terminal_cp(board) is None
+
+
+def is_forced(board: chess.Board) -> bool:
+    """One legal move (or none): no choice, so no information about the player.
+
+    >>> is_forced(chess.Board("7k/8/8/8/8/8/5q2/7K w - - 0 1"))
+    True
+    """
+    return len(list(itertools.islice(board.legal_moves, 2))) < 2  # stop at 2: counting all is slow
 
 
 def position_value(board: chess.Board, analysis: PositionAnalysis | None) -> int | None:
@@ -37,7 +49,7 @@ def decision_for(
 
     None when there is no MultiPV analysis or only one legal move (§2).
     """
-    if analysis is None or board.legal_moves.count() < 2:
+    if analysis is None or is_forced(board):
         return None
     white = board.turn == chess.WHITE
     after = None if after_cp is None else from_mover(after_cp, white) / 100.0
@@ -53,8 +65,12 @@ def scored_ply(
     after_cp: int,
     analysis_before: PositionAnalysis | None,
 ) -> ScoredPly:
-    """A ply with its evaluations and (when the engine saw the position) its decision."""
-    return ScoredPly(game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp))
+    """A ply with its evaluations, its move, and (when the engine saw the position) its decision."""
+    return ScoredPly(
+        game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp),
+        uci=move.uci(), san=board_before.san(move), forced=is_forced(board_before),
+        zobrist=chess.polyglot.zobrist_hash(board_before),
+    )
 
 
 class LiveGame:
@@ -72,6 +88,9 @@ class LiveGame:
     def __init__(self, game_id: str):
         self.game_id = game_id
         self.boards: list[chess.Board] = []
+        self.rules: list[int | None] = []  # value by rule of each position (terminal), None: not terminal
+        self.fens: list[str] = []  # FEN of each position, made once (faces show it at every update)
+        self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
         self.moves: list[MoveEvent] = []
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.scored: set[int] = set()  # plies already handed to the estimator
@@ -87,10 +106,16 @@ class LiveGame:
             raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
         if not self.boards:
             self.boards.append(chess.Board(ev.fen_before))
+            self.rules.append(terminal_cp(self.boards[0]))
+            self.fens.append(self.boards[0].fen())
+            self.evals.append(self.value(0)[1])
         board = self.boards[-1].copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
         self.moves.append(ev)
         self.boards.append(board)
+        self.rules.append(terminal_cp(board))  # once: move generation is the costly part of scoring
+        self.fens.append(board.fen())
+        self.evals.append(self.value(ev.ply)[1])
         self.pending.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
 
@@ -99,18 +124,21 @@ class LiveGame:
         keep = max(from_ply - 1, 0)
         del self.moves[keep:]
         del self.boards[keep + 1 if keep else 0 :]
+        del self.rules[len(self.boards) :]
+        del self.fens[len(self.boards) :]
+        del self.evals[len(self.boards) :]
         self.analyses = {j: a for j, a in self.analyses.items() if j <= keep and self.boards}
         self.scored = {k for k in self.scored if k <= keep}
         self.pending = {k for k in self.pending if k <= keep}
 
     def needs_engine(self, j: int) -> bool:
-        if not needs_search(self.boards[j]):
+        if self.rules[j] is not None:  # terminal: valued by rule
             return False
         return j == 0 or self.moves[j - 1].eval_cp is None
 
     def value(self, j: int) -> tuple[bool, int | None]:
         """(known, value) of position ``j``: known False while an analysis is awaited."""
-        rule = terminal_cp(self.boards[j])
+        rule = self.rules[j]
         if rule is not None:
             return True, rule
         if j > 0 and self.moves[j - 1].eval_cp is not None:
@@ -123,6 +151,7 @@ class LiveGame:
     def set_analysis(self, j: int, analysis: PositionAnalysis | None) -> None:
         if j < len(self.boards):
             self.analyses[j] = analysis
+            self.evals[j] = self.value(j)[1]
 
     def ready(self) -> list[ScoredPly]:
         """The plies that can now be scored (both positions valued), each once.

@@ -60,7 +60,8 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
 
 
-def plan_game(parsed: GoodGame, game_id: str) -> PlannedGame:
+def plan_game(parsed: GoodGame, game_id: str, use_comments: bool = True) -> PlannedGame:
+    """A game's positions; ``use_comments`` False ignores [%eval] (calibration needs MultiPV)."""
     game = parsed.game
     board = game.board()
     boards, moves = [board.copy(stack=False)], []
@@ -71,11 +72,11 @@ def plan_game(parsed: GoodGame, game_id: str) -> PlannedGame:
         boards.append(board.copy(stack=False))
         ev = node.eval()
         evals.append(None if ev is None else score_cp(ev.white()))
-    all_commented = bool(moves) and all(e is not None or not needs_search(b) for e, b in zip(evals[1:], boards[1:]))
+    all_commented = use_comments and bool(moves) and all(e is not None or not needs_search(b) for e, b in zip(evals[1:], boards[1:]))
     return PlannedGame(game_id, game, parsed.label, boards, moves, evals if all_commented else None)
 
 
-def read_files(paths: list[str], report: Callable[[str], None]) -> list[PlannedGame]:
+def read_files(paths: list[str], report: Callable[[str], None], use_comments: bool = True) -> list[PlannedGame]:
     """Every good game of the files; one line to ``report`` per bad game or file."""
     planned: list[PlannedGame] = []
     for path in paths:
@@ -94,7 +95,7 @@ def read_files(paths: list[str], report: Callable[[str], None]) -> list[PlannedG
             if parsed.game.end() is parsed.game:
                 report(f"skipped {parsed.label}: no moves")
                 continue
-            planned.append(plan_game(parsed, f"{source}#{parsed.index}"))
+            planned.append(plan_game(parsed, f"{source}#{parsed.index}", use_comments))
     return planned
 
 

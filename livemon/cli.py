@@ -14,6 +14,7 @@ import sys
 #: subcommand name -> (module under livemon.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "analyse": ("analyse", "rate the players of finished games (PGN) with the engine or [%eval] comments"),
+    "calibrate": ("calibrate", "fit r̄_e and the Elo ↔ c map of the engine profile from games of rated players"),
     "fit": ("fit", "fit TrueSkill Through Time (TTT or TTT-D) to game results (PGN or CSV)"),
     "run": ("run", "run the live monitor with the commentary screen (Textual)"),
     "serve": ("serve", "run the live monitor headless, with a compact live log"),

@@ -106,14 +106,20 @@ class ScreeningConfig:
     """No notice or alert before a player has this many screened positions in the event."""
     statistic: str = "match"
     """The z that raises alerts: match (top-move matches), loss (average loss) or max (the larger)."""
-    book_moves: int = 0
+    book_moves: int = 8
     """First moves of each side left out of screening as opening theory (Regan skips 8)."""
     book: str = ""
     """Polyglot opening book; positions found in it are left out of screening. Empty: none."""
     eval_bound: float = 3.0
     """Positions where the best move's value is beyond ±this many pawns (decided games) are left out."""
+    scope: str = "event"
+    """What "per event" means: event (the Event tag) or all (every game seen is one event, named event_name)."""
+    event_name: str = "all games"
+    """The event's name when scope = "all"."""
 
     def validate(self) -> None:
+        if self.scope not in ("event", "all"):
+            raise ConfigError(f"screening.scope: expected event or all, got {self.scope!r}")
         if self.statistic not in ("match", "loss", "max"):
             raise ConfigError(f"screening.statistic: expected match, loss or max, got {self.statistic!r}")
         if not 0 < self.notice_z <= self.alert_z:

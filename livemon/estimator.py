@@ -22,6 +22,7 @@ from typing import Any
 
 from livemon.messages import GameInfo
 from livemon.rating.agent import CPosterior, CSummary, Decision
+from livemon.rating.calibration import Calibration
 from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
@@ -35,13 +36,23 @@ from livemon.rating.gain import (
 
 @dataclass(frozen=True)
 class ScoredPly:
-    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable."""
+    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
+
+    ``uci``/``san`` name the move, ``forced`` says the position had one legal
+    move and ``zobrist`` is the Polyglot key of the position before it: what
+    fair-play screening needs to list a move and to leave out forced and
+    book positions (:mod:`livemon.screener`).
+    """
 
     game_id: str
     ply: int
     before: int | None
     after: int
     decision: Decision | None = None
+    uci: str = ""
+    san: str = ""
+    forced: bool = False
+    zobrist: int | None = None
 
     @property
     def white_moved(self) -> bool:
@@ -104,6 +115,9 @@ class PlayerState:
 
 class Estimator:
     """Running estimates of every player and game; see the module docstring."""
+
+    c_map: Calibration | None = None
+    """The profile's Elo ↔ c map, set by the caller when known: reports then show c̄ on the Elo scale."""
 
     def __init__(self, skip_moves: int = 0, c_min: float = 0.0, c_max: float = 10.0):
         self.skip_moves = skip_moves
@@ -228,6 +242,7 @@ class Estimator:
             "rating_diff_vs_engine": finite_or_none(live.rating_diff) if live.n else None,
             "perceived_elo": finite_or_none(live.perceived(strength)) if live.n and strength is not None else None,
             "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": len(player.decisions)},
+            "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
             "history": player.history(),
         }
 

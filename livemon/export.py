@@ -38,6 +38,8 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     engine = status.get("engine", {})
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
     est = rebuild(store, cfg, profile)
+    calibration = store.get_calibration(profile)
+    est.c_map = None if calibration is None else calibration.c_map
     strength = cfg.analysis.engine_strength
     source = "given"
     if strength is None:

@@ -9,7 +9,7 @@ falls behind is marked ``overflowed`` (its face then sends a fresh snapshot or
 drops the client) instead of stalling the others.
 
 Channels: ``games`` (every board), ``game:<id>`` (one board), ``players``,
-``ttt``, ``status`` and ``alerts`` (arbiters only).
+``ttt``, ``status``; ``alerts`` and ``screening`` are for arbiters only.
 
 >>> hub = Hub()
 >>> sub = hub.subscribe({"players"})
@@ -27,10 +27,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, TTTRating
+from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
 
 PUBLIC_CHANNELS = ("games", "players", "ttt", "status")
-ARBITER_CHANNELS = ("alerts",)
+ARBITER_CHANNELS = ("alerts", "screening")
 
 
 def channels_of(msg: Message) -> tuple[str, ...]:
@@ -45,6 +45,8 @@ def channels_of(msg: Message) -> tuple[str, ...]:
         return ("status",)
     if isinstance(msg, Alert):
         return ("alerts",)
+    if isinstance(msg, ScreeningRow):
+        return ("screening",)
     raise TypeError(f"not a published message: {msg!r}")
 
 
@@ -54,7 +56,7 @@ def key_of(msg: Message) -> str:
         return msg.game_id
     if isinstance(msg, (PlayerEstimate, TTTRating)):
         return msg.name
-    if isinstance(msg, Alert):
+    if isinstance(msg, (Alert, ScreeningRow)):
         return f"{msg.player}\x00{msg.event}"
     return "status"
 

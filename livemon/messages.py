@@ -153,6 +153,8 @@ class PlayerEstimate(Message):
     c_mean: float | None = None
     c_sd: float | None = None
     c_cr95: tuple[float, float] | None = None
+    c_elo: float | None = None  # c̄ on the Elo scale of the profile's calibration
+    c_elo_cr95: tuple[float, float] | None = None
     ttt_mu: float | None = None
     ttt_sigma: float | None = None
     gain_histogram: dict[str, int] | None = None  # sparse {gain: count}, for the histogram plot
@@ -183,6 +185,40 @@ class Alert(Message):
     roi: float
     threshold: float
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScreeningRow(Message):
+    """A player's fair-play screening numbers in one event (``livemon.screener``): for arbiters only.
+
+    Published on the arbiter-only ``screening`` channel after every screened
+    move, so arbiters see the whole table, not only the alerts. z's are None
+    when undefined (no rating yet, no variance).
+    """
+
+    kind: ClassVar[str] = "screening"
+    player: str
+    event: str
+    rating: float | None
+    rating_source: str
+    c_r: float | None
+    positions: int
+    excluded: dict[str, int]
+    matches_observed: int
+    matches_expected: float
+    matches_sd: float
+    z_match: float | None
+    p_match: float | None
+    z_match_normal: float | None
+    loss_observed: float
+    loss_expected: float
+    loss_sd: float
+    z_loss: float | None
+    statistic: str
+    z: float | None
+    roi: float | None
+    z_scale: float = 1.0
+    level: str | None = None
 
 
 @dataclass(frozen=True)

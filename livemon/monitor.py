@@ -31,6 +31,7 @@ from livemon.estimator import Estimator, PlayerState
 from livemon.feeds import Feed, open_feeds
 from livemon.hub import Hub
 from livemon.messages import (
+    Alert,
     BoardState,
     FeedError,
     GameInfo,
@@ -40,10 +41,12 @@ from livemon.messages import (
     MonitorStatus,
     MoveEvent,
     PlayerEstimate,
+    ScreeningRow,
     TTTRating,
 )
 from livemon.pool import EnginePool
 from livemon.rating.gain import finite_or_none
+from livemon.screener import Screener, TrackKey, alert_details, open_book
 from livemon.store import Store
 from livemon.tttjob import TTTJob
 
@@ -89,6 +92,7 @@ class Monitor:
         self._stopping = asyncio.Event()
         self._event_perceived: dict[str, float] = {}
         self._strength_source = "given" if self.engine_strength is not None else "none"
+        self.screener = Screener(cfg.screening, None)  # replaced in run(), once the engine profile is known
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -99,6 +103,9 @@ class Monitor:
             if self.engine_strength is None:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)
                 self._strength_source = "calibration" if self.engine_strength is not None else "none"
+            calibration = self.store.get_calibration(self.pool.base_profile.name)
+            self.estimator.c_map = None if calibration is None else calibration.c_map
+            self._start_screening()
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
             feed_tasks = [self._spawn(self._run_feed(f), f"feed {f.name}") for f in self.feeds]
@@ -146,6 +153,20 @@ class Monitor:
 
     # -- restart -----------------------------------------------------------------------
 
+    def _start_screening(self) -> None:
+        """Screening with the profile's calibration; alerts raised before a restart are shown, not raised again."""
+        profile = self.pool.base_profile.name
+        cfg = self.cfg.screening
+        self.screener = Screener(cfg, self.store.get_calibration(profile), open_book(cfg.book), profile)
+        for level, alert in self.store.load_alerts():
+            self.screener.mark_raised(alert.player, alert.event, level)
+            self.hub.publish(alert)
+        if self.screener.enabled:
+            log.info("screening on (%s z >= %g notice, >= %g alert, >= %d positions)",
+                     cfg.statistic, cfg.notice_z, cfg.alert_z, cfg.min_positions)
+        else:
+            log.warning("screening off: %s (run livemon calibrate); everything else carries on", self.screener.off_reason)
+
     def _resume(self) -> None:
         """Rebuild games and estimates from the store; re-request what was never analysed."""
         stored = self.store.load_games()
@@ -187,6 +208,8 @@ class Monitor:
             self.store.put_game(info)
         self.infos[info.game_id] = info
         self.estimator.add_game(info)
+        for key in self.screener.add_game(info):
+            self._screen(key)
         self.games.setdefault(info.game_id, LiveGame(info.game_id))
 
     def _add_move(self, ev: MoveEvent, persist: bool = True) -> None:
@@ -222,6 +245,8 @@ class Monitor:
         self.counters.rollbacks += 1
         self.store.delete_moves(game_id, from_ply)
         self.estimator.rollback(game_id, from_ply)
+        for key in self.screener.rollback(game_id, from_ply):
+            self._screen(key)
         game.truncate(from_ply)
         self.results.pop(game_id, None)
         self._publish_board(game)
@@ -245,7 +270,7 @@ class Monitor:
             self.counters.failed_positions += 1
             log.error("game %s: position %d not analysed: %s", game.game_id, j, exc)
             analysis = None
-        if game.plies >= j and game.boards[j].fen() == board.fen():  # not rolled back meanwhile
+        if game.plies >= j and game.boards[j] is board:  # not rolled back meanwhile (a new ply: a new board)
             game.set_analysis(j, analysis)
             self._score(game)
             self._publish_board(game)
@@ -254,6 +279,25 @@ class Monitor:
         for sp in game.ready():
             player = self.estimator.add_ply(sp)
             self.hub.publish(self.player_estimate(player))
+            try:
+                key = self.screener.add_ply(sp)
+                if key is not None:
+                    self._screen(key)
+            except Exception:  # screening must never stop the estimates
+                log.exception("game %s: screening of ply %d failed", sp.game_id, sp.ply)
+
+    def _screen(self, key: TrackKey) -> None:
+        """Publish a player-event's screening numbers and raise the levels it reaches for the first time."""
+        numbers = self.screener.numbers(key)
+        self.hub.publish(ScreeningRow(**numbers.to_dict()))
+        for raised in self.screener.new_alerts(key, numbers):
+            n = raised.numbers
+            alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
+                          threshold=raised.threshold, details=alert_details(raised))
+            if self.store.put_alert(alert, raised.level, time.time()):
+                # no name or number here: the log is not an arbiters' channel
+                log.info("screening: a %s was raised (for arbiters: the alerts channel)", raised.level)
+                self.hub.publish(alert)
 
     # -- output ------------------------------------------------------------------------
 
@@ -262,6 +306,7 @@ class Monitor:
         interval = live.rating_diff_interval() if live.n else None
         c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
         ttt = self._ttt.latest.get(player.name)
+        c_elo = c and self.estimator.c_map and self.estimator.c_map.elo_scale(c.mean, *c.cr95)
         return PlayerEstimate(
             name=player.name,
             elo=player.elo,
@@ -277,6 +322,8 @@ class Monitor:
             c_mean=c.mean if c else None,
             c_sd=c.sd if c else None,
             c_cr95=tuple(c.cr95) if c else None,
+            c_elo=c_elo["elo"] if c_elo else None,
+            c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
             ttt_mu=ttt.elo if ttt else None,
             ttt_sigma=ttt.elo_sigma if ttt else None,
             gain_histogram={str(k): v for k, v in player.histogram.to_dict().items()},
@@ -285,8 +332,7 @@ class Monitor:
     def _publish_board(self, game: LiveGame) -> None:
         info = self.infos.get(game.game_id) or GameInfo(game.game_id)
         last = game.moves[-1] if game.moves else None
-        board = game.boards[-1] if game.boards else chess.Board()
-        evals = tuple(game.value(j)[1] for j in range(len(game.boards)))
+        evals = tuple(game.evals)
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
@@ -297,7 +343,7 @@ class Monitor:
                 black=info.black,
                 white_elo=info.white_elo,
                 black_elo=info.black_elo,
-                fen=board.fen(),
+                fen=game.fens[-1] if game.fens else chess.STARTING_FEN,
                 ply=game.plies,
                 last_move_san=last.san if last else None,
                 last_move_uci=last.uci if last else None,
@@ -327,6 +373,7 @@ class Monitor:
             "lag_seconds": max(time.time() - newest, 0.0) if newest and pool.get("backlog") else 0.0,
             "ttt_refreshes": self.counters.ttt_refreshes,
             "engine_strength": self.engine_strength,
+            "screening": "on" if self.screener.enabled else f"off: {self.screener.off_reason}",
             "updated": time.time(),
         }
 
@@ -387,4 +434,6 @@ class Monitor:
             self.hub.publish(rating)
             if rating.name in self.estimator.players:
                 self.hub.publish(self.player_estimate(self.estimator.players[rating.name]))
+        for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self._ttt.latest.items()}):
+            self._screen(key)
         self.store.put_ttt(self._ttt.state_bytes(), self._ttt.report_json())

@@ -1,8 +1,8 @@
-"""MQTT out: boards, estimates, TTT posteriors and status to a broker; alerts to a separate tree.
+"""MQTT out: boards, estimates, TTT posteriors and status to a broker; alerts and screening to a separate tree.
 
 Why this shape: MQTT subscribers (dashboards, scoreboards, home-grown bots)
 want the *latest* value of each thing, so every message is published
-**retained** on a topic of its own. Alerts go under ``arbiter_prefix``, a
+**retained** on a topic of its own. Alerts and the screening table go under ``arbiter_prefix``, a
 different topic tree, so a broker ACL can keep them from the public (see
 docs/mqtt.md). The publisher only reads the hub: a broker that is down or goes
 away is logged and retried with back-off, never raised into the monitor; on
@@ -25,11 +25,11 @@ import aiomqtt
 
 from livemon.config import MqttOutConfig
 from livemon.hub import Hub, Subscription
-from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, TTTRating
+from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
 
 log = logging.getLogger(__name__)
 
-CHANNELS = ("games", "players", "ttt", "status", "alerts")
+CHANNELS = ("games", "players", "ttt", "status", "alerts", "screening")
 """Hub channels forwarded (``games`` carries every board; ``game:<id>`` would repeat them)."""
 _ESCAPES = {c: f"%{ord(c):02X}" for c in "%/+#\0"}
 
@@ -51,6 +51,8 @@ def topic_for(msg: Message, cfg: MqttOutConfig) -> str:
         return f"{cfg.prefix}/status"
     if isinstance(msg, Alert):
         return f"{cfg.arbiter_prefix}/alerts/{topic_level(msg.event)}/{topic_level(msg.player)}"
+    if isinstance(msg, ScreeningRow):
+        return f"{cfg.arbiter_prefix}/screening/{topic_level(msg.event)}/{topic_level(msg.player)}"
     raise TypeError(f"not a published message: {msg!r}")
 
 

@@ -41,8 +41,8 @@ class Progress:
         frac = min(self.done / self.total, 1.0)
         elapsed = time.monotonic() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-        text = f"{self.label} {self.done}/{self.total} ({rate:.1f}/s, eta {eta:.0f}s)"
+        eta = f"{(self.total - self.done) / rate:.0f}s" if rate > 0 else "?"
+        text = f"{self.label} {self.done}/{self.total} ({rate:.1f}/s, eta {eta})"
         if self._tty:
             filled = int(frac * self.width)
             self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from livemon.engine import PositionAnalysis
-from livemon.messages import GameInfo, MoveEvent
+from livemon.messages import Alert, GameInfo, MoveEvent
 from livemon.rating.calibration import Calibration, ProfileCalibration
 
 SHIPPED_CALIBRATIONS = Path(__file__).parent / "data" / "calibrations.json"
@@ -52,6 +52,14 @@ CREATE TABLE IF NOT EXISTS calibrations (
     profile         TEXT PRIMARY KEY,  -- EngineProfile.name
     engine_strength REAL,              -- r̄_e (Algorithm 3), Elo
     c_calibration   TEXT               -- JSON of rating.calibration.Calibration, if fitted
+);
+CREATE TABLE IF NOT EXISTS alerts (    -- fair-play screening: each level raised once per player per event
+    player TEXT NOT NULL,
+    event  TEXT NOT NULL,
+    level  TEXT NOT NULL,              -- notice or alert
+    raised REAL NOT NULL,              -- unix time
+    alert  TEXT NOT NULL,              -- JSON of messages.Alert (numbers raised on, top moves)
+    PRIMARY KEY (player, event, level)
 );
 """
 
@@ -190,6 +198,23 @@ class Store:
         return [
             (GameInfo.from_json(info), result, moves.get(game_id, []))
             for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
+        ]
+
+    # -- fair-play alerts (arbiters only) ---------------------------------------
+
+    def put_alert(self, alert: Alert, level: str, raised: float) -> bool:
+        """Record a raised alert; False (nothing written) when that level was already raised."""
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO alerts (player, event, level, raised, alert) VALUES (?, ?, ?, ?, ?)",
+            (alert.player, alert.event, level, raised, alert.to_json()),
+        )
+        return cur.rowcount == 1
+
+    def load_alerts(self) -> list[tuple[str, Alert]]:
+        """Every raised alert, oldest first: (level, alert)."""
+        return [
+            (level, Alert.from_json(text))
+            for level, text in self.db.execute("SELECT level, alert FROM alerts ORDER BY raised, rowid")
         ]
 
     # -- TTT ------------------------------------------------------------------

@@ -15,6 +15,7 @@ tags always seed the priors here (``TTTConfig.elo_prior``), as in ``fit
 from __future__ import annotations
 
 import asyncio
+import datetime
 import concurrent.futures
 import json
 import multiprocessing
@@ -26,6 +27,7 @@ import numpy as np
 
 from livemon.config import TTTConfig
 from livemon.messages import GameInfo, TTTRating
+from livemon.results import pgn_date
 from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
 
 SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
@@ -89,7 +91,8 @@ class TTTJob:
                 if elo is not None and name not in priors:
                     priors[name] = self.cfg.elo_prior(elo)
         unit = self.cfg.time_unit
-        times = [_round_number(i) if unit == "round" else i.date.replace(".", "-") for i, _ in finished]
+        today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
+        times = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
         loop = asyncio.get_running_loop()
         self.fit = await loop.run_in_executor(
             self._pool(), run_ttt, self.params,

@@ -281,3 +281,25 @@ def test_search_finds_higher_evidence_than_a_poor_start():
     best = ttt.search_parameters(games, start, max_evaluations=25)
     assert best.log_evidence > poor.log_evidence
     assert 0.01 < best.params.tau < 0.2  # the data drift with τ = 0.05
+
+
+def test_live_refresh_reads_pgn_dates_with_unknown_parts():
+    """Kasparov–Deep Blue is dated 1997.05.?? style: the live refresh must not fail on it."""
+    import asyncio
+
+    from livemon.config import TTTConfig
+    from livemon.messages import GameInfo
+    from livemon.tttjob import TTTJob
+
+    games = [
+        (GameInfo("a", white="Kasparov", black="Deep Blue", date="1997.05.??"), "1-0"),
+        (GameInfo("b", white="Deep Blue", black="Kasparov", date="1997.??.??"), "1-0"),
+        (GameInfo("c", white="Kasparov", black="Deep Blue", date="????.??.??"), "1/2-1/2"),
+    ]
+    job = TTTJob(TTTConfig())
+    try:
+        ratings = {r.name: r for r in asyncio.run(job.refresh(games))}
+    finally:
+        job.close()
+    assert set(ratings) == {"Kasparov", "Deep Blue"}
+    assert ratings["Kasparov"].games == 3 and ratings["Deep Blue"].games == 3

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from livemon.hub import Hub
-from livemon.messages import Alert, BoardState, Message, PlayerEstimate, TTTRating
+from livemon.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningRow, TTTRating
 from livemon.tui import CommentaryApp, demo
 from livemon.tui.help import HelpScreen
-from livemon.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable
+from livemon.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable, ScreeningTable
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "main.svg"
 SIZE = (120, 40)
@@ -164,6 +164,34 @@ async def test_alerts_only_with_arbiter_rights(hub: Hub) -> None:
         await pilot.pause()
         assert table.order[0].startswith("Malka, Samuel")  # strongest first
         await pilot.press("a")
+        assert arbiter.focused is table
+
+
+def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningRow:
+    return ScreeningRow(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
+                        z, 0.04, z, 0.3, 0.35, 0.05, z, "match", z, None if z is None else 50 + 5 * z, 1.0,
+                        "notice" if z is not None and z >= 2.5 else None)
+
+
+async def test_screening_table_only_with_arbiter_rights(hub: Hub) -> None:
+    hub.publish(screening_row("Oro, Faustino", 2.71))
+    hub.publish(screening_row("Malka, Samuel", 0.4))
+    public = CommentaryApp(hub)
+    async with public.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not public.query(ScreeningTable) and "screening" not in public.channels and not public.state.screening
+    arbiter = CommentaryApp(hub, arbiter=True)
+    async with arbiter.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = arbiter.query_one(ScreeningTable)
+        assert [k.split("\x00")[0] for k in table.order] == ["Oro, Faustino", "Malka, Samuel"]
+        assert cell(table, table.order[0], "z") == "+2.71" and cell(table, table.order[0], "level") == "notice"
+        hub.publish(screening_row("Malka, Samuel", 3.3, 90))  # a new move: Malka moves up
+        hub.publish(screening_row("Mompel Ferruz, Xavier", None, 10))  # no rating yet: last, z shown as a dash
+        await pilot.pause()
+        assert [k.split("\x00")[0] for k in table.order] == ["Malka, Samuel", "Oro, Faustino", "Mompel Ferruz, Xavier"]
+        assert cell(table, table.order[0], "n") == "90" and cell(table, table.order[2], "z") == "—"
+        await pilot.press("z")
         assert arbiter.focused is table
 
 

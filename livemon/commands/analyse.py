@@ -7,10 +7,12 @@ import asyncio
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, Callable
 
-from livemon.batch import analyse_games, batch_report, engine_strength_for, read_files
-from livemon.config import ConfigError, load_config
+from livemon.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
+from livemon.config import Config, ConfigError, load_config
+from livemon.messages import GameInfo
+from livemon.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.store import Store
 
 
@@ -26,6 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store holding the position cache")
     p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
+    p.add_argument("--screen", action="store_true",
+                   help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
+    p.add_argument("--one-event", action="store_true",
+                   help="with --screen: screen all games as one event (when Event tags name single games)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         report(f"config: {exc}")
         return 2
+    if args.one_event:
+        cfg.screening.scope = "all"
     planned = read_files(args.pgn, report)
     if not planned:
         report("no game to analyse")
@@ -54,9 +62,14 @@ def run(args: argparse.Namespace) -> int:
     with Store(cfg.store.path) as store:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
         strength, source = engine_strength_for(result, store, args.engine_strength)
+        calibration = store.get_calibration(result.profile)
+        result.estimator.c_map = None if calibration is None else calibration.c_map
+        screener = screen_batch(result, cfg, store, report) if args.screen else None
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
+    if screener is not None:
+        out["screening"] = screening_report(screener)
     if not out["games"]:
         return 1
     if args.json:
@@ -64,11 +77,85 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(out))
+        if screener is not None:
+            sys.stdout.write(render_screening(out["screening"]))
     return 0
+
+
+def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callable[[str], None]) -> Screener:
+    """The live screening over finished games: same :class:`Screener`, plies fed in game order.
+
+    Players without a rating tag are rated by a TTT fit of the files' results
+    (as the monitor does after each finished game), when there are any.
+    """
+    screener = Screener(cfg.screening, store.get_calibration(result.profile), open_book(cfg.screening.book), result.profile)
+    if not screener.enabled:
+        report(f"screening off: {screener.off_reason} (run livemon calibrate)")
+        return screener
+    screen_estimator(result.estimator, screener)
+    if any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
+        finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)
+                    if g.result in ("1-0", "0-1", "1/2-1/2")]
+        if finished:
+            screener.set_fallback_ratings(asyncio.run(ttt_ratings(cfg, finished)))
+    return screener
+
+
+async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, float]:
+    """TTT posterior means on the Elo scale (the monitor's background fit, run once)."""
+    from livemon.tttjob import TTTJob
+
+    job = TTTJob(cfg.ttt)
+    try:
+        return {r.name: r.elo for r in await job.refresh(finished)}
+    finally:
+        job.close()
+
+
+def _z(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.2f}"
+
+
+def render_screening(s: dict[str, Any]) -> str:
+    """The screening table of ``analyse --screen`` (arbiters only)."""
+    if not s["enabled"]:
+        return f"\nscreening off: {s['reason']}\n"
+    lines = [
+        "",
+        f"fair-play screening (arbiters only): statistic {s['statistic']}, notice z >= {s['notice_z']:g}, "
+        f"alert z >= {s['alert_z']:g}, at least {s['min_positions']} positions"
+        + (f", z / {s['z_scale']:g}" if s["z_scale"] != 1.0 else ""),
+        f"{'player':<24} {'event':<18} {'rating':>9} {'c_r':>5} {'pos':>4} {'excl':>4} {'MM obs/exp':>11} "
+        f"{'z_match':>7} {'loss obs/exp':>12} {'z_loss':>6} {'ROI':>5}  level",
+    ]
+    for r in s["players"]:
+        rating = "—" if r["rating"] is None else f"{r['rating']:.0f}{'t' if r['rating_source'] == 'ttt' else ''}"
+        c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
+        mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
+        loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
+        roi = "—" if r["roi"] is None else f"{r['roi']:.1f}"
+        lines.append(
+            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {c_r:>5} {r['positions']:>4} "
+            f"{sum(r['excluded'].values()):>4} {mm:>11} {_z(r['z_match']):>7} {loss:>12} {_z(r['z_loss']):>6} "
+            f"{roi:>5}  {r['level'] or ''}"
+        )
+    lines += [
+        "",
+        "rating: tag, or TTT posterior mean (t); c_r: E(c) skill expected at that rating; excl: positions left out",
+        "(forced, book, decided, no MultiPV); MM: top-move matches; z_match from the exact tail of the matches;",
+        "loss in pawns per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _num(x: float | None, fmt: str = "{:+.0f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else fmt.format(x)
+
+
+def _c_elo_text(c_elo: dict[str, Any] | None) -> str:
+    if c_elo is None:
+        return "—"
+    return ("~" if c_elo["extrapolated"] else "") + f"{c_elo['elo']:.0f}"
 
 
 def render_table(out: dict[str, Any]) -> str:
@@ -85,7 +172,7 @@ def render_table(out: dict[str, Any]) -> str:
         p = g["white_expected_score"]
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12}"]
+    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12} {'c-Elo':>6}"]
     players = sorted(out["players"], key=lambda p: -(p["perceived_elo"] or -1e9))
     for p in players:
         c = p["c"]
@@ -93,13 +180,15 @@ def render_table(out: dict[str, Any]) -> str:
         lines.append(
             f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
             f"{_num(p['expected_score_vs_engine'], '{:.3f}'):>6} {_num(p['rating_diff_vs_engine']):>6} "
-            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}"
+            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12} "
+            f"{_c_elo_text(p.get('c_elo')):>6}"
         )
     lines += [
         "",
         "gain: mean centipawns won per move against the engine's evaluation (0 = engine-perfect);",
         "p(eng)/d(eng): expected score and Elo difference against the engine (Algorithm 3);",
         "perc.: perceived Elo r̄_e + d (Algorithm 4); alg2: perceived Elo within the event (Algorithm 2);",
-        "c̄ ± σ: apparent skill of the E(c) reference agent (higher = closer to the engine), — = none.",
+        "c̄ ± σ: apparent skill of the E(c) reference agent (higher = closer to the engine), — = none;",
+        "c-Elo: c̄ on the Elo scale of the profile's calibration (livemon calibrate), ~ = outside its fitted range.",
     ]
     return "\n".join(lines) + "\n"

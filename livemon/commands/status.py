@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     with Store(cfg.store.path) as store:
         status = store.get_status()
+        raised = store.load_alerts() if status is not None else []
     if status is None:
         print("livemon: no monitor has run with this store yet", file=sys.stderr)
         return 1
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"moves   {status['moves']} in {status['games']} games  unscored {status['unscored_plies']}  "
           f"lag {status['lag_seconds']:.1f}s  duplicates {status['duplicates']}  rollbacks {status['rollbacks']}  "
           f"TTT refreshes {status['ttt_refreshes']}")
+    print(f"screening {status.get('screening', '?')}  notices {sum(lv == 'notice' for lv, _ in raised)}  "
+          f"alerts {sum(lv == 'alert' for lv, _ in raised)}")
     for f in status["feeds"]:
         print(f"feed    {f['name']:<24} {f['type']:<7} {f['state']:<9} games {f['games']:<4} plies {f['plies']:<6} "
               f"errors {f['errors']}" + (f"  last error: {f['last_error']}" if f.get("last_error") else ""))

@@ -294,3 +294,59 @@ def alert_check(
         loss_expected=stats.loss_expected,
         z_loss=stats.z_loss,
     )
+
+
+class PoissonBinomial:
+    """The exact distribution of the number of matches Σ Bernoulli(p0_t), built one position at a time.
+
+    Why: at n ≈ 60 positions the normal approximation of the matches sum is
+    poor in the upper tail (z = 4 is a 3e-5 tail; a skewed sum of Bernoullis
+    puts more or less there). The probability mass function is kept as an
+    array and updated by the usual O(n) recursion per position, so the upper
+    tail P(M ≥ m) is exact (to rounding). Removing a position is not
+    supported (deconvolution is unstable): rebuild instead.
+
+    >>> pb = PoissonBinomial()
+    >>> for p in (0.5, 0.5):
+    ...     pb.add(p)
+    >>> pb.pmf.tolist(), pb.upper_tail(1)
+    ([0.25, 0.5, 0.25], 0.75)
+    """
+
+    def __init__(self, p0s: Iterable[float] = ()) -> None:
+        self.pmf = np.ones(1)
+        for p in p0s:
+            self.add(p)
+
+    @property
+    def n(self) -> int:
+        return self.pmf.size - 1
+
+    def add(self, p: float) -> None:
+        """Fold in one more position whose match probability is ``p``."""
+        p = min(max(float(p), 0.0), 1.0)
+        old = self.pmf
+        new = np.empty(old.size + 1)
+        new[0] = old[0] * (1.0 - p)
+        new[1:-1] = old[1:] * (1.0 - p) + old[:-1] * p
+        new[-1] = old[-1] * p
+        self.pmf = new
+
+    def upper_tail(self, m: int) -> float:
+        """P(M ≥ m)."""
+        if m <= 0:
+            return 1.0
+        if m > self.n:
+            return 0.0
+        return min(float(self.pmf[m:].sum()), 1.0)
+
+
+def tail_z(p: float) -> float:
+    """The z of a one-sided tail probability: Φ⁻¹(1 − p) (+inf at p = 0, −inf at p = 1).
+
+    >>> round(tail_z(0.5), 12), round(tail_z(3.167124183311998e-05), 6)
+    (0.0, 4.0)
+    """
+    from scipy.stats import norm
+
+    return float(norm.isf(p))

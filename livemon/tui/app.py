@@ -33,12 +33,14 @@ from livemon.tui.help import HelpScreen
 from livemon.tui.model import SORTS, Change, LiveState, alert_key
 from livemon.tui.widgets import (
     AlertsTable,
+    ScreeningTable,
     BoardList,
     GamePanel,
     PlayerHistogram,
     PlayersTable,
     StatusLine,
     alert_cells,
+    screening_cells,
     board_cells,
     player_cells,
 )
@@ -81,6 +83,7 @@ class CommentaryApp(App[None]):
         if arbiter:
             self.sub_title = "live commentary · arbiter"
             self.bind("a", "focus('alerts-table')", description="Alerts")
+            self.bind("z", "focus('screening-table')", description="Screening")
 
     # -- layout ----------------------------------------------------------------------
 
@@ -93,6 +96,8 @@ class CommentaryApp(App[None]):
                 if self.arbiter:
                     with Vertical(id="alerts"):
                         yield AlertsTable(id="alerts-table")
+                    with Vertical(id="screening"):
+                        yield ScreeningTable(id="screening-table")
             yield GamePanel(id="game")
         with Horizontal(id="bottom"):
             with Vertical(id="players"):
@@ -162,7 +167,7 @@ class CommentaryApp(App[None]):
     # -- showing ------------------------------------------------------------------------------
 
     def _show_everything(self) -> None:
-        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", "")})
+        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", "")})
 
     def _show(self, changes: set[Change]) -> None:
         """Update the widgets the changes touch; each widget skips what it already shows."""
@@ -180,6 +185,10 @@ class CommentaryApp(App[None]):
             alerts = self.state.alerts_ordered()
             self.query_one(AlertsTable).show([(alert_key(a), alert_cells(a)) for a in alerts])
             self.query_one("#alerts").border_title = f"Fair-play alerts · arbiters only · {len(alerts)}"
+        if "screening" in kinds and self.arbiter:
+            rows = self.state.screening_ordered()
+            self.query_one(ScreeningTable).show([(key, screening_cells(r)) for key, r in rows])
+            self.query_one("#screening").border_title = f"Screening · arbiters only · {len(rows)} player-events (z to focus)"
 
     def _show_game(self) -> None:
         key = self.selected_game
@@ -225,5 +234,5 @@ class CommentaryApp(App[None]):
     def action_keys_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.BINDINGS if isinstance(b, Binding)]
         if self.arbiter:
-            keys.append(("a", "Alerts"))
+            keys += [("a", "Alerts"), ("z", "Screening")]
         self.push_screen(HelpScreen(keys))

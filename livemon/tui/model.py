@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, TTTRating
+from livemon.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
 from livemon.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
@@ -95,6 +95,7 @@ class LiveState:
         self.ttt: dict[str, TTTRating] = {}
         self.status: MonitorStatus | None = None
         self.alerts: dict[str, Alert] = {}
+        self.screening: dict[str, ScreeningRow] = {}
 
     def apply(self, msg: Message) -> Change | None:
         """Fold in one message; the change it made, or None when it changed nothing."""
@@ -106,6 +107,8 @@ class LiveState:
             return self._put(self.ttt, msg.name, msg, "player")
         if isinstance(msg, Alert):
             return self._put(self.alerts, alert_key(msg), msg, "alert")
+        if isinstance(msg, ScreeningRow):
+            return self._put(self.screening, f"{msg.player}\x00{msg.event}", msg, "screening")
         if isinstance(msg, MonitorStatus):
             if msg == self.status:
                 return None
@@ -155,6 +158,10 @@ class LiveState:
     def players_sorted(self, sort: str) -> list[PlayerRow]:
         """Every player with an estimate or a TTT rating, in the order ``sort`` names."""
         return sorted((self.player(n) for n in self.player_names()), key=_SORT_KEYS[sort])
+
+    def screening_ordered(self) -> list[tuple[str, ScreeningRow]]:
+        """Every screened player-event, highest z first (not yet rated last)."""
+        return sorted(self.screening.items(), key=lambda kv: (kv[1].z is None, -(kv[1].z or 0.0), kv[0]))
 
     def alerts_ordered(self) -> list[Alert]:
         """Strongest signal first."""

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from livemon.messages import Alert, BoardState, MonitorStatus
+from livemon.messages import Alert, BoardState, MonitorStatus, ScreeningRow
 from livemon.tui import format as fmt
 from livemon.tui.model import PlayerRow
 
@@ -323,6 +323,22 @@ class StatusLine(Widget):
 
 def alert_cells(a: Alert) -> Cells:
     return (_name(a.player, 18), _name(a.event, 20), str(a.positions), f"{a.z:+.2f}", f"{a.roi:.1f}", f"{a.threshold:.1f}")
+
+
+def screening_cells(r: ScreeningRow) -> Cells:
+    z = "—" if r.z is None else f"{r.z:+.2f}"
+    roi = "—" if r.roi is None else f"{r.roi:.1f}"
+    return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",
+            z, roi, r.level or "")
+
+
+class ScreeningTable(LiveTable):
+    """Every screened player in every event with the current z (arbiters only), highest first."""
+
+    def __init__(self, **kwargs: object) -> None:
+        cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
+                ("z", "z", 6), ("roi", "ROI", 5), ("level", "Level", 6)]
+        super().__init__(cols, **kwargs)
 
 
 class AlertsTable(LiveTable):

@@ -228,7 +228,7 @@ class WebServer:
             try:
                 p.check_channel(name)
                 if name in ARBITER_CHANNELS and not self._arbiter(c, req.token):
-                    why = "alerts are disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
+                    why = f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
                     raise ProtocolError("forbidden", why)
                 granted.append(name)
             except ProtocolError as exc:

@@ -1,0 +1,229 @@
+"""The live pipeline's own costs (issue 4): overhead, analyses per ply, loop lag.
+
+1. **Overhead**: every position already in the cache, so the engine never
+   searches; what is left is the monitor's own work per move (store the move,
+   look the positions up, score the ply, update the player's estimates,
+   publish to the hub with one subscriber draining it). Measured two ways:
+   throughput (all moves of R copies of the London 2011 event handed in at
+   once) and latency (one move at a time: from ``Monitor.handle`` until the
+   ply is scored). Goal: >= 5,000 moves/s on one core.
+2. **Analyses per ply** with the real engine on a cold cache: searches / plies
+   (goal <= 1.0: one search per position, shared openings searched once).
+3. **Event-loop lag during a TTT refresh** of N finished games: a ticker asks
+   for 5 ms sleeps and records how late it wakes, while the refresh runs in
+   the worker process. The reference is the same fit run on the event loop
+   (what the lag would be without the worker process). Goal: < 50 ms.
+
+    python bench/pipeline.py [--copies 4] [--depth 8] [--ttt-games 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from livemon.config import Config, FeedConfig
+from livemon.feeds import open_feed
+from livemon.messages import GameInfo, GameResult, Message, MoveEvent
+from livemon.monitor import Monitor
+from livemon.store import Store
+from livemon.tttjob import SCORES, run_ttt
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+LONDON = REAL / "london_chess_classic_2011_twic.pgn"
+
+
+async def replay_messages(path: Path) -> list[Message]:
+    """Every message a speed-0 replay of ``path`` yields, in order."""
+    feed = open_feed(FeedConfig(name="bench", type="replay", path=str(path), speed=0.0))
+    return [m async for m in feed]
+
+
+def renamed(msgs: list[Message], copy: int) -> list[Message]:
+    """The same event under other game ids and player names (same positions: cache hits)."""
+    out: list[Message] = []
+    for m in msgs:
+        if isinstance(m, GameInfo):
+            m = dataclasses.replace(m, game_id=f"{m.game_id}#{copy}", white=f"{m.white} #{copy}",
+                                    black=f"{m.black} #{copy}")
+        elif isinstance(m, (MoveEvent, GameResult)):
+            m = dataclasses.replace(m, game_id=f"{m.game_id}#{copy}")
+        out.append(m)
+    return out
+
+
+def config(store: Path, depth: int, processes: int = 1) -> Config:
+    cfg = Config()
+    cfg.store.path = str(store)
+    cfg.engine.depth = depth
+    cfg.engine.processes = processes
+    return cfg
+
+
+async def drained(monitor: Monitor) -> None:
+    """Subscriber that reads everything the faces would read."""
+    sub = monitor.hub.subscribe(["games", "players", "status", "ttt"], maxsize=100_000)
+    while True:
+        await sub.queue.get()
+
+
+async def warm_cache(msgs: list[Message], store: Path, depth: int) -> dict[str, int]:
+    """Analyse every position once with the real engine (cold cache); count searches per ply."""
+    monitor = Monitor(config(store, depth, processes=2))
+    await monitor.pool.start()
+    try:
+        for m in msgs:
+            monitor.handle(m)
+        await monitor.drain()
+        plies = sum(g.plies for g in monitor.games.values())
+        return {"plies": plies, "searches": monitor.pool.counters.searches, "games": len(monitor.games)}
+    finally:
+        await monitor.pool.close()
+        monitor._ttt.close()
+
+
+def copy_cache(src: Path, dst: Path) -> None:
+    """A fresh store holding only the position cache of ``src`` (no games: nothing to resume)."""
+    with Store(dst) as store:
+        store.db.execute("ATTACH DATABASE ? AS src", (str(src),))
+        store.db.execute("INSERT INTO analyses SELECT * FROM src.analyses")
+        store.db.execute("DETACH DATABASE src")
+
+
+async def overhead(msgs: list[Message], store: Path, depth: int) -> dict[str, float]:
+    """Moves/s and per-move latency with every position cached."""
+    monitor = Monitor(config(store, depth))
+    await monitor.pool.start()
+    reader = asyncio.create_task(drained(monitor))
+    try:
+        moves = [m for m in msgs if isinstance(m, MoveEvent)]
+        half = len(msgs) // 2
+        # throughput: the first half handed in as fast as a feed can
+        t0 = time.perf_counter()
+        for m in msgs[:half]:
+            monitor.handle(m)
+        await monitor.drain()
+        burst = time.perf_counter() - t0
+        burst_moves = sum(isinstance(m, MoveEvent) for m in msgs[:half])
+        # latency: the second half one message at a time, each move until its ply is scored
+        lat: list[float] = []
+        for m in msgs[half:]:
+            t1 = time.perf_counter()
+            monitor.handle(m)
+            if isinstance(m, MoveEvent):
+                game = monitor.estimator.games[m.game_id]
+                while m.ply not in game.plies:
+                    await asyncio.sleep(0)
+                lat.append(time.perf_counter() - t1)
+        await monitor.drain()
+        c = monitor.pool.counters
+        assert c.searches == 0, f"{c.searches} searches: the cache was not warm"
+        scored = sum(len(g.plies) for g in monitor.estimator.games.values())
+        assert scored == len(moves), f"{scored} plies scored of {len(moves)}"
+        return {"moves": len(moves), "burst_moves": burst_moves, "burst_s": burst,
+                "moves_per_s": burst_moves / burst, "lat_p50_ms": 1e3 * statistics.median(lat),
+                "lat_p95_ms": 1e3 * float(np.percentile(lat, 95)), "lat_max_ms": 1e3 * max(lat)}
+    finally:
+        reader.cancel()
+        await monitor.pool.close()
+        monitor._ttt.close()
+
+
+def synthetic_results(n_games: int, n_players: int, seed: int = 1) -> list[Message]:
+    """``n_games`` finished games among ``n_players`` (skills drawn once; rounds one a day)."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0, 1, n_players)
+    out: list[Message] = []
+    for k in range(n_games):
+        a, b = rng.choice(n_players, 2, replace=False)
+        d = skill[a] - skill[b] + rng.normal(0, 1.4)
+        result = "1-0" if d > 0.4 else "0-1" if d < -0.4 else "1/2-1/2"
+        gid = f"ttt{k}"
+        date = f"2024.{1 + (k * 12) // n_games:02d}.{1 + k % 28:02d}"
+        out.append(GameInfo(gid, white=f"P{a}", black=f"P{b}", date=date, round=str(1 + k % 9)))
+        out.append(GameResult(gid, result, plies=0))
+    return out
+
+
+async def loop_lag(store: Path, n_games: int, n_players: int) -> dict[str, float]:
+    """Lateness of a 5 ms ticker while a TTT refresh runs (worker process) vs the fit on the loop."""
+    cfg = config(store, 1)
+    monitor = Monitor(cfg)
+    for m in synthetic_results(n_games, n_players):
+        monitor.handle(m)
+    late: list[float] = []
+    running = True
+
+    async def ticker() -> None:
+        while running:
+            t = time.perf_counter()
+            await asyncio.sleep(0.005)
+            late.append(time.perf_counter() - t - 0.005)
+
+    try:
+        await monitor._refresh_ttt()  # first fit: spawns the worker process, compiles
+        finished = [(monitor.infos[g], r) for g, r in monitor.results.items()]
+        tick = asyncio.create_task(ticker())
+        t0 = time.perf_counter()
+        monitor._ttt.fit = None  # a cold fit: the longest refresh
+        await monitor._refresh_ttt()
+        refresh_s = time.perf_counter() - t0
+        running = False
+        await tick
+        # reference: the same cold fit run on the event loop (what the lag would be without the worker)
+        t1 = time.perf_counter()
+        run_ttt(monitor._ttt.params, [i.white for i, _ in finished], [i.black for i, _ in finished],
+                [i.date.replace(".", "-") for i, _ in finished], [SCORES[r] for _, r in finished],
+                cfg.ttt.time_unit, {}, None)
+        inline_s = time.perf_counter() - t1
+        return {"games": n_games, "players": n_players, "refresh_s": refresh_s,
+                "lag_p99_ms": 1e3 * float(np.percentile(late, 99)), "lag_max_ms": 1e3 * max(late),
+                "ticks": len(late), "inline_fit_s": inline_s}
+    finally:
+        monitor._ttt.close()
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--copies", type=int, default=4, help="copies of the event for the overhead run")
+    ap.add_argument("--depth", type=int, default=8, help="search depth of the cold-cache run")
+    ap.add_argument("--ttt-games", type=int, default=20000)
+    ap.add_argument("--ttt-players", type=int, default=2000)
+    args = ap.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {0})  # "on one core" (the engines are separate processes)
+    print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    event = await replay_messages(LONDON)
+    with tempfile.TemporaryDirectory() as tmp:
+        cold, warm = Path(tmp) / "cold.sqlite", Path(tmp) / "warm.sqlite"
+        t = time.perf_counter()
+        a = await warm_cache(event, cold, args.depth)
+        print(f"analyses per ply (real Stockfish depth {args.depth}, cold cache, {a['games']} games): "
+              f"{a['searches']} searches / {a['plies']} plies = {a['searches'] / a['plies']:.3f} "
+              f"(naive N+1 per game: {(a['plies'] + a['games']) / a['plies']:.3f}) in {time.perf_counter() - t:.0f} s")
+        copy_cache(cold, warm)
+        msgs = [m for c in range(args.copies) for m in renamed(event, c)]
+        o = await overhead(msgs, warm, args.depth)
+        print(f"overhead, all cached: {o['burst_moves']} moves in {o['burst_s']:.2f} s = {o['moves_per_s']:,.0f} moves/s "
+              f"(goal >= 5,000: {o['moves_per_s'] / 5000:.1f}x the goal)")
+        print(f"added latency per move (one at a time, {o['moves'] - o['burst_moves']} moves): "
+              f"p50 {o['lat_p50_ms']:.2f} ms, p95 {o['lat_p95_ms']:.2f} ms, max {o['lat_max_ms']:.1f} ms")
+        lag = await loop_lag(Path(tmp) / "ttt.sqlite", args.ttt_games, args.ttt_players)
+        print(f"TTT refresh of {lag['games']} games / {lag['players']} players in the worker process: "
+              f"{lag['refresh_s']:.2f} s; loop lag p99 {lag['lag_p99_ms']:.1f} ms, max {lag['lag_max_ms']:.1f} ms "
+              f"over {lag['ticks']} ticks (goal < 50 ms)")
+        print(f"reference, the same fit on the event loop: {lag['inline_fit_s']:.2f} s of lag "
+              f"({lag['inline_fit_s'] * 1e3 / max(lag['lag_max_ms'], 1e-3):,.0f}x the worst lag above)")
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,257 @@
+"""Screening per player per event (livemon.screener): exact tails, exclusions, rollback, re-rating, alerts."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import numpy as np
+import pytest
+
+from livemon.config import ScreeningConfig
+from livemon.estimator import ScoredPly
+from livemon.messages import GameInfo
+from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.calibration import Calibration, ProfileCalibration
+from livemon.rating.screening import PoissonBinomial, tail_z
+from livemon.screener import Screener, open_book
+
+CAL = ProfileCalibration("test profile", 3000.0, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800,
+                                                              r2=0.6, residual_sd=0.2, profile="test profile"))
+
+
+def brute_force_tail(ps: list[float], m: int) -> float:
+    """P(Σ Bernoulli(p_t) ≥ m) by enumerating every outcome."""
+    total = 0.0
+    for outcome in itertools.product((0, 1), repeat=len(ps)):
+        if sum(outcome) >= m:
+            total += math.prod(p if o else 1.0 - p for p, o in zip(ps, outcome))
+    return total
+
+
+def test_poisson_binomial_tail_equals_brute_force_enumeration():
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 9, 12):
+        ps = list(rng.uniform(0.02, 0.98, n))
+        pb = PoissonBinomial(ps)
+        assert pb.n == n and pb.pmf.sum() == pytest.approx(1.0, abs=1e-14)
+        for m in range(-1, n + 2):
+            assert pb.upper_tail(m) == pytest.approx(brute_force_tail(ps, m), rel=1e-12, abs=1e-300), (n, m)
+    # the equivalent z of a tail: the normal's own tails come back
+    assert tail_z(0.5) == pytest.approx(0.0, abs=1e-12)
+    assert tail_z(0.0013498980316301) == pytest.approx(3.0, abs=1e-9)
+
+
+def test_exact_tail_keeps_the_false_alert_rate_at_60_positions():
+    """Players who are E(c_r): P(z ≥ 2.5) stays at or under nominal with the exact tail (the normal approximation need not)."""
+    rng = np.random.default_rng(3)
+    c_r = 0.6
+    exact, normal, trials = 0, 0, 2500
+    for _ in range(trials):
+        ps = []
+        matches = 0
+        for _ in range(60):
+            k = int(rng.integers(2, 6))
+            v = np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1))))
+            p = move_probabilities(v, c_r)
+            ps.append(p[0])
+            matches += int(rng.random() < p[0])
+        ps_arr = np.array(ps)
+        z_exact = tail_z(PoissonBinomial(ps).upper_tail(matches))
+        z_normal = (matches - ps_arr.sum()) / math.sqrt((ps_arr * (1 - ps_arr)).sum())
+        exact += z_exact >= 2.5
+        normal += z_normal >= 2.5
+    nominal = 0.0062097
+    se = math.sqrt(nominal * (1 - nominal) / trials)
+    assert exact / trials <= nominal + 2 * se, (exact, normal)
+
+
+def game(gid: str, white: str, black: str, event: str = "Open", welo: int | None = 2000, belo: int | None = 2000) -> GameInfo:
+    return GameInfo(gid, white=white, black=black, white_elo=welo, black_elo=belo, event=event)
+
+
+def plies(gid: str, n: int, seed: int) -> list[ScoredPly]:
+    """n plies with varied candidate values and moves, a forced move at ply 7 and a decided position at ply 9."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for ply in range(1, n + 1):
+        if ply == 7:
+            out.append(ScoredPly(gid, ply, 0, 0, None, uci="e1g1", san="O-O", forced=True))
+            continue
+        k = int(rng.integers(2, 5))
+        values = np.concatenate(([0.0], -np.sort(rng.exponential(0.6, k - 1))))
+        if ply == 9:
+            values = values + 5.0
+        played = int(rng.integers(0, k))
+        out.append(ScoredPly(gid, ply, 0, 0, Decision(tuple(values), played), uci=f"m{ply}", san=f"M{ply}"))
+    return out
+
+
+def fed(infos: list[GameInfo], sps: list[ScoredPly], cfg: ScreeningConfig | None = None) -> Screener:
+    scr = Screener(cfg or ScreeningConfig(book_moves=0, min_positions=5), CAL)
+    for info in infos:
+        scr.add_game(info)
+    for sp in sps:
+        scr.add_ply(sp)
+    return scr
+
+
+def test_exclusions_are_counted_by_reason_and_positions_screened():
+    scr = fed([game("g", "A", "B")], plies("g", 40, 1) + [ScoredPly("g", 41, 0, 0, None, uci="a2a3", san="a3")])
+    a, b = scr.numbers(("A", "Open")), scr.numbers(("B", "Open"))
+    assert a.excluded == {"decided": 1, "forced": 1, "no_multipv": 1}  # plies 7, 9 and 41 are White's
+    assert a.positions == 21 - 3 and b.positions == 20 and b.excluded == {}
+    assert a.c_r == pytest.approx(1.0) and a.rating_source == "tag"
+    booked = fed([game("g", "A", "B")], plies("g", 40, 1), ScreeningConfig(book_moves=4))
+    assert booked.numbers(("A", "Open")).excluded == {"book": 3, "decided": 1, "forced": 1}  # ply 7: forced first
+
+
+def test_polyglot_book_positions_are_excluded(tmp_path: Path):
+    board = chess.Board()
+    entries = []
+    for uci in ("e2e4", "e7e5"):  # the start position and the one after 1.e4 are "in the book"
+        move = chess.Move.from_uci(uci)
+        raw = (move.to_square) | (move.from_square << 6)
+        entries.append(struct.pack(">QHHI", chess.polyglot.zobrist_hash(board), raw, 1, 0))
+        board.push(move)
+    book = tmp_path / "tiny.bin"
+    book.write_bytes(b"".join(sorted(entries)))
+    in_book = open_book(str(book))
+    assert in_book is not None and open_book(str(tmp_path / "missing.bin")) is None
+    scr = Screener(ScreeningConfig(book_moves=0), CAL, in_book)
+    scr.add_game(game("g", "A", "B"))
+    board = chess.Board()
+    for ply, uci in enumerate(("e2e4", "e7e5", "g1f3"), start=1):
+        scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.1, 0.0), 0), uci=uci, zobrist=chess.polyglot.zobrist_hash(board)))
+        board.push_uci(uci)
+    assert scr.numbers(("A", "Open")).excluded == {"book": 1} and scr.numbers(("A", "Open")).positions == 1
+    assert scr.numbers(("B", "Open")).excluded == {"book": 1} and scr.numbers(("B", "Open")).positions == 0
+
+
+def test_rollback_withdraws_exactly():
+    g1, g2 = plies("g1", 50, 2), plies("g2", 44, 3)
+    infos = [game("g1", "A", "B"), game("g2", "B", "A")]
+    whole = fed(infos, g1 + g2)
+    whole.rollback("g2", 21)
+    reference = fed(infos, g1 + g2[:20])
+    for key in reference.keys():
+        assert whole.numbers(key) == reference.numbers(key)
+    assert whole.numbers(("A", "Open")).positions < fed(infos, g1 + g2).numbers(("A", "Open")).positions
+    # a corrected ply (same number, another move) replaces the old one
+    corrected = fed(infos, g1 + g2[:20])
+    corrected.add_ply(g2[20])
+    corrected.add_ply(ScoredPly("g2", 21, 0, 0, Decision((0.0, -0.2), 1), uci="x", san="X"))
+    again = fed(infos, g1 + g2[:20] + [ScoredPly("g2", 21, 0, 0, Decision((0.0, -0.2), 1), uci="x", san="X")])
+    assert corrected.numbers(("B", "Open")) == again.numbers(("B", "Open"))
+
+
+def test_order_of_arrival_does_not_change_the_numbers():
+    sps = plies("g1", 60, 4) + plies("g2", 60, 5)
+    infos = [game("g1", "A", "B"), game("g2", "B", "A")]
+    in_order = fed(infos, sps)
+    shuffled = list(sps)
+    np.random.default_rng(0).shuffle(shuffled)
+    scr = Screener(ScreeningConfig(book_moves=0, min_positions=5), CAL)
+    for info in infos:
+        scr.add_game(info)
+    for i, sp in enumerate(shuffled):
+        scr.add_ply(sp)
+        if i % 7 == 0:
+            scr.numbers(scr.keys()[0])  # builds the running distribution midway
+    for key in in_order.keys():
+        assert scr.numbers(key) == in_order.numbers(key)
+
+
+def test_a_rating_change_rescores_exactly():
+    infos = [game("g", "A", "B", welo=None, belo=2100)]
+    sps = plies("g", 80, 6)
+    late = fed(infos, sps)
+    assert late.numbers(("A", "Open")).rating_source == "none" and late.numbers(("A", "Open")).z is None
+    assert late.set_fallback_ratings({"A": 1700.0, "B": 2500.0}) == [("A", "Open")]  # B keeps its tag
+    early = Screener(ScreeningConfig(book_moves=0, min_positions=5), CAL)
+    early.set_fallback_ratings({"A": 1700.0})
+    for info in infos:
+        early.add_game(info)
+    for sp in sps:
+        early.add_ply(sp)
+    assert late.numbers(("A", "Open")) == early.numbers(("A", "Open"))
+    row = late.numbers(("A", "Open"))
+    assert row.rating == 1700.0 and row.rating_source == "ttt" and row.c_r == pytest.approx(0.7)
+    assert late.numbers(("B", "Open")).rating_source == "tag"
+    # a new TTT figure re-scores; the same figure again does not
+    assert late.set_fallback_ratings({"A": 1900.0}) == [("A", "Open")] and late.set_fallback_ratings({"A": 1900.0}) == []
+    assert late.numbers(("A", "Open")).c_r == pytest.approx(0.9)
+
+
+def test_each_level_is_raised_once_and_carries_its_numbers():
+    cfg = ScreeningConfig(book_moves=0, notice_z=1.0, alert_z=2.0, min_positions=30)
+    scr = Screener(cfg, CAL)
+    scr.add_game(game("g", "A", "B"))
+    raised = []
+    for ply in range(1, 201, 2):  # A always plays the top move of a position where E(1.0) would do so 3 times in 4
+        scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.3, -0.9), 0), uci="a1a2", san=f"Ra{ply}"))
+        for a in scr.new_alerts(("A", "Open")):
+            raised.append((ply, a))
+    assert [a.level for _, a in raised] == ["notice", "alert"]
+    first_ply = raised[0][0]
+    assert first_ply == 2 * 30 - 1  # nothing before min_positions, though z was already high
+    notice = raised[0][1]
+    assert notice.numbers.positions == 30 and notice.numbers.z >= 1.0 and notice.threshold == 1.0
+    assert len(notice.top_moves) == 5 and all(m["matched"] and m["share"] > 0 for m in notice.top_moves)
+    # restored from a store: nothing is raised again
+    again = Screener(cfg, CAL)
+    again.mark_raised("A", "Open", "notice")
+    again.mark_raised("A", "Open", "alert")
+    again.add_game(game("g", "A", "B"))
+    for ply in range(1, 201, 2):
+        again.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.3, -0.9), 0), uci="a1a2"))
+        assert again.new_alerts(("A", "Open")) == []
+    assert again.numbers(("A", "Open")).level == "alert"
+
+
+def test_statistics_and_z_scale():
+    sps = plies("g", 120, 8)
+    match = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="match")).numbers(("A", "Open"))
+    loss = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="loss")).numbers(("A", "Open"))
+    best = fed([game("g", "A", "B")], sps, ScreeningConfig(book_moves=0, statistic="max")).numbers(("A", "Open"))
+    assert match.z == match.z_match and loss.z == loss.z_loss and best.z == max(match.z_match, match.z_loss)
+    assert match.roi == pytest.approx(50 + 5 * match.z)
+
+    class Scaled(ProfileCalibration):
+        z_scale = 2.0
+
+    scaled = Screener(ScreeningConfig(book_moves=0), Scaled(CAL.profile, CAL.engine_strength, CAL.c_map))
+    scaled.add_game(game("g", "A", "B"))
+    for sp in sps:
+        scaled.add_ply(sp)
+    row = scaled.numbers(("A", "Open"))
+    assert row.z_scale == 2.0 and row.z_match == pytest.approx(match.z_match / 2) and row.z_loss == pytest.approx(match.z_loss / 2)
+
+
+def test_without_a_calibration_screening_is_off():
+    scr = Screener(ScreeningConfig(book_moves=0), ProfileCalibration("p", 2900.0, None), profile="p")
+    scr.add_game(game("g", "A", "B"))
+    assert not scr.enabled and "'p'" in scr.off_reason
+    assert all(scr.add_ply(sp) is None for sp in plies("g", 20, 9)) and scr.keys() == []
+
+
+def test_scope_all_screens_games_with_per_game_event_tags_as_one_event():
+    """lichess study exports put "Round 1: A - B" in Event: scope = "all" keeps a player's games together."""
+    from livemon.config import ScreeningConfig
+    from livemon.estimator import ScoredPly
+    from livemon.messages import GameInfo
+    from livemon.rating.agent import Decision
+    from livemon.rating.calibration import Calibration, ProfileCalibration
+    from livemon.screener import Screener
+
+    cal = ProfileCalibration("p", None, Calibration.fit([(1800, 0.5), (2600, 1.5)]))
+    for scope, events in (("event", 2), ("all", 1)):
+        scr = Screener(ScreeningConfig(scope=scope, min_positions=1, book_moves=0), cal)
+        for g in ("g1", "g2"):
+            scr.add_game(GameInfo(g, white="A", black="B", white_elo=2000, black_elo=2000, event=f"Round {g}: A - B"))
+            scr.add_ply(ScoredPly(g, 21, 20, 30, Decision((0.1, -0.2), 0), uci="e2e4", san="e4"))
+        assert len({e for _, e in scr.keys()}) == events
