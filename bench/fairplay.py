@@ -506,7 +506,11 @@ class ZScores:
     z_loss_tau: np.ndarray | None = None
 
     def z(self, statistic: str) -> np.ndarray:
-        """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau."""
+        """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau,
+        screener (= match-exact / :data:`SCREENER_Z_SCALE`, what livemon.screener raises levels on)."""
+        if statistic == "screener":
+            assert self.z_exact is not None, statistic
+            return self.z_exact / SCREENER_Z_SCALE[0]
         extra = {"match-exact": self.z_exact, "match+tau": self.z_match_tau, "loss+tau": self.z_loss_tau}
         if statistic in extra:
             z = extra[statistic]
@@ -675,7 +679,11 @@ def _rate(k: int, n: int) -> str:
     return f"{k / n:9.2e} [{lo:8.2e}, {hi:8.2e}]"
 
 
+SCREENER_Z_SCALE = [1.0]
+"""The calibration's z_scale, set by main(): livemon.screener divides the exact-tail z_match by it."""
+
 STAT_NAMES = {
+    "screener": "screener (what livemon.screener raises on: exact-tail z_match / the calibration's z_scale)",
     "match": "match (library z, normal approximation of the matches)",
     "loss": "loss (library z of the average loss)",
     "match-exact": "match-exact (bench-computed: exact Poisson-binomial tail P(M >= m) of the matches, as z; not the library's)",
@@ -688,7 +696,7 @@ def false_alert_tables(per_rating: dict[int, ZScores], scfg: ScreeningConfig, th
     """Pooled table per (games, statistic), then a per-rating breakdown."""
     lines: list[str] = []
     ratings = sorted(per_rating)
-    stats_shown = ("match", "loss") + (("match-exact",) if per_rating[ratings[0]].z_exact is not None else ())
+    stats_shown = ("match", "loss") + (("match-exact", "screener") if per_rating[ratings[0]].z_exact is not None else ())
     for gi, games in enumerate(GAMES):
         npos = np.concatenate([per_rating[r].n[:, gi] for r in ratings])
         enough = npos >= scfg.min_positions
@@ -811,9 +819,10 @@ class RealPlayer:
     stats: Any  # ScreeningStats
     z_exact: float  # exact Poisson-binomial tail of the matches, as z (bench-computed)
     z_tau: float  # match z with the scatter term τ² (Σ ∂p0/∂c)² in the variance (nan without τ)
-    notice: Any  # Alert | None
-    alert: Any  # Alert | None
+    notice: Any  # True when raised, else None
+    alert: Any
     records: list[Record]
+    level_z: float = math.nan  # the z the levels are raised on (screener's)
 
 
 def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig,
@@ -842,8 +851,11 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         if tau:
             slope = sum(match_slope(r.decision, c_r) for r in rs)
             z_t = (st.matches_observed - st.matches_expected) / math.sqrt(st.matches_sd ** 2 + (tau * slope) ** 2)
-        notice = alert_check(st, scfg.notice_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
-        alert = alert_check(st, scfg.alert_z, scfg.min_positions, scfg.statistic)  # type: ignore[arg-type]
+        # levels as livemon.screener raises them: exact-tail z_match / z_scale (statistic "match")
+        z_lvl = z_x / (z_scale or 1.0) if scfg.statistic == "match" else _zof(st, scfg.statistic) / (z_scale or 1.0)
+        enough = st.positions >= scfg.min_positions
+        notice = True if enough and z_lvl >= scfg.notice_z else None
+        alert = True if enough and z_lvl >= scfg.alert_z else None
         rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, z_t, notice, alert, rs))
     outside = sum(not cal.elo_min <= row.elo <= cal.elo_max for row in rows)
     out: list[str] = [f"   {len(records)} positions, {len(kept)} screened after exclusions "
@@ -871,16 +883,18 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     flagged = [row for row in rows if row.notice is not None]
     figures["notices"] = len(flagged)
     figures["alerts"] = sum(row.alert is not None for row in rows)
-    out.append(f"   notices (z_{scfg.statistic} >= {scfg.notice_z}, >= {scfg.min_positions} positions): {len(flagged)}; "
-               f"alerts (>= {scfg.alert_z}): {figures['alerts']}")
-    if z_scale:
-        zs = np.array([_zof(row.stats, scfg.statistic) / z_scale for row in eligible])
-        figures["scaled"] = {"notices": int((zs >= scfg.notice_z).sum()), "alerts": int((zs >= scfg.alert_z).sum())}
-        out.append(f"   with z / z_scale ({z_scale:.3f}, the calibration's): notices {figures['scaled']['notices']}, "
-                   f"alerts {figures['scaled']['alerts']}")
+    out.append(f"   levels as livemon.screener raises them (exact-tail z_match / z_scale {z_scale or 1.0:.3f}, "
+               f">= {scfg.min_positions} positions): notices (>= {scfg.notice_z}) {len(flagged)}; "
+               f"alerts (>= {scfg.alert_z}) {figures['alerts']}")
+    zn = np.array([_zof(row.stats, scfg.statistic) for row in eligible])
+    figures["normal_unscaled"] = {"notices": int((zn >= scfg.notice_z).sum()), "alerts": int((zn >= scfg.alert_z).sum())}
+    out.append(f"   (with the library's normal-approximation z_{scfg.statistic}, unscaled: notices "
+               f"{figures['normal_unscaled']['notices']}, alerts {figures['normal_unscaled']['alerts']})")
+    for row in rows:
+        row.level_z = (row.z_exact if scfg.statistic == "match" else _zof(row.stats, scfg.statistic)) / (z_scale or 1.0)
     head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}{'z_t':>7}"
-            f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'ROI':>6}  level")
-    rank = sorted(rows, key=lambda row: -_zof(row.stats, scfg.statistic))
+            f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'z_lvl':>7}{'ROI':>6}  level")
+    rank = sorted(rows, key=lambda row: -row.level_z)
     for row in rank:
         if row.notice is None:
             continue
@@ -896,8 +910,8 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         for dz, r, e in contrib[:5]:
             out.append(f"        game {r.game:4d} ply {r.ply:3d}  {list(r.decision.values)} played #{r.decision.played}  "
                        f"p0 {e.p0:.3f}  {'match' if e.matched else 'no match'}  loss {e.loss:.2f}  (+{dz:.3f} z)")
-    out.append(f"   top 8 players by z_{scfg.statistic} (for context; z_x = exact-tail z of the matches, "
-               f"z_t = match z with the tau term{'' if tau else ': no tau'}):")
+    out.append(f"   top 8 players by z_lvl (for context; z_m = library normal z, z_x = exact-tail z of the matches, "
+               f"z_t = match z with the tau term{'' if tau else ': no tau'}, z_lvl = the screener's z, ROI = 50 + 5 z_lvl):")
     out.append(head)
     for row in rank[:8]:
         out.append(_row(row, scfg))
@@ -911,10 +925,10 @@ def _zof(st: Any, statistic: str) -> float:
 def _row(row: RealPlayer, scfg: ScreeningConfig) -> str:
     st = row.stats
     level = "ALERT" if row.alert else "notice" if row.notice else ("" if st.positions >= scfg.min_positions else "(< min pos)")
-    z = _zof(st, scfg.statistic)
+    z = row.level_z
     return (f"   {row.player[:29]:<30}{row.elo:5.0f}{row.c_r:7.3f}{row.games:6d}{st.positions:5d}{st.matches_observed:7d}"
             f"{st.matches_expected:7.1f}{st.z_match:+7.2f}{row.z_exact:+7.2f}{row.z_tau:+7.2f}{st.loss_observed:9.3f}{st.loss_expected:9.3f}"
-            f"{st.z_loss:+7.2f}{50 + 5 * z:6.1f}  {level}")
+            f"{st.z_loss:+7.2f}{z:+7.2f}{50 + 5 * z:6.1f}  {level}")
 
 
 # -- main --------------------------------------------------------------------------------------
@@ -956,6 +970,7 @@ def main(argv: list[str] | None = None) -> int:
     cal = info.cal
     print(f"calibration: {info.text}")
     tau = args.tau if args.tau is not None else info.tau
+    SCREENER_Z_SCALE[0] = info.z_scale or 1.0
     print(f"screening defaults: notice z >= {scfg.notice_z}, alert z >= {scfg.alert_z}, min_positions {scfg.min_positions}, "
           f"statistic {scfg.statistic}, book_moves {scfg.book_moves}, eval_bound {scfg.eval_bound}; seed {args.seed}")
 
@@ -1000,10 +1015,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if "power" in only:
         t0 = time.perf_counter()
-        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q, tau=tau or None)
+        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q, tau=tau or None, spectra=spectra[r])
                    for r in POWER_RATINGS for q in POWER_Q}
         print(f"\n== 2. Power: engine's best move with probability q, else E(c_r); {args.power_events} player-events "
               f"per row [{time.perf_counter() - t0:.1f} s] ==")
+        if not args.no_exact:
+            print(power_table(results, scfg, "screener"))
+            print("   (the same players, library normal-approximation z_match:)")
         print(power_table(results, scfg))
         if tau:
             print(f"\n== 2b. The same players screened with match+tau (tau = {tau:.4f}): the power an honest false-alert "

@@ -144,7 +144,7 @@ def test_real_report_alerts_the_engine_user_only():
                 records.append(fp.Record(name, float(elo), 1000 * game0 + g, 2 * ply + 1, pool.decision(t, int(info.played[cursor]))))
                 cursor += 1
     records.append(fp.Record("No Elo", None, 99_999, 1, records[0].decision))
-    text, figures = fp.real_report(records, cal, ScreeningConfig())
+    text, figures = fp.real_report(records, cal, ScreeningConfig(book_moves=0))  # plies here are not real plies
     assert figures["players"] == 31 and figures["unrated"] == 1
     assert figures["alerts"] == 1
     alert_lines = [line for line in text.splitlines() if line.rstrip().endswith("ALERT")]
