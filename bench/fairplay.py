@@ -22,7 +22,8 @@ Three tables, all through :mod:`livemon.rating.screening`:
    the exact Poisson-binomial tail P(M ≥ m_obs) of the number of matches,
    reported as z = Φ⁻¹(1 − P) — what an exact screening would give (per
    game-side match distributions by DP, an event's by a product of FFTs;
-   checked against a direct DP).
+   checked against a direct DP). A fourth, "screener", is match-exact divided
+   by the calibration's z_scale: what ``livemon.screener`` raises levels on.
 1b. **Honest players who are not exactly E(c_r)** (when the calibration has τ,
    the sd of players' own c around a + b·Elo, or with ``--tau``): each player's
    c is drawn from N(c_r, τ²) and screened against E(c_r), as a real honest
@@ -32,8 +33,8 @@ Three tables, all through :mod:`livemon.rating.screening`:
    variance adds τ²(Σ ∂p0/∂c)² — the random-effect term.
 2. **Power.** Engine-assisted players: at each position the engine's best move
    with probability q, else a move drawn from E(c_r). Fraction flagged at the
-   default notice and alert thresholds (default statistic, min_positions
-   applied) after 1, 3 and 9 games; 2b: the same for match+tau (when τ is known).
+   default notice and alert thresholds (the screener's z, then the library's
+   normal z_match; min_positions applied) after 1, 3 and 9 games; 2b: the same for match+tau (when τ is known).
 3. **Real players** (``--real FILE``, default the export when present): every
    rated player of the open screened at the default thresholds with the
    shipped calibration; notices/alerts listed with their numbers and the five
