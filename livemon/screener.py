@@ -44,7 +44,7 @@ ignores everything.
 >>> from livemon.rating.agent import Decision
 >>> from livemon.rating.calibration import Calibration, ProfileCalibration
 >>> cal = ProfileCalibration("sf", 3000.0, Calibration(a=-1.0, b=0.001, n=20, elo_min=1800, elo_max=2700, r2=0.5, residual_sd=0.2))
->>> scr = Screener(ScreeningConfig(min_positions=20), cal)
+>>> scr = Screener(ScreeningConfig(min_positions=20, book_moves=0), cal)
 >>> _ = scr.add_game(GameInfo("g", white="A", black="B", white_elo=2000, black_elo=2000, event="Open"))
 >>> for ply in range(1, 81):
 ...     _ = scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.4, -1.0), played=0), uci="e2e4", san="e4"))

@@ -32,7 +32,8 @@ from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.store import Store
 from livemon.web import WebServer
 from tests.conftest import real
-from tests.test_mqtt_out import ARBITER, PREFIX, free_port, mosquitto
+from tests.conftest import free_port, mosquitto
+from tests.test_mqtt_out import ARBITER, PREFIX
 from tests.test_overlay import browser, text  # noqa: F401 - the fixture is used by name
 
 DEPTH = 5
