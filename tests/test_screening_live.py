@@ -33,7 +33,7 @@ from livemon.store import Store
 from livemon.web import WebServer
 from tests.conftest import real
 from tests.conftest import free_port, mosquitto
-from tests.test_mqtt_out import ARBITER, PREFIX
+from tests.test_mqtt_out import ACL, ARBITER, PREFIX
 from tests.test_overlay import browser, text  # noqa: F401 - the fixture is used by name
 
 DEPTH = 5
@@ -183,7 +183,7 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
             payload = msg.payload.decode() if isinstance(msg.payload, bytes) else str(msg.payload)
             into.append(f"{msg.topic} {payload}")
 
-    with mosquitto(tmp_path, port):
+    with mosquitto(tmp_path, port, ACL):
         web = WebServer(monitor.hub, cfg.web)
         await web.start()
         publisher = MqttPublisher(monitor.hub, cfg.mqtt_out)
