@@ -444,10 +444,14 @@ class Monitor:
             return
         ratings = await self._ttt.refresh(finished)
         self.counters.ttt_refreshes += 1
-        for rating in ratings:
+        for i, rating in enumerate(ratings, 1):
             self.hub.publish(rating)
             if rating.name in self.estimator.players:
                 self.hub.publish(self.player_estimate(self.estimator.players[rating.name]))
+            if i % 100 == 0:
+                await asyncio.sleep(0)  # thousands of players: let moves and faces through meanwhile
         for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self._ttt.latest.items()}):
             self._screen(key)
-        self.store.put_ttt(self._ttt.state_bytes(), self._ttt.report_json())
+        # pickling a large fit takes a while: in a thread (the GIL is released between bytecodes), stored here
+        state, report = await asyncio.to_thread(lambda: (self._ttt.state_bytes(), self._ttt.report_json()))
+        self.store.put_ttt(state, report)

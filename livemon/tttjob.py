@@ -84,7 +84,19 @@ class TTTJob:
         return self._executor
 
     async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
-        """Refit on all finished games; returns every player's latest rating."""
+        """Refit on all finished games; returns every player's latest rating.
+
+        Preparing the arguments and reading the fit back are plain Python over
+        every game: they run in a thread, so the event loop gets the GIL back
+        every switch interval instead of waiting for the whole pass.
+        """
+        args = await asyncio.to_thread(self._arguments, finished)
+        loop = asyncio.get_running_loop()
+        self.fit = await loop.run_in_executor(self._pool(), run_ttt, self.params, *args, self.fit)
+        self.latest = await asyncio.to_thread(self._ratings, finished, self.fit)
+        return list(self.latest.values())
+
+    def _arguments(self, finished: Sequence[tuple[GameInfo, str]]) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
@@ -92,22 +104,19 @@ class TTTJob:
                     priors[name] = self.cfg.elo_prior(elo)
         unit = self.cfg.time_unit
         today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
-        times = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
-        loop = asyncio.get_running_loop()
-        self.fit = await loop.run_in_executor(
-            self._pool(), run_ttt, self.params,
-            [i.white for i, _ in finished], [i.black for i, _ in finished], times,
-            [SCORES[r] for _, r in finished], unit, priors, self.fit,
-        )
+        times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
+        return ([i.white for i, _ in finished], [i.black for i, _ in finished], times,
+                [SCORES[r] for _, r in finished], unit, priors)
+
+    def _ratings(self, finished: Sequence[tuple[GameInfo, str]], fit: TTTFit) -> dict[str, TTTRating]:
         counts: dict[str, int] = {}
         for info, _ in finished:
             counts[info.white] = counts.get(info.white, 0) + 1
             counts[info.black] = counts.get(info.black, 0) + 1
-        self.latest = {
+        return {
             str(name): TTTRating(str(name), mu, sigma, *self.cfg.to_elo(mu, sigma), counts.get(str(name), 0))
-            for name, (mu, sigma) in self.fit.latest().items()
+            for name, (mu, sigma) in fit.latest().items()
         }
-        return list(self.latest.values())
 
     def state_bytes(self) -> bytes | None:
         return pickle.dumps(self.fit) if self.fit is not None else None
