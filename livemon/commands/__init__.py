@@ -22,3 +22,28 @@ def config_from_args(args: argparse.Namespace) -> Config | None:
     if getattr(args, "store", None):
         cfg.store.path = args.store
     return cfg
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--depth | --nodes``, ``--multipv``, ``--processes``: the engine profile of a batch command."""
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--depth", type=int, metavar="N", help="search depth per position (part of the profile)")
+    limit.add_argument("--nodes", type=int, metavar="N", help="search nodes per position (part of the profile)")
+    p.add_argument("--multipv", type=int, metavar="N", help="candidate lines per position (part of the profile)")
+    p.add_argument("--processes", type=int, metavar="N", help="engine processes in parallel")
+
+
+def engine_config_from_args(args: argparse.Namespace) -> Config:
+    """The config with the engine flags and ``--store`` applied; ConfigError when invalid."""
+    cfg = load_config(args.config)
+    if args.depth is not None:
+        cfg.engine.depth, cfg.engine.nodes = args.depth, None
+    if args.nodes is not None:
+        cfg.engine.nodes, cfg.engine.depth = args.nodes, None
+    for key in ("multipv", "processes"):
+        if getattr(args, key) is not None:
+            setattr(cfg.engine, key, getattr(args, key))
+    cfg.engine.validate()
+    if args.store:
+        cfg.store.path = args.store
+    return cfg

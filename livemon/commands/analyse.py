@@ -10,7 +10,8 @@ import sys
 from typing import Any, Callable
 
 from livemon.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
-from livemon.config import Config, ConfigError, load_config
+from livemon.commands import add_engine_arguments, engine_config_from_args
+from livemon.config import Config, ConfigError
 from livemon.messages import GameInfo
 from livemon.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.store import Store
@@ -20,11 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pgn", nargs="+", help="PGN files (several games each is fine)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--engine-strength", type=float, metavar="R", help="r̄_e of the engine profile, in Elo")
-    limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--depth", type=int, metavar="N", help="search depth per position")
-    limit.add_argument("--nodes", type=int, metavar="N", help="search nodes per position")
-    p.add_argument("--multipv", type=int, metavar="N", help="candidate lines per position")
-    p.add_argument("--processes", type=int, metavar="N", help="engine processes in parallel")
+    add_engine_arguments(p)
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store holding the position cache")
     p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
@@ -39,17 +36,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
     try:
-        cfg = load_config(args.config)
-        if args.depth is not None:
-            cfg.engine.depth, cfg.engine.nodes = args.depth, None
-        if args.nodes is not None:
-            cfg.engine.nodes, cfg.engine.depth = args.nodes, None
-        for key in ("multipv", "processes"):
-            if getattr(args, key) is not None:
-                setattr(cfg.engine, key, getattr(args, key))
-        cfg.engine.validate()
-        if args.store:
-            cfg.store.path = args.store
+        cfg = engine_config_from_args(args)
     except ConfigError as exc:
         report(f"config: {exc}")
         return 2

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
-from livemon.config import Config, ConfigError, load_config
+from livemon.commands import add_engine_arguments, engine_config_from_args
+from livemon.config import Config, ConfigError
 from livemon.engine import EngineError, UciEngine, position_key
 from livemon.estimator import Estimator
 from livemon.pgn import game_info
@@ -35,11 +36,7 @@ from livemon.store import Store
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pgn", nargs="+", help="PGN files of games between rated players (WhiteElo/BlackElo tags)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--depth", type=int, metavar="N", help="search depth per position (part of the profile)")
-    limit.add_argument("--nodes", type=int, metavar="N", help="search nodes per position (part of the profile)")
-    p.add_argument("--multipv", type=int, metavar="N", help="candidate lines per position (part of the profile)")
-    p.add_argument("--processes", type=int, metavar="N", help="engine processes in parallel")
+    add_engine_arguments(p)
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store: position cache, and where the calibration is stored")
     p.add_argument("--cached-only", action="store_true",
@@ -106,17 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
     try:
-        cfg = load_config(args.config)
-        if args.depth is not None:
-            cfg.engine.depth, cfg.engine.nodes = args.depth, None
-        if args.nodes is not None:
-            cfg.engine.nodes, cfg.engine.depth = args.nodes, None
-        for key in ("multipv", "processes"):
-            if getattr(args, key) is not None:
-                setattr(cfg.engine, key, getattr(args, key))
-        cfg.engine.validate()
-        if args.store:
-            cfg.store.path = args.store
+        cfg = engine_config_from_args(args)
     except ConfigError as exc:
         report(f"config: {exc}")
         return 2
