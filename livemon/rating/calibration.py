@@ -36,7 +36,7 @@ import numpy as np
 import scipy.optimize
 
 from livemon.rating.agent import K, Decision
-from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference
+from livemon.rating.gain import GainHistogram, engine_strength_terms
 from livemon.rating.screening import screening_stats
 
 _Z95 = 1.959963984540054
@@ -498,13 +498,7 @@ def engine_strength_fit(players: Iterable[tuple[float | None, GainHistogram]]) -
     >>> round(r, 3), round(se, 3), n
     (2540.125, 50.0, 2)
     """
-    vals: list[float] = []
-    for rating, h in players:
-        if rating is None or math.isnan(rating) or h.n == 0:
-            continue
-        d = rating_difference(expected_score_vs_engine(h))
-        if math.isfinite(d):
-            vals.append(float(rating) - d)
+    vals = engine_strength_terms(players)
     if not vals:
         return None
     se = float(np.std(vals, ddof=1)) / math.sqrt(len(vals)) if len(vals) > 1 else None

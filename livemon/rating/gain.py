@@ -50,6 +50,7 @@ __all__ = [
     "perceived_ratings",
     "perceived_ratings_from_histograms",
     "engine_strength",
+    "engine_strength_terms",
     "LiveRating",
 ]
 
@@ -492,6 +493,12 @@ def engine_strength(players: Iterable[tuple[float | None, GainHistogram]]) -> fl
     >>> round(engine_strength([(2500.0, h), (2400.0, h)]), 3)
     2540.125
     """
+    vals = engine_strength_terms(players)
+    return float(np.mean(vals)) if vals else None
+
+
+def engine_strength_terms(players: Iterable[tuple[float | None, GainHistogram]]) -> list[float]:
+    """r_i − d_i of each usable player (the terms Algorithm 3 averages; rules as in :func:`engine_strength`)."""
     vals: list[float] = []
     for rating, h in players:
         if rating is None or math.isnan(rating) or h.n == 0:
@@ -499,7 +506,7 @@ def engine_strength(players: Iterable[tuple[float | None, GainHistogram]]) -> fl
         d = rating_difference(expected_score_vs_engine(h))
         if math.isfinite(d):
             vals.append(float(rating) - d)
-    return float(np.mean(vals)) if vals else None
+    return vals
 
 
 # -- Algorithm 4 --------------------------------------------------------------
