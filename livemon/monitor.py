@@ -45,6 +45,7 @@ from livemon.messages import (
     TTTRating,
 )
 from livemon.pool import EnginePool
+from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.gain import finite_or_none
 from livemon.screener import Screener, TrackKey, alert_details, open_book
 from livemon.store import Store
@@ -119,7 +120,7 @@ class Monitor:
                 self._strength_source = "calibration" if self.engine_strength is not None else "none"
             calibration = self.store.get_calibration(self.pool.base_profile.name)
             self.estimator.c_map = None if calibration is None else calibration.c_map
-            self._start_screening()
+            self._start_screening(calibration)
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
             feed_tasks = [self._spawn(self._run_feed(f), f"feed {f.name}") for f in self.feeds]
@@ -167,11 +168,10 @@ class Monitor:
 
     # -- restart -----------------------------------------------------------------------
 
-    def _start_screening(self) -> None:
+    def _start_screening(self, calibration: ProfileCalibration | None) -> None:
         """Screening with the profile's calibration; alerts raised before a restart are shown, not raised again."""
-        profile = self.pool.base_profile.name
         cfg = self.cfg.screening
-        self.screener = Screener(cfg, self.store.get_calibration(profile), open_book(cfg.book), profile)
+        self.screener = Screener(cfg, calibration, open_book(cfg.book), self.pool.base_profile.name)
         for level, alert in self.store.load_alerts():
             self.screener.mark_raised(alert.player, alert.event, level)
             self.hub.publish(alert)
