@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import pickle
 import re
+import signal
 from typing import Sequence
 
 import numpy as np
@@ -68,6 +69,11 @@ def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], sco
     )
 
 
+def _ignore_sigint() -> None:
+    """In the worker: Ctrl-C reaches the whole process group; the monitor stops the worker itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class TTTJob:
     """Owns the worker process and the latest fit; see the module docstring."""
 
@@ -80,7 +86,8 @@ class TTTJob:
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._executor is None:
-            self._executor = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
         return self._executor
 
     async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
