@@ -175,6 +175,8 @@ class Monitor:
         for level, alert in self.store.load_alerts():
             self.screener.mark_raised(alert.player, alert.event, level)
             self.hub.publish(alert)
+        if self.screener.mismatch:
+            log.warning("screening: %s; recalibrate (livemon calibrate) or expect z's off", self.screener.mismatch)
         if self.screener.enabled:
             log.info("screening on (%s z >= %g notice, >= %g alert, >= %d positions)",
                      cfg.statistic, cfg.notice_z, cfg.alert_z, cfg.min_positions)

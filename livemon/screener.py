@@ -165,6 +165,20 @@ class _Track:
     raised: set[str] = field(default_factory=set)
 
 
+def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
+    """Why the calibration's c_r and z_scale may not fit these exclusions ("" when they match or are unknown).
+
+    c_r and z_scale depend on which positions were screened when they were
+    fitted: with other ``book_moves`` or ``eval_bound`` the z's drift.
+    """
+    diffs = []
+    for key in ("book_moves", "eval_bound"):
+        fitted = getattr(c_map, key, None)
+        if fitted is not None and float(fitted) != float(getattr(cfg, key)):
+            diffs.append(f"{key} {getattr(cfg, key)} (calibrated with {fitted})")
+    return "screening settings differ from the calibration's: " + ", ".join(diffs) if diffs else ""
+
+
 class Screener:
     """Screening of every player in every event; see the module docstring."""
 
@@ -184,6 +198,7 @@ class Screener:
         self.off_reason = "" if self.enabled else f"no Elo-to-c calibration for engine profile {name!r}"
         scale = getattr(calibration, "z_scale", None) or getattr(self.c_map, "z_scale", None) or 1.0
         self.z_scale = float(scale)
+        self.mismatch = exclusion_mismatch(cfg, self.c_map)
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
         self._seq: dict[str, int] = {}

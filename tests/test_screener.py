@@ -255,3 +255,23 @@ def test_scope_all_screens_games_with_per_game_event_tags_as_one_event():
             scr.add_game(GameInfo(g, white="A", black="B", white_elo=2000, black_elo=2000, event=f"Round {g}: A - B"))
             scr.add_ply(ScoredPly(g, 21, 20, 30, Decision((0.1, -0.2), 0), uci="e2e4", san="e4"))
         assert len({e for _, e in scr.keys()}) == events
+
+
+def test_screening_with_other_exclusions_than_the_calibration_says_so():
+    from dataclasses import replace
+
+    from livemon.config import ScreeningConfig
+    from livemon.rating.calibration import Calibration, ProfileCalibration
+    from livemon.screener import Screener
+    from livemon.store import shipped_calibrations
+
+    fitted = replace(Calibration.fit([(1800, 0.5), (2600, 1.5)]), book_moves=8, eval_bound=3.0)
+    cal = ProfileCalibration("p", None, fitted)
+    assert Screener(ScreeningConfig(), cal).mismatch == ""
+    said = Screener(ScreeningConfig(book_moves=0), cal).mismatch
+    assert "book_moves 0 (calibrated with 8)" in said and "eval_bound" not in said
+    assert Screener(ScreeningConfig(book_moves=0), ProfileCalibration("p", None, Calibration.fit([(1, 0), (2, 1)]))).mismatch == ""
+    # the shipped calibration records the defaults it was fitted with
+    for shipped in shipped_calibrations().values():
+        assert Screener(ScreeningConfig(), shipped).mismatch == ""
+        assert shipped.c_map is not None and shipped.c_map.book_moves == ScreeningConfig().book_moves

@@ -79,6 +79,8 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
     if not screener.enabled:
         report(f"screening off: {screener.off_reason} (run livemon calibrate)")
         return screener
+    if screener.mismatch:
+        report(f"screening: {screener.mismatch}; recalibrate (livemon calibrate) or expect z's off")
     screen_estimator(result.estimator, screener)
     if any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
         finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)

@@ -18,7 +18,7 @@ import json
 import math
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             report(f"cannot calibrate: {exc}")
             return 1
+        cal = replace(cal, book_moves=cfg.screening.book_moves, eval_bound=cfg.screening.eval_bound)
         if not cal.b > 0:
             report("warning: the fitted slope b is not positive: c does not map back to Elo (no c-Elo will be shown)")
         if cal.n < 20 or cal.elo_max - cal.elo_min < 300:

@@ -93,6 +93,8 @@ class Calibration:
     z_scale: float | None = None
     z_scale_loss: float | None = None
     z_players: int = 0
+    book_moves: int | None = None  # the screening exclusions the fit was made with (None: not recorded)
+    eval_bound: float | None = None
 
     @classmethod
     def fit(cls, pairs: Iterable[tuple[float, float]], profile: str = "") -> Calibration:
@@ -289,7 +291,8 @@ class Calibration:
                    float(d["r2"]), float(d["residual_sd"]), str(d.get("profile", "")),
                    method=str(d.get("method", "ols")), positions=int(d.get("positions", 0)), cov_ab=cov,
                    tau=opt("tau"), tau_se=opt("tau_se"), log_likelihood=opt("log_likelihood"),
-                   z_scale=opt("z_scale"), z_scale_loss=opt("z_scale_loss"), z_players=int(d.get("z_players", 0)))
+                   z_scale=opt("z_scale"), z_scale_loss=opt("z_scale_loss"), z_players=int(d.get("z_players", 0)),
+                   book_moves=None if d.get("book_moves") is None else int(d["book_moves"]), eval_bound=opt("eval_bound"))
 
 
 # -- the likelihood ------------------------------------------------------------------------------
