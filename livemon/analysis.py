@@ -64,11 +64,18 @@ def scored_ply(
     before_cp: int | None,
     after_cp: int,
     analysis_before: PositionAnalysis | None,
+    san: str | None = None,
 ) -> ScoredPly:
-    """A ply with its evaluations, its move, and (when the engine saw the position) its decision."""
+    """A ply with its evaluations, its move, and (when the engine saw the position) its decision.
+
+    ``san``: the move's SAN when the caller has it (a live feed sends it), to
+    spare a move generation per ply.
+    """
+    forced = is_forced(board_before)
+    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp)
     return ScoredPly(
-        game_id, ply, before_cp, after_cp, decision_for(board_before, move, analysis_before, after_cp),
-        uci=move.uci(), san=board_before.san(move), forced=is_forced(board_before),
+        game_id, ply, before_cp, after_cp, decision,
+        uci=move.uci(), san=san or board_before.san(move), forced=forced,
         zobrist=chess.polyglot.zobrist_hash(board_before),
     )
 
@@ -173,6 +180,6 @@ class LiveGame:
             ev = self.moves[k - 1]
             source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
             out.append(
-                scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after, source)
+                scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after, source, ev.san)
             )
         return out

@@ -33,8 +33,16 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", type=int, metavar="N", help="engine processes in parallel")
 
 
-def engine_config_from_args(args: argparse.Namespace) -> Config:
-    """The config with the engine flags and ``--store`` applied; ConfigError when invalid."""
+def engine_config_from_args(args: argparse.Namespace) -> Config | None:
+    """The config with the engine flags and ``--store`` applied; None (after one stderr line) if invalid."""
+    try:
+        return _engine_config(args)
+    except ConfigError as exc:
+        print(f"livemon: config: {exc}", file=sys.stderr)
+        return None
+
+
+def _engine_config(args: argparse.Namespace) -> Config:
     cfg = load_config(args.config)
     if args.depth is not None:
         cfg.engine.depth, cfg.engine.nodes = args.depth, None

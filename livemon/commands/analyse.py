@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from livemon.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
-from livemon.config import Config, ConfigError
+from livemon.config import Config
 from livemon.messages import GameInfo
 from livemon.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.store import Store
@@ -35,10 +35,8 @@ def run(args: argparse.Namespace) -> int:
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
-    try:
-        cfg = engine_config_from_args(args)
-    except ConfigError as exc:
-        report(f"config: {exc}")
+    cfg = engine_config_from_args(args)
+    if cfg is None:
         return 2
     if args.one_event:
         cfg.screening.scope = "all"

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
-from livemon.config import Config, ConfigError
+from livemon.config import Config
 from livemon.engine import EngineError, UciEngine, position_key
 from livemon.estimator import Estimator
 from livemon.pgn import game_info
@@ -102,10 +102,8 @@ def run(args: argparse.Namespace) -> int:
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
-    try:
-        cfg = engine_config_from_args(args)
-    except ConfigError as exc:
-        report(f"config: {exc}")
+    cfg = engine_config_from_args(args)
+    if cfg is None:
         return 2
     if args.bin_width < 1:
         report(f"--bin-width: must be at least 1, got {args.bin_width}")
