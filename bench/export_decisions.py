@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
     if result.searches:
         report(f"warning: {result.searches} searches were run")
-    moves, excluded = screened_moves(result.estimator, cfg.screening.book_moves, cfg.screening.eval_bound)
+    moves, excluded = screened_moves(result.estimator, cfg.screening)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     header = {"format": "livemon decisions 1", "profile": result.profile, "book_moves": cfg.screening.book_moves,
               "eval_bound": cfg.screening.eval_bound, "games": len(planned),

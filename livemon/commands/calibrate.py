@@ -23,13 +23,13 @@ from typing import Any, Callable
 
 from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
-from livemon.config import Config
+from livemon.config import Config, ScreeningConfig
 from livemon.engine import EngineError, UciEngine, position_key
 from livemon.estimator import Estimator
 from livemon.pgn import game_info
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit, pooled_c
-from livemon.rating.screening import screening_exclusion
+from livemon.screener import Screener, open_book
 from livemon.store import Store
 
 
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 @dataclass(frozen=True)
-class ScreenedMove:
+class RatedDecision:
     """One position of a rated player that counts for calibration and screening."""
 
     player: str
@@ -55,24 +55,32 @@ class ScreenedMove:
     decision: Decision
 
 
-def screened_moves(estimator: Estimator, book_moves: int, eval_bound: float) -> tuple[list[ScreenedMove], Counter[str]]:
-    """Every decision of a rated player that screening would use, in game order; and the exclusion counts."""
-    game_of_seq = {g.seq: g.info.game_id for g in estimator.games.values()}
-    kept: list[ScreenedMove] = []
+def screened_moves(estimator: Estimator, cfg: ScreeningConfig) -> tuple[list[RatedDecision], Counter[str]]:
+    """Every ply of a rated player that screening would use, in game order; and the exclusion counts.
+
+    The exclusions are the screener's own (:meth:`Screener.exclusion`: forced,
+    no MultiPV, book moves or Polyglot book, decided), so that c_r is fitted on
+    the positions screening will score.
+    """
+    exclusion = Screener(cfg, None, open_book(cfg.book)).exclusion
+    kept: list[RatedDecision] = []
     excluded: Counter[str] = Counter()
-    for player in estimator.players.values():
-        if player.elo is None:
-            continue
-        for (seq, ply), decision in sorted(player.decisions.items()):
-            why = screening_exclusion(decision, ply, book_moves, eval_bound)
+    for game in sorted(estimator.games.values(), key=lambda g: g.seq):
+        for ply in sorted(game.plies):
+            player = estimator.mover(game.info.game_id, ply)
+            if player.elo is None:
+                continue
+            sp = game.plies[ply]
+            why = exclusion(sp)
             if why is not None:
                 excluded[why] += 1
                 continue
-            kept.append(ScreenedMove(player.name, player.elo, game_of_seq[seq], ply, decision))
+            assert sp.decision is not None  # "no_multipv" otherwise
+            kept.append(RatedDecision(player.name, player.elo, game.info.game_id, ply, sp.decision))
     return kept, excluded
 
 
-def by_player(moves: list[ScreenedMove]) -> dict[str, tuple[int, list[Decision]]]:
+def by_player(moves: list[RatedDecision]) -> dict[str, tuple[int, list[Decision]]]:
     """(Elo, decisions) per player, in the order of ``moves``."""
     out: dict[str, tuple[int, list[Decision]]] = {}
     for m in moves:
@@ -133,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         if result.profile == COMMENTS_PROFILE:
             report("calibration needs the engine (none could be started)")
             return 1
-        moves, excluded = screened_moves(result.estimator, cfg.screening.book_moves, cfg.screening.eval_bound)
+        moves, excluded = screened_moves(result.estimator, cfg.screening)
         players = by_player(moves)
         report(f"fitting c = a + b·Elo on {len(moves)} positions of {len(players)} rated players")
         try:
@@ -195,7 +203,7 @@ def render_table(out: dict[str, Any]) -> str:
     lines = [
         f"engine profile: {out['profile']}   searches run: {out['searches']}",
         f"games: {out['games']}   rated players: {cal.n}   positions: {cal.positions} "
-        f"(left out: {excl.get('book', 0)} book, {excl.get('decided', 0)} decided)",
+        f"(left out: {excl.get('book', 0)} book, {excl.get('decided', 0)} decided, {excl.get('forced', 0)} forced)",
         f"Elo range: {cal.elo_min:.0f}–{cal.elo_max:.0f}",
         "engine strength r̄_e: " + ("—" if es is None else f"{_pm(es['value'], es['se'], '{:.0f}')} (algorithm 3, {es['players']} players)"),
         f"c_r = a + b·Elo: a = {_pm(cal.a, math.sqrt(va), '{:.3f}')}, b = {_pm(cal.b * 1000, math.sqrt(vb) * 1000, '{:.4f}')} per 1000 Elo"
