@@ -32,10 +32,10 @@ import json
 import sys
 from pathlib import Path
 
-from livemon.batch import analyse_games, read_files
+from livemon.app.batch import analyse_games, read_files
 from livemon.commands.calibrate import fully_cached, screened_moves
 from livemon.config import load_config
-from livemon.store import Store
+from livemon.io.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 OPEN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"

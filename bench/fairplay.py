@@ -23,7 +23,7 @@ Three tables, all through :mod:`livemon.rating.screening`:
    reported as z = Φ⁻¹(1 − P) — what an exact screening would give (per
    game-side match distributions by DP, an event's by a product of FFTs;
    checked against a direct DP). A fourth, "screener", is match-exact divided
-   by the calibration's z_scale: what ``livemon.screener`` raises levels on.
+   by the calibration's z_scale: what ``livemon.live.screener`` raises levels on.
 1b. **Honest players who are not exactly E(c_r)** (when the calibration has τ,
    the sd of players' own c around a + b·Elo, or with ``--tau``): each player's
    c is drawn from N(c_r, τ²) and screened against E(c_r), as a real honest
@@ -155,7 +155,7 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
     """Records of the games of ``pgn_path`` from the analyses in a livemon store (opened read-only).
 
     The decision of a ply is built exactly as ``analyse`` builds it
-    (:func:`livemon.analysis.decision_for`). With ``complete_only``, games with
+    (:func:`livemon.live.analysis.decision_for`). With ``complete_only``, games with
     a position missing from the store (an analysis still running) are left out
     whole, so that every game-side is complete; else their missing plies are.
     Returns the records and a description (profile used — the store's profile
@@ -163,9 +163,9 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
     """
     import chess
 
-    from livemon.analysis import decision_for, needs_search, position_value
-    from livemon.batch import read_files
-    from livemon.engine import PositionAnalysis, position_key
+    from livemon.live.analysis import decision_for, needs_search, position_value
+    from livemon.app.batch import read_files
+    from livemon.io.engine import PositionAnalysis, position_key
 
     db = sqlite3.connect(f"file:{Path(store_path).resolve()}?mode=ro", uri=True)
     try:
@@ -508,7 +508,7 @@ class ZScores:
 
     def z(self, statistic: str) -> np.ndarray:
         """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau,
-        screener (= match-exact / :data:`SCREENER_Z_SCALE`, what livemon.screener raises levels on)."""
+        screener (= match-exact / :data:`SCREENER_Z_SCALE`, what livemon.live.screener raises levels on)."""
         if statistic == "screener":
             assert self.z_exact is not None, statistic
             return self.z_exact / SCREENER_Z_SCALE[0]
@@ -639,7 +639,7 @@ def default_calibration(profile: str | None = None, path: str | Path | None = No
     shipped ``livemon/data/calibrations.json``. τ and the z scales are read from the
     raw entry, so a file written by a newer Calibration works here too.
     """
-    from livemon.store import SHIPPED_CALIBRATIONS
+    from livemon.io.store import SHIPPED_CALIBRATIONS
 
     file = Path(path) if path else SHIPPED_CALIBRATIONS
     try:
@@ -681,10 +681,10 @@ def _rate(k: int, n: int) -> str:
 
 
 SCREENER_Z_SCALE = [1.0]
-"""The calibration's z_scale, set by main(): livemon.screener divides the exact-tail z_match by it."""
+"""The calibration's z_scale, set by main(): livemon.live.screener divides the exact-tail z_match by it."""
 
 STAT_NAMES = {
-    "screener": "screener (what livemon.screener raises on: exact-tail z_match / the calibration's z_scale)",
+    "screener": "screener (what livemon.live.screener raises on: exact-tail z_match / the calibration's z_scale)",
     "match": "match (library z, normal approximation of the matches)",
     "loss": "loss (library z of the average loss)",
     "match-exact": "match-exact (bench-computed: exact Poisson-binomial tail P(M >= m) of the matches, as z; not the library's)",
@@ -852,7 +852,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         if tau:
             slope = sum(match_slope(r.decision, c_r) for r in rs)
             z_t = (st.matches_observed - st.matches_expected) / math.sqrt(st.matches_sd ** 2 + (tau * slope) ** 2)
-        # levels as livemon.screener raises them: exact-tail z_match / z_scale (statistic "match")
+        # levels as livemon.live.screener raises them: exact-tail z_match / z_scale (statistic "match")
         z_lvl = z_x / (z_scale or 1.0) if scfg.statistic == "match" else _zof(st, scfg.statistic) / (z_scale or 1.0)
         enough = st.positions >= scfg.min_positions
         notice = True if enough and z_lvl >= scfg.notice_z else None
@@ -884,7 +884,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     flagged = [row for row in rows if row.notice is not None]
     figures["notices"] = len(flagged)
     figures["alerts"] = sum(row.alert is not None for row in rows)
-    out.append(f"   levels as livemon.screener raises them (exact-tail z_match / z_scale {z_scale or 1.0:.3f}, "
+    out.append(f"   levels as livemon.live.screener raises them (exact-tail z_match / z_scale {z_scale or 1.0:.3f}, "
                f">= {scfg.min_positions} positions): notices (>= {scfg.notice_z}) {len(flagged)}; "
                f"alerts (>= {scfg.alert_z}) {figures['alerts']}")
     zn = np.array([_zof(row.stats, scfg.statistic) for row in eligible])

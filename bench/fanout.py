@@ -1,6 +1,6 @@
 """WebSocket fan-out: N clients on loopback, latency from hub.publish to each client's receipt.
 
-The server (hub + :class:`livemon.web.WebServer`) runs in this process; the
+The server (hub + :class:`livemon.faces.web.WebServer`) runs in this process; the
 clients run in a second process (one asyncio loop, real ``websockets``
 clients that parse every frame), so the server's CPU and RSS are its own.
 Both sides timestamp with ``time.monotonic()`` (CLOCK_MONOTONIC, shared by
@@ -24,9 +24,9 @@ from multiprocessing.connection import Connection
 from websockets.asyncio.client import connect
 
 from livemon.config import WebConfig
-from livemon.hub import Hub
-from livemon.messages import BoardState
-from livemon.web import WebServer
+from livemon.faces.hub import Hub
+from livemon.live.messages import BoardState
+from livemon.faces.web import WebServer
 
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 

@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from livemon.config import Config, FeedConfig
-from livemon.feeds import open_feed
-from livemon.messages import GameInfo, GameResult, Message, MoveEvent
-from livemon.monitor import Monitor
-from livemon.store import Store
-from livemon.tttjob import SCORES, run_ttt
+from livemon.io.feeds import open_feed
+from livemon.live.messages import GameInfo, GameResult, Message, MoveEvent
+from livemon.app.monitor import Monitor
+from livemon.io.store import Store
+from livemon.io.tttjob import SCORES, run_ttt
 
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
 LONDON = REAL / "london_chess_classic_2011_twic.pgn"

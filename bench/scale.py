@@ -3,7 +3,7 @@
 Real Stockfish at a fixed depth, one thread and one engine per worker; a real
 mosquitto started here on a free port; real ``livemon worker`` subprocesses
 (each with a fresh cache, so every position is searched); the monitor side is
-:class:`livemon.bus.RemoteEnginePool` without a cache. The positions are
+:class:`livemon.io.bus.RemoteEnginePool` without a cache. The positions are
 distinct positions of the bundled London Chess Classic 2011 (after the first
 8 plies of each game).
 
@@ -12,7 +12,7 @@ distinct positions of the bundled London Chess Classic 2011 (after the first
   the same with the embedded pool of 1 and 2 engines (no broker), which shows
   what the machine allowed at the time;
 - **added latency**: positions asked one at a time, each on a local engine
-  (:class:`livemon.pool.EnginePool`) and through the broker to 1 worker, back
+  (:class:`livemon.io.pool.EnginePool`) and through the broker to 1 worker, back
   to back; the paired difference is what the bus adds per position (JSON, two
   MQTT hops each way with QoS 1 acknowledgements, the worker's pool and cache).
 
@@ -47,12 +47,12 @@ import aiomqtt
 import chess
 import chess.pgn
 
-from livemon.analysis import needs_search
-from livemon.bus import RemoteEnginePool, workers_topic
+from livemon.live.analysis import needs_search
+from livemon.io.bus import RemoteEnginePool, workers_topic
 from livemon.config import BusConfig, EngineConfig
-from livemon.engine import position_key
-from livemon.pgn import split_games
-from livemon.pool import EnginePool
+from livemon.io.engine import position_key
+from livemon.live.pgn import split_games
+from livemon.io.pool import EnginePool
 
 REPO = Path(__file__).resolve().parent.parent
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"

@@ -20,11 +20,11 @@ import time
 import numpy as np
 
 from livemon.config import ScreeningConfig
-from livemon.estimator import ScoredPly
-from livemon.messages import GameInfo
+from livemon.live.estimator import ScoredPly
+from livemon.live.messages import GameInfo
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
-from livemon.screener import Screener
+from livemon.live.screener import Screener
 
 CAL = ProfileCalibration("bench", None, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.5, residual_sd=0.2))
 

@@ -3,7 +3,7 @@
 Layers (see ``ARCHITECTURE.md`` in the spec):
 
 * :mod:`livemon.rating` — pure rating models, numbers in and numbers out, no I/O;
-* adapters at the edges — :mod:`livemon.pgn`, :mod:`livemon.engine`, :mod:`livemon.store`, ...;
+* adapters at the edges — :mod:`livemon.live.pgn`, :mod:`livemon.io.engine`, :mod:`livemon.io.store`, ...;
 * :mod:`livemon.cli` — the one entry point.
 """
 

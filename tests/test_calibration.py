@@ -130,7 +130,7 @@ def test_uncertainty_of_the_map_matches_draws_of_the_line():
 
 
 def test_round_trips_through_json_and_the_store(tmp_path):
-    from livemon.store import Store
+    from livemon.io.store import Store
 
     rng = np.random.default_rng(1)
     cal = Calibration.fit_decisions(simulate(rng, 30, 70, 0.1), profile="sim d12")
@@ -325,10 +325,10 @@ def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, st
     import asyncio
 
     from livemon.config import load_config
-    from livemon.hub import Hub
-    from livemon.monitor import Monitor
-    from livemon.pgn import split_games
-    from livemon.store import Store
+    from livemon.faces.hub import Hub
+    from livemon.app.monitor import Monitor
+    from livemon.live.pgn import split_games
+    from livemon.io.store import Store
 
     chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:1]
     pgn = tmp_path / "one.pgn"
@@ -358,8 +358,8 @@ def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, st
 def test_the_default_profile_ships_a_likelihood_calibration_the_store_falls_back_to(tmp_path):
     """livemon/data/calibrations.json: made by `livemon calibrate` (docs/calibration.md), read when nothing is stored."""
     from livemon.config import EngineConfig
-    from livemon.engine import EngineProfile
-    from livemon.store import Store, shipped_calibrations
+    from livemon.io.engine import EngineProfile
+    from livemon.io.store import Store, shipped_calibrations
 
     engine = EngineConfig()
     default = EngineProfile("Stockfish 15.1", engine.depth, engine.nodes, engine.multipv).name

@@ -24,8 +24,8 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from livemon.analysis import needs_search
-from livemon.bus import (
+from livemon.live.analysis import needs_search
+from livemon.io.bus import (
     AnalysisRequest,
     AnalysisResult,
     RemoteEnginePool,
@@ -35,11 +35,11 @@ from livemon.bus import (
     workers_topic,
 )
 from livemon.config import BusConfig, ConfigError, load_config, load_config_text
-from livemon.engine import PositionAnalysis, position_key
-from livemon.export import export_report
-from livemon.monitor import Monitor
-from livemon.pgn import split_games
-from livemon.store import Store
+from livemon.io.engine import PositionAnalysis, position_key
+from livemon.app.export import export_report
+from livemon.app.monitor import Monitor
+from livemon.live.pgn import split_games
+from livemon.io.store import Store
 from tests.conftest import REPO, mosquitto, real
 
 DEPTH = 5
@@ -266,7 +266,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
 
 
 async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, stockfish):
-    caplog.set_level(logging.INFO, "livemon.bus")
+    caplog.set_level(logging.INFO, "livemon.io.bus")
     bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, max_backoff=1.0)
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     key = position_key(board)
@@ -388,7 +388,7 @@ def test_bad_bus_settings_name_the_key(text, message):
 async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, caplog, stockfish):
     """A worker that answers with an error, then takes requests and never answers (hung, cut off):
     the monitor asks again each time, and a real worker answers."""
-    caplog.set_level(logging.INFO, "livemon.bus")
+    caplog.set_level(logging.INFO, "livemon.io.bus")
     bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, request_timeout=1.0, max_backoff=1.0)
     swallowed: list[str] = []
     async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as silent:
@@ -418,7 +418,7 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
 
 
 async def test_a_monitor_waiting_for_its_first_worker_can_be_stopped(tmp_path, broker, caplog):
-    caplog.set_level(logging.INFO, "livemon.bus")
+    caplog.set_level(logging.INFO, "livemon.io.bus")
     monitor = Monitor(load_config(write_config(tmp_path / "monitor.toml", broker.port)))
     run = asyncio.create_task(monitor.run())
     await until(lambda: "bus: connected to" in caplog.text, 20, "the monitor's connection")

@@ -12,10 +12,10 @@ import chess.pgn
 import pytest
 
 from livemon.config import ConfigError, FeedConfig, load_config_text
-from livemon.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
+from livemon.io.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
 from livemon.rating.evaluation import MATE_CP
-from livemon.feeds.core import is_terminated
-from livemon.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.io.feeds.core import is_terminated
+from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 REAL = Path("/work/shared/data/real")
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
@@ -230,7 +230,7 @@ def test_dgt_final_king_moves_are_dropped_with_a_log_line(broadcast, caplog):
     n = len(truth)
     tail = f"{n // 2 + 1}. Kd4" if n % 2 == 0 else f"{n // 2 + 1}... Kd4"
     t = GameTracker("dgt")
-    with caplog.at_level(logging.INFO, logger="livemon.feeds.core"):
+    with caplog.at_level(logging.INFO, logger="livemon.io.feeds.core"):
         out = t.update_text(_dgt(g, tail + " Ke5"))
     assert not any(isinstance(m, FeedError) for m in out)
     assert apply(out)[g.headers["Site"]] == truth

@@ -22,13 +22,13 @@ import chess.pgn
 import pytest
 
 from livemon.config import FeedConfig
-from livemon.feeds import open_feed, open_feeds
-from livemon.feeds.file import FileFeed
-from livemon.feeds.http import HttpFeed
-from livemon.feeds.mqtt import MqttFeed
-from livemon.feeds.replay import ReplayFeed
-from livemon.feeds.stream import StreamFeed
-from livemon.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.io.feeds import open_feed, open_feeds
+from livemon.io.feeds.file import FileFeed
+from livemon.io.feeds.http import HttpFeed
+from livemon.io.feeds.mqtt import MqttFeed
+from livemon.io.feeds.replay import ReplayFeed
+from livemon.io.feeds.stream import StreamFeed
+from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 REAL = Path("/work/shared/data/real")
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
@@ -263,7 +263,7 @@ async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
 
 
 async def test_dgt_round_folder(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="livemon.feeds.core")
+    caplog.set_level(logging.INFO, logger="livemon.io.feeds.core")
     games = real_games()[4:7]
     rnd = tmp_path / "live" / "round-1"
     rnd.mkdir(parents=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from livemon.cli import main
-from livemon.pgn import split_games
-from livemon.store import Store
+from livemon.live.pgn import split_games
+from livemon.io.store import Store
 from tests.conftest import REPO, real
 
 

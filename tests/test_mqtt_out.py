@@ -17,9 +17,9 @@ import aiomqtt
 import pytest
 
 from livemon.config import ConfigError, MqttOutConfig, load_config_text
-from livemon.hub import Hub
-from livemon.messages import Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
-from livemon.mqtt_out import MqttPublisher
+from livemon.faces.hub import Hub
+from livemon.live.messages import Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
+from livemon.faces.mqtt import MqttPublisher
 from tests.conftest import free_port, mosquitto
 
 PREFIX, ARBITER = "livemon/test", "livemon-arbiter/test"

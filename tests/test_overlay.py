@@ -25,9 +25,9 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from livemon.config import WebConfig
-from livemon.hub import Hub
-from livemon.messages import BoardState, PlayerEstimate
-from livemon.web import WebServer
+from livemon.faces.hub import Hub
+from livemon.live.messages import BoardState, PlayerEstimate
+from livemon.faces.web import WebServer
 
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 CHROMIUM_FLAGS = [

@@ -1,4 +1,4 @@
-from livemon.pgn import BadGame, GoodGame, game_info, read_games, split_games
+from livemon.live.pgn import BadGame, GoodGame, game_info, read_games, split_games
 from tests.conftest import real
 
 

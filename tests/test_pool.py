@@ -21,11 +21,11 @@ import chess
 import chess.pgn
 import pytest
 
-from livemon.analysis import needs_search
+from livemon.live.analysis import needs_search
 from livemon.config import EngineConfig
-from livemon.engine import EngineError, UciEngine, position_key
-from livemon.pool import EnginePool
-from livemon.store import Store
+from livemon.io.engine import EngineError, UciEngine, position_key
+from livemon.io.pool import EnginePool
+from livemon.io.store import Store
 from tests.conftest import REPO, real
 
 
@@ -198,7 +198,7 @@ async def test_hung_engine_times_out_and_is_replaced(fake, monkeypatch):
 async def test_position_that_always_fails_gives_engine_error_and_the_pool_goes_on(fake, monkeypatch, caplog):
     bad, good = game_boards()[:2]
     monkeypatch.setenv("FAKE_UCI_HANG_FEN", bad.fen().rsplit(" ", 2)[0])
-    caplog.set_level(logging.WARNING, logger="livemon.pool")
+    caplog.set_level(logging.WARNING, logger="livemon.io.pool")
     async with EnginePool(fake.cfg(timeout=0.3, retries=1), Store(":memory:")) as pool:
         with pytest.raises(EngineError, match="timed out"):
             await pool.submit(bad)

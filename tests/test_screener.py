@@ -1,4 +1,4 @@
-"""Screening per player per event (livemon.screener): exact tails, exclusions, rollback, re-rating, alerts."""
+"""Screening per player per event (livemon.live.screener): exact tails, exclusions, rollback, re-rating, alerts."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from livemon.config import ScreeningConfig
-from livemon.estimator import ScoredPly
-from livemon.messages import GameInfo
+from livemon.live.estimator import ScoredPly
+from livemon.live.messages import GameInfo
 from livemon.rating.agent import Decision, move_probabilities
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.screening import PoissonBinomial, tail_z
-from livemon.screener import Screener, open_book
+from livemon.live.screener import Screener, open_book
 
 CAL = ProfileCalibration("test profile", 3000.0, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800,
                                                               r2=0.6, residual_sd=0.2, profile="test profile"))
@@ -242,11 +242,11 @@ def test_without_a_calibration_screening_is_off():
 def test_scope_all_screens_games_with_per_game_event_tags_as_one_event():
     """lichess study exports put "Round 1: A - B" in Event: scope = "all" keeps a player's games together."""
     from livemon.config import ScreeningConfig
-    from livemon.estimator import ScoredPly
-    from livemon.messages import GameInfo
+    from livemon.live.estimator import ScoredPly
+    from livemon.live.messages import GameInfo
     from livemon.rating.agent import Decision
     from livemon.rating.calibration import Calibration, ProfileCalibration
-    from livemon.screener import Screener
+    from livemon.live.screener import Screener
 
     cal = ProfileCalibration("p", None, Calibration.fit([(1800, 0.5), (2600, 1.5)]))
     for scope, events in (("event", 2), ("all", 1)):
@@ -262,8 +262,8 @@ def test_screening_with_other_exclusions_than_the_calibration_says_so():
 
     from livemon.config import ScreeningConfig
     from livemon.rating.calibration import Calibration, ProfileCalibration
-    from livemon.screener import Screener
-    from livemon.store import shipped_calibrations
+    from livemon.live.screener import Screener
+    from livemon.io.store import shipped_calibrations
 
     fitted = replace(Calibration.fit([(1800, 0.5), (2600, 1.5)]), book_moves=8, eval_bound=3.0)
     cal = ProfileCalibration("p", None, fitted)

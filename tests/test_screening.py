@@ -159,7 +159,7 @@ def test_calibration_rejects_degenerate_data():
 
 def test_store_keeps_a_profile_calibration_and_engine_strength_alone_keeps_the_map(tmp_path):
     from livemon.rating.calibration import ProfileCalibration
-    from livemon.store import Store
+    from livemon.io.store import Store
 
     cal = Calibration.fit([(1800, 0.8), (2200, 1.1), (2600, 1.5)], profile="p")
     with Store(tmp_path / "s.sqlite") as store:

@@ -23,14 +23,14 @@ from websockets.asyncio.client import connect
 
 from livemon.cli import main
 from livemon.config import Config, FeedConfig, MqttOutConfig, ScreeningConfig, WebConfig
-from livemon.engine import UciEngine
-from livemon.messages import Alert, ScreeningRow
-from livemon.monitor import Monitor
-from livemon.mqtt_out import MqttPublisher
-from livemon.pgn import split_games
+from livemon.io.engine import UciEngine
+from livemon.live.messages import Alert, ScreeningRow
+from livemon.app.monitor import Monitor
+from livemon.faces.mqtt import MqttPublisher
+from livemon.live.pgn import split_games
 from livemon.rating.calibration import Calibration, ProfileCalibration
-from livemon.store import Store
-from livemon.web import WebServer
+from livemon.io.store import Store
+from livemon.faces.web import WebServer
 from tests.conftest import real
 from tests.conftest import free_port, mosquitto
 from tests.test_mqtt_out import ACL, ARBITER, PREFIX
@@ -113,7 +113,7 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
 
 
 async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(tmp_path, stockfish, caplog):
-    caplog.set_level(logging.INFO, logger="livemon.monitor")
+    caplog.set_level(logging.INFO, logger="livemon.app.monitor")
     pgn = london(tmp_path, slice(0, 2))
     low = ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=10)  # certain to fire (not a valid config.toml)
     cfg = live_config(tmp_path, pgn, low)

@@ -288,8 +288,8 @@ def test_live_refresh_reads_pgn_dates_with_unknown_parts():
     import asyncio
 
     from livemon.config import TTTConfig
-    from livemon.messages import GameInfo
-    from livemon.tttjob import TTTJob
+    from livemon.live.messages import GameInfo
+    from livemon.io.tttjob import TTTJob
 
     games = [
         (GameInfo("a", white="Kasparov", black="Deep Blue", date="1997.05.??"), "1-0"),

@@ -1,6 +1,6 @@
 """The commentary screen, driven by Textual's pilot on a hub of real games (issue 5, part 1).
 
-The hub is the demo's (rounds 1–4 of a real broadcast, ``livemon.tui.demo``)
+The hub is the demo's (rounds 1–4 of a real broadcast, ``livemon.faces.tui.demo``)
 plus a few fixed TTT ratings and an alert, so every figure is deterministic.
 ``LIVEMON_UPDATE_SNAPSHOTS=1`` rewrites tests/snapshots/main.svg.
 """
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from livemon.hub import Hub
-from livemon.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningRow, TTTRating
-from livemon.tui import CommentaryApp, demo
-from livemon.tui.help import HelpScreen
-from livemon.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable, ScreeningTable
+from livemon.faces.hub import Hub
+from livemon.live.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.faces.tui import CommentaryApp, demo
+from livemon.faces.tui.help import HelpScreen
+from livemon.faces.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable, ScreeningTable
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "main.svg"
 SIZE = (120, 40)

@@ -19,9 +19,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from livemon.config import ConfigError, WebConfig, load_config_text
-from livemon.hub import Hub
-from livemon.messages import Alert, BoardState, PlayerEstimate
-from livemon.web import PROTOCOL_VERSION, WebServer, serve_web
+from livemon.faces.hub import Hub
+from livemon.live.messages import Alert, BoardState, PlayerEstimate
+from livemon.faces.web import PROTOCOL_VERSION, WebServer, serve_web
 
 FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
 TOKEN = "arbiter-s3cret"

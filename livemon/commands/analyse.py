@@ -9,12 +9,12 @@ import math
 import sys
 from typing import Any, Callable
 
-from livemon.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
+from livemon.app.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
 from livemon.config import Config
-from livemon.messages import GameInfo
-from livemon.screener import Screener, open_book, screen_estimator, screening_report
-from livemon.store import Store
+from livemon.live.messages import GameInfo
+from livemon.live.screener import Screener, open_book, screen_estimator, screening_report
+from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -90,7 +90,7 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
 
 async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, float]:
     """TTT posterior means on the Elo scale (the monitor's background fit, run once)."""
-    from livemon.tttjob import TTTJob
+    from livemon.io.tttjob import TTTJob
 
     job = TTTJob(cfg.ttt)
     try:

@@ -21,16 +21,16 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from livemon.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
+from livemon.app.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
 from livemon.config import Config, ScreeningConfig
-from livemon.engine import EngineError, UciEngine, position_key
-from livemon.estimator import Estimator
-from livemon.pgn import game_info
+from livemon.io.engine import EngineError, UciEngine, position_key
+from livemon.live.estimator import Estimator
+from livemon.live.pgn import game_info
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit, pooled_c
-from livemon.screener import Screener, open_book
-from livemon.store import Store
+from livemon.live.screener import Screener, open_book
+from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

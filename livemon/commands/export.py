@@ -8,8 +8,8 @@ import sys
 
 from livemon.commands.analyse import render_table
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.export import export_report
-from livemon.store import Store
+from livemon.app.export import export_report
+from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

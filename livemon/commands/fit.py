@@ -1,7 +1,7 @@
 """``livemon fit FILE...``: TrueSkill Through Time (TTT or TTT-D) over game results.
 
 Reads PGN headers or CSV (``time,white,black,result``) through
-:mod:`livemon.results`, fits :mod:`livemon.rating.ttt`, and prints a table of
+:mod:`livemon.live.results`, fits :mod:`livemon.rating.ttt`, and prints a table of
 players by their latest skill, or with ``--json`` one object::
 
     {"model": "ttt", "params": {...}, "log_evidence": -23.1, "iterations": 12,
@@ -20,7 +20,7 @@ from typing import Any
 
 from livemon.config import ConfigError, TTTConfig, load_config
 from livemon.rating import ttt
-from livemon.results import GameResult, ResultsReport, read_results
+from livemon.live.results import GameResult, ResultsReport, read_results
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -8,8 +8,8 @@ import logging
 import sys
 
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.engine import EngineError
-from livemon.monitor import Monitor
+from livemon.io.engine import EngineError
+from livemon.app.monitor import Monitor
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     from multiprocessing import resource_tracker
 
-    from livemon.tui import CommentaryApp
+    from livemon.faces.tui import CommentaryApp
 
     # Start multiprocessing's helper before Textual replaces sys.stderr: it passes
     # stderr's fd to its child, and the TTT worker process needs it.

@@ -11,10 +11,10 @@ import time
 from typing import AsyncIterator
 
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.engine import EngineError
-from livemon.hub import Hub
-from livemon.messages import BoardState, MonitorStatus
-from livemon.monitor import Monitor
+from livemon.io.engine import EngineError
+from livemon.faces.hub import Hub
+from livemon.live.messages import BoardState, MonitorStatus
+from livemon.app.monitor import Monitor
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,8 +57,8 @@ async def serve(monitor: Monitor, until_done: bool) -> None:
 @contextlib.asynccontextmanager
 async def faces(monitor: Monitor) -> AsyncIterator[None]:
     """The WebSocket/overlay server and, when enabled, the MQTT publisher, beside the monitor."""
-    from livemon.mqtt_out import MqttPublisher
-    from livemon.web import WebServer
+    from livemon.faces.mqtt import MqttPublisher
+    from livemon.faces.web import WebServer
 
     web = WebServer(monitor.hub, monitor.cfg.web)
     try:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.store import Store
+from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

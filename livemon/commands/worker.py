@@ -9,7 +9,7 @@ import signal
 import sys
 
 from livemon.commands import config_from_args
-from livemon.engine import EngineError
+from livemon.io.engine import EngineError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ async def serve(worker: "EngineWorker") -> None:  # noqa: F821 (imported in run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from livemon.worker import EngineWorker
+    from livemon.app.worker import EngineWorker
 
     cfg = config_from_args(args)
     if cfg is None:

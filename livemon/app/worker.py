@@ -1,0 +1,181 @@
+"""An engine worker: ``cfg.engine.processes`` local engines serving a monitor's requests over MQTT.
+
+The worker is the embedded :class:`~livemon.io.pool.EnginePool` (crash and hang
+recovery, in-flight dedup, its own SQLite cache at ``store.path``) behind the
+bus protocol of :mod:`livemon.io.bus`. Load balancing is the broker's: requests
+come from an MQTT v5 shared subscription, and the worker neither hoards nor
+loses them —
+
+- it connects with **Receive Maximum = its engine count**, and
+- it **acknowledges a request only after its result is published** (manual
+  acks; aiomqtt has no API for them yet, so paho's ``manual_ack_set``/``ack``
+  are used through ``client._client``, as in aiomqtt issue #345),
+
+so the broker never hands it more requests than it has engines, and a request
+whose worker dies mid-search was never acknowledged (the monitor asks again).
+A bad request (bad JSON or FEN, a response topic outside the bus, another
+engine profile) is acknowledged and dropped with a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from livemon.io.bus import (
+    AnalysisRequest,
+    AnalysisResult,
+    BusMessageError,
+    WorkerAnnouncement,
+    client_for,
+    excerpt,
+    no_delay,
+    shared_requests_topic,
+    workers_topic,
+)
+from livemon.config import Config
+from livemon.io.engine import EngineError
+from livemon.io.pool import EnginePool
+from livemon.io.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class EngineWorker:
+    """``await EngineWorker(cfg).run()``; :meth:`stop` finishes the requests in hand and leaves."""
+
+    def __init__(self, cfg: Config, worker_id: str | None = None) -> None:
+        self.cfg = cfg
+        self.bus = cfg.bus
+        self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
+        self.store = Store(cfg.store.path)
+        self.pool = EnginePool(cfg.engine, self.store, adaptive=False)
+        self.announce_topic = workers_topic(self.bus, self.worker_id)
+        self.results_prefix = f"{self.bus.prefix}/results/"
+        self.connected = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.answered = 0
+        self.rejected = 0
+        self.connects = 0
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Start the engines, then serve until :meth:`stop`, reconnecting with back-off."""
+        await self.pool.start()
+        profile = self.pool.base_profile
+        print(f"worker {self.worker_id}: {self.cfg.engine.processes} engines, profile {profile.name}, "
+              f"broker {self.bus.host}:{self.bus.port}", flush=True)
+        delay = 1.0
+        try:
+            while not self._stopping.is_set():
+                try:
+                    client = client_for(self.bus, self.worker_id, receive_maximum=self.cfg.engine.processes,
+                                        will=aiomqtt.Will(self.announce_topic, b"", qos=1, retain=True))
+                    client._client.manual_ack_set(True)  # aiomqtt has no API for it yet (issue #345)
+                    async with client:
+                        no_delay(client)
+                        self.connects += 1
+                        delay = 1.0
+                        await self._session(client)
+                except aiomqtt.MqttError as exc:
+                    log.warning("worker: broker %s:%d: %s; retrying in %g s", self.bus.host, self.bus.port, exc, delay)
+                self.connected.clear()
+                if not self._stopping.is_set():
+                    await self._sleep(delay)
+                    delay = min(delay * 2, self.bus.max_backoff)
+        finally:
+            log.info("worker %s: answered %d, searched %d, rejected %d, connections %d", self.worker_id,
+                     self.answered, self.pool.counters.searches, self.rejected, self.connects)
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self.pool.close()
+            self.store.close()
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        p = self.pool.base_profile
+        announcement = WorkerAnnouncement(self.worker_id, p.engine, p.depth, p.nodes, p.multipv,
+                                          self.cfg.engine.processes, socket.gethostname())
+        await client.subscribe(shared_requests_topic(self.bus, self.pool.base_profile.name), qos=1)
+        await client.publish(self.announce_topic, announcement.to_json(), qos=1, retain=True)
+        self.connected.set()
+        log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus, self.pool.base_profile.name))
+        stop = asyncio.ensure_future(self._stopping.wait())
+        try:
+            messages = client.messages.__aiter__()
+            while True:
+                get = asyncio.ensure_future(messages.__anext__())
+                await asyncio.wait((get, stop), return_when=asyncio.FIRST_COMPLETED)
+                if not get.done():  # stopping: take no more, finish what is in hand, then leave
+                    get.cancel()
+                    await client.unsubscribe(shared_requests_topic(self.bus, self.pool.base_profile.name))
+                    await asyncio.gather(*self._tasks, return_exceptions=True)
+                    await client.publish(self.announce_topic, b"", qos=1, retain=True)
+                    return
+                self._spawn(self._serve(client, get.result()))
+        finally:
+            stop.cancel()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, client: aiomqtt.Client, message: aiomqtt.Message) -> None:
+        """Analyse one request, publish the result to its response topic, then acknowledge it."""
+        payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
+        props = message.properties
+        reply_to = getattr(props, "ResponseTopic", None)
+        correlation = getattr(props, "CorrelationData", None)
+        try:
+            request = AnalysisRequest.parse(payload)
+            if not reply_to or not reply_to.startswith(self.results_prefix) or any(c in reply_to for c in "+#"):
+                raise BusMessageError(f"response topic {reply_to!r} is not under {self.results_prefix}")
+        except BusMessageError as exc:
+            self.rejected += 1
+            log.warning("worker: malformed request rejected: %s: %s", exc, excerpt(payload))
+            self._ack(client, message)
+            return
+        profile = self.pool.base_profile
+        if request.profile != profile.name:
+            self.rejected += 1
+            log.warning("worker: request for profile %r rejected: this worker runs %r", request.profile, profile.name)
+            self._ack(client, message)
+            return
+        try:
+            done = await self.pool.submit(request.board())
+            result = AnalysisResult(done.key, done.profile.name, self.worker_id, done.analysis, cached=done.cached)
+        except EngineError as exc:
+            result = AnalysisResult(request.key, profile.name, self.worker_id, error=str(exc))
+        out = Properties(PacketTypes.PUBLISH)
+        if correlation is not None:
+            out.CorrelationData = correlation
+        try:
+            await client.publish(reply_to, result.to_json(), qos=1, properties=out)
+        except aiomqtt.MqttError as exc:  # the connection went: the request was not acked, it comes again
+            log.info("worker: result for %s not published (%s); the monitor will ask again", request.key, exc)
+            return
+        self.answered += 1
+        self._ack(client, message)
+
+    @staticmethod
+    def _ack(client: aiomqtt.Client, message: aiomqtt.Message) -> None:
+        if message.qos > 0:
+            client._client.ack(message.mid, message.qos)

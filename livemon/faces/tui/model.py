@@ -1,0 +1,168 @@
+"""What the commentary screen knows: the latest message per board, player, alert.
+
+A plain object (no Textual, no asyncio) so that the hub's messages can be
+folded in and the screen's orderings checked without an app. :meth:`apply`
+says whether anything changed, which is how the app updates only the widgets
+that need it.
+
+>>> from livemon.live.messages import PlayerEstimate, TTTRating
+>>> s = LiveState()
+>>> s.apply(PlayerEstimate("A", 2500, 10, -12.0, 0.4, -70.0, 2930.0))
+('player', 'A')
+>>> s.apply(PlayerEstimate("A", 2500, 10, -12.0, 0.4, -70.0, 2930.0)) is None  # same again
+True
+>>> s.apply(TTTRating("B", 1.0, 0.2, 2810.0, 40.0, 9))
+('player', 'B')
+>>> [p.name for p in s.players_sorted("perceived")], [p.name for p in s.players_sorted("ttt")]
+(['A', 'B'], ['B', 'A'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.faces.tui.format import finite
+
+#: the player orderings ``s`` cycles through: key -> label
+SORTS: dict[str, str] = {
+    "perceived": "perceived Elo",
+    "ttt": "TTT μ",
+    "elo": "rating",
+    "moves": "moves analysed",
+    "name": "name",
+}
+
+Change = tuple[str, str]  # ("board", game_id) | ("player", name) | ("status", "") | ("alert", key)
+
+
+@dataclass(frozen=True)
+class PlayerRow:
+    """One line of the players table: a player's estimate and TTT rating, either may be missing."""
+
+    name: str
+    estimate: PlayerEstimate | None
+    ttt: TTTRating | None
+
+    @property
+    def elo(self) -> int | None:
+        return self.estimate.elo if self.estimate else None
+
+    @property
+    def perceived(self) -> float | None:
+        return self.estimate.perceived_elo if self.estimate else None
+
+    @property
+    def moves(self) -> int:
+        return self.estimate.moves if self.estimate else 0
+
+
+def _desc(value: Callable[[PlayerRow], float | None]) -> Callable[[PlayerRow], tuple[int, float, str]]:
+    """Sort key: highest first, players without a finite value last, ties by name."""
+
+    def key(row: PlayerRow) -> tuple[int, float, str]:
+        v = value(row)
+        return (0, -v, row.name) if finite(v) else (1, 0.0, row.name)  # type: ignore[operator]
+
+    return key
+
+
+_SORT_KEYS: dict[str, Callable[[PlayerRow], tuple[int, float, str]]] = {
+    "perceived": _desc(lambda r: r.perceived),
+    "ttt": _desc(lambda r: r.ttt.elo if r.ttt else None),
+    "elo": _desc(lambda r: r.elo),
+    "moves": _desc(lambda r: r.moves),
+    "name": lambda r: (0, 0.0, r.name),
+}
+
+
+def _round(text: str) -> tuple[int, ...]:
+    """``"4.10"`` → (4, 10), so that board 10 follows board 2; unknown parts sort first."""
+    return tuple(int(p) if p.isdigit() else -1 for p in text.split("."))
+
+
+def alert_key(alert: Alert) -> str:
+    return f"{alert.player}\x00{alert.event}"
+
+
+class LiveState:
+    """Latest boards, player estimates, TTT ratings, status and alerts."""
+
+    def __init__(self) -> None:
+        self.boards: dict[str, BoardState] = {}
+        self.estimates: dict[str, PlayerEstimate] = {}
+        self.ttt: dict[str, TTTRating] = {}
+        self.status: MonitorStatus | None = None
+        self.alerts: dict[str, Alert] = {}
+        self.screening: dict[str, ScreeningRow] = {}
+
+    def apply(self, msg: Message) -> Change | None:
+        """Fold in one message; the change it made, or None when it changed nothing."""
+        if isinstance(msg, BoardState):
+            return self._put(self.boards, msg.game_id, msg, "board")
+        if isinstance(msg, PlayerEstimate):
+            return self._put(self.estimates, msg.name, msg, "player")
+        if isinstance(msg, TTTRating):
+            return self._put(self.ttt, msg.name, msg, "player")
+        if isinstance(msg, Alert):
+            return self._put(self.alerts, alert_key(msg), msg, "alert")
+        if isinstance(msg, ScreeningRow):
+            return self._put(self.screening, f"{msg.player}\x00{msg.event}", msg, "screening")
+        if isinstance(msg, MonitorStatus):
+            if msg == self.status:
+                return None
+            self.status = msg
+            return ("status", "")
+        return None  # a message the screen does not show
+
+    @staticmethod
+    def _put(table: dict, key: str, msg: Message, kind: str) -> Change | None:
+        if table.get(key) == msg:
+            return None
+        table[key] = msg
+        return (kind, key)
+
+    def reset(self, messages: Iterable[Message]) -> None:
+        """Start again from a snapshot (after the hub dropped messages for us)."""
+        self.__init__()  # type: ignore[misc]
+        for msg in messages:
+            self.apply(msg)
+
+    # -- orderings ---------------------------------------------------------------
+
+    def boards_ordered(self) -> list[BoardState]:
+        """Live games by round and board, then finished ones, latest round first.
+
+        A fixed order (not the order of the last update) keeps a board in its
+        place while the reader looks at the list.
+
+        >>> s = LiveState()
+        >>> for gid, rnd, res in [("a", "3.2", "1-0"), ("b", "4.10", "*"), ("c", "4.2", "*"), ("d", "2.1", "0-1")]:
+        ...     _ = s.apply(BoardState(gid, "W", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0, result=res, round=rnd))
+        >>> [b.game_id for b in s.boards_ordered()]
+        ['c', 'b', 'a', 'd']
+        """
+        live = sorted((b for b in self.boards.values() if b.result == "*"), key=lambda b: (_round(b.round), b.game_id))
+        done = sorted((b for b in self.boards.values() if b.result != "*"), key=lambda b: (_round(b.round), b.game_id))
+        return live + done[::-1]
+
+    def player_names(self) -> list[str]:
+        names = dict.fromkeys(self.estimates)
+        names.update(dict.fromkeys(self.ttt))
+        return list(names)
+
+    def player(self, name: str) -> PlayerRow:
+        return PlayerRow(name, self.estimates.get(name), self.ttt.get(name))
+
+    def players_sorted(self, sort: str) -> list[PlayerRow]:
+        """Every player with an estimate or a TTT rating, in the order ``sort`` names."""
+        return sorted((self.player(n) for n in self.player_names()), key=_SORT_KEYS[sort])
+
+    def screening_ordered(self) -> list[tuple[str, ScreeningRow]]:
+        """Every screened player-event, highest z first (not yet rated last)."""
+        return sorted(self.screening.items(), key=lambda kv: (kv[1].z is None, -(kv[1].z or 0.0), kv[0]))
+
+    def alerts_ordered(self) -> list[Alert]:
+        """Strongest signal first."""
+        return sorted(self.alerts.values(), key=lambda a: (-a.z, a.player))

@@ -1,0 +1,349 @@
+"""The commentary screen's widgets: each shows one part of :class:`~livemon.faces.tui.model.LiveState`.
+
+Widgets never read the hub or a file; the app hands them messages by setting
+their reactive attributes, and Textual repaints a widget only when one of its
+own attributes changed. Layout and colours live in ``commentary.tcss``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import chess
+from rich.text import Text
+from textual.app import RenderResult
+from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+
+from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningRow
+from livemon.faces.tui import format as fmt
+from livemon.faces.tui.model import PlayerRow
+
+Cells = tuple[str | Text, ...]
+
+
+class LiveTable(DataTable[str | Text]):
+    """A row-cursor table kept in step with a list of keyed rows.
+
+    :meth:`show` rewrites only the cells whose text changed; the rows are
+    rebuilt only when their order changed (a new game, a re-sort), and then the
+    cursor stays on the same key so the reader's selection does not jump.
+    """
+
+    def __init__(self, columns: Sequence[tuple[str, str, int | None]], row_height: int = 1, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        self._columns = list(columns)
+        self._row_height = row_height
+        self._order: list[str] = []
+        self._cells: dict[str, Cells] = {}
+
+    def on_mount(self) -> None:
+        for key, label, width in self._columns:
+            self.add_column(label, key=key, width=width)
+
+    @property
+    def selected_key(self) -> str | None:
+        """The key of the row under the cursor, None when the table is empty."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(Coordinate(self.cursor_row, 0)).row_key.value
+
+    @property
+    def order(self) -> list[str]:
+        return list(self._order)
+
+    def _scroll_to_cursor(self) -> None:
+        """After a rebuild the new rows are laid out only on refresh; then bring the cursor into view."""
+        if self.row_count:
+            self.move_cursor(row=self.cursor_row, scroll=True)
+
+    def show(self, rows: Sequence[tuple[str, Cells]]) -> None:
+        keys = [k for k, _ in rows]
+        with self.prevent(DataTable.RowHighlighted):
+            if keys != self._order:
+                selected = self.selected_key
+                self.clear()
+                for key, cells in rows:
+                    self.add_row(*cells, key=key, height=self._row_height)
+                if selected in keys:
+                    self.move_cursor(row=keys.index(selected))
+                    self.call_after_refresh(self._scroll_to_cursor)
+            else:
+                for key, cells in rows:
+                    old = self._cells.get(key, ())
+                    for i, (col, value) in enumerate(zip(self._columns, cells)):
+                        if i >= len(old) or old[i] != value:
+                            self.update_cell(key, col[0], value)
+        self._order = keys
+        self._cells = dict(rows)
+
+
+# -- boards ------------------------------------------------------------------------
+
+
+def _name(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def board_cells(b: BoardState) -> Cells:
+    """A two-line row: White over Black, with ratings and clocks (or the result)."""
+    players = Text(f"{_name(b.white, 22):<22} {fmt.dash(b.white_elo):>4}\n{_name(b.black, 22):<22} {fmt.dash(b.black_elo):>4}")
+    if b.result != "*":
+        w, _, bl = b.result.partition("-")
+        half = {"1/2": "½"}
+        state = Text(f"{half.get(w, w):>7}\n{half.get(bl, bl):>7}", style="bold")
+    else:
+        white_to_move = b.ply % 2 == 0
+        state = Text()
+        state.append(f"{fmt.clock(b.white_clock):>7}", style="bold" if white_to_move else "dim")
+        state.append("\n")
+        state.append(f"{fmt.clock(b.black_clock):>7}", style="dim" if white_to_move else "bold")
+    bar = Text(fmt.eval_bar(b.eval_cp, 10), style="white on grey23")
+    bar.append("\n")
+    bar.append(f"{fmt.eval_text(b.eval_cp):>10}")
+    move = Text(f"{fmt.move_label(b.ply, b.last_move_san)}\nply {b.ply}")
+    return (players, state, bar, move)
+
+
+class BoardList(LiveTable):
+    """Every board, live ones first: players, ratings, clocks or result, eval bar, last move."""
+
+    def __init__(self, **kwargs: object) -> None:
+        cols = [("players", "Players", 27), ("clock", "Clock", 7), ("eval", "Eval", 10), ("move", "Last", 9)]
+        super().__init__(cols, row_height=2, **kwargs)
+
+
+# -- the selected game ---------------------------------------------------------------
+
+# A printed diagram's look: outlined White pieces and solid Black ones, both drawn in
+# black on light squares, so the two sides differ by shape (also in a plain-text capture).
+LIGHT, DARK = "#f0d9b5", "#c39b6e"
+LIGHT_HI, DARK_HI = "#e2e27a", "#c5c255"
+
+
+def board_text(fen: str, last_uci: str | None = None) -> Text:
+    """The position with White at the bottom, unicode pieces on coloured squares."""
+    board = chess.Board(fen)
+    marked: set[int] = set()
+    if last_uci:
+        try:
+            move = chess.Move.from_uci(last_uci)
+            marked = {move.from_square, move.to_square}
+        except ValueError:
+            pass
+    text = Text()
+    for rank in range(7, -1, -1):
+        text.append(f"{rank + 1} ", style="dim")
+        for file in range(8):
+            sq = chess.square(file, rank)
+            light = (rank + file) % 2 == 1
+            bg = (LIGHT_HI if light else DARK_HI) if sq in marked else (LIGHT if light else DARK)
+            piece = board.piece_at(sq)
+            glyph = piece.unicode_symbol() if piece else " "
+            text.append(f" {glyph} ", style=f"#000000 on {bg}")
+        text.append("\n")
+    text.append("   a  b  c  d  e  f  g  h", style="dim")
+    return text
+
+
+class BoardView(Widget):
+    """The selected game's position."""
+
+    fen: reactive[str] = reactive(chess.STARTING_FEN)
+    last_uci: reactive[str | None] = reactive(None)
+
+    def render(self) -> RenderResult:
+        return board_text(self.fen, self.last_uci)
+
+
+class GameInfo(Widget):
+    """Beside the board: move, evaluation, clocks or result."""
+
+    board: reactive[BoardState | None] = reactive(None)
+
+    def render(self) -> RenderResult:
+        b = self.board
+        if b is None:
+            return ""
+        to_move = "White" if b.ply % 2 == 0 else "Black"
+        lines = [
+            f"after {fmt.move_label(b.ply, b.last_move_san)}",
+            f"ply {b.ply}",
+            "",
+            f"eval {fmt.eval_text(b.eval_cp)}",
+            fmt.eval_bar(b.eval_cp, 10),
+            "",
+            f"W {fmt.clock(b.white_clock)}",
+            f"B {fmt.clock(b.black_clock)}",
+            "",
+            f"result {b.result}" if b.result != "*" else f"{to_move} to move",
+        ]
+        return "\n".join(lines)
+
+
+class SeriesPlot(Widget):
+    """A titled column chart of one series (one column per ply, downsampled to fit)."""
+
+    values: reactive[tuple[float | None, ...]] = reactive(tuple)
+
+    def __init__(self, title: str, lo: float, hi: float, worst: bool = False, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.title, self.lo, self.hi, self.worst = title, lo, hi, worst
+
+    def render(self) -> RenderResult:
+        width, height = self.size.width, self.size.height - 1
+        text = Text(self.title, style="dim")
+        cols = fmt.downsample(self.values, width, worst=self.worst)
+        for row in fmt.column_chart(cols, height, self.lo, self.hi):
+            text.append("\n" + row)
+        return text
+
+
+class GamePanel(Vertical):
+    """The selected game: title, board, information and the eval and gain plots."""
+
+    board: reactive[BoardState | None] = reactive(None)
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="game-title")
+        with Horizontal(id="game-main"):
+            yield BoardView(id="board")
+            yield GameInfo(id="game-info")
+        yield SeriesPlot("evaluation, White's view (±5 pawns)", -500, 500, id="eval-plot")
+        yield SeriesPlot("gain per move (−3 … +1 pawn)", -300, 100, worst=True, id="gain-plot")
+
+    def watch_board(self, b: BoardState | None) -> None:
+        title = self.query_one("#game-title", Static)
+        if b is None:
+            title.update("no game selected")
+            return
+        title.update(f"♔ {_name(b.white, 30)} {fmt.dash(b.white_elo)}\n♚ {_name(b.black, 30)} {fmt.dash(b.black_elo)}")
+        self.border_title = f"Game · round {b.round}"
+        self.border_subtitle = b.event
+        view = self.query_one(BoardView)
+        view.fen, view.last_uci = b.fen, b.last_move_uci
+        self.query_one(GameInfo).board = b
+        evals = tuple(None if e is None else float(e) for e in b.evals)
+        self.query_one("#eval-plot", SeriesPlot).values = evals
+        gains = fmt.ply_gains(b.evals)
+        self.query_one("#gain-plot", SeriesPlot).values = tuple(None if g is None else float(g) for g in gains)
+
+
+# -- players ---------------------------------------------------------------------------
+
+
+def player_cells(p: PlayerRow) -> Cells:
+    e, t = p.estimate, p.ttt
+    return (
+        _name(p.name, 18),
+        fmt.dash(p.elo),
+        fmt.dash(p.perceived),
+        fmt.elo_range(e.perceived_elo_range if e else None),
+        fmt.plus_minus(e.c_mean if e else None, e.c_sd if e else None, "{:.2f}", sep="±"),
+        fmt.plus_minus(t.elo if t else None, t.elo_sigma if t else None, sep="±"),
+        str(p.moves) if e else fmt.DASH,
+    )
+
+
+class PlayersTable(LiveTable):
+    """Players: perceived Elo with its 95% range, c̄ ± σ, TTT μ ± σ (Elo scale), moves analysed."""
+
+    def __init__(self, **kwargs: object) -> None:
+        cols = [
+            ("name", "Player", 18),
+            ("elo", "Elo", 4),
+            ("perceived", "Perc.", 5),
+            ("range", "95% range", 9),
+            ("c", "c̄ ± σ", 9),
+            ("ttt", "TTT μ±σ", 8),
+            ("moves", "Moves", 5),
+        ]
+        super().__init__(cols, **kwargs)
+
+
+class PlayerHistogram(Widget):
+    """The selected player's gains in 25 cp bins over [−300, +100] (tails clamped)."""
+
+    player: reactive[PlayerRow | None] = reactive(None)
+
+    def render(self) -> RenderResult:
+        p = self.player
+        if p is None:
+            return "no player selected"
+        e = p.estimate
+        text = Text(_name(p.name, 30), style="bold")
+        if e is None or not e.gain_histogram:
+            text.append("\nno analysed moves yet")
+            return text
+        text.append(f"\n{e.moves} moves · mean gain {fmt.dash(e.mean_gain, '{:+.1f}')} cp · √ scale", style="dim")
+        bins = fmt.bin_gains(e.gain_histogram)
+        peak = math.sqrt(max(c for _, c in bins) or 1)
+        height = max(1, self.size.height - 3)
+        for row in fmt.column_chart([math.sqrt(c) for _, c in bins], height, 0, peak, col_width=2):
+            text.append("\n" + row)
+        # the axis: labels under the bins of −300, −200, −100, 0, +100 (each bin is 2 cells)
+        axis = [" "] * (2 * len(bins) + 4)
+        for i, (centre, _) in enumerate(bins):
+            if centre % 100 == 0:
+                label = f"{centre:+d}" if centre else "0"
+                for j, ch in enumerate(label):
+                    if 2 * i + j < len(axis):
+                        axis[2 * i + j] = ch
+        text.append("\n" + "".join(axis).rstrip(), style="dim")
+        return text
+
+
+# -- status and alerts --------------------------------------------------------------------
+
+
+def status_text(s: MonitorStatus | None) -> str:
+    """One line: feeds and their state, engine backlog, lag."""
+    if s is None:
+        return "waiting for the monitor…"
+    feeds = ", ".join(f"{f.get('name', '?')} {f.get('state', '?')}" + (f" ({f['errors']} errors)" if f.get("errors") else "") for f in s.feeds)
+    engine = f"{s.engines}× {s.engine_profile}" if s.engine_profile else f"{s.engines} engines"
+    return (
+        f"feeds: {feeds or fmt.DASH} │ engine: {engine}, backlog {s.backlog} │ lag {s.lag_seconds:.1f} s │ "
+        f"{s.games} games, {s.moves} moves"
+    )
+
+
+class StatusLine(Widget):
+    """The monitor's health: feeds, engine backlog and lag."""
+
+    status: reactive[MonitorStatus | None] = reactive(None)
+
+    def render(self) -> RenderResult:
+        return status_text(self.status)
+
+
+def alert_cells(a: Alert) -> Cells:
+    return (_name(a.player, 18), _name(a.event, 20), str(a.positions), f"{a.z:+.2f}", f"{a.roi:.1f}", f"{a.threshold:.1f}")
+
+
+def screening_cells(r: ScreeningRow) -> Cells:
+    z = "—" if r.z is None else f"{r.z:+.2f}"
+    roi = "—" if r.roi is None else f"{r.roi:.1f}"
+    return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",
+            z, roi, r.level or "")
+
+
+class ScreeningTable(LiveTable):
+    """Every screened player in every event with the current z (arbiters only), highest first."""
+
+    def __init__(self, **kwargs: object) -> None:
+        cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
+                ("z", "z", 6), ("roi", "ROI", 5), ("level", "Level", 6)]
+        super().__init__(cols, **kwargs)
+
+
+class AlertsTable(LiveTable):
+    """Fair-play screening alerts, strongest first (arbiters only)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        cols = [("player", "Player", 18), ("event", "Event", 20), ("n", "Pos.", 5), ("z", "z", 6), ("roi", "ROI", 5), ("thr", "z ≥", 4)]
+        super().__init__(cols, **kwargs)

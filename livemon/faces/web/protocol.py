@@ -1,0 +1,134 @@
+"""The WebSocket protocol's frames and request parsing, without any I/O (docs/websocket.md).
+
+Kept apart from the server so the frame shapes can be read (and tested) in one
+place; the server only decides *when* to send them.
+
+>>> parse_request('{"op":"subscribe","channels":["players"]}').op
+'subscribe'
+>>> parse_request('{"op":"subscribe","channels":"players"}')
+Traceback (most recent call last):
+...
+livemon.faces.web.protocol.ProtocolError: bad_request: channels must be a list of strings
+>>> check_channel("game:g1"), check_channel("alerts")
+('game:g1', 'alerts')
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
+from livemon.live.messages import Message
+
+PROTOCOL_VERSION = 1
+"""Bumped on any incompatible change of a frame; clients check it in ``hello``."""
+
+OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
+MAX_CHANNELS = 64
+MAX_GAME_ID = 200
+
+
+class ProtocolError(ValueError):
+    """A client request the server answers with an error frame; ``code`` is machine-readable."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Request:
+    """One parsed client request."""
+
+    op: str
+    channels: tuple[str, ...] | None = None
+    token: str | None = None
+    id: Any = None
+
+
+def _id_of(d: dict[str, Any]) -> Any:
+    rid = d.get("id")
+    return rid if isinstance(rid, (str, int, float)) and not isinstance(rid, bool) and len(str(rid)) <= 64 else None
+
+
+def parse_request(text: str) -> Request:
+    """Parse one text frame into a :class:`Request` or raise :class:`ProtocolError`."""
+    try:
+        d = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_json", "not valid JSON") from None
+    if not isinstance(d, dict):
+        raise ProtocolError("bad_request", "expected a JSON object")
+    rid = _id_of(d)
+    op = d.get("op")
+    if op not in OPS:
+        raise ProtocolError("unknown_op", f"op must be one of {', '.join(OPS)}, got {str(op)[:40]!r}")
+    channels = d.get("channels")
+    if channels is not None:
+        if not isinstance(channels, list) or not all(isinstance(c, str) for c in channels):
+            raise ProtocolError("bad_request", "channels must be a list of strings")
+        if len(channels) > MAX_CHANNELS:
+            raise ProtocolError("bad_request", f"at most {MAX_CHANNELS} channels per request")
+        channels = tuple(dict.fromkeys(channels))
+    elif op in ("subscribe", "unsubscribe"):
+        raise ProtocolError("bad_request", f"{op} needs a channels list")
+    token = d.get("token")
+    if token is not None and not isinstance(token, str):
+        raise ProtocolError("bad_request", "token must be a string")
+    return Request(op, channels, token, rid)
+
+
+def check_channel(name: str) -> str:
+    """``name`` if it is a channel a client may ask for, else :class:`ProtocolError`."""
+    if name in PUBLIC_CHANNELS or name in ARBITER_CHANNELS:
+        return name
+    if name.startswith("game:") and 0 < len(name) - 5 <= MAX_GAME_ID:
+        return name
+    raise ProtocolError("unknown_channel", f"unknown channel {name[:60]!r}")
+
+
+def _dumps(d: Any) -> str:
+    return json.dumps(d, separators=(",", ":"))
+
+
+def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int, version: str) -> str:
+    return _dumps({
+        "type": "hello", "protocol": PROTOCOL_VERSION, "server": f"livemon/{version}", "seq": seq,
+        "channels": [*PUBLIC_CHANNELS, "game:<id>"] + (list(ARBITER_CHANNELS) if alerts else []),
+        "heartbeat": heartbeat, "max_message_bytes": max_message_bytes,
+    })
+
+
+def snapshot_frame(channel: str, seq: int, messages: Iterable[Message], reason: str) -> str:
+    return _dumps({"type": "snapshot", "channel": channel, "seq": seq, "reason": reason,
+                   "messages": [m.to_dict() for m in messages]})
+
+
+def delta_frame(seq: int, prev: int, channels: list[str], message_json: str) -> str:
+    """A delta, spliced around the message's JSON so that is encoded once for all clients."""
+    return f'{{"type":"delta","seq":{seq},"prev":{prev},"channels":{_dumps(channels)},"message":{message_json}}}'
+
+
+def heartbeat_frame(seq: int, last: int) -> str:
+    return _dumps({"type": "heartbeat", "seq": seq, "last": last, "time": round(time.time(), 3)})
+
+
+def error_frame(code: str, message: str, rid: Any = None, channel: str | None = None) -> str:
+    d: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if channel is not None:
+        d["channel"] = channel
+    if rid is not None:
+        d["id"] = rid
+    return _dumps(d)
+
+
+def pong_frame(seq: int, rid: Any) -> str:
+    return _dumps({"type": "pong", "seq": seq, "id": rid})
+
+
+def unsubscribed_frame(channels: list[str], rid: Any) -> str:
+    return _dumps({"type": "unsubscribed", "channels": channels, "id": rid})

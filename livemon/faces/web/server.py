@@ -1,0 +1,376 @@
+"""WebSocket server and HTTP pages on one port: read-only views of the :class:`~livemon.faces.hub.Hub`.
+
+Why this shape: the monitor must never wait for a browser. Each client gets
+its own bounded hub subscription and a single sender task that owns every write
+to its socket, so frames leave in sequence order; a client that falls behind is
+resnapshotted (its queue overflowed) or dropped (a send stayed blocked longer
+than ``send_timeout``), and nobody else notices. A rude client gets an error
+frame and a log line. The protocol is in docs/websocket.md.
+
+HTTP on the same port (websockets' ``process_request`` hook): ``/overlay``
+(the OBS page), ``/api/snapshot`` (every public channel as JSON) and
+``/healthz``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import http
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, AsyncIterator
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+
+from livemon import __version__
+from livemon.config import WebConfig
+from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, channels_of
+from livemon.live.messages import Message
+from livemon.faces.web import protocol as p
+from livemon.faces.web.protocol import PROTOCOL_VERSION, ProtocolError
+
+log = logging.getLogger(__name__)
+
+WS_PATH = "/ws"
+HARD_LIMIT_FACTOR = 16
+"""A client frame over ``max_message_bytes`` × this closes the connection (1009) instead of an error frame."""
+_ERRORS_LOGGED = 5
+"""Error frames per client logged one by one; after that only every 100th (a flood must not flood the log)."""
+
+__all__ = ["PROTOCOL_VERSION", "WebServer", "serve_web"]
+
+
+@dataclass
+class _Frame:
+    """A non-delta item in a client's queue: a snapshot, an error, a pong or a heartbeat.
+
+    ``seq`` is set for snapshots: once sent, it is the client's last data frame.
+    A heartbeat has no text yet; it is written when sent, with the then-current seq.
+    """
+
+    text: str | None
+    seq: int | None = None
+
+
+@dataclass(eq=False)
+class _Client:
+    ws: ServerConnection
+    sub: Subscription
+    peer: str
+    last: int = 0  # seq of the last snapshot/delta sent: the next delta's ``prev``
+    arbiter: bool = False
+    sending_since: float | None = None
+    last_sent: float = field(default_factory=time.monotonic)
+    errors: int = 0
+
+
+class WebServer:
+    """The WebSocket server and HTTP pages for one hub; ``await start()``, then ``port``."""
+
+    def __init__(self, hub: Hub, cfg: WebConfig) -> None:
+        self.hub = hub
+        self.cfg = cfg
+        self.port: int = cfg.port
+        self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
+        self._clients: set[_Client] = set()
+        self._server: Server | None = None
+        self._housekeeper: asyncio.Task[None] | None = None
+        self._json: dict[int, str] = {}  # seq -> message JSON, encoded once for every client
+        self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
+
+    @property
+    def clients(self) -> int:
+        return len(self._clients)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.cfg.host}:{self.port}"
+
+    async def start(self) -> None:
+        """Listen on ``cfg.host:cfg.port`` (port 0: a free port, then in ``self.port``)."""
+        self._server = await serve(
+            self._handler, self.cfg.host, self.cfg.port,
+            process_request=self._process_request,
+            max_size=self.cfg.max_message_bytes * HARD_LIMIT_FACTOR,
+            ping_interval=self.cfg.heartbeat_seconds,
+            ping_timeout=max(self.cfg.heartbeat_seconds, self.cfg.send_timeout),
+            close_timeout=2.0,
+            compression=None,  # deflate per client costs more CPU than it saves on loopback/LAN
+            server_header=f"livemon/{__version__}",
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._housekeeper = asyncio.create_task(self._housekeeping(), name="web-housekeeping")
+        log.info("web: listening on %s (WebSocket %s, overlay /overlay)", self.url, WS_PATH)
+
+    async def close(self) -> None:
+        """Stop listening and close every connection (1001 going away)."""
+        if self._housekeeper:
+            self._housekeeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._housekeeper
+        if self._server:
+            self._server.close()
+            # Browsers open speculative sockets that never send a request; without this they
+            # would hold wait_closed() for the whole open_timeout.
+            for conn in list(getattr(self._server, "handlers", ())):
+                if conn.protocol.state is State.CONNECTING:
+                    conn.transport.abort()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> WebServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- HTTP --------------------------------------------------------------
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = request.path.partition("?")[0]
+        if path == WS_PATH:
+            origin = request.headers.get("Origin")
+            if not self._origin_ok(origin, request.headers.get("Host")):
+                log.warning("web: refused WebSocket from origin %r (%s)", origin, _peer(connection))
+                return connection.respond(http.HTTPStatus.FORBIDDEN, "origin not allowed\n")
+            return None  # the WebSocket handshake goes on
+        if path in ("/", "/overlay", "/overlay/"):
+            return _http(200, self._overlay, "text/html; charset=utf-8")
+        if path == "/api/snapshot":
+            return _http(200, json.dumps(self.public_snapshot(), separators=(",", ":")).encode(), "application/json")
+        if path == "/healthz":
+            body = {"ok": True, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
+            return _http(200, json.dumps(body).encode(), "application/json")
+        return _http(404, b"not found\n", "text/plain; charset=utf-8")
+
+    def _origin_ok(self, origin: str | None, host: str | None) -> bool:
+        """Browsers send Origin; other clients may not (and could forge it anyway)."""
+        allowed = self.cfg.allowed_origins
+        if allowed is None or origin is None or origin in allowed:
+            return True
+        return urlsplit(origin).netloc == (host or "")  # same-origin: our own overlay page
+
+    def public_snapshot(self) -> dict[str, Any]:
+        """Every public channel's latest messages (the body of ``/api/snapshot``)."""
+        channels = {}
+        for channel in PUBLIC_CHANNELS:
+            _, msgs = self.hub.snapshot(channel)
+            channels[channel] = [m.to_dict() for m in msgs]
+        return {"protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "channels": channels}
+
+    # -- WebSocket ---------------------------------------------------------
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        client = _Client(ws, self.hub.subscribe((), maxsize=self.cfg.client_queue), _peer(ws))
+        self._clients.add(client)
+        self.stats["connections"] += 1
+        log.info("web: client %s connected (%d now)", client.peer, len(self._clients))
+        sender: asyncio.Task[None] | None = None
+        try:
+            await ws.send(p.hello_frame(self.hub.seq, self.cfg.arbiter_token is not None,
+                                        self.cfg.heartbeat_seconds, self.cfg.max_message_bytes, __version__))
+            sender = asyncio.create_task(self._sender(client), name=f"web-send-{client.peer}")
+            sender.add_done_callback(lambda t: _sender_done(t, client))
+            async for raw in ws:
+                self._on_message(client, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            if sender:
+                sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                    await sender
+            self.hub.unsubscribe(client.sub)
+            self._clients.discard(client)
+            log.info("web: client %s gone (%s; %d left)", client.peer, ws.close_code, len(self._clients))
+
+    def _on_message(self, c: _Client, raw: str | bytes) -> None:
+        """Answer one client frame; anything wrong becomes an error frame, never an exception."""
+        rid = None
+        try:
+            if isinstance(raw, bytes):
+                raise ProtocolError("binary", "send JSON in text frames")
+            if len(raw) > self.cfg.max_message_bytes or len(raw.encode()) > self.cfg.max_message_bytes:
+                raise ProtocolError("too_big", f"messages are limited to {self.cfg.max_message_bytes} bytes")
+            req = p.parse_request(raw)
+            rid = req.id
+            if req.op == "subscribe":
+                self._subscribe(c, req)
+            elif req.op == "unsubscribe":
+                names = [p.check_channel(ch) for ch in req.channels or ()]
+                c.sub.channels.difference_update(names)
+                self._enqueue(c, _Frame(p.unsubscribed_frame(names, rid)))
+            elif req.op == "snapshot":
+                names = list(req.channels) if req.channels is not None else sorted(c.sub.channels)
+                missing = [ch for ch in names if ch not in c.sub.channels]
+                if missing:
+                    raise ProtocolError("not_subscribed", f"not subscribed to {', '.join(missing)[:200]}")
+                self._snapshot(c, names, "request")
+            else:  # ping
+                self._enqueue(c, _Frame(p.pong_frame(self.hub.seq, rid)))
+        except ProtocolError as exc:
+            self._error(c, exc.code, exc.message, rid)
+
+    def _subscribe(self, c: _Client, req: p.Request) -> None:
+        granted = []
+        for name in req.channels or ():
+            try:
+                p.check_channel(name)
+                if name in ARBITER_CHANNELS and not self._arbiter(c, req.token):
+                    why = f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
+                    raise ProtocolError("forbidden", why)
+                granted.append(name)
+            except ProtocolError as exc:
+                self._error(c, exc.code, exc.message, req.id, channel=name)
+        c.sub.channels.update(granted)
+        self._snapshot(c, granted, "subscribe")
+
+    def _arbiter(self, c: _Client, token: str | None) -> bool:
+        want = self.cfg.arbiter_token
+        if want is not None and token is not None and hmac.compare_digest(token.encode(), want.encode()):
+            c.arbiter = True
+        return c.arbiter and want is not None
+
+    def _snapshot(self, c: _Client, channels: list[str], reason: str) -> None:
+        """Queue a snapshot of ``channels`` behind every delta already queued (so order holds)."""
+        for channel in channels:
+            seq, msgs = self.hub.snapshot(channel)
+            self._enqueue(c, _Frame(p.snapshot_frame(channel, seq, msgs, reason), seq))
+
+    def _error(self, c: _Client, code: str, message: str, rid: Any = None, channel: str | None = None) -> None:
+        c.errors += 1
+        self.stats["errors"] += 1
+        if c.errors <= _ERRORS_LOGGED or c.errors % 100 == 0:
+            log.warning("web: client %s: error frame %s: %s (%d so far)", c.peer, code, message, c.errors)
+        self._enqueue(c, _Frame(p.error_frame(code, message, rid, channel)))
+
+    def _enqueue(self, c: _Client, frame: _Frame) -> None:
+        try:
+            c.sub.queue.put_nowait((self.hub.seq, frame))  # type: ignore[arg-type]
+        except asyncio.QueueFull:
+            c.sub.overflowed = True  # the sender resnapshots; control frames queued so far survive
+
+    def _message_json(self, seq: int, msg: Message) -> str:
+        text = self._json.get(seq)
+        if text is None:
+            text = self._json[seq] = msg.to_json()
+            if len(self._json) > 4096:
+                for old in list(self._json)[:1024]:
+                    del self._json[old]
+        return text
+
+    async def _sender(self, c: _Client) -> None:
+        """The only writer of ``c``'s socket after hello: queued frames in order, resnapshot on overflow."""
+        queue = c.sub.queue
+        while True:
+            if c.sub.overflowed:
+                await self._resnapshot(c, [])
+                continue
+            seq, item = await queue.get()
+            if c.sub.overflowed:
+                await self._resnapshot(c, [item] if isinstance(item, _Frame) else [])
+                continue
+            if isinstance(item, _Frame):
+                text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
+                await self._send(c, text)
+                if item.seq is not None:
+                    c.last = item.seq
+                continue
+            wanted = [ch for ch in channels_of(item) if ch in c.sub.channels]
+            if not wanted:
+                continue  # unsubscribed since it was queued
+            await self._send(c, p.delta_frame(seq, c.last, wanted, self._message_json(seq, item)))
+            c.last = seq
+
+    async def _resnapshot(self, c: _Client, pending: list[Any]) -> None:
+        """After an overflow: keep control frames, forget queued deltas, send a fresh snapshot."""
+        keep = [f for f in pending if f.seq is None and f.text is not None]
+        while not c.sub.queue.empty():
+            _, item = c.sub.queue.get_nowait()
+            if isinstance(item, _Frame) and item.seq is None and item.text is not None:
+                keep.append(item)
+        self.hub.resubscribe(c.sub)
+        frames = []
+        for channel in sorted(c.sub.channels):  # taken at once: nothing is published in between
+            seq, msgs = self.hub.snapshot(channel)
+            frames.append(_Frame(p.snapshot_frame(channel, seq, msgs, "overflow"), seq))
+        self.stats["resnapshots"] += 1
+        log.warning("web: client %s fell %d messages behind; sending a fresh snapshot", c.peer, self.cfg.client_queue)
+        for frame in keep + frames:
+            assert frame.text is not None
+            await self._send(c, frame.text)
+            if frame.seq is not None:
+                c.last = frame.seq
+
+    async def _send(self, c: _Client, text: str) -> None:
+        c.sending_since = time.monotonic()
+        await c.ws.send(text)
+        c.sending_since = None
+        c.last_sent = time.monotonic()
+
+    async def _housekeeping(self) -> None:
+        """Heartbeats to idle clients; drop clients whose send has been blocked too long."""
+        tick = min(0.5, self.cfg.heartbeat_seconds / 2, self.cfg.send_timeout / 4)
+        while True:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            for c in list(self._clients):
+                if c.sending_since is not None:
+                    if now - c.sending_since > self.cfg.send_timeout:
+                        self._drop(c, f"a send blocked for over {self.cfg.send_timeout:g} s")
+                elif now - c.last_sent >= self.cfg.heartbeat_seconds and c.sub.queue.empty():
+                    c.last_sent = now
+                    self._enqueue(c, _Frame(None))
+
+    def _drop(self, c: _Client, why: str) -> None:
+        self.stats["dropped"] += 1
+        log.warning("web: dropping client %s: %s", c.peer, why)
+        self._clients.discard(c)
+        self.hub.unsubscribe(c.sub)
+        c.ws.transport.abort()
+
+
+@contextlib.asynccontextmanager
+async def serve_web(hub: Hub, cfg: WebConfig) -> AsyncIterator[WebServer]:
+    """Run a :class:`WebServer` for the body of an ``async with``; ``.port`` is the bound port."""
+    server = WebServer(hub, cfg)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+def _http(status: int, body: bytes, content_type: str) -> Response:
+    headers = Headers([
+        ("Content-Type", content_type), ("Content-Length", str(len(body))),
+        ("Cache-Control", "no-store"), ("Connection", "close"),
+    ])
+    return Response(status, http.HTTPStatus(status).phrase, headers, body)
+
+
+def _peer(ws: ServerConnection) -> str:
+    try:
+        host, port = ws.remote_address[:2]
+        return f"{host}:{port}#{ws.id.hex[:6]}"
+    except Exception:  # noqa: BLE001 - a peer name is for logs only
+        return "?"
+
+
+def _sender_done(task: asyncio.Task[None], c: _Client) -> None:
+    """A sender that dies of a bug closes its connection loudly rather than leaving it mute."""
+    if task.cancelled() or isinstance(task.exception(), ConnectionClosed):
+        return
+    log.error("web: sender of %s failed; closing it", c.peer, exc_info=task.exception())
+    c.ws.transport.abort()

@@ -1,0 +1,689 @@
+"""The MQTT bus between a monitor and its engine workers (``[bus] mode = "mqtt"``, docs/distributed.md).
+
+Why a broker and not a new protocol: users who outgrow one machine's cores add
+machines running ``livemon worker``; mosquitto already does delivery,
+reconnection, authentication, ACLs and TLS. The messages are the pool's own
+(a position in, a :class:`PositionAnalysis` out), as JSON.
+
+Topics, under ``bus.prefix``:
+
+- ``<prefix>/requests/<profile>`` — a monitor publishes :class:`AnalysisRequest`
+  (QoS 1, MQTT v5 *response topic* ``<prefix>/results/<monitor id>`` and
+  *correlation data* = the position key). Workers subscribe to
+  ``$share/<share_group>/<prefix>/requests/<their profile>``: each request goes
+  to one worker, and only to a worker that runs the profile asked for.
+- ``<prefix>/results/<monitor id>`` — a worker publishes :class:`AnalysisResult`.
+- ``<prefix>/workers/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
+  retained; an empty retained payload (its clean exit, or its MQTT will when it
+  dies) says it is gone.
+
+The monitor side is :class:`RemoteEnginePool`, a drop-in for
+:class:`livemon.io.pool.EnginePool` (same ``start/close/submit/status``, the same
+SQLite cache and in-flight dedup, newest first). It keeps only
+``requests_per_engine`` × (announced engines) requests on the broker and holds
+the rest in its own priority queue, so the newest position is still searched
+first and a worker is never handed a pile. Nothing is lost: a request that is
+not answered within ``request_timeout``, or that was on the broker when it
+restarted or on a worker that left, is published again; a repeated request is
+cheap because a worker joins its search in flight or answers from its cache,
+and a second answer is ignored. The monitor accepts results only under its
+engine profile and only with legal candidate moves; anything else is rejected
+with a log line.
+
+The pool's adaptive limit is not applied here: every request is searched at the
+workers' configured limit (the profile name says which).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import json
+import logging
+import re
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import aiomqtt
+import chess
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from livemon.live.analysis import needs_search
+from livemon.config import BusConfig
+from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
+from livemon.live.messages import Message
+from livemon.faces.mqtt import topic_level
+from livemon.io.pool import PooledAnalysis
+from livemon.io.store import Store
+
+log = logging.getLogger(__name__)
+
+MAX_PAYLOAD = 65536
+"""Largest request or result accepted (a real one is a few hundred bytes)."""
+WORKER_ERRORS = 3
+"""Error answers for one position after which it fails (each worker already retried on restarted engines)."""
+_DUE = float("-inf")
+"""``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
+
+
+class BusMessageError(ValueError):
+    """A malformed bus message; the text says what is wrong with it."""
+
+
+# -- topics ---------------------------------------------------------------------------
+
+
+def requests_topic(cfg: BusConfig, profile: str) -> str:
+    """Where monitors publish requests for ``profile``: one topic per engine profile, so that a
+    worker running another engine or limit never even receives them.
+
+    >>> requests_topic(BusConfig(), "Stockfish 15.1 depth=12 multipv=4")
+    'livemon/bus/requests/Stockfish 15.1 depth=12 multipv=4'
+    """
+    return f"{cfg.prefix}/requests/{topic_level(profile)}"
+
+
+def shared_requests_topic(cfg: BusConfig, profile: str) -> str:
+    """What a worker subscribes to: one request reaches one worker of the share group.
+
+    >>> shared_requests_topic(BusConfig(), "Stockfish 15.1 nodes=10000 multipv=4")
+    '$share/livemon-workers/livemon/bus/requests/Stockfish 15.1 nodes=10000 multipv=4'
+    """
+    return f"$share/{cfg.share_group}/{requests_topic(cfg, profile)}"
+
+
+def results_topic(cfg: BusConfig, monitor_id: str) -> str:
+    return f"{cfg.prefix}/results/{monitor_id}"
+
+
+def workers_topic(cfg: BusConfig, worker_id: str = "+") -> str:
+    return f"{cfg.prefix}/workers/{worker_id}"
+
+
+def no_delay(client: aiomqtt.Client) -> None:
+    """Turn Nagle's algorithm off on a connected client's socket.
+
+    A request/answer bus writes small packets back to back (a result, then the
+    PUBACK of its request); with Nagle the second waits for the broker's delayed
+    TCP ACK (~40 ms on Linux), and the broker sends a worker its next request
+    only after that PUBACK (Receive Maximum). paho has no option for it.
+    """
+    sock = client._client.socket()
+    if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):  # also TLS sockets
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def client_for(cfg: BusConfig, identifier: str, *, will: aiomqtt.Will | None = None,
+               receive_maximum: int | None = None) -> aiomqtt.Client:
+    """An MQTT v5 client for the bus (credentials, TLS, and the Receive Maximum a worker wants)."""
+    props = Properties(PacketTypes.CONNECT)
+    if receive_maximum is not None:
+        props.ReceiveMaximum = receive_maximum  # the broker sends at most this many unacknowledged requests
+    tls = None
+    if cfg.tls:
+        tls = aiomqtt.TLSParameters(ca_certs=cfg.ca_file or None, certfile=cfg.cert_file or None,
+                                    keyfile=cfg.key_file or None)
+    return aiomqtt.Client(cfg.host, cfg.port, identifier=identifier, username=cfg.username, password=cfg.password,
+                          protocol=aiomqtt.ProtocolVersion.V5, will=will, properties=props, tls_params=tls,
+                          keepalive=15, timeout=10)
+
+
+# -- messages -------------------------------------------------------------------------
+
+
+def _object(payload: bytes | str) -> dict[str, Any]:
+    if len(payload) > MAX_PAYLOAD:
+        raise BusMessageError(f"{len(payload)} bytes, more than {MAX_PAYLOAD}")
+    try:
+        d = json.loads(payload)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BusMessageError(f"not JSON: {exc}") from None
+    if not isinstance(d, dict):
+        raise BusMessageError("expected a JSON object")
+    return d
+
+
+def _field(d: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = d.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise BusMessageError(f"{key!r}: got {value!r}")
+    return value
+
+
+def excerpt(payload: bytes | str, n: int = 80) -> str:
+    """The start of a payload for a log line."""
+    text = payload.decode("utf-8", "replace") if isinstance(payload, (bytes, bytearray)) else str(payload)
+    return repr(text[:n])
+
+
+@dataclass(frozen=True)
+class AnalysisRequest(Message):
+    """Analyse this position under this profile (the monitor's request to any worker).
+
+    >>> r = AnalysisRequest("8/8/8/4k3/8/8/4K3/7R w - - 0 1", "Stockfish 15.1 depth=12 multipv=4")
+    >>> AnalysisRequest.parse(r.to_json()) == r, r.key
+    (True, '8/8/8/4k3/8/8/4K3/7R w - -')
+    >>> AnalysisRequest.parse('{"fen": "8/8/8/8/8/8/8/8 w - - 0 1", "profile": "x"}')
+    Traceback (most recent call last):
+    ...
+    livemon.io.bus.BusMessageError: 'fen': not a legal position: 8/8/8/8/8/8/8/8 w - - 0 1
+    """
+
+    kind: ClassVar[str] = "request"
+    fen: str
+    profile: str
+
+    @property
+    def key(self) -> str:
+        return position_key(self.board())
+
+    def board(self) -> chess.Board:
+        return chess.Board(self.fen)
+
+    @classmethod
+    def parse(cls, payload: bytes | str) -> "AnalysisRequest":
+        """The request in ``payload``, or BusMessageError (bad JSON, bad FEN, terminal position)."""
+        d = _object(payload)
+        fen, profile = _field(d, "fen", str), _field(d, "profile", str)
+        try:
+            board = chess.Board(fen)
+        except ValueError as exc:
+            raise BusMessageError(f"'fen': {exc}") from None
+        if not board.is_valid():
+            raise BusMessageError(f"'fen': not a legal position: {fen}")
+        if not needs_search(board):
+            raise BusMessageError(f"'fen': scored by rule, not searched: {fen}")
+        return cls(fen, profile)
+
+
+@dataclass(frozen=True)
+class AnalysisResult(Message):
+    """A worker's answer: the analysis (or the error after its retries) of one position.
+
+    ``cached`` says the worker answered from its own cache without searching.
+    """
+
+    kind: ClassVar[str] = "result"
+    key: str
+    profile: str
+    worker: str
+    analysis: PositionAnalysis | None = None
+    error: str | None = None
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "key": self.key, "profile": self.profile, "worker": self.worker,
+                             "cached": self.cached}
+        if self.analysis is not None:
+            d["analysis"] = json.loads(self.analysis.to_json())
+        if self.error is not None:
+            d["error"] = self.error
+        return d
+
+    @classmethod
+    def parse(cls, payload: bytes | str) -> "AnalysisResult":
+        """The result in ``payload``, or BusMessageError.
+
+        >>> a = PositionAnalysis(31, (("e2e4", 31), ("d2d4", 25)), 12, 9000)
+        >>> r = AnalysisResult("k", "p", "w1", a)
+        >>> AnalysisResult.parse(r.to_json()) == r
+        True
+        >>> AnalysisResult.parse('{"key": "k", "profile": "p", "worker": "w1", "analysis": {"score": "high"}}')
+        Traceback (most recent call last):
+        ...
+        livemon.io.bus.BusMessageError: 'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: ...
+        """
+        d = _object(payload)
+        key, profile, worker = _field(d, "key", str), _field(d, "profile", str), _field(d, "worker", str)
+        error = d.get("error")
+        if error is not None:
+            return cls(key, profile, worker, None, str(error)[:500])
+        a = d.get("analysis")
+        try:
+            assert isinstance(a, dict)
+            candidates = tuple((str(m), int(s)) for m, s in a["candidates"])
+            for m, s in a["candidates"]:
+                assert isinstance(m, str) and isinstance(s, int) and not isinstance(s, bool)
+            assert candidates and all(isinstance(a[k], int) for k in ("score", "depth", "nodes"))
+            analysis = PositionAnalysis(int(a["score"]), candidates, int(a["depth"]), int(a["nodes"]))
+        except (AssertionError, KeyError, TypeError, ValueError):
+            raise BusMessageError(
+                f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}"
+            ) from None
+        return cls(key, profile, worker, analysis, None, d.get("cached") is True)
+
+
+@dataclass(frozen=True)
+class WorkerAnnouncement(Message):
+    """A worker's presence (retained): who, how many engines, and the engine profile it searches."""
+
+    kind: ClassVar[str] = "worker"
+    worker: str
+    engine: str
+    depth: int | None
+    nodes: int | None
+    multipv: int
+    engines: int
+    host: str = ""
+
+    @property
+    def profile(self) -> EngineProfile:
+        return EngineProfile(self.engine, self.depth, self.nodes, self.multipv)
+
+    @classmethod
+    def parse(cls, payload: bytes | str) -> "WorkerAnnouncement":
+        """The announcement in ``payload``, or BusMessageError.
+
+        >>> w = WorkerAnnouncement("w1", "Stockfish 15.1", 12, None, 4, 2, "box")
+        >>> WorkerAnnouncement.parse(w.to_json()) == w, w.profile.name
+        (True, 'Stockfish 15.1 depth=12 multipv=4')
+        """
+        d = _object(payload)
+        depth, nodes = d.get("depth"), d.get("nodes")
+        if not (depth is None or isinstance(depth, int)) or not (nodes is None or isinstance(nodes, int)) or depth == nodes:
+            raise BusMessageError(f"'depth'/'nodes': got {depth!r}/{nodes!r}")
+        engines = _field(d, "engines", int)
+        if engines < 1:
+            raise BusMessageError(f"'engines': got {engines!r}")
+        return cls(_field(d, "worker", str), _field(d, "engine", str), depth, nodes, _field(d, "multipv", int),
+                   engines, str(d.get("host", "")))
+
+
+_PROFILE = re.compile(r"^(?P<engine>.+) (?P<limit>depth|nodes)=(?P<n>\d+) multipv=(?P<multipv>\d+)$")
+
+
+def profile_from_name(name: str) -> EngineProfile:
+    """The profile a name stands for (the inverse of ``EngineProfile.name``).
+
+    >>> profile_from_name("Stockfish 15.1 nodes=100000 multipv=4")
+    EngineProfile(engine='Stockfish 15.1', depth=None, nodes=100000, multipv=4)
+    """
+    m = _PROFILE.match(name)
+    if not m:
+        raise ValueError(f"not an engine profile name (e.g. 'Stockfish 15.1 depth=12 multipv=4'): {name!r}")
+    n = int(m["n"])
+    return EngineProfile(m["engine"], n if m["limit"] == "depth" else None, n if m["limit"] == "nodes" else None,
+                         int(m["multipv"]))
+
+
+# -- the monitor side -----------------------------------------------------------------
+
+
+@dataclass
+class _Request:
+    """One position wanted by the monitor; every submit for it awaits the same future."""
+
+    key: str
+    board: chess.Board
+    priority: float
+    future: asyncio.Future[PooledAnalysis]
+    sent: float = 0.0
+    """monotonic time of the last publish; 0 while it waits at the monitor."""
+    first_sent: float = 0.0
+    publishes: int = 0
+    errors: int = 0
+    """error answers so far (a worker whose engines failed on it)."""
+
+
+@dataclass
+class _Counters:
+    submitted: int = 0
+    searches: int = 0
+    cache_hits: int = 0
+    joined: int = 0
+    failures: int = 0
+    published: int = 0
+    rerequests: int = 0
+    requeued: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    remote_cache_hits: int = 0
+    connects: int = 0
+    round_trip_seconds: float = 0.0
+    by_worker: dict[str, int] = field(default_factory=dict)
+
+
+class RemoteEnginePool:
+    """The engine pool of a monitor whose engines are ``livemon worker`` processes behind a broker.
+
+    Same interface as :class:`livemon.io.pool.EnginePool` as the monitor uses it;
+    see the module docstring for the protocol.
+    """
+
+    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None):
+        self.cfg = cfg
+        self.store = store
+        self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
+        self.reply_topic = results_topic(cfg, self.monitor_id)
+        self._base: EngineProfile | None = profile_from_name(cfg.profile) if cfg.profile else None
+        self._profile_known = asyncio.Event()
+        self._workers: dict[str, WorkerAnnouncement] = {}
+        self._jobs: dict[str, _Request] = {}  # wanted and not answered, by position key
+        self._heap: list[tuple[float, int, _Request]] = []
+        self._seq = itertools.count()
+        self._outstanding: dict[str, _Request] = {}  # published, not answered
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.connected = asyncio.Event()
+        self.counters = _Counters()
+
+    # -- lifetime -------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (retrying in the background) and wait until the engine profile is known."""
+        self._closing = False
+        if self._base is not None:
+            self._profile_known.set()
+        self._task = asyncio.create_task(self._connection(), name="bus")
+        while not self._profile_known.is_set():
+            try:
+                await asyncio.wait_for(self._profile_known.wait(), timeout=10)
+            except asyncio.TimeoutError:
+                log.warning("bus: waiting for a worker to announce its engine profile on %s (broker %s:%d)",
+                            workers_topic(self.cfg), self.cfg.host, self.cfg.port)
+        log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
+
+    async def close(self) -> None:
+        """Disconnect and fail what is still wanted (the monitor is stopping)."""
+        self._closing = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for job in self._jobs.values():
+            if not job.future.done():
+                job.future.set_exception(EngineError("engine pool closed"))
+                job.future.exception()
+        self._jobs.clear()
+        self._outstanding.clear()
+        self._heap.clear()
+
+    async def __aenter__(self) -> "RemoteEnginePool":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- requests -------------------------------------------------------------
+
+    @property
+    def base_profile(self) -> EngineProfile:
+        if self._base is None:
+            raise EngineError("engine profile not known yet (no worker announced one)")
+        return self._base
+
+    @property
+    def profile(self) -> EngineProfile:
+        return self.base_profile
+
+    async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
+        """The analysis of ``board``'s position: from the cache, a request in flight, or a new request.
+
+        Same contract as :meth:`livemon.io.pool.EnginePool.submit` (lower priority first,
+        default newest first; ValueError for a terminal position).
+        """
+        if self._closing or self._task is None:
+            raise EngineError("engine pool not running")
+        if not needs_search(board):
+            raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
+        self.counters.submitted += 1
+        key = position_key(board)
+        seq = next(self._seq)
+        prio = float(-seq) if priority is None else float(priority)
+        job = self._jobs.get(key)
+        if job is not None:
+            self.counters.joined += 1
+            if not job.sent and prio < job.priority:
+                job.priority = prio
+                heapq.heappush(self._heap, (prio, -seq, job))
+            return await asyncio.shield(job.future)
+        if self.store is not None:
+            found = self.store.get_analysis(key, self.base_profile.name)
+            if found is not None:
+                self.counters.cache_hits += 1
+                return PooledAnalysis(key, found, self.base_profile, cached=True)
+        job = _Request(key, board.copy(stack=False), prio, asyncio.get_running_loop().create_future())
+        self._jobs[key] = job
+        heapq.heappush(self._heap, (prio, -seq, job))
+        self._wake.set()
+        return await asyncio.shield(job.future)
+
+    @property
+    def capacity(self) -> int:
+        """Requests kept on the broker: requests_per_engine × the engines of workers on our profile."""
+        engines = sum(w.engines for w in self._workers.values() if w.profile == self._base)
+        return self.cfg.requests_per_engine * engines
+
+    @property
+    def waiting(self) -> int:
+        """Requests held at the monitor, not yet published (the backlog)."""
+        return len(self._jobs) - len(self._outstanding)
+
+    # -- the connection -------------------------------------------------------
+
+    async def _connection(self) -> None:
+        """Connect, serve, and on any broker trouble log, wait (1 s doubling to max_backoff) and retry."""
+        delay = 1.0
+        where = f"{self.cfg.host}:{self.cfg.port}"
+        while True:
+            try:
+                async with client_for(self.cfg, self.monitor_id) as client:
+                    no_delay(client)
+                    self.counters.connects += 1
+                    self._workers.clear()  # the retained announcements arrive again on subscribing
+                    await client.subscribe(self.reply_topic, qos=1)
+                    await client.subscribe(workers_topic(self.cfg), qos=1)
+                    self.connected.set()
+                    log.info("bus: connected to %s as %s", where, self.monitor_id)
+                    delay = 1.0
+                    # what was on the broker or on a worker before may be gone: ask again
+                    self._requeue_outstanding("reconnected")
+                    async with asyncio.TaskGroup() as tg:
+                        tg.create_task(self._receive(client))
+                        tg.create_task(self._send(client))
+            except* aiomqtt.MqttError as group:
+                log.warning("bus: broker %s: %s; retrying in %g s", where, group.exceptions[0], delay)
+            except* Exception:  # a bug here must not take the monitor down
+                log.exception("bus: unexpected error; retrying in %g s", delay)
+            self.connected.clear()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.cfg.max_backoff)
+
+    def _requeue_outstanding(self, why: str) -> None:
+        """Publish every request in flight again at the next send (a worker or the broker lost them)."""
+        if self._outstanding:
+            log.info("bus: %s; requesting %d positions in flight again", why, len(self._outstanding))
+            self.counters.requeued += len(self._outstanding)
+            for job in self._outstanding.values():
+                job.sent = _DUE
+            self._wake.set()
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
+            if message.topic.matches(workers_topic(self.cfg)):
+                self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
+            elif message.topic.matches(self.reply_topic):
+                self._on_result(payload)
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        """Publish due re-requests and, up to the capacity, the most urgent waiting positions."""
+        while True:
+            with_timeout = min(1.0, self.cfg.request_timeout / 4)
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=with_timeout)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            if not self.capacity:
+                continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
+            now = time.monotonic()
+            for job in list(self._outstanding.values()):
+                if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
+                    if job.sent != _DUE:
+                        self.counters.rerequests += 1
+                        log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
+                                    self.cfg.request_timeout)
+                    await self._publish(client, job)
+            while self._heap and len(self._outstanding) < self.capacity:
+                _, _, job = heapq.heappop(self._heap)
+                if job.sent or self._jobs.get(job.key) is not job:
+                    continue  # a stale entry (moved up, or answered)
+                self._outstanding[job.key] = job
+                await self._publish(client, job)
+
+    async def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = self.reply_topic
+        props.CorrelationData = job.key.encode()
+        request = AnalysisRequest(job.board.fen(), self.base_profile.name)
+        job.sent = time.monotonic()
+        job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
+        job.publishes += 1
+        await client.publish(requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
+        self.counters.published += 1
+
+    def _on_announcement(self, worker_id: str, payload: bytes | str) -> None:
+        if not payload:  # retained announcement cleared: the worker left (or died: its will)
+            gone = self._workers.pop(worker_id, None)
+            if gone is not None:
+                log.info("bus: worker %s left (%d engines)", worker_id, gone.engines)
+                self._requeue_outstanding(f"worker {worker_id} left")
+            return
+        try:
+            w = WorkerAnnouncement.parse(payload)
+        except BusMessageError as exc:
+            self.counters.rejected += 1
+            log.warning("bus: malformed worker announcement on %s rejected: %s: %s", worker_id, exc, excerpt(payload))
+            return
+        if self._base is None:
+            self._base = w.profile
+            self._profile_known.set()
+            log.info("bus: engine profile %s, announced by worker %s", w.profile.name, w.worker)
+        if w.profile != self._base:
+            log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
+                        w.worker, w.profile.name, self._base.name)
+        elif worker_id not in self._workers:
+            log.info("bus: worker %s on %s joined with %d engines", w.worker, w.host or "?", w.engines)
+        self._workers[worker_id] = w
+        self._wake.set()
+
+    def _on_result(self, payload: bytes | str) -> None:
+        try:
+            result = AnalysisResult.parse(payload)
+        except BusMessageError as exc:
+            self.counters.rejected += 1
+            log.warning("bus: malformed result rejected: %s: %s", exc, excerpt(payload))
+            return
+        if self._base is None or result.profile != self._base.name:
+            self.counters.rejected += 1
+            log.warning("bus: result for %s from worker %s rejected: profile %r, this monitor uses %r",
+                        result.key, result.worker, result.profile, self._base.name if self._base else None)
+            return
+        job = self._jobs.get(result.key)
+        if job is None:
+            self.counters.duplicates += 1  # answered already (a request published twice)
+            log.debug("bus: late or repeated result for %s from %s ignored", result.key, result.worker)
+            return
+        if result.analysis is not None:
+            illegal = [m for m, _ in result.analysis.candidates if not _legal(job.board, m)]
+            if illegal:
+                self.counters.rejected += 1
+                log.warning("bus: result for %s from worker %s rejected: illegal candidate moves %s",
+                            result.key, result.worker, illegal)
+                return
+        elif job.key not in self._outstanding:
+            self.counters.rejected += 1
+            log.warning("bus: error result for %s from worker %s rejected: not requested yet", result.key, result.worker)
+            return
+        else:
+            job.errors += 1
+            if job.errors < WORKER_ERRORS:  # that worker's engines failed (after its own retries): another may not
+                log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
+                            result.key, result.error)
+                job.sent = _DUE
+                self._wake.set()
+                return
+        del self._jobs[job.key]
+        self._outstanding.pop(job.key, None)
+        self._wake.set()
+        if job.future.done():
+            return
+        if result.analysis is None:
+            self.counters.failures += 1
+            log.error("bus: gave up on %s after %d error answers; the last from worker %s: %s", result.key,
+                      WORKER_ERRORS, result.worker, result.error)
+            job.future.set_exception(EngineError(f"{result.key}: worker {result.worker}: {result.error}"))
+            job.future.exception()
+            return
+        if result.cached:
+            self.counters.remote_cache_hits += 1
+        else:
+            self.counters.searches += 1
+        self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
+        self.counters.round_trip_seconds += time.monotonic() - job.first_sent
+        if self.store is not None:
+            self.store.put_analysis(job.key, result.profile, result.analysis)
+        job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
+
+    # -- status ---------------------------------------------------------------
+
+    def engine_pids(self) -> list[int]:
+        """No local engine processes: they run in the workers."""
+        return []
+
+    def status(self) -> dict[str, Any]:
+        """The EnginePool status keys, plus ``bus`` (workers, re-requests, rejected messages)."""
+        c = self.counters
+        profile = self._base
+        engines = sum(w.engines for w in self._workers.values() if w.profile == profile)
+        answered = sum(c.by_worker.values())
+        return {
+            "engines": engines,
+            "engines_alive": engines,
+            "searching": len(self._outstanding),
+            "backlog": self.waiting,
+            "submitted": c.submitted,
+            "searches": c.searches,
+            "cache_hits": c.cache_hits,
+            "joined": c.joined,
+            "restarts": 0,
+            "retries": c.rerequests,
+            "failures": c.failures,
+            "limit_level": 0,
+            "limit_changes": 0,
+            "profile": profile.name if profile else None,
+            "base_profile": profile.name if profile else None,
+            "depth": profile.depth if profile else None,
+            "nodes": profile.nodes if profile else None,
+            "mean_search_s": c.round_trip_seconds / answered if answered else None,
+            "bus": {
+                "monitor": self.monitor_id,
+                "broker": f"{self.cfg.host}:{self.cfg.port}",
+                "connected": self.connected.is_set(),
+                "connects": c.connects,
+                "workers": {k: {"engines": w.engines, "profile": w.profile.name, "host": w.host}
+                            for k, w in sorted(self._workers.items())},
+                "published": c.published,
+                "rerequests": c.rerequests,
+                "requeued": c.requeued,
+                "rejected": c.rejected,
+                "duplicates": c.duplicates,
+                "remote_cache_hits": c.remote_cache_hits,
+                "answers_by_worker": dict(sorted(c.by_worker.items())),
+            },
+        }
+
+
+def _legal(board: chess.Board, uci: str) -> bool:
+    try:
+        return board.is_legal(chess.Move.from_uci(uci))
+    except ValueError:
+        return False

@@ -1,0 +1,104 @@
+"""What every feed shares: the protocol, the status, back-off, message counting."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, AsyncIterator, Iterable, Protocol, runtime_checkable
+
+from livemon.io.feeds.core import GameTracker, KeyFunc
+from livemon.live.messages import FeedError, Message
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FeedStatus:
+    """A feed's health, for ``livemon status``.
+
+    ``state`` is one of: starting, running (connected or polling), waiting
+    (backing off after an error), finished (a replay or file read to its end
+    with ``follow`` off), stopped.
+    """
+
+    name: str
+    type: str
+    state: str = "starting"
+    games: int = 0
+    plies: int = 0
+    errors: int = 0
+    last_message: float | None = None  # time.time() of the last message yielded
+    last_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@runtime_checkable
+class Feed(Protocol):
+    """An async source of typed messages; iterate it to run it."""
+
+    name: str
+    status: FeedStatus
+
+    def __aiter__(self) -> AsyncIterator[Message]: ...
+
+
+class Backoff:
+    """Exponential back-off with a cap and a little jitter (so feeds do not retry in step)."""
+
+    def __init__(self, base: float, cap: float, jitter: float = 0.1) -> None:
+        self.base, self.cap, self.jitter = base, cap, jitter
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * (2 ** self.failures))
+        self.failures += 1
+        return delay * (1 + random.uniform(0, self.jitter))
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+class BaseFeed:
+    """A feed with a tracker and a status; subclasses implement :meth:`run`."""
+
+    type = "base"
+
+    def __init__(self, name: str, key: KeyFunc | None = None) -> None:
+        self.name = name
+        self.tracker = GameTracker(name, key)
+        self.status = FeedStatus(name, self.type)
+
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self.run()
+
+    async def run(self) -> AsyncIterator[Message]:  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield  # noqa
+
+    def _account(self, messages: Iterable[Message]) -> list[Message]:
+        """Update the status from messages about to be yielded."""
+        out = list(messages)
+        for m in out:
+            if isinstance(m, FeedError):
+                self.status.errors += 1
+                self.status.last_error = m.message
+        if out:
+            self.status.last_message = time.time()
+        self.status.games = self.tracker.games
+        self.status.plies = self.tracker.plies
+        return out
+
+    def _io_error(self, message: str, first: bool) -> list[Message]:
+        """A transport error: counted and logged each time, sent as a FeedError once per outage."""
+        self.status.errors += 1
+        self.status.last_error = message
+        log.warning("feed %s: %s", self.name, message)
+        if not first:
+            return []
+        self.status.last_message = time.time()
+        return [FeedError(self.name, message)]
+

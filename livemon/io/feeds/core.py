@@ -1,0 +1,560 @@
+"""The sans-I/O core of the feeds: snapshots of games in, new messages out.
+
+No sockets, no files, no asyncio (like h11): every adapter hands the
+:class:`GameTracker` what it currently knows about a game -- the whole PGN of
+it, or a list of plies -- and the tracker answers with only what is new:
+
+* :class:`~livemon.live.messages.GameInfo` the first time a game is seen;
+* one :class:`~livemon.live.messages.MoveEvent` per new ply;
+* :class:`~livemon.live.messages.GameRollback` then the new plies when the moves
+  changed (a correction);
+* :class:`~livemon.live.messages.GameResult` once, when the result becomes final;
+* one :class:`~livemon.live.messages.FeedError` per bad game (repeats of the same
+  error for the same game are not re-sent).
+
+Snapshots are *complete* (the whole game as the source knows it now: it ended
+in a result or ``*``, or another game followed it) or *incomplete* (the tail
+of a half-written file or a cut response). An incomplete snapshot can only
+add plies to a game already known, its last ply is not trusted (it may be cut
+mid-token or mid-comment), and it never rolls anything back: a shorter or
+different move list in it means "not written yet", not "corrected".
+
+Identity (:func:`default_game_key`): ``GameURL`` if it is a URL, else ``Site``
+if it is a URL that no other game uses, else ``Event|Round|White|Black``.
+
+DGT boards: at game end the arbiter or players put the kings on the centre
+squares to signal the result and LiveChess may send that as moves. Rule
+(conservative, after lichess's ``RelayInputSanity.fixDgtKingsInTheCenter``):
+when the first illegal move of a game's main line is a king move and it and
+whatever follows it are at most two king moves at the very end of the main
+line, they are dropped with a log line and the game is accepted. A legal
+final king move is kept (it cannot be told from a real one); an illegal king
+move in the middle of a game is a FeedError like any illegal move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+import chess
+import chess.engine
+import chess.pgn
+
+from livemon.rating.evaluation import score_cp
+
+from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.pgn import _TAG_LINE, split_games
+
+log = logging.getLogger(__name__)
+
+FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
+RESULT_TOKENS = FINAL_RESULTS + ("*",)
+"""Centipawn value of a forced mate (either distance), White's view."""
+
+_KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
+_TERMINATED = re.compile(r"(?:^|\s)(?:1-0|0-1|1/2-1/2|\*)\s*$")
+_COMMENT = re.compile(r"\{[^}]*\}?|;[^\n]*", re.S)
+_URL = re.compile(r"^https?://\S+$", re.I)
+
+
+@dataclass(frozen=True)
+class Ply:
+    """One ply as a source knows it; only ``uci`` identifies it."""
+
+    uci: str
+    clock: float | None = None
+    emt: float | None = None
+    eval_cp: int | None = None
+
+
+@dataclass
+class Snapshot:
+    """What a source currently says about one game."""
+
+    headers: Mapping[str, str]
+    plies: list[Ply]
+    complete: bool = True
+    fen: str | None = None  # starting position when not the standard one
+    chess960: bool = False
+    settled: bool = False  # incomplete but unchanged for a poll: may create the game, still never rolls back
+
+
+@dataclass
+class BadSnapshot:
+    """A game that could not be read; ``headers`` are what was readable."""
+
+    headers: Mapping[str, str]
+    error: str
+
+
+KeyFunc = Callable[[Mapping[str, str]], str]
+
+
+def is_url(value: str | None) -> bool:
+    return bool(value) and bool(_URL.match(value.strip()))  # type: ignore[union-attr]
+
+
+def tags_key(headers: Mapping[str, str]) -> str:
+    """``Event|Round|White|Black``: the fallback identity of a game."""
+    return "|".join(headers.get(t, "?") or "?" for t in ("Event", "Round", "White", "Black"))
+
+
+def default_game_key(headers: Mapping[str, str]) -> str:
+    """GameURL, else a URL Site, else Event|Round|White|Black (no uniqueness check)."""
+    for tag in ("GameURL", "Site"):
+        if is_url(headers.get(tag)):
+            return headers[tag].strip()
+    return tags_key(headers)
+
+
+def eval_cp(node: chess.pgn.ChildNode) -> int | None:
+    """The node's ``[%eval]`` in White-POV centipawns, mates at ±3900, clamped (spec §0)."""
+    pov = node.eval()
+    return None if pov is None else score_cp(pov)
+
+
+def is_terminated(chunk: str) -> bool:
+    """True when a game's movetext ends in a result or ``*`` (ignoring comments)."""
+    lines = [ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln)]
+    text = _COMMENT.sub(" ", "\n".join(lines))
+    return bool(_TERMINATED.search(text))
+
+
+def _mainline_sans(chunk: str) -> list[str]:
+    """The SAN tokens of the main line, read without a board (for the DGT rule)."""
+    lines = [ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln) and not ln.startswith("%")]
+    text = _COMMENT.sub(" ", "\n".join(lines))
+    depth = 0
+    sans: list[str] = []
+    for m in chess.pgn.MOVETEXT_REGEX.finditer(text):
+        tok = m.group(0)
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and m.group(1):
+            sans.append(tok)
+    return sans
+
+
+class _RecordingBuilder(chess.pgn.GameBuilder):
+    """Collects parse errors on the game instead of logging them (we report them)."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
+def _plies_of(game: chess.pgn.Game) -> list[Ply]:
+    out = []
+    for node in game.mainline():
+        out.append(Ply(node.move.uci(), node.clock(), node.emt(), eval_cp(node)))
+    return out
+
+
+def snapshot_of_game(game: chess.pgn.Game, complete: bool = True) -> Snapshot:
+    """A parsed python-chess game (no errors) as a snapshot."""
+    board = game.board()
+    fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
+    return Snapshot(dict(game.headers), _plies_of(game), complete, fen, board.chess960)
+
+
+def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Snapshot | BadSnapshot | None:
+    """Parse one game's PGN text (a chunk from :func:`split_games`).
+
+    ``complete`` None means: complete iff the text ends in a result or ``*``.
+    Returns None for text with no game in it.
+    """
+    if complete is None:
+        complete = is_terminated(chunk)
+    try:
+        game = chess.pgn.read_game(io.StringIO(chunk), Visitor=_RecordingBuilder)
+    except Exception as exc:  # python-chess raises only on truly broken input
+        return BadSnapshot({}, f"{label}unreadable PGN ({exc})")
+    if game is None:
+        return None
+    headers = dict(game.headers)
+    if game.errors:
+        err = game.errors[0]
+        dropped = _dgt_trailing_kings(chunk, game, err)
+        if dropped is None:
+            who = f"{headers.get('White', '?')} - {headers.get('Black', '?')}"
+            return BadSnapshot(headers, f"{label}{who}, round {headers.get('Round', '?')}: {err}")
+        log.info(
+            "dropping DGT end-of-game king move(s) %s in %s - %s (illegal after %d plies)",
+            " ".join(dropped), headers.get("White", "?"), headers.get("Black", "?"), len(list(game.mainline())),
+        )
+    snap = snapshot_of_game(game, complete)
+    return snap
+
+
+def _dgt_trailing_kings(chunk: str, game: chess.pgn.Game, err: Exception) -> list[str] | None:
+    """The SANs to drop under the DGT rule, or None when the error is real."""
+    if not isinstance(err, chess.IllegalMoveError) or len(game.errors) != 1:
+        return None
+    n = sum(1 for _ in game.mainline())
+    sans = _mainline_sans(chunk)
+    tail = sans[n:]
+    if not 1 <= len(tail) <= 2 or not all(_KING_MOVE.match(s) for s in tail):
+        return None
+    # the failed SAN must be the first of the tail (the error came from the main line)
+    if f"'{tail[0]}'" not in str(err):
+        return None
+    return tail
+
+
+class GameTracker:
+    """Turns snapshots of games into new messages; one per feed.
+
+    ``key`` maps a game's tags to its identity (default: see module doc);
+    passing one disables the shared-Site check.
+    """
+
+    def __init__(self, feed: str = "", key: KeyFunc | None = None) -> None:
+        self.feed = feed
+        self._custom_key = key
+        self._games: dict[str, _GameState] = {}
+        self._url_owner: dict[str, str] = {}  # Site URL -> tags key of the first game using it
+        self._shared_urls: set[str] = set()
+        self._alias: dict[str, str] = {}  # tags key -> game id given before the Site was found shared
+        self._errors: dict[str, str] = {}  # game id -> last error sent
+        self._applied: dict[str, str] = {}  # game id -> digest of the last whole chunk applied
+        self._digest_gid: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ state
+    @property
+    def games(self) -> int:
+        return len(self._games)
+
+    @property
+    def plies(self) -> int:
+        return sum(len(g.ucis) for g in self._games.values())
+
+    def moves(self, game_id: str) -> list[str]:
+        """The UCI moves of a game as emitted so far (empty if unknown)."""
+        g = self._games.get(game_id)
+        return list(g.ucis) if g else []
+
+    def result(self, game_id: str) -> str | None:
+        g = self._games.get(game_id)
+        return g.result if g else None
+
+    def game_ids(self) -> list[str]:
+        return list(self._games)
+
+    # --------------------------------------------------------------- identity
+    def key_of(self, headers: Mapping[str, str], register: bool = True) -> str:
+        """The game id for these tags, remembering Site URLs that turn out shared.
+
+        ``register`` False (tags of a cut game, maybe cut themselves): look up only.
+        """
+        if self._custom_key is not None:
+            return self._custom_key(headers)
+        url = headers.get("GameURL", "")
+        if is_url(url):
+            return url.strip()
+        tk = tags_key(headers)
+        site = (headers.get("Site") or "").strip()
+        if is_url(site) and site not in self._shared_urls:
+            owner = self._url_owner.get(site)
+            if owner is None and not register:
+                return site
+            if owner is None:
+                owner = self._url_owner[site] = tk
+            if owner == tk:
+                self._alias.setdefault(tk, site)
+                return site
+            if register:
+                log.info("Site %s is used by more than one game; telling games apart by tags", site)
+                self._shared_urls.add(site)
+        return self._alias.get(tk, tk)
+
+    # ----------------------------------------------------------------- inputs
+    def update_text(self, text: str, source: str = "", final: bool = True, settled: bool = False) -> list[Message]:
+        """All games of a multi-game PGN text.
+
+        ``final`` False means the text may be cut at the end (a file being
+        written): its last game counts as incomplete unless it is terminated.
+        ``settled`` True says the same text was seen again a poll later (the
+        writer is done, the last game just lacks a result or ``*``): that game
+        may then be created, and its last ply used if the text ends in
+        whitespace outside a comment; it still never rolls anything back.
+        """
+        chunks = list(split_games(text))
+        # a Site URL shared within one text is not an identity
+        if self._custom_key is None:
+            whole = chunks if final or not chunks or is_terminated(chunks[-1][0]) else chunks[:-1]
+            self._note_shared_sites(whole)
+        out: list[Message] = []
+        occurrences: Counter[str] = Counter()
+        for i, (chunk, _sep) in enumerate(chunks):
+            last = i == len(chunks) - 1
+            complete = final or not last or is_terminated(chunk)
+            gid = self.key_of(_quick_headers(chunk), register=complete)
+            # the same key twice in one text (an archive of a match): the 2nd is "key#2"
+            occurrences[gid] += 1
+            if occurrences[gid] > 1:
+                gid = f"{gid}#{occurrences[gid]}"
+            tail_ok = settled and last and text[-1:].isspace() and _balanced(chunk)
+            out.extend(self._apply_chunk(chunk, complete, gid, f"{source} game {i + 1}: " if source else "",
+                                         settled=settled and last, tail_ok=tail_ok))
+        return out
+
+    def update_chunk(self, chunk: str, complete: bool | None = True, label: str = "") -> list[Message]:
+        """One game's PGN text; ``complete`` None: decide from its terminator."""
+        if complete is None:
+            complete = is_terminated(chunk)
+        return self._apply_chunk(chunk, complete, self.key_of(_quick_headers(chunk), register=complete), label)
+
+    def _apply_chunk(self, chunk: str, complete: bool, gid: str, label: str,
+                     settled: bool = False, tail_ok: bool = False) -> list[Message]:
+        """Parse and apply one chunk, unless it is the one last applied to ``gid``.
+
+        Feeds re-send whole files every poll: an unchanged game costs a hash, not a parse.
+        """
+        digest = text_digest(chunk) if complete else ""
+        if complete:
+            seen_gid = self._digest_gid.get(digest)
+            if seen_gid is not None and self._applied.get(seen_gid) == digest:
+                return []
+        parsed = parse_chunk(chunk, complete, label)
+        if parsed is None:
+            return []
+        if isinstance(parsed, BadSnapshot):
+            if not complete:
+                log.debug("ignoring an error in an incomplete game: %s", parsed.error)
+                return []
+            out = self._error(gid, parsed.error)
+        else:
+            if not complete and settled:
+                parsed.settled = True
+                if not tail_ok:
+                    parsed.plies = parsed.plies[:-1]
+            out = self.update(parsed, gid)
+        if complete:
+            old = self._applied.get(gid)
+            if old is not None and old != digest:
+                self._digest_gid.pop(old, None)
+            self._applied[gid] = digest
+            self._digest_gid[digest] = gid
+        return out
+
+    def update_game(self, game: chess.pgn.Game, complete: bool = True) -> list[Message]:
+        """A parsed python-chess game; games with parse errors give a FeedError."""
+        if game.errors:
+            return self._error(self.key_of(game.headers), f"{tags_key(game.headers)}: {game.errors[0]}")
+        return self.update(snapshot_of_game(game, complete))
+
+    def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
+        """The core: diff a snapshot against what was emitted."""
+        gid = game_id if game_id is not None else self.key_of(snap.headers)
+        state = self._games.get(gid)
+        plies = snap.plies if snap.complete or snap.settled else snap.plies[:-1]
+        if state is None:
+            if not snap.complete and not (snap.settled and plies):
+                return []  # tags of a cut game may be cut too: wait for it whole (or settled, with moves)
+            try:
+                start = chess.Board(snap.fen, chess960=snap.chess960) if snap.fen else chess.Board()
+            except ValueError as exc:
+                return self._error(gid, f"{gid}: bad FEN tag ({exc})")
+            state = _GameState(start)
+        ucis = [p.uci for p in plies]
+        known = state.ucis
+        p = 0
+        limit = min(len(known), len(ucis))
+        while p < limit and known[p] == ucis[p]:
+            p += 1
+        out: list[Message] = []
+        rollback = p < len(known)
+        if rollback and not snap.complete:
+            return []  # a cut or half-written game: not a correction
+        # check legality of the new plies before changing anything
+        board = state.board_at(p)
+        new: list[MoveEvent] = []
+        for i in range(p, len(plies)):
+            ply = plies[i]
+            try:
+                move = chess.Move.from_uci(ply.uci)
+            except ValueError:
+                move = None
+            if move is None or not board.is_legal(move):
+                return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
+            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt, ply.eval_cp, self.feed))
+            board.push(move)
+        if gid not in self._games:
+            self._games[gid] = state
+            out.append(_info(gid, snap.headers))
+        if rollback:
+            out.append(GameRollback(gid, p + 1, self.feed))
+            state.truncate(p)
+        if new:
+            state.extend([m.uci for m in new], board)
+            out.extend(new)
+        self._errors.pop(gid, None)
+        res = snap.headers.get("Result", "*")
+        if snap.complete and res in FINAL_RESULTS:
+            if state.result is None:
+                state.result = res
+                out.append(GameResult(gid, res, len(state.ucis), self.feed))
+            elif state.result != res:
+                log.warning("%s: result changed from %s to %s; keeping the first", gid, state.result, res)
+        return out
+
+    def error(self, game_id: str, message: str) -> list[Message]:
+        """A FeedError for a game, unless the same one was the last sent for it."""
+        return self._error(game_id, message)
+
+    # -------------------------------------------------------------- internals
+    def _error(self, gid: str, message: str) -> list[Message]:
+        if self._errors.get(gid) == message:
+            return []
+        self._errors[gid] = message
+        log.warning("feed %s: %s", self.feed, message)
+        return [FeedError(self.feed, message, gid)]
+
+    def _note_shared_sites(self, chunks: Sequence[tuple[str, bool]]) -> None:
+        seen: dict[str, str] = {}
+        for chunk, _ in chunks:
+            headers = _quick_headers(chunk)
+            site = (headers.get("Site") or "").strip()
+            if not is_url(site) or is_url(headers.get("GameURL")):
+                continue
+            tk = tags_key(headers)
+            if seen.setdefault(site, tk) != tk and site not in self._shared_urls:
+                log.info("Site %s is used by more than one game; telling games apart by tags", site)
+                self._shared_urls.add(site)
+
+
+def text_is_cut(text: str) -> bool:
+    """True when the last game of a PGN text has no result or ``*`` (maybe half-written)."""
+    last = None
+    for last, _ in split_games(text):
+        pass
+    return last is not None and not is_terminated(last)
+
+
+def _balanced(chunk: str) -> bool:
+    body = "\n".join(ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln))
+    return body.count("{") == body.count("}")
+
+
+def _quick_headers(chunk: str) -> dict[str, str]:
+    out = {}
+    for line in chunk.splitlines():
+        m = re.match(r'^\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$', line)
+        if m:
+            out[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
+        elif line.strip():
+            break
+    return out
+
+
+def _elo(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def _date(h: Mapping[str, str]) -> str:
+    date = h.get("Date", "?")
+    if not date or "?" in date:
+        date = h.get("UTCDate") or date or "?"
+    return date
+
+
+def _info(gid: str, h: Mapping[str, str]) -> GameInfo:
+    return GameInfo(
+        gid, h.get("White", "?"), h.get("Black", "?"), _elo(h.get("WhiteElo")), _elo(h.get("BlackElo")),
+        h.get("Event", "?"), h.get("Round", "?"), _date(h), h.get("Site", "?"),
+    )
+
+
+@dataclass
+class _GameState:
+    """What was emitted for one game: its moves and the board after them."""
+
+    start: chess.Board
+    ucis: list[str] = field(default_factory=list)
+    board: chess.Board | None = None
+    result: str | None = None
+
+    def board_at(self, n: int) -> chess.Board:
+        if n == len(self.ucis) and self.board is not None:
+            return self.board.copy(stack=False)
+        b = self.start.copy(stack=False)
+        for u in self.ucis[:n]:
+            b.push(chess.Move.from_uci(u))
+        return b
+
+    def truncate(self, n: int) -> None:
+        del self.ucis[n:]
+        self.board = None
+        if self.result is not None:
+            log.info("moves before a result were corrected; the result stands")
+
+    def extend(self, ucis: Iterable[str], board: chess.Board) -> None:
+        self.ucis.extend(ucis)
+        self.board = board
+
+
+class PgnStreamSplitter:
+    """Incremental splitter for concatenated PGNs (the lichess round stream).
+
+    ``feed(text)`` returns the games completed by this piece of text: a game
+    is complete when the next game's tag section starts, or at a blank line
+    after movetext that ends in a result or ``*``. ``close()`` returns the
+    last game if it is terminated, and discards a cut one.
+    """
+
+    def __init__(self) -> None:
+        self._buf = ""  # partial line
+        self._lines: list[str] = []
+        self._movetext = False
+
+    def feed(self, text: str) -> list[str]:
+        self._buf += text
+        *lines, self._buf = self._buf.split("\n")
+        out: list[str] = []
+        for line in lines:
+            line = line.rstrip("\r")
+            is_tag = bool(_TAG_LINE.match(line))
+            if is_tag and self._movetext:
+                out.append(self._take())
+            if not line.strip():
+                if self._movetext and is_terminated("\n".join(self._lines)):
+                    out.append(self._take())
+                    continue
+            elif not is_tag and not line.lstrip().startswith("%"):
+                self._movetext = True
+            self._lines.append(line)
+        return [c for c in out if c.strip()]
+
+    def close(self) -> list[str]:
+        """End of stream: the buffered game if it is whole."""
+        if self._buf:
+            self.feed("\n")
+        chunk = self._take()
+        return [chunk] if chunk.strip() and self._movetext_done(chunk) else []
+
+    def reset(self) -> None:
+        """Drop a partial game (the connection broke)."""
+        self._buf, self._lines, self._movetext = "", [], False
+
+    @staticmethod
+    def _movetext_done(chunk: str) -> bool:
+        return is_terminated(chunk)
+
+    def _take(self) -> str:
+        chunk = "\n".join(self._lines) + "\n"
+        self._lines, self._movetext = [], False
+        return chunk
+
+
+def text_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,103 @@
+"""``file`` feed: a PGN file (or a DGT LiveChess round folder) that grows or is rewritten in place.
+
+Polls size and mtime rather than using inotify: it works the same on every
+filesystem (including network shares, where broadcast PCs often write) and
+the cost is one ``stat`` per file per interval.
+
+A folder is read as DGT LiveChess writes it: if any ``game-*.pgn`` files
+exist below it (``round-N/game-M.pgn``) only those are read, since the
+combined ``games.pgn`` repeats the same games and may be written at a
+different moment; otherwise every ``games.pgn`` below it, otherwise every
+``*.pgn``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import AsyncIterator
+
+from livemon.io.feeds.base import BaseFeed
+from livemon.io.feeds.core import KeyFunc, text_is_cut
+from livemon.live.messages import FeedError, Message
+
+log = logging.getLogger(__name__)
+
+
+def pgn_files(path: Path) -> list[Path]:
+    """The files to read for a path: itself, or the PGNs of a DGT round folder."""
+    if not path.is_dir():
+        return [path]
+    for pattern in ("game-*.pgn", "games.pgn", "*.pgn"):
+        found = sorted(path.rglob(pattern), key=_natural)
+        if found:
+            return found
+    return []
+
+
+def _natural(p: Path) -> list[object]:
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(p))]
+
+
+class FileFeed(BaseFeed):
+    """Re-reads changed files every ``interval`` seconds; ``follow`` False reads once and stops."""
+
+    type = "file"
+
+    def __init__(self, name: str, path: str | Path, interval: float = 1.0, follow: bool = True,
+                 key: KeyFunc | None = None) -> None:
+        super().__init__(name, key)
+        self.path = Path(path)
+        self.interval = interval
+        self.follow = follow
+        self._seen: dict[Path, tuple[int, int]] = {}
+        self.reads = 0  # files actually read (changed since the last poll)
+        self._unsettled: dict[Path, tuple[tuple[int, int], str]] = {}  # last game had no result or *
+
+    async def run(self) -> AsyncIterator[Message]:
+        self.status.state = "running"
+        missing_reported = False
+        try:
+            while True:
+                if not self.path.exists():
+                    if not missing_reported:
+                        for m in self._io_error(f"{self.path}: no such file or folder", True):
+                            yield m
+                        missing_reported = True
+                else:
+                    missing_reported = False
+                    for file in pgn_files(self.path):
+                        for m in self._account(self._poll(file)):
+                            yield m
+                if not self.follow:
+                    self.status.state = "finished"
+                    return
+                await asyncio.sleep(self.interval)
+        finally:
+            if self.status.state != "finished":
+                self.status.state = "stopped"
+
+    def _poll(self, file: Path) -> list[Message]:
+        try:
+            st = file.stat()
+            sig = (st.st_mtime_ns, st.st_size)
+            if self._seen.get(file) == sig:
+                pending = self._unsettled.pop(file, None)
+                if pending is not None and pending[0] == sig:
+                    # unchanged for a poll: the writer is done; the game just lacks a result or *
+                    return self.tracker.update_text(pending[1], source=file.name, final=False, settled=True)
+                return []
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
+        self._seen[file] = sig
+        self.reads += 1
+        if text_is_cut(text):
+            self._unsettled[file] = (sig, text)
+        else:
+            self._unsettled.pop(file, None)
+        # final=False: a writer may be half way through the last game
+        return self.tracker.update_text(text, source=file.name, final=False)

@@ -1,0 +1,153 @@
+"""``replay`` feed: finished games played again as if live (demos, the bundled default, tests).
+
+Games are grouped into rounds by the major part of their ``Round`` tag
+(``"3.2"`` is round 3; no round: one group); all boards of a round start
+together and their plies interleave by time, as in a real round; the next
+round starts when the last game of the previous one ends.
+
+A ply's think time is its ``[%emt]``, else the drop of the mover's
+``[%clk]`` since their previous move plus the increment from
+``TimeControl`` (``5400+30``), else ``default_delay``. Each wait is the gap to
+the next ply divided by ``speed`` and capped at ``max_delay``; ``speed`` 0
+means no waiting at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator
+
+import chess.pgn
+
+from livemon.io.feeds.base import BaseFeed
+from livemon.io.feeds.core import KeyFunc, Snapshot, snapshot_of_game
+from livemon.live.messages import FeedError, Message
+from livemon.live.pgn import BadGame, read_games
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Board:
+    snap: Snapshot  # the whole finished game
+    times: list[float]  # seconds from the round start at which each ply is played
+    gid: str
+
+
+def round_of(headers: dict[str, str] | chess.pgn.Headers) -> float:
+    """The major round number, for grouping and ordering (unknown rounds sort last as one group)."""
+    m = re.match(r"\s*(\d+)", headers.get("Round", "") or "")
+    return float(m.group(1)) if m else float("inf")
+
+
+def increment_of(headers: dict[str, str] | chess.pgn.Headers) -> float:
+    m = re.match(r"^(?:\d+/)?\d+\+(\d+(?:\.\d+)?)", headers.get("TimeControl", "") or "")
+    return float(m.group(1)) if m else 0.0
+
+
+def think_times(snap: Snapshot, default_delay: float) -> list[float]:
+    """Seconds spent on each ply (see module doc)."""
+    inc = increment_of(snap.headers)
+    last_clock: list[float | None] = [None, None]
+    out = []
+    for i, ply in enumerate(snap.plies):
+        side = i % 2
+        t: float | None = ply.emt
+        if t is None and ply.clock is not None and last_clock[side] is not None:
+            t = max(0.0, last_clock[side] - ply.clock + inc)  # type: ignore[operator]
+        if ply.clock is not None:
+            last_clock[side] = ply.clock
+        out.append(default_delay if t is None else t)
+    return out
+
+
+class ReplayFeed(BaseFeed):
+    """Replays the games of ``path`` (a PGN file) once, then finishes."""
+
+    type = "replay"
+
+    def __init__(self, name: str, path: str | Path, speed: float = 1.0, max_delay: float = 10.0,
+                 default_delay: float = 1.0, key: KeyFunc | None = None) -> None:
+        super().__init__(name, key)
+        self.path = Path(path)
+        self.speed = speed
+        self.max_delay = max_delay
+        self.default_delay = default_delay
+        self.slept = 0.0  # total seconds waited, for tests and status
+
+    def _load(self) -> tuple[list[list[_Board]], list[Message]]:
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        rounds: dict[float, list[_Board]] = {}
+        errors: list[Message] = []
+        for parsed in read_games(text, self.path.name):
+            if isinstance(parsed, BadGame):
+                errors.append(FeedError(self.name, parsed.error))
+                continue
+            snap = snapshot_of_game(parsed.game)
+            gid = self.tracker.key_of(snap.headers)
+            times, t = [], 0.0
+            for dt in think_times(snap, self.default_delay):
+                t += dt
+                times.append(t)
+            rounds.setdefault(round_of(snap.headers), []).append(_Board(snap, times, gid))
+        return [rounds[k] for k in sorted(rounds)], errors
+
+    async def run(self) -> AsyncIterator[Message]:
+        self.status.state = "running"
+        try:
+            try:
+                rounds, errors = self._load()
+            except OSError as exc:
+                for m in self._io_error(f"{self.path}: {exc.strerror or exc}", True):
+                    yield m
+                self.status.state = "finished"
+                return
+            for m in self._account(errors):
+                yield m
+            for boards in rounds:
+                async for m in self._play_round(boards):
+                    yield m
+            self.status.state = "finished"
+        finally:
+            if self.status.state != "finished":
+                self.status.state = "stopped"
+
+    async def _play_round(self, boards: list[_Board]) -> AsyncIterator[Message]:
+        # every board of the round appears at once, before any move
+        for b in boards:
+            for m in self._account(self._show(b, 0)):
+                yield m
+        heap = [(b.times[0], i, 1) for i, b in enumerate(boards) if b.snap.plies]
+        heapq.heapify(heap)
+        now = 0.0
+        while heap:
+            t, i, n = heapq.heappop(heap)
+            await self._wait(t - now)
+            now = t
+            b = boards[i]
+            for m in self._account(self._show(b, n)):
+                yield m
+            if n < len(b.snap.plies):
+                heapq.heappush(heap, (b.times[n], i, n + 1))
+
+    def _show(self, b: _Board, n: int) -> list[Message]:
+        """The game as known after ``n`` plies: result only with the last ply."""
+        done = n == len(b.snap.plies)
+        headers = dict(b.snap.headers)
+        if not done:
+            headers["Result"] = "*"
+        return self.tracker.update(Snapshot(headers, b.snap.plies[:n], True, b.snap.fen), game_id=b.gid)
+
+    async def _wait(self, seconds: float) -> None:
+        if self.speed <= 0:
+            await asyncio.sleep(0)  # stay cancellable and fair to other tasks
+            return
+        delay = min(seconds / self.speed, self.max_delay)
+        if delay > 0:
+            self.slept += delay
+            await asyncio.sleep(delay)

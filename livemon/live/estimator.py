@@ -1,0 +1,257 @@
+"""Per-player and per-game estimates from scored plies — sans I/O.
+
+The same :class:`Estimator` serves the batch ``analyse`` command and the live
+monitor, so that a replayed event and a batch run of its PGN give the same
+numbers by construction. It is fed :class:`ScoredPly` records (a ply with the
+evaluations before and after it, and the E(c) decision of the position before
+it when a MultiPV analysis exists), can withdraw a game's plies after a
+correction, and renders the ``analyse --json`` shape.
+
+>>> est = Estimator()
+>>> est.add_game(GameInfo("g", white="A", black="B", white_elo=2000, black_elo=2100))
+>>> _ = est.add_ply(ScoredPly("g", 1, before=20, after=30))
+>>> _ = est.add_ply(ScoredPly("g", 2, before=30, after=80))
+>>> est.players["A"].histogram.mean, est.players["B"].histogram.mean
+(10.0, -50.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from livemon.live.messages import GameInfo
+from livemon.rating.agent import CPosterior, CSummary, Decision
+from livemon.rating.calibration import Calibration
+from livemon.rating.gain import (
+    GainHistogram,
+    LiveRating,
+    algorithm1,
+    engine_strength,
+    finite_or_none,
+    gain,
+    perceived_ratings_from_histograms,
+)
+
+
+@dataclass(frozen=True)
+class ScoredPly:
+    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
+
+    ``uci``/``san`` name the move, ``forced`` says the position had one legal
+    move and ``zobrist`` is the Polyglot key of the position before it: what
+    fair-play screening needs to list a move and to leave out forced and
+    book positions (:mod:`livemon.live.screener`).
+    """
+
+    game_id: str
+    ply: int
+    before: int | None
+    after: int
+    decision: Decision | None = None
+    uci: str = ""
+    san: str = ""
+    forced: bool = False
+    zobrist: int | None = None
+
+    @property
+    def white_moved(self) -> bool:
+        return self.ply % 2 == 1
+
+    @property
+    def gain(self) -> int | None:
+        return None if self.before is None else gain(self.before, self.after, self.white_moved)
+
+
+@dataclass
+class GameState:
+    info: GameInfo
+    seq: int  # order in which games were first seen: fixes the order of a player's history
+    plies: dict[int, ScoredPly] = field(default_factory=dict)
+    result: str = "*"
+
+    def histogram(self, white: bool) -> GainHistogram:
+        return GainHistogram.from_gains(
+            p.gain for p in self.plies.values() if p.white_moved == white and p.gain is not None
+        )
+
+    @property
+    def unscored_plies(self) -> list[int]:
+        return sorted(p.ply for p in self.plies.values() if p.before is None)
+
+
+@dataclass
+class PlayerState:
+    name: str
+    elo: int | None = None
+    histogram: GainHistogram = field(default_factory=GainHistogram)
+    live: LiveRating = field(default_factory=LiveRating)
+    posterior: CPosterior | None = None
+    moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
+    decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
+
+    def history(self) -> list[float | None]:
+        """Algorithm 4's rating difference after each of the player's moves, in order."""
+        running = LiveRating()
+        out: list[float | None] = []
+        for key in sorted(self.moves):
+            running.add(self.moves[key])
+            out.append(finite_or_none(running.rating_diff))
+        return out
+
+    def c_summary(self, c_min: float, c_max: float) -> CSummary | None:
+        """The c posterior rebuilt from the decisions in game order.
+
+        Rebuilding (rather than reading the live posterior) makes the figure
+        independent of the order in which moves arrived, so live equals batch.
+        """
+        if not self.decisions:
+            return None
+        posterior = CPosterior(c_min, c_max)
+        for key in sorted(self.decisions):
+            posterior.add(self.decisions[key])
+        return posterior.summary()
+
+
+class Estimator:
+    """Running estimates of every player and game; see the module docstring."""
+
+    c_map: Calibration | None = None
+    """The profile's Elo ↔ c map, set by the caller when known: reports then show c̄ on the Elo scale."""
+
+    def __init__(self, skip_moves: int = 0, c_min: float = 0.0, c_max: float = 10.0):
+        self.skip_moves = skip_moves
+        self.c_min, self.c_max = c_min, c_max
+        self.games: dict[str, GameState] = {}
+        self.players: dict[str, PlayerState] = {}
+
+    # -- input ------------------------------------------------------------------
+
+    def add_game(self, info: GameInfo) -> None:
+        """Register a game (again: its tags are refreshed, its plies kept)."""
+        state = self.games.get(info.game_id)
+        if state is None:
+            self.games[info.game_id] = GameState(info, len(self.games))
+        else:
+            state.info = info
+        for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+            player = self._player(name)
+            if elo is not None:
+                player.elo = elo
+
+    def _player(self, name: str) -> PlayerState:
+        if name not in self.players:
+            self.players[name] = PlayerState(name)
+        return self.players[name]
+
+    def mover(self, game_id: str, ply: int) -> PlayerState:
+        info = self.games[game_id].info
+        return self._player(info.white if ply % 2 == 1 else info.black)
+
+    def uses_decision(self, ply: int) -> bool:
+        """False for the first ``skip_moves`` moves of each side (left out of c)."""
+        return (ply + 1) // 2 > self.skip_moves
+
+    def add_ply(self, sp: ScoredPly) -> PlayerState:
+        """Add one scored ply (replacing a ply of the same number); returns the mover."""
+        game = self.games[sp.game_id]
+        if sp.ply in game.plies:
+            self.rollback(sp.game_id, sp.ply)
+        game.plies[sp.ply] = sp
+        player = self.mover(sp.game_id, sp.ply)
+        key = (game.seq, sp.ply)
+        g = sp.gain
+        if g is not None:
+            player.histogram.add(g)
+            player.live.add(g)
+            player.moves[key] = g
+        if sp.decision is not None and self.uses_decision(sp.ply):
+            if player.posterior is None:
+                player.posterior = CPosterior(self.c_min, self.c_max)
+            player.posterior.add(sp.decision)
+            player.decisions[key] = sp.decision
+        return player
+
+    def rollback(self, game_id: str, from_ply: int) -> None:
+        """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
+        game = self.games[game_id]
+        for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
+            sp = game.plies.pop(ply)
+            player = self.mover(game_id, ply)
+            key = (game.seq, ply)
+            if key in player.moves:
+                g = player.moves.pop(key)
+                player.histogram.remove(g)
+                player.live.remove(g)
+            if key in player.decisions and player.posterior is not None:
+                player.posterior.remove(player.decisions.pop(key))
+        game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
+
+    def set_result(self, game_id: str, result: str) -> None:
+        self.games[game_id].result = result
+
+    # -- output -------------------------------------------------------------------
+
+    def rated_players(self) -> list[PlayerState]:
+        return [p for p in self.players.values() if p.elo is not None and p.histogram.n]
+
+    def engine_strength(self) -> float | None:
+        """Algorithm 3 over the rated players seen so far."""
+        return engine_strength((float(p.elo), p.histogram) for p in self.rated_players())
+
+    def met_pairs(self) -> set[tuple[str, str]]:
+        return {(g.info.white, g.info.black) for g in self.games.values() if g.plies}
+
+    def perceived_ratings(self, all_pairs: bool = False) -> dict[str, float] | None:
+        """Algorithm 2 over the rated players, when at least three have ratings."""
+        rated = self.rated_players()
+        if len(rated) < 3:
+            return None
+        names = {p.name for p in rated}
+        met = None if all_pairs else [(a, b) for a, b in self.met_pairs() if a in names and b in names]
+        return perceived_ratings_from_histograms(
+            {p.name: p.histogram for p in rated}, {p.name: float(p.elo) for p in rated}, met  # type: ignore[arg-type]
+        )
+
+    def game_report(self, game: GameState) -> dict[str, Any]:
+        white, black = game.histogram(True), game.histogram(False)
+        p = d = None
+        if white.n and black.n:
+            p, d = algorithm1(white, black)
+        out: dict[str, Any] = {
+            "white": game.info.white,
+            "black": game.info.black,
+            "result": game.result,
+            "plies": len(game.plies),
+            "white_expected_score": p,
+            "white_rating_diff": finite_or_none(d) if d is not None else None,
+        }
+        if game.unscored_plies:
+            out["unscored_plies"] = game.unscored_plies
+        return out
+
+    def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
+        c = player.c_summary(self.c_min, self.c_max)
+        live = player.live
+        return {
+            "name": player.name,
+            "elo": player.elo,
+            "moves": player.histogram.n,
+            "mean_gain": player.histogram.mean if player.histogram.n else None,
+            "expected_score_vs_engine": live.expected_score if live.n else None,
+            "rating_diff_vs_engine": finite_or_none(live.rating_diff) if live.n else None,
+            "perceived_elo": finite_or_none(live.perceived(strength)) if live.n and strength is not None else None,
+            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": len(player.decisions)},
+            "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
+            "history": player.history(),
+        }
+
+    def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:
+        """The ``games``, ``players`` and ``event`` blocks of ``analyse --json``."""
+        players = sorted(self.players.values(), key=lambda p: p.name)
+        return {
+            "games": [self.game_report(g) for g in sorted(self.games.values(), key=lambda g: g.seq)],
+            "players": [self.player_report(p, strength) for p in players if p.histogram.n or p.posterior],
+            "event": {"perceived_ratings": self.perceived_ratings(all_pairs) or {}},
+        }
+

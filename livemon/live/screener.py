@@ -1,0 +1,494 @@
+"""Fair-play screening per player per event, move by move — sans I/O (spec §3).
+
+The :class:`Screener` sits beside the :class:`~livemon.live.estimator.Estimator`
+and is fed the same :class:`~livemon.live.estimator.ScoredPly` records, by the
+live monitor as plies are scored and by ``analyse --screen`` over finished
+games, so a replayed event and a batch run give the same numbers.
+
+Per (player, event) it keeps every screened position with its E(c) decision,
+and the numbers of :mod:`livemon.rating.screening` against E(c_r):
+
+* **c_r** = ``calibration.c_map.c_for_rating(r)`` (clipped at 0), r = the
+  player's rating tag in that event's games, else the TTT posterior mean on
+  the Elo scale (:meth:`Screener.set_fallback_ratings`), else none: the
+  player's positions wait, unscored ("no rating"). When r changes, every
+  position of that player-event is re-scored at the new c_r (exact, not an
+  adjustment).
+* **exclusions**, counted by reason: ``forced`` (one legal move),
+  ``book`` (the first ``book_moves`` moves of each side, or a position found
+  in the Polyglot ``book``), ``decided`` (best value beyond ±``eval_bound``
+  pawns: :func:`~livemon.rating.screening.screening_exclusion`, the rule the
+  calibration uses too) and ``no_multipv`` (no E(c) decision: the ply was
+  valued from a ``[%eval]`` comment or the engine gave up).
+* **z_match** is the *exact* upper tail of the Poisson-binomial number of
+  matches, P(M ≥ observed), turned into the equivalent normal z = Φ⁻¹(1 − p)
+  (conservative for a discrete count: the false-alert rate stays at or below
+  nominal even at 60 positions); ``z_match_normal`` is the plain
+  (observed − expected)/sd. **z_loss** uses the normal approximation of the
+  average loss. When the profile's calibration carries a z dispersion factor
+  ``z_scale`` (on the :class:`~livemon.rating.calibration.ProfileCalibration`
+  or its ``c_map``; default 1.0), every z is divided by it.
+* **levels**: ``notice`` at z ≥ notice_z, ``alert`` at z ≥ alert_z (the z of
+  the configured statistic), only with ≥ min_positions positions. Each level
+  is raised **once per player per event, ever**: a z that falls back and
+  crosses again raises nothing new (the arbiters have the first alert and the
+  screening table shows the current z); :meth:`Screener.mark_raised` restores
+  what a store says was raised, so a restart raises nothing twice.
+
+Without a calibration (no Elo → c map) for the engine profile the screener is
+off (:attr:`Screener.enabled` False, :attr:`Screener.off_reason` says why) and
+ignores everything.
+
+>>> from livemon.config import ScreeningConfig
+>>> from livemon.live.messages import GameInfo
+>>> from livemon.rating.agent import Decision
+>>> from livemon.rating.calibration import Calibration, ProfileCalibration
+>>> cal = ProfileCalibration("sf", 3000.0, Calibration(a=-1.0, b=0.001, n=20, elo_min=1800, elo_max=2700, r2=0.5, residual_sd=0.2))
+>>> scr = Screener(ScreeningConfig(min_positions=20, book_moves=0), cal)
+>>> _ = scr.add_game(GameInfo("g", white="A", black="B", white_elo=2000, black_elo=2000, event="Open"))
+>>> for ply in range(1, 81):
+...     _ = scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.4, -1.0), played=0), uci="e2e4", san="e4"))
+>>> row = scr.numbers(("A", "Open"))
+>>> row.positions, row.c_r, row.matches_observed, round(row.matches_expected, 1)
+(40, 1.0, 40, 31.0)
+>>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # exact tail 0.775^40 = 3.7e-5
+(3.41, 3.97, 'notice')
+>>> [a.level for a in scr.new_alerts(("A", "Open"))], scr.new_alerts(("A", "Open"))
+(['notice'], [])
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from livemon.config import ScreeningConfig
+from livemon.live.estimator import Estimator, ScoredPly
+from livemon.live.messages import GameInfo
+from livemon.rating.agent import Decision
+from livemon.rating.calibration import ProfileCalibration
+from livemon.rating.screening import (
+    PoissonBinomial,
+    PositionExpectation,
+    position_expectation,
+    screening_exclusion,
+    stats_from_sums,
+    tail_z,
+)
+
+log = logging.getLogger(__name__)
+
+PosKey = tuple[int, int]
+"""(game seq, ply): the order of a player's positions, as in the estimator."""
+TrackKey = tuple[str, str]
+"""(player, event): the scope of screening and alerts."""
+LEVELS = ("notice", "alert")
+EXCLUSIONS = ("forced", "book", "decided", "no_multipv")
+TOP_MOVES = 5
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+@dataclass(frozen=True)
+class ScreenedMove:
+    """A position that counts: where it was, the move played, and its E(c) decision."""
+
+    game_id: str
+    ply: int
+    uci: str
+    san: str
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class ScreeningNumbers:
+    """Every screening number of one player in one event (z's None when undefined or infinite)."""
+
+    player: str
+    event: str
+    rating: float | None
+    rating_source: str  # "tag", "ttt" or "none" (not screened yet)
+    c_r: float | None
+    positions: int
+    excluded: dict[str, int]
+    matches_observed: int
+    matches_expected: float
+    matches_sd: float
+    z_match: float | None  # exact Poisson-binomial tail, as a z
+    p_match: float | None  # that tail probability P(M ≥ observed)
+    z_match_normal: float | None  # (observed − expected)/sd
+    loss_observed: float  # average loss per position, pawns
+    loss_expected: float
+    loss_sd: float
+    z_loss: float | None
+    statistic: str  # the configured statistic; for "max", the larger z
+    z: float | None  # the z the levels are read from
+    roi: float | None  # 50 + 5z
+    z_scale: float
+    level: str | None  # highest level reached now (≥ min_positions), None below notice
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form (no infinities)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class ScreeningAlert:
+    """A level crossed for the first time, with the numbers it was raised on and the moves behind it."""
+
+    level: str
+    threshold: float
+    numbers: ScreeningNumbers
+    top_moves: list[dict[str, Any]]
+
+
+@dataclass
+class _Track:
+    """One player in one event."""
+
+    player: str
+    event: str
+    used: dict[PosKey, ScreenedMove] = field(default_factory=dict)
+    expected: dict[PosKey, PositionExpectation] = field(default_factory=dict)  # at c_r
+    excluded: dict[PosKey, str] = field(default_factory=dict)
+    rating: float | None = None
+    rating_source: str = "none"
+    c_r: float | None = None
+    dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
+    dist_last: PosKey | None = None
+    raised: set[str] = field(default_factory=set)
+
+
+def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
+    """Why the calibration's c_r and z_scale may not fit these exclusions ("" when they match or are unknown).
+
+    c_r and z_scale depend on which positions were screened when they were
+    fitted: with other ``book_moves`` or ``eval_bound`` the z's drift.
+    """
+    diffs = []
+    for key in ("book_moves", "eval_bound"):
+        fitted = getattr(c_map, key, None)
+        if fitted is not None and float(fitted) != float(getattr(cfg, key)):
+            diffs.append(f"{key} {getattr(cfg, key)} (calibrated with {fitted})")
+    return "screening settings differ from the calibration's: " + ", ".join(diffs) if diffs else ""
+
+
+class Screener:
+    """Screening of every player in every event; see the module docstring."""
+
+    def __init__(
+        self,
+        cfg: ScreeningConfig,
+        calibration: ProfileCalibration | None,
+        in_book: Callable[[int], bool] | None = None,
+        profile: str = "",
+    ) -> None:
+        self.cfg = cfg
+        self.calibration = calibration
+        self.in_book = in_book
+        self.c_map = None if calibration is None else calibration.c_map
+        self.enabled = self.c_map is not None
+        name = profile or (calibration.profile if calibration is not None else "")
+        self.off_reason = "" if self.enabled else f"no Elo-to-c calibration for engine profile {name!r}"
+        scale = getattr(calibration, "z_scale", None) or getattr(self.c_map, "z_scale", None) or 1.0
+        self.z_scale = float(scale)
+        self.mismatch = exclusion_mismatch(cfg, self.c_map)
+        self.tracks: dict[TrackKey, _Track] = {}
+        self._games: dict[str, GameInfo] = {}
+        self._seq: dict[str, int] = {}
+        self._where: dict[tuple[str, int], TrackKey] = {}  # (game id, ply) -> its track
+        self._tags: dict[TrackKey, float] = {}
+        self._fallback: dict[str, float] = {}
+        self._raised_before: dict[TrackKey, set[str]] = {}
+
+    # -- input ------------------------------------------------------------------
+
+    def event_of(self, info: GameInfo) -> str:
+        """The event a game is screened in: its Event tag, or one event for all games (``scope = "all"``).
+
+        Some exports name every game in the Event tag (lichess study chapters,
+        "Round 1: A - B"), which would screen each game alone; ``scope = "all"``
+        treats everything the monitor sees as one event.
+        """
+        return info.event if self.cfg.scope == "event" else self.cfg.event_name
+
+    def add_game(self, info: GameInfo) -> list[TrackKey]:
+        """Register a game (again: tags refreshed); returns tracks whose rating changed."""
+        if info.game_id not in self._seq:
+            self._seq[info.game_id] = len(self._seq)
+        self._games[info.game_id] = info
+        changed = []
+        for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+            key = (name, self.event_of(info))
+            if elo is not None and self._tags.get(key) != float(elo):
+                self._tags[key] = float(elo)
+                if key in self.tracks and self._rerate(self.tracks[key]):
+                    changed.append(key)
+        return changed
+
+    def add_ply(self, sp: ScoredPly) -> TrackKey | None:
+        """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
+        if not self.enabled:
+            return None
+        if (sp.game_id, sp.ply) in self._where:
+            self.rollback(sp.game_id, sp.ply)
+        info = self._games.get(sp.game_id)
+        if info is None:
+            self.add_game(GameInfo(sp.game_id))
+            info = self._games[sp.game_id]
+        player = info.white if sp.ply % 2 == 1 else info.black
+        track = self._track((player, self.event_of(info)))
+        key = (self._seq[sp.game_id], sp.ply)
+        self._where[(sp.game_id, sp.ply)] = (track.player, track.event)
+        reason = self.exclusion(sp)
+        if reason is not None:
+            track.excluded[key] = reason
+            return (track.player, track.event)
+        track.used[key] = ScreenedMove(sp.game_id, sp.ply, sp.uci, sp.san, sp.decision)  # type: ignore[arg-type]
+        if track.c_r is not None:
+            e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
+            track.expected[key] = e
+            if track.dist is not None and (track.dist_last is None or key > track.dist_last):
+                track.dist.add(e.p0)
+                track.dist_last = key
+            else:
+                track.dist = None  # out of order: rebuilt in order when asked
+        return (track.player, track.event)
+
+    def exclusion(self, sp: ScoredPly) -> str | None:
+        """Why a ply is left out (forced, book, decided, no_multipv), or None when it counts."""
+        if sp.forced:
+            return "forced"
+        if sp.decision is None:
+            return "no_multipv"
+        reason = screening_exclusion(sp.decision, sp.ply, self.cfg.book_moves, self.cfg.eval_bound)
+        if reason is None and self.in_book is not None and sp.zobrist is not None and self.in_book(sp.zobrist):
+            reason = "book"
+        return reason
+
+    def rollback(self, game_id: str, from_ply: int) -> list[TrackKey]:
+        """Withdraw every ply of a game from ``from_ply`` on (a corrected game); returns the tracks touched."""
+        seq = self._seq.get(game_id)
+        touched: dict[TrackKey, None] = {}
+        for gid, ply in [k for k in self._where if k[0] == game_id and k[1] >= from_ply]:
+            tkey = self._where.pop((gid, ply))
+            track = self.tracks[tkey]
+            key = (seq, ply)
+            track.excluded.pop(key, None)  # type: ignore[arg-type]
+            if track.used.pop(key, None) is not None:  # type: ignore[arg-type]
+                track.expected.pop(key, None)  # type: ignore[arg-type]
+                track.dist = None
+            touched[tkey] = None
+        return list(touched)
+
+    def set_fallback_ratings(self, ratings: Mapping[str, float]) -> list[TrackKey]:
+        """New TTT posterior means (Elo scale) for players without a tag; returns the tracks re-scored."""
+        self._fallback.update({k: float(v) for k, v in ratings.items()})
+        return [k for k, t in self.tracks.items() if k not in self._tags and self._rerate(t)]
+
+    def mark_raised(self, player: str, event: str, level: str) -> None:
+        """A level already raised (read back from the store): never raised again."""
+        self._raised_before.setdefault((player, event), set()).add(level)
+        if (player, event) in self.tracks:
+            self.tracks[(player, event)].raised.add(level)
+
+    # -- tracks ---------------------------------------------------------------------
+
+    def _track(self, key: TrackKey) -> _Track:
+        track = self.tracks.get(key)
+        if track is None:
+            track = self.tracks[key] = _Track(*key)
+            track.raised |= self._raised_before.get(key, set())
+            self._rerate(track)
+        return track
+
+    def _rerate(self, track: _Track) -> bool:
+        """Take the track's current rating; re-score every position when c_r changed."""
+        key = (track.player, track.event)
+        if key in self._tags:
+            rating, source = self._tags[key], "tag"
+        elif track.player in self._fallback:
+            rating, source = self._fallback[track.player], "ttt"
+        else:
+            rating, source = None, "none"
+        c_r = None if rating is None or self.c_map is None else max(self.c_map.c_for_rating(rating), 0.0)
+        changed = c_r != track.c_r
+        track.rating, track.rating_source, track.c_r = rating, source, c_r
+        if changed:
+            track.expected = {} if c_r is None else {k: position_expectation(m.decision, c_r) for k, m in track.used.items()}
+            track.dist = None
+        return changed
+
+    def _distribution(self, track: _Track) -> PoissonBinomial:
+        if track.dist is None:
+            keys = sorted(track.expected)
+            track.dist = PoissonBinomial(track.expected[k].p0 for k in keys)
+            track.dist_last = keys[-1] if keys else None
+        return track.dist
+
+    # -- output -------------------------------------------------------------------------
+
+    def keys(self) -> list[TrackKey]:
+        return list(self.tracks)
+
+    def numbers(self, key: TrackKey) -> ScreeningNumbers:
+        """The screening numbers of one player in one event, now."""
+        track = self.tracks.get(key) or _Track(*key)
+        excluded = dict(sorted(Counter(track.excluded.values()).items()))
+        es = list(track.expected.values()) if track.c_r is not None else []
+        fs = math.fsum  # exact sums: the figures do not depend on the order positions came in
+        st = stats_from_sums(
+            track.player, len(es), sum(e.matched for e in es), fs(e.p0 for e in es), fs(e.p0 * (1.0 - e.p0) for e in es),
+            fs(e.loss for e in es), fs(e.loss_mean for e in es), fs(e.loss_var for e in es),
+        )
+        z_match = p_match = z_normal = z_loss = None
+        if es:
+            p_match = self._distribution(track).upper_tail(st.matches_observed)
+            z_exact = tail_z(p_match)
+            if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
+                z_exact = max(st.z_match, 40.0)
+            z_match = z_exact / self.z_scale
+            z_normal = st.z_match / self.z_scale
+            z_loss = st.z_loss / self.z_scale
+        z = self._statistic_z(z_match, z_loss)
+        level = self._level(len(track.used) if track.c_r is not None else 0, z)
+        return ScreeningNumbers(
+            player=track.player, event=track.event, rating=track.rating, rating_source=track.rating_source,
+            c_r=track.c_r, positions=len(track.used), excluded=excluded,
+            matches_observed=st.matches_observed, matches_expected=st.matches_expected, matches_sd=st.matches_sd,
+            z_match=_finite(z_match), p_match=p_match, z_match_normal=_finite(z_normal),
+            loss_observed=st.loss_observed, loss_expected=st.loss_expected, loss_sd=st.loss_sd, z_loss=_finite(z_loss),
+            statistic=self.cfg.statistic, z=_finite(z), roi=_finite(None if z is None else 50.0 + 5.0 * z),
+            z_scale=self.z_scale, level=level,
+        )
+
+    def _statistic_z(self, z_match: float | None, z_loss: float | None) -> float | None:
+        if self.cfg.statistic == "match":
+            return z_match
+        if self.cfg.statistic == "loss":
+            return z_loss
+        known = [z for z in (z_match, z_loss) if z is not None]
+        return max(known) if known else None
+
+    def _thresholds(self) -> list[tuple[str, float]]:
+        return [("notice", self.cfg.notice_z), ("alert", self.cfg.alert_z)]
+
+    def _level(self, positions: int, z: float | None) -> str | None:
+        if z is None or positions < self.cfg.min_positions:
+            return None
+        reached = [name for name, threshold in self._thresholds() if z >= threshold]
+        return reached[-1] if reached else None
+
+    def table(self) -> list[ScreeningNumbers]:
+        """Every player-event, strongest signal first (unscored last)."""
+        rows = [self.numbers(k) for k in self.tracks]
+        return sorted(rows, key=lambda r: (r.z is None, -(r.z or 0.0), r.event, r.player))
+
+    def top_moves(self, key: TrackKey, k: int = TOP_MOVES) -> list[dict[str, Any]]:
+        """The ``k`` positions that pushed the statistic's z up the most.
+
+        A position's share of z_match is (matched − p0)/sd of the matches; of
+        z_loss, (expected loss − loss)/sd of the summed loss (the z's are sums
+        of these). For ``max`` the larger z's shares are used.
+        """
+        track = self.tracks.get(key)
+        if track is None or not track.expected:
+            return []
+        es = track.expected
+        use_loss = self.cfg.statistic == "loss"
+        if self.cfg.statistic == "max":
+            row = self.numbers(key)
+            use_loss = (row.z_loss or -math.inf) > (row.z_match or -math.inf)
+        if use_loss:
+            sd = math.sqrt(math.fsum(e.loss_var for e in es.values()))
+            share = {p: (e.loss_mean - e.loss) / sd if sd > 0 else 0.0 for p, e in es.items()}
+        else:
+            sd = math.sqrt(math.fsum(e.p0 * (1.0 - e.p0) for e in es.values()))
+            share = {p: (e.matched - e.p0) / sd if sd > 0 else 0.0 for p, e in es.items()}
+        out = []
+        for p in sorted(share, key=lambda p: (-share[p], p))[:k]:
+            m, e = track.used[p], es[p]
+            out.append({
+                "game_id": m.game_id, "ply": m.ply, "move": m.san or m.uci, "uci": m.uci,
+                "p0": e.p0, "matched": e.matched, "loss": e.loss, "loss_expected": e.loss_mean,
+                "share": share[p] / self.z_scale,
+            })
+        return out
+
+    def new_alerts(self, key: TrackKey, numbers: ScreeningNumbers | None = None) -> list[ScreeningAlert]:
+        """Levels this track reaches now and never raised before (marked raised on return).
+
+        ``numbers``: this track's :meth:`numbers` if the caller has them already.
+        """
+        track = self.tracks.get(key)
+        if track is None:
+            return []
+        row = numbers if numbers is not None else self.numbers(key)
+        if row.level is None:
+            return []
+        out = []
+        for name, threshold in self._thresholds():
+            if name in track.raised or row.z is None or row.z < threshold:
+                continue
+            track.raised.add(name)
+            out.append(ScreeningAlert(name, float(threshold), row, self.top_moves(key)))
+        return out
+
+
+def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
+    """Feed a finished batch (an estimator's games, in order) to ``screener``: ``analyse --screen``."""
+    for game in sorted(estimator.games.values(), key=lambda g: g.seq):
+        screener.add_game(game.info)
+        for ply in sorted(game.plies):
+            screener.add_ply(game.plies[ply])
+    return screener
+
+
+def open_book(path: str) -> Callable[[int], bool] | None:
+    """A Polyglot book as a predicate on position keys; None (with a log line) when it cannot be read."""
+    if not path:
+        return None
+    import chess.polyglot
+
+    try:
+        reader = chess.polyglot.open_reader(path)
+    except OSError as exc:
+        log.error("screening: opening book %s cannot be read (%s); no book exclusions", path, exc.strerror or exc)
+        return None
+
+    def in_book(key: int) -> bool:
+        return reader.get(key) is not None
+
+    return in_book
+
+
+def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
+    """The ``details`` of a :class:`~livemon.live.messages.Alert`: level, every number, the top moves."""
+    return {"level": alert.level, "numbers": alert.numbers.to_dict(), "top_moves": alert.top_moves}
+
+
+
+def screening_report(screener: Screener) -> dict[str, Any]:
+    """The ``screening`` block of ``analyse --json --screen``: settings and one row per player-event."""
+    cfg = screener.cfg
+    rows = []
+    for numbers in screener.table():
+        row = numbers.to_dict()
+        row["top_moves"] = screener.top_moves((numbers.player, numbers.event)) if numbers.level else []
+        rows.append(row)
+    return {
+        "enabled": screener.enabled,
+        "reason": screener.off_reason or None,
+        "statistic": cfg.statistic,
+        "notice_z": cfg.notice_z,
+        "alert_z": cfg.alert_z,
+        "min_positions": cfg.min_positions,
+        "z_scale": screener.z_scale,
+        "players": rows,
+    }
