@@ -52,13 +52,13 @@ class EngineConfig:
     retries: int = 2
     """Live pool: times a position is retried on a restarted engine before its request fails."""
     backlog_high: int = 16
-    """Live pool: positions waiting above which the search limit is lowered one step per search."""
+    """Live pool: positions waiting above which each game's newest position gets a quick eval-bar preview."""
     backlog_low: int = 4
-    """Live pool: positions waiting at or below which the limit is raised one step (fully when idle)."""
+    """Live pool: positions waiting at or below which previews stop (estimates always use depth/nodes)."""
     min_depth: int = 6
-    """Live pool: floor of the lowered depth (steps of 2); set it to ``depth`` to never lower."""
+    """Live pool: depth of the quick eval-bar previews; set it to ``depth`` for no previews."""
     min_nodes: int = 10000
-    """Live pool: floor of the lowered node limit (halved per step) when ``nodes`` is set."""
+    """Live pool: node limit of the quick eval-bar previews when ``nodes`` is set."""
 
     def validate(self) -> None:
         if self.depth is None and self.nodes is None:

@@ -16,7 +16,9 @@ pool behaves alike):
 - ``FAKE_UCI_CRASH_EVERY``: exit (code 3) on every N-th search of this process;
 - ``FAKE_UCI_HANG_FEN``: never answer a search whose FEN contains this text;
 - ``FAKE_UCI_HANG_ONCE``: a file path; the first search (of any process) that
-  creates it hangs, later ones answer normally.
+  creates it hangs, later ones answer normally;
+- ``FAKE_UCI_DEPTH_SCORES``: add the search depth (or nodes / 1000) to every
+  score, so that analyses of two limits differ and a mix of them shows.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ DELAY = float(os.environ.get("FAKE_UCI_DELAY", "0"))
 CRASH_EVERY = int(os.environ.get("FAKE_UCI_CRASH_EVERY", "0"))
 HANG_FEN = os.environ.get("FAKE_UCI_HANG_FEN")
 HANG_ONCE = os.environ.get("FAKE_UCI_HANG_ONCE")
+DEPTH_SCORES = bool(os.environ.get("FAKE_UCI_DEPTH_SCORES"))
 
 
 def say(line: str) -> None:
@@ -70,7 +73,8 @@ def search(board: chess.Board, limit: str, multipv: int, stop: threading.Event) 
     kind, value = limit.split()
     depth = int(value) if kind == "depth" else 5
     nodes = int(value) if kind == "nodes" else 1000 * depth
-    lines = sorted(((score_of(board, m), m) for m in board.legal_moves), key=lambda sm: sm[0], reverse=board.turn)
+    shift = (depth if kind == "depth" else nodes // 1000) if DEPTH_SCORES else 0
+    lines = sorted(((score_of(board, m) + shift, m) for m in board.legal_moves), key=lambda sm: sm[0], reverse=board.turn)
     for k, (cp, move) in enumerate(lines[:multipv], start=1):
         mover_cp = cp if board.turn == chess.WHITE else -cp  # UCI scores are from the mover's view
         say(f"info depth {depth} seldepth {depth} multipv {k} score cp {mover_cp} nodes {nodes} pv {move.uci()}")

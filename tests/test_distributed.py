@@ -146,7 +146,7 @@ async def test_two_workers_give_the_embedded_estimates(tmp_path, event, broker, 
     with workers(tmp_path, broker.port, 2):
         await wait_for_workers(broker.port, 2)
         monitor, live = await replay(write_config(tmp_path / "monitor.toml", broker.port, pgn=event))
-    bus = monitor.pool.status()["bus"]
+    bus = monitor.pool.status().to_dict()["bus"]
     for part in ("games", "players", "event", "ttt"):
         assert live[part] == embedded[part], part
     assert live["engine"]["profile"] == embedded["engine"]["profile"] == PROFILE
@@ -173,7 +173,7 @@ async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, brok
         await wait_for_workers(broker.port, 2)
         monitor, live = await replay(cfg, kill_one)
         assert procs[0].poll() == -signal.SIGKILL and procs[1].poll() is None
-    status = monitor.pool.status()
+    status = monitor.pool.status().to_dict()
     assert killed["outstanding"] >= 2 and killed["searches"] < len(positions(event))
     assert monitor.counters.failed_positions == 0
     assert cached_positions(cfg) == positions(event)  # 0 positions lost
@@ -197,7 +197,7 @@ async def test_the_broker_restarted_mid_event(tmp_path, event, broker, stockfish
         await wait_for_workers(broker.port, 2)
         monitor, _ = await replay(cfg, restart_broker)
         assert all(p.poll() is None for p in procs)  # the workers rode it out
-    status = monitor.pool.status()
+    status = monitor.pool.status().to_dict()
     assert status["bus"]["connects"] >= 2
     assert monitor.counters.failed_positions == 0
     assert cached_positions(cfg) == positions(event)
@@ -277,7 +277,7 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
         try:
             await until(pool.connected.is_set, 10, "the monitor's connection")
             wanted = [asyncio.create_task(pool.submit(board)) for _ in range(2)]
-            await until(lambda: key in pool._jobs, 5, "the request")
+            await until(lambda: any(k == key for k, _ in pool.queue.jobs), 5, "the request")
             async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as rogue:
                 for payload in [
                     b"\xff garbage",
@@ -295,8 +295,8 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
         finally:
             await pool.close()
     assert answers[0] == answers[1] and answers[0].analysis.candidates[0][0] != "e1e8"
-    assert pool.counters.published == 1 and pool.counters.searches == 1 and pool.counters.joined == 1
-    assert again.cached and again.analysis == answers[0].analysis and pool.counters.cache_hits == 1
+    assert pool.counters.published == 1 and pool.counters.searches == 1 and pool.queue.counters.joined == 1
+    assert again.cached and again.analysis == answers[0].analysis and pool.queue.counters.cache_hits == 1
     text = caplog.text
     assert "malformed result rejected: not JSON" in text
     assert "profile 'Stockfish 15.1 depth=30 multipv=4', this monitor uses 'Stockfish 15.1 depth=5 multipv=4'" in text

@@ -1,4 +1,4 @@
-"""The live engine pool: dedup, cache, crash/hang recovery, priority, adaptive limit, shutdown.
+"""The live engine pool: dedup, cache, crash/hang recovery, priority, one pinned profile with quick previews, shutdown.
 
 Most tests drive real engine processes of tests/fake_uci.py (the real UCI
 protocol over pipes, scripted behaviours); the last one uses the real Stockfish.
@@ -100,7 +100,7 @@ async def test_concurrent_duplicate_requests_share_one_search(fake, monkeypatch)
         status = pool.status()
     searched = [epd for _, _, _, epd in fake.searches()]
     assert sorted(searched) == sorted(position_key(b) for b in boards)  # each exactly once
-    assert status["searches"] == 10 and status["joined"] == 30 and status["cache_hits"] == 0
+    assert status.searches == 10 and status.joined == 30 and status.cache_hits == 0
     by_key: dict[str, set] = {}
     for board, result in zip(requests, results):
         assert result.key == position_key(board)
@@ -120,7 +120,7 @@ async def test_cache_hits_cost_no_search(fake):
         second = await asyncio.gather(*(pool.submit(b) for b in boards))
         status = pool.status()
     assert len(fake.searches()) == 8  # not one more search
-    assert status["cache_hits"] == 8 and status["searches"] == 0
+    assert status.cache_hits == 8 and status.searches == 0
     assert all(s.cached for s in second) and not any(f.cached for f in first)
     assert [s.analysis for s in second] == [f.analysis for f in first]
     assert {s.profile for s in second} == {first[0].profile}
@@ -156,8 +156,8 @@ async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkey
         alive = pool.engine_pids()
     assert len(killed_pids) == 8 == len(set(killed_pids))
     assert [r.key for r in results] == [position_key(b) for b in boards]  # 0 lost
-    assert status["failures"] == 0 and status["retries"] == 8 and status["restarts"] == 8
-    assert status["searches"] == 30
+    assert status.failures == 0 and status.retries == 8 and status.restarts == 8
+    assert status.searches == 30
     searched = [epd for _, _, _, epd in fake.searches()]
     assert all(searched.count(epd) == 2 for epd in killed_fens)  # each killed search was retried
     assert len(searched) == 38
@@ -173,7 +173,7 @@ async def test_engine_crashing_every_third_search_loses_nothing(fake, monkeypatc
         status = pool.status()
     assert [r.key for r in results] == [position_key(b) for b in boards]
     # every engine process answers 2 searches then dies on its 3rd: 20 answers need 10+ processes
-    assert status["failures"] == 0 and status["searches"] == 20 and status["restarts"] >= 8
+    assert status.failures == 0 and status.searches == 20 and status.restarts >= 8
 
 
 async def test_hung_engine_times_out_and_is_replaced(fake, monkeypatch):
@@ -187,7 +187,7 @@ async def test_hung_engine_times_out_and_is_replaced(fake, monkeypatch):
         status = pool.status()
         assert pool.engine_pids() != [hung_pid]
     assert [r.key for r in results] == [position_key(b) for b in boards]
-    assert status["restarts"] == 1 and status["retries"] == 1 and status["failures"] == 0
+    assert status.restarts == 1 and status.retries == 1 and status.failures == 0
     searched = fake.searches()
     assert searched[0][0] == hung_pid and searched[0][3] == searched[1][3] == position_key(boards[0])
     assert searched[1][0] != hung_pid
@@ -206,7 +206,7 @@ async def test_position_that_always_fails_gives_engine_error_and_the_pool_goes_o
         status = pool.status()
     assert result.key == position_key(good) and not result.cached
     assert [epd for _, _, _, epd in fake.searches()].count(position_key(bad)) == 2  # 1 try + 1 retry
-    assert status["failures"] == 1 and status["searches"] == 1
+    assert status.failures == 1 and status.searches == 1
     assert any(r.levelname == "ERROR" and "gave up" in r.getMessage() for r in caplog.records)
 
 
@@ -231,42 +231,46 @@ async def test_newest_positions_first_and_caller_priorities(fake, monkeypatch):
         status = pool.status()
     order = [epd for _, _, _, epd in fake.searches()][5:]
     assert order == [position_key(p) for p in (x, y, z)]
-    assert status["joined"] == 1 and status["searches"] == 8
+    assert status.joined == 1 and status.searches == 8
 
 
 @pytest.mark.parametrize(
-    "limit, floor, expected",
-    [({"depth": 10, "min_depth": 4}, 4, {4, 6, 8, 10}), ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000, {20000, 40000, 80000})],
+    "limit, quick",
+    [({"depth": 10, "min_depth": 4}, 4), ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000)],
 )
-async def test_limit_is_lowered_under_backlog_and_restored(fake, monkeypatch, limit, floor, expected):
+async def test_backlog_queues_at_the_pinned_limit_and_previews_only_at_the_quick_one(fake, monkeypatch, limit, quick):
+    """Issue 11: a backlog never lowers an estimate's limit; a quick preview is its own profile, never an answer to submit."""
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.02")
     boards = game_boards()[:12]
     kind = "depth" if limit.get("depth") else "nodes"
     store = Store(":memory:")
     cfg = fake.cfg(backlog_high=3, backlog_low=1, **limit)
     async with EnginePool(cfg, store) as pool:
-        base = pool.base_profile
-        results = await asyncio.gather(*(pool.submit(b) for b in boards))
-        lowered = pool.status()
-        used = [getattr(r.profile, kind) for r in results]
-        assert set(used) <= expected and min(used) == floor  # lowered in steps, to the floor, never below
-        assert sum(u < getattr(base, kind) for u in used) >= 8  # most of the backlog at a lower limit
-        assert lowered["limit_changes"] >= 3
-        # honest: the engine searched at the limit the result names, cached under that profile only
-        logged = {epd: value for _, k, value, epd in fake.searches() if k == kind}
+        base, quick_profile = pool.base_profile, pool.quick_profile
+        assert quick_profile is not None and getattr(quick_profile, kind) == quick
+        assert await pool.preview(boards[0]) is None  # calm pool: no preview search
+        submits = [asyncio.create_task(pool.submit(b)) for b in boards[:10]]
+        await asyncio.sleep(0)
+        assert pool.status().backlog > cfg.backlog_high
+        preview = await pool.preview(boards[11])  # backlogged: the newest position, searched first, quick
+        backlog_then = pool.status()
+        results = await asyncio.gather(*submits)
+        assert preview is not None and preview.profile == quick_profile and not preview.cached
+        assert backlog_then.previews == 1 and backlog_then.queue_lag_seconds > 0
+        assert {r.profile for r in results} == {base}  # every estimate request at the pinned limit
+        logged = [(k, value, epd) for _, k, value, epd in fake.searches()]
         for r in results:
-            assert logged[r.key] == getattr(r.profile, kind)
-            assert store.get_analysis(r.key, r.profile.name) == r.analysis
-            if r.profile != base:
-                assert store.get_analysis(r.key, base.name) is None
-        # the backlog cleared: back to the configured limit
-        assert lowered["limit_level"] == 0 and pool.profile == base
-        fresh = await pool.submit(game_boards()[20])
-        assert fresh.profile == base and not fresh.cached
-        # calm pool: a position cached only at a lowered limit is searched again at the full one
-        low = next(b for b, r in zip(boards, results) if r.profile != base)
-        again = await pool.submit(low)
+            assert (kind, getattr(base, kind), r.key) in logged
+            assert store.get_analysis(r.key, base.name) == r.analysis
+        # the preview was searched at the quick limit and cached under the quick profile's own name only
+        assert (kind, quick, position_key(boards[11])) in logged
+        assert store.get_analysis(position_key(boards[11]), quick_profile.name) == preview.analysis
+        assert store.get_analysis(position_key(boards[11]), base.name) is None
+        # a position previewed is still searched at the pinned limit when an estimate needs it
+        again = await pool.submit(boards[11])
         assert again.profile == base and not again.cached
+        assert await pool.preview(boards[11]) is None  # the backlog cleared: no more previews
+        assert pool.status().backlog == 0 and pool.status().queue_lag_seconds == 0
 
 
 async def test_close_leaves_no_child_processes(fake, monkeypatch):
@@ -288,7 +292,7 @@ async def test_close_leaves_no_child_processes(fake, monkeypatch):
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         children |= {int(p) for p in (task / "children").read_text().split()}
     assert not children & pids
-    assert pool.status()["engines_alive"] == 0
+    assert pool.status().engines_alive == 0
     with pytest.raises(EngineError):
         await pool.submit(boards[0])
 
@@ -311,7 +315,7 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
         status = pool.status()
     distinct = {position_key(b) for b in boards}
     assert len(searched) == len(set(searched)) == len(distinct)  # <= 1 search per distinct position
-    assert status["searches"] == len(distinct) and status["engines_alive"] == 2
+    assert status.searches == len(distinct) and status.engines_alive == 2
     assert {r.profile.name for r in results} == {"Stockfish 15.1 depth=6 multipv=4"}
     assert all(r.analysis.depth >= 6 and 1 <= len(r.analysis.candidates) <= 4 for r in results)
     first = {r.key: r.analysis for r in results[: len(boards)]}

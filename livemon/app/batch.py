@@ -1,8 +1,10 @@
-"""Batch analysis of finished games: the engine of ``livemon analyse``.
+"""Batch analysis of finished games: the engine of ``livemon analyse`` and ``calibrate``.
 
-Reads every game, scores each from its ``[%eval]`` comments when all its moves
-carry one, otherwise from the engine through the position cache (one search per
-position, ever), and feeds the scored plies to an :class:`Estimator`.
+Reads every game and hands it, as the messages a feed would send, to the
+monitor's own :class:`~livemon.live.core.LiveCore`; each game is scored from
+its ``[%eval]`` comments when all its moves carry one, otherwise from the
+engine: the core's analysis requests go to an :class:`EnginePool` (the
+position cache first: one search per position, ever; one pinned profile).
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from typing import Any, Callable
 import chess
 import chess.pgn
 
-from livemon.live.analysis import needs_search, position_value, scored_ply
 from livemon.config import Config
-from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, UciEngine, position_key
+from livemon.io.engine import EngineError
+from livemon.io.pool import EnginePool
+from livemon.io.store import Store
+from livemon.live.analysis import needs_search
+from livemon.live.core import LiveCore, engine_strength
+from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
+from livemon.live.messages import GameResult, Message, MoveEvent
 from livemon.live.pgn import BadGame, GoodGame, game_info, read_games
 from livemon.progress import Progress
 from livemon.rating.evaluation import score_cp
-from livemon.io.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -99,97 +105,90 @@ def read_files(paths: list[str], report: Callable[[str], None], use_comments: bo
     return planned
 
 
-async def search_missing(
-    boards: dict[str, chess.Board], engines: list[UciEngine], store: Store, profile: EngineProfile
-) -> int:
-    """Analyse every position of ``boards`` with the engines, storing each at once."""
-    queue: asyncio.Queue[tuple[str, chess.Board]] = asyncio.Queue()
-    for item in boards.items():
-        queue.put_nowait(item)
-    with Progress(len(boards), "analysing positions") as bar:
+def game_messages(game: PlannedGame) -> list[Message]:
+    """A finished game as the messages a feed would send: its tags, its moves, its result.
 
-        async def work(engine: UciEngine) -> None:
-            while not queue.empty():
-                key, board = queue.get_nowait()
-                analysis = await engine.analyse(board, profile)
-                store.put_analysis(key, profile.name, analysis)
-                bar.advance()
-
-        await asyncio.gather(*(work(e) for e in engines))
-    return len(boards)
+    A move carries its ``[%eval]`` only when every move of the game has one
+    (else the engine values every position, and the E(c) decisions need its
+    MultiPV anyway).
+    """
+    info = game_info(game.game.headers, game.game_id)
+    out: list[Message] = [info]
+    for ply, move in enumerate(game.moves, start=1):
+        board = game.boards[ply - 1]
+        comment = game.comment_evals[ply] if game.comment_evals is not None else None
+        out.append(MoveEvent(game.game_id, ply, move.uci(), board.san(move), board.fen(), eval_cp=comment))
+    out.append(GameResult(game.game_id, game.game.headers.get("Result", "*"), len(game.moves)))
+    return out
 
 
 async def analyse_games(
     planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]
 ) -> BatchResult:
-    """Score every planned game and feed an Estimator (engine opened only if needed)."""
-    estimator = Estimator(cfg.analysis.skip_moves, cfg.analysis.c_min, cfg.analysis.c_max)
-    wanted = {position_key(g.boards[i]): g.boards[i] for g in planned for i in g.engine_positions}
-    engines: list[UciEngine] = []
-    profile: EngineProfile | None = None
-    analyses: dict[str, PositionAnalysis] = {}
-    searches = 0
-    notes: list[str] = []
-    if wanted:
+    """Feed every planned game to a :class:`LiveCore` (the monitor's own) and answer its analysis
+    requests with an :class:`EnginePool` under the one configured profile (opened only if needed)."""
+    pool: EnginePool | None = None
+    if any(g.engine_positions for g in planned):
+        pool = EnginePool(cfg.engine, store, quick=False)
         try:
-            engines.append(await UciEngine.open(cfg.engine))
+            await pool.start()
         except EngineError as exc:
             report(str(exc))
-        if engines:
-            profile = engines[0].profile
-            analyses = store.get_analyses(wanted, profile.name)
-            missing = {k: b for k, b in wanted.items() if k not in analyses}
+            pool = None
+    try:
+        profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
+        a = cfg.analysis
+        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile)
+        requests: list[Analyse] = []
+        notes: list[str] = []
+        for game in planned:
+            if game.comment_evals is None and pool is None:
+                report(f"skipped {game.label}: no [%eval] comments and no engine")
+                continue
+            if pool is None and needs_search(game.boards[0]):
+                notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
+            for msg in game_messages(game):
+                for effect in core.handle(msg):
+                    if isinstance(effect, Analyse):
+                        requests.append(effect)
+                    elif isinstance(effect, Log):
+                        report(effect.text)
+        if pool is None:
+            for r in requests:  # the start positions of commented games: nothing to value them with
+                core.analysed(r, None, error="no engine")
+            return BatchResult(core.estimator, profile, 0, notes)
+        await answer_all(core, pool, requests, report)
+        return BatchResult(core.estimator, profile, pool.counters.searches, notes)
+    finally:
+        if pool is not None:
+            await pool.close()
+
+
+async def answer_all(core: LiveCore, pool: EnginePool, requests: list[Analyse], report: Callable[[str], None]) -> None:
+    """Every request answered by the pool (cache first, each position searched once), fed back to the core."""
+    with Progress(len(requests), "analysing positions") as bar:
+
+        async def one(r: Analyse) -> None:
             try:
-                for _ in range(min(cfg.engine.processes, len(missing)) - 1):
-                    engines.append(await UciEngine.open(cfg.engine))
-                searches = await search_missing(missing, engines, store, profile)
-            finally:
-                await asyncio.gather(*(e.close() for e in engines))
-            analyses.update(store.get_analyses(missing, profile.name))
-    for game in planned:
-        if game.comment_evals is None and profile is None:
-            report(f"skipped {game.label}: no [%eval] comments and no engine")
-            continue
-        info = game_info(game.game.headers, game.game_id)
-        estimator.add_game(info)
-        first_unscored = False
-        for ply, move in enumerate(game.moves, start=1):
-            before_board, after_board = game.boards[ply - 1], game.boards[ply]
-            a_before = analyses.get(position_key(before_board))
-            a_after = analyses.get(position_key(after_board))
-            if game.comment_evals is None:
-                before, after = position_value(before_board, a_before), position_value(after_board, a_after)
-                decision_source = a_before
+                answer = await pool.submit(r.board, r.priority)
+            except EngineError as exc:
+                effects = core.analysed(r, None, error=str(exc))
             else:
-                before = game.comment_evals[ply - 1] if ply > 1 else game.comment_evals[0]
-                if ply == 1 and before is None:
-                    before = position_value(before_board, a_before)
-                    first_unscored = before is None
-                after = position_value(after_board, None)
-                if after is None:
-                    after = game.comment_evals[ply]
-                decision_source = None  # comments carry no MultiPV: no E(c) evidence
-            assert after is not None
-            estimator.add_ply(scored_ply(game.game_id, ply, before_board, move, before, after, decision_source))
-        if first_unscored:
-            notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
-        estimator.set_result(game.game_id, game.game.headers.get("Result", "*"))
-    return BatchResult(estimator, profile.name if profile else COMMENTS_PROFILE, searches, notes)
+                effects = core.analysed(r, answer.analysis, answer.profile.name)
+            for effect in effects:
+                if isinstance(effect, Log) and effect.level >= logging.ERROR:
+                    report(effect.text)
+            bar.advance()
+
+        await asyncio.gather(*(one(r) for r in requests))
 
 
 def engine_strength_for(
     result: BatchResult, store: Store, given: float | None
 ) -> tuple[float | None, str]:
-    """r̄_e and where it came from: the flag, the stored calibration, Algorithm 3, or none."""
-    if given is not None:
-        return given, "given"
-    stored = store.get_engine_strength(result.profile)
-    if stored is not None:
-        return stored, "calibration"
-    estimate = result.estimator.engine_strength()
-    if estimate is not None:
-        return estimate, "algorithm 3"
-    return None, "none"
+    """r̄_e and where it came from: the flag, the stored calibration, Algorithm 3, or none (one rule:
+    :func:`livemon.live.core.engine_strength`)."""
+    return engine_strength(given, store.get_engine_strength(result.profile), result.estimator)
 
 
 def batch_report(result: BatchResult, strength: float | None, source: str, all_pairs: bool) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Estimates rebuilt from the store, in the ``analyse --json`` shape (``livemon export``).
 
-The rebuild runs the stored moves and cached analyses through the same
-:class:`LiveGame` and :class:`Estimator` as the monitor and the batch command,
-so that export after a live replay equals ``analyse`` on the same PGN.
+The rebuild hands the stored games to the monitor's own
+:class:`~livemon.live.core.LiveCore` (as a restart does) and answers its
+analysis requests from the cache, under exactly the event's pinned profile:
+an analysis of any other profile (a quick preview, an older limit) never enters
+an export. So export after a live replay equals ``analyse`` on the same PGN.
 """
 
 from __future__ import annotations
@@ -10,44 +12,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from livemon.live.analysis import LiveGame
 from livemon.config import Config
-from livemon.io.engine import position_key
-from livemon.live.estimator import Estimator
 from livemon.io.store import Store
+from livemon.live.core import LiveCore, engine_strength
+from livemon.live.effects import Analyse
+from livemon.live.estimator import Estimator
+from livemon.live.values import position_key
+from livemon.rating.calibration import Calibration
 
 
-def rebuild(store: Store, cfg: Config, profile: str) -> Estimator:
-    """An Estimator holding every stored game, scored from the cache (no engine needed)."""
-    est = Estimator(cfg.analysis.skip_moves, cfg.analysis.c_min, cfg.analysis.c_max)
-    for info, result, moves in store.load_games():
-        est.add_game(info)
-        game = LiveGame(info.game_id)
-        for ev in moves:
-            for j in game.add_move(ev):
-                game.set_analysis(j, store.get_any_analysis(position_key(game.boards[j]), profile))
-        for sp in game.ready():
-            est.add_ply(sp)
-        if result != "*":
-            est.set_result(info.game_id, result)
-    return est
+def rebuild(store: Store, cfg: Config, profile: str, c_map: Calibration | None = None) -> Estimator:
+    """An Estimator holding every stored game, scored from the cache of ``profile`` only (no engine needed)."""
+    a = cfg.analysis
+    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, c_map=c_map)
+    requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
+    cached = store.get_analyses((position_key(r.board) for r in requests), profile)
+    for r in requests:
+        found = cached.get(position_key(r.board))
+        core.analysed(r, found, profile, error=None if found is not None else f"not analysed under {profile}")
+    return core.estimator
 
 
 def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     status = store.get_status() or {}
     engine = status.get("engine", {})
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
-    est = rebuild(store, cfg, profile)
     calibration = store.get_calibration(profile)
-    est.c_map = None if calibration is None else calibration.c_map
-    strength = cfg.analysis.engine_strength
-    source = "given"
-    if strength is None:
-        strength, source = store.get_engine_strength(profile), "calibration"
-    if strength is None:
-        strength, source = est.engine_strength(), "algorithm 3"
-    if strength is None:
-        source = "none"
+    est = rebuild(store, cfg, profile, None if calibration is None else calibration.c_map)
+    strength, source = engine_strength(cfg.analysis.engine_strength, store.get_engine_strength(profile), est)
     out: dict[str, Any] = {
         "engine": {"profile": profile, "strength": strength, "strength_source": source,
                    "analyses": int(engine.get("searches", 0))},

@@ -57,7 +57,7 @@ class EngineWorker:
         self.bus = cfg.bus
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
         self.store = Store(cfg.store.path)
-        self.pool = EnginePool(cfg.engine, self.store, adaptive=False)
+        self.pool = EnginePool(cfg.engine, self.store, quick=False)
         self.announce_topic = workers_topic(self.bus, self.worker_id)
         self.results_prefix = f"{self.bus.prefix}/results/"
         self.connected = asyncio.Event()

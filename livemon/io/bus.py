@@ -30,18 +30,18 @@ and a second answer is ignored. The monitor accepts results only under its
 engine profile and only with legal candidate moves; anything else is rejected
 with a log line.
 
-The pool's adaptive limit is not applied here: every request is searched at the
-workers' configured limit (the profile name says which).
+Every request is searched at the workers' configured limit, the one pinned
+profile (the profile name says which); the bus runs no quick previews. The
+queue (cache, in-flight dedup, newest first) is the embedded pool's own
+:class:`~livemon.io.backend.RequestQueue`, and the status the same
+:class:`~livemon.io.backend.EngineStatus`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 import json
 import logging
-import re
 import socket
 import time
 import uuid
@@ -55,10 +55,11 @@ from paho.mqtt.properties import Properties
 
 from livemon.live.analysis import needs_search
 from livemon.config import BusConfig
-from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
+from livemon.io.engine import EngineError
+from livemon.live.values import EngineProfile, PositionAnalysis, position_key
 from livemon.live.messages import Message
 from livemon.faces.mqtt import topic_level
-from livemon.io.pool import PooledAnalysis
+from livemon.io.backend import BusStatus, EngineStatus, Job, PooledAnalysis, RequestQueue, WorkerStatus
 from livemon.io.store import Store
 
 log = logging.getLogger(__name__)
@@ -294,34 +295,13 @@ class WorkerAnnouncement(Message):
                    engines, str(d.get("host", "")))
 
 
-_PROFILE = re.compile(r"^(?P<engine>.+) (?P<limit>depth|nodes)=(?P<n>\d+) multipv=(?P<multipv>\d+)$")
-
-
-def profile_from_name(name: str) -> EngineProfile:
-    """The profile a name stands for (the inverse of ``EngineProfile.name``).
-
-    >>> profile_from_name("Stockfish 15.1 nodes=100000 multipv=4")
-    EngineProfile(engine='Stockfish 15.1', depth=None, nodes=100000, multipv=4)
-    """
-    m = _PROFILE.match(name)
-    if not m:
-        raise ValueError(f"not an engine profile name (e.g. 'Stockfish 15.1 depth=12 multipv=4'): {name!r}")
-    n = int(m["n"])
-    return EngineProfile(m["engine"], n if m["limit"] == "depth" else None, n if m["limit"] == "nodes" else None,
-                         int(m["multipv"]))
-
-
 # -- the monitor side -----------------------------------------------------------------
 
 
 @dataclass
-class _Request:
+class _Request(Job):
     """One position wanted by the monitor; every submit for it awaits the same future."""
 
-    key: str
-    board: chess.Board
-    priority: float
-    future: asyncio.Future[PooledAnalysis]
     sent: float = 0.0
     """monotonic time of the last publish; 0 while it waits at the monitor."""
     first_sent: float = 0.0
@@ -332,10 +312,7 @@ class _Request:
 
 @dataclass
 class _Counters:
-    submitted: int = 0
     searches: int = 0
-    cache_hits: int = 0
-    joined: int = 0
     failures: int = 0
     published: int = 0
     rerequests: int = 0
@@ -360,12 +337,10 @@ class RemoteEnginePool:
         self.store = store
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
-        self._base: EngineProfile | None = profile_from_name(cfg.profile) if cfg.profile else None
+        self._base: EngineProfile | None = EngineProfile.parse(cfg.profile) if cfg.profile else None
         self._profile_known = asyncio.Event()
         self._workers: dict[str, WorkerAnnouncement] = {}
-        self._jobs: dict[str, _Request] = {}  # wanted and not answered, by position key
-        self._heap: list[tuple[float, int, _Request]] = []
-        self._seq = itertools.count()
+        self.queue: RequestQueue[_Request] = RequestQueue(store, _Request)  # wanted and not answered
         self._outstanding: dict[str, _Request] = {}  # published, not answered
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -396,13 +371,8 @@ class RemoteEnginePool:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        for job in self._jobs.values():
-            if not job.future.done():
-                job.future.set_exception(EngineError("engine pool closed"))
-                job.future.exception()
-        self._jobs.clear()
+        self.queue.clear(EngineError("engine pool closed"))
         self._outstanding.clear()
-        self._heap.clear()
 
     async def __aenter__(self) -> "RemoteEnginePool":
         await self.start()
@@ -433,27 +403,20 @@ class RemoteEnginePool:
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
-        self.counters.submitted += 1
-        key = position_key(board)
-        seq = next(self._seq)
-        prio = float(-seq) if priority is None else float(priority)
-        job = self._jobs.get(key)
-        if job is not None:
-            self.counters.joined += 1
-            if not job.sent and prio < job.priority:
-                job.priority = prio
-                heapq.heappush(self._heap, (prio, -seq, job))
-            return await asyncio.shield(job.future)
-        if self.store is not None:
-            found = self.store.get_analysis(key, self.base_profile.name)
-            if found is not None:
-                self.counters.cache_hits += 1
-                return PooledAnalysis(key, found, self.base_profile, cached=True)
-        job = _Request(key, board.copy(stack=False), prio, asyncio.get_running_loop().create_future())
-        self._jobs[key] = job
-        heapq.heappush(self._heap, (prio, -seq, job))
+        answer = self.queue.request(board, self.base_profile, priority, time.monotonic())
+        if isinstance(answer, PooledAnalysis):
+            return answer
         self._wake.set()
-        return await asyncio.shield(job.future)
+        return await asyncio.shield(answer.future)
+
+    @property
+    def previews(self) -> bool:
+        """No quick previews over the bus: the workers search the one pinned profile."""
+        return False
+
+    async def preview(self, board: chess.Board) -> PooledAnalysis | None:
+        """None: the bus runs no quick searches (the eval bar waits for the pinned profile)."""
+        return None
 
     @property
     def capacity(self) -> int:
@@ -464,7 +427,7 @@ class RemoteEnginePool:
     @property
     def waiting(self) -> int:
         """Requests held at the monitor, not yet published (the backlog)."""
-        return len(self._jobs) - len(self._outstanding)
+        return self.queue.waiting
 
     # -- the connection -------------------------------------------------------
 
@@ -532,10 +495,10 @@ class RemoteEnginePool:
                         log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
                                     self.cfg.request_timeout)
                     await self._publish(client, job)
-            while self._heap and len(self._outstanding) < self.capacity:
-                _, _, job = heapq.heappop(self._heap)
-                if job.sent or self._jobs.get(job.key) is not job:
-                    continue  # a stale entry (moved up, or answered)
+            while len(self._outstanding) < self.capacity:
+                job = self.queue.pop()
+                if job is None:
+                    break
                 self._outstanding[job.key] = job
                 await self._publish(client, job)
 
@@ -587,7 +550,7 @@ class RemoteEnginePool:
             log.warning("bus: result for %s from worker %s rejected: profile %r, this monitor uses %r",
                         result.key, result.worker, result.profile, self._base.name if self._base else None)
             return
-        job = self._jobs.get(result.key)
+        job = self.queue.jobs.get((result.key, result.profile))
         if job is None:
             self.counters.duplicates += 1  # answered already (a request published twice)
             log.debug("bus: late or repeated result for %s from %s ignored", result.key, result.worker)
@@ -611,7 +574,7 @@ class RemoteEnginePool:
                 job.sent = _DUE
                 self._wake.set()
                 return
-        del self._jobs[job.key]
+        self.queue.finish(job)
         self._outstanding.pop(job.key, None)
         self._wake.set()
         if job.future.done():
@@ -639,47 +602,46 @@ class RemoteEnginePool:
         """No local engine processes: they run in the workers."""
         return []
 
-    def status(self) -> dict[str, Any]:
-        """The EnginePool status keys, plus ``bus`` (workers, re-requests, rejected messages)."""
-        c = self.counters
+    def status(self) -> EngineStatus:
+        """The backend status, with ``bus`` (workers, re-requests, rejected messages); ``restarts`` None:
+        engines restart inside the workers, out of the monitor's sight."""
+        c, q = self.counters, self.queue.counters
         profile = self._base
         engines = sum(w.engines for w in self._workers.values() if w.profile == profile)
         answered = sum(c.by_worker.values())
-        return {
-            "engines": engines,
-            "engines_alive": engines,
-            "searching": len(self._outstanding),
-            "backlog": self.waiting,
-            "submitted": c.submitted,
-            "searches": c.searches,
-            "cache_hits": c.cache_hits,
-            "joined": c.joined,
-            "restarts": 0,
-            "retries": c.rerequests,
-            "failures": c.failures,
-            "limit_level": 0,
-            "limit_changes": 0,
-            "profile": profile.name if profile else None,
-            "base_profile": profile.name if profile else None,
-            "depth": profile.depth if profile else None,
-            "nodes": profile.nodes if profile else None,
-            "mean_search_s": c.round_trip_seconds / answered if answered else None,
-            "bus": {
-                "monitor": self.monitor_id,
-                "broker": f"{self.cfg.host}:{self.cfg.port}",
-                "connected": self.connected.is_set(),
-                "connects": c.connects,
-                "workers": {k: {"engines": w.engines, "profile": w.profile.name, "host": w.host}
-                            for k, w in sorted(self._workers.items())},
-                "published": c.published,
-                "rerequests": c.rerequests,
-                "requeued": c.requeued,
-                "rejected": c.rejected,
-                "duplicates": c.duplicates,
-                "remote_cache_hits": c.remote_cache_hits,
-                "answers_by_worker": dict(sorted(c.by_worker.items())),
-            },
-        }
+        return EngineStatus(
+            engines=engines,
+            engines_alive=engines,
+            searching=len(self._outstanding),
+            backlog=self.waiting,
+            queue_lag_seconds=self.queue.oldest_wait(time.monotonic()),
+            submitted=q.submitted,
+            searches=c.searches,
+            cache_hits=q.cache_hits,
+            joined=q.joined,
+            restarts=None,
+            retries=c.rerequests,
+            failures=c.failures,
+            profile=profile.name if profile else None,
+            base_profile=profile.name if profile else None,
+            depth=profile.depth if profile else None,
+            nodes=profile.nodes if profile else None,
+            mean_search_s=c.round_trip_seconds / answered if answered else None,
+            bus=BusStatus(
+                monitor=self.monitor_id,
+                broker=f"{self.cfg.host}:{self.cfg.port}",
+                connected=self.connected.is_set(),
+                connects=c.connects,
+                workers={k: WorkerStatus(w.engines, w.profile.name, w.host) for k, w in sorted(self._workers.items())},
+                published=c.published,
+                rerequests=c.rerequests,
+                requeued=c.requeued,
+                rejected=c.rejected,
+                duplicates=c.duplicates,
+                remote_cache_hits=c.remote_cache_hits,
+                answers_by_worker=dict(sorted(c.by_worker.items())),
+            ),
+        )
 
 
 def _legal(board: chess.Board, uci: str) -> bool:

@@ -1,8 +1,8 @@
 """The UCI engine adapter: one MultiPV analysis per position, named by an engine profile.
 
-An :class:`EngineProfile` (engine id and version, search limit, MultiPV) names
-every evaluation, because a score or a c̄ only means something for the engine
-and limit that produced it. An analysis is run on the position alone (no move
+Every evaluation is named by an :class:`~livemon.live.values.EngineProfile`
+(engine id and version, search limit, MultiPV; the value lives in
+:mod:`livemon.live.values` so that nothing needs this module to read it). An analysis is run on the position alone (no move
 history, hash cleared, one thread) so that it depends on nothing but the
 position and the profile: that is what makes the position cache honest.
 """
@@ -10,18 +10,20 @@ position and the profile: that is what makes the position cache honest.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shutil
-from dataclasses import dataclass
 from typing import Any
 
 import chess
 import chess.engine
 
 from livemon.config import EngineConfig
+from livemon.live.values import EngineProfile, PositionAnalysis, position_key
 from livemon.rating.evaluation import score_cp
+
+__all__ = ["EngineError", "EngineProfile", "PositionAnalysis", "UciEngine", "analysis_board", "position_key",
+           "resolve_engine_path", "search_limit"]
 
 log = logging.getLogger(__name__)
 
@@ -30,64 +32,15 @@ class EngineError(RuntimeError):
     """The engine is missing, died, or answered nonsense; the message says which."""
 
 
-@dataclass(frozen=True)
-class EngineProfile:
-    """What an evaluation depends on: engine, version, limit and MultiPV.
+def search_limit(profile: EngineProfile) -> chess.engine.Limit:
+    """The python-chess search limit of a profile.
 
-    >>> EngineProfile("Stockfish 15.1", depth=12, nodes=None, multipv=4).name
-    'Stockfish 15.1 depth=12 multipv=4'
+    >>> search_limit(EngineProfile("SF", None, 5000, 4))
+    Limit(nodes=5000)
     """
-
-    engine: str
-    depth: int | None
-    nodes: int | None
-    multipv: int
-
-    @property
-    def name(self) -> str:
-        limit = f"nodes={self.nodes}" if self.nodes else f"depth={self.depth}"
-        return f"{self.engine} {limit} multipv={self.multipv}"
-
-    def limit(self) -> chess.engine.Limit:
-        if self.nodes:
-            return chess.engine.Limit(nodes=self.nodes)
-        return chess.engine.Limit(depth=self.depth)
-
-    def with_limit(self, depth: int | None = None, nodes: int | None = None) -> "EngineProfile":
-        """The same engine and MultiPV at another search limit."""
-        return EngineProfile(self.engine, depth, nodes, self.multipv)
-
-
-@dataclass(frozen=True)
-class PositionAnalysis:
-    """One MultiPV analysis of a position.
-
-    ``score`` is the evaluation of the position (the best line), White's view,
-    centipawns, mates at ±3900. ``candidates`` are the MultiPV first moves with
-    their scores on the same scale, best first: the best serves the gain, all
-    serve the E(c) posterior.
-    """
-
-    score: int
-    candidates: tuple[tuple[str, int], ...]
-    depth: int = 0
-    nodes: int = 0
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {"score": self.score, "candidates": self.candidates, "depth": self.depth, "nodes": self.nodes},
-            separators=(",", ":"),
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> "PositionAnalysis":
-        d = json.loads(text)
-        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"])
-
-    def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
-        """Candidates as (uci, value in pawns from the mover's view), the agent's input."""
-        sign = 1 if white_to_move else -1
-        return [(move, sign * cp / 100.0) for move, cp in self.candidates]
+    if profile.nodes:
+        return chess.engine.Limit(nodes=profile.nodes)
+    return chess.engine.Limit(depth=profile.depth)
 
 
 def _retrieve(task: "asyncio.Future[Any]") -> None:
@@ -110,15 +63,6 @@ def analysis_board(board: chess.Board) -> chess.Board:
     position = chess.Board(board.fen())
     position.halfmove_clock, position.fullmove_number = 0, 1
     return position
-
-
-def position_key(board: chess.Board) -> str:
-    """The cache key of a position: its EPD (FEN without the move counters).
-
-    >>> position_key(chess.Board())
-    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -'
-    """
-    return board.epd()
 
 
 def resolve_engine_path(path: str) -> str:
@@ -166,7 +110,7 @@ class UciEngine:
         # analyse mid-search breaks its bookkeeping (1.11: InvalidStateError when the engine
         # then dies, and the exit is never reported). A hung engine is killed instead.
         search = asyncio.ensure_future(
-            self._protocol.analyse(position, profile.limit(), multipv=profile.multipv, game=object())
+            self._protocol.analyse(position, search_limit(profile), multipv=profile.multipv, game=object())
         )
         search.add_done_callback(_retrieve)
         done, _ = await asyncio.wait({search}, timeout=self._cfg.timeout)

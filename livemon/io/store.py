@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from livemon.io.engine import PositionAnalysis
+from livemon.live.values import PositionAnalysis
 from livemon.live.messages import Alert, GameInfo, MoveEvent
 from livemon.rating.calibration import Calibration, ProfileCalibration
 
@@ -115,14 +115,6 @@ class Store:
             ):
                 found[position] = PositionAnalysis.from_json(text)
         return found
-
-    def get_any_analysis(self, position: str, preferred_profile: str) -> PositionAnalysis | None:
-        """The analysis under ``preferred_profile``, else under any profile (e.g. a lowered limit)."""
-        row = self.db.execute(
-            "SELECT candidates FROM analyses WHERE position = ? ORDER BY (profile = ?) DESC, profile LIMIT 1",
-            (position, preferred_profile),
-        ).fetchone()
-        return PositionAnalysis.from_json(row[0]) if row else None
 
     def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis) -> None:
         self.db.execute(

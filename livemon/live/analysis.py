@@ -13,7 +13,7 @@ import itertools
 import chess
 import chess.polyglot
 
-from livemon.io.engine import PositionAnalysis
+from livemon.live.values import PositionAnalysis
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
 from livemon.rating.agent import Decision

@@ -1,0 +1,255 @@
+"""The engine-backend contract and the request queue its two implementations share.
+
+A backend analyses positions under one pinned :class:`EngineProfile`: the
+embedded :class:`livemon.io.pool.EnginePool` (UCI engines on this machine) or
+the MQTT :class:`livemon.io.bus.RemoteEnginePool` (``livemon worker``
+processes behind a broker). Both satisfy :class:`EngineBackend`, report an
+:class:`EngineStatus`, and keep their requests in a :class:`RequestQueue`:
+
+- **one analysis per position and profile** — the store's cache first (a hit
+  costs no search), then in-flight dedup (a request for a position already
+  wanted joins it);
+- **newest first** — lower priority first; the default is ``-arrival``; a
+  request for a queued position with a more urgent priority moves it up;
+- **a backlog is a queue, never a lower limit** — every estimate request is
+  searched under the pinned profile however long it waits (issue 11: one
+  profile per number); its wait is reported (``queue_lag_seconds``).
+
+>>> async def one_request():
+...     q = RequestQueue(None)
+...     job = q.request(chess.Board(), EngineProfile("SF", 8, None, 2), None, now=0.0)
+...     return q.waiting, q.pop() is job, q.waiting
+>>> asyncio.run(one_request())
+(1, True, 0)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from dataclasses import asdict, dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import chess
+
+from livemon.io.store import Store
+from livemon.live.values import EngineProfile, PositionAnalysis, position_key
+
+
+@dataclass(frozen=True)
+class PooledAnalysis:
+    """A backend's answer: the analysis, the profile that produced it, and where it came from."""
+
+    key: str
+    analysis: PositionAnalysis
+    profile: EngineProfile
+    cached: bool
+    """True when it came from the store (no search was run for this request)."""
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """One ``livemon worker`` as the bus sees it."""
+
+    engines: int
+    profile: str
+    host: str
+
+
+@dataclass(frozen=True)
+class BusStatus:
+    """The MQTT side of a :class:`~livemon.io.bus.RemoteEnginePool`."""
+
+    monitor: str
+    broker: str
+    connected: bool
+    connects: int
+    workers: dict[str, WorkerStatus]
+    published: int
+    rerequests: int
+    requeued: int
+    rejected: int
+    duplicates: int
+    remote_cache_hits: int
+    answers_by_worker: dict[str, int]
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    """Counters and state of a backend, for ``livemon status`` and the status line.
+
+    ``restarts`` is None for a remote pool (its engines restart inside the
+    workers, out of its sight). ``quick_profile``/``previews``: the eval-bar
+    previews searched under backlog (never an estimate).
+    """
+
+    engines: int
+    engines_alive: int
+    searching: int
+    backlog: int
+    queue_lag_seconds: float
+    """How long the oldest waiting request has waited (0 when none waits)."""
+    submitted: int
+    searches: int
+    cache_hits: int
+    joined: int
+    restarts: int | None
+    retries: int
+    failures: int
+    profile: str | None
+    """The pinned profile: every estimate request is searched under it."""
+    base_profile: str | None
+    depth: int | None
+    nodes: int | None
+    mean_search_s: float | None
+    quick_profile: str | None = None
+    previews: int = 0
+    bus: BusStatus | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, as stored for ``livemon status`` (``bus`` only for a remote pool)."""
+        d = asdict(self)
+        if self.bus is None:
+            del d["bus"]
+        return d
+
+
+class EngineBackend(Protocol):
+    """What the monitor needs from an engine backend (embedded pool or MQTT workers)."""
+
+    @property
+    def base_profile(self) -> EngineProfile:
+        """The pinned profile (known once started)."""
+
+    @property
+    def previews(self) -> bool:
+        """True when :meth:`preview` can give quick eval-bar evaluations."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
+        """The analysis of ``board``'s position under the pinned profile (cache, in flight, or searched)."""
+
+    async def preview(self, board: chess.Board) -> PooledAnalysis | None:
+        """A quick evaluation for the eval bar when the backend is backlogged, else None."""
+
+    def status(self) -> EngineStatus: ...
+
+    def engine_pids(self) -> list[int]: ...
+
+
+@dataclass
+class Job:
+    """One position wanted under one profile; every request for it awaits the same future."""
+
+    key: str
+    board: chess.Board
+    profile: EngineProfile
+    priority: float
+    future: asyncio.Future[PooledAnalysis]
+    queued_at: float
+    started: bool = False
+    """Taken off the queue (searching, or published to the broker)."""
+    waiters: int = 1
+
+
+J = TypeVar("J", bound=Job)
+
+
+@dataclass
+class QueueCounters:
+    submitted: int = 0
+    cache_hits: int = 0
+    joined: int = 0
+
+
+class RequestQueue(Generic[J]):
+    """Cache, in-flight dedup and a newest-first priority queue, keyed by (position, profile)."""
+
+    def __init__(self, store: Store | None, job_type: type[J] = Job) -> None:  # type: ignore[assignment]
+        self.store = store
+        self.job_type = job_type
+        self.jobs: dict[tuple[str, str], J] = {}
+        self._heap: list[tuple[float, int, J]] = []
+        self._seq = itertools.count()
+        self.waiting = 0
+        self.counters = QueueCounters()
+
+    def cached(self, key: str, profile: EngineProfile) -> PooledAnalysis | None:
+        """The store's analysis of this position under exactly this profile."""
+        if self.store is None:
+            return None
+        found = self.store.get_analysis(key, profile.name)
+        return None if found is None else PooledAnalysis(key, found, profile, cached=True)
+
+    def request(self, board: chess.Board, profile: EngineProfile, priority: float | None, now: float,
+                use_cache: bool = True) -> J | PooledAnalysis:
+        """A cached answer, or the job to await (an existing one joined, or a new one queued)."""
+        self.counters.submitted += 1
+        key = position_key(board)
+        seq = next(self._seq)
+        prio = float(-seq) if priority is None else float(priority)
+        job = self.jobs.get((key, profile.name))
+        if job is not None:
+            self.counters.joined += 1
+            job.waiters += 1
+            if not job.started and prio < job.priority:  # a more urgent request moves it up
+                job.priority = prio
+                heapq.heappush(self._heap, (prio, -seq, job))
+            return job
+        hit = self.cached(key, profile) if use_cache else None
+        if hit is not None:
+            self.counters.cache_hits += 1
+            return hit
+        future: asyncio.Future[PooledAnalysis] = asyncio.get_running_loop().create_future()
+        job = self.job_type(key, board.copy(stack=False), profile, prio, future, now)
+        self.jobs[(key, profile.name)] = job
+        heapq.heappush(self._heap, (prio, -seq, job))
+        self.waiting += 1
+        return job
+
+    def pop(self) -> J | None:
+        """The most urgent waiting job (marked started), or None."""
+        while self._heap:
+            _, _, job = heapq.heappop(self._heap)
+            if not job.started and self.jobs.get((job.key, job.profile.name)) is job:
+                job.started = True
+                self.waiting -= 1
+                return job
+        return None
+
+    def peek(self) -> bool:
+        """True when a job waits."""
+        return self.waiting > 0
+
+    def finish(self, job: J) -> None:
+        """Forget ``job`` (answered or failed): the next request for its position starts afresh."""
+        if self.jobs.get((job.key, job.profile.name)) is job:
+            del self.jobs[(job.key, job.profile.name)]
+            if not job.started:
+                job.started = True
+                self.waiting -= 1
+
+    def oldest_wait(self, now: float) -> float:
+        """Seconds the oldest waiting job has waited."""
+        waits = [now - j.queued_at for j in self.jobs.values() if not j.started]
+        return max(waits, default=0.0)
+
+    def clear(self, exc: BaseException) -> None:
+        """Fail every job (the backend is closing)."""
+        for job in self.jobs.values():
+            fail(job, exc)
+        self.jobs.clear()
+        self._heap.clear()
+        self.waiting = 0
+
+
+def fail(job: Job, exc: BaseException) -> None:
+    """Fail ``job``'s requests unless it is already answered."""
+    if not job.future.done():
+        job.future.set_exception(exc)
+        job.future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+

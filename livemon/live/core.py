@@ -1,0 +1,467 @@
+"""The live core: every decision of the monitor, sans I/O.
+
+Modelled on websockets' protocol/IO split: :class:`LiveCore` takes events —
+a feed message (:meth:`~LiveCore.handle`), the stored state of a restart
+(:meth:`~LiveCore.resume`), an analysis (:meth:`~LiveCore.analysed`), a quick
+preview (:meth:`~LiveCore.previewed`), new TrueSkill ratings
+(:meth:`~LiveCore.ttt_ratings`), a timer tick (:meth:`~LiveCore.tick`) — and
+returns effects (:mod:`livemon.live.effects`): persist, analyse, publish,
+raise an alert, refresh TTT, log. It never awaits, reads a clock, opens a file
+or a socket. The asyncio :class:`~livemon.app.monitor.Monitor` applies the
+effects; ``export`` (from the store), batch ``analyse``/``calibrate`` and the TUI
+demo drive the same core, so there is one path into the estimator, and
+:class:`~livemon.live.messages.PlayerEstimate` and
+:class:`~livemon.live.messages.BoardState` are each built in one place
+(:meth:`LiveCore.player_estimate`, :meth:`LiveCore.board_state`).
+
+What it decides:
+
+- **dedup and ordering**: a re-sent ply is counted and dropped; a ply with
+  another move at a known number is a correction (the game rolls back to it);
+  a ply beyond the next one is a gap, logged and dropped (the feed re-sends);
+- **legality**, checked once, here: a move that is not legal in the position
+  it claims to follow is logged and dropped; nothing later checks it again;
+- **what to analyse**: each position that needs the engine (not terminal, no
+  ``[%eval]`` from the feed), once, newest first (priority ``-arrival``), under
+  the event's one pinned engine profile; answers under another profile are
+  refused (issue 11: one profile per number); a quick preview of a game's
+  newest position may feed the eval bar, never an estimate;
+- **scoring**: plies handed to the estimator and the screener as soon as both
+  their positions are valued; **engine strength** precedence
+  (:func:`engine_strength`); **alerts** and **what to publish**.
+
+>>> core = LiveCore(profile="SF depth=1 multipv=2")
+>>> effects = core.handle(GameInfo("g", white="A", black="B"))
+>>> [type(e).__name__ for e in effects]
+['StoreGame']
+>>> move = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN)
+>>> [type(e).__name__ for e in core.handle(move)]
+['StoreMove', 'Analyse', 'Analyse', 'Publish']
+>>> core.handle(move)  # the same ply again: a duplicate
+[]
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import chess
+
+from livemon.live.analysis import LiveGame
+from livemon.live.effects import (
+    Analyse,
+    DeleteMoves,
+    Effect,
+    Log,
+    Preview,
+    Publish,
+    RaiseAlert,
+    RefreshTTT,
+    StoreGame,
+    StoreMove,
+    StoreResult,
+)
+from livemon.live.estimator import Estimator, PlayerState
+from livemon.live.messages import (
+    Alert,
+    BoardState,
+    FeedError,
+    GameInfo,
+    GameResult,
+    GameRollback,
+    Message,
+    MoveEvent,
+    PlayerEstimate,
+    ScreeningRow,
+    TTTRating,
+)
+from livemon.live.screener import Screener, TrackKey, alert_details
+from livemon.live.values import PositionAnalysis
+from livemon.rating.calibration import Calibration
+from livemon.rating.gain import finite_or_none
+
+FINISHED = ("1-0", "0-1", "1/2-1/2")
+
+
+def engine_strength(
+    given: float | None, calibrated: float | None, estimator: Estimator | None = None
+) -> tuple[float | None, str]:
+    """r̄_e and where it came from — the one precedence: the flag or config, the profile's
+    calibration, Algorithm 3 over the rated players seen (when ``estimator`` is given), none.
+
+    >>> engine_strength(None, 3010.0)
+    (3010.0, 'calibration')
+    >>> engine_strength(None, None, Estimator())
+    (None, 'none')
+    """
+    if given is not None:
+        return given, "given"
+    if calibrated is not None:
+        return calibrated, "calibration"
+    estimate = estimator.engine_strength() if estimator is not None else None
+    if estimate is not None:
+        return estimate, "algorithm 3"
+    return None, "none"
+
+
+@dataclass
+class CoreCounters:
+    """What the core saw; the monitor adds them to ``livemon status``."""
+
+    moves: int = 0
+    duplicates: int = 0
+    rollbacks: int = 0
+    gaps: int = 0
+    illegal: int = 0
+    feed_errors: int = 0
+    failed_positions: int = 0
+    foreign_profile: int = 0
+    """Analyses refused because they came under another profile than the pinned one (must stay 0)."""
+    ttt_refreshes: int = 0
+
+
+@dataclass
+class _Preview:
+    index: int
+    score: int
+
+
+@dataclass
+class LiveCore:
+    """Games, estimates, screening and what to publish, driven by events; see the module docstring.
+
+    ``profile``: the event's pinned engine profile (its name); every analysis
+    handed to :meth:`analysed` must be of it. ``previews``: emit
+    :class:`~livemon.live.effects.Preview` for each game's newest position.
+    """
+
+    profile: str = ""
+    estimator: Estimator = field(default_factory=Estimator)
+    screener: Screener | None = None
+    given_strength: float | None = None
+    calibrated_strength: float | None = None
+    all_pairs: bool = False
+    previews: bool = False
+    games: dict[str, LiveGame] = field(default_factory=dict)
+    infos: dict[str, GameInfo] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+    ttt: dict[str, TTTRating] = field(default_factory=dict)
+    counters: CoreCounters = field(default_factory=CoreCounters)
+    strength: float | None = None
+    strength_source: str = "none"
+    event_perceived: dict[str, float] = field(default_factory=dict)
+    _arrivals: int = 0
+    _preview: dict[str, _Preview] = field(default_factory=dict)
+    _persist: bool = True
+
+    def __post_init__(self) -> None:
+        self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
+
+    @classmethod
+    def for_analysis(
+        cls,
+        skip_moves: int = 0,
+        c_min: float = 0.0,
+        c_max: float = 10.0,
+        *,
+        profile: str = "",
+        c_map: Calibration | None = None,
+        **kw: object,
+    ) -> "LiveCore":
+        """A core with a fresh estimator of the ``[analysis]`` settings (and the profile's c map)."""
+        estimator = Estimator(skip_moves, c_min, c_max)
+        estimator.c_map = c_map
+        return cls(profile=profile, estimator=estimator, **kw)  # type: ignore[arg-type]
+
+    # -- events -----------------------------------------------------------------------
+
+    def handle(self, msg: Message) -> list[Effect]:
+        """One feed message (a game's tags, a move, a correction, a result, a feed error)."""
+        out: list[Effect] = []
+        if isinstance(msg, GameInfo):
+            self._add_game(msg, out)
+        elif isinstance(msg, MoveEvent):
+            self._add_move(msg, out)
+        elif isinstance(msg, GameRollback):
+            self._rollback(msg.game_id, msg.from_ply, out)
+        elif isinstance(msg, GameResult):
+            self._set_result(msg.game_id, msg.result, out)
+        elif isinstance(msg, FeedError):
+            self.counters.feed_errors += 1
+            out.append(Log(logging.WARNING, f"feed {msg.feed}: {msg.message}"))
+        return out
+
+    def resume(self, stored: Iterable[tuple[GameInfo, str, list[MoveEvent]]]) -> list[Effect]:
+        """The state persisted before a restart (games, results, moves), nothing persisted again.
+
+        Every position that needs the engine is asked for again: the driver's
+        engine pool answers from the cache what was analysed before, so a
+        restart repeats no search.
+        """
+        out: list[Effect] = []
+        self._persist = False
+        try:
+            for info, result, moves in stored:
+                self._add_game(info, out)
+                for ev in moves:
+                    self._add_move(ev, out)
+                if result != "*":
+                    self._set_result(info.game_id, result, out)
+        finally:
+            self._persist = True
+        return out
+
+    def analysed(self, request: Analyse, analysis: PositionAnalysis | None, profile: str | None = None,
+                 error: str | None = None) -> list[Effect]:
+        """The answer to an :class:`Analyse` effect: the analysis under ``profile``, or ``error``.
+
+        An analysis of another profile than the pinned one is refused (one
+        profile per number): it is logged, counted, and the position stays
+        unvalued rather than mixing limits. An error leaves the position
+        without a value (its plies are skipped, as in ``analyse``).
+        """
+        out: list[Effect] = []
+        if error is not None or analysis is None:
+            self.counters.failed_positions += 1
+            out.append(Log(logging.ERROR, f"game {request.game_id}: position {request.index} not analysed: {error}"))
+            analysis = None
+        elif profile is not None and self.profile and profile != self.profile:
+            self.counters.foreign_profile += 1
+            out.append(Log(logging.ERROR, f"game {request.game_id}: position {request.index}: an analysis under "
+                                          f"{profile!r} refused, the event's profile is {self.profile!r}"))
+            return out
+        game = self.games.get(request.game_id)
+        if game is not None and game.plies >= request.index and game.boards[request.index] is request.board:
+            game.set_analysis(request.index, analysis)  # else rolled back meanwhile (a new ply: a new board)
+            self._score(game, out)
+            out.append(Publish(self.board_state(game.game_id)))
+        return out
+
+    def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
+        """A quick evaluation of a game's newest position: the eval bar shows it until the real one comes."""
+        game = self.games.get(request.game_id)
+        if analysis is None or game is None or game.plies != request.index or game.boards[request.index] is not request.board:
+            return []
+        if game.value(request.index)[0]:
+            return []  # the pinned profile's answer came first
+        self._preview[game.game_id] = _Preview(request.index, analysis.score)
+        return [Publish(self.board_state(game.game_id))]
+
+    def tick(self) -> list[Effect]:
+        """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event."""
+        out: list[Effect] = []
+        if self.strength_source in ("algorithm 3", "none"):
+            self.strength, self.strength_source = engine_strength(
+                self.given_strength, self.calibrated_strength, self.estimator)
+        perceived = self.estimator.perceived_ratings(self.all_pairs) or {}
+        if perceived != self.event_perceived or self.strength_source == "algorithm 3":
+            self.event_perceived = perceived
+            for name in perceived or self.estimator.players:
+                out.append(Publish(self.player_estimate(self.estimator.players[name])))
+        return out
+
+    def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
+        """New TrueSkill Through Time posteriors: published, shown in the estimates, fallback screening ratings."""
+        out: list[Effect] = []
+        self.counters.ttt_refreshes += 1
+        for rating in ratings:
+            self.ttt[rating.name] = rating
+            out.append(Publish(rating))
+            if rating.name in self.estimator.players:
+                out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
+        if self.screener is not None:
+            for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self.ttt.items()}):
+                self._screen(key, out)
+        return out
+
+    def finished_games(self) -> list[tuple[GameInfo, str]]:
+        """The finished games with their results, for a TTT refresh."""
+        return [(self.infos[g], r) for g, r in self.results.items() if r in FINISHED and g in self.infos]
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def _add_game(self, info: GameInfo, out: list[Effect]) -> None:
+        if self._persist:
+            out.append(StoreGame(info))
+        self.infos[info.game_id] = info
+        self.estimator.add_game(info)
+        if self.screener is not None:
+            for key in self.screener.add_game(info):
+                self._screen(key, out)
+        self.games.setdefault(info.game_id, LiveGame(info.game_id))
+
+    def _add_move(self, ev: MoveEvent, out: list[Effect]) -> None:
+        game = self.games.get(ev.game_id)
+        if game is None:
+            self._add_game(GameInfo(ev.game_id), out)
+            game = self.games[ev.game_id]
+        if ev.ply < 1:
+            self.counters.illegal += 1
+            out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} is not a ply number; ignored"))
+            return
+        if ev.ply <= game.plies:
+            if game.moves[ev.ply - 1].uci == ev.uci:
+                self.counters.duplicates += 1  # a re-sent ply (feed restart, re-sent game)
+                return
+            self._rollback(ev.game_id, ev.ply, out)
+        if ev.ply != game.plies + 1:
+            self.counters.gaps += 1
+            out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} arrived after ply {game.plies}; ignored"))
+            return
+        reason = _illegal(game, ev)
+        if reason is not None:
+            self.counters.illegal += 1
+            out.append(Log(logging.WARNING, f"game {ev.game_id}: {reason} at ply {ev.ply}; ignored"))
+            return
+        if self._persist:
+            out.append(StoreMove(ev))  # stored before it is analysed
+        self.counters.moves += 1
+        self._preview.pop(ev.game_id, None)
+        for j in game.add_move(ev):
+            self._arrivals += 1
+            out.append(Analyse(ev.game_id, j, game.boards[j], float(-self._arrivals)))
+        if self.previews and self._persist and game.needs_engine(ev.ply):
+            out.append(Preview(ev.game_id, ev.ply, game.boards[ev.ply]))
+        self._score(game, out)
+        out.append(Publish(self.board_state(ev.game_id)))
+
+    def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
+        game = self.games.get(game_id)
+        if game is None:
+            return
+        self.counters.rollbacks += 1
+        out.append(DeleteMoves(game_id, from_ply))
+        self.estimator.rollback(game_id, from_ply)
+        if self.screener is not None:
+            for key in self.screener.rollback(game_id, from_ply):
+                self._screen(key, out)
+        game.truncate(from_ply)
+        self._preview.pop(game_id, None)
+        self.results.pop(game_id, None)
+        out.append(Publish(self.board_state(game_id)))
+
+    def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
+        if game_id not in self.games:
+            return
+        if self._persist:
+            out.append(StoreResult(game_id, result))
+        self.results[game_id] = result
+        self.estimator.set_result(game_id, result)
+        out.append(Publish(self.board_state(game_id)))
+        out.append(RefreshTTT())
+
+    def _score(self, game: LiveGame, out: list[Effect]) -> None:
+        for sp in game.ready():
+            player = self.estimator.add_ply(sp)
+            out.append(Publish(self.player_estimate(player)))
+            if self.screener is None:
+                continue
+            try:
+                key = self.screener.add_ply(sp)
+                if key is not None:
+                    self._screen(key, out)
+            except Exception as exc:  # screening must never stop the estimates
+                out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
+
+    def _screen(self, key: TrackKey, out: list[Effect]) -> None:
+        """A player-event's screening numbers, and the levels it reaches for the first time."""
+        assert self.screener is not None
+        numbers = self.screener.numbers(key)
+        out.append(Publish(ScreeningRow(**numbers.to_dict())))
+        for raised in self.screener.new_alerts(key, numbers):
+            n = raised.numbers
+            alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
+                          threshold=raised.threshold, details=alert_details(raised))
+            out.append(RaiseAlert(alert, raised.level))
+
+    # -- what is published --------------------------------------------------------------
+
+    def player_estimate(self, player: PlayerState) -> PlayerEstimate:
+        """The one builder of a player's estimate message (the ``players`` channel, the TUI, MQTT).
+
+        Everything in it comes from ``player`` (its gains, its E(c)
+        decisions and posterior), the engine strength and the event's
+        Algorithm 2 and TTT figures: add a new per-player figure here.
+        """
+        live, strength = player.live, self.strength
+        interval = live.rating_diff_interval() if live.n else None
+        c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
+        ttt = self.ttt.get(player.name)
+        c_map = self.estimator.c_map
+        c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
+        return PlayerEstimate(
+            name=player.name,
+            elo=player.elo,
+            moves=live.n,
+            mean_gain=live.mean,
+            expected_score_vs_engine=live.expected_score,
+            rating_diff_vs_engine=finite_or_none(live.rating_diff),
+            perceived_elo=finite_or_none(live.perceived(strength)),
+            perceived_elo_range=None
+            if interval is None or strength is None
+            else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),
+            event_perceived_elo=self.event_perceived.get(player.name),
+            c_mean=c.mean if c else None,
+            c_sd=c.sd if c else None,
+            c_cr95=tuple(c.cr95) if c else None,
+            c_elo=c_elo["elo"] if c_elo else None,
+            c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
+            ttt_mu=ttt.elo if ttt else None,
+            ttt_sigma=ttt.elo_sigma if ttt else None,
+            gain_histogram={str(k): v for k, v in player.histogram.to_dict().items()},
+        )
+
+    def board_state(self, game_id: str) -> BoardState:
+        """The one builder of a board's message: position, last move, evaluations, clocks, result.
+
+        The newest evaluation is the pinned profile's; while it is awaited, a
+        quick preview (if any) stands in for it on the eval bar only.
+        """
+        game = self.games[game_id]
+        info = self.infos.get(game_id) or GameInfo(game_id)
+        last = game.moves[-1] if game.moves else None
+        evals = tuple(game.evals)
+        preview = self._preview.get(game_id)
+        if preview is not None and evals and evals[-1] is None and preview.index == len(evals) - 1:
+            evals = evals[:-1] + (preview.score,)
+        clocks: list[float | None] = [None, None]
+        for ev in game.moves[-2:]:
+            clocks[(ev.ply - 1) % 2] = ev.clock
+        return BoardState(
+            game_id=game_id,
+            white=info.white,
+            black=info.black,
+            white_elo=info.white_elo,
+            black_elo=info.black_elo,
+            fen=game.fens[-1] if game.fens else chess.STARTING_FEN,
+            ply=game.plies,
+            last_move_san=last.san if last else None,
+            last_move_uci=last.uci if last else None,
+            eval_cp=evals[-1] if evals else None,
+            evals=evals,
+            white_clock=clocks[0],
+            black_clock=clocks[1],
+            result=self.results.get(game_id, "*"),
+            event=info.event,
+            round=info.round,
+        )
+
+    def unscored_plies(self) -> int:
+        return sum(g.plies - len(g.scored) for g in self.games.values())
+
+
+def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
+    """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the one legality check."""
+    try:
+        board = game.boards[-1] if game.boards else chess.Board(ev.fen_before)
+    except ValueError as exc:
+        return f"bad FEN {ev.fen_before!r} ({exc})"
+    try:
+        move = chess.Move.from_uci(ev.uci)
+    except ValueError:
+        return f"bad move {ev.uci!r}"
+    if not board.is_legal(move):
+        return f"illegal move {ev.uci}"
+    return None

@@ -1,0 +1,112 @@
+"""The values every layer shares about an engine's work — imports no engine.
+
+An :class:`EngineProfile` (engine id and version, search limit, MultiPV) names
+every evaluation, because a score or a c̄ only means something for the engine
+and limit that produced it. A :class:`PositionAnalysis` is one MultiPV analysis
+of one position. Both live here, not in the engine adapter, so that the store,
+the bus and the live core use them without importing an engine.
+
+>>> p = EngineProfile.parse("Stockfish 15.1 depth=12 multipv=4")
+>>> p, p.name == "Stockfish 15.1 depth=12 multipv=4"
+(EngineProfile(engine='Stockfish 15.1', depth=12, nodes=None, multipv=4), True)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import chess
+
+_PROFILE = re.compile(r"^(?P<engine>.+) (?P<limit>depth|nodes)=(?P<n>\d+) multipv=(?P<multipv>\d+)$")
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """What an evaluation depends on: engine, version, limit and MultiPV.
+
+    >>> EngineProfile("Stockfish 15.1", depth=12, nodes=None, multipv=4).name
+    'Stockfish 15.1 depth=12 multipv=4'
+    """
+
+    engine: str
+    depth: int | None
+    nodes: int | None
+    multipv: int
+
+    @property
+    def name(self) -> str:
+        limit = f"nodes={self.nodes}" if self.nodes else f"depth={self.depth}"
+        return f"{self.engine} {limit} multipv={self.multipv}"
+
+    @classmethod
+    def parse(cls, name: str) -> "EngineProfile":
+        """The profile a name stands for (the inverse of :attr:`name`); ValueError if it is none.
+
+        >>> EngineProfile.parse("Stockfish 15.1 nodes=100000 multipv=4")
+        EngineProfile(engine='Stockfish 15.1', depth=None, nodes=100000, multipv=4)
+        >>> EngineProfile.parse("depth 12")
+        Traceback (most recent call last):
+        ...
+        ValueError: not an engine profile name (e.g. 'Stockfish 15.1 depth=12 multipv=4'): 'depth 12'
+        """
+        m = _PROFILE.match(name)
+        if not m:
+            raise ValueError(f"not an engine profile name (e.g. 'Stockfish 15.1 depth=12 multipv=4'): {name!r}")
+        n = int(m["n"])
+        return cls(m["engine"], n if m["limit"] == "depth" else None, n if m["limit"] == "nodes" else None,
+                   int(m["multipv"]))
+
+    def with_limit(self, depth: int | None = None, nodes: int | None = None) -> "EngineProfile":
+        """The same engine and MultiPV at another search limit.
+
+        >>> EngineProfile("SF", 12, None, 4).with_limit(depth=6).name
+        'SF depth=6 multipv=4'
+        """
+        return EngineProfile(self.engine, depth, nodes, self.multipv)
+
+
+@dataclass(frozen=True)
+class PositionAnalysis:
+    """One MultiPV analysis of a position.
+
+    ``score`` is the evaluation of the position (the best line), White's view,
+    centipawns, mates at ±3900. ``candidates`` are the MultiPV first moves with
+    their scores on the same scale, best first: the best serves the gain, all
+    serve the E(c) posterior.
+
+    >>> a = PositionAnalysis(31, (("e2e4", 31), ("d2d4", 25)), 12, 9000)
+    >>> PositionAnalysis.from_json(a.to_json()) == a
+    True
+    """
+
+    score: int
+    candidates: tuple[tuple[str, int], ...]
+    depth: int = 0
+    nodes: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"score": self.score, "candidates": self.candidates, "depth": self.depth, "nodes": self.nodes},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "PositionAnalysis":
+        d = json.loads(text)
+        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"])
+
+    def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
+        """Candidates as (uci, value in pawns from the mover's view), the agent's input."""
+        sign = 1 if white_to_move else -1
+        return [(move, sign * cp / 100.0) for move, cp in self.candidates]
+
+
+def position_key(board: chess.Board) -> str:
+    """The cache key of a position: its EPD (FEN without the move counters).
+
+    >>> position_key(chess.Board())
+    'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -'
+    """
+    return board.epd()

@@ -1,0 +1,341 @@
+"""The sans-I/O live core without an engine or a network: events in, effects out.
+
+Analyses are made up deterministically from the position (as tests/fake_uci.py
+does), so every test can compare the core's estimates with a batch of the
+same moves scored in order.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass, field
+
+import chess
+import pytest
+
+from livemon.live.core import LiveCore, engine_strength
+from livemon.live.effects import (
+    Analyse,
+    DeleteMoves,
+    Effect,
+    Log,
+    Preview,
+    Publish,
+    RefreshTTT,
+    StoreGame,
+    StoreMove,
+    StoreResult,
+)
+from livemon.live.estimator import Estimator
+from livemon.live.messages import (
+    BoardState,
+    FeedError,
+    GameInfo,
+    GameResult,
+    GameRollback,
+    MoveEvent,
+    PlayerEstimate,
+    TTTRating,
+)
+from livemon.live.values import PositionAnalysis, position_key
+
+PROFILE = "Fake 1.0 depth=8 multipv=3"
+QUICK = "Fake 1.0 depth=4 multipv=3"
+OPENING = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1", "f8e7", "f1e1", "b7b5"]
+
+
+def analysis_of(board: chess.Board, salt: str = "") -> PositionAnalysis:
+    """A made-up MultiPV analysis that depends on the position alone (and ``salt``: another profile)."""
+    score = zlib.crc32(f"{salt}{board.epd()}".encode()) % 61 - 30
+    sign = 1 if board.turn == chess.WHITE else -1
+    moves = sorted(board.legal_moves, key=lambda m: zlib.crc32(f"{salt}{board.epd()} {m.uci()}".encode()))[:3]
+    candidates = tuple((m.uci(), score - sign * 9 * k) for k, m in enumerate(moves))
+    return PositionAnalysis(score, candidates, 8, 1000)
+
+
+def moves_of(game_id: str, ucis: list[str], start: int = 1) -> list[MoveEvent]:
+    board = chess.Board()
+    out = []
+    for ply, uci in enumerate(ucis, 1):
+        move = chess.Move.from_uci(uci)
+        if ply >= start:
+            out.append(MoveEvent(game_id, ply, uci, board.san(move), board.fen()))
+        board.push(move)
+    return out
+
+
+@dataclass
+class Driver:
+    """Applies effects like the monitor, synchronously: a dict store, a list hub, analyses on demand."""
+
+    core: LiveCore
+    pending: list[Analyse] = field(default_factory=list)
+    previews: list[Preview] = field(default_factory=list)
+    published: list[object] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    games: dict[str, GameInfo] = field(default_factory=dict)
+    moves: dict[tuple[str, int], MoveEvent] = field(default_factory=dict)
+    results: dict[str, str] = field(default_factory=dict)
+    ttt_wanted: int = 0
+
+    def apply(self, effects: list[Effect]) -> None:
+        for e in effects:
+            if isinstance(e, Analyse):
+                self.pending.append(e)
+            elif isinstance(e, Preview):
+                self.previews.append(e)
+            elif isinstance(e, Publish):
+                self.published.append(e.message)
+            elif isinstance(e, StoreGame):
+                self.games[e.info.game_id] = e.info
+            elif isinstance(e, StoreMove):
+                self.moves[(e.move.game_id, e.move.ply)] = e.move
+            elif isinstance(e, DeleteMoves):
+                for k in [k for k in self.moves if k[0] == e.game_id and k[1] >= e.from_ply]:
+                    del self.moves[k]
+            elif isinstance(e, StoreResult):
+                self.results[e.game_id] = e.result
+            elif isinstance(e, RefreshTTT):
+                self.ttt_wanted += 1
+            elif isinstance(e, Log):
+                self.logs.append(e.text)
+
+    def feed(self, *msgs: object) -> None:
+        for m in msgs:
+            self.apply(self.core.handle(m))  # type: ignore[arg-type]
+
+    def answer(self, order: str = "fifo", seed: int = 0) -> int:
+        """Answer every pending analysis (in ``order``: fifo, newest first as the pool, or shuffled)."""
+        n = 0
+        while self.pending:
+            batch, self.pending = self.pending, []
+            if order == "priority":
+                batch.sort(key=lambda r: r.priority)
+            elif order == "shuffle":
+                random.Random(seed).shuffle(batch)
+            for r in batch:
+                self.apply(self.core.analysed(r, analysis_of(r.board), PROFILE))
+                n += 1
+        return n
+
+    def stored(self) -> list[tuple[GameInfo, str, list[MoveEvent]]]:
+        return [(info, self.results.get(gid, "*"), [self.moves[k] for k in sorted(self.moves) if k[0] == gid])
+                for gid, info in self.games.items()]
+
+
+def new_core(**kw: object) -> LiveCore:
+    return LiveCore(profile=PROFILE, **kw)  # type: ignore[arg-type]
+
+
+def batch_report(games: dict[str, tuple[GameInfo, list[str], str]]) -> dict:
+    """What the same games give when fed in order and answered at once (the reference)."""
+    d = Driver(new_core())
+    for gid, (info, ucis, result) in games.items():
+        d.feed(info, *moves_of(gid, ucis))
+        d.answer()
+        if result != "*":
+            d.feed(GameResult(gid, result, len(ucis)))
+    return d.core.estimator.report(None)
+
+
+INFO = GameInfo("g1", white="White A", black="Black B", white_elo=2400, black_elo=2300, event="Test")
+
+
+def test_moves_are_stored_before_analysis_and_scored_when_answered():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:4]))
+    assert len(d.moves) == 4 and d.games["g1"] == INFO
+    assert [r.index for r in d.pending] == [0, 1, 2, 3, 4]  # each position once; the start with ply 1
+    assert [r.priority for r in d.pending] == sorted((r.priority for r in d.pending), reverse=True)  # newest first
+    assert d.core.estimator.games["g1"].plies == {}
+    d.answer()
+    assert sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
+    estimates = [m for m in d.published if isinstance(m, PlayerEstimate)]
+    assert {e.name for e in estimates} == {"White A", "Black B"} and len(estimates) == 4
+    board = [m for m in d.published if isinstance(m, BoardState)][-1]
+    assert board.ply == 4 and None not in board.evals and board.evals[-1] == analysis_of(chess.Board(board.fen)).score
+
+
+@pytest.mark.parametrize("order", ["priority", "shuffle"])
+def test_analyses_in_any_order_give_the_batch_figures(order):
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING))
+    d.answer(order, seed=3)
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING, "*")})
+
+
+def test_duplicates_are_dropped_and_counted():
+    d = Driver(new_core())
+    moves = moves_of("g1", OPENING[:6])
+    d.feed(INFO, *moves)
+    d.answer()
+    before = len(d.published)
+    d.feed(*moves[2:])  # a feed restart re-sends what is stored
+    assert d.core.counters.duplicates == 4 and len(d.published) == before and not d.pending
+    assert d.core.counters.moves == 6
+
+
+def test_a_gap_is_logged_and_dropped_until_the_missing_ply_comes():
+    d = Driver(new_core())
+    moves = moves_of("g1", OPENING[:6])
+    d.feed(INFO, *moves[:2], moves[3])  # ply 3 missing
+    assert d.core.counters.gaps == 1 and ("g1", 4) not in d.moves
+    assert any("ply 4 arrived after ply 2" in line for line in d.logs)
+    d.feed(*moves[2:])  # the feed re-sends in order
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:6], "*")})
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ({"uci": "e2e5"}, "illegal move e2e5"),
+    ({"uci": "zz"}, "bad move 'zz'"),
+    ({"uci": "a1a1"}, "bad move 'a1a1'"),
+    ({"uci": "e1g1"}, "illegal move e1g1"),
+])
+def test_illegal_or_garbled_moves_are_one_line_and_nothing_else(bad, reason):
+    d = Driver(new_core())
+    moves = moves_of("g1", OPENING[:2])
+    d.feed(INFO, *moves)
+    wrong = MoveEvent(**{**moves_of("g1", OPENING[:3])[2].__dict__, **bad})
+    d.feed(wrong)
+    assert d.core.counters.illegal == 1 and ("g1", 3) not in d.moves
+    assert [line for line in d.logs if reason in line] == [f"game g1: {reason} at ply 3; ignored"]
+    d.feed(moves_of("g1", OPENING[:3])[2])  # the right move is taken afterwards
+    assert ("g1", 3) in d.moves
+
+
+def test_a_bad_fen_on_a_new_game_is_one_line():
+    d = Driver(new_core())
+    d.feed(MoveEvent("g9", 1, "e2e4", "e4", "not a fen"))
+    assert d.core.counters.illegal == 1 and not d.moves
+    assert len(d.logs) == 1 and "bad FEN" in d.logs[0]
+
+
+def test_a_correction_rolls_back_estimates_store_and_board():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:8]))
+    d.answer()
+    d.feed(GameResult("g1", "1-0", 8))
+    corrected = OPENING[:5] + ["g8f6", "e1g1", "f6e4"]
+    d.feed(*moves_of("g1", corrected, start=6))  # ply 6 differs: the game rolls back to it
+    assert d.core.counters.rollbacks == 1
+    assert [k[1] for k in sorted(d.moves)] == list(range(1, 9))
+    assert d.moves[("g1", 6)].uci == "g8f6"
+    assert "g1" not in d.core.results  # a corrected game is not finished as recorded
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+
+
+def test_an_explicit_rollback_and_a_late_answer_for_a_withdrawn_position():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:6]))
+    late = [r for r in d.pending if r.index == 6]
+    d.pending = [r for r in d.pending if r.index != 6]
+    d.answer()
+    d.feed(GameRollback("g1", 5))
+    assert ("g1", 5) not in d.moves and ("g1", 4) in d.moves
+    d.apply(d.core.analysed(late[0], analysis_of(late[0].board), PROFILE))  # came back after the rollback
+    assert sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
+    d.feed(*moves_of("g1", OPENING[:6], start=5))
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:6], "*")})
+
+
+def test_results_are_stored_published_and_ask_for_a_ttt_refresh():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:4]), GameResult("g1", "1/2-1/2", 4), GameResult("nope", "1-0", 0))
+    assert d.results == {"g1": "1/2-1/2"} and d.ttt_wanted == 1  # a result of an unknown game is dropped
+    assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1/2-1/2"
+    assert d.core.finished_games() == [(INFO, "1/2-1/2")]
+    d.apply(d.core.ttt_ratings([TTTRating("White A", 0.5, 0.9, 2500.0, 180.0, 1)]))
+    d.answer()
+    last = [m for m in d.published if isinstance(m, PlayerEstimate) and m.name == "White A"][-1]
+    assert last.ttt_mu == 2500.0 and d.core.counters.ttt_refreshes == 1
+
+
+def test_feed_errors_are_counted_and_logged():
+    d = Driver(new_core())
+    d.feed(FeedError("f", "HTTP 500"))
+    assert d.core.counters.feed_errors == 1 and d.logs == ["feed f: HTTP 500"]
+
+
+def test_resume_from_persisted_state_persists_nothing_and_ends_equal():
+    first = Driver(new_core())
+    other = GameInfo("g2", white="C", black="White A", white_elo=2200, black_elo=2400, event="Test")
+    first.feed(INFO, other, *moves_of("g1", OPENING[:7]), *moves_of("g2", OPENING[:5]), GameResult("g2", "0-1", 5))
+    cache = {position_key(r.board): analysis_of(r.board) for r in first.pending[:9]}  # analysed before the kill
+    # a restart: a new core from what the store holds, the cache answering what was analysed
+    second = Driver(new_core())
+    effects = second.core.resume(first.stored())
+    assert not [e for e in effects if isinstance(e, (StoreGame, StoreMove, StoreResult, DeleteMoves))]
+    assert not [e for e in effects if isinstance(e, Preview)]
+    second.apply(effects)
+    asked = {position_key(r.board) for r in second.pending}
+    assert cache.keys() <= asked  # the same positions are asked again: the pool's cache answers them
+    second.answer()
+    first.answer()
+    assert second.core.estimator.report(None) == first.core.estimator.report(None)
+    assert second.core.results == {"g2": "0-1"} and second.core.counters.moves == 12
+
+
+def test_an_analysis_of_another_profile_never_reaches_the_estimator():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:4]))
+    for r in d.pending:
+        d.apply(d.core.analysed(r, analysis_of(r.board, salt="quick"), QUICK))
+    assert d.core.estimator.games["g1"].plies == {} and d.core.counters.foreign_profile == 5
+    assert all("refused" in line for line in d.logs)
+    d.answer()  # the pinned profile's answers
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:4], "*")})
+
+
+def test_a_preview_feeds_the_eval_bar_only():
+    d = Driver(new_core(previews=True))
+    d.feed(INFO, *moves_of("g1", OPENING[:3]))
+    assert [p.index for p in d.previews] == [1, 2, 3]
+    newest = d.previews[-1]
+    d.apply(d.core.previewed(d.previews[0], analysis_of(d.previews[0].board, "q")))  # stale: not the newest
+    quick = analysis_of(newest.board, "q")
+    d.apply(d.core.previewed(newest, quick))
+    board = [m for m in d.published if isinstance(m, BoardState)][-1]
+    assert board.eval_cp == quick.score and board.evals[:-1] == (None,) * 3
+    assert d.core.estimator.games["g1"].plies == {}  # no estimate from a preview
+    d.answer()
+    board = [m for m in d.published if isinstance(m, BoardState)][-1]
+    assert board.eval_cp == analysis_of(newest.board).score  # the pinned profile's value replaces it
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:3], "*")})
+
+
+def test_engine_failure_leaves_the_position_unvalued_and_is_counted():
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:2]))
+    failed = next(r for r in d.pending if r.index == 2)
+    d.pending.remove(failed)
+    d.apply(d.core.analysed(failed, None, error="engine died"))
+    d.answer()
+    assert d.core.counters.failed_positions == 1 and "position 2 not analysed: engine died" in d.logs[0]
+    assert sorted(d.core.estimator.games["g1"].plies) == [1]
+
+
+def test_engine_strength_precedence_is_one_rule():
+    est = Estimator()
+    est.add_game(GameInfo("g", white="A", black="B", white_elo=2000, black_elo=2100))
+    assert engine_strength(2900.0, 3000.0, est) == (2900.0, "given")
+    assert engine_strength(None, 3000.0, est) == (3000.0, "calibration")
+    assert engine_strength(None, None, est) == (None, "none")  # no rated player has moved yet
+    core = new_core(calibrated_strength=3000.0)
+    assert (core.strength, core.strength_source) == (3000.0, "calibration")
+    d = Driver(core)
+    d.feed(INFO, *moves_of("g1", OPENING[:4]))
+    d.answer()
+    d.apply(core.tick())
+    assert core.strength == 3000.0  # a calibrated strength is not replaced by Algorithm 3
+    free = Driver(new_core())
+    free.feed(INFO, *moves_of("g1", OPENING[:4]))
+    free.answer()
+    free.apply(free.core.tick())
+    assert free.core.strength_source == "algorithm 3" and free.core.strength == free.core.estimator.engine_strength()
+    refreshed = {m.name: m for m in free.published if isinstance(m, PlayerEstimate)}
+    shown = [m.perceived_elo for m in refreshed.values()]
+    assert any(x is not None for x in shown)  # the tick republished the estimates with the new strength

@@ -1,0 +1,139 @@
+"""Issue 11 item 1, one profile per number: the monitor under a backlog, and across a restart.
+
+The engines are tests/fake_uci.py processes (the real UCI protocol over pipes)
+whose scores depend on the search limit (``FAKE_UCI_DEPTH_SCORES``), so a
+quick preview that leaked into an estimate would change the gains; the games
+are real (London Chess Classic 2011), replayed through the real feed, store and
+engine pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+
+import chess
+import pytest
+
+from livemon.app.export import rebuild
+from livemon.app.monitor import Monitor
+from livemon.config import Config, EngineConfig, FeedConfig
+from livemon.io.store import Store
+from livemon.live.pgn import split_games
+from tests.conftest import REPO, real
+
+
+def fake_engine(tmp_path: Path) -> str:
+    wrapper = tmp_path / "fake-engine"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@pytest.fixture
+def event(tmp_path: Path) -> Path:
+    """Four real games of round 1 and 2 of the London Chess Classic 2011."""
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:4]
+    path = tmp_path / "london4.pgn"
+    path.write_text("\n".join(chunks))
+    return path
+
+
+def config(tmp_path: Path, pgn: Path) -> Config:
+    cfg = Config()
+    cfg.engine = EngineConfig(path=fake_engine(tmp_path), depth=10, min_depth=4, backlog_high=3, backlog_low=1,
+                              processes=1, timeout=10.0)
+    cfg.store.path = str(tmp_path / "live.sqlite")
+    cfg.feeds = [FeedConfig(name="replay", type="replay", path=str(pgn), speed=0.0)]
+    cfg.monitor.status_seconds = 0.2
+    cfg.monitor.ttt_debounce_seconds = 0.1
+    return cfg
+
+
+def searches(log: Path) -> list[tuple[str, str]]:
+    """(limit, EPD) of every search the fake engines started, in order."""
+    out = []
+    for line in log.read_text().splitlines() if log.exists() else []:
+        _, _, kind, value, fen = line.split(" ", 4)
+        out.append((f"{kind}={value}", chess.Board(fen).epd()))
+    return out
+
+
+def cached(store_path: str) -> set[tuple[str, str]]:
+    """(limit, EPD) of every analysis in the store."""
+    with Store(store_path) as s:
+        rows = s.db.execute("SELECT profile, position FROM analyses").fetchall()
+    return {(profile.split(" ")[-2], position) for profile, position in rows}
+
+
+def scores(store_path: str, limit: str) -> dict[str, int]:
+    """EPD -> score of the stored analyses at ``limit``."""
+    with Store(store_path) as s:
+        rows = s.db.execute("SELECT profile, position, score FROM analyses").fetchall()
+    return {position: score for profile, position, score in rows if profile.split(" ")[-2] == limit}
+
+
+@pytest.fixture
+def engine_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "searches.log"
+    monkeypatch.setenv("FAKE_UCI_LOG", str(log))
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.01")
+    monkeypatch.setenv("FAKE_UCI_DEPTH_SCORES", "1")
+    return log
+
+
+async def test_under_backlog_previews_feed_only_the_eval_bar(tmp_path, event, engine_env):
+    cfg = config(tmp_path, event)
+    monitor = Monitor(cfg)
+    boards = monitor.hub.subscribe(["games"], maxsize=1_000_000)
+    await monitor.run(until_feeds_end=True)
+    status = monitor.pool.status()
+    done = searches(engine_env)
+    limits = Counter(limit for limit, _ in done)
+    # the backlog was real: the quick profile searched, as previews, ahead of the queue
+    assert status.previews > 0 and limits["depth=4"] > 0 and limits["depth=10"] > 0
+    assert status.profile == "FakeUCI 1.0 depth=10 multipv=4" and status.quick_profile == "FakeUCI 1.0 depth=4 multipv=4"
+    # and the eval bar showed a quick value at least once before the pinned one replaced it
+    quick_score, full_score = scores(cfg.store.path, "depth=4"), scores(cfg.store.path, "depth=10")
+    previewed = 0
+    while not boards.queue.empty():
+        _, b = boards.queue.get_nowait()
+        epd = chess.Board(b.fen).epd()
+        if b.evals and b.evals[-1] is not None and b.evals[-1] == quick_score.get(epd) != full_score.get(epd):
+            previewed += 1
+    assert previewed > 0
+    # no analysis of the quick profile reached the estimator: the live estimates equal those
+    # rebuilt from the store under the pinned profile alone (depth-dependent scores: a mix would differ)
+    assert monitor.counters.foreign_profile == 0 and monitor.counters.failed_positions == 0
+    plies = sum(g.plies for g in monitor.games.values())
+    assert sum(len(g.plies) for g in monitor.estimator.games.values()) == plies > 200
+    with Store(cfg.store.path) as store:
+        pinned = rebuild(store, cfg, status.profile or "")
+    assert pinned.report(None) == monitor.estimator.report(None)
+    assert quick_score  # quick analyses were stored, under their own profile (a restart reuses them)
+
+
+async def test_a_restart_repeats_no_search_for_any_profile(tmp_path, event, engine_env):
+    cfg = config(tmp_path, event)
+    first = Monitor(cfg)
+    run = asyncio.create_task(first.run())
+    while len(searches(engine_env)) < 60:
+        await asyncio.sleep(0.02)
+    first.stop()
+    await run
+    first.store.close()
+    before = cached(cfg.store.path)
+    n_before = len(searches(engine_env))
+    assert before and any(limit == "depth=4" for limit, _ in before)  # both profiles in the cache
+    second = Monitor(cfg)
+    await second.run(until_feeds_end=True)
+    second.store.close()
+    again = searches(engine_env)[n_before:]
+    # the restarted monitor searched only what the first had not analysed, under either profile
+    assert again and not set(again) & before
+    assert second.pool.status().cache_hits >= len([k for k in before if k[0] == "depth=10"]) - 2
+    assert second.counters.foreign_profile == 0
+    plies = sum(g.plies for g in second.games.values())
+    assert sum(len(g.plies) for g in second.estimator.games.values()) == plies
