@@ -94,6 +94,7 @@ class Driver:
             elif isinstance(e, DeleteMoves):
                 for k in [k for k in self.moves if k[0] == e.game_id and k[1] >= e.from_ply]:
                     del self.moves[k]
+                self.results.pop(e.game_id, None)  # as Store.delete_moves: the result is reset
             elif isinstance(e, StoreResult):
                 self.results[e.game_id] = e.result
             elif isinstance(e, RefreshTTT):
@@ -222,9 +223,11 @@ def test_a_correction_rolls_back_estimates_store_and_board():
     assert d.core.counters.rollbacks == 1
     assert [k[1] for k in sorted(d.moves)] == list(range(1, 9))
     assert d.moves[("g1", 6)].uci == "g8f6"
-    assert "g1" not in d.core.results  # a corrected game is not finished as recorded
+    # a corrected finished game keeps its result (issue 13 item 5): the feed does not send it again
+    assert d.core.results["g1"] == d.results["g1"] == "1-0" and d.core.estimator.games["g1"].result == "1-0"
+    assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1-0"
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
 
 
 def test_an_explicit_rollback_and_a_late_answer_for_a_withdrawn_position():

@@ -17,7 +17,8 @@ demo drive the same core, so there is one path into the estimator, and
 What it decides:
 
 - **dedup and ordering**: a re-sent ply is counted and dropped; a ply with
-  another move at a known number is a correction (the game rolls back to it);
+  another move at a known number is a correction (the game rolls back to it,
+  and a finished game keeps its result);
   a ply beyond the next one is a gap, logged and dropped (the feed re-sends);
 - **legality**, checked once, here: a move that is not legal in the position
   it claims to follow is logged and dropped; nothing later checks it again;
@@ -339,7 +340,11 @@ class LiveCore:
                 self._screen(key, out)
         game.truncate(from_ply)
         self._preview.pop(game_id, None)
-        self.results.pop(game_id, None)
+        result = self.results.get(game_id)
+        if result is not None:
+            # a corrected finished game keeps its result: the feeds do not send it again (issue 13 item 5)
+            self.estimator.set_result(game_id, result)
+            out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
