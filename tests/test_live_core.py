@@ -342,3 +342,24 @@ def test_engine_strength_precedence_is_one_rule():
     refreshed = {m.name: m for m in free.published if isinstance(m, PlayerEstimate)}
     shown = [m.perceived_elo for m in refreshed.values()]
     assert any(x is not None for x in shown)  # the tick republished the estimates with the new strength
+
+
+def test_a_chess960_game_keeps_every_ply_castling_included():
+    """Issue 13 item 4: a Chess960 start is read in Chess960 mode; no ply is dropped."""
+    start = "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1"
+    board = chess.Board(start, chess960=True)
+    events = []
+    for ply, san in enumerate(["O-O", "O-O", "e4", "e5", "Rfe1", "Rfe8"], 1):
+        move = board.parse_san(san)
+        events.append(MoveEvent("c960", ply, move.uci(), san, board.fen()))  # as a feed sends it
+        board.push(move)
+    assert not chess.Board(start).is_legal(chess.Move.from_uci("g1h1"))  # read as standard chess: refused
+    d = Driver(new_core())
+    d.feed(GameInfo("c960", white="A", black="B"), *events)
+    asked = [r.board for r in d.pending]
+    assert all(b.chess960 for b in asked)  # the engine is asked in Chess960 mode (UCI_Chess960)
+    d.answer()
+    assert d.core.counters.illegal == 0 and d.core.counters.gaps == 0 and not d.logs
+    plies = d.core.estimator.games["c960"].plies
+    assert sorted(plies) == [1, 2, 3, 4, 5, 6] and plies[1].san == "O-O" and plies[2].uci == "g8h8"
+    assert [m for m in d.published if isinstance(m, BoardState)][-1].fen == board.fen()

@@ -324,3 +324,17 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
     async with EnginePool(cfg, store) as pool:  # again: all from the cache
         again = await asyncio.gather(*(pool.submit(b) for b in boards))
     assert len(searched) == len(distinct) and all(r.cached for r in again)
+
+
+async def test_real_stockfish_analyses_a_chess960_position_in_chess960_mode(stockfish, tmp_path):
+    """Issue 13 item 4: the engine is told UCI_Chess960; its castling candidates are legal king-takes-rook moves."""
+    from livemon.live.values import board_from_fen
+
+    board = board_from_fen("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1")
+    assert board.chess960
+    cfg = EngineConfig(path=stockfish, depth=6, multipv=20, processes=1)
+    async with EnginePool(cfg, Store(tmp_path / "s.sqlite")) as pool:
+        answer = await pool.submit(board)
+    moves = [chess.Move.from_uci(m) for m, _ in answer.analysis.candidates]
+    assert all(board.is_legal(m) for m in moves)
+    assert chess.Move.from_uci("g1h1") in moves  # O-O, searched as Chess960 castling

@@ -56,7 +56,7 @@ from paho.mqtt.properties import Properties
 from livemon.live.analysis import needs_search
 from livemon.config import BusConfig
 from livemon.io.engine import EngineError
-from livemon.live.values import EngineProfile, PositionAnalysis, position_key
+from livemon.live.values import EngineProfile, PositionAnalysis, board_from_fen, position_key
 from livemon.live.messages import Message
 from livemon.faces.mqtt import topic_level
 from livemon.io.backend import BusStatus, EngineStatus, Job, PooledAnalysis, RequestQueue, WorkerStatus
@@ -184,7 +184,7 @@ class AnalysisRequest(Message):
         return position_key(self.board())
 
     def board(self) -> chess.Board:
-        return chess.Board(self.fen)
+        return board_from_fen(self.fen)
 
     @classmethod
     def parse(cls, payload: bytes | str) -> "AnalysisRequest":
@@ -192,7 +192,7 @@ class AnalysisRequest(Message):
         d = _object(payload)
         fen, profile = _field(d, "fen", str), _field(d, "profile", str)
         try:
-            board = chess.Board(fen)
+            board = board_from_fen(fen)
         except ValueError as exc:
             raise BusMessageError(f"'fen': {exc}") from None
         if not board.is_valid():

@@ -60,7 +60,7 @@ def analysis_board(board: chess.Board) -> chess.Board:
     >>> analysis_board(chess.Board("8/8/8/4k3/8/8/4K3/7R w - - 37 80")).fen()
     '8/8/8/4k3/8/8/4K3/7R w - - 0 1'
     """
-    position = chess.Board(board.fen())
+    position = chess.Board(board.fen(), chess960=board.chess960)
     position.halfmove_clock, position.fullmove_number = 0, 1
     return position
 

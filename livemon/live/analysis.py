@@ -13,7 +13,7 @@ import itertools
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis
+from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
 from livemon.rating.agent import Decision
@@ -112,7 +112,7 @@ class LiveGame:
         if ev.ply != len(self.moves) + 1:
             raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
         if not self.boards:
-            self.boards.append(chess.Board(ev.fen_before))
+            self.boards.append(board_from_fen(ev.fen_before))
             self.rules.append(terminal_cp(self.boards[0]))
             self.fens.append(self.boards[0].fen())
             self.evals.append(self.value(0)[1])

@@ -79,7 +79,7 @@ from livemon.live.messages import (
     TTTRating,
 )
 from livemon.live.screener import Screener, TrackKey, alert_details
-from livemon.live.values import PositionAnalysis
+from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
 
@@ -460,7 +460,7 @@ class LiveCore:
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
     """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the one legality check."""
     try:
-        board = game.boards[-1] if game.boards else chess.Board(ev.fen_before)
+        board = game.boards[-1] if game.boards else board_from_fen(ev.fen_before)
     except ValueError as exc:
         return f"bad FEN {ev.fen_before!r} ({exc})"
     try:

@@ -103,6 +103,28 @@ class PositionAnalysis:
         return [(move, sign * cp / 100.0) for move, cp in self.candidates]
 
 
+def board_from_fen(fen: str) -> chess.Board:
+    """The position of a FEN, in Chess960 mode when its castling rights only make sense there.
+
+    A Chess960 start (king or rooks off e1/a1/h1, with castling rights) read as
+    standard chess loses its castling rights, and every castling move after it
+    would be refused; such a FEN gives a ``chess960`` board (castling written
+    king-takes-rook, the engine told ``UCI_Chess960``). Any other FEN gives a
+    standard board, so standard games are unchanged. ValueError for a bad FEN.
+
+    >>> board_from_fen("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1").chess960
+    True
+    >>> board_from_fen(chess.STARTING_FEN).chess960
+    False
+    """
+    board = chess.Board(fen)
+    if board.castling_rights:
+        as960 = chess.Board(fen, chess960=True)
+        if as960.clean_castling_rights() != board.clean_castling_rights():
+            return as960
+    return board
+
+
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 
