@@ -17,6 +17,7 @@ import pytest
 from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import (
     Analyse,
+    DeleteGame,
     DeleteMoves,
     Effect,
     Log,
@@ -95,6 +96,11 @@ class Driver:
                 for k in [k for k in self.moves if k[0] == e.game_id and k[1] >= e.from_ply]:
                     del self.moves[k]
                 self.results.pop(e.game_id, None)  # as Store.delete_moves: the result is reset
+            elif isinstance(e, DeleteGame):
+                self.games.pop(e.game_id, None)
+                self.results.pop(e.game_id, None)
+                for k in [k for k in self.moves if k[0] == e.game_id]:
+                    del self.moves[k]
             elif isinstance(e, StoreResult):
                 self.results[e.game_id] = e.result
             elif isinstance(e, RefreshTTT):
@@ -363,3 +369,45 @@ def test_a_chess960_game_keeps_every_ply_castling_included():
     plies = d.core.estimator.games["c960"].plies
     assert sorted(plies) == [1, 2, 3, 4, 5, 6] and plies[1].san == "O-O" and plies[2].uci == "g8h8"
     assert [m for m in d.published if isinstance(m, BoardState)][-1].fen == board.fen()
+
+
+def test_a_withdrawn_game_leaves_no_phantom_plies_or_players():
+    """Issue 13 item 6: a renamed player re-listed under a new game id; the old game is withdrawn."""
+    d = Driver(new_core())
+    other = GameInfo("g2", white="White A", black="C", white_elo=2400, black_elo=2200, event="Test")
+    renamed = GameInfo("g1-renamed", white="White A", black="Black Bee", white_elo=2400, black_elo=2300, event="Test")
+    d.feed(INFO, other, *moves_of("g1", OPENING[:6]), *moves_of("g2", OPENING[:4]), GameResult("g1", "1-0", 6))
+    d.feed(renamed, *moves_of("g1-renamed", OPENING[:6]), GameResult("g1-renamed", "1-0", 6))
+    d.answer()
+    assert d.core.estimator.players["White A"].histogram.n == 3 + 2 + 3  # counted twice: the phantom
+    d.apply(d.core.withdraw("g1", "not in the round any more"))
+    assert "g1" not in d.games and not [k for k in d.moves if k[0] == "g1"]  # the store forgets it
+    assert "Black B" not in d.core.estimator.players  # the old name played nowhere else
+    assert d.core.estimator.players["White A"].histogram.n == 3 + 2  # once per real move
+    assert d.core.finished_games() == [(renamed, "1-0")] and d.ttt_wanted == 3
+    assert d.core.counters.withdrawn == 1 and "game g1 withdrawn: not in the round any more" in d.logs
+    assert [m for m in d.published if isinstance(m, PlayerEstimate)][-1].name == "White A"
+    reference = batch_report({"g2": (other, OPENING[:4], "*"), "g1-renamed": (renamed, OPENING[:6], "1-0")})
+    report = d.core.estimator.report(None)
+    assert report["players"] == reference["players"] and len(report["games"]) == 2
+    assert d.core.withdraw("g1") == []  # once
+
+
+def test_the_store_forgets_a_withdrawn_game_so_a_restart_has_no_phantom():
+    from livemon.io.store import Store
+
+    core = new_core()
+    with Store(":memory:") as store:
+        def apply(effects: list[Effect]) -> None:
+            for e in effects:
+                if isinstance(e, StoreGame):
+                    store.put_game(e.info)
+                elif isinstance(e, StoreMove):
+                    store.put_move(e.move)
+                elif isinstance(e, DeleteGame):
+                    store.delete_game(e.game_id)
+
+        for m in (INFO, *moves_of("g1", OPENING[:4]), GameInfo("g2", white="C", black="D"), *moves_of("g2", OPENING[:2])):
+            apply(core.handle(m))
+        apply(core.withdraw("g1"))
+        assert [(info.game_id, len(moves)) for info, _, moves in store.load_games()] == [("g2", 2)]

@@ -32,6 +32,7 @@ from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore, engine_strength
 from livemon.live.effects import (
     Analyse,
+    DeleteGame,
     DeleteMoves,
     Effect,
     Log,
@@ -244,6 +245,8 @@ class Monitor:
                 self.store.put_result(e.game_id, e.result)
             elif isinstance(e, DeleteMoves):
                 self.store.delete_moves(e.game_id, e.from_ply)
+            elif isinstance(e, DeleteGame):
+                self.store.delete_game(e.game_id)
             elif isinstance(e, Preview):
                 self._spawn(self._preview(e), f"preview {e.game_id}:{e.index}")
             elif isinstance(e, RaiseAlert):

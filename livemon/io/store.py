@@ -179,6 +179,11 @@ class Store:
         self.db.execute("DELETE FROM moves WHERE game_id = ? AND ply >= ?", (game_id, from_ply))
         self.db.execute("UPDATE games SET result = '*' WHERE game_id = ?", (game_id,))
 
+    def delete_game(self, game_id: str) -> None:
+        """Forget a game and its moves (withdrawn by its feed)."""
+        self.db.execute("DELETE FROM moves WHERE game_id = ?", (game_id,))
+        self.db.execute("DELETE FROM games WHERE game_id = ?", (game_id,))
+
     def put_result(self, game_id: str, result: str) -> None:
         self.db.execute("UPDATE games SET result = ? WHERE game_id = ?", (result, game_id))
 

@@ -53,6 +53,7 @@ import chess
 from livemon.live.analysis import LiveGame
 from livemon.live.effects import (
     Analyse,
+    DeleteGame,
     DeleteMoves,
     Effect,
     Log,
@@ -121,6 +122,7 @@ class CoreCounters:
     foreign_profile: int = 0
     """Analyses refused because they came under another profile than the pinned one (must stay 0)."""
     ttt_refreshes: int = 0
+    withdrawn: int = 0
 
 
 @dataclass
@@ -275,6 +277,34 @@ class LiveCore:
         if self.screener is not None:
             for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self.ttt.items()}):
                 self._screen(key, out)
+        return out
+
+    def withdraw(self, game_id: str, reason: str = "no longer in its feed") -> list[Effect]:
+        """A game its feed no longer lists (a renamed player, a game listed twice, a wrong pairing):
+        its plies, its result and, when they played no other game, its players are withdrawn
+        (issue 13 item 6: no phantom plies or players). A feed's current view of a round is the truth.
+        """
+        out: list[Effect] = []
+        if game_id not in self.games:
+            return out
+        self.counters.withdrawn += 1
+        out.append(Log(logging.WARNING, f"game {game_id} withdrawn: {reason}"))
+        info = self.infos.pop(game_id, None) or GameInfo(game_id)
+        touched = self.screener.remove_game(game_id) if self.screener is not None else []
+        gone = self.estimator.remove_game(game_id)
+        del self.games[game_id]
+        finished = self.results.pop(game_id, None) in FINISHED
+        self._preview.pop(game_id, None)
+        out.append(DeleteGame(game_id))
+        for key in touched:
+            self._screen(key, out)
+        for name in gone:
+            self.ttt.pop(name, None)
+        for name in dict.fromkeys((info.white, info.black)):
+            if name in self.estimator.players:  # still playing elsewhere: their figures without this game
+                out.append(Publish(self.player_estimate(self.estimator.players[name])))
+        if finished:
+            out.append(RefreshTTT())
         return out
 
     def finished_games(self) -> list[tuple[GameInfo, str]]:

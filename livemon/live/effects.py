@@ -42,6 +42,13 @@ class DeleteMoves:
 
 
 @dataclass(frozen=True)
+class DeleteGame:
+    """Forget a game and its moves in the store (its feed withdrew it)."""
+
+    game_id: str
+
+
+@dataclass(frozen=True)
 class StoreResult:
     """Persist a game's result."""
 
@@ -102,4 +109,4 @@ class Log:
     text: str
 
 
-Effect = Union[StoreGame, StoreMove, DeleteMoves, StoreResult, Analyse, Preview, Publish, RaiseAlert, RefreshTTT, Log]
+Effect = Union[StoreGame, StoreMove, DeleteMoves, DeleteGame, StoreResult, Analyse, Preview, Publish, RaiseAlert, RefreshTTT, Log]

@@ -187,6 +187,21 @@ class Estimator:
                 player.posterior.remove(player.decisions.pop(key))
         game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
 
+    def remove_game(self, game_id: str) -> list[str]:
+        """Forget a game (withdrawn by its feed): its plies, and its players when no other game has them.
+
+        Returns the players forgotten.
+        """
+        if game_id not in self.games:
+            return []
+        self.rollback(game_id, 1)
+        info = self.games.pop(game_id).info
+        names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
+        gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
+        for name in gone:
+            self.players.pop(name, None)
+        return gone
+
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
 

@@ -287,6 +287,23 @@ class Screener:
             touched[tkey] = None
         return list(touched)
 
+    def remove_game(self, game_id: str) -> list[TrackKey]:
+        """Forget a game (withdrawn by its feed); returns the tracks that are left and were touched.
+
+        A player-event with no other game is dropped altogether (no phantom row).
+        """
+        touched = self.rollback(game_id, 1)
+        info = self._games.pop(game_id, None)
+        if info is None:
+            return touched
+        others = {(n, self.event_of(g)) for g in self._games.values() for n in (g.white, g.black)}
+        for name in (info.white, info.black):
+            key = (name, self.event_of(info))
+            if key not in others:
+                self.tracks.pop(key, None)
+                self._tags.pop(key, None)
+        return [k for k in touched if k in self.tracks]
+
     def set_fallback_ratings(self, ratings: Mapping[str, float]) -> list[TrackKey]:
         """New TTT posterior means (Elo scale) for players without a tag; returns the tracks re-scored."""
         self._fallback.update({k: float(v) for k, v in ratings.items()})
