@@ -32,9 +32,12 @@ def run(args: argparse.Namespace) -> int:
     age = time.time() - status.get("updated", 0)
     eng = status["engine"]
     print(f"updated {age:.0f}s ago" + ("  (monitor not running?)" if age > 30 else ""))
+    restarts = eng.get("restarts")
     print(f"engine  {eng.get('profile')}  engines {eng.get('engines_alive')}/{eng.get('engines')}  "
-          f"backlog {eng.get('backlog')}  searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
-          f"restarts {eng.get('restarts')}  failures {eng.get('failures')}")
+          f"backlog {eng.get('backlog')} (oldest waiting {eng.get('queue_lag_seconds') or 0:.1f}s)  "
+          f"searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
+          f"restarts {'—' if restarts is None else restarts}  failures {eng.get('failures')}"
+          + (f"  eval-bar previews {eng['previews']} at {eng.get('quick_profile')}" if eng.get("previews") else ""))
     bus = eng.get("bus")
     if bus:  # [bus] mode = "mqtt": the engines are workers behind a broker
         workers = ", ".join(f"{k} ({w['engines']})" for k, w in bus["workers"].items()) or "none"
