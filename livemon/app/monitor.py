@@ -248,7 +248,8 @@ class Monitor:
             elif isinstance(e, DeleteGame):
                 self.store.delete_game(e.game_id)
             elif isinstance(e, Preview):
-                self._spawn(self._preview(e), f"preview {e.game_id}:{e.index}")
+                if self.pool.previewing:  # a task only when a quick search may run
+                    self._spawn(self._preview(e), f"preview {e.game_id}:{e.index}")
             elif isinstance(e, RaiseAlert):
                 if self.store.put_alert(e.alert, e.level, time.time()):
                     # no name or number here: the log is not an arbiters' channel

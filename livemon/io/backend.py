@@ -126,6 +126,10 @@ class EngineBackend(Protocol):
     def previews(self) -> bool:
         """True when :meth:`preview` can give quick eval-bar evaluations."""
 
+    @property
+    def previewing(self) -> bool:
+        """True now when :meth:`preview` would search (backlogged): callers skip it otherwise."""
+
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...

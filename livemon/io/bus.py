@@ -414,6 +414,10 @@ class RemoteEnginePool:
         """No quick previews over the bus: the workers search the one pinned profile."""
         return False
 
+    @property
+    def previewing(self) -> bool:
+        return False
+
     async def preview(self, board: chess.Board) -> PooledAnalysis | None:
         """None: the bus runs no quick searches (the eval bar waits for the pinned profile)."""
         return None

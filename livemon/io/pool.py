@@ -161,6 +161,10 @@ class EnginePool:
         return self.quick_profile is not None
 
     @property
+    def previewing(self) -> bool:
+        return self.quick_profile is not None and self.backlogged
+
+    @property
     def backlogged(self) -> bool:
         """Above ``backlog_high`` waiting, until down to ``backlog_low``: previews are worth a search."""
         waiting = self.queue.waiting
