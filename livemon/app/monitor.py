@@ -77,7 +77,7 @@ class Monitor:
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         a = cfg.analysis
-        # replaced in run(), once the engine profile (and so its calibration) is known
+        # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs)
         self.feeds: list[Feed] = []
