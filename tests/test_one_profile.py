@@ -137,3 +137,31 @@ async def test_a_restart_repeats_no_search_for_any_profile(tmp_path, event, engi
     assert second.counters.foreign_profile == 0
     plies = sum(g.plies for g in second.games.values())
     assert sum(len(g.plies) for g in second.estimator.games.values()) == plies
+
+
+async def test_a_backlog_that_outlasts_the_warning_lag_is_said_once(tmp_path, event, engine_env, monkeypatch, caplog):
+    import livemon.app.monitor as monitor_module
+
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.2")
+    monkeypatch.setattr(monitor_module, "LAG_WARNING", 0.3)
+    cfg = config(tmp_path, event)
+    monitor = Monitor(cfg)
+    await monitor.pool.start()
+    try:
+        boards = [chess.Board()]
+        for uci in ("e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"):
+            boards.append(boards[-1].copy())
+            boards[-1].push_uci(uci)
+        tasks = [asyncio.create_task(monitor.pool.submit(b)) for b in boards]
+        assert monitor._warn_if_behind(False) is False  # nothing has waited yet
+        await asyncio.sleep(0.5)
+        with caplog.at_level("WARNING"):
+            assert monitor._warn_if_behind(False) is True
+            assert monitor._warn_if_behind(True) is True  # still behind: no second line
+        lines = [r.getMessage() for r in caplog.records if "engine backlog" in r.getMessage()]
+        assert len(lines) == 1 and "do not keep up" in lines[0] and "depth=10" in lines[0]
+        await asyncio.gather(*tasks)
+        assert monitor._warn_if_behind(True) is False  # caught up: re-armed
+    finally:
+        await monitor.pool.close()
+        monitor.store.close()

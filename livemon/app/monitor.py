@@ -51,6 +51,15 @@ from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
 
+LAG_WARNING = 120.0
+"""Seconds the oldest queued position may wait before the log says the engines do not keep up."""
+
+STATUS_VERSION = 2
+"""Shape of the stored status (``livemon status --json``). 2: ``engine`` is an
+:class:`~livemon.io.backend.EngineStatus` (``queue_lag_seconds``, ``quick_profile``,
+``previews``; no ``limit_level``/``limit_changes``: no adaptive limit; ``restarts`` null
+for a remote pool), and ``gaps``/``illegal_moves`` counters."""
+
 
 def bundled_replay(speed: float = 2.0) -> FeedConfig:
     """The default feed: the bundled London Chess Classic 2011, replayed as if live."""
@@ -288,6 +297,7 @@ class Monitor:
         newest = max((f.status.last_message or 0 for f in self.feeds), default=0)
         c = self.core.counters
         return {
+            "version": STATUS_VERSION,
             "feeds": [f.status.to_dict() for f in self.feeds],
             "engine": pool.to_dict(),
             "moves": c.moves,
@@ -325,10 +335,22 @@ class Monitor:
         )
 
     async def _status_loop(self) -> None:
+        behind = False
         while True:
             self._publish_status()
             self.store.put_status(self.status())
+            behind = self._warn_if_behind(behind)
             await asyncio.sleep(self.cfg.monitor.status_seconds)
+
+    def _warn_if_behind(self, behind: bool) -> bool:
+        """One line when the backlog's oldest position has waited LAG_WARNING seconds (again after it recovered)."""
+        pool = self.pool.status()
+        if not behind and pool.queue_lag_seconds >= LAG_WARNING:
+            log.warning("engine backlog: %d positions, the oldest waiting %.0f s: the engines do not keep up with "
+                        "the event at %s; estimates stay on this profile and catch up (for the next event: a lower "
+                        "depth or nodes, or more engines or workers)", pool.backlog, pool.queue_lag_seconds, pool.profile)
+            return True
+        return behind and pool.queue_lag_seconds >= LAG_WARNING / 2
 
     async def _algorithm2_loop(self) -> None:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
