@@ -94,3 +94,28 @@ def test_uncalibrated_profile_shows_the_reason_not_a_number() -> None:
     est = _estimator_with_moves(None)
     perf = est.performance(est.players["A"]).to_dict()
     assert perf["elo"] is None and perf["reason"].startswith("uncalibrated") and "sf d12" in perf["reason"]
+
+
+def test_analyse_never_borrows_another_profiles_calibration_and_warns_once_for_another_pool(
+        tmp_path, stockfish, capsys) -> None:
+    """depth 4 has no calibration: every player's performance is null with the reason; a pool mismatch warns once."""
+    import json
+    from importlib import resources
+
+    from livemon.cli import main
+
+    pgn = resources.files("livemon") / "data" / "wcc2023_game1.pgn"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[engine]\npath = "{stockfish}"\n[analysis]\nrating_pool = "lichess classical"\n')
+    store = str(tmp_path / "s.sqlite")
+    assert main(["analyse", str(pgn), "--depth", "4", "--store", store, "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    players = json.loads(captured.out)["players"]
+    assert players and all(p["performance"]["elo"] is None for p in players)
+    assert all("uncalibrated" in p["performance"]["reason"] and "depth=4" in p["performance"]["reason"] for p in players)
+    assert captured.err.count("warning: the calibration") == 0  # no calibration: nothing to mismatch
+    # the default profile has the shipped calibration (FIDE classical): the lichess pool warns, once
+    assert main(["analyse", str(pgn), "--depth", "12", "--store", store, "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("maps FIDE classical ratings, the event's ratings are lichess classical") == 1
+    assert all(p["performance"]["elo"] is not None for p in json.loads(captured.out)["players"])

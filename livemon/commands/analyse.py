@@ -15,6 +15,7 @@ from livemon.config import Config
 from livemon.live.messages import GameInfo
 from livemon.live.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.io.store import Store
+from livemon.rating.performance import pool_warning
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
         result.estimator.c_map = None if calibration is None else calibration.c_map
+        result.estimator.profile = result.profile
+        warning = pool_warning(result.estimator.c_map, cfg.analysis.rating_pool)
+        if warning:
+            report(f"warning: {warning}")
         screener = screen_batch(result, cfg, store, report) if args.screen else None
     for note in result.notes:
         report(note)

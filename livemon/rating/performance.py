@@ -109,6 +109,19 @@ class Performance:
         return cls(None, None, positions, profile, None, reason)
 
 
+def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
+    """The one-line warning when a calibration maps another rating pool than the event's, else None.
+
+    >>> cal = Calibration(a=0, b=0.001, n=9, elo_min=0, elo_max=1, r2=0, residual_sd=0, profile="sf d12")
+    >>> pool_warning(cal, "FIDE classical") is None, pool_warning(cal, "lichess classical")
+    (True, "the calibration of sf d12 maps FIDE classical ratings, the event's ratings are lichess classical: performance Elo is on the calibration's scale")
+    """
+    if calibration is None or calibration.pool.casefold() == pool.casefold():
+        return None
+    return (f"the calibration of {calibration.profile} maps {calibration.pool} ratings, the event's ratings are "
+            f"{pool}: performance Elo is on the calibration's scale")
+
+
 @dataclass(frozen=True)
 class PerformanceModel:
     """The calibration of one engine profile and rating pool, ready to turn moves into a performance Elo."""
