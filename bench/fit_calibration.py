@@ -34,6 +34,7 @@ from livemon.io.store import SHIPPED_CALIBRATIONS  # noqa: E402
 from livemon.rating.agent import Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, engine_strength_fit  # noqa: E402
 from livemon.rating.gain import GainHistogram  # noqa: E402
+from livemon.rating.performance import fit_performance_calibration  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OPEN = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_event], profile=PROFILE)
     cal = Calibration(**{**cal.__dict__, "book_moves": BOOK_MOVES, "eval_bound": EVAL_BOUND, "tau_game": by_game.tau})
     groups = [(s.elo, s.decisions) for s in per_event]
+    perf = fit_performance_calibration(
+        ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), PROFILE, POOL)
     by_player: dict[str, tuple[float, list[int]]] = {}
     for s in samples:
         by_player.setdefault(s.key, (s.elo, []))[1].extend(s.gains)
@@ -89,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  c = {cal.a:.4f} (± {se[0] ** .5:.4f}) + {cal.b * 1000:.4f} (± {se[2] ** .5 * 1000:.4f}) per 1000 Elo; "  # type: ignore[index]
           f"tau {cal.tau:.4f} ± {cal.tau_se or 0:.4f} (per player-event), {by_game.tau:.4f} ± {by_game.tau_se or 0:.4f} "
           f"(per player-game; line {by_game.a:.4f} + {by_game.b * 1000:.4f}/1000); r2 {cal.r2:.2f}; z_scale {cal.z_scale}")
+    print(f"  performance map (every non-forced move of the {len(samples)} calibration player-games): "
+          f"c = {perf.a:.4f} + {perf.b * 1000:.4f} per 1000 Elo, tau {perf.tau:.4f} (player-event) "
+          f"{perf.tau_game:.4f} (player-game), {perf.positions} positions, Elo {perf.elo_min:.0f}-{perf.elo_max:.0f}")
     print(f"  r̄_e {strength[0]:.0f} ± {strength[1] or 0:.0f} ({strength[2]} players); {time.perf_counter() - t0:.1f} s")
     if args.dry_run:
         return 0
     table = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))
-    table[PROFILE] = {"profile": PROFILE, "engine_strength": strength[0], "pool": POOL, "fit": fit,
-                      "c_map": cal.to_dict()}
+    table[PROFILE] = {"profile": PROFILE, "engine_strength": strength[0], "fit": fit,
+                      "c_map": cal.to_dict(), "performance": perf.to_dict()}
     SHIPPED_CALIBRATIONS.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written to {SHIPPED_CALIBRATIONS.relative_to(REPO)}")
     return 0

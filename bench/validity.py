@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_data import DEFAULT, PROFILE, GameData, load  # noqa: E402
 
 from livemon.rating.agent import CPosterior, Decision  # noqa: E402
-from livemon.rating.calibration import Calibration  # noqa: E402
+from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
 from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference  # noqa: E402
 from livemon.rating.performance import PerformanceModel  # noqa: E402
 from livemon.rating.screening import screening_exclusion, screening_stats  # noqa: E402
@@ -62,7 +62,8 @@ class Sample:
     key: str
     event: str
     elo: float
-    decisions: list[Decision] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # the screened ones (book, decided left out)
+    moves: list[tuple[int, Decision]] = field(default_factory=list)  # every non-forced move's (ply, decision)
     gains: list[int] = field(default_factory=list)
     games: int = 0
 
@@ -83,8 +84,10 @@ def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]
                     continue
                 if sp.gain is not None:
                     s.gains.append(sp.gain)
-                if sp.decision is not None and not sp.forced \
-                        and screening_exclusion(sp.decision, sp.ply, BOOK_MOVES, EVAL_BOUND) is None:
+                if sp.decision is None or sp.forced:
+                    continue
+                s.moves.append((sp.ply, sp.decision))
+                if screening_exclusion(sp.decision, sp.ply, BOOK_MOVES, EVAL_BOUND) is None:
                     s.decisions.append(sp.decision)
             out.append(s)
     return out
@@ -97,6 +100,7 @@ def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -
     for s in samples:
         m = merged.setdefault((s.key, s.event), Sample(s.key, s.event, s.elo))
         m.decisions += s.decisions
+        m.moves += s.moves
         m.gains += s.gains
         m.games += 1
         elos[(s.key, s.event)].append(s.elo)
@@ -110,12 +114,12 @@ def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -
 Estimate = tuple[float, tuple[float, float] | None] | None
 
 
-def make_estimators(cal: Calibration, engine_strength: float, mean_elo: float,
-                    pool: str) -> dict[str, Callable[[Sample], Estimate]]:
-    model = PerformanceModel.from_calibration(cal, pool)
+def make_estimators(cal: Calibration, perf: Calibration, engine_strength: float,
+                    mean_elo: float) -> dict[str, Callable[[Sample], Estimate]]:
+    model = PerformanceModel.from_calibration(perf)
 
     def performance(s: Sample) -> Estimate:
-        p = model.estimate(s.decisions, s.games)
+        p = model.estimate([d for ply, d in s.moves if model.counts(d, ply)], s.games)
         return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
 
     def perceived(s: Sample) -> Estimate:
@@ -190,12 +194,11 @@ def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: 
             "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal}
 
 
-def shipped(profile: str = PROFILE) -> tuple[Calibration, float, str, dict[str, object]]:
+def shipped(profile: str = PROFILE) -> tuple[ProfileCalibration, dict[str, object]]:
     from livemon.io.store import SHIPPED_CALIBRATIONS
 
     entry = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))[profile]
-    return (Calibration.from_dict(entry["c_map"]), float(entry["engine_strength"]),
-            str(entry.get("pool", "FIDE classical")), entry.get("fit", {}))
+    return ProfileCalibration.from_dict(entry), entry.get("fit", {})
 
 
 def fmt(name: str, f: dict[str, object]) -> str:
@@ -215,12 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     games = list(load(args.export))
-    cal, strength, pool, fit = shipped()
+    pc, fit = shipped()
+    cal, perf = pc.c_map, pc.performance_map
+    assert cal is not None and perf is not None and pc.engine_strength is not None
+    pool = perf.pool
     test = [g for g in games if g.part == "test"]
     per_game = player_games(test)
     per_event = player_events(per_game)
     mean_elo = float(fit.get("mean_elo", 2300.0))  # type: ignore[arg-type]
-    est = make_estimators(cal, strength, mean_elo, pool)
+    est = make_estimators(cal, perf, pc.engine_strength, mean_elo)
     report = {
         "profile": PROFILE, "pool": pool, "calibration": fit,
         "held_back": {"games": len(test), "events": sorted({g.event for g in test}),

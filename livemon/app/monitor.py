@@ -120,9 +120,8 @@ class Monitor:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)
                 self._strength_source = "calibration" if self.engine_strength is not None else "none"
             calibration = self.store.get_calibration(self.pool.base_profile.name)
-            self.estimator.c_map = None if calibration is None else calibration.c_map
-            self.estimator.profile = self.pool.base_profile.name
-            warning = pool_warning(self.estimator.c_map, self.cfg.analysis.rating_pool)
+            self.estimator.use_calibration(self.pool.base_profile.name, calibration)
+            warning = pool_warning(self.estimator.perf_map or self.estimator.c_map, self.cfg.analysis.rating_pool)
             if warning:
                 log.warning("%s", warning)
             self._start_screening(calibration)

@@ -49,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
-        result.estimator.c_map = None if calibration is None else calibration.c_map
-        result.estimator.profile = result.profile
-        warning = pool_warning(result.estimator.c_map, cfg.analysis.rating_pool)
+        result.estimator.use_calibration(result.profile, calibration)
+        warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
         if warning:
             report(f"warning: {warning}")
         screener = screen_batch(result, cfg, store, report) if args.screen else None

@@ -22,7 +22,7 @@ from typing import Any
 
 from livemon.live.messages import GameInfo
 from livemon.rating.agent import CPosterior, CSummary, Decision
-from livemon.rating.calibration import Calibration
+from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel
 from livemon.rating.gain import (
     GainHistogram,
@@ -123,6 +123,14 @@ class Estimator:
     and the headline performance estimate (:mod:`livemon.rating.performance`)."""
     profile: str = ""
     """The engine profile of the analyses fed in (labels the performance estimate)."""
+    perf_map: Calibration | None = None
+    """The calibration of the performance estimate (fitted on every non-forced move); None: ``c_map``."""
+
+    def use_calibration(self, profile: str, calibration: ProfileCalibration | None) -> None:
+        """Read estimates through ``calibration``, the calibration of exactly ``profile`` (or none)."""
+        self.profile = profile
+        self.c_map = None if calibration is None else calibration.c_map
+        self.perf_map = None if calibration is None else calibration.performance
 
     def __init__(self, skip_moves: int = 0, c_min: float = 0.0, c_max: float = 10.0):
         self.skip_moves = skip_moves
@@ -253,7 +261,7 @@ class Estimator:
 
     def _performance_model(self) -> PerformanceModel | str:
         """The model of the current calibration (rebuilt when it changes), or the reason there is none."""
-        cal = self.c_map
+        cal = self.perf_map or self.c_map
         cached = self.__dict__.get("_perf")
         if cached is not None and cached[0] is cal:
             return cached[1]  # type: ignore[no-any-return]

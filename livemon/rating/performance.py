@@ -40,8 +40,8 @@ one it is not computed, and :class:`Performance` says why.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,33 @@ class Performance:
     def unavailable(cls, reason: str, positions: int = 0, profile: str = "") -> Performance:
         """No estimate, with the reason."""
         return cls(None, None, positions, profile, None, reason)
+
+
+ALL_MOVES_BOUND = 99.0
+"""eval_bound of a performance calibration: no position is too decided (values are clamped at ±39)."""
+
+
+def fit_performance_calibration(moves: Iterable[tuple[float, Hashable, Hashable, Decision]], profile: str = "",
+                                pool: str = DEFAULT_POOL) -> Calibration:
+    """Fit the performance map on every non-forced move: ``(elo, player, game, decision)`` per move.
+
+    Two maximum-likelihood fits of c ~ N(a + b·Elo, τ²)
+    (:meth:`Calibration.fit_decisions`): one c per ``player`` (the line and τ:
+    how players of one rating differ) and one c per (player, game) (``tau_game``:
+    how one game of a player differs on top). ``player`` should be a player in
+    one event. Book moves and decided positions are kept (``book_moves`` 0):
+    they carry rating signal too, unlike in screening.
+    ValueError as :meth:`Calibration.fit_decisions`.
+    """
+    players: dict[Hashable, tuple[float, list[Decision]]] = {}
+    games: dict[tuple[Hashable, Hashable], tuple[float, list[Decision]]] = {}
+    for elo, player, game, decision in moves:
+        players.setdefault(player, (elo, []))[1].append(decision)
+        games.setdefault((player, game), (elo, []))[1].append(decision)
+    by_player = Calibration.fit_decisions(players.values(), profile=profile)
+    by_game = Calibration.fit_decisions(games.values(), profile=profile)
+    return replace(by_player, tau_game=by_game.tau, book_moves=0, eval_bound=ALL_MOVES_BOUND, pool=pool,
+                   z_scale=None, z_scale_loss=None, z_players=0)
 
 
 def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
