@@ -102,7 +102,9 @@ async def test_retained_values_reach_a_late_subscriber_and_alerts_stay_apart(tmp
                            f"{PREFIX}/status", f"{PREFIX}/online"}
     assert all(retained for _, retained in public.values())
     assert public[f"{PREFIX}/players/Gukesh, D"][0]["perceived_elo"] == 2850.0  # the latest, not the first
-    assert public[f"{PREFIX}/games/r1%2Fb1"][0] == json.loads(messages()[0].to_json())
+    board, sent = dict(public[f"{PREFIX}/games/r1%2Fb1"][0]), json.loads(messages()[0].to_json())
+    assert 0 < time.time() - board.pop("ts") < 60 and sent.pop("ts") == 0.0  # stamped by the hub when published
+    assert board == sent and board["v"] == 2
     assert public[f"{PREFIX}/ttt/Gukesh, D"][0]["kind"] == "ttt"
     assert public[f"{PREFIX}/online"][0] == {"raw": "online"}
     assert not any(payload.get("kind") == "alert" for payload, _ in public.values())

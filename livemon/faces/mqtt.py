@@ -9,11 +9,14 @@ away is logged and retried with back-off, never raised into the monitor; on
 every (re)connect the hub's snapshot is republished, so nothing retained is
 left stale by an outage.
 
+>>> from livemon.live.messages import Alert, BoardState, TTTRating
 >>> cfg = MqttOutConfig(prefix="livemon/wcc")
 >>> topic_for(TTTRating("Carlsen, Magnus", 3.1, 0.2, 2830.0, 40.0, 12), cfg)
 'livemon/wcc/ttt/Carlsen, Magnus'
 >>> topic_for(BoardState("round 1/board 2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0), cfg)
 'livemon/wcc/games/round 1%2Fboard 2'
+>>> topic_for(Alert("Kramnik,V", "London", 61, 4.1, 70.5, 4.0), cfg)
+'livemon-arbiter/default/alerts/London/Kramnik,V'
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ import aiomqtt
 
 from livemon.config import MqttOutConfig
 from livemon.faces.hub import Hub, Subscription
-from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.live.messages import ARBITER, ARBITER_CHANNELS, PUBLIC_CHANNELS, Outgoing
 
 log = logging.getLogger(__name__)
 
-CHANNELS = ("games", "players", "ttt", "status", "alerts", "screening")
+CHANNELS = PUBLIC_CHANNELS + ARBITER_CHANNELS
 """Hub channels forwarded (``games`` carries every board; ``game:<id>`` would repeat them)."""
 _ESCAPES = {c: f"%{ord(c):02X}" for c in "%/+#\0"}
 
@@ -39,21 +42,12 @@ def topic_level(name: str) -> str:
     return "".join(_ESCAPES.get(c, c) for c in name)
 
 
-def topic_for(msg: Message, cfg: MqttOutConfig) -> str:
-    """The topic a message is published on (docs/mqtt.md)."""
-    if isinstance(msg, BoardState):
-        return f"{cfg.prefix}/games/{topic_level(msg.game_id)}"
-    if isinstance(msg, PlayerEstimate):
-        return f"{cfg.prefix}/players/{topic_level(msg.name)}"
-    if isinstance(msg, TTTRating):
-        return f"{cfg.prefix}/ttt/{topic_level(msg.name)}"
-    if isinstance(msg, MonitorStatus):
-        return f"{cfg.prefix}/status"
-    if isinstance(msg, Alert):
-        return f"{cfg.arbiter_prefix}/alerts/{topic_level(msg.event)}/{topic_level(msg.player)}"
-    if isinstance(msg, ScreeningRow):
-        return f"{cfg.arbiter_prefix}/screening/{topic_level(msg.event)}/{topic_level(msg.player)}"
-    raise TypeError(f"not a published message: {msg!r}")
+def topic_for(msg: Outgoing, cfg: MqttOutConfig) -> str:
+    """The topic a message is published on (docs/mqtt.md): its channel and key levels under the prefix of its audience."""
+    if not isinstance(msg, Outgoing):
+        raise TypeError(f"not a published message: {msg!r}")
+    prefix = cfg.arbiter_prefix if msg.audience == ARBITER else cfg.prefix
+    return "/".join((prefix, msg.channel, *(topic_level(part) for part in msg.topic_parts())))
 
 
 class MqttPublisher:
@@ -111,7 +105,7 @@ class MqttPublisher:
             await self._publish(client, msg)
             self.last_seq = seq
 
-    async def _next(self, client: aiomqtt.Client, sub: Subscription) -> tuple[int, Message]:
+    async def _next(self, client: aiomqtt.Client, sub: Subscription) -> tuple[int, Outgoing]:
         """The next hub message, or MqttError as soon as the broker goes (not at the next publish)."""
         gone: asyncio.Future[None] | None = getattr(client, "_disconnected", None)  # aiomqtt 2.x internal
         if gone is None:
@@ -127,7 +121,7 @@ class MqttPublisher:
         """Republish the latest of everything: what a disconnection or overflow may have skipped."""
         self.hub.resubscribe(sub)
         seq = self.hub.seq
-        latest: dict[int, Message] = {}
+        latest: dict[int, Outgoing] = {}
         for channel in CHANNELS:  # read at once: later messages queue behind
             for msg in self.hub.snapshot(channel)[1]:
                 latest[id(msg)] = msg
@@ -135,6 +129,6 @@ class MqttPublisher:
             await self._publish(client, msg)
         self.last_seq = seq
 
-    async def _publish(self, client: aiomqtt.Client, msg: Message) -> None:
+    async def _publish(self, client: aiomqtt.Client, msg: Outgoing) -> None:
         await client.publish(topic_for(msg, self.cfg), msg.to_json(), qos=self.cfg.qos, retain=True)
         self.published += 1

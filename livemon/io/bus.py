@@ -208,7 +208,7 @@ class AnalysisResult(Message):
     ``cached`` says the worker answered from its own cache without searching.
     """
 
-    kind: ClassVar[str] = "result"
+    kind: ClassVar[str] = "analysis"  # not "result": that is a game's (livemon.live.messages.GameResult)
     key: str
     profile: str
     worker: str

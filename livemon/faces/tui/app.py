@@ -177,7 +177,7 @@ class CommentaryApp(App[None]):
             boards.show([(b.game_id, board_cells(b)) for b in self.state.boards_ordered()])
             self.selected_game = boards.selected_key
             self._show_game()
-        if "player" in kinds:
+        if "player" in kinds or "ttt" in kinds:
             self._show_players()
         if "status" in kinds:
             self.query_one(StatusLine).status = self.state.status

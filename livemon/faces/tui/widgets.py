@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningRow
+from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningNumbers
 from livemon.faces.tui import format as fmt
 from livemon.faces.tui.model import PlayerRow
 
@@ -325,7 +325,7 @@ def alert_cells(a: Alert) -> Cells:
     return (_name(a.player, 18), _name(a.event, 20), str(a.positions), f"{a.z:+.2f}", f"{a.roi:.1f}", f"{a.threshold:.1f}")
 
 
-def screening_cells(r: ScreeningRow) -> Cells:
+def screening_cells(r: ScreeningNumbers) -> Cells:
     z = "—" if r.z is None else f"{r.z:+.2f}"
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
     return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import Message
+from livemon.live.messages import Message, channel_audience
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
@@ -84,10 +84,8 @@ def parse_request(text: str) -> Request:
 
 def check_channel(name: str) -> str:
     """``name`` if it is a channel a client may ask for, else :class:`ProtocolError`."""
-    if name in PUBLIC_CHANNELS or name in ARBITER_CHANNELS:
-        return name
-    if name.startswith("game:") and 0 < len(name) - 5 <= MAX_GAME_ID:
-        return name
+    if channel_audience(name) is not None and len(name.partition(":")[2]) <= MAX_GAME_ID:
+        return name  # a channel some message class declares (``game:<id>`` with a bounded id)
     raise ProtocolError("unknown_channel", f"unknown channel {name[:60]!r}")
 
 

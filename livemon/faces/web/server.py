@@ -34,8 +34,8 @@ from websockets.protocol import State
 
 from livemon import __version__
 from livemon.config import WebConfig
-from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, channels_of
-from livemon.live.messages import Message
+from livemon.faces.hub import PUBLIC_CHANNELS, Hub, Subscription, channels_of
+from livemon.live.messages import ARBITER, Message, channel_audience
 from livemon.faces.web import protocol as p
 from livemon.faces.web.protocol import PROTOCOL_VERSION, ProtocolError
 
@@ -227,7 +227,7 @@ class WebServer:
         for name in req.channels or ():
             try:
                 p.check_channel(name)
-                if name in ARBITER_CHANNELS and not self._arbiter(c, req.token):
+                if channel_audience(name) == ARBITER and not self._arbiter(c, req.token):
                     why = f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
                     raise ProtocolError("forbidden", why)
                 granted.append(name)

@@ -17,7 +17,8 @@ from typing import Any, AsyncIterator
 import aiomqtt
 
 from livemon.io.feeds.base import Backoff, BaseFeed
-from livemon.io.feeds.core import RESULT_TOKENS, Ply, Snapshot
+from livemon.io.feeds.core import Ply, Snapshot
+from livemon.live.pgn import RESULT_TOKENS, parse_result
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)
@@ -74,9 +75,10 @@ class MoveMessages:
                 headers[tag] = str(d[key])
         result = d.get("result")
         if result is not None:
-            if result not in RESULT_TOKENS:
+            token = parse_result(result) if isinstance(result, str) else None
+            if token is None:
                 raise ValueError(f"'result' must be one of {', '.join(RESULT_TOKENS)}, got {result!r}")
-            headers["Result"] = result
+            headers["Result"] = token
         known = self._plies.get(gid, [])
         candidate = known
         uci = d.get("uci")
