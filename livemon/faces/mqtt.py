@@ -28,26 +28,18 @@ import aiomqtt
 
 from livemon.config import MqttOutConfig
 from livemon.faces.hub import Hub, Subscription
+from livemon.io.broker import BrokerLink, BrokerSettings, make_client, message_topic, online_topic
 from livemon.live.messages import ARBITER, ARBITER_CHANNELS, PUBLIC_CHANNELS, Outgoing
 
 log = logging.getLogger(__name__)
 
 CHANNELS = PUBLIC_CHANNELS + ARBITER_CHANNELS
 """Hub channels forwarded (``games`` carries every board; ``game:<id>`` would repeat them)."""
-_ESCAPES = {c: f"%{ord(c):02X}" for c in "%/+#\0"}
-
-
-def topic_level(name: str) -> str:
-    """A free-text name as one topic level: ``% / + #`` and NUL percent-encoded, the rest kept."""
-    return "".join(_ESCAPES.get(c, c) for c in name)
-
-
 def topic_for(msg: Outgoing, cfg: MqttOutConfig) -> str:
     """The topic a message is published on (docs/mqtt.md): its channel and key levels under the prefix of its audience."""
     if not isinstance(msg, Outgoing):
         raise TypeError(f"not a published message: {msg!r}")
-    prefix = cfg.arbiter_prefix if msg.audience == ARBITER else cfg.prefix
-    return "/".join((prefix, msg.channel, *(topic_level(part) for part in msg.topic_parts())))
+    return message_topic(cfg, msg.channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
 
 
 class MqttPublisher:
@@ -59,42 +51,31 @@ class MqttPublisher:
         self.queue_size = queue_size
         self.published = 0
         self.last_seq = 0  # hub seq up to which everything is published: lag = hub.seq - last_seq
-        self.connects = 0
         self.connected = asyncio.Event()
-        self.online_topic = f"{cfg.prefix}/online"
+        self.online_topic = online_topic(cfg)
+        self.link = BrokerLink("mqtt_out", BrokerSettings.of(cfg), self._client, survive_bugs=True, logger=log)
+
+    @property
+    def connects(self) -> int:
+        """Connections made so far."""
+        return self.link.connects
 
     async def run(self) -> None:
         """Connect, publish, and on any broker trouble log, wait (1 s doubling to ``max_backoff``) and retry."""
         sub = self.hub.subscribe(CHANNELS, maxsize=self.queue_size)
-        delay = 1.0
-        where = f"{self.cfg.host}:{self.cfg.port}"
         try:
-            while True:
-                try:
-                    async with self._client() as client:
-                        self.connects += 1
-                        self.connected.set()
-                        log.info("mqtt_out: connected to %s, publishing under %s and %s",
-                                 where, self.cfg.prefix, self.cfg.arbiter_prefix)
-                        delay = 1.0
-                        await self._session(client, sub)
-                except aiomqtt.MqttError as exc:
-                    log.warning("mqtt_out: broker %s: %s; retrying in %g s", where, exc, delay)
-                except Exception:  # a bug here must not take the monitor down
-                    log.exception("mqtt_out: unexpected error; retrying in %g s", delay)
-                self.connected.clear()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.cfg.max_backoff)
+            await self.link.run(lambda client: self._session(client, sub), on_down=self.connected.clear)
         finally:
             self.hub.unsubscribe(sub)
             self.connected.clear()
 
     def _client(self) -> aiomqtt.Client:
         will = aiomqtt.Will(self.online_topic, b"offline", qos=self.cfg.qos, retain=True)
-        return aiomqtt.Client(self.cfg.host, self.cfg.port, username=self.cfg.username,
-                              password=self.cfg.password, will=will, timeout=10)
+        return make_client(self.link.settings, will=will, timeout=10)
 
     async def _session(self, client: aiomqtt.Client, sub: Subscription) -> None:
+        self.connected.set()
+        log.info("mqtt_out: publishing under %s and %s", self.cfg.prefix, self.cfg.arbiter_prefix)
         await client.publish(self.online_topic, b"online", qos=self.cfg.qos, retain=True)
         await self._resync(client, sub)
         while True:
