@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from livemon.errors import LivemonError
+
 if TYPE_CHECKING:
     from livemon.rating.ttt import TTTParams
 
 
-class ConfigError(ValueError):
+class ConfigError(LivemonError, ValueError):
     """A bad configuration value; the message names the key."""
 
 

@@ -56,6 +56,7 @@ from livemon.live.analysis import needs_search
 from livemon.config import BusConfig
 from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
 from livemon.live.messages import Message
+from livemon.errors import InputError
 from livemon.io.broker import (
     BrokerLink,
     BrokerSettings,
@@ -78,7 +79,7 @@ _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
 
 
-class BusMessageError(ValueError):
+class BusMessageError(InputError):
     """A malformed bus message; the text says what is wrong with it."""
 
 
@@ -203,18 +204,36 @@ class AnalysisResult(Message):
         if error is not None:
             return cls(key, profile, worker, None, str(error)[:500])
         a = d.get("analysis")
-        try:
-            assert isinstance(a, dict)
-            candidates = tuple((str(m), int(s)) for m, s in a["candidates"])
-            for m, s in a["candidates"]:
-                assert isinstance(m, str) and isinstance(s, int) and not isinstance(s, bool)
-            assert candidates and all(isinstance(a[k], int) for k in ("score", "depth", "nodes"))
-            analysis = PositionAnalysis(int(a["score"]), candidates, int(a["depth"]), int(a["nodes"]))
-        except (AssertionError, KeyError, TypeError, ValueError):
-            raise BusMessageError(
-                f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}"
-            ) from None
+        analysis = _analysis(a)
+        if analysis is None:
+            raise BusMessageError(f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}")
         return cls(key, profile, worker, analysis, None, d.get("cached") is True)
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _analysis(a: Any) -> PositionAnalysis | None:
+    """The analysis in a result's JSON, or None when it is malformed (checked, not asserted: input from the network).
+
+    >>> _analysis({"score": 3, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 100}).candidates
+    (('e2e4', 3),)
+    >>> [_analysis(x) for x in (None, {"score": 3, "candidates": [], "depth": 9, "nodes": 1},
+    ...  {"score": 3, "candidates": [["e2e4", True]], "depth": 9, "nodes": 1}, {"score": 3.5, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 1})]
+    [None, None, None, None]
+    """
+    if not isinstance(a, dict) or not all(_whole(a.get(k)) for k in ("score", "depth", "nodes")):
+        return None
+    raw = a.get("candidates")
+    if not isinstance(raw, list) or not raw:
+        return None
+    candidates = []
+    for c in raw:
+        if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and _whole(c[1])):
+            return None
+        candidates.append((c[0], c[1]))
+    return PositionAnalysis(a["score"], tuple(candidates), a["depth"], a["nodes"])
 
 
 @dataclass(frozen=True)

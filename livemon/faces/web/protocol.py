@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from livemon.errors import InputError
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
 from livemon.live.messages import Message, channel_audience
 
@@ -31,7 +32,7 @@ MAX_CHANNELS = 64
 MAX_GAME_ID = 200
 
 
-class ProtocolError(ValueError):
+class ProtocolError(InputError):
     """A client request the server answers with an error frame; ``code`` is machine-readable."""
 
     def __init__(self, code: str, message: str) -> None:
