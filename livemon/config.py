@@ -467,7 +467,7 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: expected a table, got {value!r}")
-        return _build(hint, value, key)
+        return _build(typing.cast(type, hint), value, key)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is Any or (isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool))):

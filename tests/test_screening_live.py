@@ -104,9 +104,10 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
         mine = dict(live[(row["player"], row["event"])])
         assert mine == row, row["player"]  # bit for bit: exact sums (fsum), the tail built in game order
     # the plain analyse has no screening block, and the table form prints the screening table
-    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", str(tmp_path / "batch.sqlite")]) == 0
+    batch_store = str(tmp_path / "batch.sqlite")
+    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
     assert "screening" not in json.loads(capsys.readouterr().out)
-    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", str(tmp_path / "batch.sqlite")]) == 0
+    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
     table = capsys.readouterr().out
     assert "fair-play screening (arbiters only)" in table and "Carlsen,M" in table.split("fair-play")[1]
 

@@ -169,7 +169,7 @@ async def analyse_games(
                 if after is None:
                     after = game.comment_evals[ply]
                 decision_source = None  # comments carry no MultiPV: no E(c) evidence
-            assert after is not None
+            assert after is not None  # noqa: S101 - invariant: a comment eval or an analysis was found above
             estimator.add_ply(scored_ply(game.game_id, ply, before_board, move, before, after, decision_source))
         if first_unscored:
             notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")

@@ -41,7 +41,6 @@ from livemon.live.messages import (
     MonitorStatus,
     MoveEvent,
     PlayerEstimate,
-    TTTRating,
 )
 from livemon.io.pool import EnginePool
 from livemon.live.pgn import FINAL_RESULTS

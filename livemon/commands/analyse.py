@@ -160,7 +160,8 @@ def render_table(out: dict[str, Any]) -> str:
         p = g["white_expected_score"]
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12} {'c-Elo':>6}"]
+    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} "
+                  f"{'c̄ ± σ':>12} {'c-Elo':>6}"]
     players = sorted(out["players"], key=lambda p: -(p["perceived_elo"] or -1e9))
     for p in players:
         c = p["c"]

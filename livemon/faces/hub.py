@@ -48,7 +48,7 @@ class Subscription:
     """A subscriber's bounded queue of ``(seq, message)`` on a set of channels."""
 
     channels: set[str]
-    queue: asyncio.Queue[tuple[int, Message]]
+    queue: asyncio.Queue[tuple[int, Outgoing]]
     overflowed: bool = False
 
     def wants(self, channels: Iterable[str]) -> bool:

@@ -220,7 +220,8 @@ def _analysis(a: Any) -> PositionAnalysis | None:
     >>> _analysis({"score": 3, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 100}).candidates
     (('e2e4', 3),)
     >>> [_analysis(x) for x in (None, {"score": 3, "candidates": [], "depth": 9, "nodes": 1},
-    ...  {"score": 3, "candidates": [["e2e4", True]], "depth": 9, "nodes": 1}, {"score": 3.5, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 1})]
+    ...  {"score": 3, "candidates": [["e2e4", True]], "depth": 9, "nodes": 1},
+    ...  {"score": 3.5, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 1})]
     [None, None, None, None]
     """
     if not isinstance(a, dict) or not all(_whole(a.get(k)) for k in ("score", "depth", "nodes")):

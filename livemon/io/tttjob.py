@@ -102,7 +102,9 @@ class TTTJob:
         self.latest = await asyncio.to_thread(self._ratings, finished, self.fit)
         return list(self.latest.values())
 
-    def _arguments(self, finished: Sequence[tuple[GameInfo, str]]) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
+    def _arguments(
+        self, finished: Sequence[tuple[GameInfo, str]]
+    ) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):

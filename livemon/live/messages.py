@@ -151,7 +151,7 @@ class Outgoing(Message):
             return (self.channel,)
         return (self.channel, f"{self.detail}:{self.key}")
 
-    def stamped(self: O, ts: float) -> O:
+    def stamped(self: OutgoingT, ts: float) -> OutgoingT:
         """This message with its publication time set."""
         return dataclasses.replace(self, ts=ts)
 
@@ -161,7 +161,7 @@ class Outgoing(Message):
         return d
 
 
-O = TypeVar("O", bound=Outgoing)
+OutgoingT = TypeVar("OutgoingT", bound="Outgoing")
 
 
 def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:

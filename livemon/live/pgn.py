@@ -116,7 +116,7 @@ def unescape_tag(value: str) -> str:
     return re.sub(r'\\(["\\])', r"\1", value)
 
 
-class QuietGameBuilder(chess.pgn.GameBuilder):
+class QuietGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
     """python-chess's game builder, tags unescaped, parse errors collected on the game instead of logged."""
 
     def visit_header(self, tagname: str, tagvalue: str) -> None:

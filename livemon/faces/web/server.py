@@ -108,7 +108,7 @@ class WebServer:
             compression=None,  # deflate per client costs more CPU than it saves on loopback/LAN
             server_header=f"livemon/{__version__}",
         )
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = next(iter(self._server.sockets)).getsockname()[1]
         self._housekeeper = asyncio.create_task(self._housekeeping(), name="web-housekeeping")
         log.info("web: listening on %s (WebSocket %s, overlay /overlay)", self.url, WS_PATH)
 
@@ -308,7 +308,7 @@ class WebServer:
         self.stats["resnapshots"] += 1
         log.warning("web: client %s fell %d messages behind; sending a fresh snapshot", c.peer, self.cfg.client_queue)
         for frame in keep + frames:
-            assert frame.text is not None
+            assert frame.text is not None  # noqa: S101 - invariant: kept frames have text
             await self._send(c, frame.text)
             if frame.seq is not None:
                 c.last = frame.seq

@@ -48,7 +48,7 @@ import chess.pgn
 
 from livemon.rating.evaluation import score_cp
 
-from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.messages import FeedError, GameResult, GameRollback, Message, MoveEvent
 from livemon.live.pgn import (
     _TAG_LINE,
     FINAL_RESULTS,
@@ -431,10 +431,8 @@ class GameTracker:
 
 def text_is_cut(text: str) -> bool:
     """True when the last game of a PGN text has no result or ``*`` (maybe half-written)."""
-    last = None
-    for last, _ in split_games(text):
-        pass
-    return last is not None and not is_terminated(last)
+    chunks = list(split_games(text))
+    return bool(chunks) and not is_terminated(chunks[-1][0])
 
 
 def _balanced(chunk: str) -> bool:
