@@ -22,12 +22,14 @@ from typing import Any, Iterable
 
 from livemon.errors import InputError
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import Message, channel_audience
+from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Message, channel_audience
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
 
 OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
+DETAIL_CHANNELS = tuple(f"{prefix}<id>" for prefix, a in CHANNEL_AUDIENCE.items() if prefix.endswith(":") and a == PUBLIC)
+"""The per-key channels a message class declares, as ``hello`` names them (``game:<id>``)."""
 MAX_CHANNELS = 64
 MAX_GAME_ID = 200
 
@@ -97,7 +99,7 @@ def _dumps(d: Any) -> str:
 def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int, version: str) -> str:
     return _dumps({
         "type": "hello", "protocol": PROTOCOL_VERSION, "server": f"livemon/{version}", "seq": seq,
-        "channels": [*PUBLIC_CHANNELS, "game:<id>"] + (list(ARBITER_CHANNELS) if alerts else []),
+        "channels": [*PUBLIC_CHANNELS, *DETAIL_CHANNELS] + (list(ARBITER_CHANNELS) if alerts else []),
         "heartbeat": heartbeat, "max_message_bytes": max_message_bytes,
     })
 
