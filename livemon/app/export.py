@@ -40,6 +40,7 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     est = rebuild(store, cfg, profile)
     calibration = store.get_calibration(profile)
     est.c_map = None if calibration is None else calibration.c_map
+    est.profile = profile
     strength = cfg.analysis.engine_strength
     source = "given"
     if strength is None:

@@ -95,6 +95,8 @@ class Calibration:
     z_players: int = 0
     book_moves: int | None = None  # the screening exclusions the fit was made with (None: not recorded)
     eval_bound: float | None = None
+    tau_game: float | None = None  # sd of c of single games around the line (fit with one c per player-game)
+    pool: str = "FIDE classical"  # the rating pool whose Elo the line maps to (the games' rating tags)
 
     @classmethod
     def fit(cls, pairs: Iterable[tuple[float, float]], profile: str = "") -> Calibration:
@@ -292,7 +294,8 @@ class Calibration:
                    method=str(d.get("method", "ols")), positions=int(d.get("positions", 0)), cov_ab=cov,
                    tau=opt("tau"), tau_se=opt("tau_se"), log_likelihood=opt("log_likelihood"),
                    z_scale=opt("z_scale"), z_scale_loss=opt("z_scale_loss"), z_players=int(d.get("z_players", 0)),
-                   book_moves=None if d.get("book_moves") is None else int(d["book_moves"]), eval_bound=opt("eval_bound"))
+                   book_moves=None if d.get("book_moves") is None else int(d["book_moves"]), eval_bound=opt("eval_bound"),
+                   tau_game=opt("tau_game"), pool=str(d.get("pool", "FIDE classical")))
 
 
 # -- the likelihood ------------------------------------------------------------------------------
