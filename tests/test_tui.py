@@ -126,7 +126,7 @@ async def test_a_player_estimate_published_while_running_shows_up(hub: Hub) -> N
 
 
 async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
-    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, (None, float("inf"))))
+    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, perceived_elo_range=(None, float("inf"))))
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -35,6 +35,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
+from livemon.errors import InputError
+
 T = TypeVar("T", bound="Message")
 
 Audience = Literal["public", "arbiter"]
@@ -174,7 +176,7 @@ OutgoingT = TypeVar("OutgoingT", bound="Outgoing")
 
 
 def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
-    """The outgoing message of a ``to_dict()`` (the class named by its ``kind``); ValueError when unknown.
+    """The outgoing message of a ``to_dict()`` (the class named by its ``kind``); InputError (a ValueError) when unknown.
 
     >>> t = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9, ts=1.5)
     >>> back = outgoing_from_dict(json.loads(t.to_json()))
@@ -183,7 +185,7 @@ def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
     """
     cls = OUTGOING.get(str(d.get("kind")))
     if cls is None:
-        raise ValueError(f"not an outgoing message kind: {str(d.get('kind'))[:40]!r}")
+        raise InputError(f"not an outgoing message kind: {str(d.get('kind'))[:40]!r}")
     return cls.from_dict(d)
 
 
