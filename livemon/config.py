@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from livemon.errors import LivemonError
+
 if TYPE_CHECKING:
     from livemon.rating.ttt import TTTParams
 
 
-class ConfigError(ValueError):
+class ConfigError(LivemonError, ValueError):
     """A bad configuration value; the message names the key."""
 
 
@@ -94,6 +96,9 @@ class AnalysisConfig:
     c_min: float = 0.0
     c_max: float = 10.0
     """Range of the uniform prior of c."""
+    rating_pool: str = "FIDE classical"
+    """The rating scale of the event's rating tags (and so of the performance Elo): a calibration
+    made for another pool (lichess, chess.com, FIDE rapid...) gives a warning, once."""
 
 
 @dataclass
@@ -465,7 +470,7 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: expected a table, got {value!r}")
-        return _build(hint, value, key)
+        return _build(typing.cast(type, hint), value, key)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is Any or (isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool))):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from livemon.faces.hub import Hub
-from livemon.live.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.live.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningNumbers, TTTRating
 from livemon.faces.tui import CommentaryApp, demo
 from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable, ScreeningTable
@@ -126,13 +126,15 @@ async def test_a_player_estimate_published_while_running_shows_up(hub: Hub) -> N
 
 
 async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
-    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, (None, float("inf"))))
+    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, perceived_elo_range=(None, float("inf"))))
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Nobody", c) for c in ("elo", "perceived", "range", "c", "ttt")] == ["—"] * 5
-        assert table.order[-1] == "Nobody"  # no perceived Elo: sorted last
+        assert [cell(table, "Nobody", c) for c in ("elo", "performance", "range", "c", "ttt")] == ["—"] * 5
+        await pilot.press("s")  # perceived Elo (a diagnostic): no finite value, so sorted last
+        await pilot.pause()
+        assert app.sort == "perceived" and table.order[-1] == "Nobody"
 
 
 async def test_help_screen_opens_and_closes(hub: Hub) -> None:
@@ -167,8 +169,8 @@ async def test_alerts_only_with_arbiter_rights(hub: Hub) -> None:
         assert arbiter.focused is table
 
 
-def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningRow:
-    return ScreeningRow(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
+def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningNumbers:
+    return ScreeningNumbers(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
                         z, 0.04, z, 0.3, 0.35, 0.05, z, "match", z, None if z is None else 50 + 5 * z, 1.0,
                         "notice" if z is not None and z >= 2.5 else None)
 
@@ -200,12 +202,20 @@ async def test_sort_key_changes_the_order(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
+        assert app.sort == "performance"  # the headline first; the demo's [%eval] games give none
+        assert all(app.state.estimates[n].performance["elo"] is None for n in table.order)  # type: ignore[index]
+        assert "uncalibrated" in app.state.estimates[table.order[0]].performance["reason"]  # type: ignore[index]
+        await pilot.press("s")
+        assert app.sort == "perceived"
         by_perceived = table.order
         perceived = [app.state.estimates[n].perceived_elo for n in by_perceived]
         assert perceived == sorted(perceived, reverse=True)  # type: ignore[type-var]
-        await pilot.press("p", "down", "down", "down")
+        await pilot.press("p")
+        start = by_perceived.index(app.selected_player)  # type: ignore[arg-type]
+        step = 3 if start + 3 < len(by_perceived) else -3
+        await pilot.press(*(["down"] * 3 if step > 0 else ["up"] * 3))
         chosen = app.selected_player
-        assert chosen == by_perceived[3]
+        assert chosen == by_perceived[start + step]
         await pilot.press("s")
         assert app.sort == "ttt"
         assert table.order[:3] == [t.name for t in TTT] != by_perceived[:3]

@@ -28,7 +28,7 @@ from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
 from livemon.live.messages import GameResult, Message, MoveEvent
-from livemon.live.pgn import BadGame, GoodGame, game_info, read_games
+from livemon.live.pgn import BadGame, GoodGame, game_info, parse_result, read_games
 from livemon.progress import Progress
 from livemon.rating.evaluation import score_cp
 
@@ -118,7 +118,7 @@ def game_messages(game: PlannedGame) -> list[Message]:
         board = game.boards[ply - 1]
         comment = game.comment_evals[ply] if game.comment_evals is not None else None
         out.append(MoveEvent(game.game_id, ply, move.uci(), board.san(move), board.fen(), eval_cp=comment))
-    out.append(GameResult(game.game_id, game.game.headers.get("Result", "*"), len(game.moves)))
+    out.append(GameResult(game.game_id, parse_result(game.game.headers.get("Result")) or "*", len(game.moves)))
     return out
 
 

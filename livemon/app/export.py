@@ -18,13 +18,15 @@ from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse
 from livemon.live.estimator import Estimator
 from livemon.live.values import position_key
-from livemon.rating.calibration import Calibration
+from livemon.rating.calibration import ProfileCalibration
 
 
-def rebuild(store: Store, cfg: Config, profile: str, c_map: Calibration | None = None) -> Estimator:
-    """An Estimator holding every stored game, scored from the cache of ``profile`` only (no engine needed)."""
+def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> Estimator:
+    """An Estimator holding every stored game, scored from the cache of ``profile`` only (no engine needed),
+    read through ``calibration`` (the profile's own, or none)."""
     a = cfg.analysis
-    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, c_map=c_map)
+    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile)
+    core.estimator.use_calibration(profile, calibration)
     requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
     cached = store.get_analyses((position_key(r.board) for r in requests), profile)
     for r in requests:
@@ -38,7 +40,7 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     engine = status.get("engine", {})
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
     calibration = store.get_calibration(profile)
-    est = rebuild(store, cfg, profile, None if calibration is None else calibration.c_map)
+    est = rebuild(store, cfg, profile, calibration)
     strength, source = engine_strength(cfg.analysis.engine_strength, store.get_engine_strength(profile), est)
     out: dict[str, Any] = {
         "engine": {"profile": profile, "strength": strength, "strength_source": source,

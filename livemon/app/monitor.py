@@ -48,6 +48,7 @@ from livemon.live.estimator import Estimator, PlayerState
 from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate
 from livemon.live.screener import Screener, open_book
 from livemon.rating.calibration import ProfileCalibration
+from livemon.rating.performance import pool_warning
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class Monitor:
 
     @property
     def screener(self) -> Screener:
-        assert self.core.screener is not None
+        assert self.core.screener is not None  # noqa: S101 - invariant: the monitor always gives its core a screener
         return self.core.screener
 
     @property
@@ -196,7 +197,10 @@ class Monitor:
         self.core.profile = profile
         self.core.calibrated_strength = self.store.get_engine_strength(profile)
         self.core.strength, self.core.strength_source = engine_strength(a.engine_strength, self.core.calibrated_strength)
-        self.core.estimator.c_map = None if calibration is None else calibration.c_map
+        self.core.estimator.use_calibration(profile, calibration)
+        warning = pool_warning(self.core.estimator.perf_map or self.core.estimator.c_map, a.rating_pool)
+        if warning:
+            log.warning("%s", warning)
         self.core.previews = self.pool.previews
         self._start_screening(calibration)
 

@@ -20,6 +20,7 @@ import chess.engine
 
 from livemon.config import EngineConfig
 from livemon.live.values import EngineProfile, PositionAnalysis, position_key
+from livemon.errors import LivemonError
 from livemon.rating.evaluation import score_cp
 
 __all__ = ["EngineError", "EngineProfile", "PositionAnalysis", "UciEngine", "analysis_board", "position_key",
@@ -28,7 +29,7 @@ __all__ = ["EngineError", "EngineProfile", "PositionAnalysis", "UciEngine", "ana
 log = logging.getLogger(__name__)
 
 
-class EngineError(RuntimeError):
+class EngineError(LivemonError, RuntimeError):
     """The engine is missing, died, or answered nonsense; the message says which."""
 
 

@@ -28,10 +28,9 @@ import numpy as np
 
 from livemon.config import TTTConfig
 from livemon.live.messages import GameInfo, TTTRating
-from livemon.live.results import pgn_date
+from livemon.live.pgn import pgn_date, white_score
 from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
 
-SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
 
 def _round_number(info: GameInfo) -> float:
@@ -103,7 +102,9 @@ class TTTJob:
         self.latest = await asyncio.to_thread(self._ratings, finished, self.fit)
         return list(self.latest.values())
 
-    def _arguments(self, finished: Sequence[tuple[GameInfo, str]]) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
+    def _arguments(
+        self, finished: Sequence[tuple[GameInfo, str]]
+    ) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
@@ -113,7 +114,7 @@ class TTTJob:
         today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
         times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
         return ([i.white for i, _ in finished], [i.black for i, _ in finished], times,
-                [SCORES[r] for _, r in finished], unit, priors)
+                [white_score(r) or 0.0 for _, r in finished], unit, priors)
 
     def _ratings(self, finished: Sequence[tuple[GameInfo, str]], fit: TTTFit) -> dict[str, TTTRating]:
         counts: dict[str, int] = {}

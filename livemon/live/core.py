@@ -76,15 +76,15 @@ from livemon.live.messages import (
     Message,
     MoveEvent,
     PlayerEstimate,
-    ScreeningRow,
     TTTRating,
 )
+from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
 
-FINISHED = ("1-0", "0-1", "1/2-1/2")
+FINISHED = FINAL_RESULTS
 
 
 def engine_strength(
@@ -161,6 +161,8 @@ class LiveCore:
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
+        if self.profile and not self.estimator.profile:
+            self.estimator.profile = self.profile  # labels the performance estimate
 
     @classmethod
     def for_analysis(
@@ -402,9 +404,9 @@ class LiveCore:
 
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""
-        assert self.screener is not None
+        assert self.screener is not None  # noqa: S101 - invariant: only called with tracks the screener returned
         numbers = self.screener.numbers(key)
-        out.append(Publish(ScreeningRow(**numbers.to_dict())))
+        out.append(Publish(numbers))
         for raised in self.screener.new_alerts(key, numbers):
             n = raised.numbers
             alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
@@ -434,13 +436,14 @@ class LiveCore:
             expected_score_vs_engine=live.expected_score,
             rating_diff_vs_engine=finite_or_none(live.rating_diff),
             perceived_elo=finite_or_none(live.perceived(strength)),
+            performance=self.estimator.performance(player).to_dict(),
             perceived_elo_range=None
             if interval is None or strength is None
             else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),
             event_perceived_elo=self.event_perceived.get(player.name),
             c_mean=c.mean if c else None,
             c_sd=c.sd if c else None,
-            c_cr95=tuple(c.cr95) if c else None,
+            c_cr95=(c.cr95[0], c.cr95[1]) if c else None,
             c_elo=c_elo["elo"] if c_elo else None,
             c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
             ttt_mu=ttt.elo if ttt else None,

@@ -16,7 +16,7 @@ from typing import Union
 
 import chess
 
-from livemon.live.messages import Alert, GameInfo, Message, MoveEvent
+from livemon.live.messages import Alert, GameInfo, MoveEvent, Outgoing
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class Preview:
 class Publish:
     """Hand a message to the faces (the hub)."""
 
-    message: Message
+    message: Outgoing
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import chess.pgn
 from livemon.faces.hub import Hub
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
-from livemon.live.messages import GameInfo, GameResult, Message, MonitorStatus, MoveEvent
+from livemon.live.messages import GameInfo, GameResult, MonitorStatus, MoveEvent, Outgoing
 from livemon.live.pgn import GoodGame, game_info, read_games
 from livemon.rating.evaluation import score_cp
 
@@ -36,7 +36,7 @@ class Demo:
     """The messages already published and those a replay would publish next (in order)."""
 
     hub: Hub
-    pending: list[Message]
+    pending: list[Outgoing]
 
 
 def _games(name: str) -> list[GoodGame]:
@@ -55,7 +55,7 @@ class _Board:
         self.board = parsed.game.board()
         self.ply = 0
 
-    def step(self, core: LiveCore, answer: bool) -> list[Message]:
+    def step(self, core: LiveCore, answer: bool) -> list[Outgoing]:
         """Play the next ply; ``answer``: value the start position (no engine: nothing) so plies score."""
         node = self.nodes[self.ply]
         self.ply += 1
@@ -72,14 +72,14 @@ class _Board:
         return published(effects)
 
 
-def published(effects: list[Effect]) -> list[Message]:
+def published(effects: list[Effect]) -> list[Outgoing]:
     """What the effects hand to the faces."""
     return [e.message for e in effects if isinstance(e, Publish)]
 
 
-def _interleave(boards: list[_Board], stops: list[int], core: LiveCore, answer: bool = True) -> list[Message]:
+def _interleave(boards: list[_Board], stops: list[int], core: LiveCore, answer: bool = True) -> list[Outgoing]:
     """Ply 1 of every board, then ply 2, ... each board up to its stop (as a round is broadcast)."""
-    out: list[Message] = []
+    out: list[Outgoing] = []
     for _ in range(max(stops, default=0)):
         for b, stop in zip(boards, stops):
             if b.ply < stop:
@@ -91,7 +91,7 @@ def demo(live_fraction: float = 0.6) -> Demo:
     """Rounds 1–3 finished, round 4 at ``live_fraction`` of each game, plus one unanalysed board."""
     core = LiveCore(profile="[%eval] comments")
     games = _games(EVENT_PGN)
-    published_: list[Message] = []
+    published_: list[Outgoing] = []
     pending_boards: list[_Board] = []
     for rnd in ("1", "2", "3", "4"):
         boards = []
