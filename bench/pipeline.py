@@ -66,7 +66,7 @@ def config(store: Path, depth: int, processes: int = 1) -> Config:
     cfg.store.path = str(store)
     cfg.engine.depth = depth
     cfg.engine.processes = processes
-    cfg.engine.backlog_high = 10**9  # one profile for every search (no adaptive limit), so the warm cache hits
+    cfg.engine.backlog_high = 10**9  # no eval-bar previews: only the pinned profile is searched, so the warm cache hits
     return cfg
 
 

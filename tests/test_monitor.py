@@ -28,7 +28,7 @@ def round_one(tmp_path: Path) -> Path:
 
 
 def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5) -> Path:
-    """A replay at full speed; the adaptive limit is off so that every search uses one profile."""
+    """A replay at full speed; no eval-bar previews (backlog_high huge): only the pinned profile is searched."""
     cfg = tmp_path / "config.toml"
     cfg.write_text(
         f'[engine]\ndepth = {depth}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
