@@ -154,6 +154,13 @@ def _reap_zombies() -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
+def _own_tracker() -> int | None:
+    """multiprocessing's resource tracker of this very process: it ends with pytest, it is no leftover."""
+    from multiprocessing import resource_tracker
+
+    return getattr(resource_tracker._resource_tracker, "_pid", None)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
 
@@ -164,7 +171,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     deadline = time.monotonic() + 5  # processes being shut down at the end get a moment
     while True:
         _reap_zombies()
-        alive = {pid: cmd for pid, (state, cmd) in descendants().items() if state != "Z"}
+        alive = {pid: cmd for pid, (state, cmd) in descendants().items() if state != "Z" and pid != _own_tracker()}
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.2)

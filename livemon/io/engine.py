@@ -147,13 +147,46 @@ class UciEngine:
 
     @classmethod
     async def open(cls, cfg: EngineConfig) -> "UciEngine":
+        """Start an engine process and configure it.
+
+        Each attempt must finish within ``cfg.start_timeout`` (an engine that hangs while starting is
+        killed); a failed attempt is logged (one line) and retried after 1 s, 2 s, 4 s … up to
+        ``cfg.start_attempts`` tries; then EngineError. The process gets its own process group, so a
+        SIGINT/SIGTERM meant for livemon (Ctrl-C, systemd) does not kill it under the pool's feet:
+        the pool quits it in order.
+        """
         path = resolve_engine_path(cfg.path)
+        delay = 1.0
+        for attempt in range(1, cfg.start_attempts + 1):
+            try:
+                return await asyncio.wait_for(cls._open_once(path, cfg), cfg.start_timeout)
+            except asyncio.TimeoutError:
+                error = f"no answer to the UCI handshake within {cfg.start_timeout:g}s"
+            except EngineError as exc:
+                error = str(exc)
+            if attempt == cfg.start_attempts:
+                raise EngineError(f"cannot start UCI engine {path!r} ({attempt} attempts): {error}")
+            log.warning("engine %s did not start (attempt %d/%d): %s; retrying in %gs",
+                        path, attempt, cfg.start_attempts, error, delay)
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 30.0)
+        raise EngineError(f"cannot start UCI engine {path!r}: start_attempts is {cfg.start_attempts}")
+
+    @classmethod
+    async def _open_once(cls, path: str, cfg: EngineConfig) -> "UciEngine":
         try:
-            transport, protocol = await chess.engine.popen_uci(path)
-        except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
+            transport, protocol = await chess.engine.popen_uci(path, setpgrp=True)
+        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
             raise EngineError(f"cannot start UCI engine {path!r}: {exc}") from None
-        options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
-        await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
+        try:
+            options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
+            await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
+        except BaseException as exc:  # hung (cancelled by the timeout) or died while configured
+            engine = cls(protocol, transport, EngineProfile("?", None, None, 1), cfg)
+            await engine.kill()
+            if isinstance(exc, (chess.engine.EngineError, chess.engine.EngineTerminatedError)):
+                raise EngineError(f"UCI engine {path!r} failed while being configured: {exc}") from None
+            raise
         name = protocol.id.get("name", os.path.basename(path))
         profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
         return cls(protocol, transport, profile, cfg)
