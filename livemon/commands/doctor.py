@@ -116,7 +116,9 @@ def diagnose(cfg: Config, full: bool = False, out: object = None) -> int:
         else:
             say(True, "writable")
         free = vfs.f_bavail * vfs.f_frsize
-        if free < LOW_SPACE_BYTES:
+        if "readonly" in kinds:
+            pass  # nothing is written there anyway
+        elif free < LOW_SPACE_BYTES:
             kinds.add("space")
             problems.append("space")
             say(False, f"only {_size(free)} free beside the store: writes will fail when it is gone")

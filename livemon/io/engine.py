@@ -159,9 +159,7 @@ class UciEngine:
         delay = 1.0
         for attempt in range(1, cfg.start_attempts + 1):
             try:
-                return await asyncio.wait_for(cls._open_once(path, cfg), cfg.start_timeout)
-            except asyncio.TimeoutError:
-                error = f"no answer to the UCI handshake within {cfg.start_timeout:g}s"
+                return await cls._open_once(path, cfg)
             except EngineError as exc:
                 error = str(exc)
             if attempt == cfg.start_attempts:
@@ -174,22 +172,32 @@ class UciEngine:
 
     @classmethod
     async def _open_once(cls, path: str, cfg: EngineConfig) -> "UciEngine":
+        """One start: spawn, then the UCI handshake and options within ``cfg.start_timeout`` (else killed and reaped)."""
         try:
-            transport, protocol = await chess.engine.popen_uci(path, setpgrp=True)
-        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
-            raise EngineError(f"cannot start UCI engine {path!r}: {exc}") from None
-        try:
+            transport, protocol = await chess.engine.UciProtocol.popen(path, setpgrp=True)
+        except OSError as exc:
+            raise EngineError(exc.strerror or str(exc)) from None
+        engine = cls(protocol, transport, EngineProfile("?", None, None, 1), cfg)
+
+        async def handshake() -> None:
+            await protocol.initialize()
             options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
             await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
-        except BaseException as exc:  # hung (cancelled by the timeout) or died while configured
-            engine = cls(protocol, transport, EngineProfile("?", None, None, 1), cfg)
+
+        try:
+            await asyncio.wait_for(handshake(), cfg.start_timeout)
+        except asyncio.TimeoutError:
             await engine.kill()
-            if isinstance(exc, (chess.engine.EngineError, chess.engine.EngineTerminatedError)):
-                raise EngineError(f"UCI engine {path!r} failed while being configured: {exc}") from None
+            raise EngineError(f"no answer to the UCI handshake within {cfg.start_timeout:g}s") from None
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            await engine.kill()
+            raise EngineError(f"it failed in the UCI handshake: {exc}") from None
+        except BaseException:  # cancelled (the monitor stops): no process left behind
+            await engine.kill()
             raise
         name = protocol.id.get("name", os.path.basename(path))
-        profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
-        return cls(protocol, transport, profile, cfg)
+        engine.profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
+        return engine
 
     async def analyse(self, board: chess.Board, profile: EngineProfile | None = None) -> PositionAnalysis:
         """Analyse the position of ``board`` (its history is ignored) under ``profile``."""

@@ -153,7 +153,35 @@ def open_reader(path: str | Path) -> "Store":
     except StoreError as exc:
         if "readonly" not in str(exc) and "unable to open" not in str(exc):
             raise
-    return Store(path, create=False, readonly=True)  # a read-only file or filesystem
+    try:
+        return Store(path, create=False, readonly=True)  # a read-only file or folder
+    except StoreError:
+        if read_only_reason(path) != "the filesystem is mounted read-only":
+            raise
+    # WAL on a read-only filesystem: SQLite cannot make the shared-memory file; nobody can write it
+    # either, so reading it as immutable is safe
+    return Store(path, create=False, readonly=True, immutable=True)
+
+
+def read_only_reason(path: str | Path) -> str | None:
+    """Why ``path`` (a store) cannot be written, if it cannot: a read-only filesystem or file or folder.
+
+    >>> import tempfile
+    >>> read_only_reason(Path(tempfile.gettempdir()) / "x.sqlite") is None
+    True
+    """
+    target = Path(path)
+    folder = target.resolve().parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "the filesystem is mounted read-only"
+    except OSError:
+        return None
+    if target.exists() and not os.access(target, os.W_OK):
+        return "the file is read-only"
+    if not os.access(folder, os.W_OK):
+        return "its folder is read-only"
+    return None
 
 
 def shipped_calibrations() -> dict[str, ProfileCalibration]:
@@ -175,7 +203,7 @@ class Store:
     it for reading only (works on a read-only filesystem).
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False):
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False, immutable: bool = False):
         self.path = str(path)
         self.readonly = readonly
         self._pending: list[tuple[str | None, tuple[tuple[str, tuple[Any, ...]], ...]]] = []
@@ -195,7 +223,8 @@ class Store:
         try:
             if not memory and create:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            target, uri = (f"file:{Path(self.path).resolve()}?mode=ro", True) if readonly else (self.path, False)
+            mode = "immutable=1" if immutable else "mode=ro"
+            target, uri = (f"file:{Path(self.path).resolve()}?{mode}", True) if readonly else (self.path, False)
             self.db = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(self._open_error(exc)) from None
@@ -212,7 +241,10 @@ class Store:
 
     def _open_error(self, exc: BaseException) -> str:
         reason = _reason(exc)
-        if "readonly" in reason or "read-only" in reason.lower():
+        if self.path != ":memory:" and not self.readonly and read_only_reason(self.path):
+            reason = f"{reason} ({read_only_reason(self.path)})"
+            hint = "give the monitor a writable store.path (or --store)"
+        elif "readonly" in reason or "read-only" in reason.lower():
             hint = "the file or its folder is read-only: give the monitor a writable store.path (or --store)"
         elif "not a database" in reason or "malformed" in reason:
             hint = f"it is damaged: livemon doctor --store {self.path} says how to recover"
