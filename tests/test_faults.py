@@ -409,7 +409,8 @@ def test_second_monitor_on_one_store_is_refused_with_one_line(tmp_path, fake_eng
     first = subprocess.Popen([sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg)], cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert first.stdout is not None and "overlay:" in first.stdout.readline()  # running, lock taken
+        assert first.stdout is not None and "start" in first.stdout.readline()
+        assert "overlay:" in first.stdout.readline()  # running, lock taken
         second = livemon("serve", "--config", str(cfg))
         assert second.returncode == 2
         assert one_line(second.stderr) == (f"livemon: store {db} is in use by another monitor (pid {first.pid}): "

@@ -20,8 +20,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     import sqlite3
 
-    from livemon.app.export import export_report
-    from livemon.commands.analyse import render_table
     from livemon.io.store import StoreError, open_reader
 
     try:
@@ -29,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
             if not store.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
                 print(f"livemon: store {cfg.store.path} has no moves yet: nothing to export", file=sys.stderr)
                 return 1
+            from livemon.app.export import export_report  # numpy, scipy: only when there is something to export
+
             out = export_report(store, cfg)
     except StoreError as exc:
         print(f"livemon: {exc}", file=sys.stderr)
@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.Error as exc:
         print(f"livemon: store {cfg.store.path}: {exc}: livemon doctor --store {cfg.store.path} says more", file=sys.stderr)
         return 1
+    from livemon.commands.analyse import render_table
+
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")

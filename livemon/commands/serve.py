@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2
+    feeds = ", ".join(f.name for f in cfg.feeds) or "the bundled replay"
+    print(f"{time.strftime('%H:%M:%S')} start   store {cfg.store.path}  feeds {feeds}", flush=True)
     from livemon.app.monitor import Monitor
     from livemon.io.engine import EngineError
     from livemon.io.store import StoreError, open_monitor_store

@@ -9,7 +9,6 @@ import signal
 import sys
 
 from livemon.commands import config_from_args
-from livemon.io.engine import EngineError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,6 +25,7 @@ async def serve(worker: "EngineWorker") -> None:  # noqa: F821 (imported in run)
 
 def run(args: argparse.Namespace) -> int:
     from livemon.app.worker import EngineWorker
+    from livemon.io.engine import EngineError
 
     cfg = config_from_args(args)
     if cfg is None:
