@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,8 +52,10 @@ async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     resource_tracker.ensure_running()
     async with faces(monitor):
         task = asyncio.create_task(monitor.run())
+        app = CommentaryApp(monitor.hub, arbiter=arbiter)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, app.exit)  # systemd, kill: a clean stop
         try:
-            await CommentaryApp(monitor.hub, arbiter=arbiter).run_async()
+            await app.run_async()
         finally:
             monitor.stop()
             await asyncio.gather(task, return_exceptions=True)
