@@ -390,9 +390,8 @@ class Store:
         self._lock_fd = fd
 
     def unlock(self) -> None:
+        """Release the lock (the file stays: removing it could let two processes lock two different files)."""
         if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.lock_path)
             os.close(self._lock_fd)
             self._lock_fd = None
 
