@@ -512,3 +512,42 @@ async def test_replay_resumes_where_it_was_after_a_restart(tmp_path, fake_engine
     assert second.feeds[0].slept <= remaining + 0.2  # and waited only for the plies not yet played
     assert took < remaining + 3  # (starting over would take the whole game again: ~3.3 s more)
     assert stored_mainlines(tmp_path / "s.sqlite") == mainlines(pgn)
+
+
+def test_sigterm_ends_the_commentary_screen_cleanly(tmp_path, fake_engine):
+    """``livemon run`` in a real pseudo-terminal: SIGTERM restores the terminal, exits 0, logs no traceback."""
+    import pty
+
+    store = tmp_path / "ev" / "livemon.sqlite"
+    cfg = write_config(tmp_path, fake_engine, real("london_chess_classic_2011_twic.pgn"), store, speed=5)
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
+    proc = subprocess.Popen([sys.executable, "-m", "livemon.cli", "run", "--config", str(cfg)], cwd=REPO, env=env,
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"feeds:" not in out and time.monotonic() < deadline:  # the screen's status bar is up
+            out += os.read(master, 65536)
+        assert b"feeds:" in out, out[-500:]
+        time.sleep(1)
+        os.kill(proc.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        with contextlib.suppress(OSError):  # EIO once the child has closed the terminal
+            while chunk := os.read(master, 65536):
+                out += chunk
+        assert proc.wait(20) == 0
+        assert time.monotonic() - sent < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    log = (tmp_path / "ev" / "livemon.log").read_text()
+    text = out.decode(errors="replace")
+    assert f"livemon: log file {tmp_path / 'ev' / 'livemon.log'}" in text
+    assert f"livemon: the log is in {tmp_path / 'ev' / 'livemon.log'}" in text
+    assert "Traceback" not in text + log and " ERROR " not in log
+    with Store(store, create=False) as s:
+        assert s.get_status()["moves"] > 0  # the status was stored on the way out
