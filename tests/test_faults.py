@@ -322,6 +322,9 @@ def test_held_writes_keep_their_order_and_status_is_coalesced(tmp_path):
         for i in range(50):
             store.put_status({"i": i})
         assert not store.health()["ok"] and store.pending == 1 + 4 + 1 + 3 + 1  # 50 statuses held as one
+        with pytest.raises(StoreError, match=r"backup to .*s.sqlite.backup failed: database or disk is full"):
+            store.backup()  # a scheduled backup on a full disk: one line, no partial file left
+        assert sorted(os.listdir(disk)) == ["filler", "s.sqlite", "s.sqlite-shm", "s.sqlite-wal"]
         (disk / "filler").unlink()
         assert store.flush(force=True) and store.health()["ok"]
         (info, result, moves), = store.load_games()
