@@ -17,7 +17,7 @@ from livemon.rating.evaluation import MATE_CP
 from livemon.io.feeds.core import is_terminated
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
-REAL = Path("/work/shared/data/real")
+from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 
 

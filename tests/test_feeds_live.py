@@ -30,7 +30,7 @@ from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.feeds.stream import StreamFeed
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
-REAL = Path("/work/shared/data/real")
+from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 
 

@@ -10,7 +10,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from livemon.commands import config_from_args
-from livemon.io.engine import EngineError
 
 if TYPE_CHECKING:
     from livemon.app.worker import EngineWorker
@@ -30,6 +29,7 @@ async def serve(worker: EngineWorker) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from livemon.app.worker import EngineWorker
+    from livemon.io.engine import EngineError
 
     cfg = config_from_args(args)
     if cfg is None:

@@ -23,7 +23,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -77,9 +77,10 @@ class _Client:
 class WebServer:
     """The WebSocket server and HTTP pages for one hub; ``await start()``, then ``port``."""
 
-    def __init__(self, hub: Hub, cfg: WebConfig) -> None:
+    def __init__(self, hub: Hub, cfg: WebConfig, health: Callable[[], dict[str, Any]] | None = None) -> None:
         self.hub = hub
         self.cfg = cfg
+        self.health = health  # e.g. Store.health: /healthz is 503 while it says not ok
         self.port: int = cfg.port
         self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
         self._clients: set[_Client] = set()
@@ -150,8 +151,12 @@ class WebServer:
         if path == "/api/snapshot":
             return _http(200, json.dumps(self.public_snapshot(), separators=(",", ":")).encode(), "application/json")
         if path == "/healthz":
-            body = {"ok": True, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
-            return _http(200, json.dumps(body).encode(), "application/json")
+            store = self.health() if self.health is not None else None
+            ok = store is None or bool(store.get("ok", True))
+            body = {"ok": ok, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
+            if store is not None:
+                body["store"] = store
+            return _http(200 if ok else 503, json.dumps(body).encode(), "application/json")
         return _http(404, b"not found\n", "text/plain; charset=utf-8")
 
     def _origin_ok(self, origin: str | None, host: str | None) -> bool:

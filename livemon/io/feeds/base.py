@@ -75,6 +75,13 @@ class BaseFeed:
     def __aiter__(self) -> AsyncIterator[Message]:
         return self.run()
 
+    def resume(self, known: dict[str, int]) -> None:
+        """Plies already stored per game id, told by the monitor before the feed runs (after a restart).
+
+        A live feed needs nothing from it (it sends the games as they are now, deduplicated downstream);
+        the replay uses it to skip the waits of what was already played.
+        """
+
     async def run(self) -> AsyncIterator[Message]:  # pragma: no cover - abstract
         raise NotImplementedError
         yield  # noqa
