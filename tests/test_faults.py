@@ -38,7 +38,7 @@ import pytest
 
 from livemon.app.monitor import Monitor
 from livemon.cli import main
-from livemon.config import Config, EngineConfig, FeedConfig, StoreConfig, load_config
+from livemon.config import EngineConfig, StoreConfig, load_config
 from livemon.faces.web import WebServer
 from livemon.io.engine import EngineError, UciEngine
 from livemon.io.pool import EnginePool

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from pathlib import Path
 
 import chess
 import chess.pgn

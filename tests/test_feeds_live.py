@@ -14,7 +14,6 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import chess

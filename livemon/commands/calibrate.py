@@ -129,11 +129,11 @@ def performance_fit(estimator: Estimator, profile: str, pool: str, report: Calla
 
 
 def run(args: argparse.Namespace) -> int:
-    from livemon.app.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
+    from livemon.app.batch import COMMENTS_PROFILE, analyse_games, read_files
     from livemon.io.engine import EngineError
     from livemon.io.store import Store
     from livemon.live.pgn import game_info
-    from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit, pooled_c
+    from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit
 
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)

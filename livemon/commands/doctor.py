@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from livemon.commands import add_store_arguments, config_from_args
 
@@ -60,7 +60,7 @@ def _size(n: float) -> str:
     return f"{n:.1f} TB"
 
 
-def diagnose(cfg: Config, full: bool = False, out: object = None) -> int:
+def diagnose(cfg: Config, full: bool = False, out: TextIO | None = None) -> int:
     """Print the checks of ``cfg``'s store and, if any fails, how to recover; 0 if sound."""
     import sqlite3
 

@@ -97,7 +97,8 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
             await web.start()
         except OSError as exc:
             raise StartError(f"web server cannot listen on {monitor.cfg.web.host}:{monitor.cfg.web.port}: "
-                             f"{os.strerror(exc.errno) if exc.errno else exc} (another livemon? set [web] port, or enabled = false)") from None
+                             f"{os.strerror(exc.errno) if exc.errno else exc} "
+                             "(another livemon? set [web] port, or enabled = false)") from None
         print(f"overlay: http://{monitor.cfg.web.host}:{web.port}/overlay", flush=True)
     mqtt = asyncio.create_task(MqttPublisher(monitor.hub, monitor.cfg.mqtt_out).run()) if monitor.cfg.mqtt_out.enabled else None
     try:

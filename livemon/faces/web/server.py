@@ -153,7 +153,7 @@ class WebServer:
         if path == "/healthz":
             store = self.health() if self.health is not None else None
             ok = store is None or bool(store.get("ok", True))
-            body = {"ok": ok, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
+            body: dict[str, Any] = {"ok": ok, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
             if store is not None:
                 body["store"] = store
             return _http(200 if ok else 503, json.dumps(body).encode(), "application/json")
