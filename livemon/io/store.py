@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from livemon.io.engine import PositionAnalysis
+from livemon.io.feeds.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
 from livemon.rating.calibration import Calibration, ProfileCalibration
 
@@ -194,7 +196,7 @@ class Store:
         """Every stored game in the order first seen: (info, result, moves by ply)."""
         moves: dict[str, list[MoveEvent]] = {}
         for game_id, text in self.db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
-            moves.setdefault(game_id, []).append(MoveEvent.from_json(text))
+            moves.setdefault(game_id, []).append(_stored_move(MoveEvent.from_json(text)))
         return [
             (GameInfo.from_json(info), result, moves.get(game_id, []))
             for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
@@ -241,3 +243,10 @@ class Store:
     def get_status(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT status FROM status WHERE id = 1").fetchone()
         return json.loads(row[0]) if row else None
+
+
+def _stored_move(move: MoveEvent) -> MoveEvent:
+    """A stored move as the models may use it: an ``eval_cp`` written before the feeds clamped it
+    (10000 for a mate, 2**63, NaN) is clamped to ±3900 or dropped, so the reader never breaks."""
+    clean = sane_eval(move.eval_cp)
+    return move if clean == move.eval_cp and type(clean) is type(move.eval_cp) else replace(move, eval_cp=clean)

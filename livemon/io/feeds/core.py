@@ -46,6 +46,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from livemon.io.feeds.fields import sane_eval
 from livemon.rating.evaluation import score_cp
 
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
@@ -384,7 +385,8 @@ class GameTracker:
                 move = None
             if move is None or not board.is_legal(move):
                 return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
-            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt, ply.eval_cp, self.feed))
+            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt,
+                                 sane_eval(ply.eval_cp), self.feed))
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state
@@ -414,7 +416,6 @@ class GameTracker:
         if self._errors.get(gid) == message:
             return []
         self._errors[gid] = message
-        log.warning("feed %s: %s", self.feed, message)
         return [FeedError(self.feed, message, gid)]
 
     def _note_shared_sites(self, chunks: Sequence[tuple[str, bool]]) -> None:
