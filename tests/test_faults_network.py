@@ -24,7 +24,7 @@ from livemon.app.monitor import Monitor
 from livemon.config import load_config
 from livemon.io.store import Store
 from livemon.live.messages import GameInfo, MoveEvent
-from tests.conftest import real
+from tests.conftest import REPO, real
 
 DEPTH = 3
 
@@ -185,3 +185,156 @@ async def test_export_survives_evaluations_stored_before_the_edges_checked_them(
             assert [m.eval_cp for m in store.load_games()[0][2]] == sane
             reports.append(export_report(store, cfg))
     assert reports[0] == reports[1] and reports[0]["games"][0]["plies"] > 0
+
+
+# -- item 3: a hostile engine worker on the shared bus ----------------------------------------------------------
+
+BUS_PROFILE = "Stockfish 15.1 depth=5 multipv=4"
+
+
+def bus_broker(tmp_path: Path) -> Any:
+    """A real mosquitto with passwords and the per-worker ACL of docs/distributed.md (workers w1 and evil)."""
+    import subprocess
+
+    from tests.conftest import Broker
+
+    passwd = tmp_path / "passwd"
+    for i, user in enumerate(("monitor", "w1", "evil")):
+        subprocess.run(["mosquitto_passwd", "-b"] + (["-c"] if i == 0 else []) + [str(passwd), user, f"pw-{user}"],
+                       check=True, capture_output=True)
+    from tests.test_distributed import docs_acl
+
+    acl = docs_acl().replace("worker1", "w1").replace("worker2", "evil")  # the docs' ACL, its workers renamed
+    (tmp_path / "acl").write_text(acl)
+    broker = Broker(tmp_path)
+    broker.conf.write_text(f"listener {broker.port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\n"
+                           f"acl_file {tmp_path / 'acl'}\npersistence false\nuser root\n")
+    return broker
+
+
+async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, caplog, capsys, stockfish):
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    from livemon.cli import main
+    from livemon.config import BusConfig
+    from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, results_topic
+    from livemon.io.engine import PositionAnalysis, position_key
+    from tests.test_distributed import workers, write_config
+
+    caplog.set_level(logging.INFO, "livemon")
+    broker = bus_broker(tmp_path).start()
+    boards = []
+    b = chess.Board()
+    for move in first_game_moves(16):
+        b.push(move)
+        boards.append(b.copy(stack=False))
+    poisoned, honest = boards[:3], boards[3:]
+    bus = BusConfig(host="127.0.0.1", port=broker.port, username="monitor", password="pw-monitor",
+                    profile=BUS_PROFILE, max_backoff=1.0, request_timeout=5.0)
+    store_path = tmp_path / "monitor.sqlite"
+    monitor_cfg = tmp_path / "monitor.toml"
+    monitor_cfg.write_text(f'[store]\npath = "{store_path}"\n')
+    faults = 0
+    try:
+        with Store(store_path) as store:
+            pool = RemoteEnginePool(bus, store, monitor_id="m1")
+            await pool.start()
+            await until(pool.connected.is_set, 10, "the monitor's connection")
+            reply = results_topic(bus, "m1")
+
+            def hostile(board: chess.Board) -> list[tuple[str, str | bytes]]:
+                """(topic, payload) of every lie evil tells about ``board``; all must be refused."""
+                key = position_key(board)
+                legal = [m.uci() for m in board.legal_moves][:4]
+                ok = [(u, 10) for u in legal]
+
+                def res(score: int, cands: list[tuple[str, int]], depth: int = 5, nodes: int = 1000,
+                        worker: str = "evil", profile: str = BUS_PROFILE) -> str:
+                    return AnalysisResult(key, profile, worker, PositionAnalysis(score, tuple(cands), depth, nodes)).to_json()
+
+                mine = f"{reply}/evil"
+                return [
+                    (mine, res(2**63, [(legal[0], 2**63)])),  # the issue's: stalled the bus (SQLite overflow)
+                    (mine, res(10, [(legal[0], 10)], nodes=2**63)),
+                    (mine, res(10, [(legal[0], 10)], depth=2**64)),
+                    (mine, res(-10**6, [(legal[0], -10**6)])),
+                    (mine, res(10, [("e1e8", 10)])),  # illegal
+                    (mine, res(10, [("a1a1", 10)])),
+                    (mine, res(10, [("zz", 10)])),
+                    (mine, res(10, [(legal[0], 10), (legal[0], 10)])),  # a candidate twice
+                    (mine, res(10, ok + [(legal[0], 9)] * 3)),  # more lines than MultiPV
+                    (mine, res(10, [(legal[0], 10)], depth=30)),  # not the profile's depth
+                    (mine, res(10, [(legal[0], 10)], depth=1)),
+                    (mine, res(10, [(legal[0], 10)], depth=-5)),
+                    (mine, res(50, [(legal[0], 10)])),  # score is not the best line's
+                    (mine, res(10, [(legal[0], 10)], profile="Stockfish 15.1 depth=30 multipv=4")),
+                    (mine, res(10, [(legal[0], 10)], worker="w1")),  # evil signs as w1 on its own topic
+                    (mine, json.dumps({"key": key, "profile": BUS_PROFILE, "worker": "evil",
+                                       "analysis": {"score": 1e999, "candidates": [[legal[0], 10]], "depth": 5, "nodes": 1}})),
+                    (mine, b"\xff\xfe not json"),
+                    (mine, json.dumps({"key": key, "profile": BUS_PROFILE, "worker": "evil",
+                                       "analysis": {"score": 10, "candidates": [[legal[0], True]], "depth": 5, "nodes": 1}})),
+                ]
+
+            async with aiomqtt.Client("127.0.0.1", broker.port, username="evil", password="pw-evil",
+                                      protocol=aiomqtt.ProtocolVersion.V5) as evil:
+                # 1. positions wanted before any worker: evil answers them all (lies first, then +3900 for each)
+                wanted = [asyncio.create_task(pool.submit(board)) for board in poisoned]
+                await until(lambda: len(pool._jobs) == len(poisoned), 5, "the wanted positions")
+                for board in poisoned:
+                    for topic, payload in hostile(board):
+                        await evil.publish(topic, payload, qos=1)
+                        faults += 1
+                # spoofing: as w1, and on the bare reply topic: the broker's ACL drops both
+                for board in poisoned:
+                    fake = AnalysisResult(position_key(board), BUS_PROFILE, "w1",
+                                          PositionAnalysis(-3900, ((next(iter(board.legal_moves)).uci(), -3900),), 5, 1))
+                    await evil.publish(f"{reply}/w1", fake.to_json(), qos=1)
+                    await evil.publish(reply, fake.to_json(), qos=1)
+                    faults += 2
+                await until(lambda: pool.counters.rejected == 18 * len(poisoned), 10, "every lie refused")
+                assert not any(t.done() for t in wanted), "a lie was accepted"
+                for board in poisoned:  # the one lie no check can see: legal, in range, +3900
+                    first = next(iter(board.legal_moves)).uci()
+                    lie = AnalysisResult(position_key(board), BUS_PROFILE, "evil",
+                                         PositionAnalysis(3900, ((first, 3900),), 5, 1000))
+                    await evil.publish(f"{reply}/evil", lie.to_json(), qos=1)
+                lied = await asyncio.wait_for(asyncio.gather(*wanted), 10)
+                assert all(a.analysis.score == 3900 for a in lied)
+                assert store.analyses_by_worker() == {"evil": len(poisoned)}
+
+                # 2. an honest worker joins; evil races it with lies on every request it can read
+                async def race() -> None:
+                    await evil.subscribe("livemon/bus/requests/#", qos=1)
+                    async for message in evil.messages:
+                        request = AnalysisRequest.parse(message.payload)
+                        for topic, payload in hostile(request.board()):
+                            await evil.publish(topic, payload, qos=1)
+
+                racer = asyncio.create_task(race())
+                with workers(tmp_path, broker.port, 1, username="w1", password="pw-w1"):
+                    answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in honest)), 120)
+                    racer.cancel()
+                    await asyncio.gather(racer, return_exceptions=True)
+                    assert {a.analysis.depth for a in answers} == {5}
+                    assert store.analyses_by_worker() == {"evil": len(poisoned), "w1": len(honest)}
+                    # 3. the operator forgets evil; its positions are searched again, by w1
+                    assert main(["worker", "--forget", "evil", "--config", str(monitor_cfg)]) == 0
+                    assert f"forgot {len(poisoned)} analyses computed by worker evil" in capsys.readouterr().out
+                    again = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in poisoned)), 120)
+            assert not any(a.cached for a in again)
+            assert store.analyses_by_worker() == {"w1": len(boards)}
+            assert all(a.analysis.depth == 5 and len(a.analysis.candidates) == 4 for a in again)
+            for board in boards:
+                found = store.get_analysis(position_key(board), BUS_PROFILE)
+                assert found is not None and abs(found.score) < 3900 and found.depth == 5
+            assert pool.connected.is_set() and pool._task is not None and not pool._task.done()
+            await pool.close()
+    finally:
+        broker.stop()
+    refusals = [r for r in caplog.records if r.name == "livemon.io.bus" and "rejected" in r.getMessage()]
+    print(f"bus faults injected: {faults} before the worker, {pool.counters.rejected} refused in all, "
+          f"{pool.counters.duplicates} late lies ignored")
+    assert len(refusals) == pool.counters.rejected >= 18 * len(poisoned)
+    no_traceback(caplog)

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS analyses (
     profile    TEXT NOT NULL,          -- EngineProfile.name
     score      INTEGER NOT NULL,       -- White's view, centipawns, mates at ±3900
     candidates TEXT NOT NULL,          -- JSON of PositionAnalysis
+    worker     TEXT,                   -- the bus worker that computed it; NULL: this machine's engines
     PRIMARY KEY (position, profile)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS games (
@@ -86,6 +87,13 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a store made by an older livemon up to SCHEMA (columns added since are nullable)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(analyses)")}
+        if "worker" not in columns:
+            self.db.execute("ALTER TABLE analyses ADD COLUMN worker TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -126,11 +134,20 @@ class Store:
         ).fetchone()
         return PositionAnalysis.from_json(row[0]) if row else None
 
-    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis) -> None:
+    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis, worker: str | None = None) -> None:
+        """Cache an analysis; ``worker`` names the bus worker that computed it (None: a local engine)."""
         self.db.execute(
-            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates) VALUES (?, ?, ?, ?)",
-            (position, profile, analysis.score, analysis.to_json()),
+            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates, worker) VALUES (?, ?, ?, ?, ?)",
+            (position, profile, analysis.score, analysis.to_json(), worker),
         )
+
+    def forget_worker(self, worker: str) -> int:
+        """Delete every cached analysis computed by ``worker`` (they are searched again); how many."""
+        return self.db.execute("DELETE FROM analyses WHERE worker = ?", (worker,)).rowcount
+
+    def analyses_by_worker(self) -> dict[str | None, int]:
+        """Cached analyses per worker name (None: this machine's engines)."""
+        return dict(self.db.execute("SELECT worker, COUNT(*) FROM analyses GROUP BY worker ORDER BY worker"))
 
     def count_analyses(self, profile: str | None = None) -> int:
         if profile is None:
