@@ -245,6 +245,8 @@ class FeedConfig:
     """file: keep watching for changes (false: read once and finish)."""
     identity: str = "auto"
     """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """file, http: largest file or response body read, in MB; stream: largest single game. Larger: one error, skipped."""
 
     def validate(self) -> None:
         where = f"feeds.{self.name}" if self.name else "feeds"
@@ -267,6 +269,8 @@ class FeedConfig:
                 raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
         if self.identity not in ("auto", "tags"):
             raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
+        if not 0 < self.max_body_mb < 1e6:  # also refuses nan
+            raise ConfigError(f"{where}.max_body_mb: must be a positive number of MB, got {self.max_body_mb!r}")
 
 
 @dataclass

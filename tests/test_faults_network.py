@@ -554,3 +554,145 @@ async def test_two_thousand_connections_do_not_stall_the_loop():
           f"{sorted(gaps)[int(len(gaps) * 0.99)] * 1000:.0f} ms over {len(gaps)} ticks")
     assert report["clients"] == n and connections >= n
     assert worst < 3.0  # 19 s before (issue 13, item 11), on a machine shared with other work
+
+
+# -- item 11 (feeds): big bodies, trickling servers, the stream splitter; PGN files without blank lines --------
+
+from livemon.io.feeds.http import HttpFeed  # noqa: E402
+from livemon.io.feeds.stream import StreamFeed  # noqa: E402
+from livemon.live.messages import FeedError  # noqa: E402
+from tests.test_feeds_live import MiniHttp, Rebuilt, response, running  # noqa: E402
+
+
+def london_text(n: int = 4) -> str:
+    from livemon.live.pgn import split_games
+
+    return "\n".join(c for c, _ in list(split_games(real("london_chess_classic_2011_twic.pgn").read_text()))[:n]) + "\n"
+
+
+class LoopWatch:
+    """The largest stall of the event loop while the block runs (a 10 ms ticker beside it)."""
+
+    async def __aenter__(self) -> "LoopWatch":
+        self.worst = 0.0
+
+        async def tick() -> None:
+            last = time.monotonic()
+            while True:
+                await asyncio.sleep(0.01)
+                now = time.monotonic()
+                self.worst = max(self.worst, now - last - 0.01)
+                last = now
+
+        self.task = asyncio.create_task(tick())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.task.cancel()
+
+
+async def test_http_body_cap_trickling_server_and_parsing_off_the_loop(caplog):
+    caplog.set_level(logging.INFO, "livemon")
+    good = london_text(4).encode()
+    big = real("chesscom_carlsen_clk_allancao.pgn").read_bytes()  # 334 games, 1 MB with clocks: parsed in a thread
+    plan = ["huge", "trickle", "good", "big"]
+    served: list[str] = []
+
+    async def handler(path: str, headers: dict[str, str], w: asyncio.StreamWriter) -> None:
+        kind = plan[min(len(served), len(plan) - 1)]
+        served.append(kind)
+        if kind == "huge":  # 3 MB declared and sent, over the 2 MB cap
+            w.write(response("200 OK", b"x" * (3 * 2**20)))
+        elif kind == "trickle":  # headers, then one byte every 0.1 s: must not hold the poll past its timeout
+            w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            for _ in range(100):
+                w.write(b" ")
+                await w.drain()
+                await asyncio.sleep(0.1)
+        elif kind == "good":
+            w.write(response("200 OK", good))
+        else:
+            w.write(response("200 OK", big, Content_Type="application/x-chess-pgn; charset=utf-8"))
+        await w.drain()
+
+    got = Rebuilt()
+    async with MiniHttp(handler) as srv:
+        feed = HttpFeed("hall", srv.url, interval=0.05, timeout=1.0, max_backoff=0.1, max_body=2 * 2**20)
+        t0 = time.monotonic()
+        async with running(feed, got), LoopWatch() as loop:
+            await asyncio.sleep(0)
+            await until(lambda: got.counts["GameInfo"] >= 4 and "big" in served, 20, "the good body")
+            trickle_done = time.monotonic() - t0
+            await until(lambda: got.counts["GameInfo"] >= 4 + 334, 120, "the big body")
+            parsed = time.monotonic() - t0
+    errors = [e.message for e in got.errors]
+    print(f"http: huge body refused, trickle cut at {feed.timeout:g} s, good after {trickle_done:.1f} s, "
+          f"{len(big) / 2**20:.1f} MB / {got.counts['GameInfo']} games parsed by {parsed:.1f} s; "
+          f"worst loop stall {loop.worst * 1000:.0f} ms")
+    assert "over the limit of 2 MB (feeds.hall.max_body_mb)" in errors[0]
+    assert "no complete response within the feed's timeout" in " ".join(errors) + " ".join(
+        r.getMessage() for r in caplog.records)
+    assert sum(len(v) for v in got.moves.values()) > 20_000
+    assert loop.worst < 0.5  # the parse of seconds ran beside the loop, not on it
+    no_traceback(caplog)
+
+
+async def test_stream_splitter_is_linear_and_an_endless_game_is_dropped(caplog):
+    sizes = {}
+    from livemon.io.feeds.core import PgnStreamSplitter
+
+    for mb in (1, 2, 4, 8):
+        s = PgnStreamSplitter()
+        t = time.perf_counter()
+        for _ in range(mb * 64):
+            s.feed("x" * 16384)
+        sizes[mb] = time.perf_counter() - t
+    print("splitter without newlines, MB: seconds", {k: round(v, 4) for k, v in sizes.items()})
+    assert sizes[8] < 0.5  # was 0.18 / 0.68 / 2.68 s for 1 / 2 / 4 MB (quadratic)
+
+    games = london_text(2)
+    junk = ("1. e4 " * 200_000).encode()  # 1.2 MB of one endless game, no newline
+
+    async def handler(path: str, headers: dict[str, str], w: asyncio.StreamWriter) -> None:
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-chess-pgn\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for part in (b'[Event "endless"]\n\n', junk[: len(junk) // 2], junk[len(junk) // 2:], b"\n\n", games.encode()):
+            w.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+            await w.drain()
+        await asyncio.sleep(30)
+
+    got = Rebuilt()
+    async with MiniHttp(handler) as srv:
+        feed = StreamFeed("stream", srv.url, reconnect=0.05, max_game=2**20)
+        async with running(feed, got):
+            await until(lambda: got.counts["GameInfo"] == 2, 20, "the games after the endless one")
+    assert [e.message for e in got.errors] == [
+        f"{srv.url}: a game of more than 1 MB (feeds.stream.max_body_mb) dropped; going on with the next game"]
+    no_traceback(caplog)
+
+
+def test_a_pgn_file_without_blank_lines_gives_one_line(tmp_path):
+    from livemon.app.batch import read_files
+
+    lines: list[str] = []
+    path = real("chesscom_carlsen_clk_allancao.pgn")
+    planned = read_files([str(path)], lines.append)
+    unseparated = path.read_text().count("[Event ") - 1
+    assert len(planned) > 300
+    assert [x for x in lines if "blank line" in x] == [
+        f"{path.name}: {unseparated} games not separated from the previous one by a blank line; read anyway"]
+
+
+async def test_a_file_over_the_cap_is_one_error_then_read_when_it_shrinks(tmp_path, caplog):
+    from livemon.io.feeds.file import FileFeed
+
+    path = tmp_path / "round.pgn"
+    path.write_bytes(b"x" * (3 * 2**20))
+    got = Rebuilt()
+    feed = FileFeed("hall-pc", path, interval=0.02, max_body=2**20)
+    async with running(feed, got):
+        await until(lambda: len(got.errors) == 1, 5, "the error")
+        await asyncio.sleep(0.2)  # polled again and again: still one error
+        path.write_text(london_text(4))
+        await until(lambda: got.counts["GameInfo"] == 4, 10, "the games")
+    assert len(got.errors) == 1 and "over the limit of 1 MB (feeds.hall-pc.max_body_mb); not read" in got.errors[0].message
+    no_traceback(caplog)
