@@ -696,3 +696,58 @@ async def test_a_file_over_the_cap_is_one_error_then_read_when_it_shrinks(tmp_pa
         await until(lambda: got.counts["GameInfo"] == 4, 10, "the games")
     assert len(got.errors) == 1 and "over the limit of 1 MB (feeds.hall-pc.max_body_mb); not read" in got.errors[0].message
     no_traceback(caplog)
+
+
+from tests.test_overlay import browser  # noqa: E402,F401 - the headless Chromium fixture
+
+
+async def test_the_overlay_without_a_game_follows_a_live_one(browser):
+    """Headless Chromium: the finished round's first board is not shown while the next round is live."""
+    from dataclasses import replace
+
+    from tests.test_overlay import board as overlay_board, text
+
+    hub = Hub()
+    done = replace(overlay_board("r1-b1", "Short, Nigel", "Adams, Michael", 80, 0), result="1/2-1/2")
+    hub.publish(done)
+    hub.publish(overlay_board("r2-b2", "Giri, Anish", "So, Wesley", 4, 35))
+    hub.publish(overlay_board("r2-b1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 6, 20))
+    async with serve_web(hub, WebConfig(port=0, host="127.0.0.1")) as srv:
+        await browser.call("Page.enable")
+        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.wait_for(text("white-name"), "Carlsen, Magnus")  # live, first by id; not the finished r1-b1
+        hub.publish(overlay_board("r2-b2", "Giri, Anish", "So, Wesley", 5, 40))
+        await asyncio.sleep(0.3)
+        assert await browser.js(text("white-name")) == "Carlsen, Magnus"  # stays on its live game
+        hub.publish(replace(overlay_board("r2-b1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 61, 900), result="1-0"))
+        await browser.wait_for(text("white-name"), "Giri, Anish")  # it ended: on to the game still live
+        hub.publish(replace(overlay_board("r2-b2", "Giri, Anish", "So, Wesley", 70, 0), result="1/2-1/2"))
+        await asyncio.sleep(0.3)
+        assert await browser.js(text("white-name")) == "Giri, Anish"  # nothing live: stays
+        # a page opened when nothing is live shows the board updated last
+        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.wait_for(text("white-name"), "Giri, Anish")
+
+
+async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, stockfish):
+    """The first error of an outage was logged twice (by the feed and by the monitor): now once."""
+    from tests.conftest import free_port
+
+    caplog.set_level(logging.INFO, "livemon")
+    path = tmp_path / "config.toml"
+    path.write_text(f'[engine]\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+                    f'[monitor]\nstatus_seconds = 0.2\n'
+                    f'[[feeds]]\nname = "web"\ntype = "http"\nurl = "http://127.0.0.1:{free_port()}/round.pgn"\n'
+                    f'interval = 0.05\nmax_backoff = 0.1\ntimeout = 1.0\n')
+    monitor = Monitor(load_config(path))
+    run = asyncio.create_task(monitor.run())
+    try:
+        await until(lambda: bool(monitor.feeds) and monitor.feeds[0].status.errors >= 5, 60, "a few failed polls")
+    finally:
+        monitor.stop()
+        await asyncio.wait_for(run, 60)
+    feed = monitor.feeds[0]
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("feed web:")]
+    print(f"outage: {feed.status.errors} failed polls, {len(lines)} lines")
+    assert len(lines) == feed.status.errors and "ConnectError" in lines[0]
+    no_traceback(caplog)

@@ -46,7 +46,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from livemon.io.feeds.fields import sane_eval
+from livemon.io.feeds.fields import sane_eval, sane_seconds
 from livemon.rating.evaluation import score_cp
 
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
@@ -154,7 +154,7 @@ class _RecordingBuilder(chess.pgn.GameBuilder):
 def _plies_of(game: chess.pgn.Game) -> list[Ply]:
     out = []
     for node in game.mainline():
-        out.append(Ply(node.move.uci(), node.clock(), node.emt(), eval_cp(node)))
+        out.append(Ply(node.move.uci(), sane_seconds(node.clock()), sane_seconds(node.emt()), eval_cp(node)))
     return out
 
 

@@ -31,7 +31,7 @@ from livemon.rating.evaluation import MATE_CP, MAX_CP
 
 __all__ = [
     "FieldError", "INT64_MAX", "MAX_ID", "MAX_TEXT", "elo_field", "eval_field", "fits_int64", "id_field",
-    "int_field", "sane_eval", "seconds_field", "text_field",
+    "int_field", "sane_eval", "sane_seconds", "seconds_field", "text_field",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -98,6 +98,20 @@ def seconds_field(value: Any) -> float:
     if not 0 <= v <= MAX_SECONDS:
         raise FieldError(f"not between 0 and {MAX_SECONDS:g} seconds: {_show(value)}")
     return v
+
+
+def sane_seconds(value: Any) -> float | None:
+    """A clock or think time read from a PGN comment, None when it is not a sane one.
+
+    >>> sane_seconds(5391.0), sane_seconds(359999999.0), sane_seconds(None)
+    (5391.0, None, None)
+    """
+    if value is None:
+        return None
+    try:
+        return seconds_field(value)
+    except FieldError:
+        return None
 
 
 def int_field(value: Any, low: int, high: int) -> int:
