@@ -383,8 +383,12 @@ class BusConfig:
     """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first."""
     max_backoff: float = 30.0
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
+    spot_check: float = 0.0
+    """Fraction of remote results the monitor searches again on its own [engine] (same profile); an alarm line on disagreement."""
 
     def validate(self) -> None:
+        if not 0 <= self.spot_check <= 1:  # also refuses nan
+            raise ConfigError(f"bus.spot_check: a fraction from 0 to 1, got {self.spot_check!r}")
         if self.mode not in BUS_MODES:
             raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
         if not 0 < self.port < 65536:

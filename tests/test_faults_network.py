@@ -751,3 +751,51 @@ async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, stock
     print(f"outage: {feed.status.errors} failed polls, {len(lines)} lines")
     assert len(lines) == feed.status.errors and "ConnectError" in lines[0]
     no_traceback(caplog)
+
+
+async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, stockfish):
+    """bus.spot_check = 1: every remote result is searched again here; the +3900 lie raises one alarm line."""
+    from livemon.config import BusConfig, EngineConfig
+    from livemon.io.bus import AnalysisResult, RemoteEnginePool
+    from livemon.io.engine import PositionAnalysis, UciEngine, position_key
+
+    caplog.set_level(logging.INFO, "livemon")
+    boards, b = [], chess.Board()
+    for move in first_game_moves(4):
+        b.push(move)
+        boards.append(b.copy(stack=False))
+    engine_cfg = EngineConfig(path=stockfish, depth=5)
+    honest = await UciEngine.open(engine_cfg)
+    try:
+        truths = [await honest.analyse(board) for board in boards]
+    finally:
+        await honest.close()
+    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=BUS_PROFILE, max_backoff=1.0, spot_check=1.0)
+    with Store(tmp_path / "monitor.sqlite") as store:
+        pool = RemoteEnginePool(bus, store, monitor_id="m1", engine=engine_cfg)
+        await pool.start()
+        try:
+            assert pool.spot is not None
+            await until(pool.connected.is_set, 10, "the monitor's connection")
+            wanted = [asyncio.create_task(pool.submit(board)) for board in boards]
+            await until(lambda: len(pool._jobs) == len(boards), 5, "the wanted positions")
+            async with aiomqtt.Client("127.0.0.1", broker.port) as peer:
+                for i, (board, truth) in enumerate(zip(boards, truths)):
+                    if i == 1:  # the lie: legal, in range, the profile's depth
+                        first = next(iter(board.legal_moves)).uci()
+                        lie = PositionAnalysis(3900 if board.turn else -3900, ((first, 3900 if board.turn else -3900),), 5, 900)
+                        await peer.publish(f"{pool.reply_topic}/evil", AnalysisResult(position_key(board), BUS_PROFILE, "evil", lie).to_json(), qos=1)
+                    else:
+                        await peer.publish(f"{pool.reply_topic}/w1", AnalysisResult(position_key(board), BUS_PROFILE, "w1", truth).to_json(), qos=1)
+            await asyncio.wait_for(asyncio.gather(*wanted), 10)
+            await asyncio.wait_for(pool.spot.wait_idle(), 60)
+            status = pool.status()["bus"]["spot_checks"]
+        finally:
+            await pool.close()
+        fixed = store.get_analysis(position_key(boards[1]), BUS_PROFILE)
+        kept = [store.get_analysis(position_key(boards[i]), BUS_PROFILE) for i in (0, 2, 3)]
+    assert status["checked"] == len(boards) and status["alarms"] == 1 and status["alarms_by_worker"] == {"evil": 1}
+    assert fixed == truths[1] and kept == [truths[0], truths[2], truths[3]]
+    alarms = [r.getMessage() for r in caplog.records if "ALARM" in r.getMessage()]
+    assert len(alarms) == 1 and "worker evil" in alarms[0] and "livemon worker --forget evil" in alarms[0]
+    no_traceback(caplog)

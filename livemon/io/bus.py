@@ -60,12 +60,13 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from livemon.live.analysis import needs_search
-from livemon.config import BusConfig
+from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
 from livemon.live.messages import Message
 from livemon.faces.mqtt import topic_level
 from livemon.io.pool import PooledAnalysis
 from livemon.io.resultcheck import check_analysis
+from livemon.io.spotcheck import SpotChecker
 from livemon.io.store import Store
 
 log = logging.getLogger(__name__)
@@ -362,8 +363,11 @@ class RemoteEnginePool:
     see the module docstring for the protocol.
     """
 
-    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None):
+    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
+                 engine: EngineConfig | None = None):
         self.cfg = cfg
+        self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
+        self.spot: SpotChecker | None = None
         self.store = store
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
@@ -395,10 +399,17 @@ class RemoteEnginePool:
                 log.warning("bus: waiting for a worker to announce its engine profile on %s (broker %s:%d)",
                             workers_topic(self.cfg), self.cfg.host, self.cfg.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
+        if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
+            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store)
+            if await spot.start():
+                self.spot = spot
 
     async def close(self) -> None:
         """Disconnect and fail what is still wanted (the monitor is stopping)."""
         self._closing = True
+        if self.spot is not None:
+            await self.spot.close()
+            self.spot = None
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -647,6 +658,8 @@ class RemoteEnginePool:
         self.counters.round_trip_seconds += time.monotonic() - job.first_sent
         if self.store is not None:
             self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
+        if self.spot is not None:
+            self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
 
     # -- status ---------------------------------------------------------------
@@ -694,6 +707,7 @@ class RemoteEnginePool:
                 "duplicates": c.duplicates,
                 "remote_cache_hits": c.remote_cache_hits,
                 "answers_by_worker": dict(sorted(c.by_worker.items())),
+                "spot_checks": None if self.spot is None else {**vars(self.spot.counters), "alarms_by_worker": dict(self.spot.alarmed)},
             },
         }
 
