@@ -125,7 +125,7 @@ async def test_malformed_mqtt_moves_never_end_the_feed_and_lose_nothing(tmp_path
     try:
         await until(lambda: bool(monitor.feeds) and monitor.feeds[0].connected.is_set(), 60, "the MQTT feed")
         feed = monitor.feeds[0]
-        async with aiomqtt.Client("127.0.0.1", broker.port) as pub:
+        async with aiomqtt.Client("127.0.0.1", broker.port, timeout=10) as pub:
             # mate scores in other tools' conventions and a float: clamped, not refused
             evals = {1: 10000, 2: -32000, 3: "#-3", 4: 31.6, 5: 2**63, 6: -(10**30)}
             for i, move in enumerate(moves, start=1):
@@ -213,6 +213,10 @@ def bus_broker(tmp_path: Path) -> Any:
 
 
 async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, caplog, capsys, stockfish):
+    await asyncio.wait_for(hostile_worker(tmp_path, caplog, capsys), 300)  # a hang fails, with its place
+
+
+async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
 
@@ -277,7 +281,7 @@ async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, c
                                        "analysis": {"score": 10, "candidates": [[legal[0], True]], "depth": 5, "nodes": 1}})),
                 ]
 
-            async with aiomqtt.Client("127.0.0.1", broker.port, username="evil", password="pw-evil",
+            async with aiomqtt.Client("127.0.0.1", broker.port, username="evil", password="pw-evil", timeout=10,
                                       protocol=aiomqtt.ProtocolVersion.V5) as evil:
                 # 1. positions wanted before any worker: evil answers them all (lies first, then +3900 for each)
                 wanted = [asyncio.create_task(pool.submit(board)) for board in poisoned]
@@ -316,7 +320,7 @@ async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, c
                 with workers(tmp_path, broker.port, 1, username="w1", password="pw-w1"):
                     answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in honest)), 120)
                     racer.cancel()
-                    await asyncio.gather(racer, return_exceptions=True)
+                    await asyncio.wait({racer}, timeout=10)
                     assert {a.analysis.depth for a in answers} == {5}
                     assert store.analyses_by_worker() == {"evil": len(poisoned), "w1": len(honest)}
                     # 3. the operator forgets evil; its positions are searched again, by w1
@@ -779,7 +783,7 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
             await until(pool.connected.is_set, 10, "the monitor's connection")
             wanted = [asyncio.create_task(pool.submit(board)) for board in boards]
             await until(lambda: len(pool._jobs) == len(boards), 5, "the wanted positions")
-            async with aiomqtt.Client("127.0.0.1", broker.port) as peer:
+            async with aiomqtt.Client("127.0.0.1", broker.port, timeout=10) as peer:
                 for i, (board, truth) in enumerate(zip(boards, truths)):
                     if i == 1:  # the lie: legal, in range, the profile's depth
                         first = next(iter(board.legal_moves)).uci()
