@@ -637,7 +637,9 @@ async def test_http_body_cap_trickling_server_and_parsing_off_the_loop(caplog):
     assert "no complete response within the feed's timeout" in " ".join(errors) + " ".join(
         r.getMessage() for r in caplog.records)
     assert sum(len(v) for v in got.moves.values()) > 20_000
-    assert loop.worst < 0.5  # the parse of seconds ran beside the loop, not on it
+    # on the loop, the parse would be one stall as long as itself; beside it, the loop only waits for the GIL
+    # (and, on this shared 2-core machine, for a core: 169 ms alone, 595 ms with three other test suites)
+    assert loop.worst < max(1.0, (parsed - trickle_done) / 4)
     no_traceback(caplog)
 
 
