@@ -805,3 +805,32 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
     alarms = [r.getMessage() for r in caplog.records if "ALARM" in r.getMessage()]
     assert len(alarms) == 1 and "worker evil" in alarms[0] and "livemon worker --forget evil" in alarms[0]
     no_traceback(caplog)
+
+
+def test_an_old_store_gains_the_worker_column_and_forget_needs_a_store(tmp_path, capsys):
+    """A store made before analyses.worker existed is migrated in place; its analyses count as local."""
+    import sqlite3
+
+    from livemon.cli import main
+    from livemon.io.engine import PositionAnalysis
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE analyses (position TEXT NOT NULL, profile TEXT NOT NULL, score INTEGER NOT NULL, "
+               "candidates TEXT NOT NULL, PRIMARY KEY (position, profile)) WITHOUT ROWID")
+    old = PositionAnalysis(31, (("e2e4", 31),), 5, 100)
+    db.execute("INSERT INTO analyses VALUES ('p0', 'prof', 31, ?)", (old.to_json(),))
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        store.put_analysis("p1", "prof", old, worker="w2")
+        assert store.analyses_by_worker() == {None: 1, "w2": 1}
+    cfg = tmp_path / "monitor.toml"
+    cfg.write_text(f'[store]\npath = "{path}"\n')
+    assert main(["worker", "--forget", "w2", "--config", str(cfg)]) == 0
+    assert "forgot 1 analyses computed by worker w2" in capsys.readouterr().out
+    with Store(path) as store:
+        assert store.analyses_by_worker() == {None: 1} and store.get_analysis("p0", "prof") == old
+    cfg.write_text(f'[store]\npath = "{tmp_path / "missing.sqlite"}"\n')
+    assert main(["worker", "--forget", "w2", "--config", str(cfg)]) == 2
+    assert "no store at" in capsys.readouterr().err and not (tmp_path / "missing.sqlite").exists()
