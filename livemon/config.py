@@ -279,6 +279,8 @@ class FeedConfig:
     """file: keep watching for changes (false: read once and finish)."""
     identity: str = "auto"
     """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """file, http: largest file or response body read, in MB; stream: largest single game. Larger: one error, skipped."""
 
     def validate(self) -> None:
         where = f"feeds.{self.name}" if self.name else "feeds"
@@ -301,6 +303,8 @@ class FeedConfig:
                 raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
         if self.identity not in ("auto", "tags"):
             raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
+        if not 0 < self.max_body_mb < 1e6:  # also refuses nan
+            raise ConfigError(f"{where}.max_body_mb: must be a positive number of MB, got {self.max_body_mb!r}")
 
 
 @dataclass
@@ -415,8 +419,12 @@ class BusConfig:
     """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first."""
     max_backoff: float = 30.0
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
+    spot_check: float = 0.0
+    """Fraction of remote results the monitor searches again on its own [engine] (same profile); an alarm line on disagreement."""
 
     def validate(self) -> None:
+        if not 0 <= self.spot_check <= 1:  # also refuses nan
+            raise ConfigError(f"bus.spot_check: a fraction from 0 to 1, got {self.spot_check!r}")
         if self.mode not in BUS_MODES:
             raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
         if not 0 < self.port < 65536:

@@ -85,7 +85,7 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store)
+            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         self.feeds: list[Feed] = []

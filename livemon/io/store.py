@@ -29,9 +29,12 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from livemon.io.engine import PositionAnalysis
+from livemon.io.feeds.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
 
 if TYPE_CHECKING:
@@ -49,6 +52,7 @@ CREATE TABLE IF NOT EXISTS analyses (
     profile    TEXT NOT NULL,          -- EngineProfile.name
     score      INTEGER NOT NULL,       -- White's view, centipawns, mates at ±3900
     candidates TEXT NOT NULL,          -- JSON of PositionAnalysis
+    worker     TEXT,                   -- the bus worker that computed it; NULL: this machine's engines
     PRIMARY KEY (position, profile)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS games (
@@ -239,6 +243,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.executescript(SCHEMA)
+                self._migrate()
         except sqlite3.Error as exc:
             self.db.close()
             raise StoreError(self._open_error(exc)) from None
@@ -255,6 +260,12 @@ class Store:
         else:
             hint = f"livemon doctor --store {self.path} says more"
         return f"store {self.path}: {reason}: {hint}"
+
+    def _migrate(self) -> None:
+        """Bring a store made by an older livemon up to SCHEMA (columns added since are nullable)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(analyses)")}
+        if "worker" not in columns:
+            self.db.execute("ALTER TABLE analyses ADD COLUMN worker TEXT")
 
     def close(self) -> None:
         if self._pending:
@@ -501,11 +512,20 @@ class Store:
 
         return PositionAnalysis.from_json(row[0]) if row else None
 
-    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis) -> None:
+    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis, worker: str | None = None) -> None:
+        """Cache an analysis; ``worker`` names the bus worker that computed it (None: a local engine)."""
         self._write(((
-            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates) VALUES (?, ?, ?, ?)",
-            (position, profile, analysis.score, analysis.to_json()),
+            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates, worker) VALUES (?, ?, ?, ?, ?)",
+            (position, profile, analysis.score, analysis.to_json(), worker),
         ),))
+
+    def forget_worker(self, worker: str) -> int:
+        """Delete every cached analysis computed by ``worker`` (they are searched again); how many."""
+        return self.db.execute("DELETE FROM analyses WHERE worker = ?", (worker,)).rowcount
+
+    def analyses_by_worker(self) -> dict[str | None, int]:
+        """Cached analyses per worker name (None: this machine's engines)."""
+        return dict(self.db.execute("SELECT worker, COUNT(*) FROM analyses GROUP BY worker ORDER BY worker"))
 
     def count_analyses(self, profile: str | None = None) -> int:
         if profile is None:
@@ -586,7 +606,7 @@ class Store:
         """Every stored game in the order first seen: (info, result, moves by ply)."""
         moves: dict[str, list[MoveEvent]] = {}
         for game_id, text in self.db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
-            moves.setdefault(game_id, []).append(MoveEvent.from_json(text))
+            moves.setdefault(game_id, []).append(_stored_move(MoveEvent.from_json(text)))
         return [
             (GameInfo.from_json(info), result, moves.get(game_id, []))
             for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
@@ -648,3 +668,10 @@ class Store:
     def get_status(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT status FROM status WHERE id = 1").fetchone()
         return json.loads(row[0]) if row else None
+
+
+def _stored_move(move: MoveEvent) -> MoveEvent:
+    """A stored move as the models may use it: an ``eval_cp`` written before the feeds clamped it
+    (10000 for a mate, 2**63, NaN) is clamped to ±3900 or dropped, so the reader never breaks."""
+    clean = sane_eval(move.eval_cp)
+    return move if clean == move.eval_cp and type(clean) is type(move.eval_cp) else replace(move, eval_cp=clean)
