@@ -73,6 +73,8 @@ class BusStatus:
     duplicates: int
     remote_cache_hits: int
     answers_by_worker: dict[str, int]
+    spot_checks: dict[str, Any] | None = None
+    """Re-searches of accepted results on this machine's engine (``bus.spot_check``), and alarms per worker."""
 
 
 @dataclass(frozen=True)
