@@ -283,7 +283,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
                                       protocol=aiomqtt.ProtocolVersion.V5) as evil:
                 # 1. positions wanted before any worker: evil answers them all (lies first, then +3900 for each)
                 wanted = [asyncio.create_task(pool.submit(board)) for board in poisoned]
-                await until(lambda: len(pool._jobs) == len(poisoned), 5, "the wanted positions")
+                await until(lambda: len(pool.queue.jobs) == len(poisoned), 5, "the wanted positions")
                 for board in poisoned:
                     for topic, payload in hostile(board):
                         await evil.publish(topic, payload, qos=1)
@@ -781,7 +781,7 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
             assert pool.spot is not None
             await until(pool.connected.is_set, 10, "the monitor's connection")
             wanted = [asyncio.create_task(pool.submit(board)) for board in boards]
-            await until(lambda: len(pool._jobs) == len(boards), 5, "the wanted positions")
+            await until(lambda: len(pool.queue.jobs) == len(boards), 5, "the wanted positions")
             async with aiomqtt.Client("127.0.0.1", broker.port, timeout=10) as peer:
                 for i, (board, truth) in enumerate(zip(boards, truths)):
                     if i == 1:  # the lie: legal, in range, the profile's depth
