@@ -17,13 +17,14 @@ import time
 from typing import TYPE_CHECKING, AsyncIterator
 
 from livemon.commands import add_store_arguments, config_from_args
+from livemon.errors import LivemonError
 
 if TYPE_CHECKING:
     from livemon.app.monitor import Monitor
     from livemon.faces.hub import Hub
 
 
-class StartError(RuntimeError):
+class StartError(LivemonError, RuntimeError):
     """The monitor cannot start (store, port); the message is the one line to print."""
 
 

@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from livemon.errors import LivemonError
 from livemon.live.values import PositionAnalysis
 from livemon.io.feeds.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
@@ -100,7 +101,7 @@ WRITE_RETRY_SECONDS = 1.0
 """Least time between two retries of held writes."""
 
 
-class StoreError(RuntimeError):
+class StoreError(LivemonError, RuntimeError):
     """A store that cannot be used; the message is one line: what is wrong and what to do."""
 
 

@@ -27,6 +27,7 @@ import operator
 import re
 from typing import Any
 
+from livemon.errors import LivemonError
 from livemon.rating.evaluation import MATE_CP, MAX_CP
 
 __all__ = [
@@ -46,7 +47,7 @@ MAX_SECONDS = 1e7
 _MATE = re.compile(r"^\s*#\s*([+-]?)\s*(\d{1,4})\s*$")
 
 
-class FieldError(ValueError):
+class FieldError(LivemonError, ValueError):
     """A field that cannot be used; the text says why (the caller names the field)."""
 
 

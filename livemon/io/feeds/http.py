@@ -22,6 +22,7 @@ from typing import AsyncIterator
 
 import httpx
 
+from livemon.errors import LivemonError
 from livemon.io.feeds.base import Backoff, BaseFeed
 from livemon.io.feeds.core import KeyFunc, text_is_cut
 from livemon.live.messages import Message
@@ -120,7 +121,7 @@ class HttpFeed(BaseFeed):
         return self.tracker.update_text(text, source=self.url, final=False, settled=settled)
 
 
-class BodyTooBig(Exception):
+class BodyTooBig(LivemonError):
     """A response body over the feed's ``max_body_mb``."""
 
     def __init__(self, size: int, limit: int, feed: str) -> None:
