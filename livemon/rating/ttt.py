@@ -79,6 +79,7 @@ ProgressCallback = Callable[[int, float], None]
 """Called after every sweep with (sweeps so far, largest change of that sweep)."""
 
 _SQRT2 = math.sqrt(2.0)
+_DEBUG = False
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 # ---------------------------------------------------------------------------
@@ -617,6 +618,128 @@ def _log_evidence(S, E, G, game_na, game_nb, game_res, beta2, margin, is_d, out)
     return total
 
 
+@njit(cache=True)
+def _link_games(game_na, game_nb, n_nodes):
+    """Per node, a linked list of its games: head[n] is the latest game, link[g, 0/1] the next one of g's node a/b."""
+    head = np.full(n_nodes, -1, np.int64)
+    link = np.full((game_na.shape[0], 2), -1, np.int64)
+    for g in range(game_na.shape[0]):
+        link[g, 0] = head[game_na[g]]
+        head[game_na[g]] = g
+        link[g, 1] = head[game_nb[g]]
+        head[game_nb[g]] = g
+    return head, link
+
+
+@njit(cache=True)
+def _moved(S, n, tau0, pi0, eps):
+    """Did node n's posterior (now) move more than eps from the one given by (tau0, pi0)?"""
+    tau, pi = _post(S, n)
+    return abs(tau / pi - tau0 / pi0) > eps or abs(math.sqrt(1.0 / pi) - math.sqrt(1.0 / pi0)) > eps
+
+
+@njit(cache=True)
+def _flag_games(n, skip, S, ref, tolerance, head, link, game_na, need_game):
+    """If node n's posterior moved more than the tolerance since its games last read it, flag them."""
+    tau, pi = _post(S, n)
+    mu = tau / pi
+    sd = math.sqrt(1.0 / pi)
+    if abs(mu - ref[n, 0]) <= tolerance and abs(sd - ref[n, 1]) <= tolerance:
+        return
+    ref[n, 0] = mu
+    ref[n, 1] = sd
+    g = head[n]
+    while g >= 0:
+        if g != skip:
+            need_game[g] = True
+        g = link[g, 0] if game_na[g] == n else link[g, 1]
+
+
+@njit(cache=True)
+def _flag_all(S, ref, tolerance, head, link, game_na, need_game):
+    """Flag the games of every node whose posterior moved more than the tolerance from ``ref``."""
+    for n in range(S.shape[0]):
+        _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+
+
+@njit(cache=True)
+def _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link, need_fwd, need_bwd,
+                need_game):
+    """Game g's messages changed: its players' neighbours need drift messages, their other games may move."""
+    for n in (game_na[g], game_nb[g]):
+        q = node_next[n]
+        if q >= 0:
+            need_fwd[q] = True
+        p = node_prev[n]
+        if p >= 0:
+            need_bwd[p] = True
+        _flag_games(n, g, S, ref, tolerance, head, link, game_na, need_game)
+
+
+@njit(cache=True)
+def _active_sweep(S, G, batch_node_start, batch_game_start, node_prev, node_next, node_player, node_elapsed,
+                  game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, tolerance, ref, head, link,
+                  need_fwd, need_bwd, need_game, logz):
+    """One forward-backward sweep over the flagged nodes and games only (TTT); returns (game updates, flags left).
+
+    A node is flagged when a neighbour's message to it changed (a drift
+    message is passed on while it moves a posterior by more than a thousandth
+    of the tolerance); a game when a posterior it reads moved more than the
+    tolerance since it last read it.  Nodes and games are sorted by time
+    step, so flags set ahead of the pass are taken in the same pass, as in
+    :func:`_sweep`.
+    """
+    E = np.zeros((1, 8))
+    eps = 1e-3 * tolerance
+    updates = 0
+    nb = batch_node_start.shape[0] - 1
+    for b in range(nb):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            if need_fwd[n]:
+                need_fwd[n] = False
+                tau0, pi0 = _post(S, n)
+                _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, False,
+                              0.0, 1.0, 0.0)
+                if pi0 <= 0.0 or _moved(S, n, tau0, pi0, eps):
+                    if node_next[n] >= 0:
+                        need_fwd[node_next[n]] = True
+                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+        for g in range(batch_game_start[b], batch_game_start[b + 1]):
+            if need_game[g]:
+                need_game[g] = False
+                ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
+                logz[g] = lz
+                updates += 1
+                if ch > 0.0:
+                    _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link,
+                                need_fwd, need_bwd, need_game)
+    for b in range(nb - 1, -1, -1):
+        for n in range(batch_node_start[b], batch_node_start[b + 1]):
+            if need_bwd[n]:
+                need_bwd[n] = False
+                tau0, pi0 = _post(S, n)
+                _backward_node(n, S, E, node_next, node_elapsed, tau2, False, 0.0)
+                if _moved(S, n, tau0, pi0, eps):
+                    if node_prev[n] >= 0:
+                        need_bwd[node_prev[n]] = True
+                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+        for g in range(batch_game_start[b], batch_game_start[b + 1]):
+            if need_game[g]:
+                need_game[g] = False
+                ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
+                logz[g] = lz
+                updates += 1
+                if ch > 0.0:
+                    _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link,
+                                need_fwd, need_bwd, need_game)
+    left = 0
+    for n in range(need_fwd.shape[0]):
+        left += need_fwd[n] + need_bwd[n]
+    for g in range(need_game.shape[0]):
+        left += need_game[g]
+    return updates, left
+
+
 # ---------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------
@@ -892,6 +1015,22 @@ class _LevelSolver:
 
 
 @dataclass
+class _Solver:
+    """The EP state in the kernels' order (games sorted by step), kept so a refresh continues without rebuilding."""
+
+    st: _Structure
+    S: np.ndarray
+    G: np.ndarray
+    E: np.ndarray
+    prior_tau: np.ndarray
+    prior_pi: np.ndarray
+    logz: np.ndarray
+    """log P(result | cavity) of each game, sorted order."""
+    head: np.ndarray
+    link: np.ndarray
+
+
+@dataclass
 class TTTFit:
     """A converged (or stopped) fit: posteriors per (player, step), evidence, and EP messages.
 
@@ -911,9 +1050,34 @@ class TTTFit:
     nu: np.ndarray | None
     zeta: np.ndarray | None
     priors: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
-    game_messages: np.ndarray = field(default_factory=lambda: np.zeros((0, 8)), repr=False)
-    """EP messages of each game in input order (tau, pi to White's and Black's skill, then margins)."""
-    positivity: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)), repr=False)
+    solver: _Solver | None = field(default=None, repr=False)
+    updates: int = 0
+    """Game updates (EP steps on one game) this fit or refresh took; a sweep is two per game."""
+    incremental: bool = False
+    """True when :func:`refresh` swept only what the new games moved."""
+
+    @property
+    def game_messages(self) -> np.ndarray:
+        """EP messages of each game in input order (tau, pi to White's and Black's skill, then margins)."""
+        if self.solver is None:
+            return np.zeros((len(self.games), 8))
+        st, G = self.solver.st, self.solver.G
+        out = np.zeros_like(G)
+        a_cols = np.array([0, 1, 4, 5])
+        b_cols = np.array([2, 3, 6, 7])
+        sw = st.swapped
+        out[st.order[~sw][:, None], a_cols] = G[~sw][:, a_cols]
+        out[st.order[~sw][:, None], b_cols] = G[~sw][:, b_cols]
+        out[st.order[sw][:, None], a_cols] = G[sw][:, b_cols]
+        out[st.order[sw][:, None], b_cols] = G[sw][:, a_cols]
+        return out
+
+    @property
+    def positivity(self) -> np.ndarray:
+        """TTT-D: the positivity site (tau, pi) of each node's margin."""
+        if self.solver is None or self.nu is None:
+            return np.zeros((0, 2))
+        return self.solver.E[:, 6:8]
 
     def curves(self) -> dict[Hashable, list[dict[str, Any]]]:
         """Per player label, the posterior at each of the player's time steps, in time order.
@@ -934,8 +1098,18 @@ class TTTFit:
         return out
 
     def latest(self) -> dict[Hashable, tuple[float, float]]:
-        """Per player label, (mu, sigma) at the player's last time step."""
-        return {name: (pts[-1]["mu"], pts[-1]["sigma"]) for name, pts in self.curves().items()}
+        """Per player label, (mu, sigma) at the player's last time step.
+
+        >>> f = fit(make_games(["a"], ["b"], [0], [1.0]))
+        >>> sorted(f.latest()) == ["a", "b"] and f.latest()["a"][0] > f.latest()["b"][0]
+        True
+        """
+        last = np.full(self.games.labels.shape[0], -1, np.int64)
+        order = np.lexsort((self.node_step, self.node_player))
+        last[self.node_player[order]] = order  # the later step of a player overwrites the earlier
+        labels = self.games.labels
+        return {_plain(labels[p]): (float(self.mu[n]), float(self.sigma[n]))
+                for p, n in enumerate(last.tolist()) if n >= 0}
 
 
 def _plain(value: Any) -> Any:
@@ -949,18 +1123,19 @@ def _first_time_of_step(games: GameData) -> dict[float, Any]:
     return out
 
 
-def _player_priors(games: GameData, params: TTTParams,
-                   priors: Mapping[Hashable, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    n = games.labels.shape[0]
+def _prior_arrays(labels: np.ndarray, params: TTTParams,
+                  priors: Mapping[Hashable, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(tau, pi) of each label's first-step prior: ``priors`` where given, else N(mu0, sigma0²)."""
+    n = labels.shape[0]
     mu = np.full(n, params.mu0)
     sd = np.full(n, params.sigma0)
     if priors:
-        index = {_plain(name): i for i, name in enumerate(games.labels)}
+        index = {_plain(name): i for i, name in enumerate(labels)}
         for name, (m, s) in priors.items():
             i = index.get(name)
             if i is not None:
-                if not s > 0:
-                    raise ValueError(f"prior sd of {name!r} must be positive, got {s!r}")
+                if not (s > 0 and math.isfinite(s) and math.isfinite(m)):
+                    raise ValueError(f"prior of {name!r} must have a finite mean and a positive sd, got {(m, s)!r}")
                 mu[i], sd[i] = m, s
     pi = sd ** -2.0
     return mu * pi, pi
@@ -987,7 +1162,7 @@ def fit(games: GameData, params: TTTParams = TTTParams(), *,
     G = np.zeros((n_games, 8))
     if warm is not None:
         _seed_messages(G, E, st, games, warm, is_d)
-    prior_tau, prior_pi = _player_priors(games, params, priors)
+    prior_tau, prior_pi = _prior_arrays(games.labels, params, priors)
     beta2 = 2.0 * params.beta ** 2
     tau2 = params.tau ** 2
     zeta2 = params.zeta ** 2
@@ -1009,7 +1184,7 @@ def fit(games: GameData, params: TTTParams = TTTParams(), *,
                       prior_tau, prior_pi, beta2, tau2, margin, is_d, nu_tau, nu_pi, zeta2,
                       params.inner_passes, params.tolerance * 0.1, before, after)
         sweeps += 1
-        if params.accelerate:
+        if level_solver is not None:
             shift = level_solver.step(S, st, prior_tau, prior_pi, tau2)
             _shift_levels(G, st.game_batch, shift)
             _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
@@ -1021,21 +1196,14 @@ def fit(games: GameData, params: TTTParams = TTTParams(), *,
         converged = step < params.tolerance
     _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
     _snapshot(S, E, is_d, after)
-    per_game = np.zeros(n_games)
-    log_ev = _log_evidence(S, E, G, st.game_na, st.game_nb, st.game_res, beta2, margin, is_d, per_game)
-    # game messages back to input order, columns as (White, Black)
-    G_in = np.zeros_like(G)
-    a_cols = np.array([0, 1, 4, 5])
-    b_cols = np.array([2, 3, 6, 7])
-    sw = st.swapped
-    G_in[st.order[~sw][:, None], a_cols] = G[~sw][:, a_cols]
-    G_in[st.order[~sw][:, None], b_cols] = G[~sw][:, b_cols]
-    G_in[st.order[sw][:, None], a_cols] = G[sw][:, b_cols]
-    G_in[st.order[sw][:, None], b_cols] = G[sw][:, a_cols]
+    logz = np.zeros(n_games)
+    log_ev = _log_evidence(S, E, G, st.game_na, st.game_nb, st.game_res, beta2, margin, is_d, logz)
+    head, link = _link_games(st.game_na, st.game_nb, n_nodes)
+    solver = _Solver(st, S, G, E, prior_tau, prior_pi, logz, head, link)
     return TTTFit(params, games, float(log_ev), sweeps, bool(converged), float(step),
                   st.node_player, st.node_step, after[:, 0].copy(), after[:, 1].copy(),
                   after[:, 2].copy() if is_d else None, after[:, 3].copy() if is_d else None,
-                  priors, G_in, E[:, 6:8].copy() if is_d else np.zeros((0, 2)))
+                  priors, solver, updates=2 * n_games * sweeps)
 
 
 def _seed_messages(G: np.ndarray, E: np.ndarray, st: _Structure, games: GameData, warm: TTTFit, is_d: bool) -> None:
@@ -1065,10 +1233,216 @@ def _seed_messages(G: np.ndarray, E: np.ndarray, st: _Structure, games: GameData
                 E[n, 6:8] = warm.positivity[i]
 
 
-def refresh(previous: TTTFit, new_games: GameData, *, progress: ProgressCallback | None = None) -> TTTFit:
-    """Add games to a fit and re-converge from its messages (a few sweeps, not a full fit)."""
+def refresh(previous: TTTFit, new_games: GameData, *,
+            priors: Mapping[Hashable, tuple[float, float]] | None = None,
+            progress: ProgressCallback | None = None) -> TTTFit:
+    """Add games to a fit and re-converge from its messages.
+
+    ``priors`` (player label → (mu, sigma)) are merged over the previous fit's:
+    every player, old or new, keeps or gets the prior given for them.  When
+    the new games are not earlier than the previous fit's last time step (the
+    live case) and the model is TTT, only what they move is swept
+    (:func:`_refresh_incremental`); otherwise a full fit starts from the
+    previous messages (a few sweeps, not a cold fit).
+    """
+    merged = dict(previous.priors)
+    merged.update(priors or {})
+    if len(new_games):
+        result = _refresh_incremental(previous, new_games, merged)
+        if result is not None:
+            if progress is not None:
+                progress(1, 0.0)
+            return result
     games = previous.games.concat(new_games) if len(new_games) else previous.games
-    return fit(games, previous.params, priors=previous.priors, progress=progress, warm=previous)
+    return fit(games, previous.params, priors=merged, progress=progress, warm=previous)
+
+
+def _refresh_incremental(previous: TTTFit, new_games: GameData,
+                         priors: dict[Hashable, tuple[float, float]]) -> TTTFit | None:
+    """The live refresh: new games at or after the last time step, TTT only; None when it does not apply.
+
+    The structure is extended (new nodes and games appended in step order, so
+    every array stays sorted; nothing is sorted again), then
+    :func:`_active_sweep` sweeps only the new games and what their messages
+    move by more than the tolerance, with the common-shift Newton step of
+    :func:`fit` between sweeps.  When that grows past two sweeps' worth of
+    game updates (a small history that the new games move everywhere), full
+    sweeps continue from where it got.  Game log-evidence terms are those of
+    each game's last update (the others moved by less than the tolerance).
+    """
+    sv, params, old = previous.solver, previous.params, previous.games
+    if sv is None or params.model != "ttt" or not len(old):
+        return None
+    last_step = float(sv.st.node_step.max()) if sv.st.node_step.size else -math.inf
+    if float(new_games.step.min()) < last_step:
+        return None
+    index = {_plain(x): i for i, x in enumerate(old.labels.tolist())}
+    extra: list[Any] = []
+
+    def label_index(label: Any) -> int:
+        label = _plain(label)
+        i = index.get(label)
+        if i is None:
+            i = index[label] = len(index)
+            extra.append(label)
+        return i
+
+    white = np.array([label_index(new_games.labels[i]) for i in new_games.white.tolist()], np.int64)
+    black = np.array([label_index(new_games.labels[i]) for i in new_games.black.tolist()], np.int64)
+    labels = old.labels
+    if extra:
+        added = np.asarray(extra)
+        if added.dtype.kind != old.labels.dtype.kind:
+            return None
+        labels = np.concatenate([old.labels, added])
+    games = GameData(labels, np.concatenate([old.white, white]), np.concatenate([old.black, black]),
+                     np.concatenate([old.step, new_games.step]), np.concatenate([old.score, new_games.score]),
+                     np.concatenate([np.asarray(old.time, object), np.asarray(new_games.time, object)]))
+    prior_tau, prior_pi = _prior_arrays(labels, params, priors)
+    n_old_players = old.labels.shape[0]
+    changed = np.nonzero((prior_tau[:n_old_players] != sv.prior_tau) | (prior_pi[:n_old_players] != sv.prior_pi))[0]
+    st, new_nodes, first_nodes = _extend_structure(sv.st, len(old), labels.shape[0], white, black,
+                                                   new_games.step, new_games.score, changed)
+    n_nodes, n_games = st.node_player.shape[0], len(games)
+    n_old_nodes, n_old_games = sv.st.node_player.shape[0], len(old)
+    S = np.concatenate([sv.S, np.zeros((n_nodes - n_old_nodes, 6))])
+    G = np.concatenate([sv.G, np.zeros((n_games - n_old_games, 8))])
+    logz = np.concatenate([sv.logz, np.zeros(n_games - n_old_games)])
+    head = np.concatenate([sv.head, np.full(n_nodes - n_old_nodes, -1, np.int64)])
+    link = np.concatenate([sv.link, np.full((n_games - n_old_games, 2), -1, np.int64)])
+    for g in range(n_old_games, n_games):
+        link[g, 0] = head[st.game_na[g]]
+        head[st.game_na[g]] = g
+        link[g, 1] = head[st.game_nb[g]]
+        head[st.game_nb[g]] = g
+    ref = np.concatenate([np.stack([previous.mu, previous.sigma], axis=1), np.full((n_nodes - n_old_nodes, 2), np.nan)])
+    E = np.zeros((1, 8))
+    beta2, tau2, tol = 2.0 * params.beta ** 2, params.tau ** 2, params.tolerance
+    need_fwd = np.zeros(n_nodes, np.bool_)
+    need_bwd = np.zeros(n_nodes, np.bool_)
+    need_game = np.zeros(n_games, np.bool_)
+    need_fwd[new_nodes] = True
+    need_fwd[first_nodes] = True
+    need_game[n_old_games:] = True
+    budget = 4 * n_games  # two sweeps' worth of game updates: beyond, full sweeps are cheaper
+    updates, sweeps, left, largest = 0, 0, 0, 0.0
+    level_solver = _LevelSolver(st, prior_pi, tau2) if params.accelerate else None
+    for sweeps in range(1, params.max_sweeps + 1):
+        done, left = _active_sweep(S, G, st.batch_node_start, st.batch_game_start, st.node_prev, st.node_next,
+                                   st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res, prior_tau,
+                                   prior_pi, beta2, tau2, params.margin, tol, ref, head, link, need_fwd, need_bwd,
+                                   need_game, logz)
+        updates += done
+        if _DEBUG:
+            print("active sweep", done, left)
+        if updates > budget:
+            break
+        shift = level_solver.step(S, st, prior_tau, prior_pi, tau2) if level_solver is not None else np.zeros(0)
+        largest = float(np.max(np.abs(shift))) if shift.size else 0.0
+        if largest >= tol:  # the slow common shift of each time step, as in fit(): a Newton step
+            if _DEBUG:
+                print("shift", largest)
+            _shift_levels(G, st.game_batch, shift)
+            _recompute_products(S, E, G, st.game_na, st.game_nb, False)
+            _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player, st.node_elapsed,
+                        prior_tau, prior_pi, tau2, False, 0.0, 1.0, 0.0)
+            ref[:, 0] += shift[st.node_batch]
+            _flag_all(S, ref, tol, head, link, st.game_na, need_game)
+        elif left == 0:
+            break
+    solver = _Solver(st, S, G, E, prior_tau, prior_pi, logz, head, link)
+    if left or largest >= tol:  # the new games moved most of the history: full sweeps from here
+        partial = TTTFit(params, games, 0.0, 0, False, math.inf, st.node_player, st.node_step, ref[:, 0], ref[:, 1],
+                         None, None, dict(priors), solver)
+        out_fit = fit(games, params, priors=priors, warm=partial)
+        out_fit.updates += updates
+        return out_fit
+    out = np.zeros((n_nodes, 4))
+    _snapshot(S, E, False, out)
+    return TTTFit(params, games, float(logz.sum()), sweeps, True, 0.0, st.node_player, st.node_step,
+                  out[:, 0].copy(), out[:, 1].copy(), None, None, dict(priors), solver,
+                  updates=int(updates), incremental=True)
+
+
+def _extend_structure(st: _Structure, n_old_games: int, n_players: int, white: np.ndarray, black: np.ndarray,
+                      step: np.ndarray, score: np.ndarray,
+                      changed_players: np.ndarray) -> tuple[_Structure, np.ndarray, np.ndarray]:
+    """Append games at or after the last step; returns (structure, new nodes, first nodes of ``changed_players``)."""
+    n_old_nodes = st.node_player.shape[0]
+    add_player: list[int] = []
+    add_step: list[float] = []
+    add_prev: list[int] = []
+    add_batch: list[int] = []
+    add_elapsed: list[float] = []
+    next_updates: dict[int, int] = {}
+
+    def batch_of(n: int) -> int:
+        return int(st.node_batch[n]) if n < n_old_nodes else add_batch[n - n_old_nodes]
+
+    def step_of(n: int) -> float:
+        return float(st.node_step[n]) if n < n_old_nodes else add_step[n - n_old_nodes]
+
+    last = np.full(n_players, -1, np.int64)
+    ends = np.nonzero(st.node_next < 0)[0]
+    last[st.node_player[ends]] = ends
+    first = np.full(n_players, -1, np.int64)
+    starts = np.nonzero(st.node_prev < 0)[0]
+    first[st.node_player[starts]] = starts
+    n_batches = st.batch_node_start.shape[0] - 1
+    cur_step = float(st.node_step[-1]) if n_old_nodes else -math.inf
+    batch = n_batches - 1
+    order = np.argsort(step, kind="stable")
+    game_na, game_nb, game_res, swapped, game_batch = [], [], [], [], []
+    for k in order.tolist():
+        s = float(step[k])
+        if s > cur_step:
+            batch, cur_step = batch + 1, s
+        w, b, sc = int(white[k]), int(black[k]), float(score[k])
+        sw = sc == 0.0
+        pair = []
+        for p in ((b, w) if sw else (w, b)):
+            n = int(last[p])
+            if n < 0 or batch_of(n) != batch:
+                new = n_old_nodes + len(add_player)
+                add_player.append(p)
+                add_step.append(s)
+                add_prev.append(n)
+                add_batch.append(batch)
+                add_elapsed.append(s - step_of(n) if n >= 0 else 0.0)
+                if n >= 0:
+                    next_updates[n] = new
+                n = new
+                last[p] = n
+            pair.append(n)
+        game_na.append(pair[0])
+        game_nb.append(pair[1])
+        game_res.append(0 if sc == 0.5 else 1)
+        swapped.append(sw)
+        game_batch.append(batch)
+    n_nodes = n_old_nodes + len(add_player)
+    nxt = np.concatenate([st.node_next, np.full(n_nodes - n_old_nodes, -1, np.int64)])
+    for n, q in next_updates.items():
+        nxt[n] = q
+    nb_arr = np.concatenate([st.node_batch, np.asarray(add_batch, np.int64)])
+    gb_arr = np.concatenate([st.game_batch, np.asarray(game_batch, np.int64)])
+    n_b = batch + 1
+    batch_node_start = np.searchsorted(nb_arr, np.arange(n_b + 1)).astype(np.int64)
+    batch_game_start = np.searchsorted(gb_arr, np.arange(n_b + 1)).astype(np.int64)
+    new_st = _Structure(
+        order=np.concatenate([st.order, n_old_games + order]).astype(np.int64),
+        game_na=np.concatenate([st.game_na, np.asarray(game_na, np.int64)]),
+        game_nb=np.concatenate([st.game_nb, np.asarray(game_nb, np.int64)]),
+        game_res=np.concatenate([st.game_res, np.asarray(game_res, np.int64)]),
+        swapped=np.concatenate([st.swapped, np.asarray(swapped, bool)]),
+        node_player=np.concatenate([st.node_player, np.asarray(add_player, np.int64)]),
+        node_step=np.concatenate([st.node_step, np.asarray(add_step, float)]),
+        node_prev=np.concatenate([st.node_prev, np.asarray(add_prev, np.int64)]), node_next=nxt,
+        node_elapsed=np.concatenate([st.node_elapsed, np.asarray(add_elapsed, float)]),
+        batch_node_start=batch_node_start, batch_game_start=batch_game_start,
+        batch_repeat=np.diff(batch_node_start) < 2 * np.diff(batch_game_start),
+        node_batch=nb_arr, game_batch=gb_arr)
+    fresh = first[changed_players] if changed_players.size else np.zeros(0, np.int64)
+    return new_st, np.arange(n_old_nodes, n_nodes, dtype=np.int64), fresh[fresh >= 0]
 
 
 def search_parameters(games: GameData, params: TTTParams = TTTParams(), *,
