@@ -997,11 +997,19 @@ class _LevelSolver:
         if tau2 > 0.0:
             n = np.nonzero(~first)[0]
             w = 1.0 / (tau2 * st.node_elapsed[n])
-            bn = st.node_batch[n]
-            bp = st.node_batch[st.node_prev[n]]
+            # drift precisions summed per (step, previous step) pair: a small matrix however many nodes
+            pair = st.node_batch[n] * n_b + st.node_batch[st.node_prev[n]]
+            if n_b * n_b <= 1 << 22:
+                dense = np.bincount(pair, weights=w, minlength=n_b * n_b)
+                keys = np.nonzero(dense)[0]
+                weight = dense[keys]
+            else:
+                keys, inv = np.unique(pair, return_inverse=True)
+                weight = np.bincount(inv, weights=w, minlength=keys.shape[0])
+            bn, bp = keys // n_b, keys % n_b
             rows = np.concatenate([np.arange(n_b), bn, bp, bn, bp])
             cols = np.concatenate([np.arange(n_b), bn, bp, bp, bn])
-            vals = np.concatenate([diag, w, w, -w, -w])
+            vals = np.concatenate([diag, weight, weight, -weight, -weight])
             hessian = coo_matrix((vals, (rows, cols)), shape=(n_b, n_b)).tocsc()
             self.lu = splu(hessian)
 
