@@ -453,7 +453,8 @@ class Monitor:
                 self.hub.publish(self.player_estimate(self.estimator.players[rating.name]))
             if i % 100 == 0:
                 await asyncio.sleep(0)  # thousands of players: let moves and faces through meanwhile
-        for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self._ttt.latest.items()}):
+        latest = self._ttt.latest
+        for key in self.screener.set_fallback_ratings({n: r.elo for n, r in latest.items()}, {n: r.games for n, r in latest.items()}):
             self._screen(key)
         # pickling a large fit takes a while: in a thread (the GIL is released between bytecodes), stored here
         state, report = await asyncio.to_thread(lambda: (self._ttt.state_bytes(), self._ttt.report_json()))

@@ -20,6 +20,7 @@ Defaults come from the ``[ttt]`` table of the config (:class:`livemon.config.TTT
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -48,16 +49,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> TTTConfig:
+    """The ``[ttt]`` table with the command line's overrides, checked by the same rules."""
     cfg = load_config(args.config).ttt
-    overrides = {
-        "mu0": args.mu0, "sigma0": args.sigma0, "beta": args.beta, "tau": args.tau,
-        "p_draw": args.p_draw, "time_unit": args.time_unit, "tolerance": args.tolerance,
-    }
-    for key, value in overrides.items():
-        if value is not None:
-            setattr(cfg, key, value)
+    overrides = {"mu0": args.mu0, "sigma0": args.sigma0, "beta": args.beta, "tau": args.tau,
+                 "p_draw": args.p_draw, "tolerance": args.tolerance}
+    changed = {key: value for key, value in overrides.items() if value is not None}
     if args.ttt_d:
-        cfg.model = "ttt-d"
+        changed["model"] = "ttt-d"
+    try:
+        cfg.params = dataclasses.replace(cfg.params, **changed)
+    except ValueError as exc:
+        raise ConfigError(f"command line: {exc}") from None
+    if args.time_unit is not None:
+        cfg.time_unit = args.time_unit
     if args.rating_priors:
         cfg.rating_priors = True
     cfg.validate()
@@ -66,7 +70,7 @@ def _settings(args: argparse.Namespace) -> TTTConfig:
 
 def params_from_config(cfg: TTTConfig) -> ttt.TTTParams:
     """The model parameters of a ``[ttt]`` config table."""
-    return cfg.params()
+    return cfg.params
 
 
 def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[float, float]]:

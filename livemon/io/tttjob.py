@@ -119,7 +119,7 @@ class TTTJob:
 
     def __init__(self, cfg: TTTConfig, *, pdeathsig: bool = True):
         self.cfg = cfg
-        self.params = cfg.params()
+        self.params = cfg.params
         self.fit: TTTFit | None = None
         self.latest: dict[str, TTTRating] = {}
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None

@@ -58,6 +58,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 from numba import njit
 
+from livemon.rating.ttt_params import TIME_UNITS, TTTParams, draw_margin
+
 __all__ = [
     "TIME_UNITS",
     "TTTParams",
@@ -73,7 +75,6 @@ __all__ = [
     "draw_moments",
 ]
 
-TIME_UNITS = ("day", "week", "month", "year", "round")
 
 ProgressCallback = Callable[[int, float], None]
 """Called after every sweep with (sweeps so far, largest change of that sweep)."""
@@ -304,6 +305,19 @@ def _set_msg(S: np.ndarray, n: int, col: int, G: np.ndarray, g: int, gcol: int, 
 
 
 @njit(cache=True)
+def _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w):
+    """Game g's messages to both skills after truncating d = s_a − s_b (total variance c) with moments (v, w).
+
+    The one EP step of TTT's win and draw, and of TTT-D's win and its draw with known margins.
+    """
+    sc = math.sqrt(c)
+    den_a = c - var_a * w
+    den_b = c - var_b * w
+    ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
+    return max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
+
+
+@njit(cache=True)
 def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
     """One EP update of game g; returns (largest message change, log P(result | cavity))."""
     tau_a, pi_a = _post(S, na)
@@ -326,11 +340,7 @@ def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
             v, w, log_z = _draw((-margin - m_d) / sc, (margin - m_d) / sc)
         if not apply:
             return 0.0, log_z
-        den_a = v_d - var_a * w
-        den_b = v_d - var_b * w
-        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
-        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
-        return ch, log_z
+        return _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, v_d, v, w), log_z
     # TTT-D: cavities of the two margins
     tea, pea = _post_margin(E, na)
     teb, peb = _post_margin(E, nb)
@@ -348,11 +358,8 @@ def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
         v, w, log_z = _win((m_d - mu_eb) / sc)
         if not apply:
             return 0.0, log_z
-        den_a = c - var_a * w
-        den_b = c - var_b * w
+        ch = _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w)
         den_e = c - var_eb * w
-        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
-        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
         ch = max(ch, _set_msg(E, nb, 4, G, g, 6, w / den_e * mu_eb - sc * v / den_e, w / den_e))
         return ch, log_z
     # draw: z1 = d + ε_a ≥ 0 and z2 = ε_b − d ≥ 0, one joint site
@@ -366,11 +373,7 @@ def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
         v, w, log_z = _draw((-mu_ea - m_d) / sc, (mu_eb - m_d) / sc)
         if not apply or not math.isfinite(log_z):
             return 0.0, log_z
-        den_a = v_d - var_a * w
-        den_b = v_d - var_b * w
-        ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
-        ch = max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
-        return ch, log_z
+        return _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, v_d, v, w), log_z
     m1 = m_d + mu_ea
     m2 = mu_eb - m_d
     sd1 = math.sqrt(s1)
@@ -745,19 +748,6 @@ def _active_sweep(S, G, batch_node_start, batch_game_start, node_prev, node_next
 # ---------------------------------------------------------------------------
 
 
-def draw_margin(p_draw: float, beta: float) -> float:
-    """ε = √2·β·Φ⁻¹((1 + p_draw)/2): two equal players draw with probability p_draw.
-
-    >>> round(draw_margin(0.5, 1.0), 4)
-    0.9539
-    """
-    from scipy.special import ndtri
-
-    if not 0.0 <= p_draw < 1.0:
-        raise ValueError(f"p_draw must be in [0, 1), got {p_draw!r}")
-    return float(_SQRT2 * beta * ndtri((1.0 + p_draw) / 2.0))
-
-
 def _as_days(times: Sequence[Any] | np.ndarray) -> np.ndarray | None:
     """Days since 1970-01-01 (datetime64[D]) when the times are dates, else None."""
     arr = np.asarray(times)
@@ -864,52 +854,6 @@ def make_games(player: Sequence[Hashable] | np.ndarray, opponent: Sequence[Hasha
 # ---------------------------------------------------------------------------
 # Parameters and the fit
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TTTParams:
-    """Model and solver parameters (β = 1 sets the scale; τ is drift sd per time unit)."""
-
-    mu0: float = 0.0
-    sigma0: float = 6.0
-    beta: float = 1.0
-    tau: float = 0.03
-    p_draw: float = 0.3
-    model: str = "ttt"
-    nu0: float | None = None
-    """TTT-D prior mean of a draw margin; None: the TTT margin ε of p_draw."""
-    zeta0: float = 0.3
-    """TTT-D prior sd of a draw margin."""
-    zeta: float = 0.01
-    """TTT-D drift sd of a draw margin per time unit."""
-    tolerance: float = 1e-6
-    max_sweeps: int = 1000
-    accelerate: bool = True
-    """Newton step on the common shift of all skills after each sweep."""
-    inner_passes: int = 1
-    """Passes over a time step's games per sweep when players meet more than once in it
-    (1 is fastest to the same fixed point on tournament-like data)."""
-
-    def __post_init__(self) -> None:
-        if self.model not in ("ttt", "ttt-d"):
-            raise ValueError(f"model must be ttt or ttt-d, got {self.model!r}")
-        if not 0.0 <= self.p_draw < 1.0:
-            raise ValueError(f"p_draw must be in [0, 1), got {self.p_draw!r}")
-        for key in ("sigma0", "beta", "zeta0"):
-            if not getattr(self, key) > 0:
-                raise ValueError(f"{key} must be positive, got {getattr(self, key)!r}")
-        for key in ("tau", "zeta"):
-            if not getattr(self, key) >= 0:
-                raise ValueError(f"{key} must be non-negative, got {getattr(self, key)!r}")
-
-    @property
-    def margin(self) -> float:
-        """TTT draw margin ε."""
-        return draw_margin(self.p_draw, self.beta)
-
-    @property
-    def margin_prior_mean(self) -> float:
-        return self.margin if self.nu0 is None else float(self.nu0)
 
 
 @dataclass
