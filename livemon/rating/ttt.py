@@ -502,6 +502,7 @@ def _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, g
                  S, E, G, beta2, margin, is_d, inner_passes, tolerance):
     """Update the games of batch b, repeating while players meet several times and messages move."""
     passes = inner_passes if batch_repeat[b] else 1
+    updates = 0
     for _ in range(passes):
         if is_d:
             for n in range(batch_node_start[b], batch_node_start[b + 1]):
@@ -510,8 +511,10 @@ def _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, g
         for g in range(batch_game_start[b], batch_game_start[b + 1]):
             c, _ = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, True)
             ch = max(ch, c)
+        updates += batch_game_start[b + 1] - batch_game_start[b]
         if ch < tolerance:
             break
+    return updates
 
 
 @njit(cache=True)
@@ -548,36 +551,89 @@ def _snapshot(S, E, is_d, out):
 
 
 @njit(cache=True)
-def _chain_pass(S, E, batch_node_start, node_prev, node_next, node_player, node_elapsed,
-                prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2):
-    """Exact forward and backward messages along every chain for the current game messages."""
+def _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
+             node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, is_d,
+             nu_tau, nu_pi, zeta2, inner_passes, tolerance, games, active, need_fwd, need_bwd, need_game,
+             ref, head, link, logz):
+    """One forward and one backward pass over the time steps: the one EP schedule of every fit and refresh.
+
+    At each step (forward, then backward) the nodes' drift messages, then the
+    step's games.  ``games`` False: drift messages only (exact chains for the
+    current game messages).  ``active`` False: every node and game.  ``active``
+    True (TTT, a refresh): only flagged ones — a node when a neighbour's drift
+    message to it changed (passed on while it moves a posterior by more than a
+    thousandth of the tolerance), a game when a posterior it reads moved more
+    than the tolerance since it last read it (``ref``); flags set ahead of the
+    pass are taken in the same pass.  Returns the number of game updates.
+    """
+    eps = 1e-3 * tolerance
+    updates = 0
     nb = batch_node_start.shape[0] - 1
-    for b in range(nb):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
-    for b in range(nb - 1, -1, -1):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2)
+    for direction in range(2):
+        for i in range(nb):
+            b = i if direction == 0 else nb - 1 - i
+            for n in range(batch_node_start[b], batch_node_start[b + 1]):
+                tau0, pi0 = 0.0, 0.0
+                if active:
+                    flags = need_fwd if direction == 0 else need_bwd
+                    if not flags[n]:
+                        continue
+                    flags[n] = False
+                    tau0, pi0 = _post(S, n)
+                if direction == 0:
+                    _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d,
+                                  nu_tau, nu_pi, zeta2)
+                else:
+                    _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2)
+                if active and (pi0 <= 0.0 or _moved(S, n, tau0, pi0, eps)):
+                    onward = node_next[n] if direction == 0 else node_prev[n]
+                    if onward >= 0:
+                        flags[onward] = True
+                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+            if not games:
+                continue
+            if not active:
+                updates += _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb,
+                                        game_res, S, E, G, beta2, margin, is_d, inner_passes, tolerance * 0.1)
+                continue
+            for g in range(batch_game_start[b], batch_game_start[b + 1]):
+                if need_game[g]:
+                    need_game[g] = False
+                    ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
+                    logz[g] = lz
+                    updates += 1
+                    if ch > 0.0:
+                        _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link,
+                                    need_fwd, need_bwd, need_game)
+    return updates
+
+
+_NO_FLAGS = np.zeros(0, np.bool_)
+_NO_REF = np.zeros((0, 2))
+_NO_LINKS = np.zeros(0, np.int64)
+
+
+def _chain_pass(S: np.ndarray, E: np.ndarray, st: "_Structure", prior_tau: np.ndarray, prior_pi: np.ndarray,
+                tau2: float, is_d: bool, nu_tau: float, nu_pi: float, zeta2: float) -> None:
+    """Exact forward and backward messages along every chain for the current game messages."""
+    _ep_pass(S, E, np.zeros((0, 8)), st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
+             st.node_next, st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res, prior_tau, prior_pi,
+             1.0, tau2, 0.0, is_d, nu_tau, nu_pi, zeta2, 1, 1.0, False, False, _NO_FLAGS, _NO_FLAGS, _NO_FLAGS,
+             _NO_REF, _NO_LINKS, _NO_LINKS.reshape(0, 2), np.zeros(0))
 
 
 @njit(cache=True)
 def _sweep(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
            node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, is_d,
            nu_tau, nu_pi, zeta2, inner_passes, tolerance, before, after):
-    """One forward and one backward pass over the time steps; returns the largest posterior change."""
+    """A full sweep (every node and game); returns the largest posterior change."""
     _recompute_products(S, E, G, game_na, game_nb, is_d)
     _snapshot(S, E, is_d, before)
-    nb = batch_node_start.shape[0] - 1
-    for b in range(nb):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
-        _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb, game_res,
-                     S, E, G, beta2, margin, is_d, inner_passes, tolerance)
-    for b in range(nb - 1, -1, -1):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            _backward_node(n, S, E, node_next, node_elapsed, tau2, is_d, zeta2)
-        _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, game_nb, game_res,
-                     S, E, G, beta2, margin, is_d, inner_passes, tolerance)
+    no_flags = np.zeros(0, np.bool_)
+    _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
+             node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, is_d,
+             nu_tau, nu_pi, zeta2, inner_passes, tolerance, True, False, no_flags, no_flags, no_flags,
+             np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros(0))
     _snapshot(S, E, is_d, after)
     step = 0.0
     cols = 4 if is_d else 2
@@ -688,61 +744,15 @@ def _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, he
 
 
 @njit(cache=True)
-def _active_sweep(S, G, batch_node_start, batch_game_start, node_prev, node_next, node_player, node_elapsed,
-                  game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, tolerance, ref, head, link,
-                  need_fwd, need_bwd, need_game, logz):
-    """One forward-backward sweep over the flagged nodes and games only (TTT); returns (game updates, flags left).
-
-    A node is flagged when a neighbour's message to it changed (a drift
-    message is passed on while it moves a posterior by more than a thousandth
-    of the tolerance); a game when a posterior it reads moved more than the
-    tolerance since it last read it.  Nodes and games are sorted by time
-    step, so flags set ahead of the pass are taken in the same pass, as in
-    :func:`_sweep`.
-    """
+def _active_sweep(S, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
+                  node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, tolerance, ref,
+                  head, link, need_fwd, need_bwd, need_game, logz):
+    """A sweep over the flagged nodes and games only (TTT); returns (game updates, flags left)."""
     E = np.zeros((1, 8))
-    eps = 1e-3 * tolerance
-    updates = 0
-    nb = batch_node_start.shape[0] - 1
-    for b in range(nb):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            if need_fwd[n]:
-                need_fwd[n] = False
-                tau0, pi0 = _post(S, n)
-                _forward_node(n, S, E, node_prev, node_player, node_elapsed, prior_tau, prior_pi, tau2, False,
-                              0.0, 1.0, 0.0)
-                if pi0 <= 0.0 or _moved(S, n, tau0, pi0, eps):
-                    if node_next[n] >= 0:
-                        need_fwd[node_next[n]] = True
-                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
-        for g in range(batch_game_start[b], batch_game_start[b + 1]):
-            if need_game[g]:
-                need_game[g] = False
-                ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
-                logz[g] = lz
-                updates += 1
-                if ch > 0.0:
-                    _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link,
-                                need_fwd, need_bwd, need_game)
-    for b in range(nb - 1, -1, -1):
-        for n in range(batch_node_start[b], batch_node_start[b + 1]):
-            if need_bwd[n]:
-                need_bwd[n] = False
-                tau0, pi0 = _post(S, n)
-                _backward_node(n, S, E, node_next, node_elapsed, tau2, False, 0.0)
-                if _moved(S, n, tau0, pi0, eps):
-                    if node_prev[n] >= 0:
-                        need_bwd[node_prev[n]] = True
-                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
-        for g in range(batch_game_start[b], batch_game_start[b + 1]):
-            if need_game[g]:
-                need_game[g] = False
-                ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
-                logz[g] = lz
-                updates += 1
-                if ch > 0.0:
-                    _after_game(g, S, node_prev, node_next, game_na, game_nb, ref, tolerance, head, link,
-                                need_fwd, need_bwd, need_game)
+    updates = _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next,
+                       node_player, node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2,
+                       margin, False, 0.0, 1.0, 0.0, 1, tolerance, True, True, need_fwd, need_bwd, need_game,
+                       ref, head, link, logz)
     left = 0
     for n in range(need_fwd.shape[0]):
         left += need_fwd[n] + need_bwd[n]
@@ -1132,8 +1142,7 @@ def fit(games: GameData, params: TTTParams = TTTParams(), *,
     before = np.zeros((n_nodes, 4))
     after = np.zeros((n_nodes, 4))
     _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
-    _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player, st.node_elapsed,
-                prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+    _chain_pass(S, E, st, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
     level_solver = _LevelSolver(st, prior_pi, tau2) if params.accelerate and n_games else None
     sweeps = 0
     step = math.inf
@@ -1142,14 +1151,13 @@ def fit(games: GameData, params: TTTParams = TTTParams(), *,
         step = _sweep(S, E, G, st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
                       st.node_next, st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res,
                       prior_tau, prior_pi, beta2, tau2, margin, is_d, nu_tau, nu_pi, zeta2,
-                      params.inner_passes, params.tolerance * 0.1, before, after)
+                      params.inner_passes, params.tolerance, before, after)
         sweeps += 1
         if level_solver is not None:
             shift = level_solver.step(S, st, prior_tau, prior_pi, tau2)
             _shift_levels(G, st.game_batch, shift)
             _recompute_products(S, E, G, st.game_na, st.game_nb, is_d)
-            _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player,
-                        st.node_elapsed, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
+            _chain_pass(S, E, st, prior_tau, prior_pi, tau2, is_d, nu_tau, nu_pi, zeta2)
             step = max(step, float(np.max(np.abs(shift))) if shift.size else 0.0)
         if progress is not None:
             progress(sweeps, step)
@@ -1288,8 +1296,8 @@ def _refresh_incremental(previous: TTTFit, new_games: GameData,
     updates, sweeps, left, largest = 0, 0, 0, 0.0
     level_solver = _LevelSolver(st, prior_pi, tau2) if params.accelerate else None
     for sweeps in range(1, params.max_sweeps + 1):
-        done, left = _active_sweep(S, G, st.batch_node_start, st.batch_game_start, st.node_prev, st.node_next,
-                                   st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res, prior_tau,
+        done, left = _active_sweep(S, G, st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
+                                   st.node_next, st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res, prior_tau,
                                    prior_pi, beta2, tau2, params.margin, tol, ref, head, link, need_fwd, need_bwd,
                                    need_game, logz)
         updates += done
@@ -1304,8 +1312,7 @@ def _refresh_incremental(previous: TTTFit, new_games: GameData,
                 print("shift", largest)
             _shift_levels(G, st.game_batch, shift)
             _recompute_products(S, E, G, st.game_na, st.game_nb, False)
-            _chain_pass(S, E, st.batch_node_start, st.node_prev, st.node_next, st.node_player, st.node_elapsed,
-                        prior_tau, prior_pi, tau2, False, 0.0, 1.0, 0.0)
+            _chain_pass(S, E, st, prior_tau, prior_pi, tau2, False, 0.0, 1.0, 0.0)
             ref[:, 0] += shift[st.node_batch]
             _flag_all(S, ref, tol, head, link, st.game_na, need_game)
         elif left == 0:
