@@ -132,6 +132,12 @@ def test_search_says_which_beta_and_tau_it_chose(capsys):
     assert out["params"]["beta"] == out["search"]["beta"] and out["search"]["evaluations"] > 3
 
 
+def test_bad_parameters_on_the_command_line_are_one_line(capsys):
+    assert cli.main(["fit", str(LONDON), "--p-draw", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["livemon: config: command line: p_draw: must be in (0, 1), got 0.0"]
+
+
 def test_no_game_is_an_error(tmp_path, capsys):
     empty = tmp_path / "e.csv"
     empty.write_text("time,white,black,result\n1,a,b,*\n", encoding="utf-8")

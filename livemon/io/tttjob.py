@@ -128,6 +128,8 @@ class TTTJob:
         self._skipped: set[str] = set()
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        # The worker is started by the thread that first refreshes (the event loop's, for the life of
+        # the monitor): Linux's parent-death signal follows that thread, the pipe the whole process.
         if self._executor is None:
             watch, self._lifeline = multiprocessing.Pipe(duplex=False)
             self._executor = concurrent.futures.ProcessPoolExecutor(
