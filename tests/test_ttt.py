@@ -311,6 +311,19 @@ def test_refresh_seeds_priors_of_players_new_to_the_fit():
     assert warm.latest()[newcomer][0] == pytest.approx(cold.latest()[newcomer][0], abs=1e-5)
 
 
+def test_refresh_with_a_new_prior_for_a_player_already_fitted_equals_a_cold_fit():
+    """A rating tag that appears in a later game of a player fitted without one."""
+    a, b, t, s = simulate_windowed(6000, 340, seed=5)
+    params = ttt.TTTParams(tolerance=1e-6)
+    first = ttt.fit(ttt.make_games(a[:-1], b[:-1], t[:-1], s[:-1]), params)
+    late = {int(a[-1]): (2.0, 0.3)}
+    warm = ttt.refresh(first, ttt.make_games(a[-1:], b[-1:], t[-1:], s[-1:]), priors=late)
+    cold = ttt.fit(ttt.make_games(a, b, t, s), params, priors=late)
+    mine, ref = _by_player_step(warm), _by_player_step(cold)
+    assert max(abs(mine[k][0] - ref[k][0]) for k in ref) < 1e-5
+    assert warm.latest()[int(a[-1])][0] > first.latest()[int(a[-1])][0] + 0.3  # the prior pulled it up
+
+
 def test_tttd_refresh_and_pickle_round_trip():
     a, b, t, s = simulate(30, 400, 6, seed=14)
     params = ttt.TTTParams(model="ttt-d", tolerance=1e-8)
