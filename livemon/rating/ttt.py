@@ -88,7 +88,6 @@ ProgressCallback = Callable[[int, float], None]
 """Called after every sweep with (sweeps so far, largest change of that sweep)."""
 
 _SQRT2 = math.sqrt(2.0)
-_DEBUG = False
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 # ---------------------------------------------------------------------------
@@ -1294,7 +1293,7 @@ def _refresh_incremental(previous: TTTFit, new_games: GameData,
     need_fwd[first_nodes] = True
     need_game[n_old_games:] = True
     budget = 4 * n_games  # two sweeps' worth of game updates: beyond, full sweeps are cheaper
-    updates, sweeps, left, largest = 0, 0, 0, 0.0
+    updates, sweeps, left, largest, settled = 0, 0, 0, 0.0, False
     level_solver = _LevelSolver(st, prior_pi, tau2) if params.accelerate else None
     for sweeps in range(1, params.max_sweeps + 1):
         done, left = _active_sweep(S, G, st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
@@ -1302,24 +1301,21 @@ def _refresh_incremental(previous: TTTFit, new_games: GameData,
                                    prior_pi, beta2, tau2, params.margin, tol, ref, head, link, need_fwd, need_bwd,
                                    need_game, logz)
         updates += done
-        if _DEBUG:
-            print("active sweep", done, left)
         if updates > budget:
             break
         shift = level_solver.step(S, st, prior_tau, prior_pi, tau2) if level_solver is not None else np.zeros(0)
         largest = float(np.max(np.abs(shift))) if shift.size else 0.0
         if largest >= tol:  # the slow common shift of each time step, as in fit(): a Newton step
-            if _DEBUG:
-                print("shift", largest)
             _shift_levels(G, st.game_batch, shift)
             _recompute_products(S, E, G, st.game_na, st.game_nb, False)
             _chain_pass(S, E, st, prior_tau, prior_pi, tau2, False, 0.0, 1.0, 0.0)
             ref[:, 0] += shift[st.node_batch]
             _flag_all(S, ref, tol, head, link, st.game_na, need_game)
         elif left == 0:
+            settled = True
             break
     solver = _Solver(st, S, G, E, prior_tau, prior_pi, logz, head, link)
-    if left or largest >= tol:  # the new games moved most of the history: full sweeps from here
+    if not settled:  # the new games moved most of the history: full sweeps from here
         partial = TTTFit(params, games, 0.0, 0, False, math.inf, st.node_player, st.node_step, ref[:, 0], ref[:, 1],
                          None, None, dict(priors), solver)
         # a changed prior of a player already fitted moves everything far: a cold fit gets there faster
