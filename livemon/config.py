@@ -94,6 +94,9 @@ class AnalysisConfig:
     c_min: float = 0.0
     c_max: float = 10.0
     """Range of the uniform prior of c."""
+    rating_pool: str = "FIDE classical"
+    """The rating scale of the event's rating tags (and so of the performance Elo): a calibration
+    made for another pool (lichess, chess.com, FIDE rapid...) gives a warning, once."""
 
 
 @dataclass

@@ -316,8 +316,12 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     assert shown and all(p["c_elo"] == cal.elo_scale(p["c"]["mean"], *p["c"]["cr95"]) for p in shown)
     lo, hi = shown[0]["c_elo"]["cr95"]
     assert lo < shown[0]["c_elo"]["elo"] < hi
+    # the headline performance rests on the same stored calibration of this profile
+    assert all(p["performance"]["profile"] == report["engine"]["profile"] for p in report["players"])
+    assert any(p["performance"]["elo"] is not None for p in report["players"])
     assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config)]) == 0
-    assert "c-Elo" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "perf." in text and f"{cal.n} players" in text
 
 
 def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, stockfish):

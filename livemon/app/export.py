@@ -39,7 +39,7 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
     est = rebuild(store, cfg, profile)
     calibration = store.get_calibration(profile)
-    est.c_map = None if calibration is None else calibration.c_map
+    est.use_calibration(profile, calibration)
     strength = cfg.analysis.engine_strength
     source = "given"
     if strength is None:

@@ -47,6 +47,7 @@ from livemon.live.messages import (
 from livemon.io.pool import EnginePool
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.gain import finite_or_none
+from livemon.rating.performance import pool_warning
 from livemon.live.screener import Screener, TrackKey, alert_details, open_book
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
@@ -119,7 +120,10 @@ class Monitor:
                 self.engine_strength = self.store.get_engine_strength(self.pool.base_profile.name)
                 self._strength_source = "calibration" if self.engine_strength is not None else "none"
             calibration = self.store.get_calibration(self.pool.base_profile.name)
-            self.estimator.c_map = None if calibration is None else calibration.c_map
+            self.estimator.use_calibration(self.pool.base_profile.name, calibration)
+            warning = pool_warning(self.estimator.perf_map or self.estimator.c_map, self.cfg.analysis.rating_pool)
+            if warning:
+                log.warning("%s", warning)
             self._start_screening(calibration)
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
@@ -332,6 +336,7 @@ class Monitor:
             expected_score_vs_engine=live.expected_score,
             rating_diff_vs_engine=finite_or_none(live.rating_diff),
             perceived_elo=finite_or_none(live.perceived(strength)),
+            performance=self.estimator.performance(player).to_dict(),
             perceived_elo_range=None
             if interval is None or strength is None
             else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),

@@ -15,6 +15,7 @@ from livemon.config import Config
 from livemon.live.messages import GameInfo, TTTRating
 from livemon.live.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.io.store import Store
+from livemon.rating.performance import pool_warning
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
-        result.estimator.c_map = None if calibration is None else calibration.c_map
+        result.estimator.use_calibration(result.profile, calibration)
+        warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
+        if warning:
+            report(f"warning: {warning}")
         screener = screen_batch(result, cfg, store, report) if args.screen else None
     for note in result.notes:
         report(note)
@@ -140,10 +144,15 @@ def _num(x: float | None, fmt: str = "{:+.0f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isinf(x)) else fmt.format(x)
 
 
-def _c_elo_text(c_elo: dict[str, Any] | None) -> str:
-    if c_elo is None:
+def _perf_text(perf: dict[str, Any]) -> str:
+    if perf.get("elo") is None:
         return "—"
-    return ("~" if c_elo["extrapolated"] else "") + f"{c_elo['elo']:.0f}"
+    return ("~" if perf.get("extrapolated") else "") + f"{perf['elo']:.0f}"
+
+
+def _range_text(perf: dict[str, Any]) -> str:
+    cr = perf.get("cr95")
+    return "—" if not cr else f"{cr[0]:.0f}-{cr[1]:.0f}"
 
 
 def render_table(out: dict[str, Any]) -> str:
@@ -160,23 +169,34 @@ def render_table(out: dict[str, Any]) -> str:
         p = g["white_expected_score"]
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12} {'c-Elo':>6}"]
-    players = sorted(out["players"], key=lambda p: -(p["perceived_elo"] or -1e9))
+    lines += ["", f"{'player':<28} {'elo':>5} {'perf.':>6} {'95% range':>11} {'pos':>4}   "
+              f"diagnostics: {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12}"]
+    players = sorted(out["players"], key=lambda p: -((p.get("performance") or {}).get("elo") or -1e9))
+    calibrations = set()
     for p in players:
         c = p["c"]
         c_text = "—" if c is None else f"{c['mean']:.2f}±{c['sd']:.2f}"
+        perf = p.get("performance") or {}
+        if perf.get("calibration"):
+            calibrations.add(perf["calibration"])
         lines.append(
-            f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
+            f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {_perf_text(perf):>6} {_range_text(perf):>11} "
+            f"{perf.get('positions', 0):>4}                {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
             f"{_num(p['expected_score_vs_engine'], '{:.3f}'):>6} {_num(p['rating_diff_vs_engine']):>6} "
-            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12} "
-            f"{_c_elo_text(p.get('c_elo')):>6}"
+            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}"
         )
+    reasons = sorted({perf["reason"] for p in players if (perf := p.get("performance") or {}).get("reason")})
     lines += [
         "",
-        "gain: mean centipawns won per move against the engine's evaluation (0 = engine-perfect);",
-        "p(eng)/d(eng): expected score and Elo difference against the engine (Algorithm 3);",
-        "perc.: perceived Elo r̄_e + d (Algorithm 4); alg2: perceived Elo within the event (Algorithm 2);",
-        "c̄ ± σ: apparent skill of the E(c) reference agent (higher = closer to the engine), — = none;",
-        "c-Elo: c̄ on the Elo scale of the profile's calibration (livemon calibrate), ~ = outside its fitted range.",
+        "perf.: performance Elo from the quality of the moves (the E(c) evidence through the engine profile's",
+        "calibration: " + ("; ".join(sorted(calibrations)) or "none") + "), ~ = outside the calibrated range;",
+        "95% range: includes the spread of honest players around the calibration (one game says little);",
+        "pos: positions it rests on (book moves and decided positions left out, as in the calibration).",
+    ] + [f"no perf.: {r}" for r in reasons] + [
+        "diagnostics (Ferreira 2012, not estimates of rating): gain: mean centipawns won per move against the",
+        "engine (0 = engine-perfect); p(eng)/d(eng): expected score and Elo difference against the engine",
+        "(Algorithm 3); perc.: perceived Elo r̄_e + d (Algorithm 4) and alg2 (Algorithm 2) rest on the sign of",
+        "each gain only, and read far from perf. (hundreds of points) on real games; c̄ ± σ: apparent skill",
+        "of the E(c) reference agent (higher = closer to the engine).",
     ]
     return "\n".join(lines) + "\n"

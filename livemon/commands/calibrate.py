@@ -29,6 +29,7 @@ from livemon.live.estimator import Estimator
 from livemon.live.pgn import game_info
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit, pooled_c
+from livemon.rating.performance import fit_performance_calibration
 from livemon.live.screener import Screener, open_book
 from livemon.io.store import Store
 
@@ -106,6 +107,21 @@ def elo_bins(players: dict[str, tuple[int, list[Decision]]], cal: Calibration, w
     return rows
 
 
+def performance_fit(estimator: Estimator, profile: str, pool: str, report: Callable[[str], None]) -> Calibration | None:
+    """The performance map of the profile, on every non-forced move of the rated players (None if it cannot be fitted)."""
+    moves = []
+    for game in estimator.games.values():
+        for ply, sp in game.plies.items():
+            player = estimator.mover(game.info.game_id, ply)
+            if player.elo is not None and sp.decision is not None and not sp.forced:
+                moves.append((float(player.elo), (player.name, game.info.event), game.info.game_id, sp.decision))
+    try:
+        return fit_performance_calibration(moves, profile, pool)
+    except ValueError as exc:
+        report(f"no performance calibration: {exc}")
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
@@ -157,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
             report(f"warning: {cal.n} players over {cal.elo_max - cal.elo_min:.0f} Elo: too few or too narrow for a reliable map")
         rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players()]
         strength = engine_strength_fit(rated)
-        stored = ProfileCalibration(result.profile, None if strength is None else strength[0], cal)
+        perf = performance_fit(result.estimator, result.profile, cfg.analysis.rating_pool, report)
+        stored = ProfileCalibration(result.profile, None if strength is None else strength[0], cal, perf)
         store.put_calibration(stored)
     out = {
         "profile": result.profile,
@@ -167,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         "positions_excluded": dict(excluded),
         "engine_strength": None if strength is None else {"value": strength[0], "se": strength[1], "players": strength[2]},
         "calibration": cal.to_dict(),
+        "performance": None if perf is None else perf.to_dict(),
         "bins": elo_bins(players, cal, args.bin_width),
     }
     if args.json:

@@ -53,6 +53,10 @@ CREATE TABLE IF NOT EXISTS calibrations (
     engine_strength REAL,              -- r̄_e (Algorithm 3), Elo
     c_calibration   TEXT               -- JSON of rating.calibration.Calibration, if fitted
 );
+CREATE TABLE IF NOT EXISTS performance_calibrations (
+    profile     TEXT PRIMARY KEY,      -- EngineProfile.name
+    calibration TEXT NOT NULL          -- JSON of rating.calibration.Calibration on every non-forced move
+);
 CREATE TABLE IF NOT EXISTS alerts (    -- fair-play screening: each level raised once per player per event
     player TEXT NOT NULL,
     event  TEXT NOT NULL,
@@ -149,7 +153,8 @@ class Store:
         if row is None:
             return shipped_calibrations().get(profile)
         c_map = None if row[1] is None else Calibration.from_dict(json.loads(row[1]))
-        return ProfileCalibration(profile, row[0], c_map)
+        perf = self.db.execute("SELECT calibration FROM performance_calibrations WHERE profile = ?", (profile,)).fetchone()
+        return ProfileCalibration(profile, row[0], c_map, None if perf is None else Calibration.from_dict(json.loads(perf[0])))
 
     def put_calibration(self, calibration: ProfileCalibration) -> None:
         """Store (replace) a profile's calibration."""
@@ -158,6 +163,11 @@ class Store:
             "INSERT OR REPLACE INTO calibrations (profile, engine_strength, c_calibration) VALUES (?, ?, ?)",
             (calibration.profile, calibration.engine_strength, c_map),
         )
+        if calibration.performance is None:
+            self.db.execute("DELETE FROM performance_calibrations WHERE profile = ?", (calibration.profile,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO performance_calibrations (profile, calibration) VALUES (?, ?)",
+                            (calibration.profile, json.dumps(calibration.performance.to_dict())))
 
     def get_engine_strength(self, profile: str) -> float | None:
         calibration = self.get_calibration(profile)
@@ -165,7 +175,8 @@ class Store:
 
     def put_engine_strength(self, profile: str, strength: float) -> None:
         old = self.get_calibration(profile)
-        self.put_calibration(ProfileCalibration(profile, strength, None if old is None else old.c_map))
+        self.put_calibration(ProfileCalibration(profile, strength, None if old is None else old.c_map,
+                                                None if old is None else old.performance))
 
     # -- live games -----------------------------------------------------------
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from livemon.live.messages import GameInfo
 from livemon.rating.agent import CPosterior, CSummary, Decision
-from livemon.rating.calibration import Calibration
+from livemon.rating.calibration import Calibration, ProfileCalibration
+from livemon.rating.performance import Performance, PerformanceModel
 from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
@@ -89,6 +90,7 @@ class PlayerState:
     posterior: CPosterior | None = None
     moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
     decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
+    observed: dict[tuple[int, int], tuple[int, Decision]] = field(default_factory=dict)  # every decision, with its ply
 
     def history(self) -> list[float | None]:
         """Algorithm 4's rating difference after each of the player's moves, in order."""
@@ -117,7 +119,18 @@ class Estimator:
     """Running estimates of every player and game; see the module docstring."""
 
     c_map: Calibration | None = None
-    """The profile's Elo ↔ c map, set by the caller when known: reports then show c̄ on the Elo scale."""
+    """The profile's Elo ↔ c map, set by the caller when known: reports then show c̄ on the Elo scale
+    and the headline performance estimate (:mod:`livemon.rating.performance`)."""
+    profile: str = ""
+    """The engine profile of the analyses fed in (labels the performance estimate)."""
+    perf_map: Calibration | None = None
+    """The calibration of the performance estimate (fitted on every non-forced move); None: ``c_map``."""
+
+    def use_calibration(self, profile: str, calibration: ProfileCalibration | None) -> None:
+        """Read estimates through ``calibration``, the calibration of exactly ``profile`` (or none)."""
+        self.profile = profile
+        self.c_map = None if calibration is None else calibration.c_map
+        self.perf_map = None if calibration is None else calibration.performance
 
     def __init__(self, skip_moves: int = 0, c_min: float = 0.0, c_max: float = 10.0):
         self.skip_moves = skip_moves
@@ -165,6 +178,8 @@ class Estimator:
             player.histogram.add(g)
             player.live.add(g)
             player.moves[key] = g
+        if sp.decision is not None:
+            player.observed[key] = (sp.ply, sp.decision)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
                 player.posterior = CPosterior(self.c_min, self.c_max)
@@ -185,6 +200,7 @@ class Estimator:
                 player.live.remove(g)
             if key in player.decisions and player.posterior is not None:
                 player.posterior.remove(player.decisions.pop(key))
+            player.observed.pop(key, None)
         game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
 
     def set_result(self, game_id: str, result: str) -> None:
@@ -230,12 +246,43 @@ class Estimator:
             out["unscored_plies"] = game.unscored_plies
         return out
 
+    def performance(self, player: PlayerState) -> Performance:
+        """The headline estimate: the player's performance Elo with its 95% interval, or why there is none.
+
+        It rests on the player's moves that the profile's calibration was fitted
+        on (book moves and decided positions left out, forced moves never count),
+        in game order, over as many games as they come from.
+        """
+        model = self._performance_model()
+        if isinstance(model, str):
+            return Performance.unavailable(model, len(player.observed), self.profile)
+        used = [(k, d) for k, (ply, d) in sorted(player.observed.items()) if model.counts(d, ply)]
+        return model.estimate([d for _, d in used], games=len({k[0] for k, _ in used}) or 1)
+
+    def _performance_model(self) -> PerformanceModel | str:
+        """The model of the current calibration (rebuilt when it changes), or the reason there is none."""
+        cal = self.perf_map or self.c_map
+        cached = self.__dict__.get("_perf")
+        if cached is not None and cached[0] is cal:
+            return cached[1]  # type: ignore[no-any-return]
+        model: PerformanceModel | str
+        if cal is None:
+            model = f"uncalibrated: no calibration of the engine profile {self.profile or '(unknown)'}"
+        else:
+            try:
+                model = PerformanceModel.from_calibration(cal)
+            except ValueError:
+                model = "uncalibrated: the profile's calibration has no maximum-likelihood fit (run livemon calibrate)"
+        self.__dict__["_perf"] = (cal, model)
+        return model
+
     def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
         c = player.c_summary(self.c_min, self.c_max)
         live = player.live
         return {
             "name": player.name,
             "elo": player.elo,
+            "performance": self.performance(player).to_dict(),
             "moves": player.histogram.n,
             "mean_gain": player.histogram.mean if player.histogram.n else None,
             "expected_score_vs_engine": live.expected_score if live.n else None,

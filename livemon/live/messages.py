@@ -147,7 +147,8 @@ class PlayerEstimate(Message):
     mean_gain: float | None
     expected_score_vs_engine: float | None
     rating_diff_vs_engine: float | None
-    perceived_elo: float | None
+    perceived_elo: float | None  # Ferreira's Algorithm 4: a diagnostic, not the headline
+    performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
     perceived_elo_range: tuple[float | None, float | None] | None = None  # 95% interval
     event_perceived_elo: float | None = None  # Algorithm 2 within the event
     c_mean: float | None = None

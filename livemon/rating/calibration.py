@@ -95,6 +95,8 @@ class Calibration:
     z_players: int = 0
     book_moves: int | None = None  # the screening exclusions the fit was made with (None: not recorded)
     eval_bound: float | None = None
+    tau_game: float | None = None  # sd of c of single games around the line (fit with one c per player-game)
+    pool: str = "FIDE classical"  # the rating pool whose Elo the line maps to (the games' rating tags)
 
     @classmethod
     def fit(cls, pairs: Iterable[tuple[float, float]], profile: str = "") -> Calibration:
@@ -292,7 +294,8 @@ class Calibration:
                    method=str(d.get("method", "ols")), positions=int(d.get("positions", 0)), cov_ab=cov,
                    tau=opt("tau"), tau_se=opt("tau_se"), log_likelihood=opt("log_likelihood"),
                    z_scale=opt("z_scale"), z_scale_loss=opt("z_scale_loss"), z_players=int(d.get("z_players", 0)),
-                   book_moves=None if d.get("book_moves") is None else int(d["book_moves"]), eval_bound=opt("eval_bound"))
+                   book_moves=None if d.get("book_moves") is None else int(d["book_moves"]), eval_bound=opt("eval_bound"),
+                   tau_game=opt("tau_game"), pool=str(d.get("pool", "FIDE classical")))
 
 
 # -- the likelihood ------------------------------------------------------------------------------
@@ -510,7 +513,13 @@ def engine_strength_fit(players: Iterable[tuple[float | None, GainHistogram]]) -
 
 @dataclass(frozen=True)
 class ProfileCalibration:
-    """What is known of one engine profile: r̄_e (Elo) and the Elo ↔ c map; either may be missing.
+    """What is known of one engine profile: r̄_e (Elo), the Elo ↔ c map, the performance map; any may be missing.
+
+    ``c_map`` is fitted on the positions screening uses (book moves and decided
+    positions left out): screening's c_r and c-Elo read it. ``performance`` is
+    fitted on every non-forced move (book and decided positions carry rating
+    signal too): the headline performance estimate reads it, and falls back to
+    ``c_map`` when a profile has none.
 
     >>> pc = ProfileCalibration("sf d12", engine_strength=2950.0)
     >>> ProfileCalibration.from_dict(pc.to_dict()) == pc
@@ -520,16 +529,26 @@ class ProfileCalibration:
     profile: str
     engine_strength: float | None = None
     c_map: Calibration | None = None
+    performance: Calibration | None = None
+
+    @property
+    def performance_map(self) -> Calibration | None:
+        """The calibration the performance estimate uses: its own, else the screening one."""
+        return self.performance or self.c_map
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form."""
-        return {"profile": self.profile, "engine_strength": self.engine_strength,
-                "c_map": None if self.c_map is None else self.c_map.to_dict()}
+        d: dict[str, Any] = {"profile": self.profile, "engine_strength": self.engine_strength,
+                             "c_map": None if self.c_map is None else self.c_map.to_dict()}
+        if self.performance is not None:
+            d["performance"] = self.performance.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProfileCalibration:
         """Inverse of :meth:`to_dict`."""
-        c_map = d.get("c_map")
+        c_map, perf = d.get("c_map"), d.get("performance")
         strength = d.get("engine_strength")
         return cls(str(d["profile"]), None if strength is None else float(strength),
-                   None if c_map is None else Calibration.from_dict(c_map))
+                   None if c_map is None else Calibration.from_dict(c_map),
+                   None if perf is None else Calibration.from_dict(perf))

@@ -1,0 +1,166 @@
+"""The engine analyses of the calibration games, exported once and read back without an engine.
+
+Engine time is the scarce resource of this project: every position of the
+calibration games analysed under a profile is exported here once, compactly, so
+that no later session searches it again. The export is one gzipped JSON line per
+game::
+
+    {"file": "A10_prague_masters_2022.pgn", "index": 3, "part": "test",
+     "a": [[31, [["e2e4", 31], ["d2d4", 25], ...], 12], null, ...]}
+
+``a[j]`` is the analysis of the position after ply ``j`` (0 = the start) as
+livemon's :class:`PositionAnalysis` stores it — best score (White's view, cp,
+mates at ±3900), the MultiPV candidates with their scores, the depth reached —
+or ``null`` for a position valued by rule (mate, stalemate, draw). The first line
+is a header ``{"format": "livemon analyses 1", "profile": ..., "games": ...}``.
+The games themselves are read from ``../shared/data/calibration/`` (file and
+1-based index); the split into fit and held-back games is
+``bench/calibration_split.py``'s.
+
+Reading back (:func:`load`) rebuilds each ply exactly as livemon scores it
+(:func:`livemon.live.analysis.scored_ply`), so a bench measures the numbers the
+product shows.
+
+Usage::
+
+    python bench/calibration_data.py export --store cal.sqlite [--out bench/data/calibration_d12.jsonl.gz]
+    python bench/calibration_data.py summary [EXPORT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibration_split import CALIBRATION, elo, part, read_all  # noqa: E402
+
+from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
+from livemon.live.analysis import needs_search, position_value, scored_ply  # noqa: E402
+from livemon.live.estimator import ScoredPly  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT = REPO / "bench" / "data" / "calibration_d12.jsonl.gz"
+PROFILE = "Stockfish 15.1 depth=12 multipv=4"
+
+
+@dataclass
+class GameData:
+    """One analysed calibration game: its tags and every ply as livemon scores it."""
+
+    file: str
+    index: int
+    part: str  # "fit" or "test"
+    event: str
+    white: str
+    black: str
+    white_elo: int | None
+    black_elo: int | None
+    white_id: str
+    black_id: str
+    result: str
+    plies: list[ScoredPly]
+
+    def player(self, white: bool) -> tuple[str, int | None]:
+        """A stable player key (FIDE id when tagged, else the name) and the Elo tag."""
+        if white:
+            return (self.white_id or self.white), self.white_elo
+        return (self.black_id or self.black), self.black_elo
+
+
+def _pgn_index() -> dict[tuple[str, int], str]:
+    return {(name, i): text for name, i, text, _, _ in read_all()}
+
+
+def export(store_path: str, out: Path, profile: str = PROFILE) -> None:
+    """Write every calibration game whose positions the store holds entirely under ``profile``."""
+    from livemon.io.store import Store
+
+    n = 0
+    with Store(store_path) as store, gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
+        games = read_all()
+        f.write(json.dumps({"format": "livemon analyses 1", "profile": profile,
+                            "source": "../shared/data/calibration", "split": "bench/calibration_split.py"}) + "\n")
+        for name, index, text, headers, _ in games:
+            where = part(headers.get("Event", ""), name)
+            if where is None:
+                continue
+            game = chess.pgn.read_game(io.StringIO(text))
+            board = game.board()
+            boards = [board.copy(stack=False)]
+            for move in game.mainline_moves():
+                board.push(move)
+                boards.append(board.copy(stack=False))
+            wanted = {position_key(b): b for b in boards if needs_search(b)}
+            got = store.get_analyses(wanted, profile)
+            if len(got) < len(wanted) or not wanted:
+                continue
+            rows = []
+            for b in boards:
+                a = got.get(position_key(b)) if needs_search(b) else None
+                rows.append(None if a is None else [a.score, [list(c) for c in a.candidates], a.depth])
+            f.write(json.dumps({"file": name, "index": index, "part": where, "a": rows}, separators=(",", ":")) + "\n")
+            n += 1
+    print(f"{n} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
+
+
+def load(path: Path = DEFAULT, folder: Path = CALIBRATION) -> Iterator[GameData]:
+    """Every exported game, its plies scored as livemon scores them (no engine)."""
+    texts = {(name, i): text for name, i, text, _, _ in read_all(folder)}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        header = json.loads(f.readline())
+        assert header.get("format") == "livemon analyses 1", header
+        for line in f:
+            row = json.loads(line)
+            game = chess.pgn.read_game(io.StringIO(texts[(row["file"], row["index"])]))
+            h = game.headers
+            analyses = [None if a is None else PositionAnalysis(int(a[0]), tuple((m, int(s)) for m, s in a[1]), int(a[2]))
+                        for a in row["a"]]
+            board = game.board()
+            plies: list[ScoredPly] = []
+            for ply, node in enumerate(game.mainline(), start=1):
+                before_board = board.copy(stack=False)
+                board.push(node.move)
+                a_before, a_after = analyses[ply - 1], analyses[ply]
+                before = position_value(before_board, a_before)
+                after = position_value(board, a_after)
+                assert after is not None
+                plies.append(scored_ply(f"{row['file']}#{row['index']}", ply, before_board, node.move,
+                                        before, after, a_before))
+            yield GameData(row["file"], row["index"], row["part"], h.get("Event", ""), h.get("White", ""),
+                           h.get("Black", ""), elo(h, "WhiteElo"), elo(h, "BlackElo"), h.get("WhiteFideId", ""),
+                           h.get("BlackFideId", ""), h.get("Result", "*"), plies)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--store", required=True)
+    e.add_argument("--out", type=Path, default=DEFAULT)
+    e.add_argument("--profile", default=PROFILE)
+    s = sub.add_parser("summary")
+    s.add_argument("path", nargs="?", type=Path, default=DEFAULT)
+    args = p.parse_args(argv)
+    if args.cmd == "export":
+        export(args.store, args.out, args.profile)
+    else:
+        games = list(load(args.path))
+        for where in ("fit", "test"):
+            gs = [g for g in games if g.part == where]
+            print(f"{where}: {len(gs)} games, {sum(len(g.plies) for g in gs)} plies, "
+                  f"{len({g.event for g in gs})} events")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

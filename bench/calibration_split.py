@@ -1,0 +1,126 @@
+"""The fixed split of ``../shared/data/calibration/`` into fit and held-back games, and the analysis plan.
+
+The split is **by event**: every game of a held-back event is kept out of every
+fit (calibration lines, the headline estimate's mapping, z_scale) and is used only
+by ``bench/validity.py``. Rapid events (A03, A14) are in neither part: their Elo
+tags are standard ratings and the play is not classical.
+
+Held back (``TEST_EVENTS``), chosen before any analysis was run, to cover the
+rating bands of ``bench/validity.py``: an elite round robin (Prague Masters 2022,
+2610-2723), two norm round robins (Charlotte Spring IMB 2022, 2116-2400; Ekrem
+Galijatovic Memorial, 1750-2379) and an open with the set's lowest ratings
+(1st Guwahati Open 2022, 1103-2641; its games in both TWIC issues). Every other
+classical event is fit data.
+
+Engine time is scarce (depth 12 MultiPV 4 runs ~2.5 positions/s per core), so
+not every game is analysed: the round robins whole (so that every player has an
+event of 9 games), the Guwahati open's games with a player under 1800 plus a
+sample, and a sample of the fit events stratified by the game's mean rating (the
+low bands over-sampled). ``plan`` writes the selected games as PGN chunks of 10
+games, held-back and fit chunks alternating, so that an analysis stopped at any
+chunk leaves both parts usable.
+
+Usage::
+
+    python bench/calibration_split.py OUTDIR     # writes OUTDIR/chunkNNN_{test,fit}.pgn
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import chess.pgn
+
+REPO = Path(__file__).resolve().parent.parent
+CALIBRATION = REPO.parent / "shared" / "data" / "calibration"
+
+TEST_EVENTS = frozenset({
+    "4th Prague Masters 2022",
+    "Charlotte Spring IMB 2022",
+    "8th Ekrem Galijatovic Mem",
+    "1st Guwahati Open 2022",
+})
+RAPID_FILES = ("A03_", "A14_")
+SEED = 20221123
+FIT_GAMES = 240
+GUWAHATI_GAMES = 45
+
+
+def elo(headers: chess.pgn.Headers, tag: str) -> int | None:
+    v = headers.get(tag, "")
+    return int(v) if v.isdigit() and int(v) > 0 else None
+
+
+def part(event: str, filename: str) -> str | None:
+    """``"test"``, ``"fit"`` or None (rapid: in neither) for a game of ``event`` in ``filename``."""
+    if filename.startswith(RAPID_FILES):
+        return None
+    return "test" if event in TEST_EVENTS else "fit"
+
+
+def read_all(folder: Path = CALIBRATION) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
+    """(file, index, text, headers, plies) of every game of the set, in file order."""
+    out = []
+    for path in sorted(folder.glob("A*.pgn")):
+        text = path.read_text(encoding="ascii")
+        chunks = ["[Event" + c for c in text.split("\n\n[Event")]
+        chunks[0] = chunks[0][len("[Event"):]
+        for i, chunk in enumerate(chunks, 1):
+            game = chess.pgn.read_game(__import__("io").StringIO(chunk))
+            if game is None:
+                continue
+            plies = sum(1 for _ in game.mainline_moves())
+            out.append((path.name, i, chunk.strip() + "\n\n", game.headers, plies))
+    return out
+
+
+def select(games: list) -> tuple[list, list]:
+    rng = random.Random(SEED)
+    test, fit, guwahati = [], [], []
+    for g in games:
+        name, _, _, h, plies = g
+        where = part(h.get("Event", ""), name)
+        we, be = elo(h, "WhiteElo"), elo(h, "BlackElo")
+        if where is None or plies < 20 or (we is None and be is None):
+            continue
+        if where == "test":
+            (guwahati if h["Event"] == "1st Guwahati Open 2022" else test).append(g)
+        elif we is not None and be is not None:
+            fit.append(g)
+    low = [g for g in guwahati if min(x for x in (elo(g[3], "WhiteElo"), elo(g[3], "BlackElo")) if x) < 1800]
+    rest = [g for g in guwahati if g not in low]
+    rng.shuffle(rest)
+    test += (low + rest)[:GUWAHATI_GAMES]
+    # fit: stratified by the game's mean rating in 200-point bands, equal share per band
+    bands: dict[int, list] = {}
+    for g in fit:
+        m = (elo(g[3], "WhiteElo") + elo(g[3], "BlackElo")) // 2
+        bands.setdefault(min(max(m // 200 * 200, 1400), 2600), []).append(g)
+    for v in bands.values():
+        rng.shuffle(v)
+    chosen: list = []
+    while len(chosen) < FIT_GAMES and any(bands.values()):
+        for k in sorted(bands):
+            if bands[k] and len(chosen) < FIT_GAMES:
+                chosen.append(bands[k].pop())
+    rng.shuffle(test)
+    rng.shuffle(chosen)
+    return test, chosen
+
+
+def plan(outdir: Path) -> None:
+    test, fit = select(read_all())
+    outdir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for i in range(0, max(len(test), len(fit)), 10):
+        for name, games in (("test", test[i:i + 10]), ("fit", fit[i:i + 10])):
+            if games:
+                (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games), encoding="ascii")
+                n += 1
+    print(f"{len(test)} held-back games, {len(fit)} fit games, {n} chunks -> {outdir}")
+
+
+if __name__ == "__main__":
+    plan(Path(sys.argv[1]))

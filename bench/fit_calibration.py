@@ -1,0 +1,110 @@
+"""Fit the shipped calibration of an engine profile on the fit part of the calibration games.
+
+Reads the exported analyses (``bench/calibration_data.py``), keeps the **fit**
+events only (``bench/calibration_split.py``; the held-back events are for
+``bench/validity.py`` alone), adds the 2025 open of ``bench/data/open2025_decisions.jsonl.gz``
+(a fit event too: it is not in the calibration set), and fits by maximum likelihood
+c ~ N(a + b·Elo, τ²) twice: with one c per player-event (the line, τ and the screening z_scale, which
+belong to event-sized samples) and with one c per player-game (``tau_game``: a
+player's game-to-game variation on top, which the headline estimate's interval
+for a single game must cover), plus Algorithm 3's r̄_e over the
+fit players. Writes the result into ``livemon/data/calibrations.json`` under the
+profile, with the rating pool it maps to and a record of what it was fitted on.
+
+Usage::
+
+    python bench/fit_calibration.py [EXPORT] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibration_data import DEFAULT, PROFILE, load  # noqa: E402
+from validity import BOOK_MOVES, EVAL_BOUND, Sample, player_events, player_games  # noqa: E402
+
+from livemon.io.store import SHIPPED_CALIBRATIONS  # noqa: E402
+from livemon.rating.agent import Decision  # noqa: E402
+from livemon.rating.calibration import Calibration, engine_strength_fit  # noqa: E402
+from livemon.rating.gain import GainHistogram  # noqa: E402
+from livemon.rating.performance import fit_performance_calibration  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+OPEN = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
+POOL = "FIDE classical"
+
+
+def open2025() -> list[Sample]:
+    """The 2025 open's screened decisions, one sample per player-game (one event)."""
+    samples: dict[tuple[str, int], Sample] = {}
+    with gzip.open(OPEN, "rt", encoding="utf-8") as f:
+        header = json.loads(f.readline())
+        assert header["profile"] == PROFILE and header["book_moves"] == BOOK_MOVES, header
+        for line in f:
+            d = json.loads(line)
+            s = samples.setdefault((d["player"], d["game"]), Sample(d["player"], "open2025", float(d["elo"]), games=1))
+            s.decisions.append(Decision(tuple(d["values"]), d["played"]))
+    return list(samples.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
+    p.add_argument("--dry-run", action="store_true", help="print the fit, do not write calibrations.json")
+    p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    games = [g for g in load(args.export) if g.part == "fit"]
+    samples = player_games(games)
+    extra = [] if args.no_open else open2025()
+    per_game = [s for s in samples + extra if s.decisions]
+    per_event = player_events(per_game, min_games=1)
+    by_game = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_game], profile=PROFILE)
+    cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_event], profile=PROFILE)
+    cal = Calibration(**{**cal.__dict__, "book_moves": BOOK_MOVES, "eval_bound": EVAL_BOUND, "tau_game": by_game.tau})
+    groups = [(s.elo, s.decisions) for s in per_event]
+    perf = fit_performance_calibration(
+        ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), PROFILE, POOL)
+    by_player: dict[str, tuple[float, list[int]]] = {}
+    for s in samples:
+        by_player.setdefault(s.key, (s.elo, []))[1].extend(s.gains)
+    strength = engine_strength_fit((elo, GainHistogram.from_gains(g)) for elo, g in by_player.values() if g)
+    assert strength is not None
+    elos = [s.elo for s in per_game]
+    fit = {"games": len(games), "events": len({g.event for g in games}) + (0 if args.no_open else 1),
+           "player_games": len(per_game), "player_events": len(per_event), "positions": cal.positions,
+           "mean_elo": round(sum(elos) / len(elos), 1),
+           "sources": ["../shared/data/calibration (fit events of bench/calibration_split.py)"]
+           + ([] if args.no_open else ["bench/data/open2025_decisions.jsonl.gz"]),
+           "engine_strength_se": strength[1],
+           "by_game": {"a": by_game.a, "b": by_game.b, "tau": by_game.tau, "tau_se": by_game.tau_se}}
+    print(f"fit on {fit['player_games']} player-games ({fit['games']} calibration games + "
+          f"{len(extra)} from the 2025 open), {fit['player_events']} player-events, {cal.positions} positions, "
+          f"Elo {cal.elo_min:.0f}-{cal.elo_max:.0f}")
+    se = cal.cov_ab
+    print(f"  c = {cal.a:.4f} (± {se[0] ** .5:.4f}) + {cal.b * 1000:.4f} (± {se[2] ** .5 * 1000:.4f}) per 1000 Elo; "  # type: ignore[index]
+          f"tau {cal.tau:.4f} ± {cal.tau_se or 0:.4f} (per player-event), {by_game.tau:.4f} ± {by_game.tau_se or 0:.4f} "
+          f"(per player-game; line {by_game.a:.4f} + {by_game.b * 1000:.4f}/1000); r2 {cal.r2:.2f}; z_scale {cal.z_scale}")
+    print(f"  performance map (every non-forced move of the {len(samples)} calibration player-games): "
+          f"c = {perf.a:.4f} + {perf.b * 1000:.4f} per 1000 Elo, tau {perf.tau:.4f} (player-event) "
+          f"{perf.tau_game:.4f} (player-game), {perf.positions} positions, Elo {perf.elo_min:.0f}-{perf.elo_max:.0f}")
+    print(f"  r̄_e {strength[0]:.0f} ± {strength[1] or 0:.0f} ({strength[2]} players); {time.perf_counter() - t0:.1f} s")
+    if args.dry_run:
+        return 0
+    table = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))
+    table[PROFILE] = {"profile": PROFILE, "engine_strength": strength[0], "fit": fit,
+                      "c_map": cal.to_dict(), "performance": perf.to_dict()}
+    SHIPPED_CALIBRATIONS.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written to {SHIPPED_CALIBRATIONS.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,261 @@
+"""How right is the headline performance estimate? Measured on held-back real games only.
+
+Reads the exported analyses of the calibration games (``bench/calibration_data.py``;
+split by event in ``bench/calibration_split.py``: the fit never saw a held-back
+event), and compares, on the **held-back** games only, per player-game and per
+player-event of at least 7 games, against the players' FIDE ratings:
+
+* ``performance`` — the headline estimate (:mod:`livemon.rating.performance`) with
+  the shipped calibration of the profile (``livemon/data/calibrations.json``);
+* ``perceived`` — Ferreira's perceived Elo (Algorithm 4: r̄_e + 200·√2·Φ⁻¹(p));
+* ``c_elo`` — the E(c) posterior mean c̄ mapped through the calibration line;
+* ``acpl`` — the one-line baseline 3100·exp(−0.01·ACPL), ACPL the mean centipawn
+  loss of the player's moves (each loss capped at 1000 cp), same evaluations;
+* ``mean`` — predict the mean rating of the fit games' players, for everyone.
+
+For each: mean absolute error, bias per band (< 1800, 1800–2200, 2200–2500,
+≥ 2500), Spearman's rank correlation, and the coverage of the 95% interval (the
+estimates that have one). It also checks screening on the same footing: the z of
+every held-back honest player-event against c_r of their rating (mean and sd of z,
+notices at z ≥ 2.5 against the nominal rate).
+
+Usage::
+
+    python bench/validity.py [EXPORT] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibration_data import DEFAULT, PROFILE, GameData, load  # noqa: E402
+
+from livemon.rating.agent import CPosterior, Decision  # noqa: E402
+from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
+from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference  # noqa: E402
+from livemon.rating.performance import PerformanceModel  # noqa: E402
+from livemon.rating.screening import screening_exclusion, screening_stats  # noqa: E402
+
+BOOK_MOVES, EVAL_BOUND = 8, 3.0  # the [screening] defaults the calibration is fitted with
+BANDS = ((0, 1800, "<1800"), (1800, 2200, "1800-2200"), (2200, 2500, "2200-2500"), (2500, 9999, ">=2500"))
+MIN_EVENT_GAMES = 7
+ACPL_CAP = 1000
+
+
+@dataclass
+class Sample:
+    """One player over some games: the evidence every estimator reads."""
+
+    key: str
+    event: str
+    elo: float
+    decisions: list[Decision] = field(default_factory=list)  # the screened ones (book, decided left out)
+    moves: list[tuple[int, Decision]] = field(default_factory=list)  # every non-forced move's (ply, decision)
+    gains: list[int] = field(default_factory=list)
+    games: int = 0
+
+
+def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]:
+    """One sample per rated player per game: screened decisions and every gain."""
+    out = []
+    for g in games:
+        if len(g.plies) < min_plies:
+            continue
+        for white in (True, False):
+            key, elo = g.player(white)
+            if elo is None:
+                continue
+            s = Sample(key, g.event, float(elo), games=1)
+            for sp in g.plies:
+                if sp.white_moved != white:
+                    continue
+                if sp.gain is not None:
+                    s.gains.append(sp.gain)
+                if sp.decision is None or sp.forced:
+                    continue
+                s.moves.append((sp.ply, sp.decision))
+                if screening_exclusion(sp.decision, sp.ply, BOOK_MOVES, EVAL_BOUND) is None:
+                    s.decisions.append(sp.decision)
+            out.append(s)
+    return out
+
+
+def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -> list[Sample]:
+    """Player-game samples merged per player per event; those with at least ``min_games`` games."""
+    merged: dict[tuple[str, str], Sample] = {}
+    elos: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for s in samples:
+        m = merged.setdefault((s.key, s.event), Sample(s.key, s.event, s.elo))
+        m.decisions += s.decisions
+        m.moves += s.moves
+        m.gains += s.gains
+        m.games += 1
+        elos[(s.key, s.event)].append(s.elo)
+    for k, m in merged.items():
+        m.elo = float(np.mean(elos[k]))
+    return [m for m in merged.values() if m.games >= min_games]
+
+
+# -- the estimators ---------------------------------------------------------------------------
+
+Estimate = tuple[float, tuple[float, float] | None] | None
+
+
+def make_estimators(cal: Calibration, perf: Calibration, engine_strength: float,
+                    mean_elo: float) -> dict[str, Callable[[Sample], Estimate]]:
+    model = PerformanceModel.from_calibration(perf)
+
+    def performance(s: Sample) -> Estimate:
+        p = model.estimate([d for ply, d in s.moves if model.counts(d, ply)], s.games)
+        return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
+
+    def perceived(s: Sample) -> Estimate:
+        if not s.gains:
+            return None
+        d = rating_difference(expected_score_vs_engine(GainHistogram.from_gains(s.gains)))
+        return (engine_strength + d, None) if math.isfinite(d) else None
+
+    def c_elo(s: Sample) -> Estimate:
+        post = CPosterior()
+        for d in s.decisions:
+            post.add(d)
+        summ = post.summary()
+        if summ is None:
+            return None
+        scale = cal.elo_scale(summ.mean, summ.cr95[0], summ.cr95[1])
+        return None if scale is None else (scale["elo"], (scale["cr95"][0], scale["cr95"][1]))
+
+    def acpl(s: Sample) -> Estimate:
+        if not s.gains:
+            return None
+        loss = float(np.mean([min(max(-g, 0), ACPL_CAP) for g in s.gains]))
+        return (3100.0 * math.exp(-0.01 * loss), None)
+
+    def mean(s: Sample) -> Estimate:
+        return (mean_elo, None)
+
+    return {"performance": performance, "perceived": perceived, "c_elo": c_elo, "acpl": acpl, "mean": mean}
+
+
+# -- the figures ------------------------------------------------------------------------------
+
+def figures(samples: Sequence[Sample], estimate: Callable[[Sample], Estimate]) -> dict[str, object]:
+    """MAE, bias per band, Spearman and 95% coverage of one estimator over samples."""
+    rows = [(s.elo, e) for s in samples if (e := estimate(s)) is not None]
+    if not rows:
+        return {"n": 0}
+    elo = np.array([r[0] for r in rows])
+    est = np.array([r[1][0] for r in rows])
+    err = est - elo
+    out: dict[str, object] = {"n": len(rows), "of": len(samples), "mae": float(np.abs(err).mean()),
+                              "bias": float(err.mean())}
+    rho = stats.spearmanr(est, elo).statistic if len(rows) > 2 and np.ptp(est) > 0 else float("nan")
+    out["spearman"] = float(rho)
+    bands = {}
+    for lo, hi, name in BANDS:
+        m = (elo >= lo) & (elo < hi)
+        bands[name] = {"n": int(m.sum()), "mae": float(np.abs(err[m]).mean()) if m.any() else None,
+                       "bias": float(err[m].mean()) if m.any() else None}
+    out["bands"] = bands
+    intervals = [(r[0], r[1][1]) for r in rows if r[1][1] is not None]
+    if intervals:
+        inside = [lo <= e <= hi for e, (lo, hi) in intervals]
+        out["coverage"] = float(np.mean(inside))
+        out["width"] = float(np.median([hi - lo for _, (lo, hi) in intervals]))
+    return out
+
+
+def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
+    """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
+    zs = []
+    for s in samples:
+        if len(s.decisions) < min_positions:
+            continue
+        st = screening_stats(s.key, s.decisions, cal.c_for_rating(s.elo))
+        zs.append(st.z_match / (cal.z_scale or 1.0))
+    if not zs:
+        return {"n": 0}
+    z = np.array(zs)
+    nominal = float(stats.norm.sf(2.5))
+    return {"n": len(z), "mean": float(z.mean()), "sd": float(z.std(ddof=1)) if len(z) > 1 else None,
+            "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal}
+
+
+def shipped(profile: str = PROFILE) -> tuple[ProfileCalibration, dict[str, object]]:
+    from livemon.io.store import SHIPPED_CALIBRATIONS
+
+    entry = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))[profile]
+    return ProfileCalibration.from_dict(entry), entry.get("fit", {})
+
+
+def fmt(name: str, f: dict[str, object]) -> str:
+    if not f.get("n"):
+        return f"  {name:<12} (no estimate)"
+    bands = f["bands"]  # type: ignore[index]
+    b = " ".join(f"{(v['bias'] if v['bias'] is not None else float('nan')):+6.0f}" for v in bands.values())  # type: ignore[union-attr]
+    cov = f"{100 * f['coverage']:5.1f}% ({f['width']:.0f})" if "coverage" in f else "      —     "  # type: ignore[operator]
+    return (f"  {name:<12} {f['n']:>4}/{f['of']:<4} {f['mae']:6.0f} {f['bias']:+6.0f} {b}   "
+            f"{f['spearman']:5.2f}   {cov}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    games = list(load(args.export))
+    pc, fit = shipped()
+    cal, perf = pc.c_map, pc.performance_map
+    assert cal is not None and perf is not None and pc.engine_strength is not None
+    pool = perf.pool
+    test = [g for g in games if g.part == "test"]
+    per_game = player_games(test)
+    per_event = player_events(per_game)
+    mean_elo = float(fit.get("mean_elo", 2300.0))  # type: ignore[arg-type]
+    est = make_estimators(cal, perf, pc.engine_strength, mean_elo)
+    report = {
+        "profile": PROFILE, "pool": pool, "calibration": fit,
+        "held_back": {"games": len(test), "events": sorted({g.event for g in test}),
+                      "player_games": len(per_game), "player_events": len(per_event)},
+        "per_game": {k: figures(per_game, f) for k, f in est.items()},
+        "per_event": {k: figures(per_event, f) for k, f in est.items()},
+        "screening": screening_check(per_event, cal),
+        "load": os.getloadavg()[0], "seconds": time.perf_counter() - t0,
+    }
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    hb = report["held_back"]
+    print(f"profile {PROFILE}; calibration: {pool}; held back: {hb['games']} games of "  # type: ignore[index]
+          f"{len(hb['events'])} events, {hb['player_games']} player-games, "  # type: ignore[index]
+          f"{hb['player_events']} player-events of >= {MIN_EVENT_GAMES} games")  # type: ignore[index]
+    head = "  estimate        n/of      MAE   bias  " + " ".join(f"{b[2]:>6}" for b in BANDS) + "   rho     cover95 (width)"
+    for part in ("per_game", "per_event"):
+        print(f"{part.replace('_', ' ')} (bias by band: <1800 1800-2200 2200-2500 >=2500)")
+        print(head)
+        for k, f in report[part].items():  # type: ignore[union-attr]
+            print(fmt(k, f))
+    sc = report["screening"]
+    if sc.get("n"):  # type: ignore[union-attr]
+        print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
+              f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
+    print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""The headline performance estimate: a player's Elo from the quality of their moves, with an honest interval.
+
+A calibration of the engine profile (:class:`livemon.rating.calibration.Calibration`,
+fitted by maximum likelihood on real rated games) says that a player rated r
+has a skill c ~ N(a + b·r, τ²) and plays each move as the reference agent
+E(c) would (spec §2). Read backwards, a player's moves give a likelihood over
+their **performance Elo** r:
+
+    L(r) = ∫ Π_moves P(move | c) · N(c; a + b·r, τ²) dc
+
+— the E(c) likelihood of the moves (which weighs every candidate by how much
+worse it is, so the size of each loss counts, not only its sign), blurred by
+τ, the real spread of honest players of one rating around the line. The estimate
+is the posterior median of r under a flat prior on a wide Elo range, and the 95%
+interval its equal-tailed credible region, widened in quadrature by the
+calibration line's own uncertainty (a, b). Because τ is inside L(r), the interval
+never shrinks below the scatter of honest players, however many moves are seen:
+that is what keeps its coverage honest on real players (``bench/validity.py``).
+
+The estimate needs a calibration of exactly the engine profile that produced the
+moves' evaluations, for a named rating pool (FIDE classical by default); without
+one it is not computed, and :class:`Performance` says why.
+
+>>> from livemon.rating.agent import Decision, move_probabilities
+>>> import numpy as np
+>>> cal = Calibration(a=-0.5, b=0.0005, n=100, elo_min=1400, elo_max=2800, r2=0.5, residual_sd=0.07,
+...                   method="ml", cov_ab=(0.0, 0.0, 0.0), tau=0.07, profile="sf d12")
+>>> model = PerformanceModel.from_calibration(cal, pool="FIDE classical")
+>>> rng = np.random.default_rng(7)
+>>> def moves(c, n):
+...     vs = [np.array([0.0, -0.1, -0.4, -1.2]) for _ in range(n)]
+...     return [Decision(tuple(v), int(rng.choice(4, p=move_probabilities(v, c)))) for v in vs]
+>>> p = model.estimate(moves(0.5, 400))          # c = 0.5 is Elo 2000 on this line
+>>> p.cr95[0] < 2000 < p.cr95[1], p.positions, p.reason
+(True, 400, None)
+>>> model.estimate(moves(0.5, 3)).reason
+'3 positions: at least 5 needed'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from livemon.rating.agent import Decision, log_likelihood
+from livemon.rating.calibration import Calibration
+from livemon.rating.screening import screening_exclusion
+
+_Z95 = 1.959963984540054
+DEFAULT_POOL = "FIDE classical"
+ELO_RANGE = (400.0, 3600.0)
+"""Support of the flat prior on the performance Elo (wider than any human rating)."""
+MIN_POSITIONS = 5
+
+
+@dataclass(frozen=True)
+class Performance:
+    """A performance Elo with its 95% interval, or the reason there is none.
+
+    ``elo`` / ``cr95`` are None when it cannot be computed (``reason`` says why:
+    no calibration of this profile, too few positions). ``positions`` counts the
+    moves it rests on; ``profile`` the engine profile of their evaluations;
+    ``calibration`` names the calibration and its rating pool.
+    ``extrapolated`` is True when the estimate lies outside the rating range the
+    calibration was fitted on.
+
+    >>> Performance(None, None, 0, "p", None, reason="no calibration").to_dict()["elo"] is None
+    True
+    """
+
+    elo: float | None
+    cr95: tuple[float, float] | None
+    positions: int
+    profile: str
+    calibration: str | None
+    reason: str | None = None
+    extrapolated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape shown by ``analyse --json``, ``export --json`` and the ``player`` message."""
+        d: dict[str, Any] = {
+            "elo": None if self.elo is None else round(self.elo, 1),
+            "cr95": None if self.cr95 is None else [round(self.cr95[0], 1), round(self.cr95[1], 1)],
+            "positions": self.positions,
+            "profile": self.profile,
+            "calibration": self.calibration,
+        }
+        if self.reason is not None:
+            d["reason"] = self.reason
+        if self.extrapolated:
+            d["extrapolated"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Performance:
+        """Inverse of :meth:`to_dict`."""
+        cr = d.get("cr95")
+        return cls(None if d.get("elo") is None else float(d["elo"]),
+                   None if cr is None else (float(cr[0]), float(cr[1])), int(d.get("positions", 0)),
+                   str(d.get("profile", "")), d.get("calibration"), d.get("reason"), bool(d.get("extrapolated", False)))
+
+    @classmethod
+    def unavailable(cls, reason: str, positions: int = 0, profile: str = "") -> Performance:
+        """No estimate, with the reason."""
+        return cls(None, None, positions, profile, None, reason)
+
+
+ALL_MOVES_BOUND = 99.0
+"""eval_bound of a performance calibration: no position is too decided (values are clamped at ±39)."""
+
+
+def fit_performance_calibration(moves: Iterable[tuple[float, Hashable, Hashable, Decision]], profile: str = "",
+                                pool: str = DEFAULT_POOL) -> Calibration:
+    """Fit the performance map on every non-forced move: ``(elo, player, game, decision)`` per move.
+
+    Two maximum-likelihood fits of c ~ N(a + b·Elo, τ²)
+    (:meth:`Calibration.fit_decisions`): one c per ``player`` (the line and τ:
+    how players of one rating differ) and one c per (player, game) (``tau_game``:
+    how one game of a player differs on top). ``player`` should be a player in
+    one event. Book moves and decided positions are kept (``book_moves`` 0):
+    they carry rating signal too, unlike in screening.
+    ValueError as :meth:`Calibration.fit_decisions`.
+    """
+    players: dict[Hashable, tuple[float, list[Decision]]] = {}
+    games: dict[tuple[Hashable, Hashable], tuple[float, list[Decision]]] = {}
+    for elo, player, game, decision in moves:
+        players.setdefault(player, (elo, []))[1].append(decision)
+        games.setdefault((player, game), (elo, []))[1].append(decision)
+    by_player = Calibration.fit_decisions(players.values(), profile=profile)
+    by_game = Calibration.fit_decisions(games.values(), profile=profile)
+    return replace(by_player, tau_game=by_game.tau, book_moves=0, eval_bound=ALL_MOVES_BOUND, pool=pool,
+                   z_scale=None, z_scale_loss=None, z_players=0)
+
+
+def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
+    """The one-line warning when a calibration maps another rating pool than the event's, else None.
+
+    >>> cal = Calibration(a=0, b=0.001, n=9, elo_min=0, elo_max=1, r2=0, residual_sd=0, profile="sf d12")
+    >>> pool_warning(cal, "FIDE classical") is None, pool_warning(cal, "lichess classical")
+    (True, "the calibration of sf d12 maps FIDE classical ratings, the event's ratings are lichess classical: performance Elo is on the calibration's scale")
+    """
+    if calibration is None or calibration.pool.casefold() == pool.casefold():
+        return None
+    return (f"the calibration of {calibration.profile} maps {calibration.pool} ratings, the event's ratings are "
+            f"{pool}: performance Elo is on the calibration's scale")
+
+
+@dataclass(frozen=True)
+class PerformanceModel:
+    """The calibration of one engine profile and rating pool, ready to turn moves into a performance Elo."""
+
+    calibration: Calibration
+    pool: str = DEFAULT_POOL
+    min_positions: int = MIN_POSITIONS
+
+    @classmethod
+    def from_calibration(cls, calibration: Calibration, pool: str | None = None,
+                         min_positions: int = MIN_POSITIONS) -> PerformanceModel:
+        """ValueError unless the calibration is a maximum-likelihood fit with a positive slope and a τ."""
+        if not calibration.b > 0.0 or calibration.tau is None or not calibration.tau > 0.0:
+            raise ValueError("PerformanceModel: the calibration needs a positive slope and a tau (a maximum-likelihood fit)")
+        return cls(calibration, pool or calibration.pool, min_positions)
+
+    @property
+    def book_moves(self) -> int:
+        """Moves of each side left out as book: those the calibration was fitted without."""
+        return 8 if self.calibration.book_moves is None else self.calibration.book_moves
+
+    @property
+    def eval_bound(self) -> float:
+        """Positions decided beyond this many pawns are left out, as in the calibration."""
+        return 3.0 if self.calibration.eval_bound is None else self.calibration.eval_bound
+
+    def counts(self, decision: Decision, ply: int) -> bool:
+        """Whether a (non-forced) move enters the estimate: the positions the calibration was fitted on."""
+        return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
+
+    @property
+    def label(self) -> str:
+        """How the estimate is labelled: the rating pool and the calibration's extent."""
+        cal = self.calibration
+        return f"{self.pool}, {cal.n} players, Elo {cal.elo_min:.0f}-{cal.elo_max:.0f}"
+
+    def spread(self, games: int) -> float:
+        """τ for a performance over ``games`` games: the sd of a player's mean c around the line.
+
+        A player's c in one game scatters around their own level (``tau_game`` of
+        the calibration, fitted with one c per player-game) and their level
+        around the line (``tau``, one c per player-event); over k games the first
+        part averages down: τ_k² = τ² + (τ_game² − τ²)/k.
+
+        >>> cal = Calibration(a=0, b=0.001, n=9, elo_min=0, elo_max=1, r2=0, residual_sd=0, tau=0.1, tau_game=0.2)
+        >>> m = PerformanceModel(cal)
+        >>> round(m.spread(1), 4), round(m.spread(9), 4)
+        (0.2, 0.1155)
+        """
+        tau = float(self.calibration.tau or 0.0)
+        tau_game = float(self.calibration.tau_game or tau)
+        k = max(int(games), 1)
+        return math.sqrt(tau * tau + max(tau_game * tau_game - tau * tau, 0.0) / k)
+
+    def estimate(self, decisions: Sequence[Decision], games: int = 1) -> Performance:
+        """The performance of a player from their (already filtered) decisions over ``games`` games."""
+        n = len(decisions)
+        if n < self.min_positions:
+            return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
+                                           self.calibration.profile)
+        cal = self.calibration
+        tau = self.spread(games)
+        # c grid: the line's range over the Elo support, padded by 5 τ; fine enough for τ
+        c_lo = cal.a + cal.b * ELO_RANGE[0] - 5 * tau
+        c_hi = cal.a + cal.b * ELO_RANGE[1] + 5 * tau
+        c = np.linspace(c_lo, c_hi, 400)  # c < 0 too: the line and τ reach there at low ratings
+        ll = log_likelihood(decisions, c)
+        like_c = np.exp(ll - ll.max())
+        elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
+        mu = cal.a + cal.b * elo
+        kernel = np.exp(-0.5 * ((c[None, :] - mu[:, None]) / tau) ** 2)
+        post = kernel @ like_c  # ∝ L(r) on the Elo grid (flat prior)
+        if not np.isfinite(post).all() or post.sum() <= 0.0:
+            return Performance.unavailable("likelihood underflow", n, cal.profile)
+        cdf = np.cumsum(post)
+        cdf /= cdf[-1]
+        med, lo, hi = (float(np.interp(q, cdf, elo)) for q in (0.5, 0.025, 0.975))
+        se = cal.rating_for_c_se(cal.c_for_rating(med)) or 0.0
+        w = _Z95 * se
+        lo, hi = med - math.hypot(med - lo, w), med + math.hypot(hi - med, w)
+        return Performance(med, (lo, hi), n, cal.profile, self.label, None, not cal.in_range(med))

@@ -1,0 +1,121 @@
+"""The headline performance estimate (livemon.rating.performance) and where it is shown."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from livemon.live.estimator import Estimator, ScoredPly
+from livemon.live.messages import GameInfo
+from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.calibration import Calibration
+from livemon.rating.performance import Performance, PerformanceModel
+
+CAL = Calibration(a=-0.5, b=0.0005, n=200, elo_min=1400, elo_max=2800, r2=0.6, residual_sd=0.07, method="ml",
+                  profile="sf d12", cov_ab=(1e-4, -4e-8, 2e-11), tau=0.07, tau_game=0.15, book_moves=0,
+                  eval_bound=3.0)
+
+
+def simulated(rng: np.random.Generator, c: float, n: int) -> list[Decision]:
+    """n moves of E(c) in positions whose candidate values look like real MultiPV lines."""
+    out = []
+    for _ in range(n):
+        gaps = np.cumsum(rng.exponential(0.25, size=3))
+        values = np.concatenate([[0.0], -gaps]) + rng.normal(0, 0.5)
+        out.append(Decision(tuple(values), int(rng.choice(4, p=move_probabilities(values, c)))))
+    return out
+
+
+def test_single_games_unbiased_with_honest_coverage() -> None:
+    """Players drawn from the calibration's own model: no bias by rating, 95% intervals cover ~95%."""
+    rng = np.random.default_rng(11)
+    model = PerformanceModel.from_calibration(CAL)
+    rows = []
+    for _ in range(240):
+        elo = rng.uniform(1500, 2700)
+        c = CAL.a + CAL.b * elo + rng.normal(0, CAL.tau_game)
+        p = model.estimate(simulated(rng, c, 35), games=1)
+        assert p.elo is not None and p.cr95 is not None
+        rows.append((elo, p.elo, p.cr95[0] <= elo <= p.cr95[1]))
+    elo, est, inside = (np.array(x) for x in zip(*rows))
+    err = est - elo
+    assert 0.90 <= inside.mean() <= 0.99, inside.mean()
+    for lo, hi in ((1500, 1900), (1900, 2300), (2300, 2700)):
+        band = (elo >= lo) & (elo < hi)
+        assert abs(err[band].mean()) < 150, (lo, err[band].mean())  # MAE is ~400 for one game here
+    assert np.corrcoef(est, elo)[0, 1] > 0.3
+
+
+def test_more_games_narrow_the_interval_down_to_tau_only() -> None:
+    rng = np.random.default_rng(3)
+    model = PerformanceModel.from_calibration(CAL)
+    moves = simulated(rng, 0.6, 300)
+    one, nine = model.estimate(moves, games=1), model.estimate(moves, games=9)
+    assert one.cr95 is not None and nine.cr95 is not None
+    assert (nine.cr95[1] - nine.cr95[0]) < (one.cr95[1] - one.cr95[0])
+    # never narrower than the honest players' own spread around the line (±1.96 τ / b)
+    assert nine.cr95[1] - nine.cr95[0] > 2 * 1.96 * CAL.tau / CAL.b * 0.95  # type: ignore[operator]
+
+
+def test_too_few_positions_and_no_calibration_give_reasons() -> None:
+    model = PerformanceModel.from_calibration(CAL)
+    p = model.estimate([Decision((0.0, -1.0), 0)] * 2)
+    assert p.elo is None and p.cr95 is None and "at least" in (p.reason or "")
+    with pytest.raises(ValueError):
+        PerformanceModel.from_calibration(Calibration.fit([(1500, 0.5), (2000, 1.0), (2500, 1.4)]))
+    d = Performance.unavailable("uncalibrated: no calibration", 7, "sf d99").to_dict()
+    assert d == {"elo": None, "cr95": None, "positions": 7, "profile": "sf d99", "calibration": None,
+                 "reason": "uncalibrated: no calibration"}
+
+
+def _estimator_with_moves(cal: Calibration | None) -> Estimator:
+    est = Estimator()
+    est.c_map, est.profile = cal, "sf d12"
+    est.add_game(GameInfo("g", "event", "A", "B", 2500, 2400))
+    rng = np.random.default_rng(5)
+    for ply, d in enumerate(simulated(rng, 0.8, 40), start=1):
+        est.add_ply(ScoredPly("g", ply, 0, 0, d))
+    return est
+
+
+def test_estimator_reports_performance_first_and_rollback_withdraws_it() -> None:
+    est = _estimator_with_moves(CAL)
+    player = est.players["A"]
+    report = est.player_report(player, None)
+    assert list(report)[:3] == ["name", "elo", "performance"]
+    perf = report["performance"]
+    assert perf["positions"] == 20 and perf["elo"] is not None and perf["profile"] == "sf d12"
+    assert perf["calibration"].startswith("FIDE classical")
+    est.rollback("g", 21)
+    assert est.performance(player).positions == 10
+
+
+def test_uncalibrated_profile_shows_the_reason_not_a_number() -> None:
+    est = _estimator_with_moves(None)
+    perf = est.performance(est.players["A"]).to_dict()
+    assert perf["elo"] is None and perf["reason"].startswith("uncalibrated") and "sf d12" in perf["reason"]
+
+
+def test_analyse_never_borrows_another_profiles_calibration_and_warns_once_for_another_pool(
+        tmp_path, stockfish, capsys) -> None:
+    """depth 4 has no calibration: every player's performance is null with the reason; a pool mismatch warns once."""
+    import json
+    from importlib import resources
+
+    from livemon.cli import main
+
+    pgn = resources.files("livemon") / "data" / "wcc2023_game1.pgn"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[engine]\npath = "{stockfish}"\n[analysis]\nrating_pool = "lichess classical"\n')
+    store = str(tmp_path / "s.sqlite")
+    assert main(["analyse", str(pgn), "--depth", "4", "--store", store, "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    players = json.loads(captured.out)["players"]
+    assert players and all(p["performance"]["elo"] is None for p in players)
+    assert all("uncalibrated" in p["performance"]["reason"] and "depth=4" in p["performance"]["reason"] for p in players)
+    assert captured.err.count("warning: the calibration") == 0  # no calibration: nothing to mismatch
+    # the default profile has the shipped calibration (FIDE classical): the lichess pool warns, once
+    assert main(["analyse", str(pgn), "--depth", "12", "--store", store, "--config", str(cfg), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("maps FIDE classical ratings, the event's ratings are lichess classical") == 1
+    assert all(p["performance"]["elo"] is not None for p in json.loads(captured.out)["players"])
