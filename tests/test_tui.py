@@ -131,8 +131,10 @@ async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Nobody", c) for c in ("elo", "perceived", "range", "c", "ttt")] == ["—"] * 5
-        assert table.order[-1] == "Nobody"  # no perceived Elo: sorted last
+        assert [cell(table, "Nobody", c) for c in ("elo", "performance", "range", "c", "ttt")] == ["—"] * 5
+        await pilot.press("s")  # perceived Elo (a diagnostic): no finite value, so sorted last
+        await pilot.pause()
+        assert app.sort == "perceived" and table.order[-1] == "Nobody"
 
 
 async def test_help_screen_opens_and_closes(hub: Hub) -> None:
@@ -200,12 +202,20 @@ async def test_sort_key_changes_the_order(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
+        assert app.sort == "performance"  # the headline first; the demo's [%eval] games give none
+        assert all(app.state.estimates[n].performance["elo"] is None for n in table.order)  # type: ignore[index]
+        assert "uncalibrated" in app.state.estimates[table.order[0]].performance["reason"]  # type: ignore[index]
+        await pilot.press("s")
+        assert app.sort == "perceived"
         by_perceived = table.order
         perceived = [app.state.estimates[n].perceived_elo for n in by_perceived]
         assert perceived == sorted(perceived, reverse=True)  # type: ignore[type-var]
-        await pilot.press("p", "down", "down", "down")
+        await pilot.press("p")
+        start = by_perceived.index(app.selected_player)  # type: ignore[arg-type]
+        step = 3 if start + 3 < len(by_perceived) else -3
+        await pilot.press(*(["down"] * 3 if step > 0 else ["up"] * 3))
         chosen = app.selected_player
-        assert chosen == by_perceived[3]
+        assert chosen == by_perceived[start + step]
         await pilot.press("s")
         assert app.sort == "ttt"
         assert table.order[:3] == [t.name for t in TTT] != by_perceived[:3]

@@ -148,7 +148,6 @@ class PlayerEstimate(Message):
     expected_score_vs_engine: float | None
     rating_diff_vs_engine: float | None
     perceived_elo: float | None  # Ferreira's Algorithm 4: a diagnostic, not the headline
-    performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
     perceived_elo_range: tuple[float | None, float | None] | None = None  # 95% interval
     event_perceived_elo: float | None = None  # Algorithm 2 within the event
     c_mean: float | None = None
@@ -159,6 +158,7 @@ class PlayerEstimate(Message):
     ttt_mu: float | None = None
     ttt_sigma: float | None = None
     gain_histogram: dict[str, int] | None = None  # sparse {gain: count}, for the histogram plot
+    performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ def player_estimate(est: Estimator, name: str) -> PlayerEstimate:
         expected_score_vs_engine=r["expected_score_vs_engine"],
         rating_diff_vs_engine=r["rating_diff_vs_engine"],
         perceived_elo=r["perceived_elo"],
+        performance=r["performance"],
         perceived_elo_range=_range(est, name, strength),
         gain_histogram={str(g): n for g, n in hist.to_dict().items()},
     )
@@ -147,6 +148,7 @@ def _interleave(boards: list[_Board], stops: list[int], est: Estimator | None) -
 def demo(live_fraction: float = 0.6) -> Demo:
     """Rounds 1–3 finished, round 4 at ``live_fraction`` of each game, plus one unanalysed board."""
     est = Estimator()
+    est.profile = "[%eval] comments"  # no MultiPV, no calibration: the performance column says so
     games = _games(EVENT_PGN)
     published: list[Message] = []
     pending_boards: list[_Board] = []

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
 from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
 SORTS: dict[str, str] = {
-    "perceived": "perceived Elo",
+    "performance": "performance Elo",
+    "perceived": "perceived Elo (diagnostic)",
     "ttt": "TTT μ",
     "elo": "rating",
     "moves": "moves analysed",
@@ -54,6 +56,16 @@ class PlayerRow:
         return self.estimate.perceived_elo if self.estimate else None
 
     @property
+    def performance(self) -> dict[str, Any] | None:
+        """The headline estimate (``Performance.to_dict()``), or None before the first message."""
+        return self.estimate.performance if self.estimate else None
+
+    @property
+    def performance_elo(self) -> float | None:
+        perf = self.performance
+        return None if perf is None else perf.get("elo")
+
+    @property
     def moves(self) -> int:
         return self.estimate.moves if self.estimate else 0
 
@@ -69,6 +81,7 @@ def _desc(value: Callable[[PlayerRow], float | None]) -> Callable[[PlayerRow], t
 
 
 _SORT_KEYS: dict[str, Callable[[PlayerRow], tuple[int, float, str]]] = {
+    "performance": _desc(lambda r: r.performance_elo),
     "perceived": _desc(lambda r: r.perceived),
     "ttt": _desc(lambda r: r.ttt.elo if r.ttt else None),
     "elo": _desc(lambda r: r.elo),

@@ -238,11 +238,12 @@ class GamePanel(Vertical):
 
 def player_cells(p: PlayerRow) -> Cells:
     e, t = p.estimate, p.ttt
+    perf = p.performance or {}
     return (
         _name(p.name, 18),
         fmt.dash(p.elo),
-        fmt.dash(p.perceived),
-        fmt.elo_range(e.perceived_elo_range if e else None),
+        ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")),
+        fmt.elo_range(perf.get("cr95")),
         fmt.plus_minus(e.c_mean if e else None, e.c_sd if e else None, "{:.2f}", sep="±"),
         fmt.plus_minus(t.elo if t else None, t.elo_sigma if t else None, sep="±"),
         str(p.moves) if e else fmt.DASH,
@@ -250,13 +251,16 @@ def player_cells(p: PlayerRow) -> Cells:
 
 
 class PlayersTable(LiveTable):
-    """Players: perceived Elo with its 95% range, c̄ ± σ, TTT μ ± σ (Elo scale), moves analysed."""
+    """Players: performance Elo with its 95% range, c̄ ± σ, TTT μ ± σ (Elo scale), moves analysed.
+
+    Ferreira's perceived Elo (a diagnostic, not an estimate of rating) is in the player pane.
+    """
 
     def __init__(self, **kwargs: object) -> None:
         cols = [
             ("name", "Player", 18),
             ("elo", "Elo", 4),
-            ("perceived", "Perc.", 5),
+            ("performance", "Perf.", 5),
             ("range", "95% range", 9),
             ("c", "c̄ ± σ", 9),
             ("ttt", "TTT μ±σ", 8),
@@ -279,6 +283,11 @@ class PlayerHistogram(Widget):
         if e is None or not e.gain_histogram:
             text.append("\nno analysed moves yet")
             return text
+        perf = e.performance or {}
+        why = perf.get("reason") or f"{perf.get('positions', 0)} positions · {perf.get('calibration') or '—'}"
+        text.append(f"\nperformance {fmt.dash(perf.get('elo'))} ({fmt.elo_range(perf.get('cr95'))}) · {why}")
+        text.append(f"\ndiagnostics (Ferreira): perceived {fmt.dash(e.perceived_elo)} · p(eng) "
+                    f"{fmt.dash(e.expected_score_vs_engine, '{:.3f}')} — sign of each gain only", style="dim")
         text.append(f"\n{e.moves} moves · mean gain {fmt.dash(e.mean_gain, '{:+.1f}')} cp · √ scale", style="dim")
         bins = fmt.bin_gains(e.gain_histogram)
         peak = math.sqrt(max(c for _, c in bins) or 1)
