@@ -64,8 +64,8 @@ def main() -> None:
     print(f"histograms: {len(x0.counts)} bins (±{MAX_GAIN} cp), {args.moves} gains each, "
           f"{len(x0.to_dict())} non-empty bins, mean gain {x0.mean:.1f} cp")
 
-    t_cdf = np.mean([per_call(lambda: expected_score(x, y), args.reps) for x, y in pairs])
-    t_fft = np.mean([per_call(lambda: expected_score_xcorr(x, y), max(1, args.reps // 5)) for x, y in pairs])
+    t_cdf = np.mean([per_call(lambda x=x, y=y: expected_score(x, y), args.reps) for x, y in pairs])
+    t_fft = np.mean([per_call(lambda x=x, y=y: expected_score_xcorr(x, y), max(1, args.reps // 5)) for x, y in pairs])
     err_fft = max(abs(expected_score(x, y) - expected_score_xcorr(x, y)) for x, y in pairs)
     print(f"O(bins) CDF form          : {t_cdf * 1e6:10.1f} µs/call  ({args.pairs} pairs x {args.reps} reps)")
     print(f"scipy.signal.correlate fft: {t_fft * 1e6:10.1f} µs/call  max |Δp| = {err_fft:.2e}")
@@ -73,7 +73,7 @@ def main() -> None:
 
     if args.direct_pairs > 0:
         sub = pairs[: args.direct_pairs]
-        t_dir = np.mean([per_call(lambda: expected_score_xcorr(x, y, method="direct"), 1) for x, y in sub])
+        t_dir = np.mean([per_call(lambda x=x, y=y: expected_score_xcorr(x, y, method="direct"), 1) for x, y in sub])
         err_dir = max(abs(expected_score(x, y) - expected_score_xcorr(x, y, method="direct")) for x, y in sub)
         print(f"correlate direct O(bins²) : {t_dir * 1e6:10.1f} µs/call  max |Δp| = {err_dir:.2e}  ({len(sub)} pairs)")
         print(f"ratio correlate(direct)/CDF: {t_dir / t_cdf:9.1f}x")

@@ -88,7 +88,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout, no install needed
 from livemon.config import Config, ScreeningConfig  # noqa: E402
 from livemon.rating.agent import Decision, move_probabilities  # noqa: E402
 from livemon.rating.calibration import Calibration  # noqa: E402
-from livemon.rating.screening import alert_check, position_expectation, screening_exclusion, screening_stats  # noqa: E402
+from livemon.rating.screening import position_expectation, screening_exclusion, screening_stats  # noqa: E402
 
 EXPORT = ROOT / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = ROOT.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"

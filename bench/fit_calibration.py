@@ -23,7 +23,6 @@ import gzip
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,7 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     by_game = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_game], profile=PROFILE)
     cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_event], profile=PROFILE)
     cal = Calibration(**{**cal.__dict__, "book_moves": BOOK_MOVES, "eval_bound": EVAL_BOUND, "tau_game": by_game.tau})
-    groups = [(s.elo, s.decisions) for s in per_event]
     perf = fit_performance_calibration(
         ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), PROFILE, POOL)
     by_player: dict[str, tuple[float, list[int]]] = {}

@@ -48,7 +48,8 @@ import chess
 import chess.pgn
 
 from livemon.live.analysis import needs_search
-from livemon.io.bus import RemoteEnginePool, workers_topic
+from livemon.io.broker import workers_topic
+from livemon.io.bus import RemoteEnginePool
 from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import position_key
 from livemon.live.pgn import split_games

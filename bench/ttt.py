@@ -161,7 +161,6 @@ def worker_refresh(n_games: int, tol: float) -> dict:
     first, first_s, first_cpu = timed(lambda: ttt.fit(history, params))
     last = ttt.make_games(a[-1:], b[-1:], t[-1:], s[-1:])
     warm, warm_s, warm_cpu = timed(lambda: ttt.refresh(first, last))
-    del first
     everything = ttt.make_games(a, b, t, s)
     cold, cold_s, cold_cpu = timed(lambda: ttt.fit(everything, params))
 

@@ -11,6 +11,8 @@ import importlib
 import logging
 import sys
 
+from livemon.errors import LivemonError
+
 #: subcommand name -> (module under livemon.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "analyse": ("analyse", "rate the players of finished games (PGN) with the engine or [%eval] comments"),
@@ -46,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except LivemonError as exc:  # an expected fault no command caught: one line, no traceback
+        print(f"livemon {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

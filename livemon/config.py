@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from livemon.errors import LivemonError
 from livemon.rating.ttt_params import TIME_UNITS, TTTParams
 
 
-class ConfigError(ValueError):
+class ConfigError(LivemonError, ValueError):
     """A bad configuration value; the message names the key."""
 
 
@@ -480,7 +481,7 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ConfigError(f"{key}: expected a table, got {value!r}")
-        return _build(hint, value, key)
+        return _build(typing.cast(type, hint), value, key)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint is Any or (isinstance(hint, type) and isinstance(value, hint) and not (hint is int and isinstance(value, bool))):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 
@@ -107,7 +106,7 @@ def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
     excerpt = tmp_path / "lcc.pgn"
     excerpt.write_text(text)
     out, err = analyse(capsys, str(excerpt), "--depth", "4", "--store", str(tmp_path / "s.sqlite"))
-    bad_lines = [l for l in err.splitlines() if l.startswith("livemon: skipped")]
+    bad_lines = [line for line in err.splitlines() if line.startswith("livemon: skipped")]
     assert len(bad_lines) == 1 and "illegal san: 'Qg2'" in bad_lines[0]
     assert len(out["games"]) == 3
 

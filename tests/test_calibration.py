@@ -22,7 +22,7 @@ from livemon.rating.calibration import (
     pooled_c,
     z_dispersion,
 )
-from livemon.rating.gain import GainHistogram, engine_strength, gain
+from livemon.rating.gain import GainHistogram, engine_strength
 from livemon.rating.screening import screening_stats
 
 A, B = -0.8, 0.0008  # c_r = A + B·Elo: 0.64 at 1800, 1.36 at 2700 (the order of real players at depth 12)

@@ -30,10 +30,8 @@ from livemon.io.bus import (
     AnalysisResult,
     RemoteEnginePool,
     WorkerAnnouncement,
-    requests_topic,
-    shared_requests_topic,
-    workers_topic,
 )
+from livemon.io.broker import requests_topic, shared_requests_topic, workers_topic
 from livemon.config import BusConfig, ConfigError, load_config, load_config_text
 from livemon.io.engine import PositionAnalysis, position_key
 from livemon.app.export import export_report

@@ -64,7 +64,7 @@ async def collect(port: int, topic: str, seconds: float, username: str | None = 
 def messages() -> list:
     return [
         BoardState("r1/b1", "Ding, Liren", "Gukesh, D", 2728, 2783, "8/8/8/8/8/8/8/K6k w - - 0 1", 40, eval_cp=-31),
-        PlayerEstimate("Gukesh, D", 2783, 20, -8.0, 0.45, -35.0, 2841.5, (2790.0, 2893.0)),
+        PlayerEstimate("Gukesh, D", 2783, 20, -8.0, 0.45, -35.0, 2841.5, perceived_elo_range=(2790.0, 2893.0)),
         TTTRating("Gukesh, D", 3.2, 0.4, 2790.0, 80.0, 14),
         MonitorStatus(backlog=2, moves=40, games=1),
         Alert("Gukesh, D", "WCC 2024", 40, 3.7, 0.66, 3.0),
@@ -92,7 +92,7 @@ async def test_retained_values_reach_a_late_subscriber_and_alerts_stay_apart(tmp
             await asyncio.wait_for(publisher.connected.wait(), 10)
             for msg in messages():
                 hub.publish(msg)
-            hub.publish(PlayerEstimate("Gukesh, D", 2783, 21, -7.0, 0.46, -30.0, 2850.0, (2800.0, 2900.0)))
+            hub.publish(PlayerEstimate("Gukesh, D", 2783, 21, -7.0, 0.46, -30.0, 2850.0, perceived_elo_range=(2800.0, 2900.0)))
             await wait_until(lambda: publisher.last_seq == hub.seq)
 
             public = await collect(port, "#", 0.7)  # anonymous, subscribed after everything was sent
@@ -102,7 +102,9 @@ async def test_retained_values_reach_a_late_subscriber_and_alerts_stay_apart(tmp
                            f"{PREFIX}/status", f"{PREFIX}/online"}
     assert all(retained for _, retained in public.values())
     assert public[f"{PREFIX}/players/Gukesh, D"][0]["perceived_elo"] == 2850.0  # the latest, not the first
-    assert public[f"{PREFIX}/games/r1%2Fb1"][0] == json.loads(messages()[0].to_json())
+    board, sent = dict(public[f"{PREFIX}/games/r1%2Fb1"][0]), json.loads(messages()[0].to_json())
+    assert 0 < time.time() - board.pop("ts") < 60 and sent.pop("ts") == 0.0  # stamped by the hub when published
+    assert board == sent and board["v"] == 2
     assert public[f"{PREFIX}/ttt/Gukesh, D"][0]["kind"] == "ttt"
     assert public[f"{PREFIX}/online"][0] == {"raw": "online"}
     assert not any(payload.get("kind") == "alert" for payload, _ in public.values())

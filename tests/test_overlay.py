@@ -114,7 +114,7 @@ def board(game_id: str, white: str, black: str, ply: int, cp: int | None) -> Boa
 
 
 def estimate(name: str, elo: float, lo: float, hi: float) -> PlayerEstimate:
-    return PlayerEstimate(name, 2700, 24, -9.5, 0.3, -150.0, elo, (lo, hi))
+    return PlayerEstimate(name, 2700, 24, -9.5, 0.3, -150.0, elo, perceived_elo_range=(lo, hi))
 
 
 async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> None:

@@ -236,7 +236,8 @@ async def test_newest_positions_first_and_caller_priorities(fake, monkeypatch):
 
 @pytest.mark.parametrize(
     "limit, floor, expected",
-    [({"depth": 10, "min_depth": 4}, 4, {4, 6, 8, 10}), ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000, {20000, 40000, 80000})],
+    [({"depth": 10, "min_depth": 4}, 4, {4, 6, 8, 10}),
+     ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000, {20000, 40000, 80000})],
 )
 async def test_limit_is_lowered_under_backlog_and_restored(fake, monkeypatch, limit, floor, expected):
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.02")

@@ -24,7 +24,7 @@ from websockets.asyncio.client import connect
 from livemon.cli import main
 from livemon.config import Config, FeedConfig, MqttOutConfig, ScreeningConfig, WebConfig
 from livemon.io.engine import UciEngine
-from livemon.live.messages import Alert, ScreeningRow
+from livemon.live.messages import Alert, ScreeningNumbers
 from livemon.app.monitor import Monitor
 from livemon.faces.mqtt import MqttPublisher
 from livemon.live.pgn import split_games
@@ -71,7 +71,7 @@ def calibrate(path: str, profile: str) -> None:
         store.put_calibration(ProfileCalibration(profile, None, C_MAP))
 
 
-async def run_monitor(cfg: Config) -> tuple[Monitor, list[Alert], list[ScreeningRow]]:
+async def run_monitor(cfg: Config) -> tuple[Monitor, list[Alert], list[ScreeningNumbers]]:
     """Run the monitor to the end of its feed; returns it and every alert and screening row it published."""
     monitor = Monitor(cfg)
     sub = monitor.hub.subscribe({"alerts", "screening"}, maxsize=1_000_000)
@@ -91,7 +91,7 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     profile = await profile_name(cfg)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
-    live = {(r.player, r.event): r.to_dict() for r in rows}  # the last row published per player-event
+    live = {(r.player, r.event): r.body() for r in rows}  # the last row published per player-event
     assert len(live) == 8 and all(r["positions"] > 10 and r["rating_source"] == "tag" for r in live.values())
 
     calibrate(str(tmp_path / "batch.sqlite"), profile)
@@ -102,12 +102,12 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     for row in batch["players"]:
         row.pop("top_moves")
         mine = dict(live[(row["player"], row["event"])])
-        mine.pop("kind")
         assert mine == row, row["player"]  # bit for bit: exact sums (fsum), the tail built in game order
     # the plain analyse has no screening block, and the table form prints the screening table
-    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", str(tmp_path / "batch.sqlite")]) == 0
+    batch_store = str(tmp_path / "batch.sqlite")
+    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
     assert "screening" not in json.loads(capsys.readouterr().out)
-    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", str(tmp_path / "batch.sqlite")]) == 0
+    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
     table = capsys.readouterr().out
     assert "fair-play screening (arbiters only)" in table and "Carlsen,M" in table.split("fair-play")[1]
 
@@ -287,7 +287,7 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
         ttt = monitor._ttt.latest[key[0]]
         assert row.rating_source == "ttt" and row.rating == ttt.elo and row.c_r == pytest.approx(max(C_MAP.c_for_rating(ttt.elo), 0))
         assert row.z is not None and row.positions > 10
-        assert row == ScreeningRow(**monitor.screener.numbers(key).to_dict())
+        assert row == monitor.screener.numbers(key)
     # the batch fits TTT once on the same results: the same players get a TTT rating there too
     calibrate(str(tmp_path / "batch.sqlite"), profile)
     one_game = tmp_path / "one_game.toml"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from livemon.faces.hub import Hub
-from livemon.live.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.live.messages import Alert, BoardState, Message, PlayerEstimate, ScreeningNumbers, TTTRating
 from livemon.faces.tui import CommentaryApp, demo
 from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.widgets import AlertsTable, BoardList, GameInfo, PlayerHistogram, PlayersTable, ScreeningTable
@@ -126,7 +126,7 @@ async def test_a_player_estimate_published_while_running_shows_up(hub: Hub) -> N
 
 
 async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
-    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, (None, float("inf"))))
+    hub.publish(PlayerEstimate("Nobody", None, 3, -5.0, 1.0, float("inf"), None, perceived_elo_range=(None, float("inf"))))
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -169,8 +169,8 @@ async def test_alerts_only_with_arbiter_rights(hub: Hub) -> None:
         assert arbiter.focused is table
 
 
-def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningRow:
-    return ScreeningRow(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
+def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningNumbers:
+    return ScreeningNumbers(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
                         z, 0.04, z, 0.3, 0.35, 0.05, z, "match", z, None if z is None else 50 + 5 * z, 1.0,
                         "notice" if z is not None and z >= 2.5 else None)
 

@@ -29,7 +29,7 @@ TOKEN = "arbiter-s3cret"
 
 def player(name: str, elo: float, histogram: int = 0) -> PlayerEstimate:
     hist = {str(-i): i for i in range(histogram)} if histogram else None
-    return PlayerEstimate(name, 2600, 30, -14.0, 0.35, -108.0, elo, (elo - 60, elo + 60), gain_histogram=hist)
+    return PlayerEstimate(name, 2600, 30, -14.0, 0.35, -108.0, elo, perceived_elo_range=(elo - 60, elo + 60), gain_histogram=hist)
 
 
 def board(game_id: str, ply: int, cp: int) -> BoardState:

@@ -21,7 +21,7 @@ from livemon.live.analysis import needs_search, position_value, scored_ply
 from livemon.config import Config
 from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, UciEngine, position_key
 from livemon.live.estimator import Estimator
-from livemon.live.pgn import BadGame, GoodGame, game_info, read_games
+from livemon.live.pgn import BadGame, GoodGame, game_info, parse_result, read_games
 from livemon.progress import Progress
 from livemon.rating.evaluation import score_cp
 from livemon.io.store import Store
@@ -169,11 +169,11 @@ async def analyse_games(
                 if after is None:
                     after = game.comment_evals[ply]
                 decision_source = None  # comments carry no MultiPV: no E(c) evidence
-            assert after is not None
+            assert after is not None  # noqa: S101 - invariant: a comment eval or an analysis was found above
             estimator.add_ply(scored_ply(game.game_id, ply, before_board, move, before, after, decision_source))
         if first_unscored:
             notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
-        estimator.set_result(game.game_id, game.game.headers.get("Result", "*"))
+        estimator.set_result(game.game_id, parse_result(game.game.headers.get("Result")) or "*")
     return BatchResult(estimator, profile.name if profile else COMMENTS_PROFILE, searches, notes)
 
 

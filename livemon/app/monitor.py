@@ -41,10 +41,9 @@ from livemon.live.messages import (
     MonitorStatus,
     MoveEvent,
     PlayerEstimate,
-    ScreeningRow,
-    TTTRating,
 )
 from livemon.io.pool import EnginePool
+from livemon.live.pgn import FINAL_RESULTS
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.gain import finite_or_none
 from livemon.rating.performance import pool_warning
@@ -310,7 +309,7 @@ class Monitor:
     def _screen(self, key: TrackKey) -> None:
         """Publish a player-event's screening numbers and raise the levels it reaches for the first time."""
         numbers = self.screener.numbers(key)
-        self.hub.publish(ScreeningRow(**numbers.to_dict()))
+        self.hub.publish(numbers)
         for raised in self.screener.new_alerts(key, numbers):
             n = raised.numbers
             alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
@@ -446,7 +445,7 @@ class Monitor:
     async def _refresh_ttt(self) -> None:
         self._ttt_wanted.clear()
         finished = [
-            (self.infos[g], r) for g, r in self.results.items() if r in ("1-0", "0-1", "1/2-1/2") and g in self.infos
+            (self.infos[g], r) for g, r in self.results.items() if r in FINAL_RESULTS and g in self.infos
         ]
         if not finished:
             return

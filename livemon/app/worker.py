@@ -37,10 +37,8 @@ from livemon.io.bus import (
     WorkerAnnouncement,
     client_for,
     excerpt,
-    no_delay,
-    shared_requests_topic,
-    workers_topic,
 )
+from livemon.io.broker import BrokerLink, BrokerSettings, no_delay, results_prefix, shared_requests_topic, workers_topic
 from livemon.config import Config
 from livemon.io.engine import EngineError
 from livemon.io.pool import EnginePool
@@ -59,13 +57,18 @@ class EngineWorker:
         self.store = Store(cfg.store.path)
         self.pool = EnginePool(cfg.engine, self.store, adaptive=False)
         self.announce_topic = workers_topic(self.bus, self.worker_id)
-        self.results_prefix = f"{self.bus.prefix}/results/"
+        self.results_prefix = results_prefix(self.bus)
         self.connected = asyncio.Event()
         self._stopping = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self.answered = 0
         self.rejected = 0
-        self.connects = 0
+        self.link = BrokerLink("worker", BrokerSettings.of(self.bus), self._client, stopping=self._stopping, logger=log)
+
+    @property
+    def connects(self) -> int:
+        """Connections made so far."""
+        return self.link.connects
 
     def stop(self) -> None:
         self._stopping.set()
@@ -76,24 +79,8 @@ class EngineWorker:
         profile = self.pool.base_profile
         print(f"worker {self.worker_id}: {self.cfg.engine.processes} engines, profile {profile.name}, "
               f"broker {self.bus.host}:{self.bus.port}", flush=True)
-        delay = 1.0
         try:
-            while not self._stopping.is_set():
-                try:
-                    client = client_for(self.bus, self.worker_id, receive_maximum=self.cfg.engine.processes,
-                                        will=aiomqtt.Will(self.announce_topic, b"", qos=1, retain=True))
-                    client._client.manual_ack_set(True)  # aiomqtt has no API for it yet (issue #345)
-                    async with client:
-                        no_delay(client)
-                        self.connects += 1
-                        delay = 1.0
-                        await self._session(client)
-                except aiomqtt.MqttError as exc:
-                    log.warning("worker: broker %s:%d: %s; retrying in %g s", self.bus.host, self.bus.port, exc, delay)
-                self.connected.clear()
-                if not self._stopping.is_set():
-                    await self._sleep(delay)
-                    delay = min(delay * 2, self.bus.max_backoff)
+            await self.link.run(self._session, on_down=self.connected.clear)
         finally:
             log.info("worker %s: answered %d, searched %d, rejected %d, connections %d", self.worker_id,
                      self.answered, self.pool.counters.searches, self.rejected, self.connects)
@@ -103,13 +90,14 @@ class EngineWorker:
             await self.pool.close()
             self.store.close()
 
-    async def _sleep(self, seconds: float) -> None:
-        try:
-            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
-        except asyncio.TimeoutError:
-            pass
+    def _client(self) -> aiomqtt.Client:
+        client = client_for(self.bus, self.worker_id, receive_maximum=self.cfg.engine.processes,
+                            will=aiomqtt.Will(self.announce_topic, b"", qos=1, retain=True))
+        client._client.manual_ack_set(True)  # aiomqtt has no API for it yet (issue #345)
+        return client
 
     async def _session(self, client: aiomqtt.Client) -> None:
+        no_delay(client)
         p = self.pool.base_profile
         announcement = WorkerAnnouncement(self.worker_id, p.engine, p.depth, p.nodes, p.multipv,
                                           self.cfg.engine.processes, socket.gethostname())

@@ -13,6 +13,7 @@ from livemon.app.batch import BatchResult, analyse_games, batch_report, engine_s
 from livemon.commands import add_engine_arguments, engine_config_from_args
 from livemon.config import Config
 from livemon.live.messages import GameInfo, TTTRating
+from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, open_book, screen_estimator, screening_report
 from livemon.io.store import Store
 from livemon.rating.performance import pool_warning
@@ -86,7 +87,7 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
     screen_estimator(result.estimator, screener)
     if any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
         finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)
-                    if g.result in ("1-0", "0-1", "1/2-1/2")]
+                    if g.result in FINAL_RESULTS]
         if finished:
             ratings = asyncio.run(ttt_ratings(cfg, finished))
             screener.set_fallback_ratings({n: r.elo for n, r in ratings.items()}, {n: r.games for n, r in ratings.items()})

@@ -76,7 +76,7 @@ def screened_moves(estimator: Estimator, cfg: ScreeningConfig) -> tuple[list[Rat
             if why is not None:
                 excluded[why] += 1
                 continue
-            assert sp.decision is not None  # "no_multipv" otherwise
+            assert sp.decision is not None  # noqa: S101 - invariant: excluded as "no_multipv" otherwise
             kept.append(RatedDecision(player.name, player.elo, game.info.game_id, ply, sp.decision))
     return kept, excluded
 
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             report("warning: the fitted slope b is not positive: c does not map back to Elo (no c-Elo will be shown)")
         if cal.n < 20 or cal.elo_max - cal.elo_min < 300:
             report(f"warning: {cal.n} players over {cal.elo_max - cal.elo_min:.0f} Elo: too few or too narrow for a reliable map")
-        rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players()]
+        rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players() if p.elo is not None]
         strength = engine_strength_fit(rated)
         perf = performance_fit(result.estimator, result.profile, cfg.analysis.rating_pool, report)
         stored = ProfileCalibration(result.profile, None if strength is None else strength[0], cal, perf)
@@ -233,7 +233,8 @@ def render_table(out: dict[str, Any]) -> str:
            f"match {cal.z_scale:.3f}, loss {cal.z_scale_loss or math.nan:.3f} over {cal.z_players} players"),
         f"stored in {out['store']}",
         "",
-        f"{'Elo bin':>11} {'players':>7} {'positions':>9} {'pooled c ± se':>15} {'mean Elo':>8} {'c_r ± 95% band':>16}  plot (| c_r, * pooled c)",
+        f"{'Elo bin':>11} {'players':>7} {'positions':>9} {'pooled c ± se':>15} {'mean Elo':>8} {'c_r ± 95% band':>16}  "
+        "plot (| c_r, * pooled c)",
     ]
     rows = out["bins"]
     cs = [r["pooled_c"] for r in rows] + [r["c_r"] for r in rows]

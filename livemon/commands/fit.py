@@ -28,7 +28,7 @@ from typing import Any
 
 from livemon.config import ConfigError, TTTConfig, load_config
 from livemon.rating import ttt
-from livemon.live.results import GameResult, ResultsReport, read_results
+from livemon.live.results import ResultsReport, ScoredGame, read_results
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def params_from_config(cfg: TTTConfig) -> ttt.TTTParams:
     return cfg.params
 
 
-def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[float, float]]:
+def rating_priors(results: list[ScoredGame], cfg: TTTConfig) -> dict[str, tuple[float, float]]:
     """Prior (mu, sigma) per player from their first rating tag, in skill units."""
     priors: dict[str, tuple[float, float]] = {}
     for r in sorted(results, key=lambda r: (str(type(r.time)), r.time)):
@@ -83,7 +83,7 @@ def rating_priors(results: list[GameResult], cfg: TTTConfig) -> dict[str, tuple[
     return priors
 
 
-def _same_kind_of_time(results: list[GameResult], report: ResultsReport) -> list[GameResult]:
+def _same_kind_of_time(results: list[ScoredGame], report: ResultsReport) -> list[ScoredGame]:
     """Keep the results whose time is of the first result's kind (number or date)."""
     if not results:
         return results

@@ -60,10 +60,11 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
     from livemon.faces.mqtt import MqttPublisher
     from livemon.faces.web import WebServer
 
-    web = WebServer(monitor.hub, monitor.cfg.web)
+    server = WebServer(monitor.hub, monitor.cfg.web)
+    web: WebServer | None = server
     try:
-        await web.start()
-        print(f"overlay: http://{monitor.cfg.web.host}:{web.port}/overlay", flush=True)
+        await server.start()
+        print(f"overlay: http://{monitor.cfg.web.host}:{server.port}/overlay", flush=True)
     except OSError as exc:  # port taken: the monitor still runs
         print(f"livemon: web server not started: {exc}", file=sys.stderr, flush=True)
         web = None

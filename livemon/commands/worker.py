@@ -7,9 +7,13 @@ import asyncio
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from livemon.commands import config_from_args
 from livemon.io.engine import EngineError
+
+if TYPE_CHECKING:
+    from livemon.app.worker import EngineWorker
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -17,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "[store] (this worker's cache); default: ./config.toml if present")
 
 
-async def serve(worker: "EngineWorker") -> None:  # noqa: F821 (imported in run)
+async def serve(worker: EngineWorker) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)

@@ -1,22 +1,25 @@
 """The in-process publish/subscribe hub between the monitor and its faces.
 
-The monitor publishes outgoing messages (:class:`BoardState`,
-:class:`PlayerEstimate`, :class:`TTTRating`, :class:`Alert`,
-:class:`MonitorStatus`); the hub keeps the latest message per key (the
+The monitor publishes outgoing messages (every
+:class:`~livemon.live.messages.Outgoing`); the hub keeps the latest message per key (the
 snapshot) and hands every message, numbered in order, to its subscribers. It
 never blocks the publisher: each subscriber has a bounded queue, and one that
 falls behind is marked ``overflowed`` (its face then sends a fresh snapshot or
 drops the client) instead of stalling the others.
 
-Channels: ``games`` (every board), ``game:<id>`` (one board), ``players``,
-``ttt``, ``status``; ``alerts`` and ``screening`` are for arbiters only.
+Channels and keys are declared by the message classes
+(:class:`livemon.live.messages.Outgoing`): ``games`` (every board),
+``game:<id>`` (one board), ``players``, ``ttt``, ``status``; ``alerts`` and
+``screening`` are for arbiters only. The hub stamps each message with the time
+it was published (``ts``).
 
+>>> from livemon.live.messages import PlayerEstimate
 >>> hub = Hub()
 >>> sub = hub.subscribe({"players"})
 >>> hub.publish(PlayerEstimate("A", 2500, 10, -12.0, 0.4, -70.0, 2930.0))
 1
->>> seq, item = sub.queue.get_nowait(); seq, item.name
-(1, 'A')
+>>> seq, item = sub.queue.get_nowait(); seq, item.name, item.ts > 0
+(1, 'A', True)
 >>> [m.name for m in hub.snapshot("players")[1]]
 ['A']
 """
@@ -24,41 +27,20 @@ Channels: ``games`` (every board), ``game:<id>`` (one board), ``players``,
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.live.messages import ARBITER_CHANNELS, PUBLIC_CHANNELS, Message, Outgoing
 
-PUBLIC_CHANNELS = ("games", "players", "ttt", "status")
-ARBITER_CHANNELS = ("alerts", "screening")
+__all__ = ["ARBITER_CHANNELS", "PUBLIC_CHANNELS", "Hub", "Subscription", "channels_of"]
 
 
 def channels_of(msg: Message) -> tuple[str, ...]:
-    """The channels a message is delivered on."""
-    if isinstance(msg, BoardState):
-        return ("games", f"game:{msg.game_id}")
-    if isinstance(msg, PlayerEstimate):
-        return ("players",)
-    if isinstance(msg, TTTRating):
-        return ("ttt",)
-    if isinstance(msg, MonitorStatus):
-        return ("status",)
-    if isinstance(msg, Alert):
-        return ("alerts",)
-    if isinstance(msg, ScreeningRow):
-        return ("screening",)
-    raise TypeError(f"not a published message: {msg!r}")
-
-
-def key_of(msg: Message) -> str:
-    """The snapshot key: a newer message with the same key replaces the older."""
-    if isinstance(msg, BoardState):
-        return msg.game_id
-    if isinstance(msg, (PlayerEstimate, TTTRating)):
-        return msg.name
-    if isinstance(msg, (Alert, ScreeningRow)):
-        return f"{msg.player}\x00{msg.event}"
-    return "status"
+    """The channels a message is delivered on (its class declares them; TypeError for a message not published)."""
+    if not isinstance(msg, Outgoing):
+        raise TypeError(f"not a published message: {msg!r}")
+    return msg.channels()
 
 
 @dataclass
@@ -66,7 +48,7 @@ class Subscription:
     """A subscriber's bounded queue of ``(seq, message)`` on a set of channels."""
 
     channels: set[str]
-    queue: asyncio.Queue[tuple[int, Message]]
+    queue: asyncio.Queue[tuple[int, Outgoing]]
     overflowed: bool = False
 
     def wants(self, channels: Iterable[str]) -> bool:
@@ -78,14 +60,18 @@ class Hub:
     """Latest state per (channel, key) and an ordered fan-out; see the module docstring."""
 
     seq: int = 0
-    _latest: dict[str, dict[str, tuple[int, Message]]] = field(default_factory=dict)
+    _latest: dict[str, dict[str, tuple[int, Outgoing]]] = field(default_factory=dict)
     _subscribers: list[Subscription] = field(default_factory=list)
 
-    def publish(self, msg: Message) -> int:
-        """Record and fan out ``msg``; returns its sequence number. Never blocks."""
+    def publish(self, msg: Outgoing) -> int:
+        """Stamp (``ts``, unless set), record and fan out ``msg``; returns its sequence number. Never blocks."""
+        if not isinstance(msg, Outgoing):
+            raise TypeError(f"not a published message: {msg!r}")
+        if not msg.ts:
+            msg = msg.stamped(time.time())
         self.seq += 1
-        channels = channels_of(msg)
-        key = key_of(msg)
+        channels = msg.channels()
+        key = msg.key
         for channel in channels:
             self._latest.setdefault(channel, {})[key] = (self.seq, msg)
         for sub in self._subscribers:
@@ -97,7 +83,7 @@ class Hub:
                 sub.overflowed = True
         return self.seq
 
-    def snapshot(self, channel: str) -> tuple[int, list[Message]]:
+    def snapshot(self, channel: str) -> tuple[int, list[Outgoing]]:
         """The current sequence number and the latest message of every key on ``channel``."""
         items = sorted(self._latest.get(channel, {}).values(), key=lambda t: t[0])
         return self.seq, [m for _, m in items]

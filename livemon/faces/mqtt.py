@@ -9,11 +9,14 @@ away is logged and retried with back-off, never raised into the monitor; on
 every (re)connect the hub's snapshot is republished, so nothing retained is
 left stale by an outage.
 
+>>> from livemon.live.messages import Alert, BoardState, TTTRating
 >>> cfg = MqttOutConfig(prefix="livemon/wcc")
 >>> topic_for(TTTRating("Carlsen, Magnus", 3.1, 0.2, 2830.0, 40.0, 12), cfg)
 'livemon/wcc/ttt/Carlsen, Magnus'
 >>> topic_for(BoardState("round 1/board 2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0), cfg)
 'livemon/wcc/games/round 1%2Fboard 2'
+>>> topic_for(Alert("Kramnik,V", "London", 61, 4.1, 70.5, 4.0), cfg)
+'livemon-arbiter/default/alerts/London/Kramnik,V'
 """
 
 from __future__ import annotations
@@ -25,35 +28,18 @@ import aiomqtt
 
 from livemon.config import MqttOutConfig
 from livemon.faces.hub import Hub, Subscription
-from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.io.broker import BrokerLink, BrokerSettings, make_client, message_topic, online_topic
+from livemon.live.messages import ARBITER, ARBITER_CHANNELS, PUBLIC_CHANNELS, Outgoing
 
 log = logging.getLogger(__name__)
 
-CHANNELS = ("games", "players", "ttt", "status", "alerts", "screening")
+CHANNELS = PUBLIC_CHANNELS + ARBITER_CHANNELS
 """Hub channels forwarded (``games`` carries every board; ``game:<id>`` would repeat them)."""
-_ESCAPES = {c: f"%{ord(c):02X}" for c in "%/+#\0"}
-
-
-def topic_level(name: str) -> str:
-    """A free-text name as one topic level: ``% / + #`` and NUL percent-encoded, the rest kept."""
-    return "".join(_ESCAPES.get(c, c) for c in name)
-
-
-def topic_for(msg: Message, cfg: MqttOutConfig) -> str:
-    """The topic a message is published on (docs/mqtt.md)."""
-    if isinstance(msg, BoardState):
-        return f"{cfg.prefix}/games/{topic_level(msg.game_id)}"
-    if isinstance(msg, PlayerEstimate):
-        return f"{cfg.prefix}/players/{topic_level(msg.name)}"
-    if isinstance(msg, TTTRating):
-        return f"{cfg.prefix}/ttt/{topic_level(msg.name)}"
-    if isinstance(msg, MonitorStatus):
-        return f"{cfg.prefix}/status"
-    if isinstance(msg, Alert):
-        return f"{cfg.arbiter_prefix}/alerts/{topic_level(msg.event)}/{topic_level(msg.player)}"
-    if isinstance(msg, ScreeningRow):
-        return f"{cfg.arbiter_prefix}/screening/{topic_level(msg.event)}/{topic_level(msg.player)}"
-    raise TypeError(f"not a published message: {msg!r}")
+def topic_for(msg: Outgoing, cfg: MqttOutConfig) -> str:
+    """The topic a message is published on (docs/mqtt.md): its channel and key levels under the prefix of its audience."""
+    if not isinstance(msg, Outgoing):
+        raise TypeError(f"not a published message: {msg!r}")
+    return message_topic(cfg, msg.channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
 
 
 class MqttPublisher:
@@ -65,42 +51,31 @@ class MqttPublisher:
         self.queue_size = queue_size
         self.published = 0
         self.last_seq = 0  # hub seq up to which everything is published: lag = hub.seq - last_seq
-        self.connects = 0
         self.connected = asyncio.Event()
-        self.online_topic = f"{cfg.prefix}/online"
+        self.online_topic = online_topic(cfg)
+        self.link = BrokerLink("mqtt_out", BrokerSettings.of(cfg), self._client, survive_bugs=True, logger=log)
+
+    @property
+    def connects(self) -> int:
+        """Connections made so far."""
+        return self.link.connects
 
     async def run(self) -> None:
         """Connect, publish, and on any broker trouble log, wait (1 s doubling to ``max_backoff``) and retry."""
         sub = self.hub.subscribe(CHANNELS, maxsize=self.queue_size)
-        delay = 1.0
-        where = f"{self.cfg.host}:{self.cfg.port}"
         try:
-            while True:
-                try:
-                    async with self._client() as client:
-                        self.connects += 1
-                        self.connected.set()
-                        log.info("mqtt_out: connected to %s, publishing under %s and %s",
-                                 where, self.cfg.prefix, self.cfg.arbiter_prefix)
-                        delay = 1.0
-                        await self._session(client, sub)
-                except aiomqtt.MqttError as exc:
-                    log.warning("mqtt_out: broker %s: %s; retrying in %g s", where, exc, delay)
-                except Exception:  # a bug here must not take the monitor down
-                    log.exception("mqtt_out: unexpected error; retrying in %g s", delay)
-                self.connected.clear()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.cfg.max_backoff)
+            await self.link.run(lambda client: self._session(client, sub), on_down=self.connected.clear)
         finally:
             self.hub.unsubscribe(sub)
             self.connected.clear()
 
     def _client(self) -> aiomqtt.Client:
         will = aiomqtt.Will(self.online_topic, b"offline", qos=self.cfg.qos, retain=True)
-        return aiomqtt.Client(self.cfg.host, self.cfg.port, username=self.cfg.username,
-                              password=self.cfg.password, will=will, timeout=10)
+        return make_client(self.link.settings, will=will, timeout=10)
 
     async def _session(self, client: aiomqtt.Client, sub: Subscription) -> None:
+        self.connected.set()
+        log.info("mqtt_out: publishing under %s and %s", self.cfg.prefix, self.cfg.arbiter_prefix)
         await client.publish(self.online_topic, b"online", qos=self.cfg.qos, retain=True)
         await self._resync(client, sub)
         while True:
@@ -111,7 +86,7 @@ class MqttPublisher:
             await self._publish(client, msg)
             self.last_seq = seq
 
-    async def _next(self, client: aiomqtt.Client, sub: Subscription) -> tuple[int, Message]:
+    async def _next(self, client: aiomqtt.Client, sub: Subscription) -> tuple[int, Outgoing]:
         """The next hub message, or MqttError as soon as the broker goes (not at the next publish)."""
         gone: asyncio.Future[None] | None = getattr(client, "_disconnected", None)  # aiomqtt 2.x internal
         if gone is None:
@@ -127,7 +102,7 @@ class MqttPublisher:
         """Republish the latest of everything: what a disconnection or overflow may have skipped."""
         self.hub.resubscribe(sub)
         seq = self.hub.seq
-        latest: dict[int, Message] = {}
+        latest: dict[int, Outgoing] = {}
         for channel in CHANNELS:  # read at once: later messages queue behind
             for msg in self.hub.snapshot(channel)[1]:
                 latest[id(msg)] = msg
@@ -135,6 +110,6 @@ class MqttPublisher:
             await self._publish(client, msg)
         self.last_seq = seq
 
-    async def _publish(self, client: aiomqtt.Client, msg: Message) -> None:
+    async def _publish(self, client: aiomqtt.Client, msg: Outgoing) -> None:
         await client.publish(topic_for(msg, self.cfg), msg.to_json(), qos=self.cfg.qos, retain=True)
         self.published += 1

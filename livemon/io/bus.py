@@ -42,7 +42,6 @@ import itertools
 import json
 import logging
 import re
-import socket
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -57,7 +56,16 @@ from livemon.live.analysis import needs_search
 from livemon.config import BusConfig
 from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
 from livemon.live.messages import Message
-from livemon.faces.mqtt import topic_level
+from livemon.errors import InputError
+from livemon.io.broker import (
+    BrokerLink,
+    BrokerSettings,
+    make_client,
+    no_delay,
+    requests_topic,
+    results_topic,
+    workers_topic,
+)
 from livemon.io.pool import PooledAnalysis
 from livemon.io.store import Store
 
@@ -71,66 +79,18 @@ _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
 
 
-class BusMessageError(ValueError):
+class BusMessageError(InputError):
     """A malformed bus message; the text says what is wrong with it."""
 
 
-# -- topics ---------------------------------------------------------------------------
-
-
-def requests_topic(cfg: BusConfig, profile: str) -> str:
-    """Where monitors publish requests for ``profile``: one topic per engine profile, so that a
-    worker running another engine or limit never even receives them.
-
-    >>> requests_topic(BusConfig(), "Stockfish 15.1 depth=12 multipv=4")
-    'livemon/bus/requests/Stockfish 15.1 depth=12 multipv=4'
-    """
-    return f"{cfg.prefix}/requests/{topic_level(profile)}"
-
-
-def shared_requests_topic(cfg: BusConfig, profile: str) -> str:
-    """What a worker subscribes to: one request reaches one worker of the share group.
-
-    >>> shared_requests_topic(BusConfig(), "Stockfish 15.1 nodes=10000 multipv=4")
-    '$share/livemon-workers/livemon/bus/requests/Stockfish 15.1 nodes=10000 multipv=4'
-    """
-    return f"$share/{cfg.share_group}/{requests_topic(cfg, profile)}"
-
-
-def results_topic(cfg: BusConfig, monitor_id: str) -> str:
-    return f"{cfg.prefix}/results/{monitor_id}"
-
-
-def workers_topic(cfg: BusConfig, worker_id: str = "+") -> str:
-    return f"{cfg.prefix}/workers/{worker_id}"
-
-
-def no_delay(client: aiomqtt.Client) -> None:
-    """Turn Nagle's algorithm off on a connected client's socket.
-
-    A request/answer bus writes small packets back to back (a result, then the
-    PUBACK of its request); with Nagle the second waits for the broker's delayed
-    TCP ACK (~40 ms on Linux), and the broker sends a worker its next request
-    only after that PUBACK (Receive Maximum). paho has no option for it.
-    """
-    sock = client._client.socket()
-    if isinstance(sock, socket.socket) and sock.family in (socket.AF_INET, socket.AF_INET6):  # also TLS sockets
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+# -- topics and connections: livemon.io.broker (re-exported here for the bus's users) ------------------
 
 
 def client_for(cfg: BusConfig, identifier: str, *, will: aiomqtt.Will | None = None,
                receive_maximum: int | None = None) -> aiomqtt.Client:
     """An MQTT v5 client for the bus (credentials, TLS, and the Receive Maximum a worker wants)."""
-    props = Properties(PacketTypes.CONNECT)
-    if receive_maximum is not None:
-        props.ReceiveMaximum = receive_maximum  # the broker sends at most this many unacknowledged requests
-    tls = None
-    if cfg.tls:
-        tls = aiomqtt.TLSParameters(ca_certs=cfg.ca_file or None, certfile=cfg.cert_file or None,
-                                    keyfile=cfg.key_file or None)
-    return aiomqtt.Client(cfg.host, cfg.port, identifier=identifier, username=cfg.username, password=cfg.password,
-                          protocol=aiomqtt.ProtocolVersion.V5, will=will, properties=props, tls_params=tls,
-                          keepalive=15, timeout=10)
+    return make_client(BrokerSettings.of(cfg), identifier, will=will, v5=True, receive_maximum=receive_maximum,
+                       keepalive=15, timeout=10)
 
 
 # -- messages -------------------------------------------------------------------------
@@ -208,7 +168,7 @@ class AnalysisResult(Message):
     ``cached`` says the worker answered from its own cache without searching.
     """
 
-    kind: ClassVar[str] = "result"
+    kind: ClassVar[str] = "analysis"  # not "result": that is a game's (livemon.live.messages.GameResult)
     key: str
     profile: str
     worker: str
@@ -244,18 +204,37 @@ class AnalysisResult(Message):
         if error is not None:
             return cls(key, profile, worker, None, str(error)[:500])
         a = d.get("analysis")
-        try:
-            assert isinstance(a, dict)
-            candidates = tuple((str(m), int(s)) for m, s in a["candidates"])
-            for m, s in a["candidates"]:
-                assert isinstance(m, str) and isinstance(s, int) and not isinstance(s, bool)
-            assert candidates and all(isinstance(a[k], int) for k in ("score", "depth", "nodes"))
-            analysis = PositionAnalysis(int(a["score"]), candidates, int(a["depth"]), int(a["nodes"]))
-        except (AssertionError, KeyError, TypeError, ValueError):
-            raise BusMessageError(
-                f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}"
-            ) from None
+        analysis = _analysis(a)
+        if analysis is None:
+            raise BusMessageError(f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}")
         return cls(key, profile, worker, analysis, None, d.get("cached") is True)
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _analysis(a: Any) -> PositionAnalysis | None:
+    """The analysis in a result's JSON, or None when it is malformed (checked, not asserted: input from the network).
+
+    >>> _analysis({"score": 3, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 100}).candidates
+    (('e2e4', 3),)
+    >>> [_analysis(x) for x in (None, {"score": 3, "candidates": [], "depth": 9, "nodes": 1},
+    ...  {"score": 3, "candidates": [["e2e4", True]], "depth": 9, "nodes": 1},
+    ...  {"score": 3.5, "candidates": [["e2e4", 3]], "depth": 9, "nodes": 1})]
+    [None, None, None, None]
+    """
+    if not isinstance(a, dict) or not all(_whole(a.get(k)) for k in ("score", "depth", "nodes")):
+        return None
+    raw = a.get("candidates")
+    if not isinstance(raw, list) or not raw:
+        return None
+    candidates = []
+    for c in raw:
+        if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and _whole(c[1])):
+            return None
+        candidates.append((c[0], c[1]))
+    return PositionAnalysis(a["score"], tuple(candidates), a["depth"], a["nodes"])
 
 
 @dataclass(frozen=True)
@@ -372,6 +351,7 @@ class RemoteEnginePool:
         self._closing = False
         self.connected = asyncio.Event()
         self.counters = _Counters()
+        self.link = BrokerLink("bus", BrokerSettings.of(cfg), lambda: client_for(cfg, self.monitor_id), survive_bugs=True, logger=log)
 
     # -- lifetime -------------------------------------------------------------
 
@@ -469,32 +449,22 @@ class RemoteEnginePool:
     # -- the connection -------------------------------------------------------
 
     async def _connection(self) -> None:
-        """Connect, serve, and on any broker trouble log, wait (1 s doubling to max_backoff) and retry."""
-        delay = 1.0
-        where = f"{self.cfg.host}:{self.cfg.port}"
-        while True:
-            try:
-                async with client_for(self.cfg, self.monitor_id) as client:
-                    no_delay(client)
-                    self.counters.connects += 1
-                    self._workers.clear()  # the retained announcements arrive again on subscribing
-                    await client.subscribe(self.reply_topic, qos=1)
-                    await client.subscribe(workers_topic(self.cfg), qos=1)
-                    self.connected.set()
-                    log.info("bus: connected to %s as %s", where, self.monitor_id)
-                    delay = 1.0
-                    # what was on the broker or on a worker before may be gone: ask again
-                    self._requeue_outstanding("reconnected")
-                    async with asyncio.TaskGroup() as tg:
-                        tg.create_task(self._receive(client))
-                        tg.create_task(self._send(client))
-            except* aiomqtt.MqttError as group:
-                log.warning("bus: broker %s: %s; retrying in %g s", where, group.exceptions[0], delay)
-            except* Exception:  # a bug here must not take the monitor down
-                log.exception("bus: unexpected error; retrying in %g s", delay)
-            self.connected.clear()
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.cfg.max_backoff)
+        """Keep the broker connection up (livemon.io.broker: logged, retried with back-off to max_backoff)."""
+        await self.link.run(self._session, on_down=self.connected.clear)
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        no_delay(client)
+        self.counters.connects += 1
+        self._workers.clear()  # the retained announcements arrive again on subscribing
+        await client.subscribe(self.reply_topic, qos=1)
+        await client.subscribe(workers_topic(self.cfg), qos=1)
+        self.connected.set()
+        log.info("bus: monitor %s subscribed to %s", self.monitor_id, self.reply_topic)
+        # what was on the broker or on a worker before may be gone: ask again
+        self._requeue_outstanding("reconnected")
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._receive(client))
+            tg.create_task(self._send(client))
 
     def _requeue_outstanding(self, why: str) -> None:
         """Publish every request in flight again at the next send (a worker or the broker lost them)."""

@@ -21,12 +21,13 @@ import chess
 import chess.engine
 
 from livemon.config import EngineConfig
+from livemon.errors import LivemonError
 from livemon.rating.evaluation import score_cp
 
 log = logging.getLogger(__name__)
 
 
-class EngineError(RuntimeError):
+class EngineError(LivemonError, RuntimeError):
     """The engine is missing, died, or answered nonsense; the message says which."""
 
 

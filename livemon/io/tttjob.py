@@ -43,10 +43,9 @@ import numpy as np
 
 from livemon.config import TTTConfig
 from livemon.live.messages import GameInfo, TTTRating
-from livemon.live.results import pgn_date
+from livemon.live.pgn import pgn_date, white_score
 from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
 
-SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
 
@@ -111,7 +110,7 @@ def _watch_parent(watch: Connection) -> None:
 
 
 def _named(name: str | None) -> bool:
-    return bool(name) and name.strip() not in ("", "?")
+    return name is not None and name.strip() not in ("", "?")
 
 
 class TTTJob:
@@ -181,7 +180,7 @@ class TTTJob:
         """The games with two named, different players and a decisive or drawn result; one log line per other."""
         out = []
         for info, result in finished:
-            if _named(info.white) and _named(info.black) and info.white != info.black and result in SCORES:
+            if _named(info.white) and _named(info.black) and info.white != info.black and white_score(result) is not None:
                 out.append((info, result))
             elif info.game_id not in self._skipped:
                 self._skipped.add(info.game_id)
@@ -189,7 +188,9 @@ class TTTJob:
                             info.game_id, info.white, info.black)
         return out
 
-    def _arguments(self, finished: Sequence[tuple[GameInfo, str]]) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
+    def _arguments(
+        self, finished: Sequence[tuple[GameInfo, str]]
+    ) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
@@ -199,7 +200,7 @@ class TTTJob:
         today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
         times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
         return ([i.white for i, _ in finished], [i.black for i, _ in finished], times,
-                [SCORES[r] for _, r in finished], unit, priors)
+                [white_score(r) or 0.0 for _, r in finished], unit, priors)
 
     def _ratings(self, finished: Sequence[tuple[GameInfo, str]], fit: TTTFit) -> dict[str, TTTRating]:
         counts: dict[str, int] = {}

@@ -191,7 +191,7 @@ class Estimator:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
         for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
-            sp = game.plies.pop(ply)
+            game.plies.pop(ply)
             player = self.mover(game_id, ply)
             key = (game.seq, ply)
             if key in player.moves:
@@ -213,7 +213,7 @@ class Estimator:
 
     def engine_strength(self) -> float | None:
         """Algorithm 3 over the rated players seen so far."""
-        return engine_strength((float(p.elo), p.histogram) for p in self.rated_players())
+        return engine_strength((float(p.elo), p.histogram) for p in self.rated_players() if p.elo is not None)
 
     def met_pairs(self) -> set[tuple[str, str]]:
         return {(g.info.white, g.info.black) for g in self.games.values() if g.plies}

@@ -1,22 +1,59 @@
-"""Typed messages that travel along the pipeline's arrows.
+"""Typed messages that travel along the pipeline's arrows, and where each outgoing one goes.
 
 Every message is a frozen dataclass with ``to_json``/``from_json`` so that the
-same objects can cross an in-process queue or an MQTT broker unchanged.
+same objects can cross an in-process queue or an MQTT broker unchanged. Every
+message class has a ``kind`` of its own: :data:`KINDS` maps it back to the
+class (a second class with the same kind is refused when it is defined).
+
+Outgoing messages (what the monitor publishes to its faces) derive from
+:class:`Outgoing` and declare their own routing: the hub ``channel``, the
+``audience`` (:data:`PUBLIC` or :data:`ARBITER`), the fields that make the
+snapshot ``key``, and optionally a per-key ``detail`` channel (``game:<id>``).
+The hub, MQTT out, the WebSocket server and the TUI read that and nothing
+else, so a new outgoing message is one class here. :data:`OUTGOING` is the
+registry; a channel carries messages of one audience only, which is checked
+when a class is defined.
 
 >>> m = MoveEvent(game_id="g1", ply=1, uci="e2e4", san="e4",
 ...               fen_before="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
 >>> MoveEvent.from_json(m.to_json()) == m
 True
+>>> KINDS["move"] is MoveEvent, sorted(OUTGOING)
+(True, ['alert', 'board', 'player', 'screening', 'status', 'ttt'])
+>>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
+>>> b.channels(), b.key, b.audience
+(('games', 'game:r1/b2'), 'r1/b2', 'public')
+>>> PUBLIC_CHANNELS, ARBITER_CHANNELS
+(('games', 'players', 'ttt', 'status'), ('alerts', 'screening'))
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
+
+from livemon.errors import InputError
 
 T = TypeVar("T", bound="Message")
+
+Audience = Literal["public", "arbiter"]
+PUBLIC: Audience = "public"
+ARBITER: Audience = "arbiter"
+
+MESSAGE_VERSION = 2
+"""Version of the outgoing messages' JSON (``"v"``): 2 added ``ts`` and ``v``; 1 was without both."""
+
+KINDS: dict[str, type[Message]] = {}
+"""Every message class by its ``kind`` (incoming, outgoing and the engine bus's)."""
+
+OUTGOING: dict[str, type[Outgoing]] = {}
+"""The outgoing message classes by ``kind``, in the order they were defined."""
+
+CHANNEL_AUDIENCE: dict[str, Audience] = {}
+"""Every hub channel (and detail-channel prefix) with the one audience it may carry."""
 
 
 class Message:
@@ -24,22 +61,144 @@ class Message:
 
     kind: ClassVar[str] = "message"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind is None:
+            return  # an abstract base such as Outgoing
+        other = KINDS.get(kind)
+        if other is not None and (other.__module__, other.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise TypeError(f"message kind {kind!r} of {cls.__qualname__} is already {other.__qualname__}'s")
+        KINDS[kind] = cls
+
+    def body(self) -> dict[str, Any]:
+        """The dataclass fields as plain JSON-able values (without ``kind``, ``v`` and ``ts``)."""
+        d = dataclasses.asdict(self)  # type: ignore[call-overload]
+        d.pop("ts", None)
+        return d  # type: ignore[no-any-return]
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)  # type: ignore[call-overload]
         d["kind"] = self.kind
-        return d
+        return d  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_dict(cls: type[T], d: dict[str, Any]) -> T:
-        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in d.items() if k in names})
+        """The message of a ``to_dict()``: unknown keys ignored, JSON arrays back to tuples where a field is one."""
+        fields = {f.name: str(f.type) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{
+            k: tuple(v) if isinstance(v, list) and fields[k].startswith("tuple") else v
+            for k, v in d.items() if k in fields
+        })
 
     @classmethod
     def from_json(cls: type[T], text: str | bytes) -> T:
         return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class Outgoing(Message):
+    """Base of what the monitor publishes: routing declared by the class, a server timestamp per message.
+
+    ``ts`` is the unix time (seconds) at which the hub published the message
+    (0.0 before), for clients to measure publish → receive latency; it takes
+    no part in equality, so an unchanged state compares equal whenever it was
+    sent.
+    """
+
+    channel: ClassVar[str]
+    """The hub channel every message of the class goes to (also the MQTT topic level under the prefix)."""
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ()
+    """Fields whose values make the snapshot key: a newer message with the same key replaces the older."""
+    topic_fields: ClassVar[tuple[str, ...] | None] = None
+    """Fields that make the MQTT topic levels after the channel (``key_fields`` when None)."""
+    detail: ClassVar[str | None] = None
+    """A per-key channel prefix: ``detail:<key>`` carries the messages of one key (``game:<id>``)."""
+
+    ts: float = dataclasses.field(default=0.0, compare=False, kw_only=True)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            return
+        for attr in ("channel", "audience"):
+            if attr not in cls.__dict__:
+                raise TypeError(f"outgoing message {cls.__qualname__} must declare its {attr}")
+        if cls.audience not in (PUBLIC, ARBITER):
+            raise TypeError(f"{cls.__qualname__}: audience must be {PUBLIC!r} or {ARBITER!r}, not {cls.audience!r}")
+        for channel in (cls.channel, f"{cls.detail}:" if cls.detail else None):
+            if channel is None:
+                continue
+            had = CHANNEL_AUDIENCE.setdefault(channel, cls.audience)
+            if had != cls.audience:
+                raise TypeError(f"{cls.__qualname__}: channel {channel!r} is {had}, not {cls.audience}")
+        OUTGOING[cls.kind] = cls
+
+    @property
+    def key(self) -> str:
+        """The snapshot key (the ``key_fields`` joined by NUL; ``""`` for a single-state message)."""
+        return "\x00".join(str(getattr(self, f)) for f in self.key_fields)
+
+    def topic_parts(self) -> tuple[str, ...]:
+        """The free-text levels of the message's MQTT topic after its channel."""
+        fields = self.key_fields if self.topic_fields is None else self.topic_fields
+        return tuple(str(getattr(self, f)) for f in fields)
+
+    def channels(self) -> tuple[str, ...]:
+        """The hub channels this message is delivered on."""
+        if self.detail is None:
+            return (self.channel,)
+        return (self.channel, f"{self.detail}:{self.key}")
+
+    def stamped(self: OutgoingT, ts: float) -> OutgoingT:
+        """A copy of this message with its publication time set (the fields are not validated again).
+
+        >>> m = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9)
+        >>> s = m.stamped(5.0)
+        >>> (s.ts, m.ts, s == m, s.name)
+        (5.0, 0.0, True, 'A')
+        """
+        new = copy.copy(self)
+        object.__setattr__(new, "ts", ts)  # a frozen dataclass: replace() would run __init__ again, 8x slower
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["v"] = MESSAGE_VERSION
+        return d
+
+
+OutgoingT = TypeVar("OutgoingT", bound="Outgoing")
+
+
+def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
+    """The outgoing message of a ``to_dict()`` (the class named by its ``kind``); InputError (a ValueError) when unknown.
+
+    >>> t = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9, ts=1.5)
+    >>> back = outgoing_from_dict(json.loads(t.to_json()))
+    >>> back == t, back.ts, json.loads(t.to_json())["v"]
+    (True, 1.5, 2)
+    """
+    cls = OUTGOING.get(str(d.get("kind")))
+    if cls is None:
+        raise InputError(f"not an outgoing message kind: {str(d.get('kind'))[:40]!r}")
+    return cls.from_dict(d)
+
+
+def channel_audience(channel: str) -> Audience | None:
+    """The audience of a channel name (``game:<id>`` included), None for no channel.
+
+    >>> channel_audience("game:g1"), channel_audience("alerts"), channel_audience("nope"), channel_audience("game:")
+    ('public', 'arbiter', None, None)
+    """
+    prefix, sep, rest = channel.partition(":")
+    if not sep:
+        return CHANNEL_AUDIENCE.get(channel)
+    return CHANNEL_AUDIENCE.get(prefix + sep) if rest else None
 
 
 @dataclass(frozen=True)
@@ -110,14 +269,18 @@ class FeedError(Message):
     game_id: str | None = None
 
 
-# -- outgoing: what the monitor publishes to the faces (TUI, WebSocket, MQTT) --
+# -- outgoing: what the monitor publishes to the faces (TUI, WebSocket, MQTT); one class each --
 
 
 @dataclass(frozen=True)
-class BoardState(Message):
+class BoardState(Outgoing):
     """A live board as the faces show it, after its latest ply."""
 
     kind: ClassVar[str] = "board"
+    channel: ClassVar[str] = "games"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
+    detail: ClassVar[str | None] = "game"
     game_id: str
     white: str
     black: str
@@ -137,10 +300,13 @@ class BoardState(Message):
 
 
 @dataclass(frozen=True)
-class PlayerEstimate(Message):
+class PlayerEstimate(Outgoing):
     """A player's live estimates (the ``players[]`` entry of ``analyse --json``, flattened)."""
 
     kind: ClassVar[str] = "player"
+    channel: ClassVar[str] = "players"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("name",)
     name: str
     elo: int | None
     moves: int
@@ -162,10 +328,13 @@ class PlayerEstimate(Message):
 
 
 @dataclass(frozen=True)
-class TTTRating(Message):
+class TTTRating(Outgoing):
     """A player's latest TrueSkill Through Time posterior (β = 1 units and Elo scale)."""
 
     kind: ClassVar[str] = "ttt"
+    channel: ClassVar[str] = "ttt"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("name",)
     name: str
     mu: float
     sigma: float
@@ -175,10 +344,14 @@ class TTTRating(Message):
 
 
 @dataclass(frozen=True)
-class Alert(Message):
+class Alert(Outgoing):
     """A fair-play screening alert: for arbiters only, never on a public channel."""
 
     kind: ClassVar[str] = "alert"
+    channel: ClassVar[str] = "alerts"
+    audience: ClassVar[Audience] = ARBITER
+    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
+    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
     player: str
     event: str
     positions: int
@@ -189,44 +362,50 @@ class Alert(Message):
 
 
 @dataclass(frozen=True)
-class ScreeningRow(Message):
-    """A player's fair-play screening numbers in one event (``livemon.live.screener``): for arbiters only.
+class ScreeningNumbers(Outgoing):
+    """Every screening number of one player in one event (``livemon.live.screener``): for arbiters only.
 
     Published on the arbiter-only ``screening`` channel after every screened
     move, so arbiters see the whole table, not only the alerts. z's are None
-    when undefined (no rating yet, no variance).
+    when undefined (no rating yet, no variance) or infinite.
     """
 
     kind: ClassVar[str] = "screening"
+    channel: ClassVar[str] = "screening"
+    audience: ClassVar[Audience] = ARBITER
+    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
+    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
     player: str
     event: str
     rating: float | None
-    rating_source: str
+    rating_source: str  # "tag", "ttt" or "none" (not screened yet)
     c_r: float | None
     positions: int
     excluded: dict[str, int]
     matches_observed: int
     matches_expected: float
     matches_sd: float
-    z_match: float | None
-    p_match: float | None
-    z_match_normal: float | None
-    loss_observed: float
+    z_match: float | None  # exact Poisson-binomial tail, as a z
+    p_match: float | None  # that tail probability P(M ≥ observed)
+    z_match_normal: float | None  # (observed − expected)/sd
+    loss_observed: float  # average loss per position, pawns
     loss_expected: float
     loss_sd: float
     z_loss: float | None
-    statistic: str
-    z: float | None
-    roi: float | None
+    statistic: str  # the configured statistic; for "max", the larger z
+    z: float | None  # the z the levels are read from
+    roi: float | None  # 50 + 5z
     z_scale: float = 1.0
-    level: str | None = None
+    level: str | None = None  # highest level reached now (≥ min_positions), None below notice
 
 
 @dataclass(frozen=True)
-class MonitorStatus(Message):
+class MonitorStatus(Outgoing):
     """Feeds, engine backlog and lag, for the status line and ``livemon status``."""
 
     kind: ClassVar[str] = "status"
+    channel: ClassVar[str] = "status"
+    audience: ClassVar[Audience] = PUBLIC
     feeds: tuple[dict[str, Any], ...] = ()
     backlog: int = 0
     searches: int = 0
@@ -237,3 +416,9 @@ class MonitorStatus(Message):
     moves: int = 0
     games: int = 0
     ttt_refreshes: int = 0
+
+
+PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))
+"""The public channels (``game:<id>`` besides), in the order their messages were defined."""
+ARBITER_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == ARBITER and not c.endswith(":"))
+"""The channels for arbiters only: never served to the public, on the overlay or in a public MQTT tree."""

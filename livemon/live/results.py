@@ -1,9 +1,12 @@
 """Game results from files, for the TTT fit: PGN headers or a CSV table.
 
-Only what a rating fit needs is read: when (``Date`` or ``UTCDate``), who had
-White and Black, and the result.  PGN is read header-only with a line scanner
-that starts a new game at any tag line following move text, so files whose
-games are not separated by blank lines (chess.com exports) are read right.
+Only what a rating fit needs is read: when (:func:`~livemon.live.pgn.game_date`:
+``Date``, else ``UTCDate``), who had White and Black, and the result. PGN is
+read header-only by :func:`livemon.live.pgn.headers_of`, which starts a new game
+at any tag line following move text, so files whose games are not separated by
+blank lines (chess.com exports) are read right; ratings and results are read by
+the same rules as live (:func:`~livemon.live.pgn.rating`,
+:func:`~livemon.live.pgn.parse_result`).
 CSV has the header ``time,white,black,result`` with results in PGN notation.
 Bad games or rows become one error line naming the file and line; unfinished
 games (``*``) are counted, not fitted.
@@ -19,17 +22,17 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_TAG = re.compile(r'^\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$')
-_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5}
-_DATE = re.compile(r"^(\d{4})[.\-/](\d{2}|\?\?)[.\-/](\d{2}|\?\?)")
+from livemon.live.pgn import game_date, headers_of, parse_result, pgn_date, rating, white_score
+
+__all__ = ["ResultsReport", "ScoredGame", "pgn_date", "read_csv_results", "read_pgn_results", "read_results",
+           "read_results_text"]
 
 
 @dataclass(frozen=True)
-class GameResult:
+class ScoredGame:
     """One finished game: time as given (a number or an ISO date string) and White's score."""
 
     time: float | str
@@ -46,7 +49,7 @@ class GameResult:
 class ResultsReport:
     """What a file gave: finished games, error lines, and the count of unfinished games."""
 
-    results: list[GameResult] = field(default_factory=list)
+    results: list[ScoredGame] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     unfinished: int = 0
 
@@ -73,59 +76,17 @@ def read_results_text(text: str, source: str) -> ResultsReport:
     return read_pgn_results(text, source)
 
 
-def pgn_date(value: str) -> str | None:
-    """ISO date of a PGN date; unknown month or day → 01; unknown year → None.
-
-    >>> pgn_date("2011.12.03"), pgn_date("1972.??.??"), pgn_date("????.??.??")
-    ('2011-12-03', '1972-01-01', None)
-    """
-    m = _DATE.match(value.strip())
-    if not m:
-        return None
-    year, month, day = m.groups()
-    month = "01" if month == "??" else month
-    day = "01" if day == "??" else day
-    return f"{year}-{month}-{day}"
-
-
-def _elo(value: str | None) -> int | None:
-    try:
-        return int(value) if value else None
-    except ValueError:
-        return None
-
-
-def _pgn_headers(text: str) -> list[tuple[int, dict[str, str]]]:
-    """(first line number, tags) of every game; a tag line after move text starts a new game."""
-    games: list[tuple[int, dict[str, str]]] = []
-    tags: dict[str, str] | None = None
-    in_movetext = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        m = _TAG.match(line)
-        if m:
-            if tags is None or in_movetext:
-                tags = {}
-                games.append((number, tags))
-                in_movetext = False
-            tags.setdefault(m.group(1), m.group(2).replace('\\"', '"'))
-        elif line.strip() and not line.lstrip().startswith("%"):
-            if tags is None:
-                tags = {}
-                games.append((number, tags))
-            in_movetext = True
-    return games
-
-
 def read_pgn_results(text: str, source: str) -> ResultsReport:
     """Results from PGN headers: Date (or UTCDate when Date is unknown), White, Black, Result."""
     report = ResultsReport()
-    for line, tags in _pgn_headers(text):
+    for line, tags in headers_of(text):
         where = f"{source} line {line}"
-        result = tags.get("Result", "").strip()
-        if result == "*":
+        result = tags.get("Result", "")
+        score = white_score(result)
+        if parse_result(result) == "*":
             report.unfinished += 1
             continue
-        if result not in _SCORES:
+        if score is None:
             report.errors.append(f"{where}: result {result!r} is not 1-0, 0-1, 1/2-1/2 or *")
             continue
         white, black = tags.get("White", "").strip(), tags.get("Black", "").strip()
@@ -135,12 +96,12 @@ def read_pgn_results(text: str, source: str) -> ResultsReport:
         if white == black:
             report.errors.append(f"{where}: {white} plays themselves")
             continue
-        when = pgn_date(tags.get("Date", "")) or pgn_date(tags.get("UTCDate", ""))
+        when = pgn_date(game_date(tags))
         if when is None:
             report.errors.append(f"{where}: no Date or UTCDate")
             continue
-        report.results.append(GameResult(when, white, black, _SCORES[result], source, line,
-                                         _elo(tags.get("WhiteElo")), _elo(tags.get("BlackElo"))))
+        report.results.append(ScoredGame(when, white, black, score, source, line,
+                                         rating(tags.get("WhiteElo")), rating(tags.get("BlackElo"))))
     return report
 
 
@@ -177,10 +138,11 @@ def read_csv_results(text: str, source: str) -> ResultsReport:
             report.errors.append(f"{where}: {len(row)} fields, expected {len(columns)}")
             continue
         result = row[at["result"]].strip()
-        if result == "*":
+        score = white_score(result)
+        if parse_result(result) == "*":
             report.unfinished += 1
             continue
-        if result not in _SCORES:
+        if score is None:
             report.errors.append(f"{where}: result {result!r} is not 1-0, 0-1, 1/2-1/2 or *")
             continue
         white, black = row[at["white"]].strip(), row[at["black"]].strip()
@@ -195,5 +157,5 @@ def read_csv_results(text: str, source: str) -> ResultsReport:
         except ValueError as exc:
             report.errors.append(f"{where}: {exc}")
             continue
-        report.results.append(GameResult(when, white, black, _SCORES[result], source, reader.line_num))
+        report.results.append(ScoredGame(when, white, black, score, source, reader.line_num))
     return report

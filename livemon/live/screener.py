@@ -63,13 +63,13 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator, ScoredPly
-from livemon.live.messages import GameInfo
+from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
@@ -105,38 +105,6 @@ class ScreenedMove:
     uci: str
     san: str
     decision: Decision
-
-
-@dataclass(frozen=True)
-class ScreeningNumbers:
-    """Every screening number of one player in one event (z's None when undefined or infinite)."""
-
-    player: str
-    event: str
-    rating: float | None
-    rating_source: str  # "tag", "ttt" or "none" (not screened yet)
-    c_r: float | None
-    positions: int
-    excluded: dict[str, int]
-    matches_observed: int
-    matches_expected: float
-    matches_sd: float
-    z_match: float | None  # exact Poisson-binomial tail, as a z
-    p_match: float | None  # that tail probability P(M ≥ observed)
-    z_match_normal: float | None  # (observed − expected)/sd
-    loss_observed: float  # average loss per position, pawns
-    loss_expected: float
-    loss_sd: float
-    z_loss: float | None
-    statistic: str  # the configured statistic; for "max", the larger z
-    z: float | None  # the z the levels are read from
-    roi: float | None  # 50 + 5z
-    z_scale: float
-    level: str | None  # highest level reached now (≥ min_positions), None below notice
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form (no infinities)."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -481,7 +449,7 @@ def open_book(path: str) -> Callable[[int], bool] | None:
 
 def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
     """The ``details`` of a :class:`~livemon.live.messages.Alert`: level, every number, the top moves."""
-    return {"level": alert.level, "numbers": alert.numbers.to_dict(), "top_moves": alert.top_moves}
+    return {"level": alert.level, "numbers": alert.numbers.body(), "top_moves": alert.top_moves}
 
 
 
@@ -490,7 +458,7 @@ def screening_report(screener: Screener) -> dict[str, Any]:
     cfg = screener.cfg
     rows = []
     for numbers in screener.table():
-        row = numbers.to_dict()
+        row = numbers.body()
         row["top_moves"] = screener.top_moves((numbers.player, numbers.event)) if numbers.level else []
         rows.append(row)
     return {

@@ -119,7 +119,8 @@ class Decision:
     def log_distances(self) -> np.ndarray:
         """a_i = log((v_max - v_i + K) / K) >= 0; zero for the best move(s)."""
         v = np.asarray(self.values, dtype=float)
-        return np.log((v.max() - v + K) / K)
+        out: np.ndarray = np.log((v.max() - v + K) / K)
+        return out
 
 
 def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarray) -> np.ndarray:
@@ -140,7 +141,8 @@ def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarr
     e = -np.multiply.outer(a, cc)  # shape (n,) + c.shape
     e = e - e.max(axis=0)
     w = np.exp(e)
-    return w / w.sum(axis=0)
+    p: np.ndarray = w / w.sum(axis=0)
+    return p
 
 
 def _group(decisions: Iterable[Decision] | dict[Decision, int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:

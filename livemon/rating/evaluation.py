@@ -94,7 +94,7 @@ def score_cp(score: chess.engine.Score | chess.engine.PovScore) -> int:
         # Mate(n>0) -> big - n > 0; Mate(n<=0) -> -big - n < 0; MateGiven -> big.
         return MATE_CP if score.score(mate_score=10**9) > 0 else -MATE_CP
     cp = score.score()
-    assert cp is not None  # a non-mate Score always has a centipawn value
+    assert cp is not None  # noqa: S101 - invariant: a non-mate Score always has a centipawn value
     return clamp_cp(cp)
 
 

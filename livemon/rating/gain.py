@@ -170,7 +170,8 @@ class GainHistogram:
         """A new histogram with both sets of counts (exact: integer addition)."""
         return GainHistogram(self._counts + other._counts)
 
-    __add__ = merge
+    def __add__(self, other: GainHistogram) -> GainHistogram:
+        return self.merge(other)
 
     def __iadd__(self, other: GainHistogram) -> GainHistogram:
         self._counts += other._counts
@@ -408,7 +409,7 @@ def perceived_ratings(
         idx(name)
 
     n = len(players)
-    r = np.zeros(n)
+    r: np.ndarray = np.zeros(n)
     if rows:
         m = len(rows)
         a_mat = np.zeros((m, n))

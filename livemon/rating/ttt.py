@@ -68,6 +68,8 @@ from numba import njit
 
 from livemon.rating.ttt_params import TIME_UNITS, TTTParams, draw_margin
 
+_DEFAULT_PARAMS = TTTParams()
+
 __all__ = [
     "TIME_UNITS",
     "TTTParams",
@@ -83,6 +85,9 @@ __all__ = [
     "draw_moments",
 ]
 
+
+Priors = Mapping[Any, tuple[float, float]]
+"""Player label → (mu, sigma) of the prior at their first time step (any hashable label; Any: Mapping's key is invariant)."""
 
 ProgressCallback = Callable[[int, float], None]
 """Called after every sweep with (sweeps so far, largest change of that sweep)."""
@@ -1093,7 +1098,7 @@ def _first_time_of_step(games: GameData) -> dict[float, Any]:
 
 
 def _prior_arrays(labels: np.ndarray, params: TTTParams,
-                  priors: Mapping[Hashable, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+                  priors: Priors) -> tuple[np.ndarray, np.ndarray]:
     """(tau, pi) of each label's first-step prior: ``priors`` where given, else N(mu0, sigma0²)."""
     n = labels.shape[0]
     mu = np.full(n, params.mu0)
@@ -1110,8 +1115,8 @@ def _prior_arrays(labels: np.ndarray, params: TTTParams,
     return mu * pi, pi
 
 
-def fit(games: GameData, params: TTTParams = TTTParams(), *,
-        priors: Mapping[Hashable, tuple[float, float]] | None = None,
+def fit(games: GameData, params: TTTParams = _DEFAULT_PARAMS, *,
+        priors: Priors | None = None,
         progress: ProgressCallback | None = None,
         warm: TTTFit | None = None) -> TTTFit:
     """Fit TTT or TTT-D by EP until the largest posterior change is below ``params.tolerance``.
@@ -1201,7 +1206,7 @@ def _seed_messages(G: np.ndarray, E: np.ndarray, st: _Structure, games: GameData
 
 
 def refresh(previous: TTTFit, new_games: GameData, *,
-            priors: Mapping[Hashable, tuple[float, float]] | None = None,
+            priors: Priors | None = None,
             progress: ProgressCallback | None = None) -> TTTFit:
     """Add games to a fit and re-converge from its messages.
 
@@ -1295,7 +1300,8 @@ def _refresh_incremental(previous: TTTFit, new_games: GameData,
     budget = 4 * n_games  # two sweeps' worth of game updates: beyond, full sweeps are cheaper
     updates, sweeps, left, largest, settled = 0, 0, 0, 0.0, False
     level_solver = _LevelSolver(st, prior_pi, tau2) if params.accelerate else None
-    for sweeps in range(1, params.max_sweeps + 1):
+    while sweeps < params.max_sweeps:
+        sweeps += 1
         done, left = _active_sweep(S, G, st.batch_node_start, st.batch_game_start, st.batch_repeat, st.node_prev,
                                    st.node_next, st.node_player, st.node_elapsed, st.game_na, st.game_nb, st.game_res, prior_tau,
                                    prior_pi, beta2, tau2, params.margin, tol, ref, head, link, need_fwd, need_bwd,
@@ -1411,8 +1417,8 @@ def _extend_structure(st: _Structure, n_old_games: int, n_players: int, white: n
     return new_st, np.arange(n_old_nodes, n_nodes, dtype=np.int64), fresh[fresh >= 0]
 
 
-def search_parameters(games: GameData, params: TTTParams = TTTParams(), *,
-                      priors: Mapping[Hashable, tuple[float, float]] | None = None,
+def search_parameters(games: GameData, params: TTTParams = _DEFAULT_PARAMS, *,
+                      priors: Priors | None = None,
                       max_evaluations: int = 40,
                       progress: Callable[[TTTParams, float], None] | None = None) -> TTTFit:
     """The fit whose (β, τ) maximise the log-evidence (Nelder–Mead in log space).

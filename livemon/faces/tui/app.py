@@ -124,7 +124,7 @@ class CommentaryApp(App[None]):
 
     def _resync(self) -> None:
         """Start again from the hub's snapshot: on mount, and after our queue overflowed."""
-        assert self._sub is not None
+        assert self._sub is not None  # noqa: S101 - invariant: subscribed on mount
         self.hub.resubscribe(self._sub)
         messages: list[Message] = []
         for channel in self.channels:
@@ -137,7 +137,7 @@ class CommentaryApp(App[None]):
     async def _consume(self) -> None:
         """Fold the subscription queue into the screen, a batch at a time."""
         sub = self._sub
-        assert sub is not None
+        assert sub is not None  # noqa: S101 - invariant: subscribed on mount
         while True:
             if sub.overflowed:
                 self.resyncs += 1
@@ -177,7 +177,7 @@ class CommentaryApp(App[None]):
             boards.show([(b.game_id, board_cells(b)) for b in self.state.boards_ordered()])
             self.selected_game = boards.selected_key
             self._show_game()
-        if "player" in kinds:
+        if "player" in kinds or "ttt" in kinds:
             self._show_players()
         if "status" in kinds:
             self.query_one(StatusLine).status = self.state.status

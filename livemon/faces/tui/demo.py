@@ -21,12 +21,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import chess
-import chess.pgn
 
 from livemon.live.estimator import Estimator, ScoredPly
 from livemon.faces.hub import Hub
-from livemon.live.messages import BoardState, GameInfo, Message, MonitorStatus, PlayerEstimate
+from livemon.live.messages import BoardState, GameInfo, Outgoing, MonitorStatus, PlayerEstimate
 from livemon.live.pgn import GoodGame, game_info, read_games
 from livemon.rating.evaluation import score_cp
 from livemon.rating.gain import finite_or_none, rating_difference
@@ -41,7 +39,7 @@ class Demo:
     """The messages already published and those a replay would publish next (in order)."""
 
     hub: Hub
-    pending: list[Message]
+    pending: list[Outgoing]
 
 
 def _games(name: str) -> list[GoodGame]:
@@ -117,7 +115,7 @@ class _Board:
             round=self.info.round,
         )
 
-    def step(self, est: Estimator | None) -> list[Message]:
+    def step(self, est: Estimator | None) -> list[Outgoing]:
         """Play the next ply: the board, then the mover's estimate when it was scored."""
         node = self.nodes[self.ply]
         self.board.push(node.move)
@@ -127,7 +125,7 @@ class _Board:
         if node.clock() is not None:
             self.clocks[(self.ply - 1) % 2] = node.clock()
         done = self.ply == len(self.nodes)
-        out: list[Message] = [self.state(self.game.headers.get("Result", "*") if done else "*")]
+        out: list[Outgoing] = [self.state(self.game.headers.get("Result", "*") if done else "*")]
         before, after = self.evals[-2], self.evals[-1]
         if est is not None and after is not None:
             mover = est.add_ply(ScoredPly(self.info.game_id, self.ply, before, after))
@@ -135,9 +133,9 @@ class _Board:
         return out
 
 
-def _interleave(boards: list[_Board], stops: list[int], est: Estimator | None) -> list[Message]:
+def _interleave(boards: list[_Board], stops: list[int], est: Estimator | None) -> list[Outgoing]:
     """Ply 1 of every board, then ply 2, ... each board up to its stop (as a round is broadcast)."""
-    out: list[Message] = []
+    out: list[Outgoing] = []
     for _ in range(max(stops, default=0)):
         for b, stop in zip(boards, stops):
             if b.ply < stop:
@@ -150,7 +148,7 @@ def demo(live_fraction: float = 0.6) -> Demo:
     est = Estimator()
     est.profile = "[%eval] comments"  # no MultiPV, no calibration: the performance column says so
     games = _games(EVENT_PGN)
-    published: list[Message] = []
+    published: list[Outgoing] = []
     pending_boards: list[_Board] = []
     for rnd in ("1", "2", "3", "4"):
         boards = []

@@ -12,7 +12,7 @@ that need it.
 >>> s.apply(PlayerEstimate("A", 2500, 10, -12.0, 0.4, -70.0, 2930.0)) is None  # same again
 True
 >>> s.apply(TTTRating("B", 1.0, 0.2, 2810.0, 40.0, 9))
-('player', 'B')
+('ttt', 'B')
 >>> [p.name for p in s.players_sorted("perceived")], [p.name for p in s.players_sorted("ttt")]
 (['A', 'B'], ['B', 'A'])
 """
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from livemon.live.messages import Alert, BoardState, Message, MonitorStatus, PlayerEstimate, ScreeningRow, TTTRating
+from livemon.live.messages import OUTGOING, Alert, BoardState, Message, MonitorStatus, Outgoing, PlayerEstimate, ScreeningNumbers, TTTRating
 from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
@@ -36,7 +36,7 @@ SORTS: dict[str, str] = {
     "name": "name",
 }
 
-Change = tuple[str, str]  # ("board", game_id) | ("player", name) | ("status", "") | ("alert", key)
+Change = tuple[str, str]  # (kind, key) of the message that changed the state: ("board", game_id), ("status", "")…
 
 
 @dataclass(frozen=True)
@@ -96,49 +96,61 @@ def _round(text: str) -> tuple[int, ...]:
 
 
 def alert_key(alert: Alert) -> str:
-    return f"{alert.player}\x00{alert.event}"
+    """The alert's table key (player NUL event): its hub key."""
+    return alert.key
 
 
 class LiveState:
-    """Latest boards, player estimates, TTT ratings, status and alerts."""
+    """Latest boards, player estimates, TTT ratings, status and alerts: the latest message per kind and key.
+
+    Every outgoing message kind has its table (``latest[kind][key]``), so a
+    new message kind is kept without an edit here; the properties name the
+    tables the screen shows.
+    """
 
     def __init__(self) -> None:
-        self.boards: dict[str, BoardState] = {}
-        self.estimates: dict[str, PlayerEstimate] = {}
-        self.ttt: dict[str, TTTRating] = {}
-        self.status: MonitorStatus | None = None
-        self.alerts: dict[str, Alert] = {}
-        self.screening: dict[str, ScreeningRow] = {}
+        self.latest: dict[str, dict[str, Outgoing]] = {kind: {} for kind in OUTGOING}
+
+    def _table(self, kind: str) -> dict[str, Any]:
+        return self.latest.setdefault(kind, {})
+
+    @property
+    def boards(self) -> dict[str, BoardState]:
+        return self._table(BoardState.kind)
+
+    @property
+    def estimates(self) -> dict[str, PlayerEstimate]:
+        return self._table(PlayerEstimate.kind)
+
+    @property
+    def ttt(self) -> dict[str, TTTRating]:
+        return self._table(TTTRating.kind)
+
+    @property
+    def alerts(self) -> dict[str, Alert]:
+        return self._table(Alert.kind)
+
+    @property
+    def screening(self) -> dict[str, ScreeningNumbers]:
+        return self._table(ScreeningNumbers.kind)
+
+    @property
+    def status(self) -> MonitorStatus | None:
+        return self._table(MonitorStatus.kind).get("")
 
     def apply(self, msg: Message) -> Change | None:
-        """Fold in one message; the change it made, or None when it changed nothing."""
-        if isinstance(msg, BoardState):
-            return self._put(self.boards, msg.game_id, msg, "board")
-        if isinstance(msg, PlayerEstimate):
-            return self._put(self.estimates, msg.name, msg, "player")
-        if isinstance(msg, TTTRating):
-            return self._put(self.ttt, msg.name, msg, "player")
-        if isinstance(msg, Alert):
-            return self._put(self.alerts, alert_key(msg), msg, "alert")
-        if isinstance(msg, ScreeningRow):
-            return self._put(self.screening, f"{msg.player}\x00{msg.event}", msg, "screening")
-        if isinstance(msg, MonitorStatus):
-            if msg == self.status:
-                return None
-            self.status = msg
-            return ("status", "")
-        return None  # a message the screen does not show
-
-    @staticmethod
-    def _put(table: dict, key: str, msg: Message, kind: str) -> Change | None:
-        if table.get(key) == msg:
+        """Fold in one message; the change it made (its kind and key), or None when it changed nothing."""
+        if not isinstance(msg, Outgoing):
+            return None  # a message the screen does not show
+        table = self._table(msg.kind)
+        if table.get(msg.key) == msg:  # equality ignores ts: the same state sent again
             return None
-        table[key] = msg
-        return (kind, key)
+        table[msg.key] = msg
+        return (msg.kind, msg.key)
 
     def reset(self, messages: Iterable[Message]) -> None:
         """Start again from a snapshot (after the hub dropped messages for us)."""
-        self.__init__()  # type: ignore[misc]
+        self.latest = {kind: {} for kind in OUTGOING}
         for msg in messages:
             self.apply(msg)
 
@@ -172,7 +184,7 @@ class LiveState:
         """Every player with an estimate or a TTT rating, in the order ``sort`` names."""
         return sorted((self.player(n) for n in self.player_names()), key=_SORT_KEYS[sort])
 
-    def screening_ordered(self) -> list[tuple[str, ScreeningRow]]:
+    def screening_ordered(self) -> list[tuple[str, ScreeningNumbers]]:
         """Every screened player-event, highest z first (not yet rated last)."""
         return sorted(self.screening.items(), key=lambda kv: (kv[1].z is None, -(kv[1].z or 0.0), kv[0]))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import chess
 from rich.text import Text
@@ -19,7 +20,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningRow
+from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningNumbers
 from livemon.faces.tui import format as fmt
 from livemon.faces.tui.model import PlayerRow
 
@@ -34,7 +35,7 @@ class LiveTable(DataTable[str | Text]):
     cursor stays on the same key so the reader's selection does not jump.
     """
 
-    def __init__(self, columns: Sequence[tuple[str, str, int | None]], row_height: int = 1, **kwargs: object) -> None:
+    def __init__(self, columns: Sequence[tuple[str, str, int | None]], row_height: int = 1, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self._columns = list(columns)
         self._row_height = row_height
@@ -112,7 +113,7 @@ def board_cells(b: BoardState) -> Cells:
 class BoardList(LiveTable):
     """Every board, live ones first: players, ratings, clocks or result, eval bar, last move."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         cols = [("players", "Players", 27), ("clock", "Clock", 7), ("eval", "Eval", 10), ("move", "Last", 9)]
         super().__init__(cols, row_height=2, **kwargs)
 
@@ -256,7 +257,7 @@ class PlayersTable(LiveTable):
     Ferreira's perceived Elo (a diagnostic, not an estimate of rating) is in the player pane.
     """
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         cols = [
             ("name", "Player", 18),
             ("elo", "Elo", 4),
@@ -313,7 +314,9 @@ def status_text(s: MonitorStatus | None) -> str:
     """One line: feeds and their state, engine backlog, lag."""
     if s is None:
         return "waiting for the monitor…"
-    feeds = ", ".join(f"{f.get('name', '?')} {f.get('state', '?')}" + (f" ({f['errors']} errors)" if f.get("errors") else "") for f in s.feeds)
+    feeds = ", ".join(
+        f"{f.get('name', '?')} {f.get('state', '?')}" + (f" ({f['errors']} errors)" if f.get("errors") else "") for f in s.feeds
+    )
     engine = f"{s.engines}× {s.engine_profile}" if s.engine_profile else f"{s.engines} engines"
     return (
         f"feeds: {feeds or fmt.DASH} │ engine: {engine}, backlog {s.backlog} │ lag {s.lag_seconds:.1f} s │ "
@@ -334,7 +337,7 @@ def alert_cells(a: Alert) -> Cells:
     return (_name(a.player, 18), _name(a.event, 20), str(a.positions), f"{a.z:+.2f}", f"{a.roi:.1f}", f"{a.threshold:.1f}")
 
 
-def screening_cells(r: ScreeningRow) -> Cells:
+def screening_cells(r: ScreeningNumbers) -> Cells:
     z = "—" if r.z is None else f"{r.z:+.2f}"
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
     return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",
@@ -344,7 +347,7 @@ def screening_cells(r: ScreeningRow) -> Cells:
 class ScreeningTable(LiveTable):
     """Every screened player in every event with the current z (arbiters only), highest first."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
                 ("z", "z", 6), ("roi", "ROI", 5), ("level", "Level", 6)]
         super().__init__(cols, **kwargs)
@@ -353,6 +356,6 @@ class ScreeningTable(LiveTable):
 class AlertsTable(LiveTable):
     """Fair-play screening alerts, strongest first (arbiters only)."""
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         cols = [("player", "Player", 18), ("event", "Event", 20), ("n", "Pos.", 5), ("z", "z", 6), ("roi", "ROI", 5), ("thr", "z ≥", 4)]
         super().__init__(cols, **kwargs)

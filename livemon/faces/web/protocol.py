@@ -20,18 +20,21 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from livemon.errors import InputError
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import Message
+from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Message, channel_audience
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
 
 OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
+DETAIL_CHANNELS = tuple(f"{prefix}<id>" for prefix, a in CHANNEL_AUDIENCE.items() if prefix.endswith(":") and a == PUBLIC)
+"""The per-key channels a message class declares, as ``hello`` names them (``game:<id>``)."""
 MAX_CHANNELS = 64
 MAX_GAME_ID = 200
 
 
-class ProtocolError(ValueError):
+class ProtocolError(InputError):
     """A client request the server answers with an error frame; ``code`` is machine-readable."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -84,10 +87,8 @@ def parse_request(text: str) -> Request:
 
 def check_channel(name: str) -> str:
     """``name`` if it is a channel a client may ask for, else :class:`ProtocolError`."""
-    if name in PUBLIC_CHANNELS or name in ARBITER_CHANNELS:
-        return name
-    if name.startswith("game:") and 0 < len(name) - 5 <= MAX_GAME_ID:
-        return name
+    if channel_audience(name) is not None and len(name.partition(":")[2]) <= MAX_GAME_ID:
+        return name  # a channel some message class declares (``game:<id>`` with a bounded id)
     raise ProtocolError("unknown_channel", f"unknown channel {name[:60]!r}")
 
 
@@ -98,7 +99,7 @@ def _dumps(d: Any) -> str:
 def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int, version: str) -> str:
     return _dumps({
         "type": "hello", "protocol": PROTOCOL_VERSION, "server": f"livemon/{version}", "seq": seq,
-        "channels": [*PUBLIC_CHANNELS, "game:<id>"] + (list(ARBITER_CHANNELS) if alerts else []),
+        "channels": [*PUBLIC_CHANNELS, *DETAIL_CHANNELS] + (list(ARBITER_CHANNELS) if alerts else []),
         "heartbeat": heartbeat, "max_message_bytes": max_message_bytes,
     })
 

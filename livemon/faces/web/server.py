@@ -34,8 +34,8 @@ from websockets.protocol import State
 
 from livemon import __version__
 from livemon.config import WebConfig
-from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, channels_of
-from livemon.live.messages import Message
+from livemon.faces.hub import PUBLIC_CHANNELS, Hub, Subscription, channels_of
+from livemon.live.messages import ARBITER, Message, channel_audience
 from livemon.faces.web import protocol as p
 from livemon.faces.web.protocol import PROTOCOL_VERSION, ProtocolError
 
@@ -108,7 +108,7 @@ class WebServer:
             compression=None,  # deflate per client costs more CPU than it saves on loopback/LAN
             server_header=f"livemon/{__version__}",
         )
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = next(iter(self._server.sockets)).getsockname()[1]
         self._housekeeper = asyncio.create_task(self._housekeeping(), name="web-housekeeping")
         log.info("web: listening on %s (WebSocket %s, overlay /overlay)", self.url, WS_PATH)
 
@@ -227,7 +227,7 @@ class WebServer:
         for name in req.channels or ():
             try:
                 p.check_channel(name)
-                if name in ARBITER_CHANNELS and not self._arbiter(c, req.token):
+                if channel_audience(name) == ARBITER and not self._arbiter(c, req.token):
                     why = f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
                     raise ProtocolError("forbidden", why)
                 granted.append(name)
@@ -308,7 +308,7 @@ class WebServer:
         self.stats["resnapshots"] += 1
         log.warning("web: client %s fell %d messages behind; sending a fresh snapshot", c.peer, self.cfg.client_queue)
         for frame in keep + frames:
-            assert frame.text is not None
+            assert frame.text is not None  # noqa: S101 - invariant: kept frames have text
             await self._send(c, frame.text)
             if frame.seq is not None:
                 c.last = frame.seq

@@ -48,13 +48,19 @@ import chess.pgn
 
 from livemon.rating.evaluation import score_cp
 
-from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
-from livemon.live.pgn import _TAG_LINE, split_games
+from livemon.live.messages import FeedError, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.pgn import (
+    _TAG_LINE,
+    FINAL_RESULTS,
+    QuietGameBuilder,
+    chunk_headers,
+    game_info,
+    parse_result,
+    split_games,
+)
 
 log = logging.getLogger(__name__)
 
-FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
-RESULT_TOKENS = FINAL_RESULTS + ("*",)
 """Centipawn value of a forced mate (either distance), White's view."""
 
 _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
@@ -143,13 +149,6 @@ def _mainline_sans(chunk: str) -> list[str]:
     return sans
 
 
-class _RecordingBuilder(chess.pgn.GameBuilder):
-    """Collects parse errors on the game instead of logging them (we report them)."""
-
-    def handle_error(self, error: Exception) -> None:
-        self.game.errors.append(error)
-
-
 def _plies_of(game: chess.pgn.Game) -> list[Ply]:
     out = []
     for node in game.mainline():
@@ -173,7 +172,7 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     if complete is None:
         complete = is_terminated(chunk)
     try:
-        game = chess.pgn.read_game(io.StringIO(chunk), Visitor=_RecordingBuilder)
+        game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
     except Exception as exc:  # python-chess raises only on truly broken input
         return BadSnapshot({}, f"{label}unreadable PGN ({exc})")
     if game is None:
@@ -295,7 +294,7 @@ class GameTracker:
         for i, (chunk, _sep) in enumerate(chunks):
             last = i == len(chunks) - 1
             complete = final or not last or is_terminated(chunk)
-            gid = self.key_of(_quick_headers(chunk), register=complete)
+            gid = self.key_of(chunk_headers(chunk), register=complete)
             # the same key twice in one text (an archive of a match): the 2nd is "key#2"
             occurrences[gid] += 1
             if occurrences[gid] > 1:
@@ -309,7 +308,7 @@ class GameTracker:
         """One game's PGN text; ``complete`` None: decide from its terminator."""
         if complete is None:
             complete = is_terminated(chunk)
-        return self._apply_chunk(chunk, complete, self.key_of(_quick_headers(chunk), register=complete), label)
+        return self._apply_chunk(chunk, complete, self.key_of(chunk_headers(chunk), register=complete), label)
 
     def _apply_chunk(self, chunk: str, complete: bool, gid: str, label: str,
                      settled: bool = False, tail_ok: bool = False) -> list[Message]:
@@ -388,7 +387,7 @@ class GameTracker:
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state
-            out.append(_info(gid, snap.headers))
+            out.append(game_info(snap.headers, gid))
         if rollback:
             out.append(GameRollback(gid, p + 1, self.feed))
             state.truncate(p)
@@ -396,7 +395,7 @@ class GameTracker:
             state.extend([m.uci for m in new], board)
             out.extend(new)
         self._errors.pop(gid, None)
-        res = snap.headers.get("Result", "*")
+        res = parse_result(snap.headers.get("Result")) or "*"
         if snap.complete and res in FINAL_RESULTS:
             if state.result is None:
                 state.result = res
@@ -420,7 +419,7 @@ class GameTracker:
     def _note_shared_sites(self, chunks: Sequence[tuple[str, bool]]) -> None:
         seen: dict[str, str] = {}
         for chunk, _ in chunks:
-            headers = _quick_headers(chunk)
+            headers = chunk_headers(chunk)
             site = (headers.get("Site") or "").strip()
             if not is_url(site) or is_url(headers.get("GameURL")):
                 continue
@@ -432,47 +431,13 @@ class GameTracker:
 
 def text_is_cut(text: str) -> bool:
     """True when the last game of a PGN text has no result or ``*`` (maybe half-written)."""
-    last = None
-    for last, _ in split_games(text):
-        pass
-    return last is not None and not is_terminated(last)
+    chunks = list(split_games(text))
+    return bool(chunks) and not is_terminated(chunks[-1][0])
 
 
 def _balanced(chunk: str) -> bool:
     body = "\n".join(ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln))
     return body.count("{") == body.count("}")
-
-
-def _quick_headers(chunk: str) -> dict[str, str]:
-    out = {}
-    for line in chunk.splitlines():
-        m = re.match(r'^\s*\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$', line)
-        if m:
-            out[m.group(1)] = m.group(2).replace('\\"', '"').replace("\\\\", "\\")
-        elif line.strip():
-            break
-    return out
-
-
-def _elo(value: str | None) -> int | None:
-    try:
-        return int(value) if value else None
-    except ValueError:
-        return None
-
-
-def _date(h: Mapping[str, str]) -> str:
-    date = h.get("Date", "?")
-    if not date or "?" in date:
-        date = h.get("UTCDate") or date or "?"
-    return date
-
-
-def _info(gid: str, h: Mapping[str, str]) -> GameInfo:
-    return GameInfo(
-        gid, h.get("White", "?"), h.get("Black", "?"), _elo(h.get("WhiteElo")), _elo(h.get("BlackElo")),
-        h.get("Event", "?"), h.get("Round", "?"), _date(h), h.get("Site", "?"),
-    )
 
 
 @dataclass

@@ -16,8 +16,10 @@ from typing import Any, AsyncIterator
 
 import aiomqtt
 
-from livemon.io.feeds.base import Backoff, BaseFeed
-from livemon.io.feeds.core import RESULT_TOKENS, Ply, Snapshot
+from livemon.io.broker import BrokerLink, BrokerSettings, make_client
+from livemon.io.feeds.base import BaseFeed
+from livemon.io.feeds.core import Ply, Snapshot
+from livemon.live.pgn import RESULT_TOKENS, parse_result
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)
@@ -74,9 +76,10 @@ class MoveMessages:
                 headers[tag] = str(d[key])
         result = d.get("result")
         if result is not None:
-            if result not in RESULT_TOKENS:
+            token = parse_result(result) if isinstance(result, str) else None
+            if token is None:
                 raise ValueError(f"'result' must be one of {', '.join(RESULT_TOKENS)}, got {result!r}")
-            headers["Result"] = result
+            headers["Result"] = token
         known = self._plies.get(gid, [])
         candidate = known
         uci = d.get("uci")
@@ -112,21 +115,21 @@ class MqttFeed(BaseFeed):
         super().__init__(name)
         self.topic, self.host, self.port = topic, host, port
         self.username, self.password = username, password
-        self.backoff = Backoff(reconnect, max_backoff)
+        settings = BrokerSettings(host, port, username, password, max_backoff=max_backoff)
+        self.link = BrokerLink(f"feed {name}", settings, self._client, base_delay=reconnect, logger=log)
         self.handler = MoveMessages(self)
         self.connected = asyncio.Event()  # set while subscribed (tests and status wait on it)
+
+    def _client(self) -> aiomqtt.Client:
+        return make_client(self.link.settings, f"livemon-{self.name}-{uuid.uuid4().hex[:8]}")
 
     async def run(self) -> AsyncIterator[Message]:
         self.status.state = "starting"
         try:
-            while True:
+            while await self.link.pause():
                 try:
-                    async with aiomqtt.Client(
-                        self.host, self.port, username=self.username, password=self.password,
-                        identifier=f"livemon-{self.name}-{uuid.uuid4().hex[:8]}",
-                    ) as client:
+                    async with self.link.connect() as client:
                         await client.subscribe(self.topic, qos=1)
-                        self.backoff.reset()
                         self.status.state = "running"
                         self.connected.set()
                         log.info("feed %s: subscribed to %s on %s:%d", self.name, self.topic, self.host, self.port)
@@ -138,10 +141,11 @@ class MqttFeed(BaseFeed):
                                 yield m
                 except aiomqtt.MqttError as exc:
                     self.connected.clear()
-                    for m in self._io_error(f"mqtt {self.host}:{self.port}: {exc}", self.backoff.failures == 0):
+                    first = self.link.backoff.failures == 0
+                    self.link.lost(exc, quiet=True)  # _io_error logs it
+                    for m in self._io_error(f"mqtt {self.host}:{self.port}: {exc}", first):
                         yield m
                     self.status.state = "waiting"
-                    await asyncio.sleep(self.backoff.next_delay())
         finally:
             self.connected.clear()
             self.status.state = "stopped"

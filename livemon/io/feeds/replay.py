@@ -20,9 +20,8 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Mapping
 
-import chess.pgn
 
 from livemon.io.feeds.base import BaseFeed
 from livemon.io.feeds.core import KeyFunc, Snapshot, snapshot_of_game
@@ -39,13 +38,13 @@ class _Board:
     gid: str
 
 
-def round_of(headers: dict[str, str] | chess.pgn.Headers) -> float:
+def round_of(headers: Mapping[str, str]) -> float:
     """The major round number, for grouping and ordering (unknown rounds sort last as one group)."""
     m = re.match(r"\s*(\d+)", headers.get("Round", "") or "")
     return float(m.group(1)) if m else float("inf")
 
 
-def increment_of(headers: dict[str, str] | chess.pgn.Headers) -> float:
+def increment_of(headers: Mapping[str, str]) -> float:
     m = re.match(r"^(?:\d+/)?\d+\+(\d+(?:\.\d+)?)", headers.get("TimeControl", "") or "")
     return float(m.group(1)) if m else 0.0
 

@@ -1,0 +1,125 @@
+"""Outgoing messages own their routing: one class per kind, a channel, an audience, never arbiter data in public.
+
+These check the registry in ``livemon.live.messages`` and that every face
+(hub, MQTT out, WebSocket protocol, TUI model) routes by it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+
+import pytest
+
+from livemon.config import MqttOutConfig
+from livemon.faces.hub import Hub
+from livemon.faces.mqtt import topic_for
+from livemon.faces.tui.model import LiveState
+from livemon.faces.web.protocol import ProtocolError, check_channel
+from livemon.io import bus  # noqa: F401  (its messages register their kinds too)
+from livemon.live import messages as m
+
+
+def sample(cls: type[m.Outgoing]) -> m.Outgoing:
+    """An instance of ``cls`` with every required field filled from its type."""
+    values: dict[str, typing.Any] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            continue
+        t = hints[f.name]
+        text = str(t)
+        if t is str or text.startswith("str"):
+            values[f.name] = f"{f.name} x/y"
+        elif t is int or text.startswith("int"):
+            values[f.name] = 3
+        elif t is float or text.startswith("float"):
+            values[f.name] = 1.5
+        elif text.startswith("dict"):
+            values[f.name] = {}
+        else:
+            values[f.name] = None
+    return cls(**values)
+
+
+def test_every_kind_has_one_class_and_every_outgoing_a_channel_and_audience() -> None:
+    assert len(m.KINDS) == len(set(m.KINDS.values()))  # no class under two kinds
+    names = [c.__name__ for c in m.KINDS.values()]
+    assert len(names) == len(set(names)), "two message classes with one name"
+    assert {"result", "analysis", "request", "worker", "move", "game", "board", "screening"} <= set(m.KINDS)
+    assert m.KINDS["result"] is m.GameResult  # the engine bus's answer is "analysis" now
+    for kind, cls in m.OUTGOING.items():
+        assert m.KINDS[kind] is cls and cls.kind == kind
+        assert cls.channel and cls.audience in (m.PUBLIC, m.ARBITER), kind
+        assert m.CHANNEL_AUDIENCE[cls.channel] == cls.audience
+        assert all(f in {x.name for x in dataclasses.fields(cls)} for f in cls.key_fields), kind
+    assert set(m.PUBLIC_CHANNELS).isdisjoint(m.ARBITER_CHANNELS)
+    assert {m.Alert.channel, m.ScreeningNumbers.channel} <= set(m.ARBITER_CHANNELS)
+
+
+def test_a_second_class_with_a_taken_kind_or_a_public_channel_for_arbiters_is_refused() -> None:
+    before = (dict(m.KINDS), dict(m.OUTGOING), dict(m.CHANNEL_AUDIENCE))
+    try:
+        with pytest.raises(TypeError, match="already"):
+            @dataclasses.dataclass(frozen=True)
+            class Result2(m.Message):
+                kind: typing.ClassVar[str] = "result"
+
+        with pytest.raises(TypeError, match="channel 'players' is public"):
+            @dataclasses.dataclass(frozen=True)
+            class Secret(m.Outgoing):
+                kind: typing.ClassVar[str] = "secret"
+                channel: typing.ClassVar[str] = "players"
+                audience: typing.ClassVar[m.Audience] = m.ARBITER
+
+        with pytest.raises(TypeError, match="must declare its audience"):
+            @dataclasses.dataclass(frozen=True)
+            class Loose(m.Outgoing):
+                kind: typing.ClassVar[str] = "loose"
+                channel: typing.ClassVar[str] = "loose"
+    finally:
+        for table, old in zip((m.KINDS, m.OUTGOING, m.CHANNEL_AUDIENCE), before):
+            table.clear()
+            table.update(old)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", sorted(m.OUTGOING))
+def test_no_arbiter_message_reaches_a_public_channel_or_topic(kind: str) -> None:
+    cls = m.OUTGOING[kind]
+    msg = sample(cls)
+    channels = msg.channels()
+    assert channels[0] == cls.channel
+    for channel in channels:
+        assert m.channel_audience(channel) == cls.audience
+        assert check_channel(channel) == channel  # the WebSocket server knows every declared channel
+    cfg = MqttOutConfig(prefix="pub/x", arbiter_prefix="arb/x")
+    topic = topic_for(msg, cfg)
+    assert topic.startswith("arb/x/" if cls.audience == m.ARBITER else "pub/x/")
+    assert topic.split("/")[2] == cls.channel and "x/y" not in topic  # free text is one escaped level
+
+    hub = Hub()
+    seq = hub.publish(msg)
+    for channel in m.PUBLIC_CHANNELS if cls.audience == m.ARBITER else m.ARBITER_CHANNELS:
+        assert hub.snapshot(channel) == (seq, [])
+    published = hub.snapshot(cls.channel)[1]
+    assert published == [msg] and published[0].ts > 0 and msg.ts == 0.0  # the hub stamps a copy
+
+    state = LiveState()
+    assert state.apply(msg) == (kind, msg.key)
+    assert state.apply(published[0]) is None  # the same state, stamped: no change (ts takes no part)
+    assert state.latest[kind] == {msg.key: msg}
+
+    d = json.loads(published[0].to_json())
+    assert d["kind"] == kind and d["v"] == m.MESSAGE_VERSION and d["ts"] == published[0].ts
+    assert m.outgoing_from_dict(d) == msg
+
+
+def test_unknown_channels_and_kinds_are_refused() -> None:
+    for bad in ("nope", "game:", "alerts:1", "g" * 10):
+        with pytest.raises(ProtocolError):
+            check_channel(bad)
+    with pytest.raises(ValueError, match="not an outgoing message kind"):
+        m.outgoing_from_dict({"kind": "move"})
+    with pytest.raises(TypeError):
+        Hub().publish(m.GameResult("g", "1-0", 2))  # type: ignore[arg-type]
