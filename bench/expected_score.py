@@ -5,7 +5,7 @@ gains from a realistic mixture: most in [−300, 50] around 0, with a long
 negative tail (inaccuracies, blunders, missed mates). Prints the time per call
 of each form, their ratio, and the largest disagreement seen.
 
-    /tmp/venv/bin/python bench/expected_score.py [--pairs 20] [--reps 50] [--moves 2000]
+    .venv/bin/python bench/expected_score.py [--pairs 20] [--reps 50] [--moves 2000]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/export_decisions.py --store /work/cache/default.sqlite \\
+    python bench/export_decisions.py --store ../cache/default.sqlite \\
         [PGN ...] [--out bench/data/open2025_decisions.jsonl.gz]
 
 Reads the games (default: the 504-game open of ``../shared/data/real``) through

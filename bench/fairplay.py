@@ -56,7 +56,7 @@ Why this lives in bench/ and not in livemon/rating/: it is a measurement tool
 (random players over a pool of positions), not a model the product uses; the
 test ``tests/test_fairplay_sim.py`` imports this file by path.
 
-    /tmp/venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
+    .venv/bin/python bench/fairplay.py [--events 200000] [--power-events 20000] [--seed 1]
         [--pool bench/data/open2025_decisions.jsonl.gz | --pool STORE.sqlite --pgn OPEN.pgn | --pool model]
         [--real FILE [--pgn OPEN.pgn]] [--only false|power|real] [--calibration calibrations.json]
         [--tau T] [--scattered-events N] [--no-exact]

@@ -2,6 +2,10 @@
 
 Each subcommand lives in :mod:`livemon.commands` as a module with
 ``add_arguments(parser)`` and ``run(args) -> int``; this file only lists them.
+Only the module of the command given is imported (``livemon --help`` imports
+none), and those modules import their heavy dependencies (numpy, scipy, numba,
+Textual, websockets, aiomqtt, httpx) inside ``run``: every command starts in a
+fraction of a second (bench/startup.py measures it).
 """
 
 from __future__ import annotations
@@ -22,23 +26,45 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the live monitor headless, with a compact live log"),
     "export": ("export", "print the monitor's current estimates from the store"),
     "status": ("status", "show feeds, engine backlog and lag of the monitor"),
+    "doctor": ("doctor", "check the store (sound, writable, locked, backed up) and say how to recover"),
     "worker": ("worker", "run engines for a monitor whose [bus] is mqtt (requests and results through the broker)"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="livemon", description=__doc__.splitlines()[0])
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, the arguments of that one command are added (the others list their help).
+
+    >>> build_parser("status").parse_args(["status", "--json"]).json
+    True
+    """
+    parser = argparse.ArgumentParser(
+        prog="livemon",
+        description="Rate chess players live, move by move, against a UCI engine, and from results with "
+        "TrueSkill Through Time.",
+        epilog="livemon COMMAND --help: the options of a command. Docs: README.md and docs/.",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text)  # help is %-formatted
-        importlib.import_module(f"livemon.commands.{module}").add_arguments(p)
+        if only is None or only == name:
+            importlib.import_module(f"livemon.commands.{module}").add_arguments(p)
         p.set_defaults(_module=module)
     return parser
 
 
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if any.
+
+    >>> command_of(["-v", "status", "--json"])
+    'status'
+    """
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(command_of(argv) or "").parse_args(argv)  # "": no command module imported
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

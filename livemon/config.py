@@ -1,8 +1,9 @@
 """``config.toml`` read with :mod:`tomllib` into typed dataclasses.
 
 Every key has a default that works on a fresh machine, so an empty or missing
-file is a valid configuration. Unknown keys and values of the wrong type are
-rejected at start with an error that names the key and the bad value.
+file is a valid configuration. Unknown keys, values of the wrong type, ``nan``
+and ``inf`` are rejected at start with an error that names the key and the bad
+value (and the file, when read from one).
 
 >>> cfg = load_config_text('[engine]\\ndepth = 10')
 >>> cfg.engine.depth, cfg.engine.multipv
@@ -11,12 +12,17 @@ rejected at start with an error that names the key and the bad value.
 Traceback (most recent call last):
 ...
 livemon.config.ConfigError: engine.depth: expected int, got 'deep'
+>>> load_config_text('[monitor]\\nstatus_seconds = nan')
+Traceback (most recent call last):
+...
+livemon.config.ConfigError: monitor.status_seconds: expected a finite number, got nan
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import tomllib
 import types
 import typing
@@ -50,6 +56,10 @@ class EngineConfig:
     """Engine processes in the pool (the live monitor)."""
     timeout: float = 60.0
     """Seconds before a search is considered hung and the engine restarted."""
+    start_timeout: float = 20.0
+    """Seconds an engine may take to start (the UCI handshake and options) before it is killed and retried."""
+    start_attempts: int = 3
+    """Tries to start an engine (waits 1 s, 2 s, 4 s … between them) before its start fails with one log line."""
     retries: int = 2
     """Live pool: times a position is retried on a restarted engine before its request fails."""
     backlog_high: int = 16
@@ -64,14 +74,16 @@ class EngineConfig:
     def validate(self) -> None:
         if self.depth is None and self.nodes is None:
             raise ConfigError("engine: set depth or nodes")
-        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes", "min_depth", "min_nodes"):
+        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes", "min_depth", "min_nodes",
+                    "start_attempts"):
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ConfigError(f"engine.{key}: must be at least 1, got {value!r}")
         if self.retries < 0:
             raise ConfigError(f"engine.retries: must be at least 0, got {self.retries!r}")
-        if self.timeout <= 0:
-            raise ConfigError(f"engine.timeout: must be positive, got {self.timeout!r}")
+        for key in ("timeout", "start_timeout"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"engine.{key}: must be positive, got {getattr(self, key)!r}")
         if not 0 <= self.backlog_low < self.backlog_high:
             raise ConfigError(
                 f"engine.backlog_low: must be at least 0 and below backlog_high ({self.backlog_high}), got {self.backlog_low!r}"
@@ -82,6 +94,16 @@ class EngineConfig:
 class StoreConfig:
     path: str = "livemon.sqlite"
     """SQLite database: position cache, moves, results, estimates."""
+    backup_minutes: float = 30.0
+    """A live monitor copies the store (SQLite's online backup) this often; 0: never (docs/operations.md)."""
+    backup_path: str = ""
+    """Where the backup goes (replaced atomically each time); empty: the store's path + ".backup"."""
+
+    def validate(self) -> None:
+        if not self.path:
+            raise ConfigError("store.path: must not be empty")
+        if self.backup_minutes < 0:
+            raise ConfigError(f"store.backup_minutes: must be at least 0, got {self.backup_minutes!r}")
 
 
 @dataclass
@@ -98,6 +120,12 @@ class AnalysisConfig:
     rating_pool: str = "FIDE classical"
     """The rating scale of the event's rating tags (and so of the performance Elo): a calibration
     made for another pool (lichess, chess.com, FIDE rapid...) gives a warning, once."""
+
+    def validate(self) -> None:
+        if not 0 <= self.c_min < self.c_max:
+            raise ConfigError(f"analysis.c_min: must be at least 0 and below c_max ({self.c_max}), got {self.c_min!r}")
+        if self.skip_moves < 0:
+            raise ConfigError(f"analysis.skip_moves: must not be negative, got {self.skip_moves!r}")
 
 
 @dataclass
@@ -261,6 +289,8 @@ class FeedConfig:
     """file: keep watching for changes (false: read once and finish)."""
     identity: str = "auto"
     """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """file, http: largest file or response body read, in MB; stream: largest single game. Larger: one error, skipped."""
 
     def validate(self) -> None:
         where = f"feeds.{self.name}" if self.name else "feeds"
@@ -283,12 +313,16 @@ class FeedConfig:
                 raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
         if self.identity not in ("auto", "tags"):
             raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
+        if not 0 < self.max_body_mb < 1e6:  # also refuses nan
+            raise ConfigError(f"{where}.max_body_mb: must be a positive number of MB, got {self.max_body_mb!r}")
 
 
 @dataclass
 class WebConfig:
     """The WebSocket server and overlay page (docs/websocket.md); read-only views of the hub."""
 
+    enabled: bool = True
+    """Serve the WebSocket endpoint and overlay; a port already in use then ends ``serve``/``run`` with one line."""
     host: str = "127.0.0.1"
     """Address to listen on; 127.0.0.1 keeps the server local, 0.0.0.0 opens it to the network."""
     port: int = 8765
@@ -395,8 +429,12 @@ class BusConfig:
     """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first."""
     max_backoff: float = 30.0
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
+    spot_check: float = 0.0
+    """Fraction of remote results the monitor searches again on its own [engine] (same profile); an alarm line on disagreement."""
 
     def validate(self) -> None:
+        if not 0 <= self.spot_check <= 1:  # also refuses nan
+            raise ConfigError(f"bus.spot_check: a fraction from 0 to 1, got {self.spot_check!r}")
         if self.mode not in BUS_MODES:
             raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
         if not 0 < self.port < 65536:
@@ -458,9 +496,27 @@ class Config:
     bus: BusConfig = field(default_factory=BusConfig)
     """Engine work in-process (embedded) or on workers through an MQTT broker."""
 
+    def validate(self) -> None:
+        seen: set[str] = set()
+        for feed in self.feeds:
+            if feed.name in seen:
+                raise ConfigError(f"feeds.{feed.name}: two feeds are named {feed.name!r} (names must be unique)")
+            seen.add(feed.name)
+
+    def warnings(self) -> list[str]:
+        """Valid but doubtful settings, one line each (the commands print them at start)."""
+        out = []
+        cpus = os.cpu_count() or 1
+        if self.engine.processes > cpus:
+            out.append(f"engine.processes = {self.engine.processes} is more than the {cpus} CPUs of this machine: "
+                       "the engines will share them (each search slower, the same results)")
+        return out
+
 
 def _check_type(key: str, value: Any, hint: Any) -> Any:
     """Return ``value`` converted to ``hint`` or raise a ConfigError naming ``key``."""
+    if isinstance(value, float) and not math.isfinite(value):  # TOML has nan and inf: no key wants them
+        raise ConfigError(f"{key}: expected a finite number, got {value!r}")
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(hint)
@@ -507,12 +563,18 @@ def _build(cls: type, table: dict[str, Any], prefix: str = "") -> Any:
     return obj
 
 
-def load_config_text(text: str) -> Config:
-    """Parse and validate configuration text."""
+def load_config_text(text: str, source: str = "config.toml") -> Config:
+    """Parse and validate configuration text (``source`` names it in a syntax error).
+
+    >>> load_config_text('[engine\\ndepth = 3', "event.toml")
+    Traceback (most recent call last):
+    ...
+    livemon.config.ConfigError: event.toml: TOML syntax: Expected ']' at the end of a table declaration (at line 1, column 8)
+    """
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config.toml: {exc}") from None
+        raise ConfigError(f"{source}: TOML syntax: {exc}") from None
     return _build(Config, table)
 
 
@@ -528,4 +590,6 @@ def load_config(path: str | Path | None) -> Config:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
-    return load_config_text(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    return load_config_text(text, str(path))

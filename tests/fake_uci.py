@@ -16,7 +16,9 @@ pool behaves alike):
 - ``FAKE_UCI_CRASH_EVERY``: exit (code 3) on every N-th search of this process;
 - ``FAKE_UCI_HANG_FEN``: never answer a search whose FEN contains this text;
 - ``FAKE_UCI_HANG_ONCE``: a file path; the first search (of any process) that
-  creates it hangs, later ones answer normally.
+  creates it hangs, later ones answer normally;
+- ``FAKE_UCI_HANG_START``: a file path; while that file exists, a process
+  never answers ``uci`` (an engine that hangs while starting).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ DELAY = float(os.environ.get("FAKE_UCI_DELAY", "0"))
 CRASH_EVERY = int(os.environ.get("FAKE_UCI_CRASH_EVERY", "0"))
 HANG_FEN = os.environ.get("FAKE_UCI_HANG_FEN")
 HANG_ONCE = os.environ.get("FAKE_UCI_HANG_ONCE")
+HANG_START = os.environ.get("FAKE_UCI_HANG_START")
 
 
 def say(line: str) -> None:
@@ -89,6 +92,8 @@ def main() -> None:
             continue
         cmd = tokens[0]
         if cmd == "uci":
+            while HANG_START and os.path.exists(HANG_START):  # hung while starting: no answer at all
+                time.sleep(0.05)
             say("id name FakeUCI 1.0")
             say("id author livemon tests")
             say("option name MultiPV type spin default 1 min 1 max 500")

@@ -16,8 +16,9 @@ def test_shipped_config_equals_defaults():
         ("[engine]\ndepht = 3", "engine.depht: unknown key"),
         ("[ttt]\ntime_unit = 'fortnight'", "ttt.time_unit"),
         ("[ttt]\np_draw = 0.0", "ttt.p_draw: must be in (0, 1), got 0.0"),
-        ("[ttt]\ntau = nan", "ttt.tau: must be a finite number, not negative, got nan"),
-        ("[ttt]\nbeta = inf", "ttt.beta: must be a finite positive number, got inf"),
+        ("[ttt]\ntau = nan", "ttt.tau: expected a finite number, got nan"),
+        ("[ttt]\nbeta = inf", "ttt.beta: expected a finite number, got inf"),
+        ("[ttt]\ntau = -0.1", "ttt.tau: must be a finite number, not negative, got -0.1"),
         ("[ttt]\nmax_iterations = 0", "ttt.max_sweeps: must be at least 1, got 0"),
         ("[ttt]\nbeat = 1.0", "ttt.beat: unknown key"),
         ("[ttt]\nbeta = 'big'", "ttt.beta: expected float, got 'big'"),
@@ -42,3 +43,57 @@ def test_ttt_table_embeds_the_model_parameters_with_their_defaults():
     cfg = load_config_text("[ttt]\nmax_iterations = 7\nbeta = 2\nelo_per_unit = 100.0")
     assert cfg.ttt.params == TTTParams(max_sweeps=7, beta=2.0) and cfg.ttt.elo_per_unit == 100.0
     assert load_config_text("[ttt]\nmax_sweeps = 7").ttt.params.max_sweeps == 7
+
+
+# -- values that used to be accepted and then broke the service (issue 13) ---------------------------------------
+
+BAD_CONFIGS = [
+    ("[monitor]\nstatus_seconds = nan\n", "monitor.status_seconds: expected a finite number, got nan"),
+    ("[ttt]\ntau = nan\n", "ttt.tau: expected a finite number"),
+    ("[ttt]\nsigma0 = inf\n", "ttt.sigma0: expected a finite number, got inf"),
+    ("[engine]\ntimeout = nan\n", "engine.timeout: expected a finite number"),
+    ("[analysis]\nc_max = inf\n", "analysis.c_max: expected a finite number, got inf"),
+    ("[analysis]\nengine_strength = -inf\n", "analysis.engine_strength: expected a finite number"),
+    ("[analysis]\nc_min = 5\nc_max = 2\n", "analysis.c_min: must be at least 0 and below c_max (2.0), got 5.0"),
+    ('[[feeds]]\nname = "a"\npath = "x.pgn"\n[[feeds]]\nname = "a"\npath = "y.pgn"\n', "feeds.a: two feeds are named 'a'"),
+    ("[engine\ndepth = 3\n", "event.toml: TOML syntax"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_CONFIGS)
+def test_bad_config_file_ends_every_command_with_one_line(tmp_path, capsys, text, message):
+    """Each bad file: exit 2, one stderr line naming the file or key, no store created, no traceback."""
+    from livemon.cli import main
+
+    path = tmp_path / "event.toml"
+    path.write_text(text, encoding="utf-8")
+    for command in ("status", "export", "serve"):
+        code = main([command, "--config", str(path), "--store", str(tmp_path / "s.sqlite")])
+        err = capsys.readouterr().err
+        assert code == 2, (command, err)
+        assert err.count("\n") == 1 and message in err and "Traceback" not in err, (command, err)
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_non_utf8_config_file_is_one_line(tmp_path, capsys):
+    from livemon.cli import main
+
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('[[feeds]]\nname = "Gambit Café"\npath = "x.pgn"\n'.encode("latin-1"))
+    assert main(["status", "--config", str(path), "--store", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"livemon: config: {path}: not UTF-8 text (byte 0xe9 at offset 28)\n"
+
+
+def test_more_engine_processes_than_cpus_is_a_warning(tmp_path, capsys):
+    import os
+
+    from livemon.cli import main
+
+    path = tmp_path / "big.toml"
+    path.write_text(f"[engine]\nprocesses = {(os.cpu_count() or 1) + 62}\n", encoding="utf-8")
+    assert main(["status", "--config", str(path), "--store", str(tmp_path / "none.sqlite")]) == 1  # no store: exit 1
+    err = capsys.readouterr().err
+    assert f"engine.processes = {(os.cpu_count() or 1) + 62} is more than the {os.cpu_count()} CPUs" in err
+    assert "warning" in err.splitlines()[0]
+    assert load_config(path).warnings() and not Config().warnings()

@@ -227,7 +227,7 @@ async def results_client(port: int, topic: str) -> AsyncIterator[tuple[aiomqtt.C
     """A raw MQTT v5 client playing a monitor: it publishes requests and collects results on ``topic``."""
     got: asyncio.Queue[AnalysisResult] = asyncio.Queue()
     async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5) as client:
-        await client.subscribe(topic, qos=1)
+        await client.subscribe(f"{topic}/+", qos=1)  # workers publish under <topic>/<their name>
 
         async def collect() -> None:
             async for msg in client.messages:
@@ -316,7 +316,7 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
     text = caplog.text
     assert "malformed result rejected: not JSON" in text
     assert "profile 'Stockfish 15.1 depth=30 multipv=4', this monitor uses 'Stockfish 15.1 depth=5 multipv=4'" in text
-    assert "illegal candidate moves ['e1e8']" in text
+    assert "candidate 'e1e8' is not legal in the position" in text
     assert "malformed result rejected: 'analysis'" in text
 
 
@@ -355,7 +355,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
                 pass
         tls = dict(tls=True, ca_file=str(ca))
         bus = BusConfig(host="127.0.0.1", port=port, username="monitor", profile=PROFILE, **tls)
-        with workers(tmp_path, port, 1, username="worker", **tls), Store(tmp_path / "m.sqlite") as store:
+        with workers(tmp_path, port, 1, username="worker1", **tls), Store(tmp_path / "m.sqlite") as store:
             async with RemoteEnginePool(bus, store) as pool:
                 await until(lambda: pool.capacity > 0, 60, "the worker's announcement through TLS and the ACL")
                 answer = await asyncio.wait_for(pool.submit(chess.Board()), 60)
@@ -364,7 +364,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
         def client(user: str) -> aiomqtt.Client:
             return aiomqtt.Client("127.0.0.1", port, username=user, tls_params=aiomqtt.TLSParameters(ca_certs=str(ca)))
 
-        seen: dict[str, list[str]] = {"worker": [], "arbiter": []}
+        seen: dict[str, list[str]] = {"worker1": [], "arbiter": []}
 
         async def listen(user: str) -> None:
             async with client(user) as c:
@@ -384,7 +384,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
             task.cancel()
         await asyncio.gather(*listeners, return_exceptions=True)
     assert sorted(seen["arbiter"]) == ["livemon-arbiter/default/alerts/event/player", "livemon/default/status"]
-    assert seen["worker"] == []  # no alerts, no public tree, no results of any monitor
+    assert seen["worker1"] == []  # no alerts, no public tree, no results of any monitor
 
 
 @pytest.mark.parametrize("text, message", [

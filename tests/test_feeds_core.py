@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from pathlib import Path
 
 import chess
 import chess.pgn
@@ -17,7 +16,7 @@ from livemon.rating.evaluation import MATE_CP
 from livemon.io.feeds.core import is_terminated
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
-REAL = Path("/work/shared/data/real")
+from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 
 

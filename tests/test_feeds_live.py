@@ -14,7 +14,6 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 import chess
@@ -30,7 +29,7 @@ from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.feeds.stream import StreamFeed
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
-REAL = Path("/work/shared/data/real")
+from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 
 

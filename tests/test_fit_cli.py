@@ -11,7 +11,7 @@ import pytest
 
 from livemon import cli
 
-REAL = Path("/work/shared/data/real")
+from conftest import REAL
 LONDON = REAL / "london_chess_classic_2011_twic.pgn"
 OPEN = REAL / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 CHESSCOM = REAL / "chesscom_carlsen_clk_allancao.pgn"

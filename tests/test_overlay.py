@@ -26,6 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
+from livemon.rating.performance import Performance
 from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.faces.web import WebServer
 
@@ -114,7 +115,10 @@ def board(game_id: str, white: str, black: str, ply: int, cp: int | None) -> Boa
 
 
 def estimate(name: str, elo: float, lo: float, hi: float) -> PlayerEstimate:
-    return PlayerEstimate(name, 2700, 24, -9.5, 0.3, -150.0, elo, perceived_elo_range=(lo, hi))
+    """The headline performance is shown; Ferreira's perceived Elo (a diagnostic, set far off here) is not."""
+    perf = Performance(elo, (lo, hi), 180, "Stockfish 15.1 depth=12 multipv=4", "FIDE classical, 201 players, Elo 1409-2719")
+    return PlayerEstimate(name, 2700, 24, -9.5, 0.3, -150.0, elo - 700, perceived_elo_range=(lo - 700, hi - 700),
+                          performance=perf.to_dict())
 
 
 async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> None:
@@ -131,7 +135,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         await browser.call("Emulation.setDeviceMetricsOverride", width=480, height=190, deviceScaleFactor=1, mobile=False)
         await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g2")
         await browser.wait_for(text("white-name"), "Giri, Anish")
-        assert await browser.js(text("white-perceived")) == "2712"
+        assert await browser.js(text("white-perf")) == "2712"
         assert await browser.js(text("white-range")) == "2632–2792"
         assert await browser.js(text("black-name")) == "So, Wesley"
         assert await browser.js(text("eval-text")) == "+0.3"
@@ -142,7 +146,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         hub.publish(estimate("Giri, Anish", 2801.4, 2750.2, 2852.6))
         g2_seq = hub.publish(board("g2", "Giri, Anish", "So, Wesley", 5, -250))
         hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 9, 400))  # another board: ignored
-        took = await browser.wait_for(text("white-perceived"), "2801")
+        took = await browser.wait_for(text("white-perf"), "2801")
         assert took < 2.0
         await browser.wait_for(text("eval-text"), "−2.5")
         assert await browser.js(text("white-range")) == "2750–2853"
@@ -170,7 +174,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         hub.publish(estimate("Giri, Anish", 2650.0, 2600.0, 2700.0))
         srv = WebServer(hub, WebConfig(port=port))
         await srv.start()
-        assert await browser.wait_for(text("white-perceived"), "2650", timeout=15) < 5.0
+        assert await browser.wait_for(text("white-perf"), "2650", timeout=15) < 5.0
 
         # Without ?game the page follows the first board (by game id), not the latest updated (g2).
         await browser.call("Page.navigate", url=f"{srv.url}/overlay")

@@ -86,16 +86,22 @@ def read_files(paths: list[str], report: Callable[[str], None], use_comments: bo
             report(f"{path}: cannot read ({exc.strerror})")
             continue
         source = os.path.basename(path)
+        unseparated = 0  # chess.com exports: one line per file, not one per game
         for parsed in read_games(text, source):
             if isinstance(parsed, BadGame):
                 report(f"skipped {parsed.error}")
                 continue
             for warning in parsed.warnings:
-                report(warning)
+                if "not separated from the previous game" in warning:
+                    unseparated += 1
+                else:
+                    report(warning)
             if parsed.game.end() is parsed.game:
                 report(f"skipped {parsed.label}: no moves")
                 continue
             planned.append(plan_game(parsed, f"{source}#{parsed.index}", use_comments))
+        if unseparated:
+            report(f"{source}: {unseparated} games not separated from the previous one by a blank line; read anyway")
     return planned
 
 

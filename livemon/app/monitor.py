@@ -85,7 +85,7 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store)
+            self.pool: EnginePool | RemoteEnginePool = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         self.feeds: list[Feed] = []
@@ -126,6 +126,9 @@ class Monitor:
             self._start_screening(calibration)
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
+            known = {gid: game.plies for gid, game in self.games.items()}
+            for feed in self.feeds:  # a replay resumes where it was (no 100 s of nothing after a restart)
+                getattr(feed, "resume", lambda known: None)(known)
             feed_tasks = [self._spawn(self._run_feed(f), f"feed {f.name}") for f in self.feeds]
             background = [
                 self._spawn(self._status_loop(), "status"),
@@ -419,6 +422,7 @@ class Monitor:
         while True:
             self._publish_status()
             self.store.put_status(self.status())
+            self.store.maintain()  # retries writes held while the disk refused them; starts a due backup
             await asyncio.sleep(self.cfg.monitor.status_seconds)
 
     async def _algorithm2_loop(self) -> None:

@@ -15,6 +15,13 @@ so the broker never hands it more requests than it has engines, and a request
 whose worker dies mid-search was never acknowledged (the monitor asks again).
 A bad request (bad JSON or FEN, a response topic outside the bus, another
 engine profile) is acknowledged and dropped with a log line.
+
+A worker has a **name**: ``--name``, else its broker user (``bus.username``),
+else ``<host name>-<pid>``. Results carry it and are published under it
+(``<response topic>/<name>``), so a broker ACL that lets each worker's user
+write only under its own name makes the name trustworthy; the monitor records
+it with every cached analysis, and :func:`forget_worker` (``livemon worker
+--forget NAME``) drops a worker's analyses from a store.
 """
 
 from __future__ import annotations
@@ -47,12 +54,41 @@ from livemon.io.store import Store
 log = logging.getLogger(__name__)
 
 
+def check_worker_name(name: str) -> str:
+    """``name`` if it can be one MQTT topic level and a store value, else ValueError saying why.
+
+    >>> check_worker_name("box-3")
+    'box-3'
+    >>> check_worker_name("a/b")
+    Traceback (most recent call last):
+    ...
+    ValueError: worker name 'a/b': no '/', '+', '#' or control characters, 1 to 64 characters
+    """
+    if not 1 <= len(name) <= 64 or any(c in name for c in "/+#") or any(ord(c) < 32 for c in name) \
+            or name.startswith("$"):
+        raise ValueError(f"worker name {name!r}: no '/', '+', '#' or control characters, 1 to 64 characters")
+    return name
+
+
+def worker_name(cfg: Config, name: str | None = None) -> str:
+    """The worker's name: given, else its broker user, else ``<host name>-<pid>`` (no user: nothing to trust)."""
+    return check_worker_name(name or cfg.bus.username or f"{socket.gethostname()}-{os.getpid()}")
+
+
+def forget_worker(store: Store, name: str) -> int:
+    """Drop every analysis ``name`` computed from ``store`` (the monitor's); how many were dropped."""
+    n = store.forget_worker(name)
+    log.info("store %s: forgot %d analyses computed by worker %s; they will be searched again", store.path, n, name)
+    return n
+
+
 class EngineWorker:
     """``await EngineWorker(cfg).run()``; :meth:`stop` finishes the requests in hand and leaves."""
 
-    def __init__(self, cfg: Config, worker_id: str | None = None) -> None:
+    def __init__(self, cfg: Config, worker_id: str | None = None, name: str | None = None) -> None:
         self.cfg = cfg
         self.bus = cfg.bus
+        self.name = worker_name(cfg, name)
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
         self.store = Store(cfg.store.path)
         self.pool = EnginePool(cfg.engine, self.store, adaptive=False)
@@ -77,7 +113,7 @@ class EngineWorker:
         """Start the engines, then serve until :meth:`stop`, reconnecting with back-off."""
         await self.pool.start()
         profile = self.pool.base_profile
-        print(f"worker {self.worker_id}: {self.cfg.engine.processes} engines, profile {profile.name}, "
+        print(f"worker {self.worker_id} (name {self.name}): {self.cfg.engine.processes} engines, profile {profile.name}, "
               f"broker {self.bus.host}:{self.bus.port}", flush=True)
         try:
             await self.link.run(self._session, on_down=self.connected.clear)
@@ -149,14 +185,14 @@ class EngineWorker:
             return
         try:
             done = await self.pool.submit(request.board())
-            result = AnalysisResult(done.key, done.profile.name, self.worker_id, done.analysis, cached=done.cached)
+            result = AnalysisResult(done.key, done.profile.name, self.name, done.analysis, cached=done.cached)
         except EngineError as exc:
-            result = AnalysisResult(request.key, profile.name, self.worker_id, error=str(exc))
+            result = AnalysisResult(request.key, profile.name, self.name, error=str(exc))
         out = Properties(PacketTypes.PUBLISH)
         if correlation is not None:
             out.CorrelationData = correlation
         try:
-            await client.publish(reply_to, result.to_json(), qos=1, properties=out)
+            await client.publish(f"{reply_to}/{self.name}", result.to_json(), qos=1, properties=out)
         except aiomqtt.MqttError as exc:  # the connection went: the request was not acked, it comes again
             log.info("worker: result for %s not published (%s); the monitor will ask again", request.key, exc)
             return

@@ -21,7 +21,13 @@ def config_from_args(args: argparse.Namespace) -> Config | None:
         return None
     if getattr(args, "store", None):
         cfg.store.path = args.store
+    _warn(cfg)
     return cfg
+
+
+def _warn(cfg: Config) -> None:
+    for line in cfg.warnings():
+        print(f"livemon: config: warning: {line}", file=sys.stderr)
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,10 +42,12 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 def engine_config_from_args(args: argparse.Namespace) -> Config | None:
     """The config with the engine flags and ``--store`` applied; None (after one stderr line) if invalid."""
     try:
-        return _engine_config(args)
+        cfg = _engine_config(args)
     except ConfigError as exc:
         print(f"livemon: config: {exc}", file=sys.stderr)
         return None
+    _warn(cfg)
+    return cfg
 
 
 def _engine_config(args: argparse.Namespace) -> Config:

@@ -7,16 +7,16 @@ import asyncio
 import json
 import math
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from livemon.app.batch import BatchResult, analyse_games, batch_report, engine_strength_for, read_files
 from livemon.commands import add_engine_arguments, engine_config_from_args
-from livemon.config import Config
-from livemon.live.messages import GameInfo, TTTRating
-from livemon.live.pgn import FINAL_RESULTS
-from livemon.live.screener import Screener, open_book, screen_estimator, screening_report
-from livemon.io.store import Store
-from livemon.rating.performance import pool_warning
+
+if TYPE_CHECKING:  # imported where used: ``analyse --help`` starts at once
+    from livemon.app.batch import BatchResult
+    from livemon.config import Config
+    from livemon.io.store import Store
+    from livemon.live.messages import GameInfo, TTTRating
+    from livemon.live.screener import Screener
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from livemon.app.batch import analyse_games, batch_report, engine_strength_for, read_files
+    from livemon.io.store import Store
+    from livemon.live.screener import screening_report
+    from livemon.rating.performance import pool_warning
+
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
@@ -78,6 +83,9 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
     Players without a rating tag are rated by a TTT fit of the files' results
     (as the monitor does after each finished game), when there are any.
     """
+    from livemon.live.pgn import FINAL_RESULTS
+    from livemon.live.screener import Screener, open_book, screen_estimator
+
     screener = Screener(cfg.screening, store.get_calibration(result.profile), open_book(cfg.screening.book), result.profile)
     if not screener.enabled:
         report(f"screening off: {screener.off_reason} (run livemon calibrate)")

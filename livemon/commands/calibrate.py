@@ -21,17 +21,17 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from livemon.app.batch import COMMENTS_PROFILE, PlannedGame, analyse_games, read_files
+from typing import TYPE_CHECKING
+
 from livemon.commands import add_engine_arguments, engine_config_from_args
-from livemon.config import Config, ScreeningConfig
-from livemon.io.engine import EngineError, UciEngine, position_key
-from livemon.live.estimator import Estimator
-from livemon.live.pgn import game_info
-from livemon.rating.agent import Decision
-from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit, pooled_c
-from livemon.rating.performance import fit_performance_calibration
-from livemon.live.screener import Screener, open_book
-from livemon.io.store import Store
+
+if TYPE_CHECKING:  # imported where used: ``calibrate --help`` starts at once
+    from livemon.app.batch import PlannedGame
+    from livemon.config import Config, ScreeningConfig
+    from livemon.io.store import Store
+    from livemon.live.estimator import Estimator
+    from livemon.rating.agent import Decision
+    from livemon.rating.calibration import Calibration
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -63,6 +63,8 @@ def screened_moves(estimator: Estimator, cfg: ScreeningConfig) -> tuple[list[Rat
     no MultiPV, book moves or Polyglot book, decided), so that c_r is fitted on
     the positions screening will score.
     """
+    from livemon.live.screener import Screener, open_book
+
     exclusion = Screener(cfg, None, open_book(cfg.book)).exclusion
     kept: list[RatedDecision] = []
     excluded: Counter[str] = Counter()
@@ -91,6 +93,8 @@ def by_player(moves: list[RatedDecision]) -> dict[str, tuple[int, list[Decision]
 
 def elo_bins(players: dict[str, tuple[int, list[Decision]]], cal: Calibration, width: int) -> list[dict[str, Any]]:
     """Per Elo bin: players, positions, pooled c (one c for all its moves) ± se, and the fitted c_r at its mean Elo."""
+    from livemon.rating.calibration import pooled_c
+
     bins: dict[int, list[tuple[int, list[Decision]]]] = {}
     for elo, decisions in players.values():
         bins.setdefault(int(elo // width) * width, []).append((elo, decisions))
@@ -109,6 +113,8 @@ def elo_bins(players: dict[str, tuple[int, list[Decision]]], cal: Calibration, w
 
 def performance_fit(estimator: Estimator, profile: str, pool: str, report: Callable[[str], None]) -> Calibration | None:
     """The performance map of the profile, on every non-forced move of the rated players (None if it cannot be fitted)."""
+    from livemon.rating.performance import fit_performance_calibration
+
     moves = []
     for game in estimator.games.values():
         for ply, sp in game.plies.items():
@@ -123,6 +129,12 @@ def performance_fit(estimator: Estimator, profile: str, pool: str, report: Calla
 
 
 def run(args: argparse.Namespace) -> int:
+    from livemon.app.batch import COMMENTS_PROFILE, analyse_games, read_files
+    from livemon.io.engine import EngineError
+    from livemon.io.store import Store
+    from livemon.live.pgn import game_info
+    from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit
+
     def report(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 
@@ -197,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def fully_cached(planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]) -> list[PlannedGame]:
     """The games whose engine positions are all in the cache under the configured profile."""
+    from livemon.io.engine import UciEngine, position_key
+
     engine = await UciEngine.open(cfg.engine)  # only to learn the profile's name (engine id + limit)
     profile = engine.profile.name
     await engine.close()
@@ -214,6 +228,8 @@ def _pm(x: float, se: float | None, fmt: str) -> str:
 
 def render_table(out: dict[str, Any]) -> str:
     """The fit as text: the numbers, then observed (pooled) c against the fitted line per Elo bin."""
+    from livemon.rating.calibration import Calibration
+
     cal = Calibration.from_dict(out["calibration"])
     va, _, vb = cal.cov_ab or (math.nan, math.nan, math.nan)
     es = out["engine_strength"]

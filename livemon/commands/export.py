@@ -6,10 +6,7 @@ import argparse
 import json
 import sys
 
-from livemon.commands.analyse import render_table
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.app.export import export_report
-from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,8 +18,26 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2
-    with Store(cfg.store.path) as store:
-        out = export_report(store, cfg)
+    import sqlite3
+
+    from livemon.io.store import StoreError, open_reader
+
+    try:
+        with open_reader(cfg.store.path) as store:
+            if not store.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
+                print(f"livemon: store {cfg.store.path} has no moves yet: nothing to export", file=sys.stderr)
+                return 1
+            from livemon.app.export import export_report  # numpy, scipy: only when there is something to export
+
+            out = export_report(store, cfg)
+    except StoreError as exc:
+        print(f"livemon: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:
+        print(f"livemon: store {cfg.store.path}: {exc}: livemon doctor --store {cfg.store.path} says more", file=sys.stderr)
+        return 1
+    from livemon.commands.analyse import render_table
+
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")

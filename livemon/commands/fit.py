@@ -26,16 +26,23 @@ import sys
 import time
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from livemon.config import ConfigError, TTTConfig, load_config
-from livemon.rating import ttt
 from livemon.live.results import ResultsReport, ScoredGame, read_results
+
+if TYPE_CHECKING:  # numba and scipy load in run(): ``fit --help`` starts at once
+    from livemon.rating import ttt
+
+TIME_UNITS = ("day", "week", "month", "year", "round")
+"""The time steps of :data:`livemon.rating.ttt.TIME_UNITS` (repeated here to keep numba out of ``--help``)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="PGN or CSV (time,white,black,result) files")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--ttt-d", action="store_true", help="TTT-D: a draw margin per player and time step")
-    p.add_argument("--time-unit", choices=ttt.TIME_UNITS, help="time step for dates (numbers are steps as given)")
+    p.add_argument("--time-unit", choices=TIME_UNITS, help="time step for dates (numbers are steps as given)")
     p.add_argument("--mu0", type=float, help="prior mean of a new player's skill")
     p.add_argument("--sigma0", type=float, help="prior sd of a new player's skill")
     p.add_argument("--beta", type=float, help="performance sd (the scale)")
@@ -105,6 +112,8 @@ def _json_time(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from livemon.rating import ttt
+
     def say(line: str) -> None:
         print(f"livemon: {line}", file=sys.stderr, flush=True)
 

@@ -1,20 +1,30 @@
-"""``livemon serve``: the monitor, headless, with a compact live log on stdout."""
+"""``livemon serve``: the monitor, headless, with a compact live log on stdout.
+
+SIGTERM or SIGINT (Ctrl-C) stops it cleanly, also while ``--until-done``
+drains: every move read is already stored, so nothing is lost; the next start
+resumes.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
-from typing import AsyncIterator
+from typing import TYPE_CHECKING, AsyncIterator
 
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.io.engine import EngineError
-from livemon.faces.hub import Hub
-from livemon.live.messages import BoardState, MonitorStatus
-from livemon.app.monitor import Monitor
+
+if TYPE_CHECKING:
+    from livemon.app.monitor import Monitor
+    from livemon.faces.hub import Hub
+
+
+class StartError(RuntimeError):
+    """The monitor cannot start (store, port); the message is the one line to print."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 async def live_log(hub: Hub, every: float = 5.0) -> None:
     """One line per finished game, and a status line every few seconds."""
+    from livemon.live.messages import BoardState, MonitorStatus
+
     sub = hub.subscribe({"games", "status"}, maxsize=10000)
     results: dict[str, str] = {}
     last = 0.0
@@ -43,31 +55,51 @@ async def live_log(hub: Hub, every: float = 5.0) -> None:
 
 
 async def serve(monitor: Monitor, until_done: bool) -> None:
+    """Run ``monitor`` with its faces until stopped (a signal) or, with ``until_done``, until all is scored.
+
+    A signal while ``until_done`` drains ends the run at once (the drain would wait for every queued search).
+    """
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, monitor.stop)
-    log_task = asyncio.create_task(live_log(monitor.hub))
     async with faces(monitor):
+        log_task = asyncio.create_task(live_log(monitor.hub))
+        run = asyncio.create_task(monitor.run(until_feeds_end=until_done))
+
+        def stop() -> None:
+            monitor.stop()
+            if until_done:
+                run.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop)
         try:
-            await monitor.run(until_feeds_end=until_done)
+            with contextlib.suppress(asyncio.CancelledError):
+                await run
         finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
             log_task.cancel()
 
 
 @contextlib.asynccontextmanager
 async def faces(monitor: Monitor) -> AsyncIterator[None]:
-    """The WebSocket/overlay server and, when enabled, the MQTT publisher, beside the monitor."""
+    """The WebSocket/overlay server and, when enabled, the MQTT publisher, beside the monitor.
+
+    A port already in use is a :class:`StartError` (the monitor would otherwise run without the
+    face its viewers expect); ``[web] enabled = false`` runs without the web face.
+    """
     from livemon.faces.mqtt import MqttPublisher
     from livemon.faces.web import WebServer
 
-    server = WebServer(monitor.hub, monitor.cfg.web)
-    web: WebServer | None = server
-    try:
-        await server.start()
-        print(f"overlay: http://{monitor.cfg.web.host}:{server.port}/overlay", flush=True)
-    except OSError as exc:  # port taken: the monitor still runs
-        print(f"livemon: web server not started: {exc}", file=sys.stderr, flush=True)
-        web = None
+    web = None
+    if monitor.cfg.web.enabled:
+        web = WebServer(monitor.hub, monitor.cfg.web, health=monitor.store.health)
+        try:
+            await web.start()
+        except OSError as exc:
+            raise StartError(f"web server cannot listen on {monitor.cfg.web.host}:{monitor.cfg.web.port}: "
+                             f"{os.strerror(exc.errno) if exc.errno else exc} "
+                             "(another livemon? set [web] port, or enabled = false)") from None
+        print(f"overlay: http://{monitor.cfg.web.host}:{web.port}/overlay", flush=True)
     mqtt = asyncio.create_task(MqttPublisher(monitor.hub, monitor.cfg.mqtt_out).run()) if monitor.cfg.mqtt_out.enabled else None
     try:
         yield
@@ -82,10 +114,22 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2
-    monitor = Monitor(cfg)
+    feeds = ", ".join(f.name for f in cfg.feeds) or "the bundled replay"
+    print(f"{time.strftime('%H:%M:%S')} start   store {cfg.store.path}  feeds {feeds}", flush=True)
+    from livemon.app.monitor import Monitor
+    from livemon.io.engine import EngineError
+    from livemon.io.store import StoreError, open_monitor_store
+
     try:
-        asyncio.run(serve(monitor, args.until_done))
-    except EngineError as exc:
+        store = open_monitor_store(cfg.store)
+    except StoreError as exc:
         print(f"livemon: {exc}", file=sys.stderr)
         return 2
+    try:
+        asyncio.run(serve(Monitor(cfg, store=store), args.until_done))
+    except (EngineError, StartError) as exc:
+        print(f"livemon: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
     return 0

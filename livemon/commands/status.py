@@ -8,11 +8,11 @@ import sys
 import time
 
 from livemon.commands import add_store_arguments, config_from_args
-from livemon.io.store import Store
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="the raw status object")
+    p.add_argument("--check", action="store_true", help="check the store instead (the same as livemon doctor)")
     add_store_arguments(p)
 
 
@@ -20,9 +20,24 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2
-    with Store(cfg.store.path) as store:
-        status = store.get_status()
-        raised = store.load_alerts() if status is not None else []
+    if args.check:
+        from livemon.commands.doctor import diagnose
+
+        return diagnose(cfg)
+    import sqlite3
+
+    from livemon.io.store import StoreError, open_reader
+
+    try:
+        with open_reader(cfg.store.path) as store:
+            status = store.get_status()
+            raised = store.load_alerts() if status is not None else []
+    except StoreError as exc:
+        print(f"livemon: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:
+        print(f"livemon: store {cfg.store.path}: {exc}: livemon doctor --store {cfg.store.path} says more", file=sys.stderr)
+        return 1
     if status is None:
         print("livemon: no monitor has run with this store yet", file=sys.stderr)
         return 1

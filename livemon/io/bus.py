@@ -12,7 +12,10 @@ Topics, under ``bus.prefix``:
   *correlation data* = the position key). Workers subscribe to
   ``$share/<share_group>/<prefix>/requests/<their profile>``: each request goes
   to one worker, and only to a worker that runs the profile asked for.
-- ``<prefix>/results/<monitor id>`` — a worker publishes :class:`AnalysisResult`.
+- ``<prefix>/results/<monitor id>/<worker name>`` — a worker publishes :class:`AnalysisResult`
+  under its name (the broker's ACL lets each worker's user write only its own name,
+  docs/distributed.md); the name in the topic must match the result's ``worker``.
+  The bare ``<prefix>/results/<monitor id>`` is still read (no name: no ACL to trust).
 - ``<prefix>/workers/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
   retained; an empty retained payload (its clean exit, or its MQTT will when it
   dies) says it is gone.
@@ -27,8 +30,11 @@ not answered within ``request_timeout``, or that was on the broker when it
 restarted or on a worker that left, is published again; a repeated request is
 cheap because a worker joins its search in flight or answers from its cache,
 and a second answer is ignored. The monitor accepts results only under its
-engine profile and only with legal candidate moves; anything else is rejected
-with a log line.
+engine profile and only when they pass :func:`livemon.io.resultcheck.check_analysis`
+against the position (scores in ±3900, legal and distinct candidates, the
+profile's depth and MultiPV, integers SQLite can hold); anything else is
+rejected with a log line. The store records which worker computed each cached
+analysis, so a worker found lying can be forgotten (``livemon worker --forget``).
 
 The pool's adaptive limit is not applied here: every request is searched at the
 workers' configured limit (the profile name says which).
@@ -53,7 +59,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from livemon.live.analysis import needs_search
-from livemon.config import BusConfig
+from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import EngineError, EngineProfile, PositionAnalysis, position_key
 from livemon.live.messages import Message
 from livemon.errors import InputError
@@ -67,6 +73,8 @@ from livemon.io.broker import (
     workers_topic,
 )
 from livemon.io.pool import PooledAnalysis
+from livemon.io.resultcheck import check_analysis
+from livemon.io.spotcheck import SpotChecker
 from livemon.io.store import Store
 
 log = logging.getLogger(__name__)
@@ -334,8 +342,11 @@ class RemoteEnginePool:
     see the module docstring for the protocol.
     """
 
-    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None):
+    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
+                 engine: EngineConfig | None = None):
         self.cfg = cfg
+        self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
+        self.spot: SpotChecker | None = None
         self.store = store
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
@@ -368,10 +379,17 @@ class RemoteEnginePool:
                 log.warning("bus: waiting for a worker to announce its engine profile on %s (broker %s:%d)",
                             workers_topic(self.cfg), self.cfg.host, self.cfg.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
+        if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
+            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store)
+            if await spot.start():
+                self.spot = spot
 
     async def close(self) -> None:
         """Disconnect and fail what is still wanted (the monitor is stopping)."""
         self._closing = True
+        if self.spot is not None:
+            await self.spot.close()
+            self.spot = None
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -457,6 +475,7 @@ class RemoteEnginePool:
         self.counters.connects += 1
         self._workers.clear()  # the retained announcements arrive again on subscribing
         await client.subscribe(self.reply_topic, qos=1)
+        await client.subscribe(f"{self.reply_topic}/+", qos=1)  # <worker name>, the ACL's
         await client.subscribe(workers_topic(self.cfg), qos=1)
         self.connected.set()
         log.info("bus: monitor %s subscribed to %s", self.monitor_id, self.reply_topic)
@@ -482,6 +501,8 @@ class RemoteEnginePool:
                 self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
             elif message.topic.matches(self.reply_topic):
                 self._on_result(payload)
+            elif message.topic.matches(f"{self.reply_topic}/+"):
+                self._on_result(payload, str(message.topic).rsplit("/", 1)[-1])
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Publish due re-requests and, up to the capacity, the most urgent waiting positions."""
@@ -545,7 +566,12 @@ class RemoteEnginePool:
         self._workers[worker_id] = w
         self._wake.set()
 
-    def _on_result(self, payload: bytes | str) -> None:
+    def _reject(self, what: str, result: AnalysisResult, why: str) -> None:
+        self.counters.rejected += 1
+        log.warning("bus: %s for %s from worker %s rejected: %s", what, result.key, result.worker, why)
+
+    def _on_result(self, payload: bytes | str, named: str | None = None) -> None:
+        """A result; ``named`` is the worker name of its topic (``None``: the bare reply topic)."""
         try:
             result = AnalysisResult.parse(payload)
         except BusMessageError as exc:
@@ -557,17 +583,18 @@ class RemoteEnginePool:
             log.warning("bus: result for %s from worker %s rejected: profile %r, this monitor uses %r",
                         result.key, result.worker, result.profile, self._base.name if self._base else None)
             return
+        if named is not None and result.worker != named:
+            self._reject("result", result, f"it names worker {result.worker!r} but came on the topic of {named!r}")
+            return
         job = self._jobs.get(result.key)
         if job is None:
             self.counters.duplicates += 1  # answered already (a request published twice)
             log.debug("bus: late or repeated result for %s from %s ignored", result.key, result.worker)
             return
         if result.analysis is not None:
-            illegal = [m for m, _ in result.analysis.candidates if not _legal(job.board, m)]
-            if illegal:
-                self.counters.rejected += 1
-                log.warning("bus: result for %s from worker %s rejected: illegal candidate moves %s",
-                            result.key, result.worker, illegal)
+            problem = check_analysis(result.analysis, job.board, self.base_profile)
+            if problem is not None:
+                self._reject("result", result, problem)
                 return
         elif job.key not in self._outstanding:
             self.counters.rejected += 1
@@ -600,7 +627,9 @@ class RemoteEnginePool:
         self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
         self.counters.round_trip_seconds += time.monotonic() - job.first_sent
         if self.store is not None:
-            self.store.put_analysis(job.key, result.profile, result.analysis)
+            self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
+        if self.spot is not None:
+            self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
 
     # -- status ---------------------------------------------------------------
@@ -648,12 +677,7 @@ class RemoteEnginePool:
                 "duplicates": c.duplicates,
                 "remote_cache_hits": c.remote_cache_hits,
                 "answers_by_worker": dict(sorted(c.by_worker.items())),
+                "spot_checks": None if self.spot is None else {**vars(self.spot.counters), "alarms_by_worker": dict(self.spot.alarmed)},
             },
         }
 
-
-def _legal(board: chess.Board, uci: str) -> bool:
-    try:
-        return board.is_legal(chess.Move.from_uci(uci))
-    except ValueError:
-        return False

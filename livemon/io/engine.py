@@ -148,16 +148,57 @@ class UciEngine:
 
     @classmethod
     async def open(cls, cfg: EngineConfig) -> "UciEngine":
+        """Start an engine process and configure it.
+
+        Each attempt must finish within ``cfg.start_timeout`` (an engine that hangs while starting is
+        killed); a failed attempt is logged (one line) and retried after 1 s, 2 s, 4 s … up to
+        ``cfg.start_attempts`` tries; then EngineError. The process gets its own process group, so a
+        SIGINT/SIGTERM meant for livemon (Ctrl-C, systemd) does not kill it under the pool's feet:
+        the pool quits it in order.
+        """
         path = resolve_engine_path(cfg.path)
+        delay = 1.0
+        for attempt in range(1, cfg.start_attempts + 1):
+            try:
+                return await cls._open_once(path, cfg)
+            except EngineError as exc:
+                error = str(exc)
+            if attempt == cfg.start_attempts:
+                raise EngineError(f"cannot start UCI engine {path!r} ({attempt} attempts): {error}")
+            log.warning("engine %s did not start (attempt %d/%d): %s; retrying in %gs",
+                        path, attempt, cfg.start_attempts, error, delay)
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 30.0)
+        raise EngineError(f"cannot start UCI engine {path!r}: start_attempts is {cfg.start_attempts}")
+
+    @classmethod
+    async def _open_once(cls, path: str, cfg: EngineConfig) -> "UciEngine":
+        """One start: spawn, then the UCI handshake and options within ``cfg.start_timeout`` (else killed and reaped)."""
         try:
-            transport, protocol = await chess.engine.popen_uci(path)
-        except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
-            raise EngineError(f"cannot start UCI engine {path!r}: {exc}") from None
-        options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
-        await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
+            transport, protocol = await chess.engine.UciProtocol.popen(path, setpgrp=True)
+        except OSError as exc:
+            raise EngineError(exc.strerror or str(exc)) from None
+        engine = cls(protocol, transport, EngineProfile("?", None, None, 1), cfg)
+
+        async def handshake() -> None:
+            await protocol.initialize()
+            options = {"Threads": cfg.threads, "Hash": cfg.hash_mb}
+            await protocol.configure({k: v for k, v in options.items() if k in protocol.options})
+
+        try:
+            await asyncio.wait_for(handshake(), cfg.start_timeout)
+        except asyncio.TimeoutError:
+            await engine.kill()
+            raise EngineError(f"no answer to the UCI handshake within {cfg.start_timeout:g}s") from None
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            await engine.kill()
+            raise EngineError(f"it failed in the UCI handshake: {exc}") from None
+        except BaseException:  # cancelled (the monitor stops): no process left behind
+            await engine.kill()
+            raise
         name = protocol.id.get("name", os.path.basename(path))
-        profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
-        return cls(protocol, transport, profile, cfg)
+        engine.profile = EngineProfile(name, None if cfg.nodes else cfg.depth, cfg.nodes, cfg.multipv)
+        return engine
 
     async def analyse(self, board: chess.Board, profile: EngineProfile | None = None) -> PositionAnalysis:
         """Analyse the position of ``board`` (its history is ignored) under ``profile``."""

@@ -4,18 +4,45 @@ One file, WAL mode, so that readers (``livemon export``/``status``) never block
 the writer. The position cache is keyed by (position without move counters,
 engine profile name): a position analysed once under a profile is never
 analysed again, by ``analyse`` or by the live monitor.
+
+Faults (docs/operations.md):
+
+- **a write that fails** (disk full, read-only or failing disk) is held in
+  memory, in order, and retried about once a second (each later write first
+  retries the held ones, so order is kept); :meth:`Store.health` says not-ok
+  meanwhile (``/healthz`` answers 503), one log line when writes start failing
+  and one when they succeed again. Nothing is dropped while the process lives;
+- **a store that cannot be opened** (not a database, damaged, unreadable, no
+  such file for a reader, held by another monitor) is a :class:`StoreError`
+  whose message is the one line a command prints;
+- a live monitor opens its store with :func:`open_monitor_store`: a lock
+  (``<store>.lock`` holding the pid), ``PRAGMA quick_check``, and a backup on
+  a schedule (``store.backup_minutes``) through SQLite's online backup API.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import sqlite3
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from livemon.io.engine import PositionAnalysis
+from livemon.io.feeds.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
-from livemon.rating.calibration import Calibration, ProfileCalibration
+
+if TYPE_CHECKING:
+    from livemon.config import StoreConfig
+    from livemon.io.engine import PositionAnalysis
+    from livemon.rating.calibration import ProfileCalibration
+
+log = logging.getLogger(__name__)
 
 SHIPPED_CALIBRATIONS = Path(__file__).parents[1] / "data" / "calibrations.json"
 
@@ -25,6 +52,7 @@ CREATE TABLE IF NOT EXISTS analyses (
     profile    TEXT NOT NULL,          -- EngineProfile.name
     score      INTEGER NOT NULL,       -- White's view, centipawns, mates at ±3900
     candidates TEXT NOT NULL,          -- JSON of PositionAnalysis
+    worker     TEXT,                   -- the bus worker that computed it; NULL: this machine's engines
     PRIMARY KEY (position, profile)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS games (
@@ -68,8 +96,106 @@ CREATE TABLE IF NOT EXISTS alerts (    -- fair-play screening: each level raised
 """
 
 
+WRITE_RETRY_SECONDS = 1.0
+"""Least time between two retries of held writes."""
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be used; the message is one line: what is wrong and what to do."""
+
+
+def _reason(exc: BaseException) -> str:
+    """A short reason for an SQLite or OS error (no traceback).
+
+    >>> _reason(sqlite3.OperationalError("database or disk is full"))
+    'database or disk is full'
+    """
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc) or type(exc).__name__
+
+
+def _held(exc: BaseException) -> bool:
+    """Is this failed write worth holding and retrying (full, read-only, I/O error, busy, damaged)?
+
+    Integrity and programming errors (a bad value) are bugs: retrying would block the queue for ever.
+    """
+    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+def open_monitor_store(cfg: StoreConfig) -> "Store":
+    """The store of a live monitor: created if new, locked (one monitor per store), checked, backups scheduled.
+
+    Raises :class:`StoreError` with the one line to print: in use by another monitor, damaged
+    (``PRAGMA quick_check``), read-only, not a database.
+    """
+    store = Store(cfg.path)
+    try:
+        store.lock()
+        problems = store.check()
+        if problems:
+            raise StoreError(f"store {cfg.path} is damaged ({problems[0]}{' …' if len(problems) > 1 else ''}): "
+                             f"livemon doctor --store {cfg.path} says how to recover")
+        if store.path != ":memory:" and not os.access(store.path, os.W_OK):
+            raise StoreError(f"store {cfg.path}: the file is read-only: make it writable or give another store.path")
+        try:  # a write that fails now (read-only filesystem) is a start-up error, not a held write
+            store.db.execute("BEGIN IMMEDIATE")
+            store.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {cfg.path}: cannot write ({_reason(exc)}): give the monitor a writable store.path") from None
+    except StoreError:
+        store.db.close()
+        store.unlock()
+        raise
+    store.schedule_backups(cfg.backup_minutes, cfg.backup_path or None)
+    return store
+
+
+def open_reader(path: str | Path) -> "Store":
+    """An existing store for a reader (``status``, ``export``, ``doctor``): never created, read-only if it must be.
+
+    Raises :class:`StoreError` (no such store, not a database, unreadable).
+    """
+    try:
+        return Store(path, create=False)
+    except StoreError as exc:
+        if "readonly" not in str(exc) and "unable to open" not in str(exc):
+            raise
+    try:
+        return Store(path, create=False, readonly=True)  # a read-only file or folder
+    except StoreError:
+        if read_only_reason(path) != "the filesystem is mounted read-only":
+            raise
+    # WAL on a read-only filesystem: SQLite cannot make the shared-memory file; nobody can write it
+    # either, so reading it as immutable is safe
+    return Store(path, create=False, readonly=True, immutable=True)
+
+
+def read_only_reason(path: str | Path) -> str | None:
+    """Why ``path`` (a store) cannot be written, if it cannot: a read-only filesystem or file or folder.
+
+    >>> import tempfile
+    >>> read_only_reason(Path(tempfile.gettempdir()) / "x.sqlite") is None
+    True
+    """
+    target = Path(path)
+    folder = target.resolve().parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "the filesystem is mounted read-only"
+    except OSError:
+        return None
+    if target.exists() and not os.access(target, os.W_OK):
+        return "the file is read-only"
+    if not os.access(folder, os.W_OK):
+        return "its folder is read-only"
+    return None
+
+
 def shipped_calibrations() -> dict[str, ProfileCalibration]:
     """Calibrations shipped with livemon (``livemon/data/calibrations.json``), by profile name."""
+    from livemon.rating.calibration import ProfileCalibration
+
     try:
         table = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -78,19 +204,79 @@ def shipped_calibrations() -> dict[str, ProfileCalibration]:
 
 
 class Store:
-    """A livemon SQLite database (created on first use)."""
+    """A livemon SQLite database.
 
-    def __init__(self, path: str | Path):
+    ``create=False``: a missing file is a :class:`StoreError` (readers such as
+    ``status`` must not leave an empty store behind). ``readonly=True`` opens
+    it for reading only (works on a read-only filesystem).
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False, immutable: bool = False):
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
+        self.readonly = readonly
+        self._pending: list[tuple[str | None, tuple[tuple[str, tuple[Any, ...]], ...]]] = []
+        self._failing_since: float | None = None
+        self._last_error: str | None = None
+        self._last_retry = 0.0
+        self._lock_fd: int | None = None
+        self._backup_thread: threading.Thread | None = None
+        self.backup_path: str | None = None
+        self.backup_seconds = 0.0
+        self._next_backup = 0.0
+        self.last_backup: float | None = None
+        self.writes_held = 0  # writes that ever had to be held (for status and tests)
+        memory = self.path == ":memory:"
+        if not memory and not create and not Path(self.path).is_file():
+            raise StoreError(f"no store at {self.path} (a monitor creates it when it starts: livemon serve)")
+        try:
+            if not memory and create:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            mode = "immutable=1" if immutable else "mode=ro"
+            target, uri = (f"file:{Path(self.path).resolve()}?{mode}", True) if readonly else (self.path, False)
+            self.db = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(self._open_error(exc)) from None
+        try:
+            if readonly:
+                self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            else:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(SCHEMA)
+                self._migrate()
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise StoreError(self._open_error(exc)) from None
+
+    def _open_error(self, exc: BaseException) -> str:
+        reason = _reason(exc)
+        if self.path != ":memory:" and not self.readonly and read_only_reason(self.path):
+            reason = f"{reason} ({read_only_reason(self.path)})"
+            hint = "give the monitor a writable store.path (or --store)"
+        elif "readonly" in reason or "read-only" in reason.lower():
+            hint = "the file or its folder is read-only: give the monitor a writable store.path (or --store)"
+        elif "not a database" in reason or "malformed" in reason:
+            hint = f"it is damaged: livemon doctor --store {self.path} says how to recover"
+        else:
+            hint = f"livemon doctor --store {self.path} says more"
+        return f"store {self.path}: {reason}: {hint}"
+
+    def _migrate(self) -> None:
+        """Bring a store made by an older livemon up to SCHEMA (columns added since are nullable)."""
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(analyses)")}
+        if "worker" not in columns:
+            self.db.execute("ALTER TABLE analyses ADD COLUMN worker TEXT")
 
     def close(self) -> None:
+        if self._pending:
+            self.flush(force=True)
+        if self._pending:
+            log.error("store %s: %d writes could not be stored before closing (%s): they are lost",
+                      self.path, self.pending, self._last_error)
+        if self._backup_thread is not None:
+            self._backup_thread.join(timeout=60)
         self.db.close()
+        self.unlock()
 
     def __enter__(self) -> "Store":
         return self
@@ -98,16 +284,212 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- writes that survive a full or failing disk ---------------------------
+
+    def _write(self, statements: tuple[tuple[str, tuple[Any, ...]], ...], coalesce: str | None = None) -> bool:
+        """Run ``statements`` as one transaction, or hold them (in order) if the disk refuses; True if written."""
+        if self._pending:
+            self.flush()
+        if not self._pending:
+            try:
+                self._run(statements)
+                return True
+            except sqlite3.Error as exc:
+                if not _held(exc):
+                    raise
+                self._failed(exc)
+        if coalesce is not None:  # e.g. the status row: only the newest matters
+            self._pending = [p for p in self._pending if p[0] != coalesce]
+        self._pending.append((coalesce, statements))
+        self.writes_held += 1
+        return False
+
+    def _run(self, statements: tuple[tuple[str, tuple[Any, ...]], ...]) -> None:
+        if len(statements) == 1:
+            self.db.execute(*statements[0])
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, params in statements:
+                self.db.execute(sql, params)
+            self.db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise
+
+    def _failed(self, exc: BaseException) -> None:
+        self._last_error = _reason(exc)
+        self._last_retry = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
+            log.error("store %s: writes failing (%s): held in memory and retried every %gs until they succeed",
+                      self.path, self._last_error, WRITE_RETRY_SECONDS)
+
+    def flush(self, force: bool = False) -> bool:
+        """Retry the held writes, oldest first (at most once per ``WRITE_RETRY_SECONDS`` unless ``force``).
+
+        True when nothing is held any more.
+        """
+        if not self._pending:
+            return True
+        if not force and time.monotonic() - self._last_retry < WRITE_RETRY_SECONDS:
+            return False
+        self._last_retry = time.monotonic()
+        while self._pending:  # in transactions of up to 500 held writes: a long outage is stored quickly
+            chunk = self._pending[:500]
+            try:
+                self._run(tuple(s for _, statements in chunk for s in statements))
+            except sqlite3.Error as exc:
+                if not _held(exc):
+                    raise
+                self._last_error = _reason(exc)
+                return False
+            del self._pending[: len(chunk)]
+        self._pending.clear()
+        since = self._failing_since or time.monotonic()
+        log.warning("store %s: writes succeed again after %.0fs; every held write is stored", self.path,
+                    time.monotonic() - since)
+        self._failing_since = None
+        self._last_error = None
+        return True
+
+    @property
+    def pending(self) -> int:
+        """Writes held in memory, waiting for the disk."""
+        return len(self._pending)
+
+    def health(self) -> dict[str, Any]:
+        """``ok`` is False while writes fail (``/healthz`` and ``livemon status`` show it).
+
+        >>> Store(":memory:").health()["ok"]
+        True
+        """
+        return {
+            "ok": not self._pending,
+            "pending_writes": len(self._pending),
+            "error": self._last_error if self._pending else None,
+            "failing_seconds": round(time.monotonic() - self._failing_since, 1) if self._failing_since else 0.0,
+            "last_backup": self.last_backup,
+        }
+
+    # -- lock, check, backup --------------------------------------------------
+
+    @property
+    def lock_path(self) -> str:
+        return self.path + ".lock"
+
+    def lock(self) -> None:
+        """Take the store for this process (one monitor per store); StoreError naming the holder if taken.
+
+        The lock is ``flock`` on ``<store>.lock`` (released by the kernel when the process dies, even by
+        SIGKILL); the file holds the holder's pid, for the message.
+        """
+        import fcntl
+
+        if self.path == ":memory:" or self._lock_fd is not None:
+            return
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"store {self.path}: cannot create its lock file {self.lock_path}: {_reason(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise StoreError(f"store {self.path} is in use by another monitor (pid {holder}): stop it, "
+                             "or give this one its own store (--store)") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        """Release the lock (the file stays: removing it could let two processes lock two different files)."""
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def check(self, full: bool = False) -> list[str]:
+        """Problems SQLite finds in the file (``PRAGMA quick_check``, or ``integrity_check`` if ``full``); [] if sound.
+
+        >>> Store(":memory:").check()
+        []
+        """
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA integrity_check" if full else "PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            return [_reason(exc)]
+        if rows == ["ok"]:
+            return []
+        lines = [line.strip() for row in rows for line in str(row).splitlines()]
+        return [line for line in lines if line and not line.startswith("***")]  # one problem a line
+
+    def schedule_backups(self, minutes: float, path: str | None = None) -> None:
+        """Back up every ``minutes`` (0: never) to ``path`` (default ``<store>.backup``), from :meth:`maintain`."""
+        self.backup_seconds = max(minutes, 0.0) * 60
+        self.backup_path = path or self.path + ".backup"
+        self._next_backup = time.monotonic() + self.backup_seconds
+
+    def backup(self, dest: str | Path | None = None) -> Path:
+        """A consistent copy of the store at ``dest`` (default ``<store>.backup``), written atomically.
+
+        SQLite's online backup API from a connection of its own, so it may run in a thread while the
+        monitor writes (WAL: the copy is one snapshot). Raises StoreError (one line) on failure.
+        """
+        target = Path(dest or self.backup_path or self.path + ".backup")
+        tmp = target.with_name(target.name + ".tmp")
+        started = time.monotonic()
+        try:
+            src = sqlite3.connect(self.path, timeout=30)
+            try:
+                dst = sqlite3.connect(tmp)
+                try:
+                    src.backup(dst)
+                finally:
+                    dst.close()
+            finally:
+                src.close()
+            os.replace(tmp, target)
+        except (OSError, sqlite3.Error) as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"store {self.path}: backup to {target} failed: {_reason(exc)}") from None
+        self.last_backup = time.time()
+        log.info("store %s: backed up to %s in %.1fs", self.path, target, time.monotonic() - started)
+        return target
+
+    def _backup_quietly(self) -> None:
+        try:
+            self.backup()
+        except StoreError as exc:
+            log.error("%s (the next one is tried on schedule)", exc)
+
+    def maintain(self) -> None:
+        """Housekeeping the monitor calls every status tick: retry held writes, start a due backup (in a thread)."""
+        self.flush()
+        if not self.backup_seconds or self.path == ":memory:" or time.monotonic() < self._next_backup:
+            return
+        if self._backup_thread is not None and self._backup_thread.is_alive():
+            return
+        self._next_backup = time.monotonic() + self.backup_seconds
+        self._backup_thread = threading.Thread(target=self._backup_quietly, name="store-backup", daemon=True)
+        self._backup_thread.start()
+
     # -- position cache -------------------------------------------------------
 
     def get_analysis(self, position: str, profile: str) -> PositionAnalysis | None:
         row = self.db.execute(
             "SELECT candidates FROM analyses WHERE position = ? AND profile = ?", (position, profile)
         ).fetchone()
+        from livemon.io.engine import PositionAnalysis
+
         return PositionAnalysis.from_json(row[0]) if row else None
 
     def get_analyses(self, positions: Iterable[str], profile: str) -> dict[str, PositionAnalysis]:
         """Cached analyses of many positions at once (missing ones are absent)."""
+        from livemon.io.engine import PositionAnalysis
+
         found: dict[str, PositionAnalysis] = {}
         keys = list(dict.fromkeys(positions))
         for start in range(0, len(keys), 500):
@@ -126,13 +508,24 @@ class Store:
             "SELECT candidates FROM analyses WHERE position = ? ORDER BY (profile = ?) DESC, profile LIMIT 1",
             (position, preferred_profile),
         ).fetchone()
+        from livemon.io.engine import PositionAnalysis
+
         return PositionAnalysis.from_json(row[0]) if row else None
 
-    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates) VALUES (?, ?, ?, ?)",
-            (position, profile, analysis.score, analysis.to_json()),
-        )
+    def put_analysis(self, position: str, profile: str, analysis: PositionAnalysis, worker: str | None = None) -> None:
+        """Cache an analysis; ``worker`` names the bus worker that computed it (None: a local engine)."""
+        self._write(((
+            "INSERT OR REPLACE INTO analyses (position, profile, score, candidates, worker) VALUES (?, ?, ?, ?, ?)",
+            (position, profile, analysis.score, analysis.to_json(), worker),
+        ),))
+
+    def forget_worker(self, worker: str) -> int:
+        """Delete every cached analysis computed by ``worker`` (they are searched again); how many."""
+        return self.db.execute("DELETE FROM analyses WHERE worker = ?", (worker,)).rowcount
+
+    def analyses_by_worker(self) -> dict[str | None, int]:
+        """Cached analyses per worker name (None: this machine's engines)."""
+        return dict(self.db.execute("SELECT worker, COUNT(*) FROM analyses GROUP BY worker ORDER BY worker"))
 
     def count_analyses(self, profile: str | None = None) -> int:
         if profile is None:
@@ -147,6 +540,8 @@ class Store:
 
     def get_calibration(self, profile: str) -> ProfileCalibration | None:
         """The profile's calibration: stored by ``livemon calibrate``, else the one shipped with livemon."""
+        from livemon.rating.calibration import Calibration, ProfileCalibration
+
         row = self.db.execute(
             "SELECT engine_strength, c_calibration FROM calibrations WHERE profile = ?", (profile,)
         ).fetchone()
@@ -157,23 +552,27 @@ class Store:
         return ProfileCalibration(profile, row[0], c_map, None if perf is None else Calibration.from_dict(json.loads(perf[0])))
 
     def put_calibration(self, calibration: ProfileCalibration) -> None:
-        """Store (replace) a profile's calibration."""
+        """Store (replace) a profile's calibration (its performance map too), in one transaction."""
         c_map = None if calibration.c_map is None else json.dumps(calibration.c_map.to_dict())
-        self.db.execute(
-            "INSERT OR REPLACE INTO calibrations (profile, engine_strength, c_calibration) VALUES (?, ?, ?)",
-            (calibration.profile, calibration.engine_strength, c_map),
-        )
         if calibration.performance is None:
-            self.db.execute("DELETE FROM performance_calibrations WHERE profile = ?", (calibration.profile,))
+            performance: tuple[str, tuple[Any, ...]] = (
+                "DELETE FROM performance_calibrations WHERE profile = ?", (calibration.profile,))
         else:
-            self.db.execute("INSERT OR REPLACE INTO performance_calibrations (profile, calibration) VALUES (?, ?)",
-                            (calibration.profile, json.dumps(calibration.performance.to_dict())))
+            performance = ("INSERT OR REPLACE INTO performance_calibrations (profile, calibration) VALUES (?, ?)",
+                           (calibration.profile, json.dumps(calibration.performance.to_dict())))
+        self._write((
+            ("INSERT OR REPLACE INTO calibrations (profile, engine_strength, c_calibration) VALUES (?, ?, ?)",
+             (calibration.profile, calibration.engine_strength, c_map)),
+            performance,
+        ))
 
     def get_engine_strength(self, profile: str) -> float | None:
         calibration = self.get_calibration(profile)
         return None if calibration is None else calibration.engine_strength
 
     def put_engine_strength(self, profile: str, strength: float) -> None:
+        from livemon.rating.calibration import ProfileCalibration
+
         old = self.get_calibration(profile)
         self.put_calibration(ProfileCalibration(profile, strength, None if old is None else old.c_map,
                                                 None if old is None else old.performance))
@@ -182,30 +581,32 @@ class Store:
 
     def put_game(self, info: GameInfo) -> None:
         """Record a game (or refresh its tags), keeping the order it was first seen in."""
-        self.db.execute(
+        self._write(((
             "INSERT INTO games (game_id, seq, info) VALUES (?, (SELECT COUNT(*) FROM games), ?) "
             "ON CONFLICT(game_id) DO UPDATE SET info = excluded.info",
             (info.game_id, info.to_json()),
-        )
+        ),))
 
     def put_move(self, move: MoveEvent) -> None:
-        self.db.execute(
+        self._write(((
             "INSERT OR REPLACE INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
             (move.game_id, move.ply, move.to_json()),
-        )
+        ),))
 
     def delete_moves(self, game_id: str, from_ply: int) -> None:
-        self.db.execute("DELETE FROM moves WHERE game_id = ? AND ply >= ?", (game_id, from_ply))
-        self.db.execute("UPDATE games SET result = '*' WHERE game_id = ?", (game_id,))
+        self._write((
+            ("DELETE FROM moves WHERE game_id = ? AND ply >= ?", (game_id, from_ply)),
+            ("UPDATE games SET result = '*' WHERE game_id = ?", (game_id,)),
+        ))
 
     def put_result(self, game_id: str, result: str) -> None:
-        self.db.execute("UPDATE games SET result = ? WHERE game_id = ?", (result, game_id))
+        self._write((("UPDATE games SET result = ? WHERE game_id = ?", (result, game_id)),))
 
     def load_games(self) -> list[tuple[GameInfo, str, list[MoveEvent]]]:
         """Every stored game in the order first seen: (info, result, moves by ply)."""
         moves: dict[str, list[MoveEvent]] = {}
         for game_id, text in self.db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
-            moves.setdefault(game_id, []).append(MoveEvent.from_json(text))
+            moves.setdefault(game_id, []).append(_stored_move(MoveEvent.from_json(text)))
         return [
             (GameInfo.from_json(info), result, moves.get(game_id, []))
             for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
@@ -214,11 +615,26 @@ class Store:
     # -- fair-play alerts (arbiters only) ---------------------------------------
 
     def put_alert(self, alert: Alert, level: str, raised: float) -> bool:
-        """Record a raised alert; False (nothing written) when that level was already raised."""
-        cur = self.db.execute(
+        """Record a raised alert; False (nothing written) when that level was already raised.
+
+        While writes are held (disk full) the alert counts as new: the held INSERT OR IGNORE keeps the first.
+        """
+        statement = (
             "INSERT OR IGNORE INTO alerts (player, event, level, raised, alert) VALUES (?, ?, ?, ?, ?)",
             (alert.player, alert.event, level, raised, alert.to_json()),
         )
+        if self._pending:
+            self._write((statement,))
+            return True
+        try:
+            cur = self.db.execute(*statement)
+        except sqlite3.Error as exc:
+            if not _held(exc):
+                raise
+            self._failed(exc)
+            self._pending.append((None, (statement,)))
+            self.writes_held += 1
+            return True
         return cur.rowcount == 1
 
     def load_alerts(self) -> list[tuple[str, Alert]]:
@@ -231,11 +647,11 @@ class Store:
     # -- TTT ------------------------------------------------------------------
 
     def put_ttt(self, state: bytes | None, report: str) -> None:
-        self.db.execute(
+        self._write(((
             "INSERT INTO ttt_state (id, state, report) VALUES (1, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET state = excluded.state, report = excluded.report",
             (state, report),
-        )
+        ),), coalesce="ttt")
 
     def get_ttt(self) -> tuple[bytes | None, str | None]:
         row = self.db.execute("SELECT state, report FROM ttt_state WHERE id = 1").fetchone()
@@ -244,11 +660,18 @@ class Store:
     # -- status ---------------------------------------------------------------
 
     def put_status(self, status: dict[str, Any]) -> None:
-        self.db.execute(
+        self._write(((
             "INSERT INTO status (id, status) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET status = excluded.status",
             (json.dumps(status),),
-        )
+        ),), coalesce="status")
 
     def get_status(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT status FROM status WHERE id = 1").fetchone()
         return json.loads(row[0]) if row else None
+
+
+def _stored_move(move: MoveEvent) -> MoveEvent:
+    """A stored move as the models may use it: an ``eval_cp`` written before the feeds clamped it
+    (10000 for a mate, 2**63, NaN) is clamped to ±3900 or dropped, so the reader never breaks."""
+    clean = sane_eval(move.eval_cp)
+    return move if clean == move.eval_cp and type(clean) is type(move.eval_cp) else replace(move, eval_cp=clean)

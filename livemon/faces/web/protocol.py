@@ -35,12 +35,16 @@ MAX_GAME_ID = 200
 
 
 class ProtocolError(InputError):
-    """A client request the server answers with an error frame; ``code`` is machine-readable."""
+    """A client request the server answers with an error frame; ``code`` is machine-readable.
 
-    def __init__(self, code: str, message: str) -> None:
+    ``rid`` is the request's ``id`` when it could be read, so the error frame echoes it.
+    """
+
+    def __init__(self, code: str, message: str, rid: Any = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.rid = rid
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,14 @@ def _id_of(d: dict[str, Any]) -> Any:
 
 
 def parse_request(text: str) -> Request:
-    """Parse one text frame into a :class:`Request` or raise :class:`ProtocolError`."""
+    """Parse one text frame into a :class:`Request` or raise :class:`ProtocolError` (with the ``id``, if any).
+
+    >>> try:
+    ...     parse_request('{"op": "dance", "id": 7}')
+    ... except ProtocolError as exc:
+    ...     exc.code, exc.rid
+    ('unknown_op', 7)
+    """
     try:
         d = json.loads(text)
     except (ValueError, RecursionError):
@@ -69,19 +80,19 @@ def parse_request(text: str) -> Request:
     rid = _id_of(d)
     op = d.get("op")
     if op not in OPS:
-        raise ProtocolError("unknown_op", f"op must be one of {', '.join(OPS)}, got {str(op)[:40]!r}")
+        raise ProtocolError("unknown_op", f"op must be one of {', '.join(OPS)}, got {str(op)[:40]!r}", rid)
     channels = d.get("channels")
     if channels is not None:
         if not isinstance(channels, list) or not all(isinstance(c, str) for c in channels):
-            raise ProtocolError("bad_request", "channels must be a list of strings")
+            raise ProtocolError("bad_request", "channels must be a list of strings", rid)
         if len(channels) > MAX_CHANNELS:
-            raise ProtocolError("bad_request", f"at most {MAX_CHANNELS} channels per request")
+            raise ProtocolError("bad_request", f"at most {MAX_CHANNELS} channels per request", rid)
         channels = tuple(dict.fromkeys(channels))
     elif op in ("subscribe", "unsubscribe"):
-        raise ProtocolError("bad_request", f"{op} needs a channels list")
+        raise ProtocolError("bad_request", f"{op} needs a channels list", rid)
     token = d.get("token")
     if token is not None and not isinstance(token, str):
-        raise ProtocolError("bad_request", "token must be a string")
+        raise ProtocolError("bad_request", "token must be a string", rid)
     return Request(op, channels, token, rid)
 
 
@@ -105,8 +116,21 @@ def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int
 
 
 def snapshot_frame(channel: str, seq: int, messages: Iterable[Message], reason: str) -> str:
-    return _dumps({"type": "snapshot", "channel": channel, "seq": seq, "reason": reason,
-                   "messages": [m.to_dict() for m in messages]})
+    return snapshot_frame_from(channel, seq, messages_json(messages), reason)
+
+
+def messages_json(messages: Iterable[Message]) -> str:
+    """The ``messages`` array of a snapshot, encoded once and shared by every client asking at that seq."""
+    return _dumps([m.to_dict() for m in messages])
+
+
+def snapshot_frame_from(channel: str, seq: int, messages: str, reason: str) -> str:
+    """A snapshot frame around an already encoded ``messages`` array (:func:`messages_json`).
+
+    >>> json.loads(snapshot_frame_from("games", 3, "[]", "request"))["seq"]
+    3
+    """
+    return f'{{"type":"snapshot","channel":{_dumps(channel)},"seq":{seq},"reason":{_dumps(reason)},"messages":{messages}}}'
 
 
 def delta_frame(seq: int, prev: int, channels: list[str], message_json: str) -> str:

@@ -7,9 +7,18 @@ resnapshotted (its queue overflowed) or dropped (a send stayed blocked longer
 than ``send_timeout``), and nobody else notices. A rude client gets an error
 frame and a log line. The protocol is in docs/websocket.md.
 
-HTTP on the same port (websockets' ``process_request`` hook): ``/overlay``
-(the OBS page), ``/api/snapshot`` (every public channel as JSON) and
-``/healthz``.
+HTTP on the same port (websockets' ``process_request`` hook): ``/`` (an
+index of the games with their overlay links), ``/overlay`` (the OBS page),
+``/api/snapshot`` (every public channel as JSON) and ``/healthz``.
+
+Abuse limits (fixed, docs/websocket.md): a client may ask for at most
+``SNAPSHOT_BURST`` snapshots at once and ``SNAPSHOT_RATE`` a second after that
+(``rate_limited`` error frames beyond); a wrong arbiter token is logged with the
+client's address, and ``ARBITER_TRIES`` wrong tokens close the connection
+(1008), as do any tries from an address with ``ARBITER_TRIES_PER_ADDRESS``
+wrong tokens in the last ``ARBITER_WINDOW`` seconds. A TCP connection that
+never completes a handshake (a port scan, a health check, a browser closing
+early) is one DEBUG line, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,14 +26,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import html
 import http
 import json
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, AsyncIterator
-from urllib.parse import urlsplit
+from typing import Any, AsyncIterator, Callable, Sequence
+from urllib.parse import quote, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -46,6 +57,18 @@ HARD_LIMIT_FACTOR = 16
 """A client frame over ``max_message_bytes`` × this closes the connection (1009) instead of an error frame."""
 _ERRORS_LOGGED = 5
 """Error frames per client logged one by one; after that only every 100th (a flood must not flood the log)."""
+SNAPSHOT_BURST = 10
+"""Snapshot-producing requests (``snapshot``, ``subscribe``) a client may send at once..."""
+SNAPSHOT_RATE = 2.0
+"""...and per second after that; beyond, a ``rate_limited`` error frame (encoding snapshots is the costly part)."""
+ARBITER_TRIES = 3
+"""Wrong arbiter tokens on one connection before it is closed (1008)."""
+ARBITER_TRIES_PER_ADDRESS = 10
+"""Wrong arbiter tokens from one address within ``ARBITER_WINDOW`` after which its tries are refused unheard."""
+ARBITER_WINDOW = 60.0
+"""Seconds over which wrong arbiter tokens from one address are counted."""
+BIG_SNAPSHOT = 200
+"""A snapshot of more messages than this is encoded in a worker thread, off the event loop."""
 
 __all__ = ["PROTOCOL_VERSION", "WebServer", "serve_web"]
 
@@ -60,6 +83,7 @@ class _Frame:
 
     text: str | None
     seq: int | None = None
+    build: Callable[[], str] | None = None  # encodes the text in a thread when sent (a big snapshot)
 
 
 @dataclass(eq=False)
@@ -72,20 +96,28 @@ class _Client:
     sending_since: float | None = None
     last_sent: float = field(default_factory=time.monotonic)
     errors: int = 0
+    address: str = "?"
+    tokens: float = SNAPSHOT_BURST  # snapshot rate limit (a token bucket)
+    refilled: float = field(default_factory=time.monotonic)
+    wrong_tokens: int = 0
+    close_reason: str | None = None  # set: the handler closes the connection (1008) after this message
 
 
 class WebServer:
     """The WebSocket server and HTTP pages for one hub; ``await start()``, then ``port``."""
 
-    def __init__(self, hub: Hub, cfg: WebConfig) -> None:
+    def __init__(self, hub: Hub, cfg: WebConfig, health: Callable[[], dict[str, Any]] | None = None) -> None:
         self.hub = hub
         self.cfg = cfg
+        self.health = health  # e.g. Store.health: /healthz is 503 while it says not ok
         self.port: int = cfg.port
         self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
         self._clients: set[_Client] = set()
         self._server: Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
         self._json: dict[int, str] = {}  # seq -> message JSON, encoded once for every client
+        self._snapshots: dict[str, tuple[int, str]] = {}  # channel -> (hub seq, messages JSON) of the last snapshot
+        self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
 
     @property
@@ -107,6 +139,7 @@ class WebServer:
             close_timeout=2.0,
             compression=None,  # deflate per client costs more CPU than it saves on loopback/LAN
             server_header=f"livemon/{__version__}",
+            logger=_handshake_logger(),
         )
         self.port = next(iter(self._server.sockets)).getsockname()[1]
         self._housekeeper = asyncio.create_task(self._housekeeping(), name="web-housekeeping")
@@ -145,13 +178,19 @@ class WebServer:
                 log.warning("web: refused WebSocket from origin %r (%s)", origin, _peer(connection))
                 return connection.respond(http.HTTPStatus.FORBIDDEN, "origin not allowed\n")
             return None  # the WebSocket handshake goes on
-        if path in ("/", "/overlay", "/overlay/"):
+        if path in ("/", "/index.html"):
+            return _http(200, self.index_page().encode(), "text/html; charset=utf-8")
+        if path in ("/overlay", "/overlay/"):
             return _http(200, self._overlay, "text/html; charset=utf-8")
         if path == "/api/snapshot":
             return _http(200, json.dumps(self.public_snapshot(), separators=(",", ":")).encode(), "application/json")
         if path == "/healthz":
-            body = {"ok": True, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
-            return _http(200, json.dumps(body).encode(), "application/json")
+            store = self.health() if self.health is not None else None
+            ok = store is None or bool(store.get("ok", True))
+            body: dict[str, Any] = {"ok": ok, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
+            if store is not None:
+                body["store"] = store
+            return _http(200 if ok else 503, json.dumps(body).encode(), "application/json")
         return _http(404, b"not found\n", "text/plain; charset=utf-8")
 
     def _origin_ok(self, origin: str | None, host: str | None) -> bool:
@@ -160,6 +199,33 @@ class WebServer:
         if allowed is None or origin is None or origin in allowed:
             return True
         return urlsplit(origin).netloc == (host or "")  # same-origin: our own overlay page
+
+    def index_page(self) -> str:
+        """``/``: every game, live ones first, each with its overlay link (the id URL-encoded)."""
+        _, boards = self.hub.snapshot("games")
+        live = [b for b in boards if getattr(b, "result", "*") == "*"]
+        done = [b for b in boards if getattr(b, "result", "*") != "*"]
+        rows = []
+        for b in live + done[::-1]:
+            gid = getattr(b, "game_id", "?")
+            link = f"/overlay?game={quote(gid, safe='')}"
+            who = f"{getattr(b, 'white', '?')} – {getattr(b, 'black', '?')}"
+            state = "live" if b in live else getattr(b, "result", "")
+            event = " · ".join(x for x in (getattr(b, "event", "?"), f"R{getattr(b, 'round', '?')}") if x not in ("?", "R?"))
+            rows.append(f'<tr><td>{html.escape(state)}</td><td><a href="{html.escape(link)}">{html.escape(who)}</a></td>'
+                        f'<td>{html.escape(event)}</td><td>{getattr(b, "ply", 0)}</td><td><code>{html.escape(gid)}</code></td></tr>')
+        body = "\n".join(rows) or '<tr><td colspan="5">no games yet</td></tr>'
+        return (
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>livemon</title>"
+            "<style>body{font:15px/1.4 sans-serif;margin:2em}td,th{padding:.2em .8em;text-align:left}"
+            "tr:nth-child(even){background:#f3f3f3}</style></head><body>"
+            f"<h1>livemon {html.escape(__version__)}</h1>"
+            "<p><a href=\"/overlay\">/overlay</a> follows a live game (the first live board, else the latest); "
+            "a game's link follows that game. Also: <a href=\"/api/snapshot\">/api/snapshot</a>, "
+            "<a href=\"/healthz\">/healthz</a>, WebSocket <code>/ws</code> (docs/websocket.md).</p>"
+            "<table><tr><th></th><th>game (overlay link)</th><th>event</th><th>plies</th><th>id</th></tr>"
+            f"{body}</table></body></html>\n"
+        )
 
     def public_snapshot(self) -> dict[str, Any]:
         """Every public channel's latest messages (the body of ``/api/snapshot``)."""
@@ -172,7 +238,7 @@ class WebServer:
     # -- WebSocket ---------------------------------------------------------
 
     async def _handler(self, ws: ServerConnection) -> None:
-        client = _Client(ws, self.hub.subscribe((), maxsize=self.cfg.client_queue), _peer(ws))
+        client = _Client(ws, self.hub.subscribe((), maxsize=self.cfg.client_queue), _peer(ws), address=_address(ws))
         self._clients.add(client)
         self.stats["connections"] += 1
         log.info("web: client %s connected (%d now)", client.peer, len(self._clients))
@@ -184,6 +250,14 @@ class WebServer:
             sender.add_done_callback(lambda t: _sender_done(t, client))
             async for raw in ws:
                 self._on_message(client, raw)
+                if client.close_reason is not None:
+                    log.warning("web: closing client %s: %s", client.peer, client.close_reason)
+                    for _ in range(100):  # let its error frames out first (at most 1 s)
+                        if client.sub.queue.empty() or sender.done():
+                            break
+                        await asyncio.sleep(0.01)
+                    await ws.close(1008, client.close_reason)
+                    break
         except ConnectionClosed:
             pass
         finally:
@@ -212,6 +286,7 @@ class WebServer:
                 c.sub.channels.difference_update(names)
                 self._enqueue(c, _Frame(p.unsubscribed_frame(names, rid)))
             elif req.op == "snapshot":
+                self._rate_limit(c)
                 names = list(req.channels) if req.channels is not None else sorted(c.sub.channels)
                 missing = [ch for ch in names if ch not in c.sub.channels]
                 if missing:
@@ -220,9 +295,20 @@ class WebServer:
             else:  # ping
                 self._enqueue(c, _Frame(p.pong_frame(self.hub.seq, rid)))
         except ProtocolError as exc:
-            self._error(c, exc.code, exc.message, rid)
+            self._error(c, exc.code, exc.message, rid if rid is not None else exc.rid)
+
+    def _rate_limit(self, c: _Client) -> None:
+        """Take one snapshot token or raise ``rate_limited`` (a token bucket: SNAPSHOT_BURST, SNAPSHOT_RATE/s)."""
+        now = time.monotonic()
+        c.tokens = min(SNAPSHOT_BURST, c.tokens + (now - c.refilled) * SNAPSHOT_RATE)
+        c.refilled = now
+        if c.tokens < 1:
+            raise ProtocolError("rate_limited", f"at most {SNAPSHOT_BURST} snapshots at once and "
+                                f"{SNAPSHOT_RATE:g} a second after that; try again later")
+        c.tokens -= 1
 
     def _subscribe(self, c: _Client, req: p.Request) -> None:
+        self._rate_limit(c)
         granted = []
         for name in req.channels or ():
             try:
@@ -232,26 +318,75 @@ class WebServer:
                     raise ProtocolError("forbidden", why)
                 granted.append(name)
             except ProtocolError as exc:
-                self._error(c, exc.code, exc.message, req.id, channel=name)
+                # a wrong token was logged by _arbiter (with the address): the error frame is not logged again
+                self._error(c, exc.code, exc.message, req.id, channel=name, logged=req.token is not None)
+            if c.close_reason is not None:
+                return
         c.sub.channels.update(granted)
         self._snapshot(c, granted, "subscribe")
 
     def _arbiter(self, c: _Client, token: str | None) -> bool:
+        """Is ``c`` an arbiter (now, with ``token``)? Wrong tokens are counted, logged and limited."""
         want = self.cfg.arbiter_token
-        if want is not None and token is not None and hmac.compare_digest(token.encode(), want.encode()):
+        if want is None:
+            return False
+        if c.arbiter or token is None:
+            return c.arbiter
+        now = time.monotonic()
+        recent = self._wrong_tokens.setdefault(c.address, deque())
+        while recent and now - recent[0] > ARBITER_WINDOW:
+            recent.popleft()
+        if len(recent) >= ARBITER_TRIES_PER_ADDRESS:
+            log.warning("web: arbiter token from %s refused unheard: %d wrong tokens from %s in the last %g s",
+                        c.peer, len(recent), c.address, ARBITER_WINDOW)
+            c.close_reason = "too many wrong arbiter tokens from this address"
+            return False
+        if hmac.compare_digest(token.encode(), want.encode()):
             c.arbiter = True
-        return c.arbiter and want is not None
+            log.info("web: client %s is an arbiter", c.peer)
+            return True
+        c.wrong_tokens += 1
+        recent.append(now)
+        log.warning("web: wrong arbiter token from %s (%d of %d on this connection, %d from %s in %g s)",
+                    c.peer, c.wrong_tokens, ARBITER_TRIES, len(recent), c.address, ARBITER_WINDOW)
+        if c.wrong_tokens >= ARBITER_TRIES:
+            c.close_reason = "too many wrong arbiter tokens"
+        if len(self._wrong_tokens) > 10000:  # forget quiet addresses (a scan from many must not grow this forever)
+            for addr in [a for a, d in self._wrong_tokens.items() if not d or now - d[-1] > ARBITER_WINDOW]:
+                del self._wrong_tokens[addr]
+        return False
 
     def _snapshot(self, c: _Client, channels: list[str], reason: str) -> None:
-        """Queue a snapshot of ``channels`` behind every delta already queued (so order holds)."""
+        """Queue a snapshot of ``channels`` behind every delta already queued (so order holds).
+
+        The messages are encoded once per channel and hub seq for every client that asks (2,000
+        clients connecting at once cost one encoding); a big one is encoded in a thread when sent.
+        """
         for channel in channels:
             seq, msgs = self.hub.snapshot(channel)
-            self._enqueue(c, _Frame(p.snapshot_frame(channel, seq, msgs, reason), seq))
+            cached = self._snapshots.get(channel)
+            if cached is not None and cached[0] == seq:
+                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, cached[1], reason), seq))
+            elif len(msgs) > BIG_SNAPSHOT:
+                self._enqueue(c, _Frame(None, seq, build=self._snapshot_builder(channel, seq, msgs, reason)))
+            else:
+                text = p.messages_json(msgs)
+                self._snapshots[channel] = (seq, text)
+                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, text, reason), seq))
 
-    def _error(self, c: _Client, code: str, message: str, rid: Any = None, channel: str | None = None) -> None:
+    def _snapshot_builder(self, channel: str, seq: int, msgs: Sequence[Message], reason: str) -> Callable[[], str]:
+        def build() -> str:  # runs in a worker thread: the messages are frozen dataclasses
+            cached = self._snapshots.get(channel)
+            text = cached[1] if cached is not None and cached[0] == seq else p.messages_json(msgs)
+            self._snapshots[channel] = (seq, text)
+            return p.snapshot_frame_from(channel, seq, text, reason)
+        return build
+
+    def _error(self, c: _Client, code: str, message: str, rid: Any = None, channel: str | None = None,
+               logged: bool = False) -> None:
         c.errors += 1
         self.stats["errors"] += 1
-        if c.errors <= _ERRORS_LOGGED or c.errors % 100 == 0:
+        if not logged and (c.errors <= _ERRORS_LOGGED or c.errors % 100 == 0):
             log.warning("web: client %s: error frame %s: %s (%d so far)", c.peer, code, message, c.errors)
         self._enqueue(c, _Frame(p.error_frame(code, message, rid, channel)))
 
@@ -282,7 +417,10 @@ class WebServer:
                 await self._resnapshot(c, [item] if isinstance(item, _Frame) else [])
                 continue
             if isinstance(item, _Frame):
-                text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
+                if item.build is not None:
+                    text = await asyncio.to_thread(item.build)
+                else:
+                    text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
                 await self._send(c, text)
                 if item.seq is not None:
                     c.last = item.seq
@@ -295,10 +433,10 @@ class WebServer:
 
     async def _resnapshot(self, c: _Client, pending: list[Any]) -> None:
         """After an overflow: keep control frames, forget queued deltas, send a fresh snapshot."""
-        keep = [f for f in pending if f.seq is None and f.text is not None]
+        keep = [f for f in pending if f.seq is None and f.text is not None and f.build is None]
         while not c.sub.queue.empty():
             _, item = c.sub.queue.get_nowait()
-            if isinstance(item, _Frame) and item.seq is None and item.text is not None:
+            if isinstance(item, _Frame) and item.seq is None and item.text is not None and item.build is None:
                 keep.append(item)
         self.hub.resubscribe(c.sub)
         frames = []
@@ -358,6 +496,41 @@ def _http(status: int, body: bytes, content_type: str) -> Response:
         ("Cache-Control", "no-store"), ("Connection", "close"),
     ])
     return Response(status, http.HTTPStatus(status).phrase, headers, body)
+
+
+def _address(ws: ServerConnection) -> str:
+    """The client's IP address (the unit of the per-address arbiter limit)."""
+    try:
+        return str(ws.remote_address[0])
+    except Exception:  # noqa: BLE001 - for limits and logs only
+        return "?"
+
+
+class _HandshakeFilter(logging.Filter):
+    """websockets logs a failed opening handshake at ERROR with a traceback; for a bare TCP connect
+    (a port scan, a health check) or a browser closing early that is no error: one DEBUG line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "handshake failed" in record.getMessage():
+            exc = record.exc_info[1]
+            causes: list[str] = []
+            while exc is not None and len(causes) < 3:
+                causes.append(str(exc) or type(exc).__name__)
+                exc = exc.__cause__
+            conn = getattr(record, "websocket", None)
+            peer = _peer(conn) if conn is not None else "?"
+            record.msg, record.args = "web: handshake with %s failed: %s", (peer, "; ".join(causes))
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(__name__).isEnabledFor(logging.DEBUG)
+        return True
+
+
+def _handshake_logger() -> logging.Logger:
+    logger = logging.getLogger(f"{__name__}.websockets")
+    if not any(isinstance(f, _HandshakeFilter) for f in logger.filters):
+        logger.addFilter(_HandshakeFilter())
+    return logger
 
 
 def _peer(ws: ServerConnection) -> str:

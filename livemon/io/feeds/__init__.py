@@ -39,17 +39,18 @@ def open_feed(cfg: FeedConfig) -> Feed:
     if cfg.type == "file":
         from livemon.io.feeds.file import FileFeed
 
-        return FileFeed(cfg.name, cfg.path, interval=cfg.interval, follow=cfg.follow, key=key)
+        return FileFeed(cfg.name, cfg.path, interval=cfg.interval, follow=cfg.follow, key=key,
+                        max_body=int(cfg.max_body_mb * 2**20))
     if cfg.type == "http":
         from livemon.io.feeds.http import HttpFeed
 
         return HttpFeed(cfg.name, cfg.url, interval=cfg.interval, timeout=cfg.timeout,
-                        max_backoff=cfg.max_backoff, key=key)
+                        max_backoff=cfg.max_backoff, key=key, max_body=int(cfg.max_body_mb * 2**20))
     if cfg.type == "stream":
         from livemon.io.feeds.stream import StreamFeed
 
         return StreamFeed(cfg.name, cfg.url, timeout=cfg.timeout, reconnect=cfg.interval,
-                          max_backoff=cfg.max_backoff, key=key)
+                          max_backoff=cfg.max_backoff, key=key, max_game=int(cfg.max_body_mb * 2**20))
     if cfg.type == "mqtt":
         from livemon.io.feeds.mqtt import MqttFeed
 

@@ -75,6 +75,13 @@ class BaseFeed:
     def __aiter__(self) -> AsyncIterator[Message]:
         return self.run()
 
+    def resume(self, known: dict[str, int]) -> None:
+        """Plies already stored per game id, told by the monitor before the feed runs (after a restart).
+
+        A live feed needs nothing from it (it sends the games as they are now, deduplicated downstream);
+        the replay uses it to skip the waits of what was already played.
+        """
+
     async def run(self) -> AsyncIterator[Message]:  # pragma: no cover - abstract
         raise NotImplementedError
         yield  # noqa
@@ -93,11 +100,15 @@ class BaseFeed:
         return out
 
     def _io_error(self, message: str, first: bool) -> list[Message]:
-        """A transport error: counted and logged each time, sent as a FeedError once per outage."""
+        """A transport error: counted each time, sent as a FeedError once per outage.
+
+        A FeedError is logged by whoever reads the feed (the monitor), so the
+        feed itself logs only the repeats it does not send: one line per fault.
+        """
         self.status.errors += 1
         self.status.last_error = message
-        log.warning("feed %s: %s", self.name, message)
         if not first:
+            log.warning("feed %s: %s", self.name, message)
             return []
         self.status.last_message = time.time()
         return [FeedError(self.name, message)]

@@ -46,6 +46,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from livemon.io.feeds.fields import sane_eval, sane_seconds
 from livemon.rating.evaluation import score_cp
 
 from livemon.live.messages import FeedError, GameResult, GameRollback, Message, MoveEvent
@@ -152,7 +153,7 @@ def _mainline_sans(chunk: str) -> list[str]:
 def _plies_of(game: chess.pgn.Game) -> list[Ply]:
     out = []
     for node in game.mainline():
-        out.append(Ply(node.move.uci(), node.clock(), node.emt(), eval_cp(node)))
+        out.append(Ply(node.move.uci(), sane_seconds(node.clock()), sane_seconds(node.emt()), eval_cp(node)))
     return out
 
 
@@ -383,7 +384,8 @@ class GameTracker:
                 move = None
             if move is None or not board.is_legal(move):
                 return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
-            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt, ply.eval_cp, self.feed))
+            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt,
+                                 sane_eval(ply.eval_cp), self.feed))
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state
@@ -413,7 +415,6 @@ class GameTracker:
         if self._errors.get(gid) == message:
             return []
         self._errors[gid] = message
-        log.warning("feed %s: %s", self.feed, message)
         return [FeedError(self.feed, message, gid)]
 
     def _note_shared_sites(self, chunks: Sequence[tuple[str, bool]]) -> None:
@@ -469,26 +470,51 @@ class _GameState:
 
 
 class PgnStreamSplitter:
-    """Incremental splitter for concatenated PGNs (the lichess round stream).
+    r"""Incremental splitter for concatenated PGNs (the lichess round stream).
 
     ``feed(text)`` returns the games completed by this piece of text: a game
     is complete when the next game's tag section starts, or at a blank line
     after movetext that ends in a result or ``*``. ``close()`` returns the
     last game if it is terminated, and discards a cut one.
+
+    Linear in the input: text without a newline is only buffered (never
+    re-scanned), so a server that sends megabytes without one costs O(n).
+    A game (its lines plus the partial line) over ``max_game`` characters is
+    dropped: ``overflows`` counts them, and the splitter skips to the next
+    tag line.
+
+    >>> s = PgnStreamSplitter()
+    >>> s.feed('[Event "a"]\n\n1. e4 *\n'), s.feed('\n[Event "b"]\n\n1. d4 *\n\n')
+    ([], ['[Event "a"]\n\n1. e4 *\n', '[Event "b"]\n\n1. d4 *\n'])
     """
 
-    def __init__(self) -> None:
-        self._buf = ""  # partial line
+    def __init__(self, max_game: int | None = None) -> None:
+        self._pieces: list[str] = []  # the partial line, in pieces
+        self._partial = 0  # its length
         self._lines: list[str] = []
+        self._size = 0  # characters in _lines
         self._movetext = False
+        self._skipping = False
+        self.max_game = max_game
+        self.overflows = 0
 
     def feed(self, text: str) -> list[str]:
-        self._buf += text
-        *lines, self._buf = self._buf.split("\n")
+        if "\n" not in text:
+            self._pieces.append(text)
+            self._partial += len(text)
+            self._check_size()
+            return []
+        head, *lines, tail = text.split("\n")
+        first = "".join(self._pieces) + head
+        self._pieces, self._partial = ([tail], len(tail)) if tail else ([], 0)
         out: list[str] = []
-        for line in lines:
+        for line in [first, *lines]:
             line = line.rstrip("\r")
             is_tag = bool(_TAG_LINE.match(line))
+            if self._skipping:
+                if not is_tag:
+                    continue
+                self._skipping = False
             if is_tag and self._movetext:
                 out.append(self._take())
             if not line.strip():
@@ -498,18 +524,28 @@ class PgnStreamSplitter:
             elif not is_tag and not line.lstrip().startswith("%"):
                 self._movetext = True
             self._lines.append(line)
+            self._size += len(line) + 1
+            self._check_size()
+        self._check_size()
         return [c for c in out if c.strip()]
+
+    def _check_size(self) -> None:
+        if self.max_game is not None and self._size + self._partial > self.max_game:
+            self.overflows += 1
+            self.reset()
+            self._skipping = True
 
     def close(self) -> list[str]:
         """End of stream: the buffered game if it is whole."""
-        if self._buf:
+        if self._pieces:
             self.feed("\n")
         chunk = self._take()
         return [chunk] if chunk.strip() and self._movetext_done(chunk) else []
 
     def reset(self) -> None:
         """Drop a partial game (the connection broke)."""
-        self._buf, self._lines, self._movetext = "", [], False
+        self._pieces, self._partial, self._lines, self._size, self._movetext = [], 0, [], 0, False
+        self._skipping = False
 
     @staticmethod
     def _movetext_done(chunk: str) -> bool:
@@ -517,7 +553,7 @@ class PgnStreamSplitter:
 
     def _take(self) -> str:
         chunk = "\n".join(self._lines) + "\n"
-        self._lines, self._movetext = [], False
+        self._lines, self._size, self._movetext = [], 0, False
         return chunk
 
 

@@ -48,9 +48,10 @@ class FileFeed(BaseFeed):
     type = "file"
 
     def __init__(self, name: str, path: str | Path, interval: float = 1.0, follow: bool = True,
-                 key: KeyFunc | None = None) -> None:
+                 key: KeyFunc | None = None, max_body: int = 64 * 2**20) -> None:
         super().__init__(name, key)
         self.path = Path(path)
+        self.max_body = max_body
         self.interval = interval
         self.follow = follow
         self._seen: dict[Path, tuple[int, int]] = {}
@@ -70,7 +71,8 @@ class FileFeed(BaseFeed):
                 else:
                     missing_reported = False
                     for file in pgn_files(self.path):
-                        for m in self._account(self._poll(file)):
+                        # read and parsed in a worker thread: a big file never blocks the event loop
+                        for m in self._account(await asyncio.to_thread(self._poll, file)):
                             yield m
                 if not self.follow:
                     self.status.state = "finished"
@@ -90,6 +92,10 @@ class FileFeed(BaseFeed):
                     # unchanged for a poll: the writer is done; the game just lacks a result or *
                     return self.tracker.update_text(pending[1], source=file.name, final=False, settled=True)
                 return []
+            if st.st_size > self.max_body:
+                self._seen[file] = sig  # one error per version of the file
+                return [FeedError(self.name, f"{file}: {st.st_size / 2**20:.1f} MB, over the limit of "
+                                  f"{self.max_body / 2**20:g} MB (feeds.{self.name}.max_body_mb); not read")]
             text = file.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]

@@ -6,6 +6,12 @@ dropped, 5xx, a body cut short) back off exponentially up to ``max_backoff``;
 the first error of an outage is also sent as a FeedError, the rest are logged.
 A 200 body is read as possibly half-written (the server may be serving a file
 that is being rewritten), so a cut last game never rolls anything back.
+
+A poll has a total deadline of ``timeout`` seconds (connect, headers and the
+whole body: a server trickling bytes cannot hold it longer), a body over
+``max_body`` bytes is refused with one error (``feeds.<name>.max_body_mb``),
+and a body is decoded and parsed in a worker thread, so a big one never
+blocks the event loop.
 """
 
 from __future__ import annotations
@@ -30,11 +36,12 @@ class HttpFeed(BaseFeed):
 
     def __init__(self, name: str, url: str, interval: float = 5.0, timeout: float = 10.0,
                  max_backoff: float = 60.0, key: KeyFunc | None = None,
-                 client: httpx.AsyncClient | None = None) -> None:
+                 client: httpx.AsyncClient | None = None, max_body: int = 64 * 2**20) -> None:
         super().__init__(name, key)
         self.url = url
         self.interval = interval
         self.timeout = timeout
+        self.max_body = max_body
         self.backoff = Backoff(interval, max_backoff)
         self._client = client
         self._etag: str | None = None
@@ -50,7 +57,7 @@ class HttpFeed(BaseFeed):
             while True:
                 try:
                     messages = await self._poll(client)
-                except (httpx.HTTPError, UnicodeDecodeError) as exc:
+                except (httpx.HTTPError, UnicodeDecodeError, BodyTooBig, TimeoutError) as exc:
                     first = self.backoff.failures == 0
                     for m in self._io_error(f"{self.url}: {_describe(exc)}", first):
                         yield m
@@ -74,24 +81,58 @@ class HttpFeed(BaseFeed):
         if self._last_modified:
             headers["If-Modified-Since"] = self._last_modified
         self.requests += 1
-        response = await client.get(self.url, headers=headers)
-        if response.status_code == 304:
-            self.not_modified += 1
+        # the deadline covers the network only: a parse in its thread is never cancelled half-way
+        async with asyncio.timeout(self.timeout), client.stream("GET", self.url, headers=headers) as response:
+            if response.status_code == 304:
+                self.not_modified += 1
+                chunks = None
+            else:
+                response.raise_for_status()
+                declared = response.headers.get("Content-Length", "")
+                if declared.isdigit() and int(declared) > self.max_body:
+                    raise BodyTooBig(int(declared), self.max_body, self.name)
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_body:
+                        raise BodyTooBig(size, self.max_body, self.name)
+                    chunks.append(chunk)
+                etag, last_modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
+                encoding = response.encoding or "utf-8"
+        if chunks is None:
             if self._unsettled is not None:
                 # the same body a poll later: its last game is not being written, it just lacks a result
                 text, self._unsettled = self._unsettled, None
-                return self.tracker.update_text(text, source=self.url, final=False, settled=True)
+                return await asyncio.to_thread(self.tracker.update_text, text, source=self.url, final=False,
+                                               settled=True)
             return []
-        response.raise_for_status()
-        text = response.text
-        self._etag = response.headers.get("ETag")
-        self._last_modified = response.headers.get("Last-Modified")
+        return await asyncio.to_thread(self._apply, b"".join(chunks), encoding, etag, last_modified)
+
+    def _apply(self, body: bytes, encoding: str, etag: str | None, last_modified: str | None) -> list[Message]:
+        """Decode and parse a 200 body (in a worker thread; only this feed's task uses the tracker)."""
+        try:
+            text = body.decode(encoding, errors="replace")
+        except LookupError:  # an unknown charset in Content-Type
+            text = body.decode("utf-8", errors="replace")
+        self._etag, self._last_modified = etag, last_modified
         settled = self._unsettled is not None and text == self._unsettled  # a server without ETags
         self._unsettled = text if text_is_cut(text) and not settled else None
         return self.tracker.update_text(text, source=self.url, final=False, settled=settled)
 
 
+class BodyTooBig(Exception):
+    """A response body over the feed's ``max_body_mb``."""
+
+    def __init__(self, size: int, limit: int, feed: str) -> None:
+        super().__init__(f"response body of {size / 2**20:.1f} MB or more, over the limit of {limit / 2**20:g} MB "
+                         f"(feeds.{feed}.max_body_mb)")
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, httpx.HTTPStatusError):
         return f"HTTP {exc.response.status_code}"
+    if isinstance(exc, BodyTooBig):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "no complete response within the feed's timeout (a slow or trickling server)"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

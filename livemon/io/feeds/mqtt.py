@@ -11,14 +11,25 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import uuid
 from typing import Any, AsyncIterator
 
 import aiomqtt
+import chess
 
 from livemon.io.broker import BrokerLink, BrokerSettings, make_client
 from livemon.io.feeds.base import BaseFeed
 from livemon.io.feeds.core import Ply, Snapshot
+from livemon.io.feeds.fields import (
+    FieldError,
+    elo_field,
+    eval_field,
+    id_field,
+    int_field,
+    seconds_field,
+    text_field,
+)
 from livemon.live.pgn import RESULT_TOKENS, parse_result
 from livemon.live.messages import FeedError, Message
 
@@ -31,17 +42,51 @@ TAG_FIELDS = {
 }
 
 
-def _num(d: dict[str, Any], key: str, kind: type) -> Any:
-    v = d.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"{key!r} must be a number, got {v!r}")
-    return kind(v)
+MAX_MESSAGE = 65536
+"""Largest move message accepted, bytes (a real one is a few hundred)."""
+_UCI = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$|^0000$")
+_ELO_FIELDS = ("white_elo", "black_elo")
+
+
+def _decode(payload: bytes | str) -> dict[str, Any]:
+    """The JSON object of a payload, or ValueError saying what is wrong with it."""
+    if len(payload) > MAX_MESSAGE:
+        raise ValueError(f"{len(payload)} bytes, more than {MAX_MESSAGE}")
+    if isinstance(payload, (bytes, bytearray)):
+        try:
+            payload = bytes(payload).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8 text") from None
+    try:
+        d = json.loads(payload)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(d, dict):
+        raise ValueError("expected a JSON object")
+    return d
+
+
+def _fen_field(value: Any) -> str:
+    fen = text_field(value, 120)
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise FieldError(f"not a FEN ({exc})") from None
+    if not board.is_valid():
+        raise FieldError(f"not a legal position: {fen!r}")
+    return fen
 
 
 class MoveMessages:
-    """Sans-I/O: JSON move messages in, tracker messages out (the MQTT feed minus the socket)."""
+    """Sans-I/O: JSON move messages in, tracker messages out (the MQTT feed minus the socket).
+
+    Every field is checked here (:mod:`livemon.io.feeds.fields`). A bad
+    ``game``, ``ply``, ``uci`` or ``fen`` rejects the message (one FeedError,
+    nothing changes); a bad optional field (``eval``, ``clock``, ``emt``, a tag,
+    ``result``) is dropped with one FeedError naming it, and the move is kept.
+    """
 
     def __init__(self, feed: BaseFeed) -> None:
         self.feed = feed
@@ -51,57 +96,95 @@ class MoveMessages:
         self.duplicates = 0
 
     def handle(self, payload: bytes | str) -> list[Message]:
+        """The messages one payload gives; never raises (a fault is a FeedError and a log line)."""
         try:
-            d = json.loads(payload)
-            if not isinstance(d, dict):
-                raise ValueError("expected a JSON object")
-            gid = d.get("game")
-            if not isinstance(gid, (str, int)) or isinstance(gid, bool) or gid == "":
-                raise ValueError("'game' (a string id) is required")
-            gid = str(gid)
+            try:
+                d = _decode(payload)
+                gid = id_field(d.get("game"))
+            except FieldError as exc:
+                raise ValueError(f"'game' (a string id) is required: {exc}") from None
         except ValueError as exc:
-            text = payload[:80] if isinstance(payload, str) else payload[:80].decode("utf-8", "replace")
-            msg = f"bad message {text!r}: {exc}"
-            log.warning("feed %s: %s", self.feed.name, msg)
-            return [FeedError(self.feed.name, msg)]
+            return [FeedError(self.feed.name, f"bad message {excerpt(payload)}: {exc}")]
         try:
             return self._handle(gid, d)
-        except (ValueError, TypeError) as exc:
-            return self.tracker.error(gid, f"{gid}: bad message: {exc}")
+        except FieldError as exc:
+            return [FeedError(self.feed.name, f"{gid}: bad message: {exc}", gid)]
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the feed: one line, go on
+            msg = f"{gid}: message not handled ({type(exc).__name__}: {str(exc)[:120]}): {excerpt(payload)}"
+            return [FeedError(self.feed.name, msg, gid)]
 
     def _handle(self, gid: str, d: dict[str, Any]) -> list[Message]:
+        dropped: list[str] = []
+
+        def optional(key: str, check: Any) -> Any:
+            if d.get(key) is None:
+                return None
+            try:
+                return check(d[key])
+            except FieldError as exc:
+                dropped.append(f"'{key}' ({exc})")
+                return None
+
+        uci = d.get("uci")
+        n = 0
+        if uci is not None:
+            try:
+                n = int_field(d.get("ply"), 1, 100_000)
+            except FieldError as exc:
+                raise FieldError(f"'ply' must be a positive integer: {exc}") from None
+            if not isinstance(uci, str) or not _UCI.match(uci):
+                raise FieldError(f"'uci' must be a move like 'e2e4' or 'e7e8q', got {excerpt(uci, 20)}")
+        fen = None
+        if d.get("fen") is not None:
+            try:
+                fen = _fen_field(d["fen"])
+            except FieldError as exc:
+                raise FieldError(f"'fen': {exc}") from None
+        tags = {tag: optional(key, elo_field if key in _ELO_FIELDS else text_field) for key, tag in TAG_FIELDS.items()}
+        result = optional("result", _result_field)
+        ply = Ply(uci, optional("clock", seconds_field), optional("emt", seconds_field),
+                  optional("eval", eval_field)) if uci is not None else None
+        out: list[Message] = []
+        if dropped:
+            where = f"ply {n}" if uci is not None else "message"
+            out.append(FeedError(self.feed.name, f"{gid}: {where}: ignored {', '.join(dropped)}", gid))
         headers = self._headers.setdefault(gid, {"Result": "*"})
-        for key, tag in TAG_FIELDS.items():
-            if d.get(key) is not None:
-                headers[tag] = str(d[key])
-        result = d.get("result")
+        for tag, value in tags.items():
+            if value is not None:
+                headers[tag] = str(value)
         if result is not None:
-            token = parse_result(result) if isinstance(result, str) else None
-            if token is None:
-                raise ValueError(f"'result' must be one of {', '.join(RESULT_TOKENS)}, got {result!r}")
-            headers["Result"] = token
+            headers["Result"] = result
         known = self._plies.get(gid, [])
         candidate = known
-        uci = d.get("uci")
-        if uci is not None:
-            n = d.get("ply")
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"'ply' must be a positive integer, got {n!r}")
-            if not isinstance(uci, str):
-                raise ValueError(f"'uci' must be a string, got {uci!r}")
-            ply = Ply(uci, _num(d, "clock", float), _num(d, "emt", float), _num(d, "eval", int))
+        if ply is not None:
             if n > len(known) + 1:
-                return self.tracker.error(gid, f"{gid}: ply {n} arrived but ply {len(known) + 1} is the next (gap)")
-            if n <= len(known) and known[n - 1].uci == uci:
+                return out + [FeedError(self.feed.name, f"{gid}: ply {n} arrived but ply {len(known) + 1} is the next (gap)", gid)]
+            if n <= len(known) and known[n - 1].uci == ply.uci:
                 self.duplicates += 1
                 if result is None:
-                    return []
+                    return out
             else:
                 candidate = known[: n - 1] + [ply]
-        out = self.tracker.update(Snapshot(dict(headers), list(candidate), True, d.get("fen")), game_id=gid)
-        if not any(isinstance(m, FeedError) for m in out):
+        got = self.tracker.update(Snapshot(dict(headers), list(candidate), True, fen), game_id=gid)
+        if not any(isinstance(m, FeedError) for m in got):
             self._plies[gid] = candidate
-        return out
+        return out + got
+
+
+def _result_field(value: Any) -> str:
+    token = parse_result(value) if isinstance(value, str) else None
+    if token is None:
+        raise FieldError(f"not one of {', '.join(RESULT_TOKENS)}: {excerpt(value, 20)}")
+    return token
+
+
+def excerpt(value: Any, n: int = 80) -> str:
+    """The start of a payload or value, for a log line (bytes that are not UTF-8 shown escaped)."""
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value[:n]).decode("utf-8", "backslashreplace")
+    elif not isinstance(value, str):
+        value = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "<a huge integer>"
+    return repr(value[:n])
 
 
 class MqttFeed(BaseFeed):

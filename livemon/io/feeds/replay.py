@@ -10,6 +10,11 @@ A ply's think time is its ``[%emt]``, else the drop of the mover's
 ``TimeControl`` (``5400+30``), else ``default_delay``. Each wait is the gap to
 the next ply divided by ``speed`` and capped at ``max_delay``; ``speed`` 0
 means no waiting at all.
+
+After a restart the monitor tells the feed which plies it already stored
+(:meth:`ReplayFeed.resume`): those are sent again without waiting (the monitor
+counts them as duplicates), so the replay goes on where it was instead of
+starting over and adding nothing until it catches up.
 """
 
 from __future__ import annotations
@@ -78,6 +83,11 @@ class ReplayFeed(BaseFeed):
         self.max_delay = max_delay
         self.default_delay = default_delay
         self.slept = 0.0  # total seconds waited, for tests and status
+        self.known: dict[str, int] = {}  # plies already stored per game id: replayed without waiting
+
+    def resume(self, known: dict[str, int]) -> None:
+        """Skip the waits of the plies already stored (``known``: plies per game id)."""
+        self.known = dict(known)
 
     def _load(self) -> tuple[list[list[_Board]], list[Message]]:
         text = self.path.read_text(encoding="utf-8", errors="replace")
@@ -126,9 +136,12 @@ class ReplayFeed(BaseFeed):
         now = 0.0
         while heap:
             t, i, n = heapq.heappop(heap)
-            await self._wait(t - now)
-            now = t
             b = boards[i]
+            if n > self.known.get(b.gid, 0):  # already played before a restart: no wait
+                await self._wait(t - now)
+            else:
+                await asyncio.sleep(0)
+            now = t
             for m in self._account(self._show(b, n)):
                 yield m
             if n < len(b.snap.plies):

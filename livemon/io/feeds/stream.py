@@ -6,7 +6,9 @@ incrementally (:class:`~livemon.io.feeds.core.PgnStreamSplitter`); a game whose
 movetext ends in a result or ``*`` (lichess always ends one so) is a complete
 snapshot, so a shorter or different move list *is* a correction; one that does
 not is treated as cut (it may only add plies). A game cut by a broken
-connection is dropped; the reconnect re-sends it whole.
+connection is dropped; the reconnect re-sends it whole. A single game over
+``max_game`` characters (``feeds.<name>.max_body_mb``) is dropped with one
+error and the stream goes on from the next game.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import httpx
 
 from livemon.io.feeds.base import Backoff, BaseFeed
 from livemon.io.feeds.core import KeyFunc, PgnStreamSplitter
-from livemon.live.messages import Message
+from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +33,10 @@ class StreamFeed(BaseFeed):
 
     def __init__(self, name: str, url: str, timeout: float = 60.0, reconnect: float = 1.0,
                  max_backoff: float = 60.0, key: KeyFunc | None = None,
-                 client: httpx.AsyncClient | None = None) -> None:
+                 client: httpx.AsyncClient | None = None, max_game: int = 64 * 2**20) -> None:
         super().__init__(name, key)
         self.url = url
+        self.max_game = max_game
         # the read timeout is a keep-alive watchdog: lichess sends data at least every few seconds
         self.timeout = httpx.Timeout(10.0, read=timeout)
         self.backoff = Backoff(reconnect, max_backoff)
@@ -45,7 +48,7 @@ class StreamFeed(BaseFeed):
         self.status.state = "running"
         try:
             while True:
-                splitter = PgnStreamSplitter()
+                splitter = PgnStreamSplitter(self.max_game)
                 error: str | None = None
                 got_data = False
                 try:
@@ -54,7 +57,14 @@ class StreamFeed(BaseFeed):
                         self.connections += 1
                         self.status.state = "running"
                         async for text in r.aiter_text():
-                            for chunk in splitter.feed(text):
+                            overflows = splitter.overflows
+                            chunks = splitter.feed(text)
+                            if splitter.overflows > overflows:
+                                for m in self._account([FeedError(self.name, (
+                                        f"{self.url}: a game of more than {self.max_game / 2**20:g} MB "
+                                        f"(feeds.{self.name}.max_body_mb) dropped; going on with the next game"))]):
+                                    yield m
+                            for chunk in chunks:
                                 got_data = True
                                 for m in self._account(self.tracker.update_chunk(chunk, complete=None)):
                                     yield m
