@@ -36,7 +36,8 @@ from livemon.io.feeds import open_feed
 from livemon.live.messages import GameInfo, GameResult, Message, MoveEvent
 from livemon.app.monitor import Monitor
 from livemon.io.store import Store
-from livemon.io.tttjob import SCORES, run_ttt
+from livemon.io.tttjob import run_ttt
+from livemon.live.pgn import white_score
 
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
 LONDON = REAL / "london_chess_classic_2011_twic.pgn"
@@ -183,7 +184,7 @@ async def loop_lag(store: Path, n_games: int, n_players: int) -> dict[str, float
         # reference: the same cold fit run on the event loop (what the lag would be without the worker)
         t1 = time.perf_counter()
         run_ttt(monitor._ttt.params, [i.white for i, _ in finished], [i.black for i, _ in finished],
-                [i.date.replace(".", "-") for i, _ in finished], [SCORES[r] for _, r in finished],
+                [i.date.replace(".", "-") for i, _ in finished], [white_score(r) or 0.0 for _, r in finished],
                 cfg.ttt.time_unit, {}, None)
         inline_s = time.perf_counter() - t1
         return {"games": n_games, "players": n_players, "refresh_s": refresh_s,

@@ -4,6 +4,13 @@ Usage::
 
     python bench/ttt.py                       # 10k, 100k (with the package), 1m, 3.5m (livemon alone)
     python bench/ttt.py --sizes 10k,100k --reference-sizes 10k
+    python bench/ttt.py --refresh 3.5m        # the live case: one more finished game, cold vs incremental
+
+``--refresh SIZES`` fits all games but the last cold, then refreshes with the last one (a game at
+the last time step, as at a running event) and fits all games cold again to compare: game updates
+(a sweep is two per game; the incremental refresh reports its updates as fractional sweeps),
+seconds (wall and CPU), their ratios, and the largest difference of any posterior mean or sd
+between the refresh and the cold fit.  The machine's load average is printed with every result.
 
 Data are simulated from the TTT model (skills drift linearly per player, performance
 noise β = 1, draw margin for p_draw = 0.3), with the paper's ratio of ~17 games per
@@ -136,6 +143,45 @@ def worker_reference(n_games: int, tol: float, full: bool, max_sweeps: int) -> d
     return out
 
 
+def worker_refresh(n_games: int, tol: float) -> dict:
+    """Cold fit of all games but the last, the refresh with the last one, and a cold fit of all."""
+    from livemon.rating import ttt
+
+    ttt.refresh(ttt.fit(ttt.make_games([0, 1], [1, 2], [0, 1], [1.0, 0.5])),
+                ttt.make_games([0], [2], [1], [0.0]))  # compile / load the numba cache
+    a, b, t, s = simulate(n_games)
+    params = ttt.TTTParams(tolerance=tol, max_sweeps=5000)
+
+    def timed(fn):
+        c0, t0 = time.process_time(), time.perf_counter()
+        value = fn()
+        return value, time.perf_counter() - t0, time.process_time() - c0
+
+    history = ttt.make_games(a[:-1], b[:-1], t[:-1], s[:-1])
+    first, first_s, first_cpu = timed(lambda: ttt.fit(history, params))
+    last = ttt.make_games(a[-1:], b[-1:], t[-1:], s[-1:])
+    warm, warm_s, warm_cpu = timed(lambda: ttt.refresh(first, last))
+    everything = ttt.make_games(a, b, t, s)
+    cold, cold_s, cold_cpu = timed(lambda: ttt.fit(everything, params))
+
+    def table(f: "ttt.TTTFit") -> tuple[np.ndarray, np.ndarray]:
+        labels = f.games.labels[f.node_player].astype(np.int64)
+        order = np.lexsort((f.node_step, labels))
+        return np.stack([labels[order], f.node_step[order]]), np.stack([f.mu[order], f.sigma[order]])
+
+    (wk, wv), (ck, cv) = table(warm), table(cold)
+    same_nodes = wk.shape == ck.shape and bool(np.array_equal(wk, ck))
+    return {"games": len(everything), "players": int(everything.labels.size),
+            "first_s": first_s, "first_cpu": first_cpu,
+            "cold_s": cold_s, "cold_cpu": cold_cpu, "cold_sweeps": cold.sweeps, "cold_updates": cold.updates,
+            "warm_s": warm_s, "warm_cpu": warm_cpu, "warm_sweeps": warm.sweeps, "warm_updates": warm.updates,
+            "incremental": warm.incremental, "same_nodes": same_nodes,
+            "max_dmu": float(np.max(np.abs(wv[0] - cv[0]))) if same_nodes else None,
+            "max_dsigma": float(np.max(np.abs(wv[1] - cv[1]))) if same_nodes else None,
+            "log_evidence": [warm.log_evidence, cold.log_evidence], "rss_peak_mb": _rss_mb(),
+            "load": os.getloadavg()}
+
+
 def run_worker(kind: str, n_games: int, tol: float, **kw) -> dict:
     spec = json.dumps({"kind": kind, "n": n_games, "tol": tol, **kw})
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -154,12 +200,15 @@ def main() -> int:
                    help="run the package to its fixed point up to this many games; above: sec/sweep only")
     p.add_argument("--reference-max-sweeps", type=int, default=3000)
     p.add_argument("--tolerance", type=float, default=1e-6)
+    p.add_argument("--refresh", metavar="SIZES", help="only the live refresh: cold fit vs one more game, these sizes")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
         spec = json.loads(args.worker)
         if spec["kind"] == "livemon":
             out = worker_livemon(spec["n"], spec["tol"])
+        elif spec["kind"] == "refresh":
+            out = worker_refresh(spec["n"], spec["tol"])
         else:
             out = worker_reference(spec["n"], spec["tol"], spec["full"], spec["max_sweeps"])
         print(json.dumps(out))
@@ -168,6 +217,26 @@ def main() -> int:
     def size(text: str) -> int:
         return SIZES.get(text.strip().lower()) or int(float(text))
 
+    if args.refresh:
+        print(f"TTT live refresh: one more finished game at the last time step; tolerance {args.tolerance:g}; "
+              f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
+        for n in [size(x) for x in args.refresh.split(",") if x.strip()]:
+            r = run_worker("refresh", n, args.tolerance)
+            cold_sweeps = r["cold_updates"] / (2 * r["games"])
+            warm_sweeps = r["warm_updates"] / (2 * r["games"])
+            print(f"\n== {r['games']:,} games, {r['players']:,} players (load average during: "
+                  f"{r['load'][0]:.1f}) ==\n"
+                  f"cold fit    : {r['cold_sweeps']} sweeps, {r['cold_s']:.2f} s wall, {r['cold_cpu']:.2f} s CPU\n"
+                  f"refresh     : {'incremental' if r['incremental'] else 'FULL (not incremental)'}, "
+                  f"{r['warm_updates']:,} game updates = {warm_sweeps:.3f} sweeps, {r['warm_s']:.2f} s wall, "
+                  f"{r['warm_cpu']:.2f} s CPU\n"
+                  f"ratio       : sweeps {warm_sweeps / cold_sweeps:.4f} (1/{cold_sweeps / max(warm_sweeps, 1e-9):.0f}), "
+                  f"CPU {r['warm_cpu'] / r['cold_cpu']:.3f} (1/{r['cold_cpu'] / max(r['warm_cpu'], 1e-9):.1f}), "
+                  f"wall {r['warm_s'] / r['cold_s']:.3f}; goal <= 0.1 in both\n"
+                  f"agreement   : max |dmu| {r['max_dmu']:.1e}, max |dsigma| {r['max_dsigma']:.1e} against the cold fit; "
+                  f"log-evidence {r['log_evidence'][0]:.3f} vs {r['log_evidence'][1]:.3f}; peak RSS {r['rss_peak_mb']:.0f} MB",
+                  flush=True)
+        return 0
     sizes = [size(x) for x in args.sizes.split(",") if x.strip()]
     ref_sizes = {size(x) for x in args.reference_sizes.split(",") if x.strip()}
     print(f"TTT benchmark, tolerance {args.tolerance:g} on the largest change of a posterior mean or sd; "

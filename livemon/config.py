@@ -28,12 +28,10 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from livemon.errors import LivemonError
-
-if TYPE_CHECKING:
-    from livemon.rating.ttt import TTTParams
+from livemon.rating.ttt_params import TIME_UNITS, TTTParams
 
 
 class ConfigError(LivemonError, ValueError):
@@ -150,6 +148,9 @@ class ScreeningConfig:
     """What "per event" means: event (the Event tag) or all (every game seen is one event, named event_name)."""
     event_name: str = "all games"
     """The event's name when scope = "all"."""
+    min_ttt_games: int = 10
+    """A player without a rating tag is screened at their TTT rating only with at least this many finished
+    games behind it; with fewer they are listed as unrated (a rating from a game or two is mostly the prior)."""
 
     def validate(self) -> None:
         if self.scope not in ("event", "all"):
@@ -162,80 +163,89 @@ class ScreeningConfig:
             raise ConfigError(f"screening.min_positions: must be at least 1, got {self.min_positions!r}")
         if self.book_moves < 0:
             raise ConfigError(f"screening.book_moves: must not be negative, got {self.book_moves!r}")
+        if self.min_ttt_games < 0:
+            raise ConfigError(f"screening.min_ttt_games: must not be negative, got {self.min_ttt_games!r}")
         if self.eval_bound <= 0:
             raise ConfigError(f"screening.eval_bound: must be positive, got {self.eval_bound!r}")
         if self.book and not Path(self.book).is_file():
             raise ConfigError(f"screening.book: no such file {self.book!r}")
 
 
+_TTT_ALIASES = {"max_iterations": "max_sweeps"}
+"""Older names of [ttt] keys, still read."""
+
+
 @dataclass
 class TTTConfig:
-    mu0: float = 0.0
-    """Prior mean of a player's skill at their first time step."""
-    sigma0: float = 6.0
-    """Prior sd of a player's skill at their first time step."""
-    beta: float = 1.0
-    """Performance sd: the scale of the skills (one β ≈ 200 Elo)."""
-    tau: float = 0.03
-    """Drift sd per time unit (the reference package's ``gamma``)."""
-    p_draw: float = 0.3
-    """Draw probability between equal players; sets the draw margin ε."""
+    """The ``[ttt]`` table: the model's keys (those of :class:`~livemon.rating.ttt_params.TTTParams`,
+    flat in the table, with its defaults and checks) and how livemon uses the fit.
+
+    >>> cfg = load_config_text('[ttt]\\nbeta = 2.0\\nmax_iterations = 50\\ntime_unit = "round"')
+    >>> cfg.ttt.params.beta, cfg.ttt.params.max_sweeps, cfg.ttt.time_unit
+    (2.0, 50, 'round')
+    >>> load_config_text('[ttt]\\np_draw = 1.5')
+    Traceback (most recent call last):
+    ...
+    livemon.config.ConfigError: ttt.p_draw: must be in (0, 1), got 1.5
+    """
+
+    params: TTTParams = field(default_factory=TTTParams)
+    """The model and solver parameters (mu0, sigma0, beta, tau, p_draw, model, nu0, zeta0, zeta,
+    tolerance, max_sweeps, accelerate, inner_passes)."""
     time_unit: str = "day"
     """day, week, month, year or round."""
-    tolerance: float = 1e-6
-    """Stop when no posterior mean or sd moved more than this in a sweep."""
-    max_iterations: int = 1000
-    """Most forward-backward sweeps of a fit."""
-    model: str = "ttt"
-    """ttt or ttt-d."""
-    nu0: float | None = None
-    """TTT-D prior mean of a draw margin; unset: the TTT margin ε of p_draw."""
-    zeta0: float = 0.3
-    """TTT-D prior sd of a draw margin."""
-    zeta: float = 0.01
-    """TTT-D drift sd of a draw margin per time unit."""
-    accelerate: bool = True
-    """Newton step on the slow common shift of all skills (same fixed point, far fewer sweeps)."""
     rating_priors: bool = False
-    """Prior of a player with a rating tag (WhiteElo/BlackElo): N(mu0 + (Elo − elo_at_mu0)/elo_per_unit, elo_sigma²)."""
+    """``livemon fit``: prior of a player with a rating tag (WhiteElo/BlackElo):
+    N(mu0 + (Elo − elo_at_mu0)/elo_per_unit, elo_sigma²). The live refresh always uses them."""
     elo_at_mu0: float = 1500.0
-    """Elo that maps to mu0 for rating-tag priors."""
+    """Elo that maps to mu0 for rating-tag priors and the Elo scale of the output."""
     elo_per_unit: float = 200.0
-    """Elo points per skill unit (β) for rating-tag priors."""
+    """Elo points per skill unit (β) for rating-tag priors and the Elo scale of the output."""
     elo_sigma: float = 1.0
     """Prior sd, in skill units, of a player with a rating tag."""
 
-    def params(self) -> "TTTParams":
-        """The model parameters of this table (one place, for ``fit`` and the live refresh)."""
-        from livemon.rating.ttt import TTTParams
-
-        return TTTParams(mu0=self.mu0, sigma0=self.sigma0, beta=self.beta, tau=self.tau, p_draw=self.p_draw,
-                         model=self.model, nu0=self.nu0, zeta0=self.zeta0, zeta=self.zeta,
-                         tolerance=self.tolerance, max_sweeps=self.max_iterations, accelerate=self.accelerate)
+    @classmethod
+    def from_table(cls, table: dict[str, Any], prefix: str = "ttt") -> "TTTConfig":
+        """Read the flat ``[ttt]`` table: model keys into :attr:`params`, the others here."""
+        model_hints = typing.get_type_hints(TTTParams)
+        own_hints = typing.get_type_hints(cls)
+        own_hints.pop("params")
+        model_kw: dict[str, Any] = {}
+        own_kw: dict[str, Any] = {}
+        for key, value in table.items():
+            name = _TTT_ALIASES.get(key, key)
+            if name in model_hints:
+                model_kw[name] = _check_type(f"{prefix}.{key}", value, model_hints[name])
+            elif key in own_hints:
+                own_kw[key] = _check_type(f"{prefix}.{key}", value, own_hints[key])
+            else:
+                known = ", ".join(sorted(set(model_hints) | set(own_hints) | set(_TTT_ALIASES)))
+                raise ConfigError(f"{prefix}.{key}: unknown key (known: {known})")
+        try:
+            params = TTTParams(**model_kw)
+        except ValueError as exc:
+            raise ConfigError(f"{prefix}.{exc}") from None
+        obj = cls(params, **own_kw)
+        obj.validate()
+        return obj
 
     def elo_prior(self, elo: float) -> tuple[float, float]:
         """Prior (mu, sigma) in skill units of a player with rating tag ``elo``."""
-        return self.mu0 + (elo - self.elo_at_mu0) / self.elo_per_unit, self.elo_sigma
+        return self.params.mu0 + (elo - self.elo_at_mu0) / self.elo_per_unit, self.elo_sigma
 
     def to_elo(self, mu: float, sigma: float) -> tuple[float, float]:
         """A skill posterior on the Elo scale of the rating-tag priors."""
-        return self.elo_at_mu0 + (mu - self.mu0) * self.elo_per_unit, sigma * self.elo_per_unit
+        return self.elo_at_mu0 + (mu - self.params.mu0) * self.elo_per_unit, sigma * self.elo_per_unit
 
     def validate(self) -> None:
-        if self.time_unit not in ("day", "week", "month", "year", "round"):
-            raise ConfigError(f"ttt.time_unit: expected day, week, month, year or round, got {self.time_unit!r}")
-        if self.model not in ("ttt", "ttt-d"):
-            raise ConfigError(f"ttt.model: expected ttt or ttt-d, got {self.model!r}")
-        if not 0.0 < self.p_draw < 1.0:
-            raise ConfigError(f"ttt.p_draw: must be in (0, 1), got {self.p_draw!r}")
-        for key in ("sigma0", "beta", "zeta0", "tolerance", "elo_per_unit", "elo_sigma"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"ttt.{key}: must be positive, got {getattr(self, key)!r}")
-        for key in ("tau", "zeta"):
-            if getattr(self, key) < 0:
-                raise ConfigError(f"ttt.{key}: must not be negative, got {getattr(self, key)!r}")
-        if self.max_iterations < 1:
-            raise ConfigError(f"ttt.max_iterations: must be at least 1, got {self.max_iterations!r}")
+        if self.time_unit not in TIME_UNITS:
+            raise ConfigError(f"ttt.time_unit: expected {', '.join(TIME_UNITS)}, got {self.time_unit!r}")
+        for key in ("elo_per_unit", "elo_sigma"):
+            value = getattr(self, key)
+            if not (value > 0 and math.isfinite(value)):
+                raise ConfigError(f"ttt.{key}: must be a finite positive number, got {value!r}")
+        if not math.isfinite(self.elo_at_mu0):
+            raise ConfigError(f"ttt.elo_at_mu0: must be a finite number, got {self.elo_at_mu0!r}")
 
 
 FEED_TYPES = ("file", "http", "stream", "mqtt", "replay")
@@ -536,6 +546,8 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
 
 
 def _build(cls: type, table: dict[str, Any], prefix: str = "") -> Any:
+    if hasattr(cls, "from_table"):  # a table with its own reader (TTTConfig)
+        return cls.from_table(table, prefix)
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {}

@@ -15,6 +15,14 @@ def test_shipped_config_equals_defaults():
         ("[engine]\nmultipv = 'four'", "engine.multipv: expected int, got 'four'"),
         ("[engine]\ndepht = 3", "engine.depht: unknown key"),
         ("[ttt]\ntime_unit = 'fortnight'", "ttt.time_unit"),
+        ("[ttt]\np_draw = 0.0", "ttt.p_draw: must be in (0, 1), got 0.0"),
+        ("[ttt]\ntau = nan", "ttt.tau: expected a finite number, got nan"),
+        ("[ttt]\nbeta = inf", "ttt.beta: expected a finite number, got inf"),
+        ("[ttt]\ntau = -0.1", "ttt.tau: must be a finite number, not negative, got -0.1"),
+        ("[ttt]\nmax_iterations = 0", "ttt.max_sweeps: must be at least 1, got 0"),
+        ("[ttt]\nbeat = 1.0", "ttt.beat: unknown key"),
+        ("[ttt]\nbeta = 'big'", "ttt.beta: expected float, got 'big'"),
+        ("[screening]\nmin_ttt_games = -1", "screening.min_ttt_games: must not be negative"),
         ("[engine\n", "config.toml"),
     ],
 )
@@ -26,6 +34,15 @@ def test_bad_values_name_the_key(text, message):
 def test_missing_config_file_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="nope.toml"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_ttt_table_embeds_the_model_parameters_with_their_defaults():
+    from livemon.rating.ttt_params import TTTParams
+
+    assert Config().ttt.params == TTTParams()
+    cfg = load_config_text("[ttt]\nmax_iterations = 7\nbeta = 2\nelo_per_unit = 100.0")
+    assert cfg.ttt.params == TTTParams(max_sweeps=7, beta=2.0) and cfg.ttt.elo_per_unit == 100.0
+    assert load_config_text("[ttt]\nmax_sweeps = 7").ttt.params.max_sweeps == 7
 
 
 # -- values that used to be accepted and then broke the service (issue 13) ---------------------------------------

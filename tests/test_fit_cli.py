@@ -101,10 +101,41 @@ def test_csv_with_bad_rows_unfinished_games_and_a_missing_file(tmp_path, capsys)
 
 
 def test_table_is_sorted_by_latest_skill(capsys):
-    assert cli.main(["fit", str(LONDON), "--tau", "0.05", "--beta", "1.5"]) == 0
+    assert cli.main(["fit", str(LONDON), "--tau", "0.05", "--beta", "1.5", "--skill"]) == 0
     lines = capsys.readouterr().out.splitlines()
     skills = [float(m.group(1)) for line in lines if (m := re.match(r"\s*\d+\s+.+?\s+(-?\d+\.\d+) ± ", line))]
     assert len(skills) == 9 and skills == sorted(skills, reverse=True)
+    assert "beta" in lines[0]
+
+
+def test_table_shows_elo_by_default_on_the_rating_tags_scale(capsys):
+    assert cli.main(["fit", str(LONDON), "--rating-priors"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "Elo = 1500 + 200 per skill unit" in out[0]
+    rows = {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for line in out if (m := re.match(r"\s*\d+\s+(\S+)\s+(\d+) ± (\d+)\s", line))}
+    tags = {}
+    for g in _headers(LONDON):
+        tags.setdefault(g["White"], int(g["WhiteElo"]))
+        tags.setdefault(g["Black"], int(g["BlackElo"]))
+    assert rows.keys() == tags.keys()
+    for name, (elo, sd) in rows.items():
+        assert abs(elo - tags[name]) < 300 and 50 < sd < 200, (name, elo, sd)
+
+
+def test_search_says_which_beta_and_tau_it_chose(capsys):
+    out, err = run_json(capsys, str(OPEN), "--search")
+    chosen = re.search(r"search chose beta=(\d+\.\d+) \(\d+ Elo\) tau=(\d+\.\d+) per day", err)
+    assert chosen, err
+    assert float(chosen.group(1)) == pytest.approx(out["search"]["beta"], abs=1e-4)
+    assert float(chosen.group(2)) == pytest.approx(out["search"]["tau"], abs=1e-5)
+    assert out["params"]["beta"] == out["search"]["beta"] and out["search"]["evaluations"] > 3
+
+
+def test_bad_parameters_on_the_command_line_are_one_line(capsys):
+    assert cli.main(["fit", str(LONDON), "--p-draw", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["livemon: config: command line: p_draw: must be in (0, 1), got 0.0"]
 
 
 def test_no_game_is_an_error(tmp_path, capsys):

@@ -187,6 +187,17 @@ def test_a_rating_change_rescores_exactly():
     assert late.numbers(("A", "Open")).c_r == pytest.approx(0.9)
 
 
+def test_a_ttt_rating_counts_only_with_enough_games_behind_it():
+    infos = [game("g", "A", "B", welo=None, belo=None)]
+    scr = fed(infos, plies("g", 80, 6))
+    assert scr.cfg.min_ttt_games == 10  # the default
+    assert scr.set_fallback_ratings({"A": 1700.0, "B": 2000.0}, {"A": 9, "B": 10}) == [("B", "Open")]
+    assert scr.numbers(("A", "Open")).rating_source == "none" and scr.numbers(("B", "Open")).rating_source == "ttt"
+    # A reaches ten games; B's rating is recomputed from too few (a new fit) -> unrated again
+    assert sorted(scr.set_fallback_ratings({"A": 1710.0, "B": 2010.0}, {"A": 10, "B": 3})) == [("A", "Open"), ("B", "Open")]
+    assert scr.numbers(("A", "Open")).rating == 1710.0 and scr.numbers(("B", "Open")).rating is None
+
+
 def test_each_level_is_raised_once_and_carries_its_numbers():
     cfg = ScreeningConfig(book_moves=0, notice_z=1.0, alert_z=2.0, min_positions=30)
     scr = Screener(cfg, CAL)

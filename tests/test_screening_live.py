@@ -254,11 +254,28 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
     assert leaks(overlay_html) == []
 
 
+async def test_a_ttt_rating_with_too_few_games_is_not_a_screening_rating(tmp_path, stockfish):
+    """The default [screening] min_ttt_games = 10: after one game each, the players stay unrated."""
+    pgn = london(tmp_path, slice(0, 2))
+    pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
+    cfg = live_config(tmp_path, pgn, ScreeningConfig())
+    assert cfg.screening.min_ttt_games == 10
+    profile = await profile_name(cfg)
+    calibrate(cfg.store.path, profile)
+    monitor, alerts, rows = await run_monitor(cfg)
+    assert monitor.counters.ttt_refreshes >= 1 and len(monitor._ttt.latest) == 4
+    assert all(r.games == 1 for r in monitor._ttt.latest.values())
+    last = {(r.player, r.event): r for r in rows}
+    assert len(last) == 4 and alerts == []
+    for row in last.values():
+        assert row.rating_source == "none" and row.rating is None and row.z is None
+
+
 async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(capsys, tmp_path, stockfish):
     """Two London 2011 games with the Elo tags taken out: screening waits for the TTT refresh, then re-scores."""
     pgn = london(tmp_path, slice(0, 2))
     pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
-    cfg = live_config(tmp_path, pgn, ScreeningConfig())
+    cfg = live_config(tmp_path, pgn, ScreeningConfig(min_ttt_games=1))  # one game each: enough here
     profile = await profile_name(cfg)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
@@ -273,8 +290,10 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
         assert row == monitor.screener.numbers(key)
     # the batch fits TTT once on the same results: the same players get a TTT rating there too
     calibrate(str(tmp_path / "batch.sqlite"), profile)
+    one_game = tmp_path / "one_game.toml"
+    one_game.write_text("[screening]\nmin_ttt_games = 1\n")
     assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
-                                          "--store", str(tmp_path / "batch.sqlite")]) == 0
+                                          "--store", str(tmp_path / "batch.sqlite"), "--config", str(one_game)]) == 0
     batch = {(r["player"], r["event"]): r for r in json.loads(capsys.readouterr().out)["screening"]["players"]}
     assert batch.keys() == last.keys()
     for key, row in batch.items():

@@ -261,6 +261,69 @@ def test_warm_refresh_equals_cold_fit_with_far_fewer_sweeps():
     assert warm.sweeps * 2 < cold.sweeps
 
 
+def _by_player_step(result: ttt.TTTFit) -> dict[tuple, tuple[float, float]]:
+    labels = result.games.labels[result.node_player]
+    return {(ttt._plain(n), float(s)): (float(m), float(sd))
+            for n, s, m, sd in zip(labels, result.node_step, result.mu, result.sigma)}
+
+
+@pytest.mark.parametrize("new_step", ["same", "next"])
+def test_incremental_refresh_sweeps_only_what_moved_and_agrees_with_a_cold_fit(new_step):
+    """One more game at the last step (or a new one): posteriors within 1e-5 of a cold fit at tolerance 1e-6.
+
+    The stated agreement: |Δμ| and |Δσ| ≤ 1e-5 at every (player, step) (measured ~2e-6), log-evidence
+    within 1e-3, for at most 1/10 of the cold fit's game updates.
+    """
+    a, b, t, s = simulate_windowed(60_000, 3400, seed=3)
+    if new_step == "next":
+        t = t.copy()
+        t[-1] = t.max() + 1
+    params = ttt.TTTParams(tolerance=1e-6)
+    first = ttt.fit(ttt.make_games(a[:-1], b[:-1], t[:-1], s[:-1]), params)
+    warm = ttt.refresh(first, ttt.make_games(a[-1:], b[-1:], t[-1:], s[-1:]))
+    cold = ttt.fit(ttt.make_games(a, b, t, s), params)
+    assert warm.incremental and cold.converged
+    assert warm.updates * 10 <= cold.updates, (warm.updates, cold.updates)
+    mine, ref = _by_player_step(warm), _by_player_step(cold)
+    assert mine.keys() == ref.keys()
+    assert max(abs(mine[k][0] - ref[k][0]) for k in ref) < 1e-5
+    assert max(abs(mine[k][1] - ref[k][1]) for k in ref) < 1e-5
+    assert warm.log_evidence == pytest.approx(cold.log_evidence, abs=1e-3)
+    # and again on top of the incremental one (its state is complete, not a one-off)
+    again = ttt.refresh(warm, ttt.make_games([a[0]], [b[0]], [t[-1]], [0.5]))
+    assert again.incremental and again.games.white.shape[0] == len(cold.games) + 1
+
+
+def test_refresh_seeds_priors_of_players_new_to_the_fit():
+    """A player first seen in a later refresh gets the prior given then (the live Aronian 1093 ± 719 bug)."""
+    a, b, t, s = simulate_windowed(20_000, 1200, seed=4)
+    params = ttt.TTTParams(tolerance=1e-6)
+    first = ttt.fit(ttt.make_games(a, b, t, s), params, priors={int(a[0]): (1.0, 0.5)})
+    newcomer = 10_000  # not in the history
+    new = ttt.make_games([newcomer, newcomer], [int(a[-1]), int(b[-1])], [t[-1], t[-1]], [0.0, 0.5])
+    for result in (ttt.refresh(first, new, priors={newcomer: (3.0, 0.2)}),
+                   ttt.fit(first.games.concat(new), params, priors={int(a[0]): (1.0, 0.5), newcomer: (3.0, 0.2)})):
+        mu, sd = result.latest()[newcomer]
+        assert 2.3 < mu < 3.1 and sd < 0.2  # the prior holds; a loss and a draw pull it down a little
+        assert result.priors[int(a[0])] == (1.0, 0.5)  # earlier priors kept
+    warm = ttt.refresh(first, new, priors={newcomer: (3.0, 0.2)})
+    cold = ttt.fit(first.games.concat(new), params, priors={int(a[0]): (1.0, 0.5), newcomer: (3.0, 0.2)})
+    assert warm.latest()[newcomer][0] == pytest.approx(cold.latest()[newcomer][0], abs=1e-5)
+
+
+def test_refresh_with_a_new_prior_for_a_player_already_fitted_equals_a_cold_fit():
+    """A rating tag that appears in a later game of a player fitted without one."""
+    a, b, t, s = simulate_windowed(6000, 340, seed=5)
+    params = ttt.TTTParams(tolerance=1e-6)
+    first = ttt.fit(ttt.make_games(a[:-1], b[:-1], t[:-1], s[:-1]), params)
+    late = {int(a[-1]): (2.0, 0.3)}
+    warm = ttt.refresh(first, ttt.make_games(a[-1:], b[-1:], t[-1:], s[-1:]), priors=late)
+    cold = ttt.fit(ttt.make_games(a, b, t, s), params, priors=late)
+    mine, ref = _by_player_step(warm), _by_player_step(cold)
+    assert max(abs(mine[k][0] - ref[k][0]) for k in ref) < 1e-5
+    assert warm.latest()[int(a[-1])][0] > first.latest()[int(a[-1])][0] + 0.3  # the prior pulled it up
+
+
 def test_tttd_refresh_and_pickle_round_trip():
     a, b, t, s = simulate(30, 400, 6, seed=14)
     params = ttt.TTTParams(model="ttt-d", tolerance=1e-8)

@@ -229,6 +229,7 @@ class Monitor:
         self.apply(self.core.resume(stored))
         if stored:
             log.info("resumed %d games, %d moves from %s", len(stored), sum(len(m) for _, _, m in stored), self.store.path)
+        self._ttt.restore(self.store.get_ttt()[0])  # the first TTT refresh continues from the stored fit
 
     # -- input -------------------------------------------------------------------------
 

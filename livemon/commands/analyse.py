@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # imported where used: ``analyse --help`` starts at once
     from livemon.app.batch import BatchResult
     from livemon.config import Config
     from livemon.io.store import Store
-    from livemon.live.messages import GameInfo
+    from livemon.live.messages import GameInfo, TTTRating
     from livemon.live.screener import Screener
 
 
@@ -97,17 +97,18 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
         finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)
                     if g.result in FINAL_RESULTS]
         if finished:
-            screener.set_fallback_ratings(asyncio.run(ttt_ratings(cfg, finished)))
+            ratings = asyncio.run(ttt_ratings(cfg, finished))
+            screener.set_fallback_ratings({n: r.elo for n, r in ratings.items()}, {n: r.games for n, r in ratings.items()})
     return screener
 
 
-async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, float]:
-    """TTT posterior means on the Elo scale (the monitor's background fit, run once)."""
+async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, TTTRating]:
+    """TTT ratings (Elo scale, with their games) of the monitor's background fit, run once."""
     from livemon.io.tttjob import TTTJob
 
     job = TTTJob(cfg.ttt)
     try:
-        return {r.name: r.elo for r in await job.refresh(finished)}
+        return {r.name: r for r in await job.refresh(finished)}
     finally:
         job.close()
 

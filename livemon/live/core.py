@@ -277,7 +277,8 @@ class LiveCore:
             if rating.name in self.estimator.players:
                 out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
         if self.screener is not None:
-            for key in self.screener.set_fallback_ratings({name: r.elo for name, r in self.ttt.items()}):
+            elos = {name: r.elo for name, r in self.ttt.items()}
+            for key in self.screener.set_fallback_ratings(elos, {name: r.games for name, r in self.ttt.items()}):
                 self._screen(key, out)
         return out
 

@@ -10,7 +10,8 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
 
 * **c_r** = ``calibration.c_map.c_for_rating(r)`` (clipped at 0), r = the
   player's rating tag in that event's games, else the TTT posterior mean on
-  the Elo scale (:meth:`Screener.set_fallback_ratings`), else none: the
+  the Elo scale with at least ``min_ttt_games`` games behind it
+  (:meth:`Screener.set_fallback_ratings`), else none: the
   player's positions wait, unscored ("no rating"). When r changes, every
   position of that player-event is re-scored at the new c_r (exact, not an
   adjustment).
@@ -272,9 +273,19 @@ class Screener:
                 self._tags.pop(key, None)
         return [k for k in touched if k in self.tracks]
 
-    def set_fallback_ratings(self, ratings: Mapping[str, float]) -> list[TrackKey]:
-        """New TTT posterior means (Elo scale) for players without a tag; returns the tracks re-scored."""
-        self._fallback.update({k: float(v) for k, v in ratings.items()})
+    def set_fallback_ratings(self, ratings: Mapping[str, float],
+                             games: Mapping[str, int] | None = None) -> list[TrackKey]:
+        """New TTT posterior means (Elo scale) for players without a tag; returns the tracks re-scored.
+
+        With ``games`` (each player's finished games behind the TTT rating), a
+        rating counts only with at least ``min_ttt_games`` of them: with fewer
+        the player stays (or becomes) unrated.
+        """
+        for name, value in ratings.items():
+            if games is None or games.get(name, 0) >= self.cfg.min_ttt_games:
+                self._fallback[name] = float(value)
+            else:
+                self._fallback.pop(name, None)
         return [k for k, t in self.tracks.items() if k not in self._tags and self._rerate(t)]
 
     def mark_raised(self, player: str, event: str, level: str) -> None:

@@ -1,0 +1,156 @@
+"""The live TTT job: priors at every refresh, bad games skipped, a worker that dies with its parent."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from livemon.config import TTTConfig
+from livemon.io.tttjob import TTTJob
+from livemon.live.messages import GameInfo
+from livemon.live.pgn import game_info, read_games
+
+
+def london_2011() -> list[tuple[GameInfo, str]]:
+    """The bundled London Chess Classic 2011 in file order (round by round), with results."""
+    text = resources.files("livemon").joinpath("data/london_2011.pgn").read_text(encoding="utf-8")
+    out = []
+    for i, g in enumerate(read_games(text, "london_2011.pgn")):
+        assert g.game is not None  # one game has an illegal move after 53 moves: its tags are what counts
+        out.append((game_info(g.game.headers, f"g{i}"), g.game.headers["Result"]))
+    return out
+
+
+def test_replayed_event_keeps_every_players_rating_tag_prior():
+    """Refresh after every finished game, as the monitor does: a player first seen in a late
+    game keeps a rating near their tag (live, before the fix: Aronian 2802 shown as 1093 ± 719)."""
+    games = london_2011()
+    tags = {}
+    for info, _ in games:
+        tags.setdefault(info.white, info.white_elo)
+        tags.setdefault(info.black, info.black_elo)
+    first_game = {}
+    for i, (info, _) in enumerate(games):
+        first_game.setdefault(info.white, i)
+        first_game.setdefault(info.black, i)
+    late = max(first_game, key=first_game.get)
+    assert first_game[late] > 0  # the player with the round-1 bye
+
+    cfg = TTTConfig()
+    job = TTTJob(cfg)
+    try:
+        for n in range(1, len(games) + 1):
+            ratings = {r.name: r for r in asyncio.run(job.refresh(games[:n]))}
+            if n == first_game[late] + 1:  # the refresh right after their first game
+                r = ratings[late]
+                assert abs(r.elo - tags[late]) < 300 and r.elo_sigma < 200, r
+        cold = TTTJob(cfg)
+        try:
+            fresh = {r.name: r for r in asyncio.run(cold.refresh(games))}
+        finally:
+            cold.close()
+    finally:
+        job.close()
+    assert set(ratings) == set(tags)
+    for name, r in ratings.items():
+        assert r.elo_sigma < 200, r  # tighter than the rating-tag prior (elo_sigma 1 β = 200 Elo)
+        assert abs(r.elo - tags[name]) < 400, r
+        assert r.elo == pytest.approx(fresh[name].elo, abs=0.5)  # live equals a cold fit of the event
+        assert r.elo_sigma == pytest.approx(fresh[name].elo_sigma, abs=0.5)
+
+
+def test_games_without_two_named_players_are_skipped_with_one_line(caplog):
+    games = [
+        (GameInfo("a", white="Kasparov", black="Karpov", date="1985.09.03"), "1-0"),
+        (GameInfo("b", white="?", black="?", date="1985.09.03"), "1-0"),
+        (GameInfo("c", white="", black="", date="1985.09.04"), "1/2-1/2"),
+        (GameInfo("d", white="Karpov", black="Karpov", date="1985.09.04"), "0-1"),
+        (GameInfo("e", white="Karpov", black="Kasparov", date="1985.09.05"), "1/2-1/2"),
+    ]
+    job = TTTJob(TTTConfig())
+    try:
+        with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
+            first = {r.name: r for r in asyncio.run(job.refresh(games))}
+            again = {r.name: r for r in asyncio.run(job.refresh(games))}
+    finally:
+        job.close()
+    assert set(first) == set(again) == {"Kasparov", "Karpov"}
+    assert first["Kasparov"].games == 2
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 3 and all("skipped" in line for line in lines)  # one line per game, not per refresh
+    assert not any(r.exc_info for r in caplog.records)
+
+
+def test_stored_fit_is_read_back_and_bad_state_is_one_line(caplog):
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+    try:
+        asyncio.run(job.refresh(games[:20]))
+        state = job.state_bytes()
+    finally:
+        job.close()
+    restarted = TTTJob(TTTConfig())
+    try:
+        assert restarted.restore(state)
+        ratings = asyncio.run(restarted.refresh(games[:21]))
+        assert restarted.fit is not None and len(restarted.fit.games) == 21 and len(ratings) == 9
+        with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
+            assert not restarted.restore(b"not a pickle")
+        assert len(caplog.records) == 1 and "fits afresh" in caplog.records[0].getMessage()
+    finally:
+        restarted.close()
+
+
+PARENT = textwrap.dedent("""
+    import asyncio, sys, time
+    from livemon.config import TTTConfig
+    from livemon.io.tttjob import TTTJob
+    from livemon.live.messages import GameInfo
+
+    if __name__ == "__main__":
+        job = TTTJob(TTTConfig(), pdeathsig=sys.argv[1] == "1")
+        asyncio.run(job.refresh([(GameInfo("a", white="A", black="B", date="2024.01.01"), "1-0")]))
+        print(*job.worker_pids(), flush=True)
+        time.sleep(120)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie waiting for a reaper is dead
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("pdeathsig", [True, False], ids=["prctl", "pipe only"])
+def test_worker_dies_with_its_parent(tmp_path, pdeathsig):
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    parent = subprocess.Popen([sys.executable, str(script), "1" if pdeathsig else "0"],
+                              stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    try:
+        line = parent.stdout.readline()
+        pids = [int(x) for x in line.split()]
+        assert len(pids) == 1 and _alive(pids[0])
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 5.0
+        while _alive(pids[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pids[0]), "TTT worker outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
