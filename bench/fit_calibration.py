@@ -19,6 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import gzip
 import json
 import sys
@@ -70,6 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     cal = Calibration(**{**cal.__dict__, "book_moves": BOOK_MOVES, "eval_bound": EVAL_BOUND, "tau_game": by_game.tau})
     perf = fit_performance_calibration(
         ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), PROFILE, POOL)
+    # The calibration set's fit games are a sample of single games (few players have two in one event),
+    # so the performance map's per-player τ cannot be told from its per-game τ. The open's players have
+    # 9 games each: take the screened map's ratio of the two, the share of a game's spread that is the
+    # player's own level, for the performance map too.
+    borrowed = float(perf.tau_game or 0.0) * float(cal.tau or 0.0) / float(cal.tau_game or 1.0)
+    print(f"  performance map: tau per player-event {perf.tau:.4f} as fitted on mostly single games; "
+          f"{borrowed:.4f} = tau_game x {cal.tau:.4f}/{cal.tau_game:.4f} of the screened map (used)")
+    perf = replace(perf, tau=borrowed)
     by_player: dict[str, tuple[float, list[int]]] = {}
     for s in samples:
         by_player.setdefault(s.key, (s.elo, []))[1].extend(s.gains)
