@@ -200,7 +200,7 @@ def render_table(out: dict[str, Any]) -> str:
         "perf.: performance Elo from the quality of the moves (the E(c) evidence through the engine profile's",
         "calibration: " + ("; ".join(sorted(calibrations)) or "none") + "), ~ = outside the calibrated range;",
         "95% range: includes the spread of honest players around the calibration (one game says little);",
-        "pos: positions it rests on (book moves and decided positions left out, as in the calibration).",
+        "pos: the moves it rests on (every non-forced move with a MultiPV analysis, as the calibration).",
     ] + [f"no perf.: {r}" for r in reasons] + [
         "diagnostics (Ferreira 2012, not estimates of rating): gain: mean centipawns won per move against the",
         "engine (0 = engine-perfect); p(eng)/d(eng): expected score and Elo difference against the engine",
