@@ -203,7 +203,16 @@ class UciEngine:
         self._transport.close()
 
     async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self._protocol.quit(), timeout=5)
-        except Exception:  # already dead or hung: make sure the process is gone
+        """Ask the engine to quit; kill it if it has not within 5 s (or is already gone).
+
+        The quit is never cancelled: cancelling python-chess's command leaves its result
+        future to fail unseen when the process then dies ("Future exception was never
+        retrieved" in the log at every slow shutdown). It runs as a task whose outcome is
+        always retrieved, and is given a moment to see the kill.
+        """
+        quitting = asyncio.ensure_future(self._protocol.quit())
+        quitting.add_done_callback(_retrieve)
+        done, _ = await asyncio.wait({quitting}, timeout=5)
+        if not done or quitting.cancelled() or quitting.exception() is not None:
             await self.kill()
+            await asyncio.wait({quitting}, timeout=2)

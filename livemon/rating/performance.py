@@ -39,6 +39,7 @@ one it is not computed, and :class:`Performance` says why.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -152,6 +153,21 @@ def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
             f"{pool}: performance Elo is on the calibration's scale")
 
 
+@functools.lru_cache(maxsize=64)
+def _grids(a: float, b: float, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The c grid, the Elo grid and the N(c; a + b·r, τ²) kernel between them (made once per line and τ).
+
+    The c grid spans the line over the Elo support, padded by 5 τ, c < 0 included (the line and
+    τ reach there at low ratings).
+    """
+    c = np.linspace(a + b * ELO_RANGE[0] - 5 * tau, a + b * ELO_RANGE[1] + 5 * tau, 400)
+    elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
+    kernel = np.exp(-0.5 * ((c[None, :] - (a + b * elo)[:, None]) / tau) ** 2)
+    for arr in (c, elo, kernel):
+        arr.setflags(write=False)
+    return c, elo, kernel
+
+
 @dataclass(frozen=True)
 class PerformanceModel:
     """The calibration of one engine profile and rating pool, ready to turn moves into a performance Elo."""
@@ -215,14 +231,9 @@ class PerformanceModel:
         cal = self.calibration
         tau = self.spread(games)
         # c grid: the line's range over the Elo support, padded by 5 τ; fine enough for τ
-        c_lo = cal.a + cal.b * ELO_RANGE[0] - 5 * tau
-        c_hi = cal.a + cal.b * ELO_RANGE[1] + 5 * tau
-        c = np.linspace(c_lo, c_hi, 400)  # c < 0 too: the line and τ reach there at low ratings
+        c, elo, kernel = _grids(cal.a, cal.b, tau)
         ll = log_likelihood(decisions, c)
         like_c = np.exp(ll - ll.max())
-        elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
-        mu = cal.a + cal.b * elo
-        kernel = np.exp(-0.5 * ((c[None, :] - mu[:, None]) / tau) ** 2)
         post = kernel @ like_c  # ∝ L(r) on the Elo grid (flat prior)
         if not np.isfinite(post).all() or post.sum() <= 0.0:
             return Performance.unavailable("likelihood underflow", n, cal.profile)
