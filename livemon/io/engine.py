@@ -188,7 +188,14 @@ class UciEngine:
         return self._transport.get_returncode() is None and not self._protocol.returncode.done()
 
     async def kill(self) -> None:
-        """Kill the process at once and wait until it is reaped: the way out of a hung engine."""
+        """Kill the process at once and wait until it is reaped: the way out of a hung engine.
+
+        The commands python-chess still had under way fail with EngineTerminatedError when
+        the process goes; nobody waits for them any more (their callers were cancelled or
+        gave up), so their outcome is marked seen here — else asyncio logs "Future exception
+        was never retrieved" for an engine killed on purpose.
+        """
+        pending = [self._protocol.command, self._protocol.next_command]
         if self._transport.get_returncode() is None:
             try:
                 self._transport.kill()
@@ -201,6 +208,14 @@ class UciEngine:
         else:
             log.error("engine process %d did not exit after SIGKILL", self.pid)
         self._transport.close()
+        await asyncio.sleep(0)  # let python-chess see the exit
+        for command in pending:
+            for fut in (getattr(command, "result", None), getattr(command, "finished", None)):
+                if isinstance(fut, asyncio.Future) and fut.done() and not fut.cancelled():
+                    value = fut.exception() or fut.result()
+                    inner = getattr(value, "_finished", None)  # an AnalysisResult's own future
+                    if isinstance(inner, asyncio.Future):
+                        inner.add_done_callback(_retrieve)
 
     async def close(self) -> None:
         """Ask the engine to quit; kill it if it has not within 5 s (or is already gone).

@@ -26,7 +26,9 @@ from livemon.live.messages import GameInfo, GameResult, MonitorStatus, MoveEvent
 from livemon.live.pgn import GoodGame, game_info, read_games
 from livemon.rating.evaluation import score_cp
 
-REAL = Path(os.environ.get("LIVEMON_REAL_DATA", Path(__file__).resolve().parents[4] / "shared" / "data" / "real"))
+def real_data() -> Path:
+    """Where the demo's real games are: ``$LIVEMON_REAL_DATA`` (the tests point it at tests/data), else ../shared."""
+    return Path(os.environ.get("LIVEMON_REAL_DATA", Path(__file__).resolve().parents[4] / "shared" / "data" / "real"))
 EVENT_PGN = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 PENDING_PGN = "wcc2023_nepo_ding_g1_pythonchess.pgn"
 
@@ -40,7 +42,7 @@ class Demo:
 
 
 def _games(name: str) -> list[GoodGame]:
-    path = REAL / name
+    path = real_data() / name
     text = path.read_text(encoding="utf-8")
     return [g for g in read_games(text, name) if isinstance(g, GoodGame)]
 
