@@ -291,6 +291,8 @@ class FeedConfig:
     """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
     max_body_mb: float = 64.0
     """file, http: largest file or response body read, in MB; stream: largest single game. Larger: one error, skipped."""
+    withdraw_after: float = 10.0
+    """file, http: seconds (and at least 3 whole reads) a game must be missing from its round before it is withdrawn; 0 = never."""
 
     def validate(self) -> None:
         where = f"feeds.{self.name}" if self.name else "feeds"
@@ -308,7 +310,7 @@ class FeedConfig:
         for key in ("interval", "timeout", "max_backoff", "max_delay"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"{where}.{key}: must be positive, got {getattr(self, key)!r}")
-        for key in ("speed", "default_delay"):
+        for key in ("speed", "default_delay", "withdraw_after"):
             if getattr(self, key) < 0:
                 raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
         if self.identity not in ("auto", "tags"):

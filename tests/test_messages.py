@@ -99,6 +99,9 @@ def test_no_arbiter_message_reaches_a_public_channel_or_topic(kind: str) -> None
     assert topic.split("/")[2] == cls.channel and "x/y" not in topic  # free text is one escaped level
 
     hub = Hub()
+    if cls.removes:
+        check_removal(cls, msg)
+        return
     seq = hub.publish(msg)
     for channel in m.PUBLIC_CHANNELS if cls.audience == m.ARBITER else m.ARBITER_CHANNELS:
         assert hub.snapshot(channel) == (seq, [])
@@ -113,6 +116,59 @@ def test_no_arbiter_message_reaches_a_public_channel_or_topic(kind: str) -> None
     d = json.loads(published[0].to_json())
     assert d["kind"] == kind and d["v"] == m.MESSAGE_VERSION and d["ts"] == published[0].ts
     assert m.outgoing_from_dict(d) == msg
+
+
+def check_removal(cls: type[m.Outgoing], removal: m.Outgoing) -> None:
+    """A removal deletes its key from every face's state of the kinds it removes, and nothing else."""
+    targets = [m.OUTGOING[k] for k in cls.removes]
+    states = [sample(t) for t in targets]
+    assert all(s.key == removal.key for s in states) and targets[0].channel == cls.channel
+    other = dataclasses.replace(states[0], **{targets[0].key_fields[0]: "someone else"})
+    hub, tui = Hub(), LiveState()
+    for s in (*states, other):
+        hub.publish(s)
+        tui.apply(s)
+    seq = hub.publish(removal)
+    for t in targets:
+        assert hub.snapshot(t.channel)[1] == ([other] if t is targets[0] else [])
+    for channel in removal.channels()[len(cls.main_channels):]:  # the detail channel keeps the last word
+        assert hub.snapshot(channel) == (seq, [removal])
+    assert set(removal.channels()) >= {t.channel for t in targets}
+    for channel in m.PUBLIC_CHANNELS if cls.audience == m.ARBITER else m.ARBITER_CHANNELS:
+        assert hub.snapshot(channel) == (seq, [])
+    assert tui.apply(removal) == (cls.removes[0], removal.key) and tui.apply(removal) is None
+    assert tui.latest[cls.removes[0]] == {other.key: other}
+    assert all(not tui.latest[k] for k in cls.removes[1:])
+    d = json.loads(removal.to_json())
+    assert d["kind"] == cls.kind and m.outgoing_from_dict(d) == removal
+
+
+def test_a_removal_must_remove_a_state_of_its_key_and_audience() -> None:
+    before = (dict(m.KINDS), dict(m.OUTGOING), dict(m.CHANNEL_AUDIENCE))
+    try:
+        with pytest.raises(TypeError, match="not a state message with its key"):
+            @dataclasses.dataclass(frozen=True)
+            class Odd(m.Outgoing):
+                kind: typing.ClassVar[str] = "odd_removed"
+                channel: typing.ClassVar[str] = "players"
+                audience: typing.ClassVar[m.Audience] = m.PUBLIC
+                key_fields: typing.ClassVar[tuple[str, ...]] = ("game_id",)
+                removes: typing.ClassVar[tuple[str, ...]] = ("player",)
+                game_id: str
+        with pytest.raises(TypeError, match="which is arbiter"):
+            @dataclasses.dataclass(frozen=True)
+            class Leak(m.Outgoing):
+                kind: typing.ClassVar[str] = "leak_removed"
+                channel: typing.ClassVar[str] = "players"
+                audience: typing.ClassVar[m.Audience] = m.PUBLIC
+                key_fields: typing.ClassVar[tuple[str, ...]] = ("player", "event")
+                removes: typing.ClassVar[tuple[str, ...]] = ("screening",)
+                player: str
+                event: str
+    finally:
+        for table, old in zip((m.KINDS, m.OUTGOING, m.CHANNEL_AUDIENCE), before):
+            table.clear()
+            table.update(old)  # type: ignore[arg-type]
 
 
 def test_unknown_channels_and_kinds_are_refused() -> None:

@@ -11,7 +11,10 @@ Channels and keys are declared by the message classes
 (:class:`livemon.live.messages.Outgoing`): ``games`` (every board),
 ``game:<id>`` (one board), ``players``, ``ttt``, ``status``; ``alerts`` and
 ``screening`` are for arbiters only. The hub stamps each message with the time
-it was published (``ts``).
+it was published (``ts``). A removal (``BoardRemoved``, ``PlayerRemoved``,
+``ScreeningRemoved``: the class's ``removes``) deletes its key from the
+snapshots of its channels and is delivered to their subscribers; on a detail
+channel (``game:<id>``) it stays as the key's last word.
 
 >>> from livemon.live.messages import PlayerEstimate
 >>> hub = Hub()
@@ -22,6 +25,9 @@ it was published (``ts``).
 (1, 'A', True)
 >>> [m.name for m in hub.snapshot("players")[1]]
 ['A']
+>>> from livemon.live.messages import PlayerRemoved
+>>> hub.publish(PlayerRemoved("A", "withdrawn")), hub.snapshot("players")
+(2, (2, []))
 """
 
 from __future__ import annotations
@@ -72,8 +78,14 @@ class Hub:
         self.seq += 1
         channels = msg.channels()
         key = msg.key
-        for channel in channels:
-            self._latest.setdefault(channel, {})[key] = (self.seq, msg)
+        if msg.removes:
+            for channel in msg.main_channels:
+                self._latest.get(channel, {}).pop(key, None)
+            for channel in channels[len(msg.main_channels):]:  # the detail channel keeps it: "withdrawn"
+                self._latest.setdefault(channel, {})[key] = (self.seq, msg)
+        else:
+            for channel in channels:
+                self._latest.setdefault(channel, {})[key] = (self.seq, msg)
         for sub in self._subscribers:
             if sub.overflowed or not sub.wants(channels):
                 continue

@@ -7,7 +7,11 @@ different topic tree, so a broker ACL can keep them from the public (see
 docs/mqtt.md). The publisher only reads the hub: a broker that is down or goes
 away is logged and retried with back-off, never raised into the monitor; on
 every (re)connect the hub's snapshot is republished, so nothing retained is
-left stale by an outage.
+left stale by an outage. A removal (a withdrawn game: ``board_removed``,
+``player_removed``, ``screening_removed``) publishes an empty retained payload
+on each topic it removes, which makes the broker forget the retained message;
+a topic published before an outage and gone from the snapshot since is
+cleared the same way at the resync.
 
 >>> from livemon.live.messages import Alert, BoardState, TTTRating
 >>> cfg = MqttOutConfig(prefix="livemon/wcc")
@@ -17,6 +21,9 @@ left stale by an outage.
 'livemon/wcc/games/round 1%2Fboard 2'
 >>> topic_for(Alert("Kramnik,V", "London", 61, 4.1, 70.5, 4.0), cfg)
 'livemon-arbiter/default/alerts/London/Kramnik,V'
+>>> from livemon.live.messages import PlayerRemoved
+>>> cleared_topics(PlayerRemoved("Carlsen, Magnus"), cfg)
+['livemon/wcc/players/Carlsen, Magnus', 'livemon/wcc/ttt/Carlsen, Magnus']
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ def topic_for(msg: Outgoing, cfg: MqttOutConfig) -> str:
     return message_topic(cfg, msg.channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
 
 
+def cleared_topics(msg: Outgoing, cfg: MqttOutConfig) -> list[str]:
+    """The retained topics a removal clears: the topic of each kind it removes, under the same key."""
+    return [message_topic(cfg, channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
+            for channel in msg.main_channels]
+
+
 class MqttPublisher:
     """Forwards the hub to an MQTT broker; the monitor runs ``run()`` as a task and cancels it."""
 
@@ -52,6 +65,7 @@ class MqttPublisher:
         self.published = 0
         self.last_seq = 0  # hub seq up to which everything is published: lag = hub.seq - last_seq
         self.connected = asyncio.Event()
+        self.retained: set[str] = set()  # topics holding a retained message of ours
         self.online_topic = online_topic(cfg)
         self.link = BrokerLink("mqtt_out", BrokerSettings.of(cfg), self._client, survive_bugs=True, logger=log)
 
@@ -106,10 +120,21 @@ class MqttPublisher:
         for channel in CHANNELS:  # read at once: later messages queue behind
             for msg in self.hub.snapshot(channel)[1]:
                 latest[id(msg)] = msg
+        current = {topic_for(msg, self.cfg) for msg in latest.values()}
+        for topic in sorted(self.retained - current):  # removed while we could not say so
+            await client.publish(topic, b"", qos=self.cfg.qos, retain=True)
+            self.retained.discard(topic)
         for msg in latest.values():
             await self._publish(client, msg)
         self.last_seq = seq
 
     async def _publish(self, client: aiomqtt.Client, msg: Outgoing) -> None:
-        await client.publish(topic_for(msg, self.cfg), msg.to_json(), qos=self.cfg.qos, retain=True)
+        if msg.removes:
+            for topic in cleared_topics(msg, self.cfg):  # an empty retained payload: the broker forgets it
+                await client.publish(topic, b"", qos=self.cfg.qos, retain=True)
+                self.retained.discard(topic)
+        else:
+            topic = topic_for(msg, self.cfg)
+            await client.publish(topic, msg.to_json(), qos=self.cfg.qos, retain=True)
+            self.retained.add(topic)
         self.published += 1

@@ -68,14 +68,18 @@ from livemon.live.effects import (
 from livemon.live.estimator import Estimator, PlayerState
 from livemon.live.messages import (
     Alert,
+    BoardRemoved,
     BoardState,
     FeedError,
     GameInfo,
     GameResult,
     GameRollback,
+    GameWithdrawn,
     Message,
     MoveEvent,
     PlayerEstimate,
+    PlayerRemoved,
+    ScreeningRemoved,
     TTTRating,
 )
 from livemon.live.pgn import FINAL_RESULTS
@@ -196,6 +200,8 @@ class LiveCore:
         elif isinstance(msg, FeedError):
             self.counters.feed_errors += 1
             out.append(Log(logging.WARNING, f"feed {msg.feed}: {msg.message}"))
+        elif isinstance(msg, GameWithdrawn):
+            out.extend(self.withdraw(msg.game_id, f"feed {msg.feed}: {msg.reason}" if msg.feed else msg.reason))
         return out
 
     def resume(self, stored: Iterable[tuple[GameInfo, str, list[MoveEvent]]]) -> list[Effect]:
@@ -286,6 +292,9 @@ class LiveCore:
         """A game its feed no longer lists (a renamed player, a game listed twice, a wrong pairing):
         its plies, its result and, when they played no other game, its players are withdrawn
         (issue 13 item 6: no phantom plies or players). A feed's current view of a round is the truth.
+
+        The faces are told: :class:`BoardRemoved`, and :class:`PlayerRemoved` /
+        :class:`ScreeningRemoved` for a player or screening row left with no game.
         """
         out: list[Effect] = []
         if game_id not in self.games:
@@ -293,16 +302,22 @@ class LiveCore:
         self.counters.withdrawn += 1
         out.append(Log(logging.WARNING, f"game {game_id} withdrawn: {reason}"))
         info = self.infos.pop(game_id, None) or GameInfo(game_id)
+        tracks = set(self.screener.tracks) if self.screener is not None else set()
         touched = self.screener.remove_game(game_id) if self.screener is not None else []
         gone = self.estimator.remove_game(game_id)
         del self.games[game_id]
         finished = self.results.pop(game_id, None) in FINISHED
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
+        out.append(Publish(BoardRemoved(game_id, reason)))
+        for player, event in sorted(tracks - set(self.screener.tracks if self.screener is not None else ())):
+            out.append(Publish(ScreeningRemoved(player, event, reason)))
         for key in touched:
             self._screen(key, out)
         for name in gone:
             self.ttt.pop(name, None)
+            self.event_perceived.pop(name, None)
+            out.append(Publish(PlayerRemoved(name, reason)))
         for name in dict.fromkeys((info.white, info.black)):
             if name in self.estimator.players:  # still playing elsewhere: their figures without this game
                 out.append(Publish(self.player_estimate(self.estimator.players[name])))

@@ -10,7 +10,11 @@ Outgoing messages (what the monitor publishes to its faces) derive from
 ``audience`` (:data:`PUBLIC` or :data:`ARBITER`), the fields that make the
 snapshot ``key``, and optionally a per-key ``detail`` channel (``game:<id>``).
 The hub, MQTT out, the WebSocket server and the TUI read that and nothing
-else, so a new outgoing message is one class here. :data:`OUTGOING` is the
+else, so a new outgoing message is one class here. A *removal* (``removes``:
+the kinds it takes away, e.g. :class:`BoardRemoved`) deletes the entries of
+those kinds under its key from every snapshot, and is itself kept only on the
+detail channel (``game:<id>``: who asks about that one game learns it was
+withdrawn). :data:`OUTGOING` is the
 registry; a channel carries messages of one audience only, which is checked
 when a class is defined.
 
@@ -18,8 +22,9 @@ when a class is defined.
 ...               fen_before="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
 >>> MoveEvent.from_json(m.to_json()) == m
 True
->>> KINDS["move"] is MoveEvent, sorted(OUTGOING)
-(True, ['alert', 'board', 'player', 'screening', 'status', 'ttt'])
+>>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
+(True, ['alert', 'board', 'board_removed', 'player', 'player_removed', 'screening', 'screening_removed',
+        'status', 'ttt'])
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
 >>> b.channels(), b.key, b.audience
 (('games', 'game:r1/b2'), 'r1/b2', 'public')
@@ -118,6 +123,10 @@ class Outgoing(Message):
     """Fields that make the MQTT topic levels after the channel (``key_fields`` when None)."""
     detail: ClassVar[str | None] = None
     """A per-key channel prefix: ``detail:<key>`` carries the messages of one key (``game:<id>``)."""
+    removes: ClassVar[tuple[str, ...]] = ()
+    """A removal: the outgoing kinds whose entry under this message's key it deletes (empty: a state message)."""
+    main_channels: ClassVar[tuple[str, ...]] = ()
+    """``channel`` and the channels of the kinds it ``removes`` (set when the class is defined)."""
 
     ts: float = dataclasses.field(default=0.0, compare=False, kw_only=True)
 
@@ -136,6 +145,15 @@ class Outgoing(Message):
             had = CHANNEL_AUDIENCE.setdefault(channel, cls.audience)
             if had != cls.audience:
                 raise TypeError(f"{cls.__qualname__}: channel {channel!r} is {had}, not {cls.audience}")
+        main = [cls.channel]
+        for kind in cls.removes:
+            target = OUTGOING.get(kind)
+            if target is None or target.removes or target.key_fields != cls.key_fields:
+                raise TypeError(f"{cls.__qualname__}: removes {kind!r}, which is not a state message with its key")
+            if target.audience != cls.audience:
+                raise TypeError(f"{cls.__qualname__}: removes {kind!r}, which is {target.audience}")
+            main += [target.channel] if target.channel not in main else []
+        cls.main_channels = tuple(main)
         OUTGOING[cls.kind] = cls
 
     @property
@@ -151,8 +169,8 @@ class Outgoing(Message):
     def channels(self) -> tuple[str, ...]:
         """The hub channels this message is delivered on."""
         if self.detail is None:
-            return (self.channel,)
-        return (self.channel, f"{self.detail}:{self.key}")
+            return self.main_channels
+        return (*self.main_channels, f"{self.detail}:{self.key}")
 
     def stamped(self: OutgoingT, ts: float) -> OutgoingT:
         """A copy of this message with its publication time set (the fields are not validated again).
@@ -269,6 +287,21 @@ class FeedError(Message):
     game_id: str | None = None
 
 
+@dataclass(frozen=True)
+class GameWithdrawn(Message):
+    """A game its feed no longer lists (a renamed player, a game listed twice): everything of it is withdrawn.
+
+    Sent by feeds whose every read is the whole current view of a round (a PGN
+    file or DGT folder, an HTTP poll of a round's PGN), after the game was
+    missing from several whole reads in a row (docs/feeds.md).
+    """
+
+    kind: ClassVar[str] = "withdrawn"
+    game_id: str
+    reason: str
+    feed: str = ""
+
+
 # -- outgoing: what the monitor publishes to the faces (TUI, WebSocket, MQTT); one class each --
 
 
@@ -297,6 +330,25 @@ class BoardState(Outgoing):
     result: str = "*"
     event: str = "?"
     round: str = "?"
+
+
+@dataclass(frozen=True)
+class BoardRemoved(Outgoing):
+    """A board withdrawn by its feed: it leaves the ``games`` list; ``game:<id>`` keeps this as its last word.
+
+    >>> m = BoardRemoved("r1/b2", "no longer listed by its feed")
+    >>> m.channels(), m.removes
+    (('games', 'game:r1/b2'), ('board',))
+    """
+
+    kind: ClassVar[str] = "board_removed"
+    channel: ClassVar[str] = "games"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
+    detail: ClassVar[str | None] = "game"
+    removes: ClassVar[tuple[str, ...]] = ("board",)
+    game_id: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -341,6 +393,23 @@ class TTTRating(Outgoing):
     elo: float  # mu on the Elo scale of the fit
     elo_sigma: float
     games: int
+
+
+@dataclass(frozen=True)
+class PlayerRemoved(Outgoing):
+    """A player who played only withdrawn games (a name corrected, a phantom): gone from ``players`` and ``ttt``.
+
+    >>> PlayerRemoved("Black B").channels()
+    ('players', 'ttt')
+    """
+
+    kind: ClassVar[str] = "player_removed"
+    channel: ClassVar[str] = "players"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    removes: ClassVar[tuple[str, ...]] = ("player", "ttt")
+    name: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -397,6 +466,21 @@ class ScreeningNumbers(Outgoing):
     roi: float | None  # 50 + 5z
     z_scale: float = 1.0
     level: str | None = None  # highest level reached now (≥ min_positions), None below notice
+
+
+@dataclass(frozen=True)
+class ScreeningRemoved(Outgoing):
+    """A player-event whose only games were withdrawn: its screening row goes (arbiters only)."""
+
+    kind: ClassVar[str] = "screening_removed"
+    channel: ClassVar[str] = "screening"
+    audience: ClassVar[Audience] = ARBITER
+    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
+    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
+    removes: ClassVar[tuple[str, ...]] = ("screening",)
+    player: str
+    event: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -139,9 +139,21 @@ class LiveState:
         return self._table(MonitorStatus.kind).get("")
 
     def apply(self, msg: Message) -> Change | None:
-        """Fold in one message; the change it made (its kind and key), or None when it changed nothing."""
+        """Fold in one message; the change it made (its kind and key), or None when it changed nothing.
+
+        A removal takes its key out of the tables of the kinds it removes (a withdrawn board leaves the list):
+
+        >>> from livemon.live.messages import BoardRemoved
+        >>> s = LiveState()
+        >>> _ = s.apply(BoardState("g", "W", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0))
+        >>> s.apply(BoardRemoved("g", "no longer listed")), s.boards, s.apply(BoardRemoved("g"))
+        (('board', 'g'), {}, None)
+        """
         if not isinstance(msg, Outgoing):
             return None  # a message the screen does not show
+        if msg.removes:
+            gone = [kind for kind in msg.removes if self._table(kind).pop(msg.key, None) is not None]
+            return (gone[0], msg.key) if gone else None
         table = self._table(msg.kind)
         if table.get(msg.key) == msg:  # equality ignores ts: the same state sent again
             return None

@@ -40,12 +40,13 @@ def open_feed(cfg: FeedConfig) -> Feed:
         from livemon.io.feeds.file import FileFeed
 
         return FileFeed(cfg.name, cfg.path, interval=cfg.interval, follow=cfg.follow, key=key,
-                        max_body=int(cfg.max_body_mb * 2**20))
+                        max_body=int(cfg.max_body_mb * 2**20), withdraw_after=cfg.withdraw_after or None)
     if cfg.type == "http":
         from livemon.io.feeds.http import HttpFeed
 
         return HttpFeed(cfg.name, cfg.url, interval=cfg.interval, timeout=cfg.timeout,
-                        max_backoff=cfg.max_backoff, key=key, max_body=int(cfg.max_body_mb * 2**20))
+                        max_backoff=cfg.max_backoff, key=key, max_body=int(cfg.max_body_mb * 2**20),
+                        withdraw_after=cfg.withdraw_after or None)
     if cfg.type == "stream":
         from livemon.io.feeds.stream import StreamFeed
 

@@ -67,9 +67,9 @@ class BaseFeed:
 
     type = "base"
 
-    def __init__(self, name: str, key: KeyFunc | None = None) -> None:
+    def __init__(self, name: str, key: KeyFunc | None = None, withdraw_after: float | None = None) -> None:
         self.name = name
-        self.tracker = GameTracker(name, key)
+        self.tracker = GameTracker(name, key, withdraw_after)
         self.status = FeedStatus(name, self.type)
 
     def __aiter__(self) -> AsyncIterator[Message]:

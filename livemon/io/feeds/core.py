@@ -22,6 +22,21 @@ different move list in it means "not written yet", not "corrected".
 Identity (:func:`default_game_key`): ``GameURL`` if it is a URL, else ``Site``
 if it is a URL that no other game uses, else ``Event|Round|White|Black``.
 
+Withdrawals: a feed whose every read is the whole current view of a round
+(a PGN file or DGT folder rewritten in place, an HTTP poll of a round's PGN)
+names the view when it hands over a text (``update_text(..., view=...)``) and
+calls :meth:`GameTracker.poll_done` after each whole read. A game the view
+listed before and no longer lists is withdrawn (:class:`GameWithdrawn`) once
+it was missing from :data:`WITHDRAW_READS` whole reads in a row spanning
+``withdraw_after`` seconds. A read whose text was cut (its last game not
+terminated) or could not be read counts for nothing; a read that shares no
+game with the previous one (an emptied file, a new round at the same URL) is
+taken as a new view: nothing is withdrawn and the games before it are no
+longer the view's. The same key twice in one text is one game listed twice
+unless every listing of it is finished (an archive of a match: ``#2``,
+``#3``…): the finished listing wins, else the longer, else the later, with
+one :class:`FeedError`.
+
 DGT boards: at game end the arbiter or players put the kings on the centre
 squares to signal the result and LiveChess may send that as moves. Rule
 (conservative, after lichess's ``RelayInputSanity.fixDgtKingsInTheCenter``):
@@ -38,7 +53,6 @@ import hashlib
 import io
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -49,7 +63,7 @@ import chess.pgn
 from livemon.io.feeds.fields import sane_eval, sane_seconds
 from livemon.rating.evaluation import score_cp
 
-from livemon.live.messages import FeedError, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.messages import FeedError, GameResult, GameRollback, GameWithdrawn, Message, MoveEvent
 from livemon.live.pgn import (
     _TAG_LINE,
     FINAL_RESULTS,
@@ -68,6 +82,9 @@ _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
 _TERMINATED = re.compile(r"(?:^|\s)(?:1-0|0-1|1/2-1/2|\*)\s*$")
 _COMMENT = re.compile(r"\{[^}]*\}?|;[^\n]*", re.S)
 _URL = re.compile(r"^https?://\S+$", re.I)
+
+WITHDRAW_READS = 3
+"""Whole reads of a round in a row that must miss a game before it is withdrawn (with ``withdraw_after`` seconds)."""
 
 
 @dataclass(frozen=True)
@@ -215,8 +232,15 @@ class GameTracker:
     passing one disables the shared-Site check.
     """
 
-    def __init__(self, feed: str = "", key: KeyFunc | None = None) -> None:
+    def __init__(self, feed: str = "", key: KeyFunc | None = None, withdraw_after: float | None = 10.0) -> None:
         self.feed = feed
+        self.withdraw_after = withdraw_after
+        """Seconds a game must be missing from whole reads of its round before it is withdrawn; None: never."""
+        self._listings: dict[str, frozenset[str] | None] = {}  # view -> ids of its last text (None: cut or unread)
+        self._last_listed: frozenset[str] = frozenset()
+        self._owned: set[str] = set()  # games listed since the view was last replaced wholesale
+        self._absent: dict[str, tuple[int, float]] = {}  # game id -> (whole reads missing it in a row, since)
+        self._duplicates: set[str] = set()  # keys reported as listed twice, while they are
         self._custom_key = key
         self._games: dict[str, _GameState] = {}
         self._url_owner: dict[str, str] = {}  # Site URL -> tags key of the first game using it
@@ -275,7 +299,8 @@ class GameTracker:
         return self._alias.get(tk, tk)
 
     # ----------------------------------------------------------------- inputs
-    def update_text(self, text: str, source: str = "", final: bool = True, settled: bool = False) -> list[Message]:
+    def update_text(self, text: str, source: str = "", final: bool = True, settled: bool = False,
+                    view: str | None = None) -> list[Message]:
         """All games of a multi-game PGN text.
 
         ``final`` False means the text may be cut at the end (a file being
@@ -284,26 +309,61 @@ class GameTracker:
         writer is done, the last game just lacks a result or ``*``): that game
         may then be created, and its last ply used if the text ends in
         whitespace outside a comment; it still never rolls anything back.
+        ``view`` names the file or URL the text is the whole of: its games are
+        listed for :meth:`poll_done` (a cut text lists nothing).
         """
         chunks = list(split_games(text))
         # a Site URL shared within one text is not an identity
         if self._custom_key is None:
             whole = chunks if final or not chunks or is_terminated(chunks[-1][0]) else chunks[:-1]
             self._note_shared_sites(whole)
-        out: list[Message] = []
-        occurrences: Counter[str] = Counter()
+        headers = [chunk_headers(chunk) for chunk, _ in chunks]
+        completes = [final or i < len(chunks) - 1 or is_terminated(chunk) for i, (chunk, _) in enumerate(chunks)]
+        gids = [self.key_of(h, register=c) for h, c in zip(headers, completes)]
+        gids, skipped, out = self._one_per_key(chunks, headers, gids, source)
         for i, (chunk, _sep) in enumerate(chunks):
+            if i in skipped:
+                continue
             last = i == len(chunks) - 1
-            complete = final or not last or is_terminated(chunk)
-            gid = self.key_of(chunk_headers(chunk), register=complete)
-            # the same key twice in one text (an archive of a match): the 2nd is "key#2"
-            occurrences[gid] += 1
-            if occurrences[gid] > 1:
-                gid = f"{gid}#{occurrences[gid]}"
             tail_ok = settled and last and text[-1:].isspace() and _balanced(chunk)
-            out.extend(self._apply_chunk(chunk, complete, gid, f"{source} game {i + 1}: " if source else "",
+            out.extend(self._apply_chunk(chunk, completes[i], gids[i], f"{source} game {i + 1}: " if source else "",
                                          settled=settled and last, tail_ok=tail_ok))
+        if view is not None:
+            self._listings[view] = frozenset(gids) if not chunks or completes[-1] else None
         return out
+
+    def _one_per_key(self, chunks: Sequence[tuple[str, bool]], headers: Sequence[Mapping[str, str]],
+                     gids: list[str], source: str) -> tuple[list[str], set[int], list[Message]]:
+        """The same key twice in one text: ``#2``, ``#3``… when every listing is finished (an archive of a
+        match), else one game listed twice: one listing is used (finished, else longer, else later) and the
+        others skipped, with one FeedError while it lasts. Returns the ids, the chunks skipped, the errors.
+        """
+        at: dict[str, list[int]] = {}
+        for i, gid in enumerate(gids):
+            at.setdefault(gid, []).append(i)
+        ids, skipped, out = list(gids), set[int](), list[Message]()
+        duplicated: set[str] = set()
+        for gid, where in at.items():
+            if len(where) == 1:
+                continue
+            finished = [parse_result(headers[i].get("Result")) in FINAL_RESULTS for i in where]
+            if all(finished):
+                for n, i in enumerate(where[1:], 2):
+                    ids[i] = f"{gid}#{n}"
+                continue
+            plies = [len(_mainline_sans(chunks[i][0])) for i in where]
+            best = max(range(len(where)), key=lambda k: (finished[k], plies[k], k))
+            skipped.update(i for k, i in enumerate(where) if k != best)
+            duplicated.add(gid)
+            if gid not in self._duplicates:
+                others = [k for k in range(len(where)) if k != best]
+                which = ("finished" if finished[best] and not all(finished[k] for k in others)
+                         else "longest" if all(plies[k] < plies[best] for k in others) else "last")
+                out.append(FeedError(self.feed, (
+                    f"{source + ': ' if source else ''}game {gid} is listed {len(where)} times "
+                    f"({', '.join(map(str, plies))} plies); one game: the {which} listing is used"), gid))
+        self._duplicates = (self._duplicates - set(gids)) | duplicated
+        return ids, skipped, out
 
     def update_chunk(self, chunk: str, complete: bool | None = True, label: str = "") -> list[Message]:
         """One game's PGN text; ``complete`` None: decide from its terminator."""
@@ -409,6 +469,62 @@ class GameTracker:
     def error(self, game_id: str, message: str) -> list[Message]:
         """A FeedError for a game, unless the same one was the last sent for it."""
         return self._error(game_id, message)
+
+    # ------------------------------------------------------------- withdrawals
+    def unlisted(self, view: str) -> None:
+        """A part of the view could not be read this time: the read counts for nothing."""
+        self._listings[view] = None
+
+    def poll_done(self, views: Sequence[str], now: float) -> list[Message]:
+        r"""One whole read of the feed's round is over (``views``: the files or URL it is made of; ``now``:
+        a monotonic clock): :class:`GameWithdrawn` for each game of the view missing long enough.
+
+        >>> t = GameTracker("hall", withdraw_after=0.0)
+        >>> round_ = '[White "A"]\n[Black "B"]\n\n1. e4 *\n\n[White "C"]\n[Black "D"]\n\n1. d4 *\n'
+        >>> _ = t.update_text(round_, view="r.pgn"); t.poll_done(["r.pgn"], 0.0)
+        []
+        >>> _ = t.update_text(round_.replace('"D"', '"Dee"'), view="r.pgn")  # a name corrected
+        >>> [t.poll_done(["r.pgn"], s) for s in (1.0, 2.0)]
+        [[], []]
+        >>> [(m.game_id, m.reason) for m in t.poll_done(["r.pgn"], 3.0)]
+        [('?|?|C|D', 'no longer listed (3 whole reads in a row, over 2 s)')]
+        >>> t.game_ids()
+        ['?|?|A|B', '?|?|C|Dee']
+        """
+        if self.withdraw_after is None or not views:
+            return []
+        listings = [self._listings.get(v) for v in views]
+        if any(x is None for x in listings):
+            return []  # cut, unread or never read: no evidence either way
+        listed = frozenset().union(*listings)  # type: ignore[arg-type]
+        previous, self._last_listed = self._last_listed, listed
+        if previous and not listed & previous:
+            log.info("feed %s: its round now lists none of the %d games it listed before (%d now): a new view, "
+                     "nothing withdrawn", self.feed, len(previous), len(listed))
+            self._owned = set(listed)
+            self._absent.clear()
+            return []
+        self._owned |= listed
+        for gid in [g for g in self._absent if g in listed or g not in self._games]:
+            del self._absent[gid]
+        out: list[Message] = []
+        for gid in [g for g in self._games if g not in listed and g in self._owned]:
+            reads, since = self._absent.get(gid, (0, now))
+            self._absent[gid] = (reads + 1, since)
+            if reads + 1 >= WITHDRAW_READS and now - since >= self.withdraw_after:
+                out.append(GameWithdrawn(gid, f"no longer listed ({reads + 1} whole reads in a row, over "
+                                              f"{now - since:.0f} s)", self.feed))
+                self._forget(gid)
+        return out
+
+    def _forget(self, gid: str) -> None:
+        self._games.pop(gid, None)
+        self._errors.pop(gid, None)
+        self._absent.pop(gid, None)
+        self._owned.discard(gid)
+        digest = self._applied.pop(gid, None)
+        if digest is not None and self._digest_gid.get(digest) == gid:
+            del self._digest_gid[digest]
 
     # -------------------------------------------------------------- internals
     def _error(self, gid: str, message: str) -> list[Message]:

@@ -9,12 +9,17 @@ exist below it (``round-N/game-M.pgn``) only those are read, since the
 combined ``games.pgn`` repeats the same games and may be written at a
 different moment; otherwise every ``games.pgn`` below it, otherwise every
 ``*.pgn``.
+
+Every poll reads the whole round (the files of the folder, each re-read only
+when it changed), so a game that is no longer in it is withdrawn after
+``withdraw_after`` seconds (:meth:`~livemon.io.feeds.core.GameTracker.poll_done`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -48,8 +53,9 @@ class FileFeed(BaseFeed):
     type = "file"
 
     def __init__(self, name: str, path: str | Path, interval: float = 1.0, follow: bool = True,
-                 key: KeyFunc | None = None, max_body: int = 64 * 2**20) -> None:
-        super().__init__(name, key)
+                 key: KeyFunc | None = None, max_body: int = 64 * 2**20,
+                 withdraw_after: float | None = 10.0) -> None:
+        super().__init__(name, key, withdraw_after)
         self.path = Path(path)
         self.max_body = max_body
         self.interval = interval
@@ -70,10 +76,14 @@ class FileFeed(BaseFeed):
                         missing_reported = True
                 else:
                     missing_reported = False
-                    for file in pgn_files(self.path):
+                    files = pgn_files(self.path)
+                    for file in files:
                         # read and parsed in a worker thread: a big file never blocks the event loop
                         for m in self._account(await asyncio.to_thread(self._poll, file)):
                             yield m
+                    # the whole round was read: games it no longer lists are withdrawn (after a while)
+                    for m in self._account(self.tracker.poll_done([str(f) for f in files], time.monotonic())):
+                        yield m
                 if not self.follow:
                     self.status.state = "finished"
                     return
@@ -90,14 +100,17 @@ class FileFeed(BaseFeed):
                 pending = self._unsettled.pop(file, None)
                 if pending is not None and pending[0] == sig:
                     # unchanged for a poll: the writer is done; the game just lacks a result or *
-                    return self.tracker.update_text(pending[1], source=file.name, final=False, settled=True)
+                    return self.tracker.update_text(pending[1], source=file.name, final=False, settled=True,
+                                                    view=str(file))
                 return []
             if st.st_size > self.max_body:
                 self._seen[file] = sig  # one error per version of the file
+                self.tracker.unlisted(str(file))
                 return [FeedError(self.name, f"{file}: {st.st_size / 2**20:.1f} MB, over the limit of "
                                   f"{self.max_body / 2**20:g} MB (feeds.{self.name}.max_body_mb); not read")]
             text = file.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
+            self.tracker.unlisted(str(file))
             return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
         self._seen[file] = sig
         self.reads += 1
@@ -106,4 +119,4 @@ class FileFeed(BaseFeed):
         else:
             self._unsettled.pop(file, None)
         # final=False: a writer may be half way through the last game
-        return self.tracker.update_text(text, source=file.name, final=False)
+        return self.tracker.update_text(text, source=file.name, final=False, view=str(file))

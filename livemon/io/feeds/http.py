@@ -12,12 +12,18 @@ whole body: a server trickling bytes cannot hold it longer), a body over
 ``max_body`` bytes is refused with one error (``feeds.<name>.max_body_mb``),
 and a body is decoded and parsed in a worker thread, so a big one never
 blocks the event loop.
+
+Every 200 body is the whole round, and a 304 says it is unchanged: a game the
+round no longer lists is withdrawn after ``withdraw_after`` seconds
+(:meth:`~livemon.io.feeds.core.GameTracker.poll_done`); a failed poll counts
+for nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import AsyncIterator
 
 import httpx
@@ -37,8 +43,9 @@ class HttpFeed(BaseFeed):
 
     def __init__(self, name: str, url: str, interval: float = 5.0, timeout: float = 10.0,
                  max_backoff: float = 60.0, key: KeyFunc | None = None,
-                 client: httpx.AsyncClient | None = None, max_body: int = 64 * 2**20) -> None:
-        super().__init__(name, key)
+                 client: httpx.AsyncClient | None = None, max_body: int = 64 * 2**20,
+                 withdraw_after: float | None = 10.0) -> None:
+        super().__init__(name, key, withdraw_after)
         self.url = url
         self.interval = interval
         self.timeout = timeout
@@ -67,6 +74,8 @@ class HttpFeed(BaseFeed):
                     continue
                 self.backoff.reset()
                 self.status.state = "running"
+                # a whole read of the round (a 200, or a 304: unchanged): games it no longer lists go, after a while
+                messages += self.tracker.poll_done([self.url], time.monotonic())
                 for m in self._account(messages):
                     yield m
                 await asyncio.sleep(self.interval)
@@ -105,7 +114,7 @@ class HttpFeed(BaseFeed):
                 # the same body a poll later: its last game is not being written, it just lacks a result
                 text, self._unsettled = self._unsettled, None
                 return await asyncio.to_thread(self.tracker.update_text, text, source=self.url, final=False,
-                                               settled=True)
+                                               settled=True, view=self.url)
             return []
         return await asyncio.to_thread(self._apply, b"".join(chunks), encoding, etag, last_modified)
 
@@ -118,7 +127,7 @@ class HttpFeed(BaseFeed):
         self._etag, self._last_modified = etag, last_modified
         settled = self._unsettled is not None and text == self._unsettled  # a server without ETags
         self._unsettled = text if text_is_cut(text) and not settled else None
-        return self.tracker.update_text(text, source=self.url, final=False, settled=settled)
+        return self.tracker.update_text(text, source=self.url, final=False, settled=settled, view=self.url)
 
 
 class BodyTooBig(LivemonError):
