@@ -30,13 +30,18 @@ from livemon.live.effects import (
 )
 from livemon.live.estimator import Estimator
 from livemon.live.messages import (
+    BoardRemoved,
     BoardState,
     FeedError,
     GameInfo,
     GameResult,
     GameRollback,
+    GameWithdrawn,
     MoveEvent,
     PlayerEstimate,
+    PlayerRemoved,
+    ScreeningNumbers,
+    ScreeningRemoved,
     TTTRating,
 )
 from livemon.live.values import PositionAnalysis, position_key
@@ -411,3 +416,33 @@ def test_the_store_forgets_a_withdrawn_game_so_a_restart_has_no_phantom():
             apply(core.handle(m))
         apply(core.withdraw("g1"))
         assert [(info.game_id, len(moves)) for info, _, moves in store.load_games()] == [("g2", 2)]
+
+
+def test_a_feed_withdrawal_tells_every_face_what_went():
+    """GameWithdrawn from a feed -> withdraw: the board, the player left with no game and their screening row
+    are removed (one message each); a player still playing elsewhere is re-published; nothing else."""
+    from livemon.config import ScreeningConfig
+    from livemon.live.screener import Screener
+    from tests.test_screener import CAL
+
+    d = Driver(new_core(screener=Screener(ScreeningConfig(book_moves=0, min_positions=1), CAL)))
+    other = GameInfo("g2", white="White A", black="C", white_elo=2400, black_elo=2200, event="Test")
+    d.feed(INFO, other, *moves_of("g1", OPENING[:8]), *moves_of("g2", OPENING[:4]))
+    d.answer()
+    rows = {(m.player, m.event) for m in d.published if isinstance(m, ScreeningNumbers)}
+    assert ("Black B", "Test") in rows
+    d.published.clear()
+    d.feed(GameWithdrawn("g1", "no longer listed (3 whole reads in a row, over 10 s)", "hall"))
+    assert d.logs[-1] == "game g1 withdrawn: feed hall: no longer listed (3 whole reads in a row, over 10 s)"
+    reason = "feed hall: no longer listed (3 whole reads in a row, over 10 s)"
+    removed = [m for m in d.published if isinstance(m, (BoardRemoved, PlayerRemoved, ScreeningRemoved))]
+    assert removed == [BoardRemoved("g1", reason), ScreeningRemoved("Black B", "Test", reason),
+                       PlayerRemoved("Black B", reason)]
+    assert [m.name for m in d.published if isinstance(m, PlayerEstimate)] == ["White A"]
+    assert [m.moves for m in d.published if isinstance(m, PlayerEstimate)] == [2]  # g2's 2; g1's 4 are gone
+    assert [(m.player, m.positions) for m in d.published if isinstance(m, ScreeningNumbers)] == [
+        ("White A", d.core.screener.numbers(("White A", "Test")).positions)]  # type: ignore[union-attr]
+    assert "g1" not in d.games and d.core.counters.withdrawn == 1
+    d.published.clear()
+    d.feed(GameWithdrawn("g1", "again", "hall"), GameWithdrawn("nope", "never seen", "hall"))
+    assert d.published == [] and d.core.counters.withdrawn == 1

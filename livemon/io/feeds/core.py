@@ -29,13 +29,14 @@ calls :meth:`GameTracker.poll_done` after each whole read. A game the view
 listed before and no longer lists is withdrawn (:class:`GameWithdrawn`) once
 it was missing from :data:`WITHDRAW_READS` whole reads in a row spanning
 ``withdraw_after`` seconds. A read whose text was cut (its last game not
-terminated) or could not be read counts for nothing; a read that shares no
+terminated: the round is being rewritten) or could not be read is no
+evidence and starts the count again; a read that shares no
 game with the previous one (an emptied file, a new round at the same URL) is
 taken as a new view: nothing is withdrawn and the games before it are no
 longer the view's. The same key twice in one text is one game listed twice
 unless every listing of it is finished (an archive of a match: ``#2``,
 ``#3``…): the finished listing wins, else the longer, else the later, with
-one :class:`FeedError`.
+one :class:`FeedError` (the first time).
 
 DGT boards: at game end the arbiter or players put the kings on the centre
 squares to signal the result and LiveChess may send that as moves. Rule
@@ -240,7 +241,7 @@ class GameTracker:
         self._last_listed: frozenset[str] = frozenset()
         self._owned: set[str] = set()  # games listed since the view was last replaced wholesale
         self._absent: dict[str, tuple[int, float]] = {}  # game id -> (whole reads missing it in a row, since)
-        self._duplicates: set[str] = set()  # keys reported as listed twice, while they are
+        self._duplicates: set[str] = set()  # keys reported as listed twice (once each)
         self._custom_key = key
         self._games: dict[str, _GameState] = {}
         self._url_owner: dict[str, str] = {}  # Site URL -> tags key of the first game using it
@@ -336,13 +337,12 @@ class GameTracker:
                      gids: list[str], source: str) -> tuple[list[str], set[int], list[Message]]:
         """The same key twice in one text: ``#2``, ``#3``… when every listing is finished (an archive of a
         match), else one game listed twice: one listing is used (finished, else longer, else later) and the
-        others skipped, with one FeedError while it lasts. Returns the ids, the chunks skipped, the errors.
+        others skipped, with one FeedError per key (the first time). Returns the ids, the chunks skipped, the errors.
         """
         at: dict[str, list[int]] = {}
         for i, gid in enumerate(gids):
             at.setdefault(gid, []).append(i)
         ids, skipped, out = list(gids), set[int](), list[Message]()
-        duplicated: set[str] = set()
         for gid, where in at.items():
             if len(where) == 1:
                 continue
@@ -354,15 +354,14 @@ class GameTracker:
             plies = [len(_mainline_sans(chunks[i][0])) for i in where]
             best = max(range(len(where)), key=lambda k: (finished[k], plies[k], k))
             skipped.update(i for k, i in enumerate(where) if k != best)
-            duplicated.add(gid)
             if gid not in self._duplicates:
+                self._duplicates.add(gid)
                 others = [k for k in range(len(where)) if k != best]
                 which = ("finished" if finished[best] and not all(finished[k] for k in others)
                          else "longest" if all(plies[k] < plies[best] for k in others) else "last")
                 out.append(FeedError(self.feed, (
                     f"{source + ': ' if source else ''}game {gid} is listed {len(where)} times "
                     f"({', '.join(map(str, plies))} plies); one game: the {which} listing is used"), gid))
-        self._duplicates = (self._duplicates - set(gids)) | duplicated
         return ids, skipped, out
 
     def update_chunk(self, chunk: str, complete: bool | None = True, label: str = "") -> list[Message]:
@@ -495,7 +494,8 @@ class GameTracker:
             return []
         listings = [self._listings.get(v) for v in views]
         if any(x is None for x in listings):
-            return []  # cut, unread or never read: no evidence either way
+            self._absent.clear()  # cut (being rewritten), unread or never read: no evidence, and the count restarts
+            return []
         listed = frozenset().union(*listings)  # type: ignore[arg-type]
         previous, self._last_listed = self._last_listed, listed
         if previous and not listed & previous:
