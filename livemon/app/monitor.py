@@ -311,6 +311,7 @@ class Monitor:
             "moves": c.moves,
             "duplicates": c.duplicates,
             "rollbacks": c.rollbacks,
+            "withdrawn": c.withdrawn,  # games a feed no longer lists (docs/feeds.md)
             "gaps": c.gaps,
             "illegal_moves": c.illegal,
             "feed_errors": c.feed_errors,

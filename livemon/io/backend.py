@@ -29,10 +29,11 @@ import asyncio
 import heapq
 import itertools
 from dataclasses import asdict, dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import chess
 
+from livemon.io.engine import EngineError
 from livemon.io.store import Store
 from livemon.live.values import EngineProfile, PositionAnalysis, position_key
 
@@ -145,6 +146,60 @@ class EngineBackend(Protocol):
     def status(self) -> EngineStatus: ...
 
     def engine_pids(self) -> list[int]: ...
+
+
+B = TypeVar("B", bound="PinnedBackend")
+
+
+class PinnedBackend:
+    """What the two backends share besides the queue: the pinned profile and the ``async with`` life cycle.
+
+    A subclass sets ``_base`` (None until known) and ``not_ready`` (why it is not known yet), and
+    implements :meth:`start` and :meth:`close`.
+
+    >>> class Idle(PinnedBackend):
+    ...     not_ready = "idle: no profile"
+    ...     async def start(self) -> None: self._base = EngineProfile("SF", 8, None, 2)
+    ...     async def close(self) -> None: self._base = None
+    >>> async def use():
+    ...     async with Idle() as b:
+    ...         return b.profile is b.base_profile, b.base_profile.depth
+    >>> asyncio.run(use())
+    (True, 8)
+    >>> Idle().base_profile
+    Traceback (most recent call last):
+    ...
+    livemon.io.engine.EngineError: idle: no profile
+    """
+
+    not_ready: ClassVar[str] = "engine pool not started"
+    """The EngineError's text while the profile is not known."""
+    _base: EngineProfile | None = None
+
+    async def start(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def close(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def __aenter__(self: B) -> B:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def base_profile(self) -> EngineProfile:
+        """The pinned profile: every :meth:`submit` is searched under it (EngineError until it is known)."""
+        if self._base is None:
+            raise EngineError(self.not_ready)
+        return self._base
+
+    @property
+    def profile(self) -> EngineProfile:
+        """The profile estimate requests are searched under (always :attr:`base_profile`)."""
+        return self.base_profile
 
 
 @dataclass

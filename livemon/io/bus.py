@@ -73,7 +73,7 @@ from livemon.io.broker import (
     results_topic,
     workers_topic,
 )
-from livemon.io.backend import BusStatus, EngineStatus, Job, PooledAnalysis, RequestQueue, WorkerStatus
+from livemon.io.backend import BusStatus, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, WorkerStatus
 from livemon.io.resultcheck import check_analysis
 from livemon.io.spotcheck import SpotChecker
 from livemon.io.store import Store
@@ -312,12 +312,14 @@ class _Counters:
     by_worker: dict[str, int] = field(default_factory=dict)
 
 
-class RemoteEnginePool:
+class RemoteEnginePool(PinnedBackend):
     """The engine pool of a monitor whose engines are ``livemon worker`` processes behind a broker.
 
     Same interface as :class:`livemon.io.pool.EnginePool` as the monitor uses it;
     see the module docstring for the protocol.
     """
+
+    not_ready = "engine profile not known yet (no worker announced one)"
 
     def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
                  engine: EngineConfig | None = None):
@@ -372,24 +374,7 @@ class RemoteEnginePool:
         self.queue.clear(EngineError("engine pool closed"))
         self._outstanding.clear()
 
-    async def __aenter__(self) -> "RemoteEnginePool":
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    # -- requests -------------------------------------------------------------
-
-    @property
-    def base_profile(self) -> EngineProfile:
-        if self._base is None:
-            raise EngineError("engine profile not known yet (no worker announced one)")
-        return self._base
-
-    @property
-    def profile(self) -> EngineProfile:
-        return self.base_profile
+    # -- requests (base_profile, profile and ``async with``: PinnedBackend) ---
 
     async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
         """The analysis of ``board``'s position: from the cache, a request in flight, or a new request.

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import chess
 
 from livemon.config import EngineConfig
-from livemon.io.backend import EngineBackend, EngineStatus, Job, PooledAnalysis, RequestQueue, fail
+from livemon.io.backend import EngineBackend, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, fail
 from livemon.io.engine import EngineError, UciEngine
 from livemon.io.store import Store
 from livemon.live.analysis import needs_search
@@ -71,7 +71,7 @@ class _Counters:
     previews: int = 0
 
 
-class EnginePool:
+class EnginePool(PinnedBackend):
     """``cfg.processes`` UCI engines behind a priority queue with a shared cache.
 
     ``quick=False`` never runs previews (batch analysis and workers want one
@@ -122,26 +122,7 @@ class EnginePool:
         for slot in self._slots:
             slot.engine = None
 
-    async def __aenter__(self) -> "EnginePool":
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    # -- requests -------------------------------------------------------------
-
-    @property
-    def base_profile(self) -> EngineProfile:
-        """The configured profile, pinned: every :meth:`submit` is searched under it (known once started)."""
-        if self._base is None:
-            raise EngineError("engine pool not started")
-        return self._base
-
-    @property
-    def profile(self) -> EngineProfile:
-        """The profile estimate requests are searched under (always :attr:`base_profile`)."""
-        return self.base_profile
+    # -- requests (base_profile, profile and ``async with``: PinnedBackend) ---
 
     @property
     def quick_profile(self) -> EngineProfile | None:
