@@ -11,6 +11,8 @@ the training events only, then applied to the left-out event):
 * ``ml+shift`` — the same line moved by one δ in c, chosen so that the training
   players' expected top-move matches equal the observed ones
   (:func:`livemon.rating.calibration.match_shift`);
+* ``ml+shift-set`` — the same shift chosen on the calibration set's events only
+  (the open, 3/4 of the fit's player-games, left out of the choice of δ);
 * ``moment`` — a line (a, b) fitted by the two moment equations of the matches
   (Σ (M − E) = 0 and Σ Elo·(M − E) = 0), Regan's way of fitting screening
   parameters, not the likelihood.
@@ -93,10 +95,13 @@ def fit_methods(train: Sequence[Sample]) -> dict[str, tuple[float, float, float]
     cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in train])
     players = [(s.elo, s.decisions) for s in train]
     delta = match_shift(players, cal.a, cal.b)
+    others = [(s.elo, s.decisions) for s in train if s.event != "open2025"]
+    delta_cal = match_shift(others, cal.a, cal.b) if others else delta
     ma, mb = match_moment_line(players, cal.a, cal.b)
     out = {}
     pk = Packed(train)
-    for name, (a, b) in {"ml": (cal.a, cal.b), "ml+shift": (cal.a + delta, cal.b), "moment": (ma, mb)}.items():
+    for name, (a, b) in {"ml": (cal.a, cal.b), "ml+shift": (cal.a + delta, cal.b),
+                          "ml+shift-set": (cal.a + delta_cal, cal.b), "moment": (ma, mb)}.items():
         m, e, v, n = pk.sums(a + b * pk.elo)
         big = n >= MIN_Z_POSITIONS
         z = (m - e) / np.sqrt(v)

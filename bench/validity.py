@@ -185,17 +185,20 @@ def figures(samples: Sequence[Sample], estimate: Callable[[Sample], Estimate]) -
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
     """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
     zs = []
+    by_event: dict[str, list[float]] = defaultdict(list)
     for s in samples:
         if len(s.decisions) < min_positions:
             continue
         st = screening_stats(s.key, s.decisions, cal.c_for_rating(s.elo))
         zs.append(st.z_match / (cal.z_scale or 1.0))
+        by_event[s.event].append(zs[-1])
     if not zs:
         return {"n": 0}
     z = np.array(zs)
     nominal = float(stats.norm.sf(2.5))
     return {"n": len(z), "mean": float(z.mean()), "sd": float(z.std(ddof=1)) if len(z) > 1 else None,
-            "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal}
+            "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal,
+            "events": {e: {"n": len(v), "mean": float(np.mean(v))} for e, v in sorted(by_event.items())}}
 
 
 def shipped(profile: str = PROFILE, path: Path | None = None) -> tuple[ProfileCalibration, dict[str, object]]:
@@ -264,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     if sc.get("n"):  # type: ignore[union-attr]
         print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
+        print("  z mean per event: " + ", ".join(f"{e} {v['mean']:+.2f} ({v['n']})"  # type: ignore[union-attr]
+                                                   for e, v in sc["events"].items()))  # type: ignore[index]
     print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
     return 0
 
