@@ -23,8 +23,13 @@ product shows.
 
 Usage::
 
-    python bench/calibration_data.py export --store cal.sqlite [--out bench/data/calibration_d12.jsonl.gz]
+    python bench/calibration_data.py export --store cal.sqlite [--store cal2.sqlite ...] \
+        [--profile "Stockfish 15.1 depth=14 multipv=4"] [--out bench/data/calibration_d14.jsonl.gz]
     python bench/calibration_data.py summary [EXPORT]
+
+Several stores (e.g. one per analysing process) are merged: a position may be in
+any of them. Stores are opened read-only (``mode=ro``); copy a store that is still
+being written first (``sqlite3 SRC ".backup DST"``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import gzip
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,12 +86,46 @@ def _pgn_index() -> dict[tuple[str, int], str]:
     return {(name, i): text for name, i, text, _, _ in read_all()}
 
 
-def export(store_path: str, out: Path, profile: str = PROFILE) -> None:
-    """Write every calibration game whose positions the store holds entirely under ``profile``."""
-    from livemon.io.store import Store
+class MergedStores:
+    """Several stores read-only as one cache of analyses (the first store holding a position wins)."""
 
+    def __init__(self, paths: Sequence[str]):
+        import sqlite3
+
+        self.dbs = [sqlite3.connect(f"file:{Path(p).resolve()}?mode=ro", uri=True) for p in paths]
+
+    def get_analyses(self, positions: Iterable[str], profile: str) -> dict[str, PositionAnalysis]:
+        keys = list(dict.fromkeys(positions))
+        found: dict[str, PositionAnalysis] = {}
+        for db in self.dbs:
+            want = [k for k in keys if k not in found]
+            for start in range(0, len(want), 500):
+                chunk = want[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for position, text in db.execute(
+                        f"SELECT position, candidates FROM analyses WHERE profile = ? AND position IN ({marks})",
+                        (profile, *chunk)):
+                    found.setdefault(position, PositionAnalysis.from_json(text))
+        return found
+
+    def close(self) -> None:
+        for db in self.dbs:
+            db.close()
+
+
+def profile_of(path: Path) -> str:
+    """The engine profile named in an export's header line."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return str(json.loads(f.readline())["profile"])
+
+
+def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE) -> None:
+    """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``."""
+    if isinstance(store_paths, str):
+        store_paths = [store_paths]
     n = 0
-    with Store(store_path) as store, gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
+    store = MergedStores(store_paths)
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
         games = read_all()
         f.write(json.dumps({"format": "livemon analyses 1", "profile": profile,
                             "source": "../shared/data/calibration", "split": "bench/calibration_split.py"}) + "\n")
@@ -110,6 +149,9 @@ def export(store_path: str, out: Path, profile: str = PROFILE) -> None:
                 rows.append(None if a is None else [a.score, [list(c) for c in a.candidates], a.depth])
             f.write(json.dumps({"file": name, "index": index, "part": where, "a": rows}, separators=(",", ":")) + "\n")
             n += 1
+    store.close()
+    if n == 0:
+        print(f"no calibration game complete under {profile!r} in {', '.join(store_paths)}")
     print(f"{n} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
@@ -145,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("export")
-    e.add_argument("--store", required=True)
+    e.add_argument("--store", required=True, action="append", help="a store (repeat to merge several)")
     e.add_argument("--out", type=Path, default=DEFAULT)
     e.add_argument("--profile", default=PROFILE)
     s = sub.add_parser("summary")

@@ -13,7 +13,12 @@ profile, with the rating pool it maps to and a record of what it was fitted on.
 
 Usage::
 
-    python bench/fit_calibration.py [EXPORT] [--dry-run]
+    python bench/fit_calibration.py [EXPORT] [--profile P] [--no-open] [--out calibrations.json] [--dry-run]
+
+The profile is the export's (its header line), written under that name; other
+profiles in the file are kept. The open's decisions are used only when their
+profile is the export's (they exist for the default depth-12 profile only): a
+d14 fit runs on the calibration games alone, and says so.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, PROFILE, load  # noqa: E402
+from calibration_data import DEFAULT, load, profile_of  # noqa: E402
 from validity import BOOK_MOVES, EVAL_BOUND, Sample, player_events, player_games  # noqa: E402
 
 from livemon.io.store import SHIPPED_CALIBRATIONS  # noqa: E402
@@ -41,12 +46,22 @@ OPEN = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
 POOL = "FIDE classical"
 
 
-def open2025() -> list[Sample]:
+def open_profile(path: Path = OPEN) -> str | None:
+    """The engine profile of the open's decisions (None when the file is missing)."""
+    if not path.exists():
+        return None
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return str(json.loads(f.readline())["profile"])
+
+
+def open2025(path: Path = OPEN, profile: str | None = None) -> list[Sample]:
     """The 2025 open's screened decisions, one sample per player-game (one event)."""
     samples: dict[tuple[str, int], Sample] = {}
-    with gzip.open(OPEN, "rt", encoding="utf-8") as f:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
         header = json.loads(f.readline())
-        assert header["profile"] == PROFILE and header["book_moves"] == BOOK_MOVES, header
+        if header["book_moves"] != BOOK_MOVES or (profile is not None and header["profile"] != profile):
+            raise ValueError(f"{path}: profile {header['profile']!r}, book_moves {header['book_moves']}: "
+                             f"not {profile!r} with book_moves {BOOK_MOVES}")
         for line in f:
             d = json.loads(line)
             s = samples.setdefault((d["player"], d["game"]), Sample(d["player"], "open2025", float(d["elo"]), games=1))
@@ -59,18 +74,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
     p.add_argument("--dry-run", action="store_true", help="print the fit, do not write calibrations.json")
     p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
+    p.add_argument("--profile", help="the profile to write (default: the export's)")
+    p.add_argument("--out", type=Path, default=SHIPPED_CALIBRATIONS, help="the calibrations file to update")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
+    exported = profile_of(args.export)
+    profile = args.profile or exported
+    if profile != exported:
+        print(f"the export holds analyses of {exported!r}, not {profile!r}: refused")
+        return 2
     games = [g for g in load(args.export) if g.part == "fit"]
     samples = player_games(games)
-    extra = [] if args.no_open else open2025()
+    use_open = not args.no_open and open_profile() == profile
+    if not args.no_open and not use_open:
+        print(f"no open decisions of {profile!r} ({OPEN.name} is {open_profile()!r}): fitted on the calibration games only")
+    extra = open2025(profile=profile) if use_open else []
     per_game = [s for s in samples + extra if s.decisions]
     per_event = player_events(per_game, min_games=1)
-    by_game = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_game], profile=PROFILE)
-    cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_event], profile=PROFILE)
+    by_game = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_game], profile=profile)
+    cal = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_event], profile=profile)
     cal = Calibration(**{**cal.__dict__, "book_moves": BOOK_MOVES, "eval_bound": EVAL_BOUND, "tau_game": by_game.tau})
     perf = fit_performance_calibration(
-        ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), PROFILE, POOL)
+        ((s.elo, (s.key, s.event), i, d) for i, s in enumerate(samples) for _, d in s.moves), profile, POOL)
     # The calibration set's fit games are a sample of single games (few players have two in one event),
     # so the performance map's per-player τ cannot be told from its per-game τ. The open's players have
     # 9 games each: take the screened map's ratio of the two, the share of a game's spread that is the
@@ -85,11 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     strength = engine_strength_fit((elo, GainHistogram.from_gains(g)) for elo, g in by_player.values() if g)
     assert strength is not None
     elos = [s.elo for s in per_game]
-    fit = {"games": len(games), "events": len({g.event for g in games}) + (0 if args.no_open else 1),
+    fit = {"games": len(games), "events": len({g.event for g in games}) + (1 if use_open else 0),
            "player_games": len(per_game), "player_events": len(per_event), "positions": cal.positions,
            "mean_elo": round(sum(elos) / len(elos), 1),
            "sources": ["../shared/data/calibration (fit events of bench/calibration_split.py)"]
-           + ([] if args.no_open else ["bench/data/open2025_decisions.jsonl.gz"]),
+           + (["bench/data/open2025_decisions.jsonl.gz"] if use_open else []),
            "engine_strength_se": strength[1],
            "by_game": {"a": by_game.a, "b": by_game.b, "tau": by_game.tau, "tau_se": by_game.tau_se}}
     print(f"fit on {fit['player_games']} player-games ({fit['games']} calibration games + "
@@ -105,11 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  r̄_e {strength[0]:.0f} ± {strength[1] or 0:.0f} ({strength[2]} players); {time.perf_counter() - t0:.1f} s")
     if args.dry_run:
         return 0
-    table = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))
-    table[PROFILE] = {"profile": PROFILE, "engine_strength": strength[0], "fit": fit,
+    table = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    table[profile] = {"profile": profile, "engine_strength": strength[0], "fit": fit,
                       "c_map": cal.to_dict(), "performance": perf.to_dict()}
-    SHIPPED_CALIBRATIONS.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written to {SHIPPED_CALIBRATIONS.relative_to(REPO)}")
+    args.out.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{profile} written to {args.out}")
     return 0
 
 

@@ -21,7 +21,11 @@ notices at z ≥ 2.5 against the nominal rate).
 
 Usage::
 
-    python bench/validity.py [EXPORT] [--json]
+    python bench/validity.py [EXPORT] [--calibrations FILE] [--json]
+
+The profile is the export's (its header line); its calibration is read from
+``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
+is refused, never measured through another profile's calibration.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, PROFILE, GameData, load  # noqa: E402
+from calibration_data import DEFAULT, PROFILE, GameData, load, profile_of  # noqa: E402
 
 from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
@@ -181,23 +185,26 @@ def figures(samples: Sequence[Sample], estimate: Callable[[Sample], Estimate]) -
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
     """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
     zs = []
+    by_event: dict[str, list[float]] = defaultdict(list)
     for s in samples:
         if len(s.decisions) < min_positions:
             continue
         st = screening_stats(s.key, s.decisions, cal.c_for_rating(s.elo))
         zs.append(st.z_match / (cal.z_scale or 1.0))
+        by_event[s.event].append(zs[-1])
     if not zs:
         return {"n": 0}
     z = np.array(zs)
     nominal = float(stats.norm.sf(2.5))
     return {"n": len(z), "mean": float(z.mean()), "sd": float(z.std(ddof=1)) if len(z) > 1 else None,
-            "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal}
+            "notices": int((z >= 2.5).sum()), "notice_rate": float((z >= 2.5).mean()), "nominal": nominal,
+            "events": {e: {"n": len(v), "mean": float(np.mean(v))} for e, v in sorted(by_event.items())}}
 
 
-def shipped(profile: str = PROFILE) -> tuple[ProfileCalibration, dict[str, object]]:
+def shipped(profile: str = PROFILE, path: Path | None = None) -> tuple[ProfileCalibration, dict[str, object]]:
     from livemon.io.store import SHIPPED_CALIBRATIONS
 
-    entry = json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))[profile]
+    entry = json.loads((path or SHIPPED_CALIBRATIONS).read_text(encoding="utf-8"))[profile]
     return ProfileCalibration.from_dict(entry), entry.get("fit", {})
 
 
@@ -215,10 +222,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--calibrations", type=Path, default=None, help="calibrations JSON (default: the shipped one)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
+    profile = profile_of(args.export)
+    try:
+        pc, fit = shipped(profile, args.calibrations)
+    except KeyError:
+        print(f"no calibration of {profile!r} in {args.calibrations or 'the shipped calibrations'}: fit it first "
+              "(bench/fit_calibration.py)")
+        return 2
     games = list(load(args.export))
-    pc, fit = shipped()
     cal, perf = pc.c_map, pc.performance_map
     assert cal is not None and perf is not None and pc.engine_strength is not None
     pool = perf.pool
@@ -228,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     mean_elo = float(fit.get("mean_elo", 2300.0))  # type: ignore[arg-type]
     est = make_estimators(cal, perf, pc.engine_strength, mean_elo)
     report = {
-        "profile": PROFILE, "pool": pool, "calibration": fit,
+        "profile": profile, "pool": pool, "calibration": fit,
         "held_back": {"games": len(test), "events": sorted({g.event for g in test}),
                       "player_games": len(per_game), "player_events": len(per_event)},
         "per_game": {k: figures(per_game, f) for k, f in est.items()},
@@ -240,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=1))
         return 0
     hb = report["held_back"]
-    print(f"profile {PROFILE}; calibration: {pool}; held back: {hb['games']} games of "  # type: ignore[index]
+    print(f"profile {profile}; calibration: {pool}; held back: {hb['games']} games of "  # type: ignore[index]
           f"{len(hb['events'])} events, {hb['player_games']} player-games, "  # type: ignore[index]
           f"{hb['player_events']} player-events of >= {MIN_EVENT_GAMES} games")  # type: ignore[index]
     head = "  estimate        n/of      MAE   bias  " + " ".join(f"{b[2]:>6}" for b in BANDS) + "   rho     cover95 (width)"
@@ -253,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     if sc.get("n"):  # type: ignore[union-attr]
         print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
+        print("  z mean per event: " + ", ".join(f"{e} {v['mean']:+.2f} ({v['n']})"  # type: ignore[union-attr]
+                                                   for e, v in sc["events"].items()))  # type: ignore[index]
     print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
     return 0
 

@@ -379,3 +379,50 @@ def test_the_default_profile_ships_a_likelihood_calibration_the_store_falls_back
     va, _, vb = cal.cov_ab
     assert 0 < va and 0 < vb and math.sqrt(vb) < 0.1 * cal.b  # the slope is well determined
     assert cal.rating_for_c(cal.c_for_rating(2200.0)) == pytest.approx(2200.0)
+
+
+def _bench(name: str):
+    """A bench script imported by path (bench/ is not a package)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    bench = str(Path(__file__).resolve().parent.parent / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)
+
+
+def test_export_merges_several_stores_and_keeps_profiles_apart(tmp_path):
+    """calibration_data.MergedStores: the union of the stores' analyses of one profile, never another profile's."""
+    from livemon.io.store import Store
+    from livemon.live.values import PositionAnalysis
+
+    data = _bench("calibration_data")
+    p14, p12 = "Stockfish 15.1 depth=14 multipv=4", "Stockfish 15.1 depth=12 multipv=4"
+    a = {f"pos{i}": PositionAnalysis(10 * i, (("e2e4", 10 * i), ("d2d4", 10 * i - 5)), 14) for i in range(6)}
+    for n, keys in ((0, ["pos0", "pos2", "pos4"]), (1, ["pos1", "pos3", "pos4"])):
+        with Store(tmp_path / f"s{n}.sqlite") as store:
+            for k in keys:
+                store.put_analysis(k, p14, a[k])
+            store.put_analysis("pos5", p12, a["pos5"])
+    merged = data.MergedStores([str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")])
+    got = merged.get_analyses(list(a), p14)
+    assert got == {k: a[k] for k in ("pos0", "pos1", "pos2", "pos3", "pos4")}
+    assert merged.get_analyses(["pos5", "pos0"], p12) == {"pos5": a["pos5"]}
+    merged.close()
+
+
+def test_fit_and_validity_take_the_profile_of_the_export(tmp_path, capsys):
+    """A --profile other than the export's is refused; validity refuses a profile without a calibration."""
+    import gzip
+
+    export = tmp_path / "x.jsonl.gz"
+    with gzip.open(export, "wt", encoding="utf-8") as f:
+        f.write(json.dumps({"format": "livemon analyses 1", "profile": "Nodefish 1 nodes=5 multipv=4"}) + "\n")
+    assert _bench("calibration_data").profile_of(export) == "Nodefish 1 nodes=5 multipv=4"
+    assert _bench("fit_calibration").main([str(export), "--profile", "Stockfish 15.1 depth=12 multipv=4",
+                                           "--dry-run"]) == 2
+    assert "not 'Stockfish 15.1 depth=12 multipv=4': refused" in capsys.readouterr().out
+    assert _bench("validity").main([str(export)]) == 2
+    assert "no calibration of 'Nodefish 1 nodes=5 multipv=4'" in capsys.readouterr().out

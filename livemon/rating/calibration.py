@@ -493,6 +493,85 @@ def z_dispersion(
     return sd(zm), sd(zl)
 
 
+def _match_terms(moves: _PackedMoves, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per player at c (one per player, clipped at 0 as screening clips c_r): observed top-move matches,
+    expected matches Σ p0_t and its derivative Σ ∂p0_t/∂c."""
+    cn = np.maximum(c, 0.0)[moves.player]
+    w = np.where(moves.mask, np.exp(-moves.a * cn[:, None]), 0.0)
+    s = w.sum(axis=1)
+    top = ((moves.a == 0.0) & moves.mask).sum(axis=1)
+    p0 = top / s
+    dp0 = p0 * (w * moves.a).sum(axis=1) / s
+    p = moves.players
+    matched = (moves.played == 0.0).astype(float)
+    return np.bincount(moves.player, matched, p), np.bincount(moves.player, p0, p), np.bincount(moves.player, dp0, p)
+
+
+def _packed(players: Iterable[tuple[float, Sequence[Decision]]]) -> tuple[_PackedMoves, np.ndarray]:
+    elos, groups = [], []
+    for elo, decisions in players:
+        decisions = list(decisions)
+        if decisions:
+            elos.append(float(elo))
+            groups.append(decisions)
+    if not groups:
+        raise ValueError("no player with decisions")
+    return _PackedMoves(groups), np.asarray(elos)
+
+
+def match_shift(players: Iterable[tuple[float, Sequence[Decision]]], a: float, b: float) -> float:
+    """δ such that E(a + b·Elo + δ) expects as many top-move matches as these players made.
+
+    The one-parameter E(c) fitted by likelihood on every move (``a``, ``b``)
+    under-predicts how often real players take the engine's first choice (the
+    screening z of honest players has a positive mean, growing with √n); moving
+    c_r by δ makes the match statistic's expectation right on the fit players
+    (Regan fits his screening parameters on the match rate the same way).
+
+    >>> from livemon.rating.agent import move_probabilities
+    >>> rng = np.random.default_rng(3)
+    >>> vs = [np.array([0.0, -0.2, -0.6]) for _ in range(3000)]
+    >>> ds = [Decision(tuple(v), int(rng.choice(3, p=move_probabilities(v, 1.2)))) for v in vs]
+    >>> round(match_shift([(2000.0, ds)], a=-1.0, b=0.001), 1)   # c_r 1.0, plays like 1.2
+    0.2
+    """
+    import scipy.optimize
+
+    moves, elo = _packed(players)
+    base = a + b * elo
+    observed = _match_terms(moves, base)[0].sum()
+
+    def gap(d: float) -> float:
+        return float(_match_terms(moves, base + d)[1].sum() - observed)
+
+    lo, hi = -2.0, 2.0
+    if gap(lo) > 0.0 or gap(hi) < 0.0:
+        raise ValueError("match_shift: no shift within ±2 matches the observed top-move rate")
+    return float(scipy.optimize.brentq(gap, lo, hi, xtol=1e-10))
+
+
+def match_moment_line(players: Iterable[tuple[float, Sequence[Decision]]], a: float, b: float) -> tuple[float, float]:
+    """The line (a, b) whose E(c_r) expects the observed top-move matches, in total and weighted by Elo.
+
+    Solves Σ_i (M_i − Σ_t p0_t(a + b·r_i)) = 0 and Σ_i r_i·(M_i − …) = 0 by
+    Newton's method from (``a``, ``b``): a line fitted to the match statistic
+    itself (method of moments) rather than by likelihood over all moves.
+    """
+    moves, elo = _packed(players)
+    r0 = float(elo.mean())
+    x = (elo - r0) / _ELO_SCALE
+    theta = np.array([a + b * r0, b * _ELO_SCALE])
+    for _ in range(50):
+        m, e, de = _match_terms(moves, theta[0] + theta[1] * x)
+        g = np.array([(m - e).sum(), (x * (m - e)).sum()])
+        jac = -np.array([[de.sum(), (de * x).sum()], [(de * x).sum(), (de * x * x).sum()]])
+        step = np.linalg.solve(jac, -g)
+        theta = theta + np.clip(step, -1.0, 1.0)
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    return float(theta[0] - theta[1] * r0 / _ELO_SCALE), float(theta[1] / _ELO_SCALE)
+
+
 def engine_strength_fit(players: Iterable[tuple[float | None, GainHistogram]]) -> tuple[float, float | None, int] | None:
     """Algorithm 3's r̄_e = mean_i (r_i − d_i) with its standard error and the number of players used.
 
