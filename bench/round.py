@@ -684,7 +684,7 @@ async def run(args: argparse.Namespace) -> Report:
             web = free_port()
             store = tmp / "monitor.sqlite"
             (tmp / "monitor.toml").write_text(config_text(tmp, broker, web, feeds.port, store, depth, args.poll))
-            profiler = ["-m", "cProfile", "-o", os.path.abspath(args.profile)] if args.profile else []
+            profiler = ["-m", "cProfile", "-o", args.profile] if args.profile else []
             mon = start(procs, [sys.executable, *profiler, "-m", "livemon.cli", "serve", "--config",
                                 str(tmp / "monitor.toml")], tmp / "monitor.log")
             wait_port(web, mon, "the monitor (livemon serve)", timeout=60)
@@ -899,6 +899,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--profile", metavar="FILE", help="run the monitor under cProfile, its stats to FILE")
     ap.add_argument("--json", metavar="FILE", help="write the measured figures as JSON")
     args = ap.parse_args(argv)
+    if args.profile:
+        args.profile = os.path.abspath(args.profile)
     if args.quick:
         given = set(a.split("=")[0] for a in (argv if argv is not None else sys.argv[1:]))
         if "--boards" not in given:
