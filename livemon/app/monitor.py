@@ -52,6 +52,9 @@ from livemon.rating.performance import pool_warning
 
 log = logging.getLogger(__name__)
 
+LAG_PROBE_SECONDS = 0.05
+"""How often the event-loop lag probe wakes (it measures how late each wake-up is)."""
+
 LAG_WARNING = 120.0
 """Seconds the oldest queued position may wait before the log says the engines do not keep up."""
 
@@ -66,6 +69,76 @@ def bundled_replay(speed: float = 2.0) -> FeedConfig:
     """The default feed: the bundled London Chess Classic 2011, replayed as if live."""
     path = resources.files("livemon") / "data" / "london_2011.pgn"
     return FeedConfig(name="london-2011-replay", type="replay", path=str(path), speed=speed)
+
+
+class LoopLagProbe:
+    """How late the event loop runs a timer: a histogram of every wake-up's delay since start.
+
+    Bins are 1 ms wide below 100 ms, 10 ms to 1 s, 100 ms beyond, so the
+    percentiles are exact to a bin and the whole history takes a few hundred
+    integers. ``to_dict`` is stored with the status (``livemon status --json``);
+    a bench takes two of them and subtracts the histograms for a window.
+
+    >>> probe = LoopLagProbe()
+    >>> for ms in (0.2, 0.4, 3.0, 120.0):
+    ...     probe.add(ms / 1000)
+    >>> d = probe.to_dict()
+    >>> d["samples"], d["p50_ms"], d["p99_ms"], d["max_ms"]
+    (4, 1.0, 130.0, 120.0)
+    >>> lag_percentile(d["hist"], 0.5)
+    1.0
+    """
+
+    def __init__(self) -> None:
+        self.hist: dict[int, int] = {}
+        self.samples = 0
+        self.max = 0.0
+
+    def add(self, seconds: float) -> None:
+        ms = max(seconds, 0.0) * 1000
+        self.samples += 1
+        self.max = max(self.max, ms)
+        edge = lag_bin(ms)
+        self.hist[edge] = self.hist.get(edge, 0) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        hist = {str(k): v for k, v in sorted(self.hist.items())}
+        return {"probe_ms": LAG_PROBE_SECONDS * 1000, "samples": self.samples,
+                "p50_ms": lag_percentile(hist, 0.50), "p99_ms": lag_percentile(hist, 0.99),
+                "max_ms": round(self.max, 1), "hist": hist}
+
+    async def run(self, every: float = LAG_PROBE_SECONDS) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + every
+            await asyncio.sleep(every)
+            self.add(loop.time() - due)
+
+
+def lag_bin(ms: float) -> int:
+    """The upper edge (ms) of the histogram bin of a delay of ``ms`` milliseconds.
+
+    >>> lag_bin(0.0), lag_bin(7.5), lag_bin(100.0), lag_bin(999.0), lag_bin(1234.0)
+    (1, 8, 110, 1000, 1300)
+    """
+    if ms < 100:
+        return int(ms) + 1
+    if ms < 1000:
+        return (int(ms) // 10 + 1) * 10
+    return (int(ms) // 100 + 1) * 100
+
+
+def lag_percentile(hist: dict[str, int], q: float) -> float | None:
+    """The ``q`` quantile of a lag histogram (``{"upper edge ms": count}``), as its bin's upper edge; None if empty."""
+    total = sum(hist.values())
+    if not total:
+        return None
+    need, seen = q * total, 0
+    for edge, count in sorted(((int(k), v) for k, v in hist.items())):
+        seen += count
+        if seen >= need:
+            return float(edge)
+    return float(max(int(k) for k in hist))
 
 
 class Monitor:
@@ -95,6 +168,7 @@ class Monitor:
         self._ttt_wanted = asyncio.Event()
         self._ttt = TTTJob(cfg.ttt)
         self._stopping = asyncio.Event()
+        self.loop_lag = LoopLagProbe()
 
     # the core's state, for the faces' tests and benches that look inside
     @property
@@ -152,6 +226,7 @@ class Monitor:
                 self._spawn(self._status_loop(), "status"),
                 self._spawn(self._algorithm2_loop(), "algorithm 2"),
                 self._spawn(self._ttt_loop(), "ttt"),
+                self._spawn(self.loop_lag.run(), "loop lag probe"),
             ]
             if until_feeds_end:
                 await asyncio.gather(*feed_tasks, return_exceptions=True)
@@ -322,6 +397,7 @@ class Monitor:
             "ttt_refreshes": c.ttt_refreshes,
             "engine_strength": self.core.strength,
             "screening": "on" if self.screener.enabled else f"off: {self.screener.off_reason}",
+            "loop_lag": self.loop_lag.to_dict(),
             "updated": time.time(),
         }
 

@@ -1,0 +1,41 @@
+"""bench/round.py's quick mode, end to end: real feeds, mosquitto, a worker, ``livemon serve``, WebSocket clients.
+
+A small round (20 boards of tests/data's real games at 20x for 15 s, searched live at
+depth 2 by one ``livemon worker``): every fed ply must reach the monitor's store exactly
+once, and every figure the bench reports must have been measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import math
+import sys
+from pathlib import Path
+
+from conftest import REAL
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    # imported by name from bench/ (on sys.path), so that its client processes (spawned) can import it too
+    if str(REPO / "bench") not in sys.path:
+        sys.path.insert(0, str(REPO / "bench"))
+    return importlib.import_module("round")
+
+
+def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfish: str) -> None:
+    bench = _bench()
+    args = bench.parse_args(["--quick", "--boards", "20", "--minutes", "0.2", "--clients", "20",
+                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
+    report = asyncio.run(bench.run(args))
+    m = report.measured
+    assert m["lost"] == 0 and m["duplicated"] == 0 and m["results_missing"] == 0, m
+    assert m["offered_per_s"] > 5 and m["moves_per_s"] > 5, m  # 20 boards at 20x offer about 9 moves/s
+    for key in ("cpu_ms_per_move", "rss_peak_mb", "rss_growth_second_half", "lag_p99_ms", "client_p95_ms"):
+        assert m[key] is not None and math.isfinite(m[key]) and m[key] >= 0, (key, m)
+    assert m["client_deliveries"] > 0, m
+    assert m["worker_pps"] and all(v > 0 for v in m["worker_pps"].values()), m
+    assert m["tracebacks"] == 0, m
+    assert all(k in m for k in ("goal:loop-lag p99 < 50 ms", "goal:RSS < 1024 MiB")), m
