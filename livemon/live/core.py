@@ -148,8 +148,9 @@ class LiveCore:
     all_pairs: bool = False
     previews: bool = False
     coalesce: bool = False
-    """Hold the estimate and evaluation updates of scored plies until :meth:`flush` (one message per
-    player and board however many plies a burst scores); a move's own board message is never held."""
+    """Hold the estimate, screening and evaluation updates of scored plies until :meth:`flush` (one message
+    per player, player-event and board however many plies a burst scores; a level is then judged on the
+    burst's final figures); a move's own board message is never held."""
     games: dict[str, LiveGame] = field(default_factory=dict)
     infos: dict[str, GameInfo] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
@@ -163,6 +164,7 @@ class LiveCore:
     _persist: bool = True
     _dirty_players: dict[str, None] = field(default_factory=dict)
     _dirty_games: dict[str, None] = field(default_factory=dict)
+    _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
@@ -265,6 +267,13 @@ class LiveCore:
         """The updates held since the last flush (``coalesce``): each changed player's estimate and
         each changed board once, in the order they first changed."""
         out: list[Effect] = []
+        tracks, self._dirty_tracks = self._dirty_tracks, {}
+        for key in tracks:  # screening numbers and any level reached, on the burst's final figures
+            if self.screener is not None and key in self.screener.tracks:
+                try:
+                    self._screen(key, out)
+                except Exception as exc:  # screening must never stop the estimates
+                    out.append(Log(logging.ERROR, f"screening of {key} failed: {exc!r}"))
         players, self._dirty_players = self._dirty_players, {}
         games, self._dirty_games = self._dirty_games, {}
         for name in players:
@@ -279,7 +288,7 @@ class LiveCore:
     @property
     def held(self) -> bool:
         """Updates wait for :meth:`flush`."""
-        return bool(self._dirty_players or self._dirty_games)
+        return bool(self._dirty_players or self._dirty_games or self._dirty_tracks)
 
     def tick(self) -> list[Effect]:
         """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
@@ -456,7 +465,10 @@ class LiveCore:
             try:
                 key = self.screener.add_ply(sp)
                 if key is not None:
-                    self._screen(key, out)
+                    if self.coalesce:
+                        self._dirty_tracks[key] = None
+                    else:
+                        self._screen(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
 

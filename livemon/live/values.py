@@ -147,7 +147,7 @@ def _rank_text(key: int) -> str:
         sym = "1"
         for pt in range(6):
             if key >> (64 * pt) & bit:
-                sym = chess.PIECE_SYMBOLS[pt + 1]
+                sym = str(chess.PIECE_SYMBOLS[pt + 1])
                 if key >> 384 & bit:
                     sym = sym.upper()
                 break
