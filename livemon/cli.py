@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "run the live monitor headless, with a compact live log"),
     "export": ("export", "print the monitor's current estimates from the store"),
     "status": ("status", "show feeds, engine backlog and lag of the monitor"),
+    "plan": ("plan", "measure the engine profile and say how many boards it follows live, and how many workers to start"),
     "doctor": ("doctor", "check the store (sound, writable, locked, backed up) and say how to recover"),
     "worker": ("worker", "run engines for a monitor whose [bus] is mqtt (requests and results through the broker)"),
 }

@@ -446,3 +446,54 @@ def test_a_feed_withdrawal_tells_every_face_what_went():
     d.published.clear()
     d.feed(GameWithdrawn("g1", "again", "hall"), GameWithdrawn("nope", "never seen", "hall"))
     assert d.published == [] and d.core.counters.withdrawn == 1
+
+
+def test_a_finished_game_releases_its_positions_and_a_later_correction_still_gives_the_batch_result():
+    """Issue 14 item 5: once finished and scored, a game keeps no boards, analyses or FENs of its moves;
+    a correction rebuilds them from the moves (the cache answers the one analysis needed) and ends as a batch."""
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:10]))
+    d.answer()
+    game = d.core.games["g1"]
+    assert len(game.boards) == 11 and game.analyses and not game.compacted  # no result yet: all kept
+    d.feed(GameResult("g1", "1-0", 10))
+    assert game.compacted and game.boards == [] and game.analyses == {} and game.rules == []
+    assert all(m.fen_before == "" for m in game.moves) and len(game.evals) == 11
+    board = [m for m in d.published if isinstance(m, BoardState)][-1]
+    assert board.ply == 10 and board.fen == d.core.board_state("g1").fen and board.result == "1-0"
+    before = d.core.estimator.report(None)
+    d.feed(*moves_of("g1", OPENING[:10]))  # the feed re-sends the finished game: duplicates, nothing rebuilt
+    assert game.compacted and d.core.counters.duplicates == 10
+    assert d.core.estimator.report(None) == before
+    corrected = OPENING[:6] + ["b5c6", "d7c6", "e1g1", "f7f6"]
+    d.feed(*moves_of("g1", corrected, start=7))
+    assert not game.compacted and len(game.boards) == 11
+    assert [r.index for r in d.pending][0] == 6  # the position the game goes on from, asked again
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
+    assert not game.compacted  # a corrected game is compacted again by the timer
+    d.apply(d.core.tick())
+    assert game.compacted and d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
+
+
+def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others():
+    """coalesce=True holds the estimates of a burst until flush(): one message per player and board, the same
+    figures as a core that publishes after every ply."""
+    eager, held = Driver(new_core()), Driver(new_core(coalesce=True))
+    for d in (eager, held):
+        d.feed(INFO, *moves_of("g1", OPENING))
+        d.answer()
+    players = [m for m in held.published if isinstance(m, PlayerEstimate)]
+    assert players == [] and held.core.held
+    held.apply(held.core.flush())
+    flushed = [m for m in held.published if isinstance(m, PlayerEstimate)]
+    assert sorted(m.name for m in flushed) == sorted({INFO.white, INFO.black}) and not held.core.held
+    last = {m.name: m for m in eager.published if isinstance(m, PlayerEstimate)}
+    for m in flushed:  # the live c posterior re-grids when summarised, so its figures agree to rounding only
+        c_fields = ("c_mean", "c_sd", "c_cr95", "c_elo", "c_elo_cr95")
+        other = last[m.name]
+        assert {k: v for k, v in vars(m).items() if k not in c_fields} == \
+            {k: v for k, v in vars(other).items() if k not in c_fields}
+        assert m.c_mean == pytest.approx(other.c_mean, abs=1e-4) and m.c_sd == pytest.approx(other.c_sd, abs=1e-4)
+    assert held.core.board_state("g1") == eager.core.board_state("g1")
+    assert held.core.estimator.report(None) == eager.core.estimator.report(None)

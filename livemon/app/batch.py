@@ -144,7 +144,7 @@ async def analyse_games(
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
         a = cfg.analysis
-        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile)
+        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
         requests: list[Analyse] = []
         notes: list[str] = []
         for game in planned:

@@ -162,7 +162,8 @@ class Monitor:
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
-                                          given_strength=a.engine_strength, all_pairs=a.all_pairs)
+                                          given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True)
+        self._flush_due = False
         self.feeds: list[Feed] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
@@ -351,6 +352,17 @@ class Monitor:
                 self._ttt_wanted.set()
             elif isinstance(e, Log):
                 log.log(e.level, "%s", e.text)
+        if self.core.held and not self._flush_due:
+            # a burst's estimates go out once per player and board, after every answer ready now
+            try:
+                asyncio.get_running_loop().call_soon(self._flush)
+                self._flush_due = True
+            except RuntimeError:  # no loop (a synchronous driver): at once
+                self._flush()
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        self.apply(self.core.flush())
 
     async def _analyse(self, request: Analyse) -> None:
         try:

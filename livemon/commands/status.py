@@ -53,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
           f"searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
           f"restarts {'—' if restarts is None else restarts}  failures {eng.get('failures')}"
           + (f"  eval-bar previews {eng['previews']} at {eng.get('quick_profile')}" if eng.get("previews") else ""))
+    mean, alive = eng.get("mean_search_s"), eng.get("engines_alive") or 0
+    if mean and alive:  # the live figure of livemon plan: the searches done so far
+        rate = alive / mean
+        print(f"budget  {rate:.1f} positions/s measured ({mean * 1e3:.0f} ms a search, {alive} engines): "
+              f"{int(rate * 45)} boards followable at one move per board every 45 s (livemon plan --boards N for more)")
     bus = eng.get("bus")
     if bus:  # [bus] mode = "mqtt": the engines are workers behind a broker
         workers = ", ".join(f"{k} ({w['engines']})" for k, w in bus["workers"].items()) or "none"

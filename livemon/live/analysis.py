@@ -9,11 +9,12 @@ before a move gives both its evaluation (best line) and the E(c) decision
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis, board_from_fen
+from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
 from livemon.rating.agent import Decision
@@ -43,17 +44,41 @@ def position_value(board: chess.Board, analysis: PositionAnalysis | None) -> int
 
 
 def decision_for(
-    board: chess.Board, move: chess.Move, analysis: PositionAnalysis | None, after_cp: int | None
+    board: chess.Board, move: chess.Move, analysis: PositionAnalysis | None, after_cp: int | None,
+    forced: bool | None = None,
 ) -> Decision | None:
     """The E(c) observation of ``move`` played in ``board``, or None without information.
 
-    None when there is no MultiPV analysis or only one legal move (§2).
+    None when there is no MultiPV analysis or only one legal move (§2);
+    ``forced``: whether the position has one legal move, when the caller knows it.
     """
-    if analysis is None or is_forced(board):
+    if analysis is None or (is_forced(board) if forced is None else forced):
         return None
     white = board.turn == chess.WHITE
     after = None if after_cp is None else from_mover(after_cp, white) / 100.0
     return Decision.from_analysis(analysis.candidates_for_mover(white), move.uci(), after)
+
+
+def position_facts(board: chess.Board) -> tuple[int | None, bool]:
+    """``(terminal_cp(board), is_forced(board))`` with one legal-move generation (the costly part).
+
+    Only a position that may be over by rule (no legal move, insufficient material, the
+    75-move rule, a long enough history for a fivefold repetition, a variant's end) goes
+    through :func:`terminal_cp`; any other has no value by rule.
+
+    >>> position_facts(chess.Board())
+    (None, False)
+    >>> position_facts(chess.Board("7k/8/8/8/8/8/6q1/7K w - - 0 1"))  # one move: Kxg2
+    (None, True)
+    >>> position_facts(chess.Board("7k/8/8/8/8/8/5q2/7K w - - 0 1"))  # stalemate
+    (0, True)
+    """
+    first = list(itertools.islice(board.legal_moves, 2))
+    forced = len(first) < 2
+    if (not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8 or board.is_variant_end()
+            or board.is_insufficient_material()):
+        return terminal_cp(board), forced
+    return None, forced
 
 
 def scored_ply(
@@ -65,18 +90,24 @@ def scored_ply(
     after_cp: int,
     analysis_before: PositionAnalysis | None,
     san: str | None = None,
+    *,
+    forced: bool | None = None,
+    zobrist: bool = True,
 ) -> ScoredPly:
     """A ply with its evaluations, its move, and (when the engine saw the position) its decision.
 
     ``san``: the move's SAN when the caller has it (a live feed sends it), to
-    spare a move generation per ply.
+    spare a move generation per ply; ``forced``: whether ``board_before`` has one legal
+    move, when known; ``zobrist``: False leaves out the Polyglot key (only an opening
+    book needs it: 40 µs a ply).
     """
-    forced = is_forced(board_before)
-    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp)
+    if forced is None:
+        forced = is_forced(board_before)
+    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False)
     return ScoredPly(
         game_id, ply, before_cp, after_cp, decision,
         uci=move.uci(), san=san or board_before.san(move), forced=forced,
-        zobrist=chess.polyglot.zobrist_hash(board_before),
+        zobrist=chess.polyglot.zobrist_hash(board_before) if zobrist else None,
     )
 
 
@@ -90,53 +121,91 @@ class LiveGame:
     soon as the values before and after it are known, so that the estimator sees
     the same sequence whatever order analyses complete in. A ply valued from a
     comment carries no E(c) decision (no MultiPV), exactly as in ``analyse``.
+
+    Per position it keeps the board, its value by rule and whether it is forced
+    (one legal-move generation per position), its evaluation and analysis; the FEN
+    of the newest position only (the faces show that one). A finished game whose
+    plies are all scored is :meth:`compact`-ed: boards, analyses and per-ply caches are
+    released, the moves (without their FENs) and evaluations kept; a correction
+    rebuilds the positions from the moves (:meth:`expand`).
     """
 
     def __init__(self, game_id: str):
         self.game_id = game_id
         self.boards: list[chess.Board] = []
         self.rules: list[int | None] = []  # value by rule of each position (terminal), None: not terminal
-        self.fens: list[str] = []  # FEN of each position, made once (faces show it at every update)
+        self.forced: list[bool] = []  # one legal move (or none) in each position
+        self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
         self.moves: list[MoveEvent] = []
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
-        self.scored: set[int] = set()  # plies already handed to the estimator
         self.pending: set[int] = set()  # plies waiting for a value
+        self.start_fen: str | None = None  # FEN before the first move
+        self.compacted = False
+        self.expanded = False  # rebuilt after a compaction (a corrected finished game)
+        self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
+        self._unscored = 0
 
     @property
     def plies(self) -> int:
         return len(self.moves)
 
+    @property
+    def scored(self) -> range | set[int]:
+        """The plies handed to the estimator (all but the pending ones: plies are scored once each)."""
+        if not self.pending:
+            return range(1, len(self.moves) + 1)
+        return set(range(1, len(self.moves) + 1)) - self.pending
+
+    def _add_position(self, board: chess.Board) -> None:
+        rule, forced = position_facts(board)  # once: move generation is the costly part of scoring
+        self.boards.append(board)
+        self.rules.append(rule)
+        self.forced.append(forced)
+
     def add_move(self, ev: MoveEvent) -> list[int]:
         """Append the next ply; returns the position indices that need the engine."""
         if ev.ply != len(self.moves) + 1:
             raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
+        if self.compacted:
+            self.expand()
         if not self.boards:
-            self.boards.append(board_from_fen(ev.fen_before))
-            self.rules.append(terminal_cp(self.boards[0]))
-            self.fens.append(self.boards[0].fen())
+            self.start_fen = ev.fen_before
+            self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(self.value(0)[1])
         board = self.boards[-1].copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
         self.moves.append(ev)
-        self.boards.append(board)
-        self.rules.append(terminal_cp(board))  # once: move generation is the costly part of scoring
-        self.fens.append(board.fen())
+        self._add_position(board)
+        self.fen = fast_fen(board)
         self.evals.append(self.value(ev.ply)[1])
         self.pending.add(ev.ply)
+        self._candidates.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
 
-    def truncate(self, from_ply: int) -> None:
-        """Withdraw plies ``from_ply`` on (the caller rolls back the estimator)."""
+    def truncate(self, from_ply: int) -> list[int]:
+        """Withdraw plies ``from_ply`` on (the caller rolls back the estimator).
+
+        Returns the position indices that need the engine again: after a compaction the
+        analysis of the position the game goes on from (the cache answers it).
+        """
+        again: list[int] = []
+        if self.compacted:
+            self.expand()
+            keep = max(from_ply - 1, 0)
+            if keep and keep <= len(self.moves) and self.needs_engine(keep):
+                again.append(keep)
         keep = max(from_ply - 1, 0)
         del self.moves[keep:]
         del self.boards[keep + 1 if keep else 0 :]
         del self.rules[len(self.boards) :]
-        del self.fens[len(self.boards) :]
+        del self.forced[len(self.boards) :]
         del self.evals[len(self.boards) :]
         self.analyses = {j: a for j, a in self.analyses.items() if j <= keep and self.boards}
-        self.scored = {k for k in self.scored if k <= keep}
         self.pending = {k for k in self.pending if k <= keep}
+        self._candidates = {k for k in self._candidates if k <= keep}
+        self.fen = fast_fen(self.boards[-1]) if self.boards else chess.STARTING_FEN
+        return again
 
     def needs_engine(self, j: int) -> bool:
         if self.rules[j] is not None:  # terminal: valued by rule
@@ -159,27 +228,72 @@ class LiveGame:
         if j < len(self.boards):
             self.analyses[j] = analysis
             self.evals[j] = self.value(j)[1]
+            for k in (j, j + 1):  # the plies into and out of position j
+                if k in self.pending:
+                    self._candidates.add(k)
 
-    def ready(self) -> list[ScoredPly]:
+    def ready(self, zobrist: bool = True) -> list[ScoredPly]:
         """The plies that can now be scored (both positions valued), each once.
 
         Plies are scored as soon as they can, in any order: the newest-first
         engine queue must not hold every estimate behind one old position, and
         the estimator's figures do not depend on the order plies arrive in.
+        Only plies next to a newly valued position are looked at.
+        ``zobrist``: give each ply the Polyglot key of its position (for an opening book).
         """
+        if not self._candidates:
+            return []
         out: list[ScoredPly] = []
-        for k in sorted(self.pending):
+        candidates, self._candidates = sorted(self._candidates), set()
+        for k in candidates:
+            if k not in self.pending:
+                continue
             known_before, before = self.value(k - 1)
             known_after, after = self.value(k)
             if not (known_before and known_after):
                 continue
-            self.scored.add(k)
             self.pending.discard(k)
             if after is None:  # the engine gave up on this position: nothing to score
                 continue
             ev = self.moves[k - 1]
             source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
-            out.append(
-                scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after, source, ev.san)
-            )
+            out.append(scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after,
+                                  source, ev.san, forced=self.forced[k - 1], zobrist=zobrist))
         return out
+
+    # -- memory ---------------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:
+        """Every ply scored: nothing awaited from the engine for it."""
+        return not self.pending
+
+    def compact(self) -> None:
+        """Release the per-position state of a settled game (boards, analyses, per-ply caches).
+
+        Kept: the moves without their FENs (duplicates and corrections are recognised,
+        the board message shows the last move and clocks), the evaluations, the newest FEN.
+        """
+        if self.compacted or self.pending or not self.moves:
+            return
+        self.boards, self.rules, self.forced, self.analyses = [], [], [], {}
+        self._candidates = set()
+        self.moves = [m if not m.fen_before else replace(m, fen_before="") for m in self.moves]
+        self.compacted = True
+
+    def expand(self) -> None:
+        """Rebuild the positions of a compacted game from its first FEN and moves (before a correction).
+
+        Every ply stays scored; the analyses are not kept (the caller asks the engine's
+        cache again for the one position the game goes on from).
+        """
+        if not self.compacted or self.start_fen is None:
+            return
+        board = board_from_fen(self.start_fen)
+        self._add_position(board)
+        for ev in self.moves:
+            board = board.copy(stack=False)
+            board.push(chess.Move.from_uci(ev.uci))
+            self._add_position(board)
+        self.compacted = False
+        self.expanded = True

@@ -151,6 +151,10 @@ class LiveCore:
     calibrated_strength: float | None = None
     all_pairs: bool = False
     previews: bool = False
+    coalesce: bool = False
+    """Hold the estimate, screening and evaluation updates of scored plies until :meth:`flush` (one message
+    per player, player-event and board however many plies a burst scores; a level is then judged on the
+    burst's final figures); a move's own board message is never held."""
     games: dict[str, LiveGame] = field(default_factory=dict)
     infos: dict[str, GameInfo] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
@@ -162,6 +166,9 @@ class LiveCore:
     _arrivals: int = 0
     _preview: dict[str, _Preview] = field(default_factory=dict)
     _persist: bool = True
+    _dirty_players: dict[str, None] = field(default_factory=dict)
+    _dirty_games: dict[str, None] = field(default_factory=dict)
+    _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
@@ -244,25 +251,59 @@ class LiveCore:
                                           f"{profile!r} refused, the event's profile is {self.profile!r}"))
             return out
         game = self.games.get(request.game_id)
-        if game is not None and game.plies >= request.index and game.boards[request.index] is request.board:
+        if game is not None and request.index < len(game.boards) and game.boards[request.index] is request.board:
             game.set_analysis(request.index, analysis)  # else rolled back meanwhile (a new ply: a new board)
             self._score(game, out)
-            out.append(Publish(self.board_state(game.game_id)))
+            self._board_changed(game.game_id, out)
+            self._settle(game)
         return out
 
     def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
         """A quick evaluation of a game's newest position: the eval bar shows it until the real one comes."""
         game = self.games.get(request.game_id)
-        if analysis is None or game is None or game.plies != request.index or game.boards[request.index] is not request.board:
+        if (analysis is None or game is None or game.plies != request.index or request.index >= len(game.boards)
+                or game.boards[request.index] is not request.board):
             return []
         if game.value(request.index)[0]:
             return []  # the pinned profile's answer came first
         self._preview[game.game_id] = _Preview(request.index, analysis.score)
         return [Publish(self.board_state(game.game_id))]
 
-    def tick(self) -> list[Effect]:
-        """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event."""
+    def flush(self) -> list[Effect]:
+        """The updates held since the last flush (``coalesce``): each changed player's estimate and
+        each changed board once, in the order they first changed."""
         out: list[Effect] = []
+        tracks, self._dirty_tracks = self._dirty_tracks, {}
+        for key in tracks:  # screening numbers and any level reached, on the burst's final figures
+            if self.screener is not None and key in self.screener.tracks:
+                try:
+                    self._screen(key, out)
+                except Exception as exc:  # screening must never stop the estimates
+                    out.append(Log(logging.ERROR, f"screening of {key} failed: {exc!r}"))
+        players, self._dirty_players = self._dirty_players, {}
+        games, self._dirty_games = self._dirty_games, {}
+        for name in players:
+            player = self.estimator.players.get(name)
+            if player is not None:
+                out.append(Publish(self.player_estimate(player)))
+        for game_id in games:
+            if game_id in self.games:
+                out.append(Publish(self.board_state(game_id)))
+        return out
+
+    @property
+    def held(self) -> bool:
+        """Updates wait for :meth:`flush`."""
+        return bool(self._dirty_players or self._dirty_games or self._dirty_tracks)
+
+    def tick(self) -> list[Effect]:
+        """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
+        finished games corrected since they were compacted are compacted again."""
+        out: list[Effect] = []
+        for game_id, result in self.results.items():
+            game = self.games.get(game_id)
+            if result in FINISHED and game is not None and not game.compacted and game.settled:
+                game.compact()
         if self.strength_source in ("algorithm 3", "none"):
             self.strength, self.strength_source = engine_strength(
                 self.given_strength, self.calibrated_strength, self.estimator)
@@ -306,6 +347,7 @@ class LiveCore:
         touched = self.screener.remove_game(game_id) if self.screener is not None else []
         gone = self.estimator.remove_game(game_id)
         del self.games[game_id]
+        self._dirty_games.pop(game_id, None)
         finished = self.results.pop(game_id, None) in FINISHED
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
@@ -359,6 +401,9 @@ class LiveCore:
             self.counters.gaps += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} arrived after ply {game.plies}; ignored"))
             return
+        if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
+            game.expand()
+            self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out)
         reason = _illegal(game, ev)
         if reason is not None:
             self.counters.illegal += 1
@@ -368,13 +413,17 @@ class LiveCore:
             out.append(StoreMove(ev))  # stored before it is analysed
         self.counters.moves += 1
         self._preview.pop(ev.game_id, None)
-        for j in game.add_move(ev):
-            self._arrivals += 1
-            out.append(Analyse(ev.game_id, j, game.boards[j], float(-self._arrivals)))
+        self._analyse(game, game.add_move(ev), out)
         if self.previews and self._persist and game.needs_engine(ev.ply):
             out.append(Preview(ev.game_id, ev.ply, game.boards[ev.ply]))
         self._score(game, out)
+        self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
         out.append(Publish(self.board_state(ev.game_id)))
+
+    def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> None:
+        for j in positions:
+            self._arrivals += 1
+            out.append(Analyse(game.game_id, j, game.boards[j], float(-self._arrivals)))
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
         game = self.games.get(game_id)
@@ -386,7 +435,7 @@ class LiveCore:
         if self.screener is not None:
             for key in self.screener.rollback(game_id, from_ply):
                 self._screen(key, out)
-        game.truncate(from_ply)
+        self._analyse(game, game.truncate(from_ply), out)  # a compacted game: the cache answers again
         self._preview.pop(game_id, None)
         result = self.results.get(game_id)
         if result is not None:
@@ -402,19 +451,39 @@ class LiveCore:
             out.append(StoreResult(game_id, result))
         self.results[game_id] = result
         self.estimator.set_result(game_id, result)
+        self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         out.append(RefreshTTT())
+        self._settle(self.games[game_id])
+
+    def _settle(self, game: LiveGame) -> None:
+        """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
+        if not game.compacted and not game.expanded and game.settled and self.results.get(game.game_id) in FINISHED:
+            game.compact()
+
+    def _board_changed(self, game_id: str, out: list[Effect]) -> None:
+        if self.coalesce:
+            self._dirty_games[game_id] = None
+        else:
+            out.append(Publish(self.board_state(game_id)))
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
-        for sp in game.ready():
+        book = self.screener is not None and self.screener.in_book is not None
+        for sp in game.ready(zobrist=book):
             player = self.estimator.add_ply(sp)
-            out.append(Publish(self.player_estimate(player)))
+            if self.coalesce:
+                self._dirty_players[player.name] = None
+            else:
+                out.append(Publish(self.player_estimate(player)))
             if self.screener is None:
                 continue
             try:
                 key = self.screener.add_ply(sp)
                 if key is not None:
-                    self._screen(key, out)
+                    if self.coalesce:
+                        self._dirty_tracks[key] = None
+                    else:
+                        self._screen(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
 
@@ -489,7 +558,7 @@ class LiveCore:
             black=info.black,
             white_elo=info.white_elo,
             black_elo=info.black_elo,
-            fen=game.fens[-1] if game.fens else chess.STARTING_FEN,
+            fen=game.fen,
             ply=game.plies,
             last_move_san=last.san if last else None,
             last_move_uci=last.uci if last else None,
@@ -503,7 +572,7 @@ class LiveCore:
         )
 
     def unscored_plies(self) -> int:
-        return sum(g.plies - len(g.scored) for g in self.games.values())
+        return sum(len(g.pending) for g in self.games.values())
 
 
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any
 from livemon.live.messages import GameInfo
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
-from livemon.rating.performance import Performance, PerformanceModel
+from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
 from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
@@ -91,6 +91,8 @@ class PlayerState:
     moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
     decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
     observed: dict[tuple[int, int], tuple[int, Decision]] = field(default_factory=dict)  # every decision, with its ply
+    performance: PerformanceTally | None = None
+    """The moves of ``observed`` that the performance model counts, summed as they come (made when first asked)."""
 
     def history(self) -> list[float | None]:
         """Algorithm 4's rating difference after each of the player's moves, in order."""
@@ -180,6 +182,8 @@ class Estimator:
             player.moves[key] = g
         if sp.decision is not None:
             player.observed[key] = (sp.ply, sp.decision)
+            if player.performance is not None:
+                player.performance.add(key, game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
                 player.posterior = CPosterior(self.c_min, self.c_max)
@@ -200,7 +204,8 @@ class Estimator:
                 player.live.remove(g)
             if key in player.decisions and player.posterior is not None:
                 player.posterior.remove(player.decisions.pop(key))
-            player.observed.pop(key, None)
+            if player.observed.pop(key, None) is not None and player.performance is not None:
+                player.performance.remove(key)
         game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
 
     def remove_game(self, game_id: str) -> list[str]:
@@ -266,13 +271,19 @@ class Estimator:
 
         It rests on the player's moves that the profile's calibration was fitted
         on (book moves and decided positions left out, forced moves never count),
-        in game order, over as many games as they come from.
+        over as many games as they come from. Kept up to date move by move
+        (:class:`~livemon.rating.performance.PerformanceTally`): the same figures as
+        :meth:`PerformanceModel.estimate` over all the player's moves, bit for bit.
         """
         model = self._performance_model()
         if isinstance(model, str):
             return Performance.unavailable(model, len(player.observed), self.profile)
-        used = [(k, d) for k, (ply, d) in sorted(player.observed.items()) if model.counts(d, ply)]
-        return model.estimate([d for _, d in used], games=len({k[0] for k, _ in used}) or 1)
+        tally = player.performance
+        if tally is None or tally.model is not model:  # first asked, or another calibration
+            tally = player.performance = PerformanceTally(model)
+            for key, (ply, decision) in player.observed.items():
+                tally.add(key, key[0], decision, ply)
+        return tally.estimate()
 
     def _performance_model(self) -> PerformanceModel | str:
         """The model of the current calibration (rebuilt when it changes), or the reason there is none."""

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from livemon.rating.agent import Decision, log_likelihood
+from livemon.rating.agent import K, Decision
 from livemon.rating.calibration import Calibration
 from livemon.rating.screening import screening_exclusion
 
@@ -223,16 +223,28 @@ class PerformanceModel:
         return math.sqrt(tau * tau + max(tau_game * tau_game - tau * tau, 0.0) / k)
 
     def estimate(self, decisions: Sequence[Decision], games: int = 1) -> Performance:
-        """The performance of a player from their (already filtered) decisions over ``games`` games."""
+        """The performance of a player from their (already filtered) decisions over ``games`` games.
+
+        Computed from scratch; :class:`PerformanceTally` gives the same figures, bit for bit,
+        keeping the sum up to date move by move.
+        """
         n = len(decisions)
         if n < self.min_positions:
             return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
                                            self.calibration.profile)
-        cal = self.calibration
         tau = self.spread(games)
+        c = _grids(self.calibration.a, self.calibration.b, tau)[0]
+        return self.estimate_from(fixed_point_log_likelihood(decisions, c).sum(axis=0), n, tau)
+
+    def estimate_from(self, ll_fixed: np.ndarray, n: int, tau: float) -> Performance:
+        """The performance from the summed fixed-point log-likelihood on the c grid of ``tau`` (``n`` moves)."""
+        if n < self.min_positions:
+            return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
+                                           self.calibration.profile)
+        cal = self.calibration
         # c grid: the line's range over the Elo support, padded by 5 τ; fine enough for τ
         c, elo, kernel = _grids(cal.a, cal.b, tau)
-        ll = log_likelihood(decisions, c)
+        ll = ll_fixed * (1.0 / LL_SCALE)
         like_c = np.exp(ll - ll.max())
         post = kernel @ like_c  # ∝ L(r) on the Elo grid (flat prior)
         if not np.isfinite(post).all() or post.sum() <= 0.0:
@@ -244,3 +256,135 @@ class PerformanceModel:
         w = _Z95 * se
         lo, hi = med - math.hypot(med - lo, w), med + math.hypot(hi - med, w)
         return Performance(med, (lo, hi), n, cal.profile, self.label, None, not cal.in_range(med))
+
+
+LL_SCALE = 2.0**32
+"""Fixed point of the summed log-likelihood (units of 2⁻³²): integer sums are exact in any order, so
+a tally kept move by move, one rolled back and one made from scratch agree bit for bit."""
+
+
+def fixed_point_log_likelihood(decisions: Sequence[Decision], c: np.ndarray) -> np.ndarray:
+    """log P(played | c) of each decision on the grid ``c``, in fixed point: int64, shape (n, len(c)).
+
+    Each row depends on its decision alone (element-wise operations and a sum over
+    the candidates in order), so rows made one at a time equal rows made together.
+
+    >>> d = Decision((0.0, -1.0), 0)
+    >>> rows = fixed_point_log_likelihood([d, d], np.array([0.0, 1.0]))
+    >>> rows.shape, bool((rows[0] == rows[1]).all()), round(float(rows[0, 0]) / LL_SCALE, 6) == round(math.log(0.5), 6)
+    ((2, 2), True, True)
+    """
+    out = np.zeros((len(decisions), c.size), dtype=np.int64)
+    groups: dict[int, list[int]] = {}
+    for i, d in enumerate(decisions):
+        groups.setdefault(len(d.values), []).append(i)
+    for k, idx in groups.items():
+        step = max(1, 1_000_000 // (k * c.size))
+        for s in range(0, len(idx), step):
+            part = idx[s:s + step]
+            v = np.array([decisions[i].values for i in part], dtype=float)
+            a = np.log((v.max(axis=1, keepdims=True) - v + K) / K)  # (m, k) log distances, 0 for the best
+            e = -a[:, :, None] * c[None, None, :]  # (m, k, G)
+            mx = e.max(axis=1)
+            lse = mx + np.log(np.exp(e - mx[:, None, :]).sum(axis=1))
+            played = np.array([decisions[i].played for i in part], dtype=np.intp)
+            rows = e[np.arange(len(part)), played, :] - lse
+            out[part] = np.rint(rows * LL_SCALE).astype(np.int64)
+    return out
+
+
+class PerformanceTally:
+    """One player's moves that count for :meth:`PerformanceModel.estimate`, summed as they come.
+
+    The log-likelihood of the counted moves on the model's c grid is kept in fixed
+    point (:data:`LL_SCALE`), so adding a move costs one row (O(grid)) instead of all
+    the player's moves again, and removing one (a corrected game) is exact. The c grid
+    depends on τ, hence on the number of games the moves come from: when that changes
+    the sum is rebuilt once from the moves. The estimate is cached until the next change.
+
+    >>> cal = Calibration(a=-0.5, b=0.0005, n=100, elo_min=1400, elo_max=2800, r2=0.5, residual_sd=0.07,
+    ...                   method="ml", cov_ab=(0.0, 0.0, 0.0), tau=0.07, tau_game=0.1, profile="sf d12")
+    >>> model = PerformanceModel.from_calibration(cal)
+    >>> tally = PerformanceTally(model)
+    >>> moves = [Decision((0.0, -0.2, -0.9), i % 3) for i in range(12)]
+    >>> for i, d in enumerate(moves):
+    ...     _ = tally.add(("g1" if i < 6 else "g2", i), "g1" if i < 6 else "g2", d, ply=40 + 2 * i)
+    >>> tally.estimate() == model.estimate(moves, games=2)
+    True
+    """
+
+    def __init__(self, model: PerformanceModel) -> None:
+        self.model = model
+        self._moves: dict[Hashable, tuple[Hashable, Decision]] = {}
+        self._games: dict[Hashable, int] = {}
+        self._tau: float | None = None
+        self._sum: np.ndarray | None = None
+        self._estimate: Performance | None = None
+
+    @property
+    def positions(self) -> int:
+        """The moves counted."""
+        return len(self._moves)
+
+    @property
+    def games(self) -> int:
+        """The games the counted moves come from (at least 1)."""
+        return len(self._games) or 1
+
+    def add(self, key: Hashable, game: Hashable, decision: Decision, ply: int) -> bool:
+        """Count a move (replacing one of the same ``key``) if the model counts it; True when counted."""
+        if key in self._moves:
+            self.remove(key)
+        if not self.model.counts(decision, ply):
+            return False
+        self._moves[key] = (game, decision)
+        self._games[game] = self._games.get(game, 0) + 1
+        self._changed([decision], +1)
+        return True
+
+    def remove(self, key: Hashable) -> None:
+        """Withdraw a counted move (nothing when it was not counted)."""
+        found = self._moves.pop(key, None)
+        if found is None:
+            return
+        game, decision = found
+        left = self._games[game] - 1
+        if left:
+            self._games[game] = left
+        else:
+            del self._games[game]
+        self._changed([decision], -1)
+
+    def _changed(self, decisions: list[Decision], sign: int) -> None:
+        self._estimate = None
+        if self._sum is None or self._tau != self.model.spread(self.games):
+            self._sum = None  # another τ (or nothing summed yet): rebuilt from the moves when asked
+            return
+        row = fixed_point_log_likelihood(decisions, self._grid(self._tau))[0]
+        if sign > 0:
+            self._sum += row
+        else:
+            self._sum -= row
+
+    def _grid(self, tau: float) -> np.ndarray:
+        return _grids(self.model.calibration.a, self.model.calibration.b, tau)[0]
+
+    def log_likelihood(self) -> np.ndarray:
+        """The summed fixed-point log-likelihood on the c grid of the current τ (rebuilt if needed)."""
+        tau = self.model.spread(self.games)
+        if self._sum is None or self._tau != tau:
+            decisions = [d for _, d in self._moves.values()]
+            self._tau = tau
+            self._sum = fixed_point_log_likelihood(decisions, self._grid(tau)).sum(axis=0)
+        return self._sum
+
+    def estimate(self) -> Performance:
+        """:meth:`PerformanceModel.estimate` of the counted moves (cached until a move is added or removed)."""
+        if self._estimate is None:
+            n = len(self._moves)
+            if n < self.model.min_positions:
+                self._estimate = self.model.estimate_from(np.zeros(0, dtype=np.int64), n, 0.0)
+            else:
+                tau = self.model.spread(self.games)
+                self._estimate = self.model.estimate_from(self.log_likelihood(), n, tau)
+        return self._estimate
