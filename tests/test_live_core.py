@@ -497,3 +497,39 @@ def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others
         assert m.c_mean == pytest.approx(other.c_mean, abs=1e-4) and m.c_sd == pytest.approx(other.c_sd, abs=1e-4)
     assert held.core.board_state("g1") == eager.core.board_state("g1")
     assert held.core.estimator.report(None) == eager.core.estimator.report(None)
+
+
+def random_game(seed: int, plies: int) -> list[str]:
+    """A reproducible game of random legal moves (shorter if it ends)."""
+    rng, board, out = random.Random(seed), chess.Board(), []
+    while len(out) < plies and not board.is_game_over():
+        move = rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
+        out.append(move.uci())
+        board.push(move)
+    return out
+
+
+def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved():
+    """Algorithm 2 is one solve over the event: after a move in one game, the timer re-publishes the players
+    whose event figure moved by a shown Elo point (issue 14: a tick re-sent every estimate to every client).
+    With r̄_e fixed (given or calibrated); under Algorithm 3 every perceived Elo moves with it."""
+    d = Driver(new_core(given_strength=2500.0))
+    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 100 * i, black_elo=2050 + 100 * i,
+                      event="Test") for i in range(4)]
+    games = {info.game_id: random_game(i, 60) for i, info in enumerate(infos)}
+    d.feed(*infos, *(m for g, ucis in games.items() for m in moves_of(g, ucis[:40])))
+    d.answer()
+    d.apply(d.core.tick())
+    before = dict(d.core.event_perceived)
+    assert len(before) == 8
+    d.published.clear()
+    d.apply(d.core.tick())
+    assert d.published == []  # nothing moved: nothing re-sent
+    d.feed(*moves_of("g0", games["g0"][:60], start=41))
+    d.answer()
+    d.published.clear()
+    d.apply(d.core.tick())
+    after = d.core.event_perceived
+    moved = {n for n in after if round(after[n]) != round(before[n])}
+    assert moved and len(moved) < len(after)  # some moved, not all
+    assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved

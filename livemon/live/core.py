@@ -135,6 +135,15 @@ class _Preview:
     score: int
 
 
+def _shown(elo: float | None) -> int | None:
+    """An Elo figure as the faces show it (whole points): a change below it is not re-published.
+
+    >>> _shown(2701.4), _shown(None)
+    (2701, None)
+    """
+    return None if elo is None or elo != elo else round(elo)
+
+
 @dataclass
 class LiveCore:
     """Games, estimates, screening and what to publish, driven by events; see the module docstring.
@@ -304,13 +313,18 @@ class LiveCore:
             game = self.games.get(game_id)
             if result in FINISHED and game is not None and not game.compacted and game.settled:
                 game.compact()
+        strength = self.strength
         if self.strength_source in ("algorithm 3", "none"):
             self.strength, self.strength_source = engine_strength(
                 self.given_strength, self.calibrated_strength, self.estimator)
         perceived = self.estimator.perceived_ratings(self.all_pairs) or {}
-        if perceived != self.event_perceived or self.strength_source == "algorithm 3":
-            self.event_perceived = perceived
-            for name in perceived or self.estimator.players:
+        before, self.event_perceived = self.event_perceived, perceived
+        if _shown(strength) != _shown(self.strength):
+            changed: Iterable[str] = perceived or self.estimator.players  # every perceived Elo moved
+        else:  # Algorithm 2 is one solve over the event: re-publish only whom it moved by a shown Elo
+            changed = [n for n in perceived.keys() | before.keys() if _shown(perceived.get(n)) != _shown(before.get(n))]
+        for name in changed:
+            if name in self.estimator.players:
                 out.append(Publish(self.player_estimate(self.estimator.players[name])))
         return out
 
