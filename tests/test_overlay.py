@@ -182,3 +182,28 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         assert await browser.js(text("eval-text")) == "+4.0"
     finally:
         await srv.close()
+
+
+async def test_overlay_renders_a_batched_burst(browser: CDP) -> None:
+    """The page asks for ``deltas`` frames: a burst published at once arrives in few frames, and the page
+    shows the burst's final state (the boards and estimates superseded in between were conflated)."""
+    hub = Hub()
+    hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 4, 20))
+    srv = WebServer(hub, WebConfig(port=0))
+    await srv.start()
+    try:
+        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g1")
+        await browser.wait_for(text("white-name"), "Carlsen, Magnus")
+        assert await browser.js("window.livemon.batches") == 0
+        for i in range(60):  # one loop turn: 120 messages queued before the page's sender runs
+            hub.publish(estimate("Carlsen, Magnus", 2700.0 + i, 2650.0 + i, 2750.0 + i))
+            hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 5 + i, 10 * i))
+        await browser.wait_for("Number(document.body.dataset.seq)", hub.seq)
+        assert await browser.js(text("white-perf")) == "2759"
+        assert await browser.js(text("eval-text")) == "+5.9"
+        batches = await browser.js("window.livemon.batches")
+        assert 1 <= batches < 10, batches
+        assert srv.batch_stats["frames"] == batches and srv.batch_stats["messages"] == 120
+        assert srv.batch_stats["conflated"] >= 100  # superseded estimates and boards never went out
+    finally:
+        await srv.close()

@@ -11,6 +11,8 @@ Traceback (most recent call last):
 livemon.faces.web.protocol.ProtocolError: bad_request: channels must be a list of strings
 >>> check_channel("game:g1"), check_channel("alerts")
 ('game:g1', 'alerts')
+>>> parse_request('{"op":"subscribe","channels":["players"],"batch":true}').batch
+True
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Iterable
 
 from livemon.errors import InputError
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Message, channel_audience
+from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Message, Outgoing, channel_audience
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
@@ -30,6 +32,10 @@ PROTOCOL_VERSION = 1
 OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
 DETAIL_CHANNELS = tuple(f"{prefix}<id>" for prefix, a in CHANNEL_AUDIENCE.items() if prefix.endswith(":") and a == PUBLIC)
 """The per-key channels a message class declares, as ``hello`` names them (``game:<id>``)."""
+FEATURES = ("batch",)
+"""Optional behaviours a client may ask for, listed in ``hello.features`` (``batch``: ``deltas`` frames)."""
+NO_CONFLATION = frozenset({"alerts"})
+"""Channels whose messages are never conflated in a ``deltas`` frame: each alert level is an event to show."""
 MAX_CHANNELS = 64
 MAX_GAME_ID = 200
 
@@ -55,6 +61,7 @@ class Request:
     channels: tuple[str, ...] | None = None
     token: str | None = None
     id: Any = None
+    batch: bool | None = None  # subscribe only: True asks for ``deltas`` frames, False for one ``delta`` each
 
 
 def _id_of(d: dict[str, Any]) -> Any:
@@ -93,7 +100,10 @@ def parse_request(text: str) -> Request:
     token = d.get("token")
     if token is not None and not isinstance(token, str):
         raise ProtocolError("bad_request", "token must be a string", rid)
-    return Request(op, channels, token, rid)
+    batch = d.get("batch")
+    if batch is not None and not isinstance(batch, bool):
+        raise ProtocolError("bad_request", "batch must be true or false", rid)
+    return Request(op, channels, token, rid, batch)
 
 
 def check_channel(name: str) -> str:
@@ -111,7 +121,7 @@ def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int
     return _dumps({
         "type": "hello", "protocol": PROTOCOL_VERSION, "server": f"livemon/{version}", "seq": seq,
         "channels": [*PUBLIC_CHANNELS, *DETAIL_CHANNELS] + (list(ARBITER_CHANNELS) if alerts else []),
-        "heartbeat": heartbeat, "max_message_bytes": max_message_bytes,
+        "heartbeat": heartbeat, "max_message_bytes": max_message_bytes, "features": list(FEATURES),
     })
 
 
@@ -136,6 +146,72 @@ def snapshot_frame_from(channel: str, seq: int, messages: str, reason: str) -> s
 def delta_frame(seq: int, prev: int, channels: list[str], message_json: str) -> str:
     """A delta, spliced around the message's JSON so that is encoded once for all clients."""
     return f'{{"type":"delta","seq":{seq},"prev":{prev},"channels":{_dumps(channels)},"message":{message_json}}}'
+
+
+def deltas_frame(prev: int, items: list[tuple[int, str, str]]) -> str:
+    """A batch of deltas: ``items`` are ``(seq, channels JSON, message JSON)`` in seq order, at least one.
+
+    The frame's ``seq`` is the newest item's, ``prev`` the client's last, so the gap check of a
+    single ``delta`` holds for the whole frame.
+
+    >>> f = json.loads(deltas_frame(4, [(5, '["players"]', '{"name":"A"}'), (7, '["players"]', '{"name":"B"}')]))
+    >>> f["type"], f["seq"], f["prev"], [i["seq"] for i in f["items"]], f["items"][1]["message"]["name"]
+    ('deltas', 7, 4, [5, 7], 'B')
+    """
+    body = ",".join(f'{{"seq":{s},"channels":{ch},"message":{m}}}' for s, ch, m in items)
+    return f'{{"type":"deltas","seq":{items[-1][0]},"prev":{prev},"items":[{body}]}}'
+
+
+def conflation_key(msg: Outgoing) -> str | None:
+    """The key under which a later message supersedes ``msg`` in a batch; None: never conflated.
+
+    Messages without a key (``status``: one state, but the brief keeps every one) and channels in
+    :data:`NO_CONFLATION` (alerts) are never dropped.
+    """
+    if not msg.key_fields or any(ch in NO_CONFLATION for ch in msg.channels()):
+        return None
+    return msg.key
+
+
+def conflate(items: list[tuple[int, str | None, tuple[str, ...]]]) -> list[int]:
+    """The indexes of the ``items`` to send: those no later item of the batch supersedes, in order.
+
+    ``items`` are ``(seq, conflation key, channels the client wants)`` in seq order (the key from
+    :func:`conflation_key`). An item goes when every one of its channels has a later message with
+    the same key (a removal counts: it is the newest state). The hub's snapshot keeps the latest
+    message per (channel, key), so the client's state after the batch is the same as after
+    every item.
+
+    >>> conflate([(1, "A", ("players",)), (2, "B", ("players",)), (3, "A", ("players",))])
+    [1, 2]
+    >>> conflate([(1, "B", ("players",)), (2, "B", ("players", "ttt"))])  # a removal of B on both
+    [1]
+    >>> conflate([(1, "B", ("players", "ttt")), (2, "B", ("players",))])  # ttt still needs the removal
+    [0, 1]
+    >>> conflate([(1, None, ("status",)), (2, None, ("status",))])  # no key: every one goes
+    [0, 1]
+    """
+    keys = [key for _, key, _ in items if key is not None]
+    if len(set(keys)) == len(keys):  # the common case: nothing superseded
+        return list(range(len(items)))
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for i in range(len(items) - 1, -1, -1):
+        _, key, wanted = items[i]
+        if key is None:
+            kept.append(i)
+            continue
+        pairs = [(ch, key) for ch in wanted]
+        if not all(pair in seen for pair in pairs):
+            kept.append(i)
+            seen.update(pairs)
+    kept.reverse()
+    return kept
+
+
+def channels_json(channels: list[str]) -> str:
+    """The ``channels`` array of a delta or a ``deltas`` item."""
+    return _dumps(channels)
 
 
 def heartbeat_frame(seq: int, last: int) -> str:

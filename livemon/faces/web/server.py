@@ -67,6 +67,10 @@ ARBITER_TRIES_PER_ADDRESS = 10
 """Wrong arbiter tokens from one address within ``ARBITER_WINDOW`` after which its tries are refused unheard."""
 ARBITER_WINDOW = 60.0
 """Seconds over which wrong arbiter tokens from one address are counted."""
+BATCH_BYTES = 256 * 1024
+"""A ``deltas`` frame takes queued messages until their JSON reaches this size (clients' frame limits: 1 MiB by default)."""
+YIELD_EVERY = 16
+"""A sender with a backlog yields to the event loop after this many frames (sends that do not block never yield)."""
 BIG_SNAPSHOT = 200
 """A snapshot of more messages than this is encoded in a worker thread, off the event loop."""
 
@@ -86,6 +90,16 @@ class _Frame:
     build: Callable[[], str] | None = None  # encodes the text in a thread when sent (a big snapshot)
 
 
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """What the senders need of one hub message, worked out once for every client."""
+
+    json: str
+    channels: tuple[str, ...]
+    channels_json: str
+    key: str | None  # conflation key (protocol.conflation_key)
+
+
 @dataclass(eq=False)
 class _Client:
     ws: ServerConnection
@@ -101,6 +115,7 @@ class _Client:
     refilled: float = field(default_factory=time.monotonic)
     wrong_tokens: int = 0
     close_reason: str | None = None  # set: the handler closes the connection (1008) after this message
+    batch: bool = False  # asked for ``deltas`` frames (subscribe with ``"batch": true``)
 
 
 class WebServer:
@@ -112,10 +127,12 @@ class WebServer:
         self.health = health  # e.g. Store.health: /healthz is 503 while it says not ok
         self.port: int = cfg.port
         self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
+        self.batch_stats: dict[str, int] = {"frames": 0, "messages": 0, "conflated": 0}  # deltas frames (benches)
         self._clients: set[_Client] = set()
         self._server: Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
-        self._json: dict[int, str] = {}  # seq -> message JSON, encoded once for every client
+        self._encoded: dict[int, _Encoded] = {}  # seq -> message JSON etc., encoded once for every client
+        self._chjson: dict[tuple[str, ...], str] = {}  # delivered channels -> their JSON array
         self._snapshots: dict[str, tuple[int, str]] = {}  # channel -> (hub seq, messages JSON) of the last snapshot
         self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
@@ -309,6 +326,8 @@ class WebServer:
 
     def _subscribe(self, c: _Client, req: p.Request) -> None:
         self._rate_limit(c)
+        if req.batch is not None:
+            c.batch = req.batch
         granted = []
         for name in req.channels or ():
             try:
@@ -397,39 +416,116 @@ class WebServer:
             c.sub.overflowed = True  # the sender resnapshots; control frames queued so far survive
 
     def _message_json(self, seq: int, msg: Message) -> str:
-        text = self._json.get(seq)
+        return self._info(seq, msg).json
+
+    def _info(self, seq: int, msg: Any) -> _Encoded:
+        """``msg`` as every client needs it (JSON, channels, conflation key), worked out once per seq."""
+        info = self._encoded.get(seq)
+        if info is None:
+            channels = channels_of(msg)
+            info = self._encoded[seq] = _Encoded(msg.to_json(), channels, p.channels_json(list(channels)),
+                                                 p.conflation_key(msg))
+            if len(self._encoded) > 4096:
+                for old in list(self._encoded)[:1024]:
+                    del self._encoded[old]
+        return info
+
+    def _channels_json(self, channels: list[str]) -> str:
+        key = tuple(channels)
+        text = self._chjson.get(key)
         if text is None:
-            text = self._json[seq] = msg.to_json()
-            if len(self._json) > 4096:
-                for old in list(self._json)[:1024]:
-                    del self._json[old]
+            if len(self._chjson) > 4096:
+                self._chjson.clear()
+            text = self._chjson[key] = p.channels_json(channels)
         return text
 
     async def _sender(self, c: _Client) -> None:
-        """The only writer of ``c``'s socket after hello: queued frames in order, resnapshot on overflow."""
+        """The only writer of ``c``'s socket after hello: queued frames in order, resnapshot on overflow.
+
+        A batching client (``"batch": true``) gets, per wake-up, every delta already queued in one
+        ``deltas`` frame (superseded states conflated), up to the next control frame, which keeps
+        its place: no timer, so an idle server still sends each message at once.
+        """
         queue = c.sub.queue
+        streak = 0  # frames taken from a queue that never ran empty: awaiting get() did not yield
         while True:
             if c.sub.overflowed:
                 await self._resnapshot(c, [])
                 continue
+            if queue.empty():
+                streak = 0
+            else:
+                streak += 1
+                if streak % YIELD_EVERY == 0:
+                    await asyncio.sleep(0)  # a deep backlog must not hold the event loop (the monitor's too)
             seq, item = await queue.get()
             if c.sub.overflowed:
                 await self._resnapshot(c, [item] if isinstance(item, _Frame) else [])
                 continue
             if isinstance(item, _Frame):
-                if item.build is not None:
-                    text = await asyncio.to_thread(item.build)
-                else:
-                    text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
-                await self._send(c, text)
-                if item.seq is not None:
-                    c.last = item.seq
+                await self._send_frame(c, item)
+                continue
+            if c.batch:
+                batch: list[tuple[int, Any]] = [(seq, item)]
+                control: _Frame | None = None
+                size = len(self._info(seq, item).json)
+                while size < BATCH_BYTES:  # the rest of a longer backlog waits for the next frame
+                    try:
+                        seq, nxt = queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        break
+                    if isinstance(nxt, _Frame):
+                        control = nxt
+                        break
+                    batch.append((seq, nxt))
+                    size += len(self._info(seq, nxt).json)
+                if c.sub.overflowed:
+                    await self._resnapshot(c, [control] if control is not None else [])
+                    continue
+                await self._send_batch(c, batch)
+                if control is not None:
+                    await self._send_frame(c, control)
                 continue
             wanted = [ch for ch in channels_of(item) if ch in c.sub.channels]
             if not wanted:
                 continue  # unsubscribed since it was queued
             await self._send(c, p.delta_frame(seq, c.last, wanted, self._message_json(seq, item)))
             c.last = seq
+
+    async def _send_frame(self, c: _Client, item: _Frame) -> None:
+        """Send a queued non-delta frame (a snapshot sets the client's last seq)."""
+        if item.build is not None:
+            text = await asyncio.to_thread(item.build)
+        else:
+            text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
+        await self._send(c, text)
+        if item.seq is not None:
+            c.last = item.seq
+
+    async def _send_batch(self, c: _Client, batch: list[tuple[int, Any]]) -> None:
+        """One ``deltas`` frame for ``batch`` (queued deltas in seq order), superseded states conflated."""
+        subs = c.sub.channels
+        rows: list[tuple[int, str | None, tuple[str, ...]]] = []
+        texts: list[tuple[str, str]] = []  # (channels JSON, message JSON) per row
+        for seq, msg in batch:
+            info = self._info(seq, msg)
+            channels = info.channels
+            if all(ch in subs for ch in channels):
+                rows.append((seq, info.key, channels))
+                texts.append((info.channels_json, info.json))
+                continue
+            wanted = tuple(ch for ch in channels if ch in subs)
+            if wanted:  # else: unsubscribed since it was queued
+                rows.append((seq, info.key, wanted))
+                texts.append((self._channels_json(list(wanted)), info.json))
+        if not rows:
+            return
+        kept = p.conflate(rows)
+        self.batch_stats["frames"] += 1
+        self.batch_stats["messages"] += len(batch)
+        self.batch_stats["conflated"] += len(rows) - len(kept)
+        await self._send(c, p.deltas_frame(c.last, [(rows[i][0], *texts[i]) for i in kept]))
+        c.last = rows[kept[-1]][0]
 
     async def _resnapshot(self, c: _Client, pending: list[Any]) -> None:
         """After an overflow: keep control frames, forget queued deltas, send a fresh snapshot."""
