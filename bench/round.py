@@ -480,8 +480,9 @@ def read_status(store: Path) -> dict[str, Any] | None:
 # -- the WebSocket clients (their own processes) ----------------------------------------------------
 
 
-def clients_main(port: int, n: int, first: int, pipe: Connection) -> None:
-    """``n`` clients on ``games`` and ``players``; a latency histogram (1 ms bins) of deltas in the window."""
+def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = True) -> None:
+    """``n`` clients on ``games`` and ``players`` (``batch``: batched ``deltas`` frames, as the overlay asks);
+    a latency histogram (1 ms bins) of every delivered message in the window."""
     from websockets.asyncio.client import connect
 
     hist = [0] * 10001
@@ -494,27 +495,28 @@ def clients_main(port: int, n: int, first: int, pipe: Connection) -> None:
             async with connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, open_timeout=60,
                                ping_interval=None) as ws:
                 await ws.recv()  # hello
-                await ws.send(json.dumps({"op": "subscribe", "channels": ["games", "players"], "id": i}))
+                await ws.send(json.dumps({"op": "subscribe", "channels": ["games", "players"], "id": i,
+                                          "batch": batch}))
                 ready.set()
                 closer = asyncio.create_task(_close_on(stop, ws))
                 last = None
                 async for raw in ws:
                     t = time.time()
-                    if raw.startswith('{"type":"delta"'):
+                    if raw.startswith('{"type":"delta'):  # delta, or a batched deltas frame
                         # the envelope is spliced by the server: seq and prev are at fixed places
                         head = raw[:80]
-                        m = re.match(r'\{"type":"delta","seq":(\d+),"prev":(\d+)', head)
+                        m = re.match(r'\{"type":"deltas?","seq":(\d+),"prev":(\d+)', head)
                         assert m is not None
                         seq, prev = int(m.group(1)), int(m.group(2))
-                        counts["deltas"] += 1
                         if last is not None and prev != last:
                             counts["gaps"] += 1
                         last = seq
+                        stamps = ts_re.findall(raw)  # one ts per message delivered
+                        counts["deltas"] += len(stamps)
                         if window[0] <= t <= window[1]:
-                            ts = ts_re.search(raw)
-                            if ts:
+                            for ts in stamps:
                                 counts["in_window"] += 1
-                                hist[min(10000, int(1000 * (t - float(ts.group(1)))))] += 1
+                                hist[min(10000, int(1000 * (t - float(ts))))] += 1
                     else:
                         frame = json.loads(raw)
                         if frame["type"] == "snapshot":
@@ -700,7 +702,8 @@ async def run(args: argparse.Namespace) -> Report:
             first = 0
             for n_i in per:
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=clients_main, args=(web, n_i, first, there), daemon=True)
+                p = ctx.Process(target=clients_main, args=(web, n_i, first, there, not args.no_batch),
+                                daemon=True)
                 p.start()
                 first += n_i
                 client_pipes.append(here)
@@ -894,6 +897,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=5.0, help="wall minutes of the round")
     ap.add_argument("--clients", type=int, default=500)
     ap.add_argument("--client-procs", type=int, default=2)
+    ap.add_argument("--no-batch", action="store_true",
+                    help="clients ask for one delta frame per message (default: batched deltas, as the overlay)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--engines", type=int, default=2, help="engines per worker")
     ap.add_argument("--engine", choices=("cache", "depth"), default="cache",
