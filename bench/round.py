@@ -39,13 +39,10 @@ with ``os.getloadavg()`` before and after.
     python bench/round.py --quick                          # smoke: 50 boards, 1 minute, 50 clients
     python bench/round.py --quick --engine depth --depth 2 --data tests/data   # no ../shared needed
 
-Measured (README "Measured: a whole round"; load average 4-6 on 2 cores shared with other work):
-1,000 boards at 20x (441 moves/s offered), 500 clients: the monitor handled 3.6 moves/s, 107 ms
-CPU per move, loop lag p99 9.5 s, client p95 6.5 s, RSS peak 368 MiB (+0.8% over the second
-half): not met. 100 boards (44 moves/s), 50 clients: kept up, 14.5 ms per move, lag p99 640 ms,
-client p95 522 ms. 50 boards, 50 clients: kept up, 8.1 ms per move, lag p99 39 ms, client p95
-99 ms; 0 plies lost or duplicated whenever the monitor kept up. Half of the monitor's CPU is the
-WebSocket fan-out (one frame and one send per message per client).
+Measured (README "Measured: a whole round"): 1,000 boards at 20x (441 moves/s offered), 500
+clients, batched frames, load 2.3-3.4: the monitor handled 62.6 moves/s (3.6 before batching
+and the changed-only Algorithm 2 re-publish), 16 ms CPU per move, loop lag p99 840 ms, client p95
+551 ms, RSS peak 468 MiB: not met. 100 and 50 boards kept up with 0 plies lost or duplicated.
 """
 
 from __future__ import annotations
