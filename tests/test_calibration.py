@@ -381,6 +381,23 @@ def test_the_default_profile_ships_a_likelihood_calibration_the_store_falls_back
     assert cal.rating_for_c(cal.c_for_rating(2200.0)) == pytest.approx(2200.0)
 
 
+def test_the_deeper_profile_ships_its_performance_map_and_withholds_its_screening_map():
+    """Depth 14 (docs/calibration.md): performance map and r̄_e shipped; its screening map failed the held-back
+    check, so it is withheld with the reason and the screener says it is off, never using depth 12's map."""
+    from livemon.config import ScreeningConfig
+    from livemon.io.store import shipped_calibrations
+    from livemon.live.screener import Screener
+
+    name = "Stockfish 15.1 depth=14 multipv=4"
+    pc = shipped_calibrations()[name]
+    assert pc.c_map is None and pc.performance is not None and pc.performance.profile == name
+    assert pc.performance.b > 0 and pc.performance.tau_game is not None and 2000 < (pc.engine_strength or 0) < 2800
+    d12 = shipped_calibrations()["Stockfish 15.1 depth=12 multipv=4"]
+    assert (pc.performance.a, pc.performance.b) != (d12.performance.a, d12.performance.b)  # type: ignore[union-attr]
+    screener = Screener(ScreeningConfig(), pc)
+    assert not screener.enabled and name in screener.off_reason
+
+
 def _bench(name: str):
     """A bench script imported by path (bench/ is not a package)."""
     import importlib

@@ -283,6 +283,9 @@ def test_screening_with_other_exclusions_than_the_calibration_says_so():
     assert "book_moves 0 (calibrated with 8)" in said and "eval_bound" not in said
     assert Screener(ScreeningConfig(book_moves=0), ProfileCalibration("p", None, Calibration.fit([(1, 0), (2, 1)]))).mismatch == ""
     # the shipped calibration records the defaults it was fitted with
-    for shipped in shipped_calibrations().values():
+    shipped_all = shipped_calibrations()
+    assert shipped_all["Stockfish 15.1 depth=12 multipv=4"].c_map is not None  # the default profile screens
+    for shipped in shipped_all.values():
         assert Screener(ScreeningConfig(), shipped).mismatch == ""
-        assert shipped.c_map is not None and shipped.c_map.book_moves == ScreeningConfig().book_moves
+        if shipped.c_map is not None:  # a withheld screening map (depth 14: docs/calibration.md) is None
+            assert shipped.c_map.book_moves == ScreeningConfig().book_moves
