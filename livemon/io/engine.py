@@ -50,6 +50,15 @@ def _retrieve(task: "asyncio.Future[Any]") -> None:
         task.exception()
 
 
+def _retrieve_command(fut: "asyncio.Future[Any]") -> None:
+    """Mark a killed engine's command outcome as seen, and that of the AnalysisResult it may hold."""
+    if fut.cancelled() or fut.exception() is not None:
+        return
+    inner = getattr(fut.result(), "_finished", None)  # an AnalysisResult's own future
+    if isinstance(inner, asyncio.Future):
+        inner.add_done_callback(_retrieve)
+
+
 def analysis_board(board: chess.Board) -> chess.Board:
     """The position exactly as the engine sees it: no history, move counters reset.
 
@@ -195,7 +204,10 @@ class UciEngine:
         gave up), so their outcome is marked seen here — else asyncio logs "Future exception
         was never retrieved" for an engine killed on purpose.
         """
-        pending = [self._protocol.command, self._protocol.next_command]
+        for command in (self._protocol.command, self._protocol.next_command):
+            for fut in (getattr(command, "result", None), getattr(command, "finished", None)):
+                if isinstance(fut, asyncio.Future):  # seen whenever it ends, however many turns that takes
+                    fut.add_done_callback(_retrieve_command)
         if self._transport.get_returncode() is None:
             try:
                 self._transport.kill()
@@ -209,13 +221,6 @@ class UciEngine:
             log.error("engine process %d did not exit after SIGKILL", self.pid)
         self._transport.close()
         await asyncio.sleep(0)  # let python-chess see the exit
-        for command in pending:
-            for fut in (getattr(command, "result", None), getattr(command, "finished", None)):
-                if isinstance(fut, asyncio.Future) and fut.done() and not fut.cancelled():
-                    value = fut.exception() or fut.result()
-                    inner = getattr(value, "_finished", None)  # an AnalysisResult's own future
-                    if isinstance(inner, asyncio.Future):
-                        inner.add_done_callback(_retrieve)
 
     async def close(self) -> None:
         """Ask the engine to quit; kill it if it has not within 5 s (or is already gone).
