@@ -506,14 +506,13 @@ async def test_replay_resumes_where_it_was_after_a_restart(tmp_path, fake_engine
     first = await run_for(1.5)
     stored = first.counters.moves
     assert 10 < stored < plies
-    started = time.monotonic()
     second = await run_for(None)
-    took = time.monotonic() - started
     remaining = (plies - stored) / 25
     # went on from where it was: the stored plies came back from the store, the feed re-sent them at once
     assert second.counters.moves == plies and second.counters.duplicates == stored
-    assert second.feeds[0].slept <= remaining + 0.2  # and waited only for the plies not yet played
-    assert took < remaining + 3  # (starting over would take the whole game again: ~3.3 s more)
+    # and waited only for the plies not yet played (starting over would sleep through the whole game again,
+    # ~3.3 s); the feed's own sleep, not wall time, so a loaded machine cannot fail it
+    assert second.feeds[0].slept <= remaining + 0.2
     assert stored_mainlines(tmp_path / "s.sqlite") == mainlines(pgn)
 
 
