@@ -453,3 +453,41 @@ def test_live_rating_refuses_impossible_removal() -> None:
     with pytest.raises(ValueError):
         live.remove(-5)
     assert live == LiveRating()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_algorithm2_sparse_solve_equals_dense_least_squares(seed: int) -> None:
+    """The Laplacian solve gives the dense least-squares r' (pairs twice, both orders, several components)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    names = [f"p{k}" for k in range(n)]
+    diffs: dict[tuple[str, str], float] = {}
+    for _ in range(int(rng.integers(1, 3 * n))):
+        a, b = rng.choice(n, 2, replace=False)
+        d = float(rng.normal(0, 150))
+        diffs[(names[a], names[b])] = d
+        if rng.random() < 0.3:
+            diffs[(names[b], names[a])] = -d + float(rng.normal(0, 20))
+    actual = {p: float(rng.normal(2100, 200)) for p in names if rng.random() < 0.7} or {names[0]: 2000.0}
+    r = perceived_ratings(diffs, actual)
+    index = {p: k for k, p in enumerate(r)}
+    rows = [(index[i], index[j], d) for (i, j), d in diffs.items()]
+    a_mat = np.zeros((len(rows), len(r)))
+    for k, (i, j, _) in enumerate(rows):
+        a_mat[k, i], a_mat[k, j] = 1.0, -1.0
+    dense = np.linalg.lstsq(a_mat, np.array([d for _, _, d in rows]), rcond=None)[0]
+    got = np.array([r[p] for p in index])
+    # equal up to one constant per component: every pair's difference agrees
+    for i, j, _ in rows:
+        assert got[i] - got[j] == pytest.approx(dense[i] - dense[j], abs=1e-6)
+    assert objective(r, diffs) == pytest.approx(objective(dict(zip(index, dense)), diffs), rel=1e-9, abs=1e-6)
+
+
+def test_algorithm2_long_chain_of_pairs() -> None:
+    """A chain of 400 pairs (the worst conditioned graph) is solved exactly too."""
+    names = [f"p{k}" for k in range(401)]
+    diffs = {(names[k], names[k + 1]): 3.0 for k in range(400)}
+    r = perceived_ratings(diffs, {names[0]: 2000.0, names[-1]: 2000.0})
+    assert r[names[0]] - r[names[-1]] == pytest.approx(1200.0, abs=1e-6)
+    assert (r[names[0]] + r[names[-1]]) / 2 == pytest.approx(2000.0, abs=1e-6)
