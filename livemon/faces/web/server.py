@@ -597,6 +597,7 @@ class WebServer:
                             asyncio.get_running_loop().time() + self._round_t + self.round_gap - now, self._timer)
                     return
                 self._round_at = 0
+                continue  # (a round of no client ends at once)
             c = self._round[self._round_at]
             self._round_at += 1
             if c.live:
@@ -606,8 +607,9 @@ class WebServer:
                     log.exception("web: serving %s failed; closing it", c.peer)
                     self._forget(c)
                     c.ws.transport.abort()
-            if time.perf_counter() - t0 > PUMP_SLICE and self._pump_handle is None:
-                self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
+            if time.perf_counter() - t0 > PUMP_SLICE:
+                if self._pump_handle is None:
+                    self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
                 return
 
     def _timer(self) -> None:
