@@ -202,7 +202,7 @@ async def run(mode: str, n: int, rate: float, seconds: float, boards: int, tail:
     fs = getattr(server, "fanout_stats", None)
     if fs:  # the shared fan-out: frames built once per group and round, then the same bytes to every client
         print(f"   server fan-out: {fs['rounds']} rounds, {fs['built']} data frames built, {fs['shared']} sent again "
-              f"from the cache (round gap {server.round_gap * 1000:g} ms)")
+              f"from the cache, {fs['pump_seconds']:.2f} s in the pump (round gap at least {server.round_gap * 1000:g} ms)")
     print(f"   server CPU {cpu:.2f} s = {1e3 * cpu / count:.2f} ms per message published (to {n} clients), "
           f"{1e6 * cpu / pairs:.1f} us per message-client; loop lag p99 {q(lags, 0.99):.1f} ms max {lags[-1] if lags else 0:.1f} ms")
     print(f"   latency publish->client (ts): p50 {q(lat, 0.5):.1f} ms  p95 {q(lat, 0.95):.1f} ms  p99 {q(lat, 0.99):.1f} ms  "

@@ -307,3 +307,36 @@ async def test_a_server_without_clients_and_one_whose_clients_left(caplog: pytes
     finally:
         await srv.close()
     assert hub.log_size == 4 * 2048 and not hub._readers  # the server's reader is gone with it
+
+
+async def test_with_many_clients_the_rounds_space_out_to_keep_the_fan_out_s_share() -> None:
+    """The gap between rounds grows to the round's time serving clients over ``fanout_share`` (here so small
+    that 40 clients would space the rounds seconds apart), but no further than MAX_GAP; every client still
+    ends with the hub's state, and a message after a quiet spell still leaves at once."""
+    from livemon.faces.web.server import MAX_GAP
+
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0, client_queue=4096)) as srv:
+        srv.fanout_share = 1e-4
+        wss = [await client(srv) for _ in range(40)]
+        states = [State() for _ in wss]
+        for ws, st in zip(wss, states):
+            st.frame((await subscribe(ws, "players", batch=True))[0])
+        rounds0, t0, n = srv.fanout_stats["rounds"], time.monotonic(), 0
+        while time.monotonic() - t0 < 1.0:  # a message every ~2 ms: 50 rounds a second at the fixed gap
+            hub.publish(player(NAMES[n % 10], 2600 + n))
+            n += 1
+            await asyncio.sleep(0.002)
+        rounds = srv.fanout_stats["rounds"] - rounds0
+        assert srv._gap == MAX_GAP  # capped
+        assert 4 <= rounds <= 0.6 / ROUND_GAP, (rounds, srv._gap)  # not 50 (the fixed gap), not 1 (no cap)
+        for ws, st in zip(wss, states):
+            await read_all_until(ws, st, hub.seq)
+            assert st.gaps == [] and st.channels["players"] == hub_state(hub, "players")
+        await asyncio.sleep(MAX_GAP + 0.05)
+        t1 = time.monotonic()
+        seq = hub.publish(player("A", 2500))
+        f = await recv_until(wss[0], lambda f: f["type"] == "deltas")
+        assert f["seq"] == seq and time.monotonic() - t1 < 0.5 * MAX_GAP + 0.2
+        for ws in wss:
+            await ws.close()

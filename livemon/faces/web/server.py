@@ -22,8 +22,13 @@ client, not once per client:
   call per client) is the floor, and without the gap a stream of 200
   messages/s was 200 rounds a second, each message its own frame and system
   call for every client (bench/fanout.py: 9.8 µs per message-client instead of
-  3.5). A round longer than ``PUMP_SLICE`` goes on in the next loop turn (with
-  the same end), so the monitor's own tasks keep running;
+  3.5). The gap also grows, up to ``MAX_GAP`` (100 ms), to the last round's
+  time serving clients (frame building excluded: that is per message) over
+  ``FANOUT_SHARE`` (¼), so that with many clients (or a busy machine) the
+  per-client part of the fan-out takes about a quarter of the event loop at
+  most and the monitor the rest; its clients then get fewer, bigger frames. A round
+  longer than ``PUMP_SLICE`` goes on in the next loop turn (with the same
+  end), so the monitor's own tasks keep running;
 * **frames built once and shared** — clients are grouped by what they read
   (channel set, batch or not); a group's frames for a log range are built once
   (filtering, conflation, JSON splicing, UTF-8 encoding and the WebSocket
@@ -120,6 +125,11 @@ PUMP_SLICE = 0.005
 """Seconds of serving clients after which the pump lets the event loop run (and goes on in the next turn)."""
 ROUND_GAP = 0.02
 """Seconds between the starts of two rounds with new messages, at least: at most 50 data writes a second per client."""
+FANOUT_SHARE = 0.25
+"""...and at least the last round's time serving clients over this (the fan-out takes about a quarter of the loop)..."""
+MAX_GAP = 0.1
+"""...but at most this: building frames costs per message and writing per byte whatever the gap, so only the per-client
+part of a round shrinks with fewer rounds, and the gap must not grow without end (latency)."""
 LOG_PER_QUEUE = 4
 """The hub's log keeps at least this many times ``client_queue`` messages (all channels together)."""
 
@@ -218,7 +228,8 @@ class WebServer:
         self.port: int = cfg.port
         self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
         self.batch_stats: dict[str, int] = {"frames": 0, "messages": 0, "conflated": 0}  # deltas frames sent (benches)
-        self.fanout_stats: dict[str, int] = {"rounds": 0, "built": 0, "shared": 0}  # frames built, and sent again (benches)
+        # rounds with news, data frames built and sent again from the cache, seconds in the pump (benches)
+        self.fanout_stats: dict[str, float] = {"rounds": 0, "built": 0, "shared": 0, "pump_seconds": 0.0}
         self._clients: set[_Client] = set()
         self._groups: dict[tuple[frozenset[str], bool], _Group] = {}
         self._server: Server | None = None
@@ -239,6 +250,9 @@ class WebServer:
         self._pump_timer: asyncio.TimerHandle | None = None  # a pump due when ROUND_GAP has passed
         self._round_t = 0.0  # when the last round with new messages started (time.monotonic)
         self.round_gap = ROUND_GAP
+        self.fanout_share = FANOUT_SHARE
+        self._round_cost = 0.0  # seconds serving clients (frames built excluded) since the last round with news started
+        self._gap = ROUND_GAP  # the gap before the next round with news
         self._builds: set[asyncio.Task[str]] = set()
 
     @property
@@ -576,10 +590,12 @@ class WebServer:
             if self._round_at >= len(self._round):
                 now = time.monotonic()
                 news = self.hub.seq > self._stop
-                if news and now >= self._round_t + self.round_gap:  # new messages: every client, up to the hub's seq now
+                if news and now >= self._round_t + self._gap:  # new messages: every client, up to the hub's seq now
                     if self._pump_timer is not None:
                         self._pump_timer.cancel()
                         self._pump_timer = None
+                    self._gap = max(self.round_gap, min(MAX_GAP, self._round_cost / self.fanout_share))
+                    self._round_cost = 0.0
                     self._round_t = now
                     self._stop = self.hub.seq
                     self._round = list(self._clients)
@@ -594,7 +610,8 @@ class WebServer:
                     self._round, self._round_at = [], 0
                     if news and self._pump_timer is None:
                         self._pump_timer = asyncio.get_running_loop().call_at(
-                            asyncio.get_running_loop().time() + self._round_t + self.round_gap - now, self._timer)
+                            asyncio.get_running_loop().time() + self._round_t + self._gap - now, self._timer)
+                    self._spent(t0)
                     return
                 self._round_at = 0
                 continue  # (a round of no client ends at once)
@@ -610,7 +627,13 @@ class WebServer:
             if time.perf_counter() - t0 > PUMP_SLICE:
                 if self._pump_handle is None:
                     self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
+                self._spent(t0)
                 return
+
+    def _spent(self, t0: float) -> None:
+        spent = time.perf_counter() - t0
+        self._round_cost += spent
+        self.fanout_stats["pump_seconds"] += spent
 
     def _timer(self) -> None:
         self._pump_timer = None
@@ -669,7 +692,9 @@ class WebServer:
         try:
             run = self._frames_cache[key]
         except KeyError:
+            t0 = time.perf_counter()
             run = self._frames_cache[key] = self._build_frames(group, cursor, stop, last)
+            self._round_cost -= time.perf_counter() - t0  # per message, not per client: no part of the gap
             if run is not None:
                 self.fanout_stats["built"] += run.frames
         else:
