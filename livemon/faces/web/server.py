@@ -23,10 +23,10 @@ client, not once per client:
   messages/s was 200 rounds a second, each message its own frame and system
   call for every client (bench/fanout.py: 9.8 µs per message-client instead of
   3.5). The gap also grows, up to ``MAX_GAP`` (100 ms), to the last round's
-  time serving clients (frame building excluded: that is per message) over
-  ``FANOUT_SHARE`` (¼), so that with many clients (or a busy machine) the
-  per-client part of the fan-out takes about a quarter of the event loop at
-  most and the monitor the rest; its clients then get fewer, bigger frames. A round
+  CPU time serving clients (frame building excluded: that is per message)
+  over ``FANOUT_SHARE`` (¼), so that with many clients the per-client part of
+  the fan-out takes about a quarter of a core at most and the monitor the
+  rest; its clients then get fewer, bigger frames. A round
   longer than ``PUMP_SLICE`` goes on in the next loop turn (with the same
   end), so the monitor's own tasks keep running;
 * **frames built once and shared** — clients are grouped by what they read
@@ -126,7 +126,7 @@ PUMP_SLICE = 0.005
 ROUND_GAP = 0.02
 """Seconds between the starts of two rounds with new messages, at least: at most 50 data writes a second per client."""
 FANOUT_SHARE = 0.25
-"""...and at least the last round's time serving clients over this (the fan-out takes about a quarter of the loop)..."""
+"""...and at least the last round's CPU time serving clients over this (about a quarter of a core at most)..."""
 MAX_GAP = 0.1
 """...but at most this: building frames costs per message and writing per byte whatever the gap, so only the per-client
 part of a round shrinks with fewer rounds, and the gap must not grow without end (latency)."""
@@ -251,7 +251,7 @@ class WebServer:
         self._round_t = 0.0  # when the last round with new messages started (time.monotonic)
         self.round_gap = ROUND_GAP
         self.fanout_share = FANOUT_SHARE
-        self._round_cost = 0.0  # seconds serving clients (frames built excluded) since the last round with news started
+        self._round_cost = 0.0  # CPU seconds serving clients (frames built excluded) since the last round with news started
         self._gap = ROUND_GAP  # the gap before the next round with news
         self._builds: set[asyncio.Task[str]] = set()
 
@@ -585,7 +585,7 @@ class WebServer:
         if self._pump_handle is not None:
             self._pump_handle.cancel()
             self._pump_handle = None
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.thread_time()
         while True:
             if self._round_at >= len(self._round):
                 now = time.monotonic()
@@ -611,7 +611,7 @@ class WebServer:
                     if news and self._pump_timer is None:
                         self._pump_timer = asyncio.get_running_loop().call_at(
                             asyncio.get_running_loop().time() + self._round_t + self._gap - now, self._timer)
-                    self._spent(t0)
+                    self._spent(cpu0)
                     return
                 self._round_at = 0
                 continue  # (a round of no client ends at once)
@@ -627,11 +627,12 @@ class WebServer:
             if time.perf_counter() - t0 > PUMP_SLICE:
                 if self._pump_handle is None:
                     self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
-                self._spent(t0)
+                self._spent(cpu0)
                 return
 
-    def _spent(self, t0: float) -> None:
-        spent = time.perf_counter() - t0
+    def _spent(self, cpu0: float) -> None:
+        """The pump's CPU time (this thread's: not the machine's other load, nor snapshot threads)."""
+        spent = time.thread_time() - cpu0
         self._round_cost += spent
         self.fanout_stats["pump_seconds"] += spent
 
@@ -692,9 +693,9 @@ class WebServer:
         try:
             run = self._frames_cache[key]
         except KeyError:
-            t0 = time.perf_counter()
+            cpu0 = time.thread_time()
             run = self._frames_cache[key] = self._build_frames(group, cursor, stop, last)
-            self._round_cost -= time.perf_counter() - t0  # per message, not per client: no part of the gap
+            self._round_cost -= time.thread_time() - cpu0  # per message, not per client: no part of the gap
             if run is not None:
                 self.fanout_stats["built"] += run.frames
         else:
