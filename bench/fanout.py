@@ -141,11 +141,14 @@ async def lag_probe(out: list[float], tick: float = 0.02) -> None:
         out.append(1000 * (time.monotonic() - t0 - tick))
 
 
-async def run(mode: str, n: int, rate: float, seconds: float, boards: int, tail: float) -> dict[str, float]:
+async def run(mode: str, n: int, rate: float, seconds: float, boards: int, tail: float,
+              round_gap: float | None = None) -> dict[str, float]:
     hub = Hub()
     for b in range(boards):
         hub.publish(BoardState(f"g{b}", "White, W", "Black, B", 2700, 2650, FEN, 4, "Nc6", "b8c6", 0, ()))
     server = WebServer(hub, WebConfig(port=0, client_queue=1024))
+    if round_gap is not None:
+        server.round_gap = round_gap
     await server.start()
     rss0 = rss_mib()
     here, there = mp.Pipe()
@@ -196,6 +199,10 @@ async def run(mode: str, n: int, rate: float, seconds: float, boards: int, tail:
         bs = server.batch_stats
         print(f"   server batching: {bs['frames']} deltas frames for {bs['messages']} queued messages, "
               f"{bs['conflated']} conflated")
+    fs = getattr(server, "fanout_stats", None)
+    if fs:  # the shared fan-out: frames built once per group and round, then the same bytes to every client
+        print(f"   server fan-out: {fs['rounds']} rounds, {fs['built']} data frames built, {fs['shared']} sent again "
+              f"from the cache, {fs['pump_seconds']:.2f} s in the pump (round gap at least {server.round_gap * 1000:g} ms)")
     print(f"   server CPU {cpu:.2f} s = {1e3 * cpu / count:.2f} ms per message published (to {n} clients), "
           f"{1e6 * cpu / pairs:.1f} us per message-client; loop lag p99 {q(lags, 0.99):.1f} ms max {lags[-1] if lags else 0:.1f} ms")
     print(f"   latency publish->client (ts): p50 {q(lat, 0.5):.1f} ms  p95 {q(lat, 0.95):.1f} ms  p99 {q(lat, 0.99):.1f} ms  "
@@ -207,11 +214,12 @@ async def run(mode: str, n: int, rate: float, seconds: float, boards: int, tail:
             "frames": frames, "lag_p99": q(lags, 0.99), "wall": wall}
 
 
-async def bench(mode: str, n: int, rate: float, seconds: float, boards: int, tail: float) -> None:
+async def bench(mode: str, n: int, rate: float, seconds: float, boards: int, tail: float,
+                round_gap: float | None = None) -> None:
     modes = ["plain", "batch"] if mode == "both" else [mode]
     out = {}
     for m in modes:
-        out[m] = await run(m, n, rate, seconds, boards, tail)
+        out[m] = await run(m, n, rate, seconds, boards, tail, round_gap)
         await asyncio.sleep(1.0)
     if len(out) == 2:
         a, b = out["plain"], out["batch"]
@@ -230,9 +238,10 @@ def main() -> None:
     ap.add_argument("--mode", choices=("plain", "batch", "both"), default="both",
                     help="plain: one delta per message; batch: deltas frames (the overlay's choice); both: plain, then batch")
     ap.add_argument("--tail", type=float, default=60.0, help="seconds to wait after publishing for clients to catch up")
+    ap.add_argument("--round-gap", type=float, help="seconds between two fan-out rounds, at least (default: the server's)")
     args = ap.parse_args()
     logging.getLogger("livemon.faces.web").setLevel(logging.ERROR)  # a resnapshot per client is counted, not logged
-    asyncio.run(bench(args.mode, args.clients, args.rate, args.seconds, args.boards, args.tail))
+    asyncio.run(bench(args.mode, args.clients, args.rate, args.seconds, args.boards, args.tail, args.round_gap))
 
 
 if __name__ == "__main__":

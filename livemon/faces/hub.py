@@ -2,10 +2,27 @@
 
 The monitor publishes outgoing messages (every
 :class:`~livemon.live.messages.Outgoing`); the hub keeps the latest message per key (the
-snapshot) and hands every message, numbered in order, to its subscribers. It
-never blocks the publisher: each subscriber has a bounded queue, and one that
-falls behind is marked ``overflowed`` (its face then sends a fresh snapshot or
-drops the client) instead of stalling the others.
+snapshot) and hands every message, numbered in order, to its readers. It never
+blocks the publisher. There are two ways to read:
+
+* **the log** (the web face): the hub keeps the last ``log_size`` messages as
+  ``(seq, message)`` in one shared ring, and a reader keeps its own cursor (the
+  last seq it has taken). Publishing is O(1) per message whatever the number of
+  readers; readers registered with :meth:`Hub.add_reader` are woken at most once
+  per event-loop turn (``loop.call_soon``), however many messages were published
+  in it. A reader whose cursor falls out of the window (:meth:`Hub.log_since`
+  returns None) has lost messages: its face sends a fresh snapshot.
+* **a subscription** (the TUI, MQTT, ``serve``'s log line): a bounded queue per
+  subscriber, filled at publish time. Subscribers are indexed by channel, so a
+  message costs one queue put per subscriber that wants it, not a look at every
+  subscriber. One that falls behind is marked ``overflowed`` (its face then
+  sends a fresh snapshot or drops the client) instead of stalling the others.
+  Its channels are fixed when it subscribes.
+
+Why both: the queues cost one put per message per subscriber, fine for the few
+local faces; the web face may have thousands of clients on the same channels,
+for which that cost (and the per-client filtering) was most of the monitor's
+CPU (issue 14), so it reads the shared log once per group of clients instead.
 
 Channels and keys are declared by the message classes
 (:class:`livemon.live.messages.Outgoing`): ``games`` (every board),
@@ -28,6 +45,8 @@ channel (``game:<id>``) it stays as the key's last word.
 >>> from livemon.live.messages import PlayerRemoved
 >>> hub.publish(PlayerRemoved("A", "withdrawn")), hub.snapshot("players")
 (2, (2, []))
+>>> [(seq, type(m).__name__) for seq, m in hub.log_since(0)]
+[(1, 'PlayerEstimate'), (2, 'PlayerRemoved')]
 """
 
 from __future__ import annotations
@@ -35,11 +54,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from livemon.live.messages import ARBITER_CHANNELS, PUBLIC_CHANNELS, Message, Outgoing
 
-__all__ = ["ARBITER_CHANNELS", "PUBLIC_CHANNELS", "Hub", "Subscription", "channels_of"]
+__all__ = ["ARBITER_CHANNELS", "LOG_SIZE", "PUBLIC_CHANNELS", "Hub", "Subscription", "channels_of"]
+
+LOG_SIZE = 4096
+"""Messages the shared log keeps by default (a reader may ask for more: :meth:`Hub.add_reader`)."""
 
 
 def channels_of(msg: Message) -> tuple[str, ...]:
@@ -49,11 +71,11 @@ def channels_of(msg: Message) -> tuple[str, ...]:
     return msg.channels()
 
 
-@dataclass
+@dataclass(eq=False)
 class Subscription:
-    """A subscriber's bounded queue of ``(seq, message)`` on a set of channels."""
+    """A subscriber's bounded queue of ``(seq, message)`` on a fixed set of channels."""
 
-    channels: set[str]
+    channels: frozenset[str]
     queue: asyncio.Queue[tuple[int, Outgoing]]
     overflowed: bool = False
 
@@ -63,11 +85,19 @@ class Subscription:
 
 @dataclass
 class Hub:
-    """Latest state per (channel, key) and an ordered fan-out; see the module docstring."""
+    """Latest state per (channel, key), a shared log and an ordered fan-out; see the module docstring."""
 
     seq: int = 0
+    log_size: int = LOG_SIZE
     _latest: dict[str, dict[str, tuple[int, Outgoing]]] = field(default_factory=dict)
     _subscribers: list[Subscription] = field(default_factory=list)
+    _by_channel: dict[str, list[Subscription]] = field(default_factory=dict)
+    _log: list[tuple[int, Outgoing] | None] = field(default_factory=list)
+    _readers: list[Callable[[], None]] = field(default_factory=list)
+    _wake_loop: asyncio.AbstractEventLoop | None = None  # the loop a wake-up is scheduled on
+
+    def __post_init__(self) -> None:
+        self._log = [None] * self.log_size
 
     def publish(self, msg: Outgoing) -> int:
         """Stamp (``ts``, unless set), record and fan out ``msg``; returns its sequence number. Never blocks."""
@@ -76,38 +106,107 @@ class Hub:
         if not msg.ts:
             msg = msg.stamped(time.time())
         self.seq += 1
+        seq = self.seq
         channels = msg.channels()
         key = msg.key
         if msg.removes:
             for channel in msg.main_channels:
                 self._latest.get(channel, {}).pop(key, None)
             for channel in channels[len(msg.main_channels):]:  # the detail channel keeps it: "withdrawn"
-                self._latest.setdefault(channel, {})[key] = (self.seq, msg)
+                self._latest.setdefault(channel, {})[key] = (seq, msg)
         else:
             for channel in channels:
-                self._latest.setdefault(channel, {})[key] = (self.seq, msg)
-        for sub in self._subscribers:
-            if sub.overflowed or not sub.wants(channels):
+                self._latest.setdefault(channel, {})[key] = (seq, msg)
+        self._log[seq % self.log_size] = (seq, msg)
+        if self._by_channel:
+            self._enqueue(seq, msg, channels)
+        if self._readers:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # published outside a loop (a script, a doctest): nobody to wake
+                pass
+            else:
+                if self._wake_loop is not loop:  # once per loop turn, however many messages
+                    self._wake_loop = loop
+                    loop.call_soon(self._wake)
+        return seq
+
+    def _enqueue(self, seq: int, msg: Outgoing, channels: tuple[str, ...]) -> None:
+        by_channel = self._by_channel
+        if len(channels) == 1:
+            subs: Iterable[Subscription] = by_channel.get(channels[0], ())
+        else:  # a subscriber on both games and game:<id> gets the board once
+            subs = dict.fromkeys(s for ch in channels for s in by_channel.get(ch, ()))
+        for sub in subs:
+            if sub.overflowed:
                 continue
             try:
-                sub.queue.put_nowait((self.seq, msg))
+                sub.queue.put_nowait((seq, msg))
             except asyncio.QueueFull:
                 sub.overflowed = True
-        return self.seq
+
+    def _wake(self) -> None:
+        self._wake_loop = None
+        for reader in list(self._readers):
+            reader()
 
     def snapshot(self, channel: str) -> tuple[int, list[Outgoing]]:
         """The current sequence number and the latest message of every key on ``channel``."""
         items = sorted(self._latest.get(channel, {}).values(), key=lambda t: t[0])
         return self.seq, [m for _, m in items]
 
+    # -- the shared log ------------------------------------------------------
+
+    @property
+    def log_first(self) -> int:
+        """The oldest seq still in the log (``seq + 1`` when nothing was published)."""
+        return max(1, self.seq - self.log_size + 1)
+
+    def log_entry(self, seq: int) -> Outgoing | None:
+        """Message ``seq`` if it is still in the log (None once it has left the window, or not yet published)."""
+        entry = self._log[seq % self.log_size]
+        return entry[1] if entry is not None and entry[0] == seq else None
+
+    def log_since(self, after: int, upto: int | None = None) -> list[tuple[int, Outgoing]] | None:
+        """``(seq, message)`` for ``after < seq <= upto`` (default: all), or None if some have left the log."""
+        upto = self.seq if upto is None else min(upto, self.seq)
+        if after + 1 < self.log_first:
+            return None
+        size, log = self.log_size, self._log
+        return [log[s % size] for s in range(after + 1, upto + 1)]  # type: ignore[misc]
+
+    def add_reader(self, wake: Callable[[], None], log_size: int = 0) -> None:
+        """Call ``wake()`` (once per loop turn at most) after messages were published; keep at least ``log_size``."""
+        if log_size > self.log_size:
+            old, first = self._log, self.log_first
+            self._log = [None] * log_size
+            for s in range(first, self.seq + 1):
+                self._log[s % log_size] = old[s % self.log_size]
+            self.log_size = log_size
+        self._readers.append(wake)
+
+    def remove_reader(self, wake: Callable[[], None]) -> None:
+        if wake in self._readers:
+            self._readers.remove(wake)
+
+    # -- queue subscriptions -------------------------------------------------
+
     def subscribe(self, channels: Iterable[str], maxsize: int = 1000) -> Subscription:
-        sub = Subscription(set(channels), asyncio.Queue(maxsize))
+        sub = Subscription(frozenset(channels), asyncio.Queue(maxsize))
         self._subscribers.append(sub)
+        for channel in sub.channels:
+            self._by_channel.setdefault(channel, []).append(sub)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subscribers:
             self._subscribers.remove(sub)
+            for channel in sub.channels:
+                subs = self._by_channel.get(channel, [])
+                if sub in subs:
+                    subs.remove(sub)
+                if not subs:
+                    self._by_channel.pop(channel, None)
 
     def resubscribe(self, sub: Subscription) -> None:
         """Clear an overflowed subscriber so it can start again from a fresh snapshot."""

@@ -145,7 +145,16 @@ def snapshot_frame_from(channel: str, seq: int, messages: str, reason: str) -> s
 
 def delta_frame(seq: int, prev: int, channels: list[str], message_json: str) -> str:
     """A delta, spliced around the message's JSON so that is encoded once for all clients."""
-    return f'{{"type":"delta","seq":{seq},"prev":{prev},"channels":{_dumps(channels)},"message":{message_json}}}'
+    return delta_frame_from(seq, prev, _dumps(channels), message_json)
+
+
+def delta_frame_from(seq: int, prev: int, channels_json: str, message_json: str) -> str:
+    """A delta around an already encoded ``channels`` array (:func:`channels_json`) and message.
+
+    >>> delta_frame_from(5, 4, '["players"]', '{"name":"A"}')
+    '{"type":"delta","seq":5,"prev":4,"channels":["players"],"message":{"name":"A"}}'
+    """
+    return f'{{"type":"delta","seq":{seq},"prev":{prev},"channels":{channels_json},"message":{message_json}}}'
 
 
 def deltas_frame(prev: int, items: list[tuple[int, str, str]]) -> str:

@@ -1,11 +1,60 @@
 """WebSocket server and HTTP pages on one port: read-only views of the :class:`~livemon.faces.hub.Hub`.
 
-Why this shape: the monitor must never wait for a browser. Each client gets
-its own bounded hub subscription and a single sender task that owns every write
-to its socket, so frames leave in sequence order; a client that falls behind is
-resnapshotted (its queue overflowed) or dropped (a send stayed blocked longer
-than ``send_timeout``), and nobody else notices. A rude client gets an error
-frame and a log line. The protocol is in docs/websocket.md.
+Why this shape: the monitor must never wait for a browser, and hundreds of
+clients (overlays) on the same channels must not cost hundreds of times the
+work of one (issue 14: the old per-client queues and senders were ~65% of the
+monitor's CPU with 500 clients). So the fan-out is done once per *kind* of
+client, not once per client:
+
+* **one shared log** — the hub keeps the last messages in a ring
+  (:meth:`Hub.log_since`); publishing costs the same with 1 or 1,000 clients.
+  Each client has a cursor into it (the last seq it has been given) and a small
+  queue of *control* frames (snapshots, errors, pongs, ``unsubscribed``,
+  heartbeats), each tagged with the hub's seq when it was queued, so it leaves
+  after every delta up to that seq and before any later one;
+* **rounds** — the hub wakes the server at most once per event-loop turn
+  (``call_soon``); the pump then takes every message published since (a
+  *round*) and serves each client synchronously: no task per client and no
+  ``await`` per frame. Rounds with new messages start at least ``ROUND_GAP``
+  (20 ms) apart: a message after a quiet spell leaves at once, a stream is
+  sent in at most 50 writes a second per client, whatever its rate. That is
+  what makes the cost O(messages + clients × rounds): the write (a system
+  call per client) is the floor, and without the gap a stream of 200
+  messages/s was 200 rounds a second, each message its own frame and system
+  call for every client (bench/fanout.py: 9.8 µs per message-client instead of
+  3.5). The gap also grows, up to ``MAX_GAP`` (100 ms), to the last round's
+  CPU time serving clients (frame building excluded: that is per message)
+  over ``FANOUT_SHARE`` (¼), so that with many clients the per-client part of
+  the fan-out takes about a quarter of a core at most and the monitor the
+  rest; its clients then get fewer, bigger frames. A round
+  longer than ``PUMP_SLICE`` goes on in the next loop turn (with the same
+  end), so the monitor's own tasks keep running;
+* **frames built once and shared** — clients are grouped by what they read
+  (channel set, batch or not); a group's frames for a log range are built once
+  (filtering, conflation, JSON splicing, UTF-8 encoding and the WebSocket
+  header) and cached per (group, first seq, last seq, ``prev``), so every
+  client of the group at the same place gets the very same bytes. ``prev``
+  is in the key because clients that subscribed at different seqs have
+  different chains until their first common delta;
+* **writes without awaits** — the shared bytes go straight to the client's
+  transport, every frame of a round in one write (websockets' own
+  ``broadcast`` writes synchronously too, through its protocol object; with
+  compression off a server's frame bytes are the same on every connection),
+  and only when its connection is open and its write buffer is not over the
+  transport's high-water mark. A client over it is *blocked*: nothing more is
+  written until the transport drains (``resume_writing`` wakes it); a client
+  blocked longer than ``send_timeout`` is dropped (the transport aborted).
+
+The guarantees are the per-client queues' ones: frames leave in seq order with
+``prev`` chained; a client more than ``client_queue`` of its messages behind, or
+whose cursor fell out of the log's window (``LOG_PER_QUEUE`` × ``client_queue``
+messages, at least :data:`~livemon.faces.hub.LOG_SIZE`), is *overflowed*: it
+loses its backlog and gets a fresh snapshot (errors and pongs queued meanwhile
+are kept); a subscribe or unsubscribe takes effect at its place in the stream
+(deltas after the snapshot carry the new channel); an arbiter channel is read
+only by the groups of clients granted it, so a public client's frame can never
+hold it. A rude client gets an error frame and a log line. The protocol is in
+docs/websocket.md.
 
 HTTP on the same port (websockets' ``process_request`` hook): ``/`` (an
 index of the games with their overlay links), ``/overlay`` (the OBS page),
@@ -34,19 +83,20 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, AsyncIterator, Callable, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence, cast
 from urllib.parse import quote, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 
 from livemon import __version__
 from livemon.config import WebConfig
-from livemon.faces.hub import PUBLIC_CHANNELS, Hub, Subscription, channels_of
-from livemon.live.messages import ARBITER, Message, channel_audience
+from livemon.faces.hub import LOG_SIZE, PUBLIC_CHANNELS, Hub, channels_of
+from livemon.live.messages import ARBITER, Message, Outgoing, channel_audience
 from livemon.faces.web import protocol as p
 from livemon.faces.web.protocol import PROTOCOL_VERSION, ProtocolError
 
@@ -68,31 +118,44 @@ ARBITER_TRIES_PER_ADDRESS = 10
 ARBITER_WINDOW = 60.0
 """Seconds over which wrong arbiter tokens from one address are counted."""
 BATCH_BYTES = 256 * 1024
-"""A ``deltas`` frame takes queued messages until their JSON reaches this size (clients' frame limits: 1 MiB by default)."""
-YIELD_EVERY = 16
-"""A sender with a backlog yields to the event loop after this many frames (sends that do not block never yield)."""
+"""A ``deltas`` frame takes messages until their JSON reaches this size (clients' frame limits: 1 MiB by default)."""
 BIG_SNAPSHOT = 200
 """A snapshot of more messages than this is encoded in a worker thread, off the event loop."""
+PUMP_SLICE = 0.005
+"""Seconds of serving clients after which the pump lets the event loop run (and goes on in the next turn)."""
+ROUND_GAP = 0.02
+"""Seconds between the starts of two rounds with new messages, at least: at most 50 data writes a second per client."""
+FANOUT_SHARE = 0.25
+"""...and at least the last round's CPU time serving clients over this (about a quarter of a core at most)..."""
+MAX_GAP = 0.1
+"""...but at most this: building frames costs per message and writing per byte whatever the gap, so only the per-client
+part of a round shrinks with fewer rounds, and the gap must not grow without end (latency)."""
+LOG_PER_QUEUE = 4
+"""The hub's log keeps at least this many times ``client_queue`` messages (all channels together)."""
 
 __all__ = ["PROTOCOL_VERSION", "WebServer", "serve_web"]
 
 
-@dataclass
+@dataclass(eq=False)
 class _Frame:
-    """A non-delta item in a client's queue: a snapshot, an error, a pong or a heartbeat.
+    """A control item in a client's queue: a snapshot, an error, a pong, a heartbeat, or a change of what it reads.
 
-    ``seq`` is set for snapshots: once sent, it is the client's last data frame.
-    A heartbeat has no text yet; it is written when sent, with the then-current seq.
+    It leaves after every delta up to ``pos`` (the hub's seq when it was queued) and before any later one.
+    ``seq`` is set for snapshots: once sent, it is the client's last data frame. A heartbeat has no
+    text yet; it is written when sent, with the then-current seq. ``reads`` (no text, nothing sent):
+    the channels and batch mode the client reads the log with from ``pos`` on (a subscribe or unsubscribe).
     """
 
     text: str | None
     seq: int | None = None
-    build: Callable[[], str] | None = None  # encodes the text in a thread when sent (a big snapshot)
+    build: Callable[[], str] | None = None  # encodes the text in a thread when due (a big snapshot)
+    reads: tuple[frozenset[str], bool] | None = None
+    pos: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class _Encoded:
-    """What the senders need of one hub message, worked out once for every client."""
+    """What the frames need of one hub message, worked out once for every client."""
 
     json: str
     channels: tuple[str, ...]
@@ -100,14 +163,40 @@ class _Encoded:
     key: str | None  # conflation key (protocol.conflation_key)
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The data frames (``delta`` or ``deltas``) of a stretch of the log for a group, shared by its clients."""
+
+    wire: bytes  # every frame as it goes on the wire (unmasked WebSocket text frames), one after the other
+    last: int  # the last frame's seq: the client's last seq once it is sent (the next frame's prev)
+    frames: int
+    messages: int  # log messages of the group's channels they stand for (batch statistics)
+    conflated: int  # of which superseded within a frame
+
+
+@dataclass(eq=False)
+class _Group:
+    """Clients that read the log alike (channels, batch): their frames are built once."""
+
+    channels: frozenset[str]
+    batch: bool
+    clients: set[_Client] = field(default_factory=set)
+
+
 @dataclass(eq=False)
 class _Client:
     ws: ServerConnection
-    sub: Subscription
     peer: str
+    cursor: int = 0  # the last hub seq this client has been given (or passed over: not on its channels)
     last: int = 0  # seq of the last snapshot/delta sent: the next delta's ``prev``
+    channels: set[str] = field(default_factory=set)  # subscribed (requests see a change at once; the log, at its place)
+    group: _Group | None = None  # how it reads the log now (None: no channel)
+    control: deque[_Frame] = field(default_factory=deque)
+    overflowed: bool = False
+    live: bool = False  # hello sent, not gone: the pump may write
+    building: bool = False  # a big snapshot is being encoded for it in a thread
     arbiter: bool = False
-    sending_since: float | None = None
+    sending_since: float | None = None  # its write buffer went over the high-water mark then
     last_sent: float = field(default_factory=time.monotonic)
     errors: int = 0
     address: str = "?"
@@ -116,6 +205,17 @@ class _Client:
     wrong_tokens: int = 0
     close_reason: str | None = None  # set: the handler closes the connection (1008) after this message
     batch: bool = False  # asked for ``deltas`` frames (subscribe with ``"batch": true``)
+
+
+class _Connection(ServerConnection):
+    """websockets' server connection, telling the fan-out when a full write buffer has drained."""
+
+    on_drain: Callable[[], None] | None = None
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.on_drain is not None:
+            self.on_drain()
 
 
 class WebServer:
@@ -127,15 +227,33 @@ class WebServer:
         self.health = health  # e.g. Store.health: /healthz is 503 while it says not ok
         self.port: int = cfg.port
         self.stats: dict[str, int] = {"connections": 0, "dropped": 0, "resnapshots": 0, "errors": 0}
-        self.batch_stats: dict[str, int] = {"frames": 0, "messages": 0, "conflated": 0}  # deltas frames (benches)
+        self.batch_stats: dict[str, int] = {"frames": 0, "messages": 0, "conflated": 0}  # deltas frames sent (benches)
+        # rounds with news, data frames built and sent again from the cache, seconds in the pump (benches)
+        self.fanout_stats: dict[str, float] = {"rounds": 0, "built": 0, "shared": 0, "pump_seconds": 0.0}
         self._clients: set[_Client] = set()
+        self._groups: dict[tuple[frozenset[str], bool], _Group] = {}
         self._server: Server | None = None
         self._housekeeper: asyncio.Task[None] | None = None
         self._encoded: dict[int, _Encoded] = {}  # seq -> message JSON etc., encoded once for every client
+        self._encoded_from = 1  # every seq below is gone from _encoded
         self._chjson: dict[tuple[str, ...], str] = {}  # delivered channels -> their JSON array
         self._snapshots: dict[str, tuple[int, str]] = {}  # channel -> (hub seq, messages JSON) of the last snapshot
         self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
+        # the pump (see the module docstring)
+        self._frames_cache: dict[tuple[_Group, int, int, int], _Run | None] = {}
+        self._stop = hub.seq  # the end of the current round
+        self._round: list[_Client] = []
+        self._round_at = 0
+        self._kicked: dict[_Client, None] = {}  # clients with something new outside a round (insertion-ordered)
+        self._pump_handle: asyncio.Handle | None = None  # a pump due in this or the next loop turn
+        self._pump_timer: asyncio.TimerHandle | None = None  # a pump due when ROUND_GAP has passed
+        self._round_t = 0.0  # when the last round with new messages started (time.monotonic)
+        self.round_gap = ROUND_GAP
+        self.fanout_share = FANOUT_SHARE
+        self._round_cost = 0.0  # CPU seconds serving clients (frames built excluded) since the last round with news started
+        self._gap = ROUND_GAP  # the gap before the next round with news
+        self._builds: set[asyncio.Task[str]] = set()
 
     @property
     def clients(self) -> int:
@@ -150,20 +268,28 @@ class WebServer:
         self._server = await serve(
             self._handler, self.cfg.host, self.cfg.port,
             process_request=self._process_request,
+            create_connection=_Connection,
             max_size=self.cfg.max_message_bytes * HARD_LIMIT_FACTOR,
             ping_interval=self.cfg.heartbeat_seconds,
             ping_timeout=max(self.cfg.heartbeat_seconds, self.cfg.send_timeout),
             close_timeout=2.0,
-            compression=None,  # deflate per client costs more CPU than it saves on loopback/LAN
+            compression=None,  # deflate per client costs more CPU than it saves; and shared frames need it off
             server_header=f"livemon/{__version__}",
             logger=_handshake_logger(),
         )
         self.port = next(iter(self._server.sockets)).getsockname()[1]
+        self._stop = self.hub.seq
+        self.hub.add_reader(self._pump, log_size=max(LOG_SIZE, LOG_PER_QUEUE * self.cfg.client_queue))
         self._housekeeper = asyncio.create_task(self._housekeeping(), name="web-housekeeping")
         log.info("web: listening on %s (WebSocket %s, overlay /overlay)", self.url, WS_PATH)
 
     async def close(self) -> None:
         """Stop listening and close every connection (1001 going away)."""
+        self.hub.remove_reader(self._pump)
+        for handle in (self._pump_handle, self._pump_timer):
+            if handle is not None:
+                handle.cancel()
+        self._pump_handle = self._pump_timer = None
         if self._housekeeper:
             self._housekeeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -254,23 +380,25 @@ class WebServer:
 
     # -- WebSocket ---------------------------------------------------------
 
-    async def _handler(self, ws: ServerConnection) -> None:
-        client = _Client(ws, self.hub.subscribe((), maxsize=self.cfg.client_queue), _peer(ws), address=_address(ws))
+    # -- WebSocket ---------------------------------------------------------
+
+    async def _handler(self, conn: ServerConnection) -> None:
+        ws = cast(_Connection, conn)
+        client = _Client(ws, _peer(ws), cursor=self.hub.seq, address=_address(ws))
+        ws.on_drain = lambda: self._drained(client)
         self._clients.add(client)
         self.stats["connections"] += 1
         log.info("web: client %s connected (%d now)", client.peer, len(self._clients))
-        sender: asyncio.Task[None] | None = None
         try:
             await ws.send(p.hello_frame(self.hub.seq, self.cfg.arbiter_token is not None,
                                         self.cfg.heartbeat_seconds, self.cfg.max_message_bytes, __version__))
-            sender = asyncio.create_task(self._sender(client), name=f"web-send-{client.peer}")
-            sender.add_done_callback(lambda t: _sender_done(t, client))
+            client.live = client in self._clients  # from here on the pump owns every write to this socket
             async for raw in ws:
                 self._on_message(client, raw)
                 if client.close_reason is not None:
                     log.warning("web: closing client %s: %s", client.peer, client.close_reason)
                     for _ in range(100):  # let its error frames out first (at most 1 s)
-                        if client.sub.queue.empty() or sender.done():
+                        if not client.control or not client.live:
                             break
                         await asyncio.sleep(0.01)
                     await ws.close(1008, client.close_reason)
@@ -278,12 +406,7 @@ class WebServer:
         except ConnectionClosed:
             pass
         finally:
-            if sender:
-                sender.cancel()
-                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                    await sender
-            self.hub.unsubscribe(client.sub)
-            self._clients.discard(client)
+            self._forget(client)
             log.info("web: client %s gone (%s; %d left)", client.peer, ws.close_code, len(self._clients))
 
     def _on_message(self, c: _Client, raw: str | bytes) -> None:
@@ -300,12 +423,13 @@ class WebServer:
                 self._subscribe(c, req)
             elif req.op == "unsubscribe":
                 names = [p.check_channel(ch) for ch in req.channels or ()]
-                c.sub.channels.difference_update(names)
+                c.channels.difference_update(names)
+                self._enqueue(c, _Frame(None, reads=(frozenset(c.channels), c.batch)))
                 self._enqueue(c, _Frame(p.unsubscribed_frame(names, rid)))
             elif req.op == "snapshot":
                 self._rate_limit(c)
-                names = list(req.channels) if req.channels is not None else sorted(c.sub.channels)
-                missing = [ch for ch in names if ch not in c.sub.channels]
+                names = list(req.channels) if req.channels is not None else sorted(c.channels)
+                missing = [ch for ch in names if ch not in c.channels]
                 if missing:
                     raise ProtocolError("not_subscribed", f"not subscribed to {', '.join(missing)[:200]}")
                 self._snapshot(c, names, "request")
@@ -341,7 +465,9 @@ class WebServer:
                 self._error(c, exc.code, exc.message, req.id, channel=name, logged=req.token is not None)
             if c.close_reason is not None:
                 return
-        c.sub.channels.update(granted)
+        c.channels.update(granted)
+        # Deltas of the new channels start after their snapshots: the client reads the log with them from here.
+        self._enqueue(c, _Frame(None, reads=(frozenset(c.channels), c.batch)))
         self._snapshot(c, granted, "subscribe")
 
     def _arbiter(self, c: _Client, token: str | None) -> bool:
@@ -375,23 +501,23 @@ class WebServer:
                 del self._wrong_tokens[addr]
         return False
 
-    def _snapshot(self, c: _Client, channels: list[str], reason: str) -> None:
-        """Queue a snapshot of ``channels`` behind every delta already queued (so order holds).
+    def _snapshot(self, c: _Client, channels: list[str], reason: str, force: bool = False) -> None:
+        """Queue a snapshot of ``channels`` behind every delta due before it (so order holds).
 
         The messages are encoded once per channel and hub seq for every client that asks (2,000
-        clients connecting at once cost one encoding); a big one is encoded in a thread when sent.
+        clients connecting at once cost one encoding); a big one is encoded in a thread when due.
         """
         for channel in channels:
             seq, msgs = self.hub.snapshot(channel)
             cached = self._snapshots.get(channel)
             if cached is not None and cached[0] == seq:
-                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, cached[1], reason), seq))
+                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, cached[1], reason), seq), force)
             elif len(msgs) > BIG_SNAPSHOT:
-                self._enqueue(c, _Frame(None, seq, build=self._snapshot_builder(channel, seq, msgs, reason)))
+                self._enqueue(c, _Frame(None, seq, build=self._snapshot_builder(channel, seq, msgs, reason)), force)
             else:
                 text = p.messages_json(msgs)
                 self._snapshots[channel] = (seq, text)
-                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, text, reason), seq))
+                self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, text, reason), seq), force)
 
     def _snapshot_builder(self, channel: str, seq: int, msgs: Sequence[Message], reason: str) -> Callable[[], str]:
         def build() -> str:  # runs in a worker thread: the messages are frozen dataclasses
@@ -409,27 +535,6 @@ class WebServer:
             log.warning("web: client %s: error frame %s: %s (%d so far)", c.peer, code, message, c.errors)
         self._enqueue(c, _Frame(p.error_frame(code, message, rid, channel)))
 
-    def _enqueue(self, c: _Client, frame: _Frame) -> None:
-        try:
-            c.sub.queue.put_nowait((self.hub.seq, frame))  # type: ignore[arg-type]
-        except asyncio.QueueFull:
-            c.sub.overflowed = True  # the sender resnapshots; control frames queued so far survive
-
-    def _message_json(self, seq: int, msg: Message) -> str:
-        return self._info(seq, msg).json
-
-    def _info(self, seq: int, msg: Any) -> _Encoded:
-        """``msg`` as every client needs it (JSON, channels, conflation key), worked out once per seq."""
-        info = self._encoded.get(seq)
-        if info is None:
-            channels = channels_of(msg)
-            info = self._encoded[seq] = _Encoded(msg.to_json(), channels, p.channels_json(list(channels)),
-                                                 p.conflation_key(msg))
-            if len(self._encoded) > 4096:
-                for old in list(self._encoded)[:1024]:
-                    del self._encoded[old]
-        return info
-
     def _channels_json(self, channels: list[str]) -> str:
         key = tuple(channels)
         text = self._chjson.get(key)
@@ -439,139 +544,317 @@ class WebServer:
             text = self._chjson[key] = p.channels_json(channels)
         return text
 
-    async def _sender(self, c: _Client) -> None:
-        """The only writer of ``c``'s socket after hello: queued frames in order, resnapshot on overflow.
-
-        A batching client (``"batch": true``) gets, per wake-up, every delta already queued in one
-        ``deltas`` frame (superseded states conflated), up to the next control frame, which keeps
-        its place: no timer, so an idle server still sends each message at once.
-        """
-        queue = c.sub.queue
-        streak = 0  # frames taken from a queue that never ran empty: awaiting get() did not yield
-        while True:
-            if c.sub.overflowed:
-                await self._resnapshot(c, [])
-                continue
-            if queue.empty():
-                streak = 0
-            else:
-                streak += 1
-                if streak % YIELD_EVERY == 0:
-                    await asyncio.sleep(0)  # a deep backlog must not hold the event loop (the monitor's too)
-            seq, item = await queue.get()
-            if c.sub.overflowed:
-                await self._resnapshot(c, [item] if isinstance(item, _Frame) else [])
-                continue
-            if isinstance(item, _Frame):
-                await self._send_frame(c, item)
-                continue
-            if c.batch:
-                batch: list[tuple[int, Any]] = [(seq, item)]
-                control: _Frame | None = None
-                size = len(self._info(seq, item).json)
-                while size < BATCH_BYTES:  # the rest of a longer backlog waits for the next frame
-                    try:
-                        seq, nxt = queue.get_nowait()
-                    except asyncio.QueueEmpty:
-                        break
-                    if isinstance(nxt, _Frame):
-                        control = nxt
-                        break
-                    batch.append((seq, nxt))
-                    size += len(self._info(seq, nxt).json)
-                if c.sub.overflowed:
-                    await self._resnapshot(c, [control] if control is not None else [])
-                    continue
-                await self._send_batch(c, batch)
-                if control is not None:
-                    await self._send_frame(c, control)
-                continue
-            wanted = [ch for ch in channels_of(item) if ch in c.sub.channels]
-            if not wanted:
-                continue  # unsubscribed since it was queued
-            await self._send(c, p.delta_frame(seq, c.last, wanted, self._message_json(seq, item)))
-            c.last = seq
-
-    async def _send_frame(self, c: _Client, item: _Frame) -> None:
-        """Send a queued non-delta frame (a snapshot sets the client's last seq)."""
-        if item.build is not None:
-            text = await asyncio.to_thread(item.build)
+    def _enqueue(self, c: _Client, frame: _Frame, force: bool = False) -> None:
+        """Queue a control frame at the hub's current seq; a full queue (``client_queue``) overflows the client."""
+        if len(c.control) >= self.cfg.client_queue and not force:
+            c.overflowed = True  # this frame is lost, as in a full queue; the resnapshot keeps those queued
         else:
-            text = item.text if item.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
-        await self._send(c, text)
-        if item.seq is not None:
-            c.last = item.seq
+            frame.pos = self.hub.seq
+            c.control.append(frame)
+        self._kick(c)
 
-    async def _send_batch(self, c: _Client, batch: list[tuple[int, Any]]) -> None:
-        """One ``deltas`` frame for ``batch`` (queued deltas in seq order), superseded states conflated."""
-        subs = c.sub.channels
-        rows: list[tuple[int, str | None, tuple[str, ...]]] = []
-        texts: list[tuple[str, str]] = []  # (channels JSON, message JSON) per row
-        for seq, msg in batch:
-            info = self._info(seq, msg)
-            channels = info.channels
-            if all(ch in subs for ch in channels):
-                rows.append((seq, info.key, channels))
-                texts.append((info.channels_json, info.json))
+    def _info(self, seq: int, msg: Outgoing) -> _Encoded:
+        """``msg`` as every client needs it (JSON, channels, conflation key), worked out once per seq."""
+        info = self._encoded.get(seq)
+        if info is None:
+            channels = channels_of(msg)
+            info = self._encoded[seq] = _Encoded(msg.to_json(), channels, p.channels_json(list(channels)),
+                                                 p.conflation_key(msg))
+        return info
+
+    # -- the fan-out (see the module docstring) ------------------------------
+
+    def _kick(self, c: _Client) -> None:
+        """``c`` has something new outside the log (a control frame, a drained buffer): serve it soon."""
+        self._kicked[c] = None
+        if self._pump_handle is None:
+            self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
+
+    def _drained(self, c: _Client) -> None:
+        """The transport's write buffer is under its low-water mark again."""
+        c.sending_since = None
+        c.last_sent = time.monotonic()
+        self._kick(c)
+
+    def _pump(self) -> None:
+        """Serve clients for up to ``PUMP_SLICE`` seconds: the round in progress, then a new one if there is news.
+
+        Called by the hub (once per loop turn with new messages) and by ``call_soon`` (kicks, a
+        round that did not fit its slice).
+        """
+        if self._pump_handle is not None:
+            self._pump_handle.cancel()
+            self._pump_handle = None
+        t0, cpu0 = time.perf_counter(), time.thread_time()
+        while True:
+            if self._round_at >= len(self._round):
+                now = time.monotonic()
+                news = self.hub.seq > self._stop
+                if news and now >= self._round_t + self._gap:  # new messages: every client, up to the hub's seq now
+                    if self._pump_timer is not None:
+                        self._pump_timer.cancel()
+                        self._pump_timer = None
+                    self._gap = max(self.round_gap, min(MAX_GAP, self._round_cost / self.fanout_share))
+                    self._round_cost = 0.0
+                    self._round_t = now
+                    self._stop = self.hub.seq
+                    self._round = list(self._clients)
+                    self._kicked.clear()
+                    self._frames_cache.clear()
+                    self._forget_encoded()
+                    self.fanout_stats["rounds"] += 1
+                elif self._kicked:
+                    self._round = list(self._kicked)
+                    self._kicked.clear()
+                else:
+                    self._round, self._round_at = [], 0
+                    if news and self._pump_timer is None:
+                        self._pump_timer = asyncio.get_running_loop().call_at(
+                            asyncio.get_running_loop().time() + self._round_t + self._gap - now, self._timer)
+                    self._spent(cpu0)
+                    return
+                self._round_at = 0
+                continue  # (a round of no client ends at once)
+            c = self._round[self._round_at]
+            self._round_at += 1
+            if c.live:
+                try:
+                    self._serve(c, self._stop)
+                except Exception:  # noqa: BLE001 - a bug must cost one client, not every client's pump
+                    log.exception("web: serving %s failed; closing it", c.peer)
+                    self._forget(c)
+                    c.ws.transport.abort()
+            if time.perf_counter() - t0 > PUMP_SLICE:
+                if self._pump_handle is None:
+                    self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
+                self._spent(cpu0)
+                return
+
+    def _spent(self, cpu0: float) -> None:
+        """The pump's CPU time (this thread's: not the machine's other load, nor snapshot threads)."""
+        spent = time.thread_time() - cpu0
+        self._round_cost += spent
+        self.fanout_stats["pump_seconds"] += spent
+
+    def _timer(self) -> None:
+        self._pump_timer = None
+        self._pump()
+
+    def _serve(self, c: _Client, stop: int) -> None:
+        """Write what ``c`` is due, up to ``stop`` and its control frames in place, until its buffer is full."""
+        ws = c.ws
+        while c.live and not c.building and not ws.paused:
+            if c.overflowed:
+                self._resnapshot(c)
                 continue
-            wanted = tuple(ch for ch in channels if ch in subs)
-            if wanted:  # else: unsubscribed since it was queued
-                rows.append((seq, info.key, wanted))
-                texts.append((self._channels_json(list(wanted)), info.json))
-        if not rows:
-            return
-        kept = p.conflate(rows)
-        self.batch_stats["frames"] += 1
-        self.batch_stats["messages"] += len(batch)
-        self.batch_stats["conflated"] += len(rows) - len(kept)
-        await self._send(c, p.deltas_frame(c.last, [(rows[i][0], *texts[i]) for i in kept]))
-        c.last = rows[kept[-1]][0]
-
-    async def _resnapshot(self, c: _Client, pending: list[Any]) -> None:
-        """After an overflow: keep control frames, forget queued deltas, send a fresh snapshot."""
-        keep = [f for f in pending if f.seq is None and f.text is not None and f.build is None]
-        while not c.sub.queue.empty():
-            _, item = c.sub.queue.get_nowait()
-            if isinstance(item, _Frame) and item.seq is None and item.text is not None and item.build is None:
-                keep.append(item)
-        self.hub.resubscribe(c.sub)
-        frames = []
-        for channel in sorted(c.sub.channels):  # taken at once: nothing is published in between
-            seq, msgs = self.hub.snapshot(channel)
-            frames.append(_Frame(p.snapshot_frame(channel, seq, msgs, "overflow"), seq))
-        self.stats["resnapshots"] += 1
-        log.warning("web: client %s fell %d messages behind; sending a fresh snapshot", c.peer, self.cfg.client_queue)
-        for frame in keep + frames:
-            assert frame.text is not None  # noqa: S101 - invariant: kept frames have text
-            await self._send(c, frame.text)
+            control = c.control
+            target = control[0].pos if control else stop
+            if c.cursor < target:
+                group = c.group
+                if group is None:  # no channel: nothing to read
+                    c.cursor = target
+                    continue
+                run = self._frames(group, c.cursor, target, c.last)
+                if run is None:
+                    c.overflowed = True
+                    continue
+                c.cursor = target
+                if run.frames:  # one write (one system call) for every frame of the stretch
+                    self._write(c, run.wire)
+                    c.last = run.last
+                    if group.batch:
+                        bs = self.batch_stats
+                        bs["frames"] += run.frames
+                        bs["messages"] += run.messages
+                        bs["conflated"] += run.conflated
+                continue
+            if not control:
+                return
+            frame = control[0]
+            if frame.build is not None:
+                self._build_snapshot(c, frame)
+                return
+            control.popleft()
+            if frame.reads is not None:
+                self._regroup(c, *frame.reads)
+                continue
+            text = frame.text if frame.text is not None else p.heartbeat_frame(self.hub.seq, c.last)
+            self._write(c, _wire(text))
             if frame.seq is not None:
                 c.last = frame.seq
 
-    async def _send(self, c: _Client, text: str) -> None:
-        c.sending_since = time.monotonic()
-        await c.ws.send(text)
-        c.sending_since = None
-        c.last_sent = time.monotonic()
+    def _frames(self, group: _Group, cursor: int, stop: int, last: int) -> _Run | None:
+        """The data frames of the log after ``cursor`` up to ``stop`` for ``group``, from ``prev`` = ``last``.
+
+        Built once per round for all the group's clients at that place (the cache is emptied when a
+        round starts); None: overflowed (out of the log, or more than ``client_queue`` messages).
+        """
+        key = (group, cursor, stop, last)
+        try:
+            run = self._frames_cache[key]
+        except KeyError:
+            cpu0 = time.thread_time()
+            run = self._frames_cache[key] = self._build_frames(group, cursor, stop, last)
+            self._round_cost -= time.thread_time() - cpu0  # per message, not per client: no part of the gap
+            if run is not None:
+                self.fanout_stats["built"] += run.frames
+        else:
+            if run is not None:
+                self.fanout_stats["shared"] += run.frames
+        return run
+
+    def _build_frames(self, group: _Group, cursor: int, stop: int, last: int) -> _Run | None:
+        entries = self.hub.log_since(cursor, stop)
+        if entries is None:
+            return None
+        subs = group.channels
+        rows: list[tuple[int, _Encoded, str, tuple[str, ...]]] = []  # seq, message, channels JSON, channels wanted
+        for seq, msg in entries:
+            info = self._encoded.get(seq) or self._info(seq, msg)
+            channels = info.channels
+            if subs.issuperset(channels):
+                rows.append((seq, info, info.channels_json, channels))
+                continue
+            wanted = tuple(ch for ch in channels if ch in subs)
+            if wanted:
+                rows.append((seq, info, self._channels_json(list(wanted)), wanted))
+        if len(rows) > self.cfg.client_queue:
+            return None
+        texts: list[str] = []
+        conflated = 0
+        if not group.batch:
+            for seq, info, chjson, _ in rows:
+                texts.append(p.delta_frame_from(seq, last, chjson, info.json))
+                last = seq
+        else:
+            i = 0
+            while i < len(rows):  # frames of up to BATCH_BYTES of messages (at least one), each conflated
+                j, size = i, 0
+                while j < len(rows) and size < BATCH_BYTES:
+                    size += len(rows[j][1].json)
+                    j += 1
+                chunk = rows[i:j]
+                kept = p.conflate([(seq, info.key, wanted) for seq, info, _, wanted in chunk])
+                texts.append(p.deltas_frame(last, [(chunk[k][0], chunk[k][2], chunk[k][1].json) for k in kept]))
+                last = chunk[kept[-1]][0]
+                conflated += len(chunk) - len(kept)
+                i = j
+        wire = b"".join(_wire(text) for text in texts)
+        return _Run(wire, last, len(texts), len(rows), conflated)
+
+    def _write(self, c: _Client, wire: bytes) -> None:
+        """Put whole frames in ``c``'s transport, now (nothing is written on a connection not open).
+
+        As websockets' ``broadcast`` does, but with the frame bytes built once for every client: a
+        server's frames are not masked, and with no extension (compression is off) they are the
+        same bytes on every connection.
+        """
+        ws = c.ws
+        if ws.protocol.state is not State.OPEN:
+            c.live = False  # closing: the handler forgets it
+            return
+        if ws.protocol.extensions:
+            raise RuntimeError("shared frames need a connection without extensions (compression=None)")
+        try:
+            ws.transport.write(wire)
+        except (OSError, RuntimeError) as exc:
+            log.info("web: write to %s failed: %s", c.peer, exc)
+            c.live = False
+            ws.transport.abort()
+            return
+        c.last_sent = now = time.monotonic()
+        if ws.paused and c.sending_since is None:
+            c.sending_since = now  # blocked: nothing more until it drains (or send_timeout drops it)
+
+    def _regroup(self, c: _Client, channels: frozenset[str], batch: bool) -> None:
+        """From now on ``c`` reads the log with ``channels`` (and ``batch``)."""
+        old = c.group
+        if old is not None:
+            if old.channels == channels and old.batch == batch:
+                return
+            old.clients.discard(c)
+            if not old.clients:
+                del self._groups[(old.channels, old.batch)]
+        c.group = None
+        if channels:
+            group = self._groups.get((channels, batch))
+            if group is None:
+                group = self._groups[(channels, batch)] = _Group(channels, batch)
+            group.clients.add(c)
+            c.group = group
+
+    def _resnapshot(self, c: _Client) -> None:
+        """After an overflow: keep control frames with text, forget the backlog, queue a fresh snapshot."""
+        keep = [f for f in c.control if f.text is not None and f.seq is None]
+        c.control.clear()
+        c.overflowed = False
+        self._regroup(c, frozenset(c.channels), c.batch)
+        c.cursor = self.hub.seq
+        for frame in keep:
+            frame.pos = c.cursor
+            c.control.append(frame)
+        self._snapshot(c, sorted(c.channels), "overflow", force=True)
+        self.stats["resnapshots"] += 1
+        log.warning("web: client %s fell over %d messages behind; sending a fresh snapshot", c.peer, self.cfg.client_queue)
+
+    def _build_snapshot(self, c: _Client, frame: _Frame) -> None:
+        """Encode a big snapshot in a thread; ``c`` waits for it (its later frames stay behind it)."""
+        build = frame.build
+        if build is None or c.building:
+            return
+        c.building = True
+        task: asyncio.Task[str] = asyncio.ensure_future(asyncio.to_thread(build))
+        self._builds.add(task)
+
+        def done(t: asyncio.Task[str]) -> None:
+            self._builds.discard(t)
+            c.building = False
+            if t.cancelled():
+                return
+            exc = t.exception()
+            if exc is not None:
+                log.error("web: encoding a snapshot for %s failed; closing it", c.peer, exc_info=exc)
+                self._forget(c)
+                c.ws.transport.abort()
+                return
+            frame.text, frame.build = t.result(), None
+            self._kick(c)
+
+        task.add_done_callback(done)
+
+    def _forget_encoded(self) -> None:
+        first = self.hub.log_first
+        while self._encoded_from < first:
+            self._encoded.pop(self._encoded_from, None)
+            self._encoded_from += 1
+
+    def _forget(self, c: _Client) -> None:
+        """``c`` is gone: out of the clients and its group (its socket is the caller's business)."""
+        c.live = False
+        self._clients.discard(c)
+        self._kicked.pop(c, None)
+        self._regroup(c, frozenset(), c.batch)
 
     async def _housekeeping(self) -> None:
-        """Heartbeats to idle clients; drop clients whose send has been blocked too long."""
+        """Heartbeats to idle clients; drop clients whose write buffer has been full too long."""
         tick = min(0.5, self.cfg.heartbeat_seconds / 2, self.cfg.send_timeout / 4)
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
             for c in list(self._clients):
                 if c.sending_since is not None:
-                    if now - c.sending_since > self.cfg.send_timeout:
-                        self._drop(c, f"a send blocked for over {self.cfg.send_timeout:g} s")
-                elif now - c.last_sent >= self.cfg.heartbeat_seconds and c.sub.queue.empty():
+                    if not c.ws.paused:
+                        c.sending_since = None
+                    elif now - c.sending_since > self.cfg.send_timeout:
+                        self._drop(c, f"its write buffer stayed full for over {self.cfg.send_timeout:g} s")
+                elif c.live and now - c.last_sent >= self.cfg.heartbeat_seconds and not c.control:
                     c.last_sent = now
                     self._enqueue(c, _Frame(None))
 
     def _drop(self, c: _Client, why: str) -> None:
         self.stats["dropped"] += 1
         log.warning("web: dropping client %s: %s", c.peer, why)
-        self._clients.discard(c)
-        self.hub.unsubscribe(c.sub)
+        self._forget(c)
         c.ws.transport.abort()
 
 
@@ -637,9 +920,6 @@ def _peer(ws: ServerConnection) -> str:
         return "?"
 
 
-def _sender_done(task: asyncio.Task[None], c: _Client) -> None:
-    """A sender that dies of a bug closes its connection loudly rather than leaving it mute."""
-    if task.cancelled() or isinstance(task.exception(), ConnectionClosed):
-        return
-    log.error("web: sender of %s failed; closing it", c.peer, exc_info=task.exception())
-    c.ws.transport.abort()
+def _wire(text: str) -> bytes:
+    """``text`` as one unmasked WebSocket text frame (a server's)."""
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False)
