@@ -533,3 +533,76 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
     moved = {n for n in after if round(after[n]) != round(before[n])}
     assert moved and len(moved) < len(after)  # some moved, not all
     assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved
+
+
+class _NoWalk(dict):
+    """A results dict that fails the test if anything walks it."""
+
+    def __iter__(self):
+        raise AssertionError("walked every result")
+
+    def items(self):
+        raise AssertionError("walked every result")
+
+    def keys(self):
+        raise AssertionError("walked every result")
+
+    def values(self):
+        raise AssertionError("walked every result")
+
+
+def test_the_timer_compacts_only_games_corrected_since_their_compaction():
+    """Issue 14 item 3: a tick looks at the games expanded or rolled back since they were compacted, not every result."""
+    d = Driver(new_core())
+    games = {f"g{i}": random_game(10 + i, 30) for i in range(4)}
+    for gid, ucis in games.items():
+        d.feed(GameInfo(gid, white=f"W {gid}", black=f"B {gid}", event="Test"), *moves_of(gid, ucis))
+        d.answer()
+        d.feed(GameResult(gid, "1-0", len(ucis)))
+    assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
+    d.feed(GameRollback("g2", 21))  # cut back to ply 20
+    assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
+    d.core.results = _NoWalk(d.core.results)
+    d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
+    assert d.core.games["g2"].compacted and not d.core._recompact
+    d.apply(d.core.tick())
+    assert d.core.estimator.report(None)["games"][2]["plies"] == 20
+
+
+def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypatch):
+    """The timer's Algorithm 2 (and 3) are cached by the estimator's change count; a pair's d_ij by its players'
+    histograms. The figures equal a fresh estimator's over the same plies, bit for bit."""
+    import livemon.live.estimator as est_mod
+
+    calls: list[int] = []
+    real = est_mod.algorithm1
+
+    def counted(x, y):
+        calls.append(1)
+        return real(x, y)
+
+    monkeypatch.setattr(est_mod, "algorithm1", counted)
+    d = Driver(new_core())  # neither given nor calibrated: Algorithm 3 too
+    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 100 * i, black_elo=2050 + 100 * i,
+                      event="Test") for i in range(4)]
+    games = {info.game_id: random_game(i, 60) for i, info in enumerate(infos)}
+    d.feed(*infos, *(m for g, ucis in games.items() for m in moves_of(g, ucis[:40])))
+    d.answer()
+    d.apply(d.core.tick())
+    assert len(calls) == 4 and d.core.strength_source == "algorithm 3"
+    first = dict(d.core.event_perceived)
+    d.apply(d.core.tick())
+    assert len(calls) == 4 and d.core.event_perceived == first  # nothing changed: nothing solved
+    d.feed(*moves_of("g0", games["g0"][:60], start=41))
+    d.answer()
+    d.apply(d.core.tick())
+    assert len(calls) == 5  # only the pair whose histograms moved
+    fresh = Estimator()
+    for info in infos:
+        fresh.add_game(info)
+    for info in infos:
+        for ply in sorted(d.core.estimator.games[info.game_id].plies):
+            fresh.add_ply(d.core.estimator.games[info.game_id].plies[ply])
+    monkeypatch.setattr(est_mod, "algorithm1", real)
+    assert d.core.event_perceived == fresh.perceived_ratings()
+    assert d.core.strength == fresh.engine_strength()

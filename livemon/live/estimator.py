@@ -93,6 +93,8 @@ class PlayerState:
     observed: dict[tuple[int, int], tuple[int, Decision]] = field(default_factory=dict)  # every decision, with its ply
     performance: PerformanceTally | None = None
     """The moves of ``observed`` that the performance model counts, summed as they come (made when first asked)."""
+    stamp: int = 0
+    """The estimator's change count when ``histogram`` last changed (Algorithm 1 pairs are cached by it)."""
 
     def history(self) -> list[float | None]:
         """Algorithm 4's rating difference after each of the player's moves, in order."""
@@ -139,11 +141,15 @@ class Estimator:
         self.c_min, self.c_max = c_min, c_max
         self.games: dict[str, GameState] = {}
         self.players: dict[str, PlayerState] = {}
+        self._changes = 0  # bumped by every change that may move Algorithms 2 and 3
+        self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
+        self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
 
     # -- input ------------------------------------------------------------------
 
     def add_game(self, info: GameInfo) -> None:
         """Register a game (again: its tags are refreshed, its plies kept)."""
+        self._changes += 1
         state = self.games.get(info.game_id)
         if state is None:
             self.games[info.game_id] = GameState(info, len(self.games))
@@ -176,10 +182,12 @@ class Estimator:
         player = self.mover(sp.game_id, sp.ply)
         key = (game.seq, sp.ply)
         g = sp.gain
+        self._changes += 1
         if g is not None:
             player.histogram.add(g)
             player.live.add(g)
             player.moves[key] = g
+            player.stamp = self._changes
         if sp.decision is not None:
             player.observed[key] = (sp.ply, sp.decision)
             if player.performance is not None:
@@ -194,6 +202,7 @@ class Estimator:
     def rollback(self, game_id: str, from_ply: int) -> None:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
+        self._changes += 1
         for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
             game.plies.pop(ply)
             player = self.mover(game_id, ply)
@@ -202,6 +211,7 @@ class Estimator:
                 g = player.moves.pop(key)
                 player.histogram.remove(g)
                 player.live.remove(g)
+                player.stamp = self._changes
             if key in player.decisions and player.posterior is not None:
                 player.posterior.remove(player.decisions.pop(key))
             if player.observed.pop(key, None) is not None and player.performance is not None:
@@ -216,6 +226,7 @@ class Estimator:
         if game_id not in self.games:
             return []
         self.rollback(game_id, 1)
+        self._changes += 1
         info = self.games.pop(game_id).info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
@@ -231,22 +242,54 @@ class Estimator:
     def rated_players(self) -> list[PlayerState]:
         return [p for p in self.players.values() if p.elo is not None and p.histogram.n]
 
+    def _as_of_now(self, key: object) -> tuple[bool, Any]:
+        """(True, value) when ``key`` was computed since the last change."""
+        hit = self._cached.get(key)
+        return (True, hit[1]) if hit is not None and hit[0] == self._changes else (False, None)
+
     def engine_strength(self) -> float | None:
-        """Algorithm 3 over the rated players seen so far."""
-        return engine_strength((float(p.elo), p.histogram) for p in self.rated_players() if p.elo is not None)
+        """Algorithm 3 over the rated players seen so far (not computed again until something changes)."""
+        known, value = self._as_of_now("algorithm 3")
+        if not known:
+            value = engine_strength((float(p.elo), p.histogram) for p in self.rated_players() if p.elo is not None)
+            self._cached["algorithm 3"] = (self._changes, value)
+        return value  # type: ignore[no-any-return]
 
     def met_pairs(self) -> set[tuple[str, str]]:
         return {(g.info.white, g.info.black) for g in self.games.values() if g.plies}
 
     def perceived_ratings(self, all_pairs: bool = False) -> dict[str, float] | None:
-        """Algorithm 2 over the rated players, when at least three have ratings."""
+        """Algorithm 2 over the rated players, when at least three have ratings.
+
+        Not solved again until something changes (a ply, a rollback, a game's tags); a pair's d_ij
+        (Algorithm 1) is kept until either player's histogram changes. Returns a new dict each time.
+        """
+        key = ("algorithm 2", all_pairs)
+        known, value = self._as_of_now(key)
+        if not known:
+            value = self._perceived_ratings(all_pairs)
+            self._cached[key] = (self._changes, value)
+        return None if value is None else dict(value)
+
+    def _perceived_ratings(self, all_pairs: bool) -> dict[str, float] | None:
         rated = self.rated_players()
         if len(rated) < 3:
             return None
         names = {p.name for p in rated}
         met = None if all_pairs else [(a, b) for a, b in self.met_pairs() if a in names and b in names]
+        hists = {p.name: p.histogram for p in rated}
+
+        def difference(i: str, j: str) -> float:
+            si, sj = self.players[i].stamp, self.players[j].stamp
+            kept = self._pairs.get((i, j))
+            if kept is not None and kept[0] == si and kept[1] == sj:
+                return kept[2]
+            d = algorithm1(hists[i], hists[j])[1]
+            self._pairs[(i, j)] = (si, sj, d)
+            return d
+
         return perceived_ratings_from_histograms(
-            {p.name: p.histogram for p in rated}, {p.name: float(p.elo) for p in rated}, met  # type: ignore[arg-type]
+            hists, {p.name: float(p.elo) for p in rated}, met, difference  # type: ignore[arg-type]
         )
 
     def game_report(self, game: GameState) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -443,6 +443,7 @@ def perceived_ratings_from_histograms(
     hists: Mapping[str, GainHistogram],
     actual: Mapping[str, float],
     met: Iterable[tuple[str, str]] | None = None,
+    difference: Callable[[str, str], float] | None = None,
 ) -> dict[str, float]:
     """Algorithm 2 end to end: d_ij by Algorithm 1, then :func:`perceived_ratings`.
 
@@ -450,7 +451,8 @@ def perceived_ratings_from_histograms(
     Each unordered pair is used once (a pair that met twice, or listed in both
     orders, does not get double weight). Pairs involving a player with an empty
     histogram are skipped (no evidence); a player in ``met`` but not in
-    ``hists`` is an error.
+    ``hists`` is an error. ``difference(i, j)``, when given, is d_ij as the caller keeps it: it must
+    equal ``algorithm1(hists[i], hists[j])[1]`` (a live estimator caches pairs whose histograms did not change).
 
     >>> h = {"a": GainHistogram.from_gains([0, 0, -20]),
     ...      "b": GainHistogram.from_gains([0, -20, -90])}
@@ -472,7 +474,7 @@ def perceived_ratings_from_histograms(
     diffs: dict[tuple[str, str], float] = {}
     for i, j in pairs:
         if hists[i].n and hists[j].n:
-            diffs[(i, j)] = algorithm1(hists[i], hists[j])[1]
+            diffs[(i, j)] = algorithm1(hists[i], hists[j])[1] if difference is None else difference(i, j)
     return perceived_ratings(diffs, actual)
 
 
