@@ -7,6 +7,7 @@ same moves scored in order.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import zlib
 from dataclasses import dataclass, field
@@ -209,7 +210,7 @@ def test_illegal_or_garbled_moves_are_one_line_and_nothing_else(bad, reason):
     d = Driver(new_core())
     moves = moves_of("g1", OPENING[:2])
     d.feed(INFO, *moves)
-    wrong = MoveEvent(**{**moves_of("g1", OPENING[:3])[2].__dict__, **bad})
+    wrong = dataclasses.replace(moves_of("g1", OPENING[:3])[2], **bad)
     d.feed(wrong)
     assert d.core.counters.illegal == 1 and ("g1", 3) not in d.moves
     assert [line for line in d.logs if reason in line] == [f"game g1: {reason} at ply 3; ignored"]
@@ -606,3 +607,63 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     monkeypatch.setattr(est_mod, "algorithm1", real)
     assert d.core.event_perceived == fresh.perceived_ratings()
     assert d.core.strength == fresh.engine_strength()
+
+
+def _calibrated_core() -> LiveCore:
+    from livemon.config import ScreeningConfig
+    from livemon.live.screener import Screener
+    from livemon.rating.calibration import Calibration, ProfileCalibration
+
+    perf = Calibration(a=-0.5, b=0.0005, n=200, elo_min=1400, elo_max=2800, r2=0.6, residual_sd=0.07, method="ml",
+                       profile=PROFILE, cov_ab=(1e-4, -4e-8, 2e-11), tau=0.07, tau_game=0.15, book_moves=0,
+                       eval_bound=3.0)
+    c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
+    core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0),
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
+    core.estimator.c_map, core.estimator.perf_map = c_map, perf
+    return core
+
+
+def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
+    """Issue 14 item 1: the per-ply records a finished game leaves (kept compactly: shared strings, no copies)
+    give exactly the estimates, performance and screening figures of the same games scored from scratch,
+    before and after a correction of a finished game."""
+    names = ["W0", "B0", "W1", "B1"]
+    infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
+                      white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
+    games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
+    live = Driver(_calibrated_core())
+    for info in infos:  # game by game, each finished: compacted as it ends
+        live.feed(info, *moves_of(info.game_id, games[info.game_id]))
+        live.answer("shuffle", seed=len(info.game_id))
+        live.feed(GameResult(info.game_id, "1/2-1/2", len(games[info.game_id])))
+    assert all(g.compacted and not g.pending for g in live.core.games.values())
+    kept = live.core.games["g1"].moves
+    assert all(m.game_id is live.core.games["g1"].game_id and m.fen_before == "" for m in kept)
+    used = live.core.screener.tracks[("W0", "Test")].used  # type: ignore[union-attr]
+    assert used and all(sp is live.core.estimator.games[sp.game_id].plies[sp.ply] for sp in used.values())
+
+    def scratch(ucis: dict[str, list[str]]) -> Driver:
+        d = Driver(_calibrated_core())
+        d.feed(*infos, *(m for info in infos for m in moves_of(info.game_id, ucis[info.game_id])))
+        d.answer()
+        d.feed(*(GameResult(info.game_id, "1/2-1/2", len(ucis[info.game_id])) for info in infos))
+        d.apply(d.core.tick())
+        return d
+
+    def same(a: Driver, b: Driver) -> None:
+        assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        for name in names:
+            pa, pb = (d.core.player_estimate(d.core.estimator.players[name]) for d in (a, b))
+            assert pa.performance == pb.performance and pa.performance["elo"] is not None
+            assert (pa.moves, pa.gain_histogram, pa.perceived_elo) == (pb.moves, pb.gain_histogram, pb.perceived_elo)
+            assert a.core.screener.numbers((name, "Test")) == b.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
+
+    live.apply(live.core.tick())
+    same(live, scratch(games))
+    corrected = dict(games, g2=games["g2"][:30])
+    live.feed(GameRollback("g2", 31))
+    live.answer()
+    live.apply(live.core.tick())
+    assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
+    same(live, scratch(corrected))

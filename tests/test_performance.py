@@ -178,7 +178,7 @@ def test_estimator_performance_follows_moves_rollbacks_and_a_new_calibration() -
     model = PerformanceModel.from_calibration(CAL)
 
     def scratch() -> Performance:
-        used = [(k, d) for k, (ply, d) in sorted(player.observed.items()) if model.counts(d, ply)]
+        used = [(k, d) for k, d in sorted(player.observed.items()) if model.counts(d, k[1])]
         return model.estimate([d for _, d in used], games=len({k[0] for k, _ in used}) or 1)
 
     assert est.performance(player) == scratch() != first

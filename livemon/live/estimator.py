@@ -35,7 +35,7 @@ from livemon.rating.gain import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredPly:
     """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
 
@@ -90,7 +90,7 @@ class PlayerState:
     posterior: CPosterior | None = None
     moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
     decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
-    observed: dict[tuple[int, int], tuple[int, Decision]] = field(default_factory=dict)  # every decision, with its ply
+    observed: dict[tuple[int, int], Decision] = field(default_factory=dict)  # every decision; its ply is key[1]
     performance: PerformanceTally | None = None
     """The moves of ``observed`` that the performance model counts, summed as they come (made when first asked)."""
     stamp: int = 0
@@ -189,7 +189,7 @@ class Estimator:
             player.moves[key] = g
             player.stamp = self._changes
         if sp.decision is not None:
-            player.observed[key] = (sp.ply, sp.decision)
+            player.observed[key] = sp.decision
             if player.performance is not None:
                 player.performance.add(key, game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
@@ -324,8 +324,8 @@ class Estimator:
         tally = player.performance
         if tally is None or tally.model is not model:  # first asked, or another calibration
             tally = player.performance = PerformanceTally(model)
-            for key, (ply, decision) in player.observed.items():
-                tally.add(key, key[0], decision, ply)
+            for key, decision in player.observed.items():
+                tally.add(key, key[0], decision, key[1])
         return tally.estimate()
 
     def _performance_model(self) -> PerformanceModel | str:

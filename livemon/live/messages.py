@@ -104,6 +104,8 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 class Message:
     """Mixin: JSON round trip for a frozen dataclass, tagged with its kind."""
 
+    __slots__ = ()  # a message class declared with slots=True (MoveEvent: one per ply is kept) has no __dict__
+
     kind: ClassVar[str] = "message"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -275,7 +277,7 @@ class GameInfo(Message):
     site: str = "?"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MoveEvent(Message):
     """One ply of a game, as read from a feed.
 

@@ -70,7 +70,6 @@ from typing import Any
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator, ScoredPly
 from livemon.live.messages import GameInfo, ScreeningNumbers
-from livemon.rating.agent import Decision
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
     PoissonBinomial,
@@ -97,17 +96,6 @@ def _finite(x: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
-class ScreenedMove:
-    """A position that counts: where it was, the move played, and its E(c) decision."""
-
-    game_id: str
-    ply: int
-    uci: str
-    san: str
-    decision: Decision
-
-
-@dataclass(frozen=True)
 class ScreeningAlert:
     """A level crossed for the first time, with the numbers it was raised on and the moves behind it."""
 
@@ -123,7 +111,7 @@ class _Track:
 
     player: str
     event: str
-    used: dict[PosKey, ScreenedMove] = field(default_factory=dict)
+    used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
     expected: dict[PosKey, PositionExpectation] = field(default_factory=dict)  # at c_r
     excluded: dict[PosKey, str] = field(default_factory=dict)
     rating: float | None = None
@@ -219,7 +207,7 @@ class Screener:
         if reason is not None:
             track.excluded[key] = reason
             return (track.player, track.event)
-        track.used[key] = ScreenedMove(sp.game_id, sp.ply, sp.uci, sp.san, sp.decision)  # type: ignore[arg-type]
+        track.used[key] = sp
         if track.c_r is not None:
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
             track.expected[key] = e
@@ -317,7 +305,9 @@ class Screener:
         changed = c_r != track.c_r
         track.rating, track.rating_source, track.c_r = rating, source, c_r
         if changed:
-            track.expected = {} if c_r is None else {k: position_expectation(m.decision, c_r) for k, m in track.used.items()}
+            track.expected = {} if c_r is None else {
+                k: position_expectation(m.decision, c_r) for k, m in track.used.items()  # type: ignore[arg-type]
+            }
             track.dist = None
         return changed
 

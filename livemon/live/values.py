@@ -100,7 +100,17 @@ class PositionAnalysis:
     def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
         """Candidates as (uci, value in pawns from the mover's view), the agent's input."""
         sign = 1 if white_to_move else -1
-        return [(move, sign * cp / 100.0) for move, cp in self.candidates]
+        pawns = _PAWNS
+        out = []
+        for move, cp in self.candidates:
+            v = sign * cp
+            f = pawns.get(v)
+            if f is None:  # one float object per value: a decision's values are kept for the whole event
+                if len(pawns) > 20_000:  # engine scores are clamped to ±3900 cp: never in practice
+                    pawns.clear()
+                f = pawns[v] = v / 100.0
+            out.append((move, f))
+        return out
 
 
 def board_from_fen(fen: str) -> chess.Board:
@@ -134,6 +144,8 @@ def position_key(board: chess.Board) -> str:
     return fast_epd(board)
 
 
+_PAWNS: dict[int, float] = {}
+"""Centipawns (mover's view) -> pawns, the float objects shared by every decision's values."""
 _RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
 _RANKS: dict[int, str] = {}
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))

@@ -43,7 +43,7 @@ import numpy as np
 from livemon.rating.agent import Decision, move_probabilities
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PositionExpectation:
     """What E(c_r) predicts for one position, and what the player did."""
 
