@@ -201,7 +201,11 @@ class Outgoing(Message):
     @property
     def key(self) -> str:
         """The snapshot key (the ``key_fields`` joined by NUL; ``""`` for a single-state message)."""
-        return "\x00".join(str(getattr(self, f)) for f in self.key_fields)
+        fields = self.key_fields
+        if len(fields) == 1:  # most messages: one field, usually a str already (the hub asks per publish)
+            value = getattr(self, fields[0])
+            return value if type(value) is str else str(value)
+        return "\x00".join(str(getattr(self, f)) for f in fields)
 
     def topic_parts(self) -> tuple[str, ...]:
         """The free-text levels of the message's MQTT topic after its channel."""

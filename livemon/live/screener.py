@@ -62,8 +62,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +119,37 @@ class _Track:
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
+    sums: list[int] = field(default_factory=lambda: [0] * 6)
+    """Exact sums over ``expected`` (fixed point, :func:`_exact`): matched, p0, p0(1-p0), loss, loss mean, loss var."""
+    reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
+
+    def count(self, e: PositionExpectation, sign: int) -> None:
+        """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
+        s = self.sums
+        s[0] += sign * e.matched
+        for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var), 1):
+            s[i] += sign * _exact(x)
+
+    def recount(self) -> None:
+        self.sums = [0] * 6
+        for e in self.expected.values():
+            self.count(e, 1)
+
+
+_SCALE = 2**1074
+"""Every finite float is an integer multiple of 2⁻¹⁰⁷⁴: sums of them kept as integers are exact in any order."""
+
+
+def _exact(x: float) -> int:
+    """``x`` in units of 2⁻¹⁰⁷⁴ (exact); ValueError/OverflowError for a NaN or an infinity."""
+    num, den = x.as_integer_ratio()
+    return num * (_SCALE // den)
+
+
+def _rounded(total: int, terms: Callable[[], Iterable[float]]) -> float:
+    """The float nearest an exact sum: ``math.fsum`` of the terms, bit for bit (int / int is correctly rounded;
+    a zero sum asks fsum itself, for its sign)."""
+    return total / _SCALE if total else math.fsum(terms())
 
 
 def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
@@ -206,11 +236,13 @@ class Screener:
         reason = self.exclusion(sp)
         if reason is not None:
             track.excluded[key] = reason
+            track.reasons[reason] = track.reasons.get(reason, 0) + 1
             return (track.player, track.event)
         track.used[key] = sp
         if track.c_r is not None:
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
             track.expected[key] = e
+            track.count(e, 1)
             if track.dist is not None and (track.dist_last is None or key > track.dist_last):
                 track.dist.add(e.p0)
                 track.dist_last = key
@@ -237,9 +269,17 @@ class Screener:
             tkey = self._where.pop((gid, ply))
             track = self.tracks[tkey]
             key = (seq, ply)
-            track.excluded.pop(key, None)  # type: ignore[arg-type]
+            reason = track.excluded.pop(key, None)  # type: ignore[arg-type]
+            if reason is not None:
+                left = track.reasons[reason] - 1
+                if left:
+                    track.reasons[reason] = left
+                else:
+                    del track.reasons[reason]
             if track.used.pop(key, None) is not None:  # type: ignore[arg-type]
-                track.expected.pop(key, None)  # type: ignore[arg-type]
+                e = track.expected.pop(key, None)  # type: ignore[arg-type]
+                if e is not None:
+                    track.count(e, -1)
                 track.dist = None
             touched[tkey] = None
         return list(touched)
@@ -308,6 +348,7 @@ class Screener:
             track.expected = {} if c_r is None else {
                 k: position_expectation(m.decision, c_r) for k, m in track.used.items()  # type: ignore[arg-type]
             }
+            track.recount()
             track.dist = None
         return changed
 
@@ -326,12 +367,17 @@ class Screener:
     def numbers(self, key: TrackKey) -> ScreeningNumbers:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
-        excluded = dict(sorted(Counter(track.excluded.values()).items()))
-        es = list(track.expected.values()) if track.c_r is not None else []
-        fs = math.fsum  # exact sums: the figures do not depend on the order positions came in
+        excluded = dict(sorted(track.reasons.items()))
+        es = track.expected if track.c_r is not None else {}
+        # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
+        # the figures do not depend on the order positions came in
+        s = track.sums if es else [0] * 6
         st = stats_from_sums(
-            track.player, len(es), sum(e.matched for e in es), fs(e.p0 for e in es), fs(e.p0 * (1.0 - e.p0) for e in es),
-            fs(e.loss for e in es), fs(e.loss_mean for e in es), fs(e.loss_var for e in es),
+            track.player, len(es), s[0], _rounded(s[1], lambda: (e.p0 for e in es.values())),
+            _rounded(s[2], lambda: (e.p0 * (1.0 - e.p0) for e in es.values())),
+            _rounded(s[3], lambda: (e.loss for e in es.values())),
+            _rounded(s[4], lambda: (e.loss_mean for e in es.values())),
+            _rounded(s[5], lambda: (e.loss_var for e in es.values())),
         )
         z_match = p_match = z_normal = z_loss = None
         if es:
