@@ -122,6 +122,7 @@ class _Track:
     sums: list[int] = field(default_factory=lambda: [0] * 6)
     """Exact sums over ``expected`` (fixed point, :func:`_exact`): matched, p0, p0(1-p0), loss, loss mean, loss var."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
+    key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
 
     def count(self, e: PositionExpectation, sign: int) -> None:
         """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
@@ -189,7 +190,7 @@ class Screener:
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
         self._seq: dict[str, int] = {}
-        self._where: dict[tuple[str, int], TrackKey] = {}  # (game id, ply) -> its track
+        self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
@@ -223,7 +224,8 @@ class Screener:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
         if not self.enabled:
             return None
-        if (sp.game_id, sp.ply) in self._where:
+        where = self._where.setdefault(sp.game_id, {})
+        if sp.ply in where:
             self.rollback(sp.game_id, sp.ply)
         info = self._games.get(sp.game_id)
         if info is None:
@@ -232,12 +234,12 @@ class Screener:
         player = info.white if sp.ply % 2 == 1 else info.black
         track = self._track((player, self.event_of(info)))
         key = (self._seq[sp.game_id], sp.ply)
-        self._where[(sp.game_id, sp.ply)] = (track.player, track.event)
+        where[sp.ply] = track.key
         reason = self.exclusion(sp)
         if reason is not None:
             track.excluded[key] = reason
             track.reasons[reason] = track.reasons.get(reason, 0) + 1
-            return (track.player, track.event)
+            return track.key
         track.used[key] = sp
         if track.c_r is not None:
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
@@ -248,7 +250,7 @@ class Screener:
                 track.dist_last = key
             else:
                 track.dist = None  # out of order: rebuilt in order when asked
-        return (track.player, track.event)
+        return track.key
 
     def exclusion(self, sp: ScoredPly) -> str | None:
         """Why a ply is left out (forced, book, decided, no_multipv), or None when it counts."""
@@ -265,8 +267,9 @@ class Screener:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game); returns the tracks touched."""
         seq = self._seq.get(game_id)
         touched: dict[TrackKey, None] = {}
-        for gid, ply in [k for k in self._where if k[0] == game_id and k[1] >= from_ply]:
-            tkey = self._where.pop((gid, ply))
+        where = self._where.get(game_id, {})
+        for ply in [p for p in where if p >= from_ply]:  # this game's plies only, in the order they came
+            tkey = where.pop(ply)
             track = self.tracks[tkey]
             key = (seq, ply)
             reason = track.excluded.pop(key, None)  # type: ignore[arg-type]
@@ -290,6 +293,7 @@ class Screener:
         A player-event with no other game is dropped altogether (no phantom row).
         """
         touched = self.rollback(game_id, 1)
+        self._where.pop(game_id, None)
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -328,6 +332,7 @@ class Screener:
         track = self.tracks.get(key)
         if track is None:
             track = self.tracks[key] = _Track(*key)
+            track.key = key
             track.raised |= self._raised_before.get(key, set())
             self._rerate(track)
         return track
