@@ -667,3 +667,21 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
     live.apply(live.core.tick())
     assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
+
+
+def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
+    """fast_epd's castling field is looked up by what it depends on (issue 14 item 2): the same text as
+    python-chess on random standard and Chess960 games, castling rights lost by king and rook moves included."""
+    from livemon.live.values import fast_epd, fast_fen
+
+    rng, seen = random.Random(1), 0
+    for g in range(120):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        for _ in range(rng.randint(0, 120)):
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            assert fast_epd(board) == board.epd() and fast_fen(board) == board.fen()
+            seen += board.castling_rights != 0
+    assert seen > 1000  # positions with castling rights were looked up, not only the "-" shortcut

@@ -201,8 +201,33 @@ def fast_epd(board: chess.Board) -> str:
     (True, True)
     """
     ep = board.ep_square if board.ep_square is not None and board.has_legal_en_passant() else None
-    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", board.castling_xfen(),
+    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", _castling(board),
                      chess.SQUARE_NAMES[ep] if ep is not None else "-"))
+
+
+_CASTLING: dict[tuple[int, ...], str] = {}
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+
+
+def _castling(board: chess.Board) -> str:
+    """``board.castling_xfen()``, looked up by what it depends on (castling rights, kings, back-rank rooks
+    and colours, promoted pieces, Chess960): "-" at once without castling rights.
+
+    >>> b = chess.Board("r3k2r/8/8/8/8/8/8/R3K1R1 w Qkq - 0 1")
+    >>> _castling(b) == b.castling_xfen() == "Qkq", _castling(chess.Board("8/8/8/8/8/8/8/K6k w - - 0 1"))
+    (True, '-')
+    """
+    rights = board.castling_rights
+    if not rights:
+        return "-"
+    key = (rights, board.kings, board.rooks & _BACKRANKS, board.occupied_co[chess.WHITE] & _BACKRANKS,
+           board.occupied_co[chess.BLACK] & _BACKRANKS, board.promoted, int(board.chess960))
+    text = _CASTLING.get(key)
+    if text is None:
+        if len(_CASTLING) > 100_000:
+            _CASTLING.clear()  # bounded: rebuilt as needed
+        text = _CASTLING[key] = board.castling_xfen()
+    return text
 
 
 def fast_fen(board: chess.Board) -> str:
