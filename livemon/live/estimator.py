@@ -88,35 +88,17 @@ class PlayerState:
     histogram: GainHistogram = field(default_factory=GainHistogram)
     live: LiveRating = field(default_factory=LiveRating)
     posterior: CPosterior | None = None
-    moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
-    decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
-    observed: dict[tuple[int, int], Decision] = field(default_factory=dict)  # every decision; its ply is key[1]
+    sides: dict[int, int] = field(default_factory=dict)
+    """Game seq -> the player's side in it (ply % 2): their plies are the games' own records
+    (:meth:`Estimator.plies_of`), not copied per player (issue 14: memory per ply)."""
+    observed: int = 0
+    """Scored plies with an E(c) decision."""
+    decisions: int = 0
+    """Those of them that enter c (past ``skip_moves``)."""
     performance: PerformanceTally | None = None
-    """The moves of ``observed`` that the performance model counts, summed as they come (made when first asked)."""
+    """The decisions the performance model counts, summed as they come (made when first asked)."""
     stamp: int = 0
     """The estimator's change count when ``histogram`` last changed (Algorithm 1 pairs are cached by it)."""
-
-    def history(self) -> list[float | None]:
-        """Algorithm 4's rating difference after each of the player's moves, in order."""
-        running = LiveRating()
-        out: list[float | None] = []
-        for key in sorted(self.moves):
-            running.add(self.moves[key])
-            out.append(finite_or_none(running.rating_diff))
-        return out
-
-    def c_summary(self, c_min: float, c_max: float) -> CSummary | None:
-        """The c posterior rebuilt from the decisions in game order.
-
-        Rebuilding (rather than reading the live posterior) makes the figure
-        independent of the order in which moves arrived, so live equals batch.
-        """
-        if not self.decisions:
-            return None
-        posterior = CPosterior(c_min, c_max)
-        for key in sorted(self.decisions):
-            posterior.add(self.decisions[key])
-        return posterior.summary()
 
 
 class Estimator:
@@ -141,6 +123,7 @@ class Estimator:
         self.c_min, self.c_max = c_min, c_max
         self.games: dict[str, GameState] = {}
         self.players: dict[str, PlayerState] = {}
+        self._by_seq: dict[int, GameState] = {}
         self._changes = 0  # bumped by every change that may move Algorithms 2 and 3
         self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
@@ -152,7 +135,8 @@ class Estimator:
         self._changes += 1
         state = self.games.get(info.game_id)
         if state is None:
-            self.games[info.game_id] = GameState(info, len(self.games))
+            state = self.games[info.game_id] = GameState(info, len(self.games))
+            self._by_seq[state.seq] = state
         else:
             state.info = info
         for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
@@ -180,42 +164,80 @@ class Estimator:
             self.rollback(sp.game_id, sp.ply)
         game.plies[sp.ply] = sp
         player = self.mover(sp.game_id, sp.ply)
-        key = (game.seq, sp.ply)
+        player.sides[game.seq] = sp.ply % 2
         g = sp.gain
         self._changes += 1
         if g is not None:
             player.histogram.add(g)
             player.live.add(g)
-            player.moves[key] = g
             player.stamp = self._changes
         if sp.decision is not None:
-            player.observed[key] = sp.decision
+            player.observed += 1
             if player.performance is not None:
-                player.performance.add(key, game.seq, sp.decision, sp.ply)
+                player.performance.add((game.seq, sp.ply), game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
                 player.posterior = CPosterior(self.c_min, self.c_max)
             player.posterior.add(sp.decision)
-            player.decisions[key] = sp.decision
+            player.decisions += 1
         return player
+
+    def plies_of(self, player: PlayerState) -> list[tuple[tuple[int, int], ScoredPly]]:
+        """The player's scored plies in game order, each with its key (game seq, ply)."""
+        out: list[tuple[tuple[int, int], ScoredPly]] = []
+        for seq in sorted(player.sides):
+            game = self._by_seq.get(seq)
+            if game is None:
+                continue
+            side = player.sides[seq]
+            out.extend(((seq, ply), game.plies[ply]) for ply in sorted(game.plies) if ply % 2 == side)
+        return out
+
+    def history(self, player: PlayerState) -> list[float | None]:
+        """Algorithm 4's rating difference after each of the player's moves, in order."""
+        running = LiveRating()
+        out: list[float | None] = []
+        for _, sp in self.plies_of(player):
+            g = sp.gain
+            if g is not None:
+                running.add(g)
+                out.append(finite_or_none(running.rating_diff))
+        return out
+
+    def c_summary(self, player: PlayerState) -> CSummary | None:
+        """The c posterior rebuilt from the player's decisions in game order.
+
+        Rebuilding (rather than reading the live posterior) makes the figure
+        independent of the order in which moves arrived, so live equals batch.
+        """
+        if not player.decisions:
+            return None
+        posterior = CPosterior(self.c_min, self.c_max)
+        for key, sp in self.plies_of(player):
+            if sp.decision is not None and self.uses_decision(key[1]):
+                posterior.add(sp.decision)
+        return posterior.summary()
 
     def rollback(self, game_id: str, from_ply: int) -> None:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
         self._changes += 1
         for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
-            game.plies.pop(ply)
+            sp = game.plies.pop(ply)
             player = self.mover(game_id, ply)
-            key = (game.seq, ply)
-            if key in player.moves:
-                g = player.moves.pop(key)
+            g = sp.gain
+            if g is not None:
                 player.histogram.remove(g)
                 player.live.remove(g)
                 player.stamp = self._changes
-            if key in player.decisions and player.posterior is not None:
-                player.posterior.remove(player.decisions.pop(key))
-            if player.observed.pop(key, None) is not None and player.performance is not None:
-                player.performance.remove(key)
+            if sp.decision is not None:
+                player.observed -= 1
+                if player.performance is not None:
+                    player.performance.remove((game.seq, ply))
+                if self.uses_decision(ply):
+                    player.decisions -= 1
+                    if player.posterior is not None:
+                        player.posterior.remove(sp.decision)
         game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
 
     def remove_game(self, game_id: str) -> list[str]:
@@ -227,7 +249,9 @@ class Estimator:
             return []
         self.rollback(game_id, 1)
         self._changes += 1
-        info = self.games.pop(game_id).info
+        state = self.games.pop(game_id)
+        self._by_seq.pop(state.seq, None)
+        info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
         for name in gone:
@@ -320,12 +344,13 @@ class Estimator:
         """
         model = self._performance_model()
         if isinstance(model, str):
-            return Performance.unavailable(model, len(player.observed), self.profile)
+            return Performance.unavailable(model, player.observed, self.profile)
         tally = player.performance
         if tally is None or tally.model is not model:  # first asked, or another calibration
             tally = player.performance = PerformanceTally(model)
-            for key, decision in player.observed.items():
-                tally.add(key, key[0], decision, key[1])
+            for key, sp in self.plies_of(player):
+                if sp.decision is not None:
+                    tally.add(key, key[0], sp.decision, key[1])
         return tally.estimate()
 
     def _performance_model(self) -> PerformanceModel | str:
@@ -346,7 +371,7 @@ class Estimator:
         return model
 
     def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
-        c = player.c_summary(self.c_min, self.c_max)
+        c = self.c_summary(player)
         live = player.live
         return {
             "name": player.name,
@@ -357,9 +382,9 @@ class Estimator:
             "expected_score_vs_engine": live.expected_score if live.n else None,
             "rating_diff_vs_engine": finite_or_none(live.rating_diff) if live.n else None,
             "perceived_elo": finite_or_none(live.perceived(strength)) if live.n and strength is not None else None,
-            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": len(player.decisions)},
+            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": player.decisions},
             "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
-            "history": player.history(),
+            "history": self.history(player),
         }
 
     def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:
