@@ -330,6 +330,6 @@ def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
     for track in fresh.tracks:
         got, want = live.numbers(track), fresh.numbers(track)
         assert got == want and got.positions > 0
-        es = list(live.tracks[track].expected.values())
+        es = list(live.tracks[track].expectations().values())
         assert live.tracks[track].sums[3] / 2**1074 == math.fsum(e.loss for e in es)
     assert live.numbers(("A", "E")).excluded == fresh.numbers(("A", "E")).excluded != {}

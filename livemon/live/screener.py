@@ -111,7 +111,7 @@ class _Track:
     player: str
     event: str
     used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
-    expected: dict[PosKey, PositionExpectation] = field(default_factory=dict)  # at c_r
+    p0: dict[PosKey, float] = field(default_factory=dict)  # P(a top move | c_r) of each used position (when c_r)
     excluded: dict[PosKey, str] = field(default_factory=dict)
     rating: float | None = None
     rating_source: str = "none"
@@ -120,7 +120,9 @@ class _Track:
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
     sums: list[int] = field(default_factory=lambda: [0] * 6)
-    """Exact sums over ``expected`` (fixed point, :func:`_exact`): matched, p0, p0(1-p0), loss, loss mean, loss var."""
+    """Exact sums over the used positions' expectations at c_r (fixed point, :func:`_exact`): matched, p0,
+    p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
+    :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
 
@@ -131,9 +133,18 @@ class _Track:
         for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var), 1):
             s[i] += sign * _exact(x)
 
+    def expectations(self) -> dict[PosKey, PositionExpectation]:
+        """What E(c_r) predicts for each used position (none without c_r)."""
+        if self.c_r is None:
+            return {}
+        return {k: position_expectation(m.decision, self.c_r) for k, m in self.used.items()}  # type: ignore[arg-type]
+
     def recount(self) -> None:
+        """Every position again at the current c_r."""
         self.sums = [0] * 6
-        for e in self.expected.values():
+        es = self.expectations()
+        self.p0 = {k: e.p0 for k, e in es.items()}
+        for e in es.values():
             self.count(e, 1)
 
 
@@ -243,7 +254,7 @@ class Screener:
         track.used[key] = sp
         if track.c_r is not None:
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
-            track.expected[key] = e
+            track.p0[key] = e.p0
             track.count(e, 1)
             if track.dist is not None and (track.dist_last is None or key > track.dist_last):
                 track.dist.add(e.p0)
@@ -279,10 +290,10 @@ class Screener:
                     track.reasons[reason] = left
                 else:
                     del track.reasons[reason]
-            if track.used.pop(key, None) is not None:  # type: ignore[arg-type]
-                e = track.expected.pop(key, None)  # type: ignore[arg-type]
-                if e is not None:
-                    track.count(e, -1)
+            m = track.used.pop(key, None)  # type: ignore[arg-type]
+            if m is not None:
+                if track.p0.pop(key, None) is not None and track.c_r is not None:  # type: ignore[arg-type]
+                    track.count(position_expectation(m.decision, track.c_r), -1)  # type: ignore[arg-type]
                 track.dist = None
             touched[tkey] = None
         return list(touched)
@@ -350,17 +361,14 @@ class Screener:
         changed = c_r != track.c_r
         track.rating, track.rating_source, track.c_r = rating, source, c_r
         if changed:
-            track.expected = {} if c_r is None else {
-                k: position_expectation(m.decision, c_r) for k, m in track.used.items()  # type: ignore[arg-type]
-            }
             track.recount()
             track.dist = None
         return changed
 
     def _distribution(self, track: _Track) -> PoissonBinomial:
         if track.dist is None:
-            keys = sorted(track.expected)
-            track.dist = PoissonBinomial(track.expected[k].p0 for k in keys)
+            keys = sorted(track.p0)
+            track.dist = PoissonBinomial(track.p0[k] for k in keys)
             track.dist_last = keys[-1] if keys else None
         return track.dist
 
@@ -373,19 +381,21 @@ class Screener:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
         excluded = dict(sorted(track.reasons.items()))
-        es = track.expected if track.c_r is not None else {}
+        n = len(track.p0) if track.c_r is not None else 0
         # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
         # the figures do not depend on the order positions came in
-        s = track.sums if es else [0] * 6
+        s = track.sums if n else [0] * 6
+
+        def terms(term: Callable[[PositionExpectation], float]) -> Callable[[], Iterable[float]]:
+            return lambda: (term(e) for e in (track.expectations().values() if n else ()))
+
         st = stats_from_sums(
-            track.player, len(es), s[0], _rounded(s[1], lambda: (e.p0 for e in es.values())),
-            _rounded(s[2], lambda: (e.p0 * (1.0 - e.p0) for e in es.values())),
-            _rounded(s[3], lambda: (e.loss for e in es.values())),
-            _rounded(s[4], lambda: (e.loss_mean for e in es.values())),
-            _rounded(s[5], lambda: (e.loss_var for e in es.values())),
+            track.player, n, s[0], _rounded(s[1], terms(lambda e: e.p0)),
+            _rounded(s[2], terms(lambda e: e.p0 * (1.0 - e.p0))), _rounded(s[3], terms(lambda e: e.loss)),
+            _rounded(s[4], terms(lambda e: e.loss_mean)), _rounded(s[5], terms(lambda e: e.loss_var)),
         )
         z_match = p_match = z_normal = z_loss = None
-        if es:
+        if n:
             p_match = self._distribution(track).upper_tail(st.matches_observed)
             z_exact = tail_z(p_match)
             if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
@@ -435,9 +445,9 @@ class Screener:
         of these). For ``max`` the larger z's shares are used.
         """
         track = self.tracks.get(key)
-        if track is None or not track.expected:
+        if track is None or not track.p0:
             return []
-        es = track.expected
+        es = track.expectations()
         use_loss = self.cfg.statistic == "loss"
         if self.cfg.statistic == "max":
             row = self.numbers(key)
