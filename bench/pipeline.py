@@ -316,7 +316,10 @@ async def main() -> None:
               f"p50 {o['lat_p50_ms']:.2f} ms, p95 {o['lat_p95_ms']:.2f} ms, max {o['lat_max_ms']:.1f} ms")
         if args.long_copies:
             rss = await long_replay(event, warm, args.depth, args.long_copies, args.trace)
-            marks = [rss[i] for i in sorted({0, len(rss) // 4, len(rss) // 2, 3 * len(rss) // 4, len(rss) - 1})]
+            # the first copy, the copies nearest every 500 games, the last
+            targets = [rss[0][0], *range(500, rss[-1][0], 500), rss[-1][0]]
+            marks = [min(rss, key=lambda r: abs(r[0] - t)) for t in targets]
+            marks = [m for k, m in enumerate(marks) if m not in marks[:k]]
             half = rss[len(rss) // 2:]
             print(f"long replay, {rss[-1][0]} games ({args.long_copies} copies of the event, all cached): RSS "
                   + ", ".join(f"{mb:.0f} MB at {g} games" for g, mb in marks)

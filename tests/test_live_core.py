@@ -685,3 +685,28 @@ def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
             assert fast_epd(board) == board.epd() and fast_fen(board) == board.fen()
             seen += board.castling_rights != 0
     assert seen > 1000  # positions with castling rights were looked up, not only the "-" shortcut
+
+
+def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
+    """The shortcuts of position_facts (no legal-move count past 2; no insufficient-material or variant check while
+    a pawn, rook or queen is on a standard board) change nothing: terminal value, forced and needs_search equal
+    python-chess's outcome on random games played down to mates, stalemates and bare kings."""
+    from livemon.live.analysis import is_forced, needs_search, position_facts
+    from livemon.rating.evaluation import terminal_cp
+
+    rng, terminal, draws = random.Random(2), 0, 0
+    for _ in range(60):
+        board = chess.Board()
+        while True:
+            position = board.copy(stack=False)
+            rule, forced = position_facts(position)
+            assert rule == terminal_cp(position) and forced == is_forced(position)
+            assert needs_search(position) == (rule is None)
+            terminal += rule is not None
+            draws += rule == 0
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves or board.is_game_over():
+                break
+            captures = [m for m in moves if board.is_capture(m)]  # captures first: games reach bare kings
+            board.push(rng.choice(captures if captures and rng.random() < 0.7 else moves))
+    assert terminal >= 50 and draws >= 10

@@ -22,8 +22,9 @@ from livemon.rating.evaluation import from_mover, terminal_cp
 
 
 def needs_search(board: chess.Board) -> bool:
-    """False for positions scored by rule (checkmate, stalemate, draws by rule)."""
-    return terminal_cp(board) is None
+    """False for positions scored by rule (checkmate, stalemate, draws by rule): ``terminal_cp(board) is None``,
+    with :func:`position_facts`' shortcuts (the engine pool asks this of every position it is handed)."""
+    return position_facts(board)[0] is None
 
 
 def is_forced(board: chess.Board) -> bool:
@@ -75,8 +76,11 @@ def position_facts(board: chess.Board) -> tuple[int | None, bool]:
     """
     first = list(itertools.islice(board.legal_moves, 2))
     forced = len(first) < 2
-    if (not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8 or board.is_variant_end()
-            or board.is_insufficient_material()):
+    if not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8:
+        return terminal_cp(board), forced
+    if type(board) is chess.Board and board.pawns | board.rooks | board.queens:
+        return None, forced  # standard chess with a pawn, rook or queen: no variant end, material suffices
+    if board.is_variant_end() or board.is_insufficient_material():
         return terminal_cp(board), forced
     return None, forced
 
