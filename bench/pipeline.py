@@ -119,9 +119,18 @@ def rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int) -> list[tuple[int, float]]:
-    """RSS after each copy of the event handed in (all cached): flat when finished games are compacted."""
+async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
+                      trace: int = 0) -> list[tuple[int, float]]:
+    """RSS after each copy of the event handed in (all cached): flat when finished games are compacted.
+
+    ``trace``: print the ``trace`` allocation sites (tracemalloc) that grew most between the middle and
+    the end of the run (slow: tracemalloc costs 2-4x)."""
+    import tracemalloc
+
     monitor = Monitor(config(store, depth))
+    mid: tracemalloc.Snapshot | None = None
+    if trace:
+        tracemalloc.start(8)
     await monitor.pool.start()
     reader = asyncio.create_task(drained(monitor))
     out: list[tuple[int, float]] = []
@@ -133,6 +142,17 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int)
             await monitor.drain()
             await asyncio.sleep(0)
             out.append((len(monitor.games), rss_mb()))
+            if trace and c == copies // 2 - 1:
+                mid = tracemalloc.take_snapshot()
+        if trace and mid is not None:
+            end = tracemalloc.take_snapshot()
+            games = len(monitor.games) - out[copies // 2 - 1][0]
+            for key in ("lineno", "traceback"):
+                print(f"tracemalloc, second half ({games} games), top {trace} by {key}:")
+                for st in end.compare_to(mid, key)[:trace]:
+                    where = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in reversed(st.traceback))
+                    print(f"  {st.size_diff / 2**20:+8.2f} MB {st.count_diff:+9d} blocks  {where}")
+            tracemalloc.stop()
         return out
     finally:
         reader.cancel()
@@ -264,6 +284,8 @@ async def main() -> None:
     ap.add_argument("--profile", type=Path, help="write a cProfile of the burst to this file")
     ap.add_argument("--long-copies", type=int, default=0,
                     help="then replay this many more copies (35 games each) and print RSS over time")
+    ap.add_argument("--trace", type=int, default=0,
+                    help="with --long-copies: print this many top growing allocation sites (tracemalloc)")
     ap.add_argument("--no-ttt", action="store_true", help="skip the TTT loop-lag part")
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -293,8 +315,11 @@ async def main() -> None:
         print(f"added latency per move (one at a time, {o['moves'] - o['burst_moves']} moves): "
               f"p50 {o['lat_p50_ms']:.2f} ms, p95 {o['lat_p95_ms']:.2f} ms, max {o['lat_max_ms']:.1f} ms")
         if args.long_copies:
-            rss = await long_replay(event, warm, args.depth, args.long_copies)
-            marks = [rss[i] for i in sorted({0, len(rss) // 4, len(rss) // 2, 3 * len(rss) // 4, len(rss) - 1})]
+            rss = await long_replay(event, warm, args.depth, args.long_copies, args.trace)
+            # the first copy, the copies nearest every 500 games, the last
+            targets = [rss[0][0], *range(500, rss[-1][0], 500), rss[-1][0]]
+            marks = [min(rss, key=lambda r: abs(r[0] - t)) for t in targets]
+            marks = [m for k, m in enumerate(marks) if m not in marks[:k]]
             half = rss[len(rss) // 2:]
             print(f"long replay, {rss[-1][0]} games ({args.long_copies} copies of the event, all cached): RSS "
                   + ", ".join(f"{mb:.0f} MB at {g} games" for g, mb in marks)

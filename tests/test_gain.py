@@ -491,3 +491,38 @@ def test_algorithm2_long_chain_of_pairs() -> None:
     r = perceived_ratings(diffs, {names[0]: 2000.0, names[-1]: 2000.0})
     assert r[names[0]] - r[names[-1]] == pytest.approx(1200.0, abs=1e-6)
     assert (r[names[0]] + r[names[-1]]) / 2 == pytest.approx(2000.0, abs=1e-6)
+
+
+def test_a_histogram_keeps_only_its_span_and_equals_a_dense_count_array():
+    """Issue 14 item 1: a histogram keeps the window of bins it uses (a player's gains span a few hundred cp),
+    with the same counts, statistics and exact expected scores as the dense 15,601 bins."""
+    import random
+
+    from livemon.rating.gain import expected_score_vs_engine
+
+    rng = random.Random(5)
+    dense = [np.zeros(N_BINS, dtype=np.int64) for _ in range(2)]
+    hists = [GainHistogram(), GainHistogram()]
+    for step in range(3000):
+        k = step % 2
+        g = rng.choice([0, 0, 3, -10, -25, -80, -300, MAX_GAIN, -MAX_GAIN, rng.randint(-900, 200)])
+        if rng.random() < 0.3 and dense[k][g + MAX_GAIN]:
+            hists[k].remove(g)
+            dense[k][g + MAX_GAIN] -= 1
+        else:
+            hists[k].add(g)
+            dense[k][g + MAX_GAIN] += 1
+    for h, c in zip(hists, dense):
+        ref = GainHistogram(c)
+        assert h == ref and h.n == int(c.sum()) and (h.counts == c).all()
+        assert h.to_dict() == ref.to_dict() == {int(i) - MAX_GAIN: int(c[i]) for i in np.flatnonzero(c)}
+        assert h.mean == ref.mean and expected_score_vs_engine(h) == expected_score_vs_engine(ref)
+        assert (h.cdf() == ref.cdf()).all()
+    assert algorithm1(hists[0], hists[1]) == algorithm1(GainHistogram(dense[0]), GainHistogram(dense[1]))
+    small = GainHistogram.from_gains([-40, -3, 0, 0, 12])
+    assert small._win.nbytes < 1000  # not 125 KB
+    copy = small.copy()
+    copy.add(-41)
+    assert small.n == 5 and copy.n == 6 and small.to_dict() == {-40: 1, -3: 1, 0: 2, 12: 1}
+    with pytest.raises(ValueError, match="only 0 counted"):
+        small.remove(500)

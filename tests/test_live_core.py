@@ -7,6 +7,7 @@ same moves scored in order.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import zlib
 from dataclasses import dataclass, field
@@ -209,7 +210,7 @@ def test_illegal_or_garbled_moves_are_one_line_and_nothing_else(bad, reason):
     d = Driver(new_core())
     moves = moves_of("g1", OPENING[:2])
     d.feed(INFO, *moves)
-    wrong = MoveEvent(**{**moves_of("g1", OPENING[:3])[2].__dict__, **bad})
+    wrong = dataclasses.replace(moves_of("g1", OPENING[:3])[2], **bad)
     d.feed(wrong)
     assert d.core.counters.illegal == 1 and ("g1", 3) not in d.moves
     assert [line for line in d.logs if reason in line] == [f"game g1: {reason} at ply 3; ignored"]
@@ -533,3 +534,179 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
     moved = {n for n in after if round(after[n]) != round(before[n])}
     assert moved and len(moved) < len(after)  # some moved, not all
     assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved
+
+
+class _NoWalk(dict):
+    """A results dict that fails the test if anything walks it."""
+
+    def __iter__(self):
+        raise AssertionError("walked every result")
+
+    def items(self):
+        raise AssertionError("walked every result")
+
+    def keys(self):
+        raise AssertionError("walked every result")
+
+    def values(self):
+        raise AssertionError("walked every result")
+
+
+def test_the_timer_compacts_only_games_corrected_since_their_compaction():
+    """Issue 14 item 3: a tick looks at the games expanded or rolled back since they were compacted, not every result."""
+    d = Driver(new_core())
+    games = {f"g{i}": random_game(10 + i, 30) for i in range(4)}
+    for gid, ucis in games.items():
+        d.feed(GameInfo(gid, white=f"W {gid}", black=f"B {gid}", event="Test"), *moves_of(gid, ucis))
+        d.answer()
+        d.feed(GameResult(gid, "1-0", len(ucis)))
+    assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
+    d.feed(GameRollback("g2", 21))  # cut back to ply 20
+    assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
+    d.core.results = _NoWalk(d.core.results)
+    d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
+    assert d.core.games["g2"].compacted and not d.core._recompact
+    d.apply(d.core.tick())
+    assert d.core.estimator.report(None)["games"][2]["plies"] == 20
+
+
+def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypatch):
+    """The timer's Algorithm 2 (and 3) are cached by the estimator's change count; a pair's d_ij by its players'
+    histograms. The figures equal a fresh estimator's over the same plies, bit for bit."""
+    import livemon.live.estimator as est_mod
+
+    calls: list[int] = []
+    real = est_mod.algorithm1
+
+    def counted(x, y):
+        calls.append(1)
+        return real(x, y)
+
+    monkeypatch.setattr(est_mod, "algorithm1", counted)
+    d = Driver(new_core())  # neither given nor calibrated: Algorithm 3 too
+    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 100 * i, black_elo=2050 + 100 * i,
+                      event="Test") for i in range(4)]
+    games = {info.game_id: random_game(i, 60) for i, info in enumerate(infos)}
+    d.feed(*infos, *(m for g, ucis in games.items() for m in moves_of(g, ucis[:40])))
+    d.answer()
+    d.apply(d.core.tick())
+    assert len(calls) == 4 and d.core.strength_source == "algorithm 3"
+    first = dict(d.core.event_perceived)
+    d.apply(d.core.tick())
+    assert len(calls) == 4 and d.core.event_perceived == first  # nothing changed: nothing solved
+    d.feed(*moves_of("g0", games["g0"][:60], start=41))
+    d.answer()
+    d.apply(d.core.tick())
+    assert len(calls) == 5  # only the pair whose histograms moved
+    fresh = Estimator()
+    for info in infos:
+        fresh.add_game(info)
+    for info in infos:
+        for ply in sorted(d.core.estimator.games[info.game_id].plies):
+            fresh.add_ply(d.core.estimator.games[info.game_id].plies[ply])
+    monkeypatch.setattr(est_mod, "algorithm1", real)
+    assert d.core.event_perceived == fresh.perceived_ratings()
+    assert d.core.strength == fresh.engine_strength()
+
+
+def _calibrated_core() -> LiveCore:
+    from livemon.config import ScreeningConfig
+    from livemon.live.screener import Screener
+    from livemon.rating.calibration import Calibration, ProfileCalibration
+
+    perf = Calibration(a=-0.5, b=0.0005, n=200, elo_min=1400, elo_max=2800, r2=0.6, residual_sd=0.07, method="ml",
+                       profile=PROFILE, cov_ab=(1e-4, -4e-8, 2e-11), tau=0.07, tau_game=0.15, book_moves=0,
+                       eval_bound=3.0)
+    c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
+    core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0),
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
+    core.estimator.c_map, core.estimator.perf_map = c_map, perf
+    return core
+
+
+def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
+    """Issue 14 item 1: the per-ply records a finished game leaves (kept compactly: shared strings, no copies)
+    give exactly the estimates, performance and screening figures of the same games scored from scratch,
+    before and after a correction of a finished game."""
+    names = ["W0", "B0", "W1", "B1"]
+    infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
+                      white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
+    games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
+    live = Driver(_calibrated_core())
+    for info in infos:  # game by game, each finished: compacted as it ends
+        live.feed(info, *moves_of(info.game_id, games[info.game_id]))
+        live.answer("shuffle", seed=len(info.game_id))
+        live.feed(GameResult(info.game_id, "1/2-1/2", len(games[info.game_id])))
+    assert all(g.compacted and not g.pending for g in live.core.games.values())
+    kept = live.core.games["g1"].moves
+    assert all(m.game_id is live.core.games["g1"].game_id and m.fen_before == "" for m in kept)
+    used = live.core.screener.tracks[("W0", "Test")].used  # type: ignore[union-attr]
+    assert used and all(sp is live.core.estimator.games[sp.game_id].plies[sp.ply] for sp in used.values())
+
+    def scratch(ucis: dict[str, list[str]]) -> Driver:
+        d = Driver(_calibrated_core())
+        d.feed(*infos, *(m for info in infos for m in moves_of(info.game_id, ucis[info.game_id])))
+        d.answer()
+        d.feed(*(GameResult(info.game_id, "1/2-1/2", len(ucis[info.game_id])) for info in infos))
+        d.apply(d.core.tick())
+        return d
+
+    def same(a: Driver, b: Driver) -> None:
+        assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        for name in names:
+            pa, pb = (d.core.player_estimate(d.core.estimator.players[name]) for d in (a, b))
+            assert pa.performance == pb.performance and pa.performance["elo"] is not None
+            assert (pa.moves, pa.gain_histogram, pa.perceived_elo) == (pb.moves, pb.gain_histogram, pb.perceived_elo)
+            assert a.core.screener.numbers((name, "Test")) == b.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
+
+    live.apply(live.core.tick())
+    same(live, scratch(games))
+    corrected = dict(games, g2=games["g2"][:30])
+    live.feed(GameRollback("g2", 31))
+    live.answer()
+    live.apply(live.core.tick())
+    assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
+    same(live, scratch(corrected))
+
+
+def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
+    """fast_epd's castling field is looked up by what it depends on (issue 14 item 2): the same text as
+    python-chess on random standard and Chess960 games, castling rights lost by king and rook moves included."""
+    from livemon.live.values import fast_epd, fast_fen
+
+    rng, seen = random.Random(1), 0
+    for g in range(120):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        for _ in range(rng.randint(0, 120)):
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            assert fast_epd(board) == board.epd() and fast_fen(board) == board.fen()
+            seen += board.castling_rights != 0
+    assert seen > 1000  # positions with castling rights were looked up, not only the "-" shortcut
+
+
+def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
+    """The shortcuts of position_facts (no legal-move count past 2; no insufficient-material or variant check while
+    a pawn, rook or queen is on a standard board) change nothing: terminal value, forced and needs_search equal
+    python-chess's outcome on random games played down to mates, stalemates and bare kings."""
+    from livemon.live.analysis import is_forced, needs_search, position_facts
+    from livemon.rating.evaluation import terminal_cp
+
+    rng, terminal, draws = random.Random(2), 0, 0
+    for _ in range(60):
+        board = chess.Board()
+        while True:
+            position = board.copy(stack=False)
+            rule, forced = position_facts(position)
+            assert rule == terminal_cp(position) and forced == is_forced(position)
+            assert needs_search(position) == (rule is None)
+            terminal += rule is not None
+            draws += rule == 0
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves or board.is_game_over():
+                break
+            captures = [m for m in moves if board.is_capture(m)]  # captures first: games reach bare kings
+            board.push(rng.choice(captures if captures and rng.random() < 0.7 else moves))
+    assert terminal >= 50 and draws >= 10

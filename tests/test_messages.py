@@ -179,3 +179,30 @@ def test_unknown_channels_and_kinds_are_refused() -> None:
         m.outgoing_from_dict({"kind": "move"})
     with pytest.raises(TypeError):
         Hub().publish(m.GameResult("g", "1-0", 2))  # type: ignore[arg-type]
+
+
+def test_to_dict_is_asdict_for_every_shape_of_field():
+    """The live path's fast to_dict/body (issue 14 item 2) give exactly dataclasses.asdict's dicts, copies included."""
+    from livemon.live.messages import Alert, BoardState, GameInfo, MoveEvent, PlayerEstimate
+
+    details = {"level": "notice", "numbers": {"z": 3.1, "excluded": {"book": 2}}, "top_moves": [{"ply": 7, "p0": 0.5}]}
+    samples = [
+        MoveEvent("g", 3, "e2e4", "e4", "8/8 w - - 0 1", clock=61.5, eval_cp=-20),
+        GameInfo("g", white="A", black="B", white_elo=2400, event="Ev", round="1.2"),
+        BoardState("g", "A", "B", 2400, None, "8/8/8/8/8/8/8/8 w - - 0 1", 2, evals=(10, None, -5), ts=3.5),
+        PlayerEstimate("A", 2400, 12, -3.5, 0.4, -70.0, 2700.0, perceived_elo_range=(2650.0, None),
+                       c_cr95=(0.5, 0.9), gain_histogram={"0": 5, "-10": 7},
+                       performance={"elo": 2500.0, "cr95": [2400.0, 2600.0], "positions": 12}),
+        Alert("A", "Ev", 40, 3.2, 66.0, 3.0, details),
+    ]
+    for msg in samples:
+        fast, slow = msg.to_dict(), dataclasses.asdict(msg)
+        slow["kind"] = msg.kind
+        if "ts" in slow:
+            slow["v"] = fast["v"]
+        assert fast == slow and list(fast) == list(slow)
+        assert [type(v) for v in fast.values()] == [type(v) for v in slow.values()]  # tuples stay tuples
+        assert msg.body() == {k: v for k, v in dataclasses.asdict(msg).items() if k != "ts"}
+    alert = samples[-1].to_dict()
+    assert alert["details"] == details and alert["details"] is not details  # a copy, as asdict's
+    assert alert["details"]["top_moves"][0] is not details["top_moves"][0]

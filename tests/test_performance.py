@@ -178,7 +178,9 @@ def test_estimator_performance_follows_moves_rollbacks_and_a_new_calibration() -
     model = PerformanceModel.from_calibration(CAL)
 
     def scratch() -> Performance:
-        used = [(k, d) for k, (ply, d) in sorted(player.observed.items()) if model.counts(d, ply)]
+        used = [((g.seq, ply), sp.decision) for g in est.games.values() for ply, sp in sorted(g.plies.items())
+                if sp.decision is not None and est.mover(g.info.game_id, ply) is player
+                and model.counts(sp.decision, ply)]
         return model.estimate([d for _, d in used], games=len({k[0] for k, _ in used}) or 1)
 
     assert est.performance(player) == scratch() != first

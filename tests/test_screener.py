@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import struct
@@ -289,3 +290,46 @@ def test_screening_with_other_exclusions_than_the_calibration_says_so():
         assert Screener(ScreeningConfig(), shipped).mismatch == ""
         if shipped.c_map is not None:  # a withheld screening map (depth 14: docs/calibration.md) is None
             assert shipped.c_map.book_moves == ScreeningConfig().book_moves
+
+
+def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
+    """Issue 14 item 2: a track's sums are kept as positions come, go (rollback) and are re-scored (a new rating),
+    exactly: the numbers equal those of a fresh screener fed the surviving plies in order, bit for bit."""
+    import random
+
+    rng = random.Random(11)
+    cfg = ScreeningConfig(min_positions=5, book_moves=2)
+    infos = [GameInfo(f"g{i}", white="A", black=f"B{i}", white_elo=2300, black_elo=2200, event="E") for i in range(3)]
+
+    def ply(gid: str, k: int) -> ScoredPly:
+        vals = tuple(sorted((round(rng.uniform(-4.5, 1.0), 2) for _ in range(rng.randint(2, 4))), reverse=True))
+        decision = None if rng.random() < 0.1 else Decision(vals, rng.randrange(len(vals)))
+        return ScoredPly(gid, k, 0, 0, decision, uci="e2e4", san="e4", forced=rng.random() < 0.05)
+
+    live = Screener(cfg, CAL)
+    for info in infos:
+        live.add_game(info)
+    plies = {(info.game_id, k): ply(info.game_id, k) for info in infos for k in range(1, 61)}
+    order = list(plies)
+    rng.shuffle(order)
+    for key in order:
+        live.add_ply(plies[key])
+    live.rollback("g1", 41)  # a correction: these plies go, others come instead
+    for k in range(41, 51):
+        plies[("g1", k)] = ply("g1", k)
+        live.add_ply(plies[("g1", k)])
+    for k in range(51, 61):
+        del plies[("g1", k)]
+    live.add_game(dataclasses.replace(infos[0], white_elo=2450))  # A re-rated: every position re-scored
+    fresh = Screener(cfg, CAL)
+    for info in infos:
+        fresh.add_game(info)
+    fresh.add_game(dataclasses.replace(infos[0], white_elo=2450))
+    for key in sorted(plies, key=lambda gk: (int(gk[0][1:]), gk[1])):
+        fresh.add_ply(plies[key])
+    for track in fresh.tracks:
+        got, want = live.numbers(track), fresh.numbers(track)
+        assert got == want and got.positions > 0
+        es = list(live.tracks[track].expectations().values())
+        assert live.tracks[track].sums[3] / 2**1074 == math.fsum(e.loss for e in es)
+    assert live.numbers(("A", "E")).excluded == fresh.numbers(("A", "E")).excluded != {}

@@ -169,3 +169,19 @@ def test_store_keeps_a_profile_calibration_and_engine_strength_alone_keeps_the_m
         store.put_engine_strength("p", 3000.0)
         assert store.get_calibration("p") == ProfileCalibration("p", 3000.0, cal)
         assert store.get_engine_strength("p") == 3000.0
+
+
+def test_tail_z_is_scipy_norm_isf_bit_for_bit():
+    """tail_z skips scipy.stats' argument handling (issue 14 item 2: ~8% of the live path); same floats, edges too."""
+    import math
+
+    import numpy as np
+    from scipy.stats import norm
+
+    from livemon.rating.screening import tail_z
+
+    ps = [0.0, 1.0, 0.5, 1e-300, 5e-324, 1 - 1e-16, 3.167124183311998e-05, 0.975, 0.025, -0.1, 1.5, math.nan]
+    ps += list(np.random.default_rng(3).random(2000)) + list(10.0 ** -np.arange(1, 300, 7))
+    for p in ps:
+        want, got = float(norm.isf(p)), tail_z(float(p))
+        assert (math.isnan(want) and math.isnan(got)) or (want == got and math.copysign(1, want) == math.copysign(1, got))

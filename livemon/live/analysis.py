@@ -22,8 +22,9 @@ from livemon.rating.evaluation import from_mover, terminal_cp
 
 
 def needs_search(board: chess.Board) -> bool:
-    """False for positions scored by rule (checkmate, stalemate, draws by rule)."""
-    return terminal_cp(board) is None
+    """False for positions scored by rule (checkmate, stalemate, draws by rule): ``terminal_cp(board) is None``,
+    with :func:`position_facts`' shortcuts (the engine pool asks this of every position it is handed)."""
+    return position_facts(board)[0] is None
 
 
 def is_forced(board: chess.Board) -> bool:
@@ -75,8 +76,11 @@ def position_facts(board: chess.Board) -> tuple[int | None, bool]:
     """
     first = list(itertools.islice(board.legal_moves, 2))
     forced = len(first) < 2
-    if (not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8 or board.is_variant_end()
-            or board.is_insufficient_material()):
+    if not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8:
+        return terminal_cp(board), forced
+    if type(board) is chess.Board and board.pawns | board.rooks | board.queens:
+        return None, forced  # standard chess with a pawn, rook or queen: no variant end, material suffices
+    if board.is_variant_end() or board.is_insufficient_material():
         return terminal_cp(board), forced
     return None, forced
 
@@ -93,20 +97,22 @@ def scored_ply(
     *,
     forced: bool | None = None,
     zobrist: bool = True,
+    uci: str | None = None,
 ) -> ScoredPly:
     """A ply with its evaluations, its move, and (when the engine saw the position) its decision.
 
     ``san``: the move's SAN when the caller has it (a live feed sends it), to
     spare a move generation per ply; ``forced``: whether ``board_before`` has one legal
     move, when known; ``zobrist``: False leaves out the Polyglot key (only an opening
-    book needs it: 40 µs a ply).
+    book needs it: 40 µs a ply); ``uci``: the move's UCI when the caller has it (kept per ply: the
+    feed's string is shared rather than a new one made).
     """
     if forced is None:
         forced = is_forced(board_before)
     decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False)
     return ScoredPly(
         game_id, ply, before_cp, after_cp, decision,
-        uci=move.uci(), san=san or board_before.san(move), forced=forced,
+        uci=uci or move.uci(), san=san or board_before.san(move), forced=forced,
         zobrist=chess.polyglot.zobrist_hash(board_before) if zobrist else None,
     )
 
@@ -258,7 +264,7 @@ class LiveGame:
             ev = self.moves[k - 1]
             source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
             out.append(scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after,
-                                  source, ev.san, forced=self.forced[k - 1], zobrist=zobrist))
+                                  source, ev.san, forced=self.forced[k - 1], zobrist=zobrist, uci=ev.uci))
         return out
 
     # -- memory ---------------------------------------------------------------------
@@ -277,8 +283,10 @@ class LiveGame:
         if self.compacted or self.pending or not self.moves:
             return
         self.boards, self.rules, self.forced, self.analyses = [], [], [], {}
-        self._candidates = set()
-        self.moves = [m if not m.fen_before else replace(m, fen_before="") for m in self.moves]
+        self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
+        gid = self.game_id  # one game id string for every move kept, not one per feed message
+        self.moves = [m if not m.fen_before and m.game_id is gid else replace(m, fen_before="", game_id=gid)
+                      for m in self.moves]
         self.compacted = True
 
     def expand(self) -> None:

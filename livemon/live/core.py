@@ -178,6 +178,8 @@ class LiveCore:
     _dirty_players: dict[str, None] = field(default_factory=dict)
     _dirty_games: dict[str, None] = field(default_factory=dict)
     _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
+    _recompact: dict[str, None] = field(default_factory=dict)
+    """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
@@ -309,10 +311,13 @@ class LiveCore:
         """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
         finished games corrected since they were compacted are compacted again."""
         out: list[Effect] = []
-        for game_id, result in self.results.items():
+        for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self.games.get(game_id)
-            if result in FINISHED and game is not None and not game.compacted and game.settled:
+            if game is None or game.compacted:
+                del self._recompact[game_id]
+            elif self.results.get(game_id) in FINISHED and game.settled:
                 game.compact()
+                del self._recompact[game_id]
         strength = self.strength
         if self.strength_source in ("algorithm 3", "none"):
             self.strength, self.strength_source = engine_strength(
@@ -362,6 +367,7 @@ class LiveCore:
         gone = self.estimator.remove_game(game_id)
         del self.games[game_id]
         self._dirty_games.pop(game_id, None)
+        self._recompact.pop(game_id, None)
         finished = self.results.pop(game_id, None) in FINISHED
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
@@ -417,6 +423,7 @@ class LiveCore:
             return
         if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
             game.expand()
+            self._recompact[game.game_id] = None
             self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out)
         reason = _illegal(game, ev)
         if reason is not None:
@@ -444,6 +451,7 @@ class LiveCore:
         if game is None:
             return
         self.counters.rollbacks += 1
+        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
         self.estimator.rollback(game_id, from_ply)
         if self.screener is not None:

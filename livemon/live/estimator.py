@@ -35,7 +35,7 @@ from livemon.rating.gain import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredPly:
     """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
 
@@ -88,33 +88,17 @@ class PlayerState:
     histogram: GainHistogram = field(default_factory=GainHistogram)
     live: LiveRating = field(default_factory=LiveRating)
     posterior: CPosterior | None = None
-    moves: dict[tuple[int, int], int] = field(default_factory=dict)  # (game seq, ply) -> gain
-    decisions: dict[tuple[int, int], Decision] = field(default_factory=dict)
-    observed: dict[tuple[int, int], tuple[int, Decision]] = field(default_factory=dict)  # every decision, with its ply
+    sides: dict[int, int] = field(default_factory=dict)
+    """Game seq -> the player's side in it (ply % 2): their plies are the games' own records
+    (:meth:`Estimator.plies_of`), not copied per player (issue 14: memory per ply)."""
+    observed: int = 0
+    """Scored plies with an E(c) decision."""
+    decisions: int = 0
+    """Those of them that enter c (past ``skip_moves``)."""
     performance: PerformanceTally | None = None
-    """The moves of ``observed`` that the performance model counts, summed as they come (made when first asked)."""
-
-    def history(self) -> list[float | None]:
-        """Algorithm 4's rating difference after each of the player's moves, in order."""
-        running = LiveRating()
-        out: list[float | None] = []
-        for key in sorted(self.moves):
-            running.add(self.moves[key])
-            out.append(finite_or_none(running.rating_diff))
-        return out
-
-    def c_summary(self, c_min: float, c_max: float) -> CSummary | None:
-        """The c posterior rebuilt from the decisions in game order.
-
-        Rebuilding (rather than reading the live posterior) makes the figure
-        independent of the order in which moves arrived, so live equals batch.
-        """
-        if not self.decisions:
-            return None
-        posterior = CPosterior(c_min, c_max)
-        for key in sorted(self.decisions):
-            posterior.add(self.decisions[key])
-        return posterior.summary()
+    """The decisions the performance model counts, summed as they come (made when first asked)."""
+    stamp: int = 0
+    """The estimator's change count when ``histogram`` last changed (Algorithm 1 pairs are cached by it)."""
 
 
 class Estimator:
@@ -139,14 +123,20 @@ class Estimator:
         self.c_min, self.c_max = c_min, c_max
         self.games: dict[str, GameState] = {}
         self.players: dict[str, PlayerState] = {}
+        self._by_seq: dict[int, GameState] = {}
+        self._changes = 0  # bumped by every change that may move Algorithms 2 and 3
+        self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
+        self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
 
     # -- input ------------------------------------------------------------------
 
     def add_game(self, info: GameInfo) -> None:
         """Register a game (again: its tags are refreshed, its plies kept)."""
+        self._changes += 1
         state = self.games.get(info.game_id)
         if state is None:
-            self.games[info.game_id] = GameState(info, len(self.games))
+            state = self.games[info.game_id] = GameState(info, len(self.games))
+            self._by_seq[state.seq] = state
         else:
             state.info = info
         for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
@@ -174,38 +164,80 @@ class Estimator:
             self.rollback(sp.game_id, sp.ply)
         game.plies[sp.ply] = sp
         player = self.mover(sp.game_id, sp.ply)
-        key = (game.seq, sp.ply)
+        player.sides[game.seq] = sp.ply % 2
         g = sp.gain
+        self._changes += 1
         if g is not None:
             player.histogram.add(g)
             player.live.add(g)
-            player.moves[key] = g
+            player.stamp = self._changes
         if sp.decision is not None:
-            player.observed[key] = (sp.ply, sp.decision)
+            player.observed += 1
             if player.performance is not None:
-                player.performance.add(key, game.seq, sp.decision, sp.ply)
+                player.performance.add((game.seq, sp.ply), game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
                 player.posterior = CPosterior(self.c_min, self.c_max)
             player.posterior.add(sp.decision)
-            player.decisions[key] = sp.decision
+            player.decisions += 1
         return player
+
+    def plies_of(self, player: PlayerState) -> list[tuple[tuple[int, int], ScoredPly]]:
+        """The player's scored plies in game order, each with its key (game seq, ply)."""
+        out: list[tuple[tuple[int, int], ScoredPly]] = []
+        for seq in sorted(player.sides):
+            game = self._by_seq.get(seq)
+            if game is None:
+                continue
+            side = player.sides[seq]
+            out.extend(((seq, ply), game.plies[ply]) for ply in sorted(game.plies) if ply % 2 == side)
+        return out
+
+    def history(self, player: PlayerState) -> list[float | None]:
+        """Algorithm 4's rating difference after each of the player's moves, in order."""
+        running = LiveRating()
+        out: list[float | None] = []
+        for _, sp in self.plies_of(player):
+            g = sp.gain
+            if g is not None:
+                running.add(g)
+                out.append(finite_or_none(running.rating_diff))
+        return out
+
+    def c_summary(self, player: PlayerState) -> CSummary | None:
+        """The c posterior rebuilt from the player's decisions in game order.
+
+        Rebuilding (rather than reading the live posterior) makes the figure
+        independent of the order in which moves arrived, so live equals batch.
+        """
+        if not player.decisions:
+            return None
+        posterior = CPosterior(self.c_min, self.c_max)
+        for key, sp in self.plies_of(player):
+            if sp.decision is not None and self.uses_decision(key[1]):
+                posterior.add(sp.decision)
+        return posterior.summary()
 
     def rollback(self, game_id: str, from_ply: int) -> None:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
+        self._changes += 1
         for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
-            game.plies.pop(ply)
+            sp = game.plies.pop(ply)
             player = self.mover(game_id, ply)
-            key = (game.seq, ply)
-            if key in player.moves:
-                g = player.moves.pop(key)
+            g = sp.gain
+            if g is not None:
                 player.histogram.remove(g)
                 player.live.remove(g)
-            if key in player.decisions and player.posterior is not None:
-                player.posterior.remove(player.decisions.pop(key))
-            if player.observed.pop(key, None) is not None and player.performance is not None:
-                player.performance.remove(key)
+                player.stamp = self._changes
+            if sp.decision is not None:
+                player.observed -= 1
+                if player.performance is not None:
+                    player.performance.remove((game.seq, ply))
+                if self.uses_decision(ply):
+                    player.decisions -= 1
+                    if player.posterior is not None:
+                        player.posterior.remove(sp.decision)
         game.result = "*"  # a corrected game is not finished as recorded; the feed re-sends it
 
     def remove_game(self, game_id: str) -> list[str]:
@@ -216,7 +248,10 @@ class Estimator:
         if game_id not in self.games:
             return []
         self.rollback(game_id, 1)
-        info = self.games.pop(game_id).info
+        self._changes += 1
+        state = self.games.pop(game_id)
+        self._by_seq.pop(state.seq, None)
+        info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
         for name in gone:
@@ -231,22 +266,54 @@ class Estimator:
     def rated_players(self) -> list[PlayerState]:
         return [p for p in self.players.values() if p.elo is not None and p.histogram.n]
 
+    def _as_of_now(self, key: object) -> tuple[bool, Any]:
+        """(True, value) when ``key`` was computed since the last change."""
+        hit = self._cached.get(key)
+        return (True, hit[1]) if hit is not None and hit[0] == self._changes else (False, None)
+
     def engine_strength(self) -> float | None:
-        """Algorithm 3 over the rated players seen so far."""
-        return engine_strength((float(p.elo), p.histogram) for p in self.rated_players() if p.elo is not None)
+        """Algorithm 3 over the rated players seen so far (not computed again until something changes)."""
+        known, value = self._as_of_now("algorithm 3")
+        if not known:
+            value = engine_strength((float(p.elo), p.histogram) for p in self.rated_players() if p.elo is not None)
+            self._cached["algorithm 3"] = (self._changes, value)
+        return value  # type: ignore[no-any-return]
 
     def met_pairs(self) -> set[tuple[str, str]]:
         return {(g.info.white, g.info.black) for g in self.games.values() if g.plies}
 
     def perceived_ratings(self, all_pairs: bool = False) -> dict[str, float] | None:
-        """Algorithm 2 over the rated players, when at least three have ratings."""
+        """Algorithm 2 over the rated players, when at least three have ratings.
+
+        Not solved again until something changes (a ply, a rollback, a game's tags); a pair's d_ij
+        (Algorithm 1) is kept until either player's histogram changes. Returns a new dict each time.
+        """
+        key = ("algorithm 2", all_pairs)
+        known, value = self._as_of_now(key)
+        if not known:
+            value = self._perceived_ratings(all_pairs)
+            self._cached[key] = (self._changes, value)
+        return None if value is None else dict(value)
+
+    def _perceived_ratings(self, all_pairs: bool) -> dict[str, float] | None:
         rated = self.rated_players()
         if len(rated) < 3:
             return None
         names = {p.name for p in rated}
         met = None if all_pairs else [(a, b) for a, b in self.met_pairs() if a in names and b in names]
+        hists = {p.name: p.histogram for p in rated}
+
+        def difference(i: str, j: str) -> float:
+            si, sj = self.players[i].stamp, self.players[j].stamp
+            kept = self._pairs.get((i, j))
+            if kept is not None and kept[0] == si and kept[1] == sj:
+                return kept[2]
+            d = algorithm1(hists[i], hists[j])[1]
+            self._pairs[(i, j)] = (si, sj, d)
+            return d
+
         return perceived_ratings_from_histograms(
-            {p.name: p.histogram for p in rated}, {p.name: float(p.elo) for p in rated}, met  # type: ignore[arg-type]
+            hists, {p.name: float(p.elo) for p in rated}, met, difference  # type: ignore[arg-type]
         )
 
     def game_report(self, game: GameState) -> dict[str, Any]:
@@ -277,12 +344,13 @@ class Estimator:
         """
         model = self._performance_model()
         if isinstance(model, str):
-            return Performance.unavailable(model, len(player.observed), self.profile)
+            return Performance.unavailable(model, player.observed, self.profile)
         tally = player.performance
         if tally is None or tally.model is not model:  # first asked, or another calibration
             tally = player.performance = PerformanceTally(model)
-            for key, (ply, decision) in player.observed.items():
-                tally.add(key, key[0], decision, ply)
+            for key, sp in self.plies_of(player):
+                if sp.decision is not None:
+                    tally.add(key, key[0], sp.decision, key[1])
         return tally.estimate()
 
     def _performance_model(self) -> PerformanceModel | str:
@@ -303,7 +371,7 @@ class Estimator:
         return model
 
     def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
-        c = player.c_summary(self.c_min, self.c_max)
+        c = self.c_summary(player)
         live = player.live
         return {
             "name": player.name,
@@ -314,9 +382,9 @@ class Estimator:
             "expected_score_vs_engine": live.expected_score if live.n else None,
             "rating_diff_vs_engine": finite_or_none(live.rating_diff) if live.n else None,
             "perceived_elo": finite_or_none(live.perceived(strength)) if live.n and strength is not None else None,
-            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": len(player.decisions)},
+            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": player.decisions},
             "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
-            "history": player.history(),
+            "history": self.history(player),
         }
 
     def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:

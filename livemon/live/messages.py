@@ -61,8 +61,50 @@ CHANNEL_AUDIENCE: dict[str, Audience] = {}
 """Every hub channel (and detail-channel prefix) with the one audience it may carry."""
 
 
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict``'s conversion of one field value (dataclasses to dicts, containers copied)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return kind(*[_plain(v) for v in value])
+    if isinstance(value, (list, tuple)):
+        return kind(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return kind((_plain(k), _plain(v)) for k, v in value.items())
+    return copy.deepcopy(value)
+
+
+def _fields_dict(obj: Any) -> dict[str, Any]:
+    """``dataclasses.asdict(obj)``, several times faster on the flat messages of the live path
+    (a str, int, float, bool or None field is taken as is; anything else converted as asdict does).
+
+    >>> m = MoveEvent("g", 1, "e2e4", "e4", "8/8 w - - 0 1", clock=61.0)
+    >>> _fields_dict(m) == dataclasses.asdict(m)
+    True
+    """
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
+    d = {}
+    for name in names:
+        value = getattr(obj, name)
+        d[name] = value if type(value) in _ATOMS else _plain(value)
+    return d
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 class Message:
     """Mixin: JSON round trip for a frozen dataclass, tagged with its kind."""
+
+    __slots__ = ()  # a message class declared with slots=True (MoveEvent: one per ply is kept) has no __dict__
 
     kind: ClassVar[str] = "message"
 
@@ -78,14 +120,14 @@ class Message:
 
     def body(self) -> dict[str, Any]:
         """The dataclass fields as plain JSON-able values (without ``kind``, ``v`` and ``ts``)."""
-        d = dataclasses.asdict(self)  # type: ignore[call-overload]
+        d = _fields_dict(self)
         d.pop("ts", None)
-        return d  # type: ignore[no-any-return]
+        return d
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)  # type: ignore[call-overload]
+        d = _fields_dict(self)
         d["kind"] = self.kind
-        return d  # type: ignore[no-any-return]
+        return d
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))
@@ -159,7 +201,11 @@ class Outgoing(Message):
     @property
     def key(self) -> str:
         """The snapshot key (the ``key_fields`` joined by NUL; ``""`` for a single-state message)."""
-        return "\x00".join(str(getattr(self, f)) for f in self.key_fields)
+        fields = self.key_fields
+        if len(fields) == 1:  # most messages: one field, usually a str already (the hub asks per publish)
+            value = getattr(self, fields[0])
+            return value if type(value) is str else str(value)
+        return "\x00".join(str(getattr(self, f)) for f in fields)
 
     def topic_parts(self) -> tuple[str, ...]:
         """The free-text levels of the message's MQTT topic after its channel."""
@@ -235,7 +281,7 @@ class GameInfo(Message):
     site: str = "?"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MoveEvent(Message):
     """One ply of a game, as read from a feed.
 

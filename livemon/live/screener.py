@@ -62,15 +62,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator, ScoredPly
 from livemon.live.messages import GameInfo, ScreeningNumbers
-from livemon.rating.agent import Decision
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
     PoissonBinomial,
@@ -97,17 +95,6 @@ def _finite(x: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
-class ScreenedMove:
-    """A position that counts: where it was, the move played, and its E(c) decision."""
-
-    game_id: str
-    ply: int
-    uci: str
-    san: str
-    decision: Decision
-
-
-@dataclass(frozen=True)
 class ScreeningAlert:
     """A level crossed for the first time, with the numbers it was raised on and the moves behind it."""
 
@@ -123,8 +110,8 @@ class _Track:
 
     player: str
     event: str
-    used: dict[PosKey, ScreenedMove] = field(default_factory=dict)
-    expected: dict[PosKey, PositionExpectation] = field(default_factory=dict)  # at c_r
+    used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
+    p0: dict[PosKey, float] = field(default_factory=dict)  # P(a top move | c_r) of each used position (when c_r)
     excluded: dict[PosKey, str] = field(default_factory=dict)
     rating: float | None = None
     rating_source: str = "none"
@@ -132,6 +119,49 @@ class _Track:
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
+    sums: list[int] = field(default_factory=lambda: [0] * 6)
+    """Exact sums over the used positions' expectations at c_r (fixed point, :func:`_exact`): matched, p0,
+    p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
+    :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
+    reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
+    key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
+
+    def count(self, e: PositionExpectation, sign: int) -> None:
+        """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
+        s = self.sums
+        s[0] += sign * e.matched
+        for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var), 1):
+            s[i] += sign * _exact(x)
+
+    def expectations(self) -> dict[PosKey, PositionExpectation]:
+        """What E(c_r) predicts for each used position (none without c_r)."""
+        if self.c_r is None:
+            return {}
+        return {k: position_expectation(m.decision, self.c_r) for k, m in self.used.items()}  # type: ignore[arg-type]
+
+    def recount(self) -> None:
+        """Every position again at the current c_r."""
+        self.sums = [0] * 6
+        es = self.expectations()
+        self.p0 = {k: e.p0 for k, e in es.items()}
+        for e in es.values():
+            self.count(e, 1)
+
+
+_SCALE = 2**1074
+"""Every finite float is an integer multiple of 2⁻¹⁰⁷⁴: sums of them kept as integers are exact in any order."""
+
+
+def _exact(x: float) -> int:
+    """``x`` in units of 2⁻¹⁰⁷⁴ (exact); ValueError/OverflowError for a NaN or an infinity."""
+    num, den = x.as_integer_ratio()
+    return num * (_SCALE // den)
+
+
+def _rounded(total: int, terms: Callable[[], Iterable[float]]) -> float:
+    """The float nearest an exact sum: ``math.fsum`` of the terms, bit for bit (int / int is correctly rounded;
+    a zero sum asks fsum itself, for its sign)."""
+    return total / _SCALE if total else math.fsum(terms())
 
 
 def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
@@ -171,7 +201,7 @@ class Screener:
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
         self._seq: dict[str, int] = {}
-        self._where: dict[tuple[str, int], TrackKey] = {}  # (game id, ply) -> its track
+        self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
@@ -205,7 +235,8 @@ class Screener:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
         if not self.enabled:
             return None
-        if (sp.game_id, sp.ply) in self._where:
+        where = self._where.setdefault(sp.game_id, {})
+        if sp.ply in where:
             self.rollback(sp.game_id, sp.ply)
         info = self._games.get(sp.game_id)
         if info is None:
@@ -214,21 +245,23 @@ class Screener:
         player = info.white if sp.ply % 2 == 1 else info.black
         track = self._track((player, self.event_of(info)))
         key = (self._seq[sp.game_id], sp.ply)
-        self._where[(sp.game_id, sp.ply)] = (track.player, track.event)
+        where[sp.ply] = track.key
         reason = self.exclusion(sp)
         if reason is not None:
             track.excluded[key] = reason
-            return (track.player, track.event)
-        track.used[key] = ScreenedMove(sp.game_id, sp.ply, sp.uci, sp.san, sp.decision)  # type: ignore[arg-type]
+            track.reasons[reason] = track.reasons.get(reason, 0) + 1
+            return track.key
+        track.used[key] = sp
         if track.c_r is not None:
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
-            track.expected[key] = e
+            track.p0[key] = e.p0
+            track.count(e, 1)
             if track.dist is not None and (track.dist_last is None or key > track.dist_last):
                 track.dist.add(e.p0)
                 track.dist_last = key
             else:
                 track.dist = None  # out of order: rebuilt in order when asked
-        return (track.player, track.event)
+        return track.key
 
     def exclusion(self, sp: ScoredPly) -> str | None:
         """Why a ply is left out (forced, book, decided, no_multipv), or None when it counts."""
@@ -245,13 +278,22 @@ class Screener:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game); returns the tracks touched."""
         seq = self._seq.get(game_id)
         touched: dict[TrackKey, None] = {}
-        for gid, ply in [k for k in self._where if k[0] == game_id and k[1] >= from_ply]:
-            tkey = self._where.pop((gid, ply))
+        where = self._where.get(game_id, {})
+        for ply in [p for p in where if p >= from_ply]:  # this game's plies only, in the order they came
+            tkey = where.pop(ply)
             track = self.tracks[tkey]
             key = (seq, ply)
-            track.excluded.pop(key, None)  # type: ignore[arg-type]
-            if track.used.pop(key, None) is not None:  # type: ignore[arg-type]
-                track.expected.pop(key, None)  # type: ignore[arg-type]
+            reason = track.excluded.pop(key, None)  # type: ignore[arg-type]
+            if reason is not None:
+                left = track.reasons[reason] - 1
+                if left:
+                    track.reasons[reason] = left
+                else:
+                    del track.reasons[reason]
+            m = track.used.pop(key, None)  # type: ignore[arg-type]
+            if m is not None:
+                if track.p0.pop(key, None) is not None and track.c_r is not None:  # type: ignore[arg-type]
+                    track.count(position_expectation(m.decision, track.c_r), -1)  # type: ignore[arg-type]
                 track.dist = None
             touched[tkey] = None
         return list(touched)
@@ -262,6 +304,7 @@ class Screener:
         A player-event with no other game is dropped altogether (no phantom row).
         """
         touched = self.rollback(game_id, 1)
+        self._where.pop(game_id, None)
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -300,6 +343,7 @@ class Screener:
         track = self.tracks.get(key)
         if track is None:
             track = self.tracks[key] = _Track(*key)
+            track.key = key
             track.raised |= self._raised_before.get(key, set())
             self._rerate(track)
         return track
@@ -317,14 +361,14 @@ class Screener:
         changed = c_r != track.c_r
         track.rating, track.rating_source, track.c_r = rating, source, c_r
         if changed:
-            track.expected = {} if c_r is None else {k: position_expectation(m.decision, c_r) for k, m in track.used.items()}
+            track.recount()
             track.dist = None
         return changed
 
     def _distribution(self, track: _Track) -> PoissonBinomial:
         if track.dist is None:
-            keys = sorted(track.expected)
-            track.dist = PoissonBinomial(track.expected[k].p0 for k in keys)
+            keys = sorted(track.p0)
+            track.dist = PoissonBinomial(track.p0[k] for k in keys)
             track.dist_last = keys[-1] if keys else None
         return track.dist
 
@@ -336,15 +380,22 @@ class Screener:
     def numbers(self, key: TrackKey) -> ScreeningNumbers:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
-        excluded = dict(sorted(Counter(track.excluded.values()).items()))
-        es = list(track.expected.values()) if track.c_r is not None else []
-        fs = math.fsum  # exact sums: the figures do not depend on the order positions came in
+        excluded = dict(sorted(track.reasons.items()))
+        n = len(track.p0) if track.c_r is not None else 0
+        # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
+        # the figures do not depend on the order positions came in
+        s = track.sums if n else [0] * 6
+
+        def terms(term: Callable[[PositionExpectation], float]) -> Callable[[], Iterable[float]]:
+            return lambda: (term(e) for e in (track.expectations().values() if n else ()))
+
         st = stats_from_sums(
-            track.player, len(es), sum(e.matched for e in es), fs(e.p0 for e in es), fs(e.p0 * (1.0 - e.p0) for e in es),
-            fs(e.loss for e in es), fs(e.loss_mean for e in es), fs(e.loss_var for e in es),
+            track.player, n, s[0], _rounded(s[1], terms(lambda e: e.p0)),
+            _rounded(s[2], terms(lambda e: e.p0 * (1.0 - e.p0))), _rounded(s[3], terms(lambda e: e.loss)),
+            _rounded(s[4], terms(lambda e: e.loss_mean)), _rounded(s[5], terms(lambda e: e.loss_var)),
         )
         z_match = p_match = z_normal = z_loss = None
-        if es:
+        if n:
             p_match = self._distribution(track).upper_tail(st.matches_observed)
             z_exact = tail_z(p_match)
             if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
@@ -394,9 +445,9 @@ class Screener:
         of these). For ``max`` the larger z's shares are used.
         """
         track = self.tracks.get(key)
-        if track is None or not track.expected:
+        if track is None or not track.p0:
             return []
-        es = track.expected
+        es = track.expectations()
         use_loss = self.cfg.statistic == "loss"
         if self.cfg.statistic == "max":
             row = self.numbers(key)

@@ -100,7 +100,17 @@ class PositionAnalysis:
     def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
         """Candidates as (uci, value in pawns from the mover's view), the agent's input."""
         sign = 1 if white_to_move else -1
-        return [(move, sign * cp / 100.0) for move, cp in self.candidates]
+        pawns = _PAWNS
+        out = []
+        for move, cp in self.candidates:
+            v = sign * cp
+            f = pawns.get(v)
+            if f is None:  # one float object per value: a decision's values are kept for the whole event
+                if len(pawns) > 20_000:  # engine scores are clamped to ±3900 cp: never in practice
+                    pawns.clear()
+                f = pawns[v] = v / 100.0
+            out.append((move, f))
+        return out
 
 
 def board_from_fen(fen: str) -> chess.Board:
@@ -134,6 +144,8 @@ def position_key(board: chess.Board) -> str:
     return fast_epd(board)
 
 
+_PAWNS: dict[int, float] = {}
+"""Centipawns (mover's view) -> pawns, the float objects shared by every decision's values."""
 _RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
 _RANKS: dict[int, str] = {}
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
@@ -189,8 +201,33 @@ def fast_epd(board: chess.Board) -> str:
     (True, True)
     """
     ep = board.ep_square if board.ep_square is not None and board.has_legal_en_passant() else None
-    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", board.castling_xfen(),
+    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", _castling(board),
                      chess.SQUARE_NAMES[ep] if ep is not None else "-"))
+
+
+_CASTLING: dict[tuple[int, ...], str] = {}
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+
+
+def _castling(board: chess.Board) -> str:
+    """``board.castling_xfen()``, looked up by what it depends on (castling rights, kings, back-rank rooks
+    and colours, promoted pieces, Chess960): "-" at once without castling rights.
+
+    >>> b = chess.Board("r3k2r/8/8/8/8/8/8/R3K1R1 w Qkq - 0 1")
+    >>> _castling(b) == b.castling_xfen() == "Qkq", _castling(chess.Board("8/8/8/8/8/8/8/K6k w - - 0 1"))
+    (True, '-')
+    """
+    rights = board.castling_rights
+    if not rights:
+        return "-"
+    key = (rights, board.kings, board.rooks & _BACKRANKS, board.occupied_co[chess.WHITE] & _BACKRANKS,
+           board.occupied_co[chess.BLACK] & _BACKRANKS, board.promoted, int(board.chess960))
+    text = _CASTLING.get(key)
+    if text is None:
+        if len(_CASTLING) > 100_000:
+            _CASTLING.clear()  # bounded: rebuilt as needed
+        text = _CASTLING[key] = board.castling_xfen()
+    return text
 
 
 def fast_fen(board: chess.Board) -> str:

@@ -42,7 +42,7 @@ K = 0.1
 _LOG_K = math.log(K)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Decision:
     """One observed move: candidate values (pawns, mover's view) and the index played.
 

@@ -298,7 +298,9 @@ class PerformanceTally:
 
     The log-likelihood of the counted moves on the model's c grid is kept in fixed
     point (:data:`LL_SCALE`), so adding a move costs one row (O(grid)) instead of all
-    the player's moves again, and removing one (a corrected game) is exact. The c grid
+    the player's moves again, and removing one (a corrected game) is exact. The rows of the
+    moves added or removed since the last estimate are made together when it is asked (one
+    vectorised call for a burst; the same integers as one at a time). The c grid
     depends on τ, hence on the number of games the moves come from: when that changes
     the sum is rebuilt once from the moves. The estimate is cached until the next change.
 
@@ -319,6 +321,7 @@ class PerformanceTally:
         self._games: dict[Hashable, int] = {}
         self._tau: float | None = None
         self._sum: np.ndarray | None = None
+        self._pending: list[tuple[Decision, int]] = []  # moves added (+1) or removed (-1) since the sum
         self._estimate: Performance | None = None
 
     @property
@@ -359,12 +362,9 @@ class PerformanceTally:
         self._estimate = None
         if self._sum is None or self._tau != self.model.spread(self.games):
             self._sum = None  # another τ (or nothing summed yet): rebuilt from the moves when asked
+            self._pending.clear()
             return
-        row = fixed_point_log_likelihood(decisions, self._grid(self._tau))[0]
-        if sign > 0:
-            self._sum += row
-        else:
-            self._sum -= row
+        self._pending.extend((d, sign) for d in decisions)  # their rows are made together when asked
 
     def _grid(self, tau: float) -> np.ndarray:
         return _grids(self.model.calibration.a, self.model.calibration.b, tau)[0]
@@ -376,6 +376,12 @@ class PerformanceTally:
             decisions = [d for _, d in self._moves.values()]
             self._tau = tau
             self._sum = fixed_point_log_likelihood(decisions, self._grid(tau)).sum(axis=0)
+            self._pending.clear()
+        elif self._pending:  # rows are independent and the sum is of integers: made together, the same sum
+            rows = fixed_point_log_likelihood([d for d, _ in self._pending], self._grid(tau))
+            signs = np.array([sign for _, sign in self._pending], dtype=np.int64)
+            self._sum = self._sum + (rows * signs[:, None]).sum(axis=0)
+            self._pending.clear()
         return self._sum
 
     def estimate(self) -> Performance:
