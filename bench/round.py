@@ -489,7 +489,7 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
 
     async def one(i: int, ready: asyncio.Event, stop: asyncio.Event) -> None:
         try:
-            async with connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, open_timeout=60,
+            async with connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, open_timeout=60, max_size=2**24,
                                ping_interval=None) as ws:
                 await ws.recv()  # hello
                 await ws.send(json.dumps({"op": "subscribe", "channels": ["games", "players"], "id": i,
@@ -614,7 +614,7 @@ port = {broker}
 request_timeout = 120.0
 [web]
 port = {web}
-client_queue = 1024
+client_queue = 4096
 [monitor]
 status_seconds = 1.0
 [[feeds]]

@@ -340,3 +340,30 @@ async def test_with_many_clients_the_rounds_space_out_to_keep_the_fan_out_s_shar
         assert f["seq"] == seq and time.monotonic() - t1 < 0.5 * MAX_GAP + 0.2
         for ws in wss:
             await ws.close()
+
+
+async def test_a_snapshot_asked_again_encodes_only_the_boards_that_moved() -> None:
+    """A big channel's snapshot (here 300 boards: built in a thread the first time) keeps each board's JSON
+    while it is the latest, so the next client's snapshot, a few moves later, re-encodes only those moves;
+    both are exactly the channel's latest messages."""
+    hub = Hub()
+    for k in range(300):
+        hub.publish(board(f"g{k:03d}", 1, k))
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        first = await client(srv)
+        (snap1,) = await subscribe(first, "games")
+        assert [m["game_id"] for m in snap1["messages"]] == [f"g{k:03d}" for k in range(300)]
+        before = dict(srv._snapshot_parts["games"])
+        for k in (5, 17, 299):
+            hub.publish(board(f"g{k:03d}", 2, -k))
+        second = await client(srv, max_size=None)
+        (snap2,) = await subscribe(second, "games")
+        assert snap2["seq"] == hub.seq
+        _, latest = hub.snapshot("games")
+        assert snap2["messages"] == [json.loads(m.to_json()) for m in latest]
+        after = srv._snapshot_parts["games"]
+        kept = [s for s in after if s in before]
+        assert len(kept) == 297 and all(after[s] is before[s] for s in kept)  # the same strings, not re-encoded
+        assert {m["game_id"]: m["eval_cp"] for m in snap2["messages"]}["g017"] == -17
+        await first.close()
+        await second.close()

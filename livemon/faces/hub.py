@@ -152,8 +152,12 @@ class Hub:
 
     def snapshot(self, channel: str) -> tuple[int, list[Outgoing]]:
         """The current sequence number and the latest message of every key on ``channel``."""
-        items = sorted(self._latest.get(channel, {}).values(), key=lambda t: t[0])
-        return self.seq, [m for _, m in items]
+        seq, items = self.snapshot_items(channel)
+        return seq, [m for _, m in items]
+
+    def snapshot_items(self, channel: str) -> tuple[int, list[tuple[int, Outgoing]]]:
+        """:meth:`snapshot` with each message's own seq (a face may reuse what it encoded of it before)."""
+        return self.seq, sorted(self._latest.get(channel, {}).values(), key=lambda t: t[0])
 
     # -- the shared log ------------------------------------------------------
 

@@ -238,6 +238,7 @@ class WebServer:
         self._encoded_from = 1  # every seq below is gone from _encoded
         self._chjson: dict[tuple[str, ...], str] = {}  # delivered channels -> their JSON array
         self._snapshots: dict[str, tuple[int, str]] = {}  # channel -> (hub seq, messages JSON) of the last snapshot
+        self._snapshot_parts: dict[str, dict[int, str]] = {}  # channel -> seq -> JSON of its latest messages
         self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
         # the pump (see the module docstring)
@@ -508,22 +509,44 @@ class WebServer:
         clients connecting at once cost one encoding); a big one is encoded in a thread when due.
         """
         for channel in channels:
-            seq, msgs = self.hub.snapshot(channel)
+            seq, items = self.hub.snapshot_items(channel)
             cached = self._snapshots.get(channel)
             if cached is not None and cached[0] == seq:
                 self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, cached[1], reason), seq), force)
-            elif len(msgs) > BIG_SNAPSHOT:
-                self._enqueue(c, _Frame(None, seq, build=self._snapshot_builder(channel, seq, msgs, reason)), force)
+                continue
+            known = self._snapshot_parts.get(channel, {})
+            if sum(1 for s, _ in items if s not in known) > BIG_SNAPSHOT:
+                self._enqueue(c, _Frame(None, seq, build=self._snapshot_builder(channel, seq, items, reason)), force)
             else:
-                text = p.messages_json(msgs)
-                self._snapshots[channel] = (seq, text)
+                text = self._snapshot_json(channel, seq, items)
                 self._enqueue(c, _Frame(p.snapshot_frame_from(channel, seq, text, reason), seq), force)
 
-    def _snapshot_builder(self, channel: str, seq: int, msgs: Sequence[Message], reason: str) -> Callable[[], str]:
+    def _snapshot_json(self, channel: str, seq: int, items: Sequence[tuple[int, Outgoing]]) -> str:
+        """The ``messages`` array of ``channel``'s snapshot at ``seq``, re-encoding only the messages new since the last.
+
+        Each message's JSON is kept (by its seq) while it is a channel's latest, so a snapshot of a
+        1,000-board round asked again a moment later encodes the few boards that moved, not all of
+        them (clients resnapshotted one after another each had their own full encoding before).
+        The text is the same as :func:`~livemon.faces.web.protocol.messages_json` of the messages.
+        """
+        known = self._snapshot_parts.get(channel, {})
+        parts: dict[int, str] = {}
+        for s, msg in items:
+            text = known.get(s)
+            if text is None:
+                info = self._encoded.get(s)
+                text = info.json if info is not None else msg.to_json()
+            parts[s] = text
+        self._snapshot_parts[channel] = parts
+        array = "[" + ",".join(parts.values()) + "]"
+        self._snapshots[channel] = (seq, array)
+        return array
+
+    def _snapshot_builder(self, channel: str, seq: int, items: Sequence[tuple[int, Outgoing]],
+                          reason: str) -> Callable[[], str]:
         def build() -> str:  # runs in a worker thread: the messages are frozen dataclasses
             cached = self._snapshots.get(channel)
-            text = cached[1] if cached is not None and cached[0] == seq else p.messages_json(msgs)
-            self._snapshots[channel] = (seq, text)
+            text = cached[1] if cached is not None and cached[0] == seq else self._snapshot_json(channel, seq, items)
             return p.snapshot_frame_from(channel, seq, text, reason)
         return build
 
