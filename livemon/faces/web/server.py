@@ -96,7 +96,7 @@ from websockets.protocol import State
 from livemon import __version__
 from livemon.config import WebConfig
 from livemon.faces.hub import LOG_SIZE, PUBLIC_CHANNELS, Hub, channels_of
-from livemon.live.messages import ARBITER, Message, Outgoing, channel_audience
+from livemon.live.messages import ARBITER, Outgoing, channel_audience
 from livemon.faces.web import protocol as p
 from livemon.faces.web.protocol import PROTOCOL_VERSION, ProtocolError
 
