@@ -721,6 +721,7 @@ async def run(args: argparse.Namespace) -> Report:
 
             # ---- the round -------------------------------------------------------------------
             st0 = read_status(store)
+            polls0 = (feeds.polls, feeds.not_modified)
             cpu0 = proc_cpu(mon.pid)
             t0 = time.monotonic()
             w0, w1 = time.time(), time.time() + wall
@@ -738,6 +739,7 @@ async def run(args: argparse.Namespace) -> Report:
                     samples.append((now, proc_mem(mon.pid)[0], (st or {}).get("moves", 0)))
                 await asyncio.sleep(0.01)
             fed_at_end = rnd.plies
+            polls_round = (feeds.polls - polls0[0], feeds.not_modified - polls0[1])
             cpu1 = proc_cpu(mon.pid)
             st1 = read_status(store)
             t_end = time.monotonic()
@@ -862,7 +864,9 @@ async def run(args: argparse.Namespace) -> Report:
         f"(analyses stored by worker over the round; monitor cache hits {eng.get('cache_hits')}, backlog at the end "
         f"{eng.get('backlog')}, oldest waiting {eng.get('queue_lag_seconds')} s)")
     report.measured["worker_pps"] = per_worker
-    say(f"feed servers: {feeds.polls} polls ({feeds.not_modified} not modified, {feeds.bytes_polled / 1e6:.1f} MB sent); "
+    report.measured["polls_in_round"] = polls_round[0]
+    say(f"feed servers: {feeds.polls} polls ({feeds.not_modified} not modified, {feeds.bytes_polled / 1e6:.1f} MB sent), "
+        f"{polls_round[0]} of them in the round ({polls_round[1]} not modified; the poll interval is {args.poll:g} s); "
         f"monitor log: {log_text.count(' WARNING ')} warnings, {log_text.count(' ERROR ')} errors, "
         f"{log_text.count('Traceback')} tracebacks ({tmp / 'monitor.log'})")
     report.measured["tracebacks"] = log_text.count("Traceback")

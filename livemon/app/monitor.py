@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 LAG_PROBE_SECONDS = 0.05
 """How often the event-loop lag probe wakes (it measures how late each wake-up is)."""
 
+FEED_SLICE = 0.02
+"""Seconds of a feed's messages handled back to back before the event loop runs anything else."""
+
 LAG_WARNING = 120.0
 """Seconds the oldest queued position may wait before the log says the engines do not keep up."""
 
@@ -310,12 +313,23 @@ class Monitor:
     # -- input -------------------------------------------------------------------------
 
     async def _run_feed(self, feed: Feed) -> None:
+        """Hand the feed's messages to the core, in slices of up to FEED_SLICE seconds between loop turns.
+
+        A poll of a round yields hundreds of messages at once; one loop turn each (with thousands of
+        analyses, senders and the other feeds ready in every turn) made a poll take tens of seconds
+        under load, and the next poll wait for it.
+        """
+        spent = 0.0
         async for msg in feed:
+            start = time.perf_counter()
             try:
                 self.handle(msg)
             except Exception:  # a bad message must not stop the feed
                 log.exception("feed %s: could not handle %s", feed.name, msg)
-            await asyncio.sleep(0)  # let analyses and faces run between bursts
+            spent += time.perf_counter() - start
+            if spent >= FEED_SLICE:
+                spent = 0.0
+                await asyncio.sleep(0)  # let analyses and faces run between slices
 
     def handle(self, msg: Message) -> None:
         """Apply one feed message (stored first, then analysed)."""

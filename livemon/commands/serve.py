@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from livemon.commands import add_store_arguments, config_from_args
 from livemon.errors import LivemonError
@@ -22,6 +23,8 @@ from livemon.errors import LivemonError
 if TYPE_CHECKING:
     from livemon.app.monitor import Monitor
     from livemon.faces.hub import Hub
+
+log = logging.getLogger(__name__)
 
 
 class StartError(LivemonError, RuntimeError):
@@ -55,6 +58,29 @@ async def live_log(hub: Hub, every: float = 5.0) -> None:
                   f"TTT {msg.ttt_refreshes}  [{msg.engine_profile}]", flush=True)
 
 
+STOP_REPORT_SECONDS = 5.0
+"""After a stop signal, if the process is still running this much later, the log lists what it waits on."""
+
+
+def report_pending() -> None:
+    """Log every task still pending and where it waits (a stop that takes long says why)."""
+    tasks = [t for t in asyncio.all_tasks() if not t.done()]
+    seen: dict[str, list[str]] = {}  # where -> the names of the tasks waiting there (thousands of analyses wait alike)
+    for t in tasks:
+        frames: list[str] = []
+        coro: Any = t.get_coro()
+        while coro is not None and len(frames) < 12:  # the chain of awaits, outermost first
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
+            if frame is not None:
+                frames.append(f"{frame.f_code.co_qualname}:{frame.f_lineno}")
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+        where = " > ".join(frames) or "?"
+        seen.setdefault(where, []).append(t.get_name())
+    lines = [f"  {len(names)} x {where} (e.g. {names[0]})" for where, names in sorted(seen.items(), key=lambda kv: -len(kv[1]))]
+    log.warning(
+        "still stopping %.0f s after the signal; %d tasks pending:\n%s", STOP_REPORT_SECONDS, len(tasks), "\n".join(lines[:30]))
+
+
 async def serve(monitor: Monitor, until_done: bool) -> None:
     """Run ``monitor`` with its faces until stopped (a signal) or, with ``until_done``, until all is scored.
 
@@ -69,6 +95,7 @@ async def serve(monitor: Monitor, until_done: bool) -> None:
             monitor.stop()
             if until_done:
                 run.cancel()
+            loop.call_later(STOP_REPORT_SECONDS, report_pending)
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop)

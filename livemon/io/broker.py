@@ -197,8 +197,9 @@ class BrokerLink:
             if self.stopping is None:
                 await asyncio.sleep(delay)
             else:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), timeout=delay)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):  # not wait_for: on 3.11 it may swallow a cancellation
+                        await self.stopping.wait()
         return not self.stopped
 
     @contextlib.asynccontextmanager

@@ -339,20 +339,24 @@ class RemoteEnginePool(PinnedBackend):
         self._closing = False
         self.connected = asyncio.Event()
         self.counters = _Counters()
-        self.link = BrokerLink("bus", BrokerSettings.of(cfg), lambda: client_for(cfg, self.monitor_id), survive_bugs=True, logger=log)
+        self._stop_link = asyncio.Event()
+        self.link = BrokerLink("bus", BrokerSettings.of(cfg), lambda: client_for(cfg, self.monitor_id), survive_bugs=True,
+                               logger=log, stopping=self._stop_link)
 
     # -- lifetime -------------------------------------------------------------
 
     async def start(self) -> None:
         """Connect (retrying in the background) and wait until the engine profile is known."""
         self._closing = False
+        self._stop_link.clear()
         if self._base is not None:
             self._profile_known.set()
         self._task = asyncio.create_task(self._connection(), name="bus")
         while not self._profile_known.is_set():
             try:
-                await asyncio.wait_for(self._profile_known.wait(), timeout=10)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(10):  # not wait_for: on 3.11 it may swallow a cancellation (see _send)
+                    await self._profile_known.wait()
+            except TimeoutError:
                 log.warning("bus: waiting for a worker to announce its engine profile on %s (broker %s:%d)",
                             workers_topic(self.cfg), self.cfg.host, self.cfg.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
@@ -362,8 +366,14 @@ class RemoteEnginePool(PinnedBackend):
                 self.spot = spot
 
     async def close(self) -> None:
-        """Disconnect and fail what is still wanted (the monitor is stopping)."""
+        """Disconnect and fail what is still wanted (the monitor is stopping).
+
+        The link is told to stop as well as cancelled: on Python 3.11 a task group whose child fails
+        while the group is being cancelled raises the child's error, not CancelledError, and the link
+        would take that for a broker failure and reconnect.
+        """
         self._closing = True
+        self._stop_link.set()
         if self.spot is not None:
             await self.spot.close()
             self.spot = None
@@ -457,12 +467,19 @@ class RemoteEnginePool(PinnedBackend):
                 self._on_result(payload, str(message.topic).rsplit("/", 1)[-1])
 
     async def _send(self, client: aiomqtt.Client) -> None:
-        """Publish due re-requests and, up to the capacity, the most urgent waiting positions."""
-        while True:
+        """Publish due re-requests and, up to the capacity, the most urgent waiting positions.
+
+        The wait for work is ``asyncio.timeout``, not ``asyncio.wait_for``: on Python 3.11 a
+        ``wait_for`` cancelled in the loop turn its awaitable finishes returns that result and the
+        cancellation is lost. ``_wake`` is set by every request and answer, so under load that was
+        the usual case at a stop: this loop went on for ever and ``close()`` (SIGTERM) never returned.
+        """
+        while not self._closing:
             with_timeout = min(1.0, self.cfg.request_timeout / 4)
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=with_timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(with_timeout):
+                    await self._wake.wait()
+            except TimeoutError:
                 pass
             self._wake.clear()
             if not self.capacity:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import ctypes
 import datetime
 import json
@@ -87,9 +88,11 @@ def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], sco
 
 
 def _worker_init(watch: Connection | None, pdeathsig: bool) -> None:
-    """In the worker: ignore Ctrl-C (it reaches the whole process group; the monitor stops the worker
-    itself), and die with the parent (see the module docstring)."""
+    """In the worker: ignore Ctrl-C and SIGTERM (they reach the whole process group — a terminal, systemd,
+    ``kill -- -pgid`` — and a fit killed under the monitor's feet is a ``BrokenProcessPool`` traceback in its
+    log; the monitor stops the worker itself), and die with the parent (see the module docstring)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if pdeathsig and sys.platform.startswith("linux"):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
@@ -226,8 +229,14 @@ class TTTJob:
         )
 
     def close(self) -> None:
+        """Stop the worker now: a fit still running is dropped (the last finished one is stored), so neither
+        the monitor's stop nor the interpreter's exit (which joins the pool) waits for it."""
         if self._executor is not None:
+            pids = self.worker_pids()
             self._executor.shutdown(wait=False, cancel_futures=True)
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             self._executor = None
         if self._lifeline is not None:
             self._lifeline.close()  # the worker sees end of file and exits, should shutdown not reach it

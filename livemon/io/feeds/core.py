@@ -231,10 +231,18 @@ class GameTracker:
 
     ``key`` maps a game's tags to its identity (default: see module doc);
     passing one disables the shared-Site check.
+
+    A complete game whose text is the text last applied to it plus new moves
+    (the common case live: one more move) is read by parsing only the new
+    SAN tokens on the board the tracker holds (``append_only``); anything
+    else is parsed whole. Both give the same messages.
     """
 
-    def __init__(self, feed: str = "", key: KeyFunc | None = None, withdraw_after: float | None = 10.0) -> None:
+    def __init__(self, feed: str = "", key: KeyFunc | None = None, withdraw_after: float | None = 10.0,
+                 append_only: bool = True) -> None:
         self.feed = feed
+        self.append_only = append_only
+        """A changed game that only gained moves is read by parsing its new moves only (False: always whole)."""
         self.withdraw_after = withdraw_after
         """Seconds a game must be missing from whole reads of its round before it is withdrawn; None: never."""
         self._listings: dict[str, frozenset[str] | None] = {}  # view -> ids of its last text (None: cut or unread)
@@ -250,6 +258,12 @@ class GameTracker:
         self._errors: dict[str, str] = {}  # game id -> last error sent
         self._applied: dict[str, str] = {}  # game id -> digest of the last whole chunk applied
         self._digest_gid: dict[str, str] = {}
+        self._tag_memo: dict[str, chess.pgn.Headers] = {}  # a chunk's tag block -> its tags (_headers_of)
+        self._tails: dict[str, _Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
+        self.fast_applied = 0
+        """Changed chunks applied by the append-only fast path (only their new moves parsed)."""
+        self.parsed = 0
+        """Chunks parsed whole (python-chess, every move replayed)."""
 
     # ------------------------------------------------------------------ state
     @property
@@ -314,11 +328,11 @@ class GameTracker:
         listed for :meth:`poll_done` (a cut text lists nothing).
         """
         chunks = list(split_games(text))
+        headers = self._headers_of([chunk for chunk, _ in chunks], fresh=True)
         # a Site URL shared within one text is not an identity
         if self._custom_key is None:
-            whole = chunks if final or not chunks or is_terminated(chunks[-1][0]) else chunks[:-1]
-            self._note_shared_sites(whole)
-        headers = [chunk_headers(chunk) for chunk, _ in chunks]
+            whole = len(chunks) if final or not chunks or is_terminated(chunks[-1][0]) else len(chunks) - 1
+            self._note_shared_sites(headers[:whole])
         completes = [final or i < len(chunks) - 1 or is_terminated(chunk) for i, (chunk, _) in enumerate(chunks)]
         gids = [self.key_of(h, register=c) for h, c in zip(headers, completes)]
         gids, skipped, out = self._one_per_key(chunks, headers, gids, source)
@@ -368,7 +382,34 @@ class GameTracker:
         """One game's PGN text; ``complete`` None: decide from its terminator."""
         if complete is None:
             complete = is_terminated(chunk)
-        return self._apply_chunk(chunk, complete, self.key_of(chunk_headers(chunk), register=complete), label)
+        headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * len(self._games) + 100)[0]
+        return self._apply_chunk(chunk, complete, self.key_of(headers, register=complete), label)
+
+    def _headers_of(self, chunks: Sequence[str], fresh: bool) -> list[chess.pgn.Headers]:
+        """The tags of each chunk, as :func:`~livemon.live.pgn.chunk_headers` reads them, read once per tag block.
+
+        A round re-sent every poll repeats its games' tags: each distinct tag block is parsed once and
+        remembered (``fresh``: only those of these chunks are kept, so the memory is one round's). The
+        returned headers are shared: read them, do not change them.
+        """
+        memo = self._tag_memo
+        kept: dict[str, chess.pgn.Headers] = {}
+        out = []
+        for chunk in chunks:
+            head = _tag_head(chunk)
+            if head is None:  # a line break other than \n near the top: the careful way
+                out.append(chunk_headers(chunk))
+                continue
+            found = kept.get(head) or memo.get(head)
+            if found is None:
+                found = chunk_headers(head)  # the same tags: the head is the chunk's whole tag block
+            kept[head] = found
+            out.append(found)
+        if fresh:
+            self._tag_memo = kept
+        else:
+            memo.update(kept)
+        return out
 
     def _apply_chunk(self, chunk: str, complete: bool, gid: str, label: str,
                      settled: bool = False, tail_ok: bool = False) -> list[Message]:
@@ -381,20 +422,11 @@ class GameTracker:
             seen_gid = self._digest_gid.get(digest)
             if seen_gid is not None and self._applied.get(seen_gid) == digest:
                 return []
-        parsed = parse_chunk(chunk, complete, label)
-        if parsed is None:
-            return []
-        if isinstance(parsed, BadSnapshot):
-            if not complete:
-                log.debug("ignoring an error in an incomplete game: %s", parsed.error)
-                return []
-            out = self._error(gid, parsed.error)
+        fast = self._append_only(chunk, gid) if complete and self.append_only and gid in self._tails else None
+        if fast is not None:
+            out = fast
         else:
-            if not complete and settled:
-                parsed.settled = True
-                if not tail_ok:
-                    parsed.plies = parsed.plies[:-1]
-            out = self.update(parsed, gid)
+            out = self._parse_and_apply(chunk, complete, gid, label, settled, tail_ok)
         if complete:
             old = self._applied.get(gid)
             if old is not None and old != digest:
@@ -402,6 +434,85 @@ class GameTracker:
             self._applied[gid] = digest
             self._digest_gid[digest] = gid
         return out
+
+    def _parse_and_apply(self, chunk: str, complete: bool, gid: str, label: str, settled: bool,
+                         tail_ok: bool) -> list[Message]:
+        """The whole chunk parsed by python-chess (every move replayed) and diffed against what was sent."""
+        self.parsed += 1
+        parsed = parse_chunk(chunk, complete, label)
+        if parsed is None:
+            return []
+        if isinstance(parsed, BadSnapshot):
+            if not complete:
+                log.debug("ignoring an error in an incomplete game: %s", parsed.error)
+                return []
+            self._tails.pop(gid, None)
+            return self._error(gid, parsed.error)
+        if not complete and settled:
+            parsed.settled = True
+            if not tail_ok:
+                parsed.plies = parsed.plies[:-1]
+        out = self.update(parsed, gid)
+        if complete:
+            self._note_tail(chunk, gid, parsed)
+        return out
+
+    def _note_tail(self, chunk: str, gid: str, snap: Snapshot) -> None:
+        """Remember a complete chunk that was applied whole, if the next version may be read by appending to it.
+
+        Only a plain game: tags then moves, clock/eval comments and NAGs, no variation, ``;`` or ``%``
+        line, no blank line inside the moves, ending in ``*`` with no final result in its tags; its
+        moves exactly the game's as sent (not a rejected or cut-down snapshot), a standard board.
+        """
+        state = self._games.get(gid)
+        if (state is None or state.result is not None or state.start.chess960
+                or parse_result(snap.headers.get("Result")) in FINAL_RESULTS
+                or len(state.ucis) != len(snap.plies) or state.ucis != [p.uci for p in snap.plies]):
+            return
+        core = _plain_core(chunk, len(state.ucis))
+        if core is not None:
+            self._tails[gid] = _Tail(core, len(state.ucis))
+
+    def _append_only(self, chunk: str, gid: str) -> list[Message] | None:
+        """The fast path: ``chunk`` is the last applied chunk of ``gid`` with new moves appended; None: not sure.
+
+        Only the new SAN tokens are parsed, on the board the tracker holds; the messages are those
+        :meth:`update` gives for the whole chunk parsed (a new move's ``[%clk]``, ``[%emt]`` and
+        ``[%eval]`` read as python-chess reads them). Anything else (tags or earlier moves changed, a
+        variation, a result, a comment that spans lines, an illegal or unreadable move) falls back to
+        the full parse.
+        """
+        tail = self._tails[gid]
+        state = self._games.get(gid)
+        if (state is None or state.result is not None or len(state.ucis) != tail.plies
+                or not chunk.startswith(tail.core) or len(chunk) == len(tail.core)
+                or not chunk[len(tail.core)].isspace()):
+            return None
+        scanned = _scan_moves(chunk[len(tail.core):])
+        if scanned is None or not scanned[0]:
+            return None
+        moves, _end = scanned
+        board = state.board_at(len(state.ucis))
+        n = len(state.ucis)
+        new: list[MoveEvent] = []
+        for san, comment in moves:
+            try:
+                move = board.parse_san(san)
+            except ValueError:
+                return None  # the full parse says what is wrong (or drops DGT kings)
+            if not move:
+                return None  # a null move: the full parse refuses it
+            turn_after = not board.turn
+            new.append(MoveEvent(gid, n + len(new) + 1, move.uci(), board.san(move), board.fen(),
+                                 sane_seconds(_comment_seconds(chess.pgn.CLOCK_REGEX, comment)),
+                                 sane_seconds(_comment_seconds(chess.pgn.EMT_REGEX, comment)),
+                                 sane_eval(_comment_eval(comment, turn_after)), self.feed))
+            board.push(move)
+        state.extend([m.uci for m in new], board)
+        self._errors.pop(gid, None)
+        self._tails[gid] = _Tail(chunk[: len(tail.core) + _end - 1].rstrip(), len(state.ucis))
+        self.fast_applied += 1
+        return list(new)
 
     def update_game(self, game: chess.pgn.Game, complete: bool = True) -> list[Message]:
         """A parsed python-chess game; games with parse errors give a FeedError."""
@@ -412,6 +523,7 @@ class GameTracker:
     def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
         """The core: diff a snapshot against what was emitted."""
         gid = game_id if game_id is not None else self.key_of(snap.headers)
+        self._tails.pop(gid, None)  # whoever changes a game otherwise says again whether it may be appended to
         state = self._games.get(gid)
         plies = snap.plies if snap.complete or snap.settled else snap.plies[:-1]
         if state is None:
@@ -519,6 +631,7 @@ class GameTracker:
 
     def _forget(self, gid: str) -> None:
         self._games.pop(gid, None)
+        self._tails.pop(gid, None)
         self._errors.pop(gid, None)
         self._absent.pop(gid, None)
         self._owned.discard(gid)
@@ -533,10 +646,9 @@ class GameTracker:
         self._errors[gid] = message
         return [FeedError(self.feed, message, gid)]
 
-    def _note_shared_sites(self, chunks: Sequence[tuple[str, bool]]) -> None:
+    def _note_shared_sites(self, all_headers: Sequence[Mapping[str, str]]) -> None:
         seen: dict[str, str] = {}
-        for chunk, _ in chunks:
-            headers = chunk_headers(chunk)
+        for headers in all_headers:
             site = (headers.get("Site") or "").strip()
             if not is_url(site) or is_url(headers.get("GameURL")):
                 continue
@@ -544,6 +656,28 @@ class GameTracker:
             if seen.setdefault(site, tk) != tk and site not in self._shared_urls:
                 log.info("Site %s is used by more than one game; telling games apart by tags", site)
                 self._shared_urls.add(site)
+
+
+_ODD_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _tag_head(chunk: str) -> str | None:
+    """The chunk's leading lines that are blank, ``%`` or tag lines (``live.pgn._tag_block``'s section, found
+    without splitting the whole chunk into lines); None when a line break other than ``\\n`` (or ``\\r\\n``)
+    comes first, where ``str.splitlines`` would cut lines elsewhere.
+    """
+    end, n = 0, len(chunk)
+    while end < n:
+        nl = chunk.find("\n", end)
+        stop = n if nl < 0 else nl + 1
+        line = chunk[end:stop]
+        stripped = line.strip()
+        if _ODD_BREAKS.search(line[:-2] if line.endswith("\r\n") else line):
+            return None
+        if stripped and not stripped.startswith("%") and not _TAG_LINE.match(line):
+            break
+        end = stop
+    return chunk[:end]
 
 
 def text_is_cut(text: str) -> bool:
@@ -555,6 +689,117 @@ def text_is_cut(text: str) -> bool:
 def _balanced(chunk: str) -> bool:
     body = "\n".join(ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln))
     return body.count("{") == body.count("}")
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The last chunk applied to a game, cut before its final ``*`` (``core``), and its plies."""
+
+    core: str
+    plies: int
+
+
+_BAD_LINE = re.compile(r"\n(?:[^\S\n]*(?:\n|$)|[%;])")
+"""A blank line (python-chess ends the game there) or a ``%``/``;`` line (skipped whole)."""
+_GAP = re.compile(r"[\s\d.+#]*")
+"""What python-chess skips between tokens in a plain game: whitespace, move numbers, check and mate signs."""
+_NAGS = frozenset(("?", "??", "!", "!!", "!?", "?!"))
+
+
+def _scan_moves(text: str) -> tuple[list[tuple[str, str]], int] | None:
+    r"""The SAN tokens of plain movetext ending in ``*``, each with its comment as python-chess reads it
+    (comments after it joined by a space), and the end of the ``*``; None if the text is not plain.
+
+    Plain: move numbers, SAN, NAGs and comments closed on their own line, then ``*`` and only
+    whitespace after it; no variation, result, ``;`` or ``%`` line, blank line, or anything else
+    python-chess would skip over. Tokens are found with python-chess's own ``MOVETEXT_REGEX``.
+
+    >>> _scan_moves(" 12. Nf3 { [%clk 0:01:00] } {x} 12... e5 $1 *\n")
+    ([('Nf3', '[%clk 0:01:00] x'), ('e5', '')], 45)
+    >>> _scan_moves(" 12. Nf3 (12. d4) *"), _scan_moves(" 12. Nf3 1-0"), _scan_moves(" Nf3 {a\nb} *")
+    (None, None, None)
+    """
+    star = text.rfind("*")
+    if star < 0 or text[star + 1:].strip() or _BAD_LINE.search(text, 0, star):
+        return None
+    moves: list[tuple[str, str]] = []
+    pos = 0
+    while True:
+        m = chess.pgn.MOVETEXT_REGEX.search(text, pos, star + 1)
+        if m is None or not _GAP.fullmatch(text, pos, m.start()):
+            return None
+        token = m.group(0)
+        if m.start() == star:
+            return moves, star + 1
+        if m.group(1):
+            moves.append((token, ""))
+            pos = m.end()
+        elif token[0] == "{":
+            close = text.find("}", m.start(), star)
+            if close < 0 or "\n" in text[m.start():close]:
+                return None
+            line = text[m.start() + (2 if token.startswith("{ ") else 1): close + 1]  # as read_game cuts it
+            close_index = line.find("}")
+            end_index = close_index - 1 if close_index > 0 and line[close_index - 1] == " " else close_index
+            comment = line[:end_index]
+            if moves:  # a comment before the first new move belongs to a ply already sent: no message changes
+                san, before = moves[-1]
+                moves[-1] = (san, " ".join(filter(None, (before, comment))))
+            pos = close + 1
+        elif token[0] == "$" or token in _NAGS:
+            pos = m.end()
+        else:
+            return None  # a variation, a result, a ';' comment
+
+
+def _plain_core(chunk: str, plies: int) -> str | None:
+    """A plain game's text (see :func:`_scan_moves`) cut before its final ``*``; None if it is not one.
+
+    The tags must be one block of tag lines at the top, then at most one blank line, then the moves
+    (``plies`` SAN tokens: those python-chess read).
+    """
+    lines = chunk.split("\n")
+    i = 0
+    while i < len(lines) and lines[i].startswith("[") and _TAG_LINE.match(lines[i]):
+        i += 1
+    if i == 0:
+        return None
+    offset = sum(len(ln) + 1 for ln in lines[:i])
+    if i < len(lines) and not lines[i].strip():
+        offset += len(lines[i]) + 1
+    if offset > len(chunk) or chunk[offset:offset + 1] in ("%", ";"):
+        return None
+    scanned = _scan_moves("\n" + chunk[offset:])
+    if scanned is None or len(scanned[0]) != plies:
+        return None
+    return chunk[: offset + scanned[1] - 2].rstrip()
+
+
+def _comment_seconds(regex: re.Pattern[str], comment: str) -> float | None:
+    """``[%clk]`` / ``[%emt]`` in a comment, as python-chess's ``GameNode.clock``/``emt`` read it."""
+    m = regex.search(comment)
+    if m is None:
+        return None
+    return int(m.group("hours")) * 3600 + int(m.group("minutes")) * 60 + float(m.group("seconds"))
+
+
+def _comment_eval(comment: str, turn: chess.Color) -> int | None:
+    """``[%eval]`` in a comment in White-POV centipawns, as :func:`eval_cp` reads a node's (``GameNode.eval``).
+
+    ``turn``: the side to move after the move the comment follows.
+    """
+    m = chess.pgn.EVAL_REGEX.search(comment)
+    if m is None:
+        return None
+    score: chess.engine.Score
+    if m.group("mate"):
+        mate = int(m.group("mate"))
+        score = chess.engine.Mate(mate)
+        if mate == 0:  # python-chess: the side to move after mate is the side mated
+            return score_cp(chess.engine.PovScore(score, turn))
+    else:
+        score = chess.engine.Cp(round(float(m.group("cp")) * 100))
+    return score_cp(chess.engine.PovScore(score if turn else -score, turn))
 
 
 @dataclass
