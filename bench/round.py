@@ -8,7 +8,8 @@ What runs (every part real, each in its own process where its CPU must be its ow
   a board plays one move every 30–60 s of event time (uniform), time compressed by
   ``--compression``; a finished game shows its result, and a minute of event time later
   the board starts its next game (new id, the same two players, colours swapped), so
-  the number of live boards stays N and finished games pile up as in a long event;
+  the number of live boards stays N and finished games pile up as in a long event (the
+  polled PGN keeps listing them, as a relay's round does: a game it dropped would be withdrawn);
 - **two feed servers** (this process, plain asyncio HTTP/1.1): half the boards in one
   multi-game PGN rewritten as the round progresses and polled by an ``http`` feed (ETag,
   304 when unchanged, as a lichess relay serves it), the other half as the lichess-style
@@ -223,6 +224,7 @@ class Board:
     shown: int = 0
     finished: bool = False
     text: str = ""
+    archive: list[str] = field(default_factory=list)  # the board's finished games, as a relay keeps listing them
 
     @property
     def game_id(self) -> str:
@@ -290,6 +292,7 @@ class Round:
                 self.results[b.game_id] = src.result
                 nxt = t + PAUSE
             else:
+                b.archive.append(b.text)  # a finished game stays in the round's PGN (a relay never drops it)
                 b.game_no += 1
                 b.source, b.shown, b.finished = self._take(), 0, False
                 self.fed[b.game_id] = []
@@ -300,7 +303,8 @@ class Round:
             heapq.heappush(self.heap, (nxt, k))
 
     def body(self, feed: str) -> str:
-        return "\n".join(b.text for b in self.boards if b.feed == feed)
+        """The polled round: every game of the feed's boards, finished ones included (else the feed withdraws them)."""
+        return "\n".join(t for b in self.boards if b.feed == feed for t in (*b.archive, b.text))
 
 
 # -- the feed servers ----------------------------------------------------------------------------
@@ -612,6 +616,9 @@ mode = "mqtt"
 host = "127.0.0.1"
 port = {broker}
 request_timeout = 120.0
+# the workers answer from their cache in a millisecond: 2 requests per engine in flight (the default, for
+# searches of ~0.6 s) would cap the answers at 8 per round trip through the monitor's loop
+requests_per_engine = 16
 [web]
 port = {web}
 client_queue = 4096
