@@ -485,24 +485,19 @@ class RemoteEnginePool(PinnedBackend):
             if not self.capacity:
                 continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
             now = time.monotonic()
-            due: list[_Request] = []
             for job in list(self._outstanding.values()):
                 if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
                     if job.sent != _DUE:
                         self.counters.rerequests += 1
                         log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
                                     self.cfg.request_timeout)
-                    due.append(job)
+                    await self._publish(client, job)
             while len(self._outstanding) < self.capacity:
                 waiting = self.queue.pop()
                 if waiting is None:
                     break
                 self._outstanding[waiting.key] = waiting
-                due.append(waiting)
-            # together, not one after another: a QoS 1 publish waits for the broker's PUBACK, which comes
-            # back through this loop; one at a time capped the requests at one per loop round trip (~70/s
-            # at 1,000 boards while the workers idled)
-            await asyncio.gather(*(self._publish(client, job) for job in due))
+                await self._publish(client, waiting)
 
     async def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
         props = Properties(PacketTypes.PUBLISH)
