@@ -79,9 +79,6 @@ class Subscription:
     queue: asyncio.Queue[tuple[int, Outgoing]]
     overflowed: bool = False
 
-    def wants(self, channels: Iterable[str]) -> bool:
-        return any(c in self.channels for c in channels)
-
 
 @dataclass
 class Hub:

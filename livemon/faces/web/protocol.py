@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from livemon.errors import InputError
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Message, Outgoing, channel_audience
+from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Outgoing, channel_audience
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
@@ -125,27 +125,13 @@ def hello_frame(seq: int, alerts: bool, heartbeat: float, max_message_bytes: int
     })
 
 
-def snapshot_frame(channel: str, seq: int, messages: Iterable[Message], reason: str) -> str:
-    return snapshot_frame_from(channel, seq, messages_json(messages), reason)
-
-
-def messages_json(messages: Iterable[Message]) -> str:
-    """The ``messages`` array of a snapshot, encoded once and shared by every client asking at that seq."""
-    return _dumps([m.to_dict() for m in messages])
-
-
 def snapshot_frame_from(channel: str, seq: int, messages: str, reason: str) -> str:
-    """A snapshot frame around an already encoded ``messages`` array (:func:`messages_json`).
+    """A snapshot frame around an already encoded ``messages`` array (the messages' JSON, comma-joined in ``[]``).
 
     >>> json.loads(snapshot_frame_from("games", 3, "[]", "request"))["seq"]
     3
     """
     return f'{{"type":"snapshot","channel":{_dumps(channel)},"seq":{seq},"reason":{_dumps(reason)},"messages":{messages}}}'
-
-
-def delta_frame(seq: int, prev: int, channels: list[str], message_json: str) -> str:
-    """A delta, spliced around the message's JSON so that is encoded once for all clients."""
-    return delta_frame_from(seq, prev, _dumps(channels), message_json)
 
 
 def delta_frame_from(seq: int, prev: int, channels_json: str, message_json: str) -> str:

@@ -527,7 +527,7 @@ class WebServer:
         Each message's JSON is kept (by its seq) while it is a channel's latest, so a snapshot of a
         1,000-board round asked again a moment later encodes the few boards that moved, not all of
         them (clients resnapshotted one after another each had their own full encoding before).
-        The text is the same as :func:`~livemon.faces.web.protocol.messages_json` of the messages.
+        The text is the array of the messages' ``to_json()``, in seq order.
         """
         known = self._snapshot_parts.get(channel, {})
         parts: dict[int, str] = {}
