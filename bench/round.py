@@ -494,7 +494,9 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
     from websockets.asyncio.client import connect
 
     hist = [0] * 10001
-    counts = {"deltas": 0, "gaps": 0, "snapshots": 0, "overflow_snapshots": 0, "closed": 0, "in_window": 0}
+    counts = {"deltas": 0, "gaps": 0, "snapshots": 0, "overflow_snapshots": 0, "closed": 0, "in_window": 0,
+              "bytes": 0}
+    kinds: dict[str, list[int]] = {}  # client 0: kind -> [messages, bytes of their JSON]
     window = [float("inf"), float("-inf")]
     ts_re = re.compile(r'"ts":([0-9.e+-]+)')
 
@@ -510,6 +512,9 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
                 last = None
                 async for raw in ws:
                     t = time.time()
+                    counts["bytes"] += len(raw)
+                    if i == 0:  # one client tallies the bytes of each message kind (a full parse)
+                        _tally_kinds(raw, kinds)
                     if raw.startswith('{"type":"delta'):  # delta, or a batched deltas frame
                         # the envelope is spliced by the server: seq and prev are at fixed places
                         head = raw[:80]
@@ -559,9 +564,28 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         counts["cpu_ms"] = int(1000 * time.process_time())
-        pipe.send((hist, counts))
+        pipe.send((hist, counts, kinds))
 
     asyncio.run(main())
+
+
+def _tally_kinds(raw: str, kinds: dict[str, list[int]]) -> None:
+    """Add each message of a delta/deltas/snapshot frame to ``kinds``: kind -> [count, bytes of its JSON]."""
+    frame = json.loads(raw)
+    if frame["type"] == "delta":
+        messages = [frame["message"]]
+    elif frame["type"] == "deltas":
+        messages = [item["message"] for item in frame["items"]]
+    elif frame["type"] == "snapshot":
+        messages = frame["messages"]
+    else:
+        return
+    for m in messages:
+        tally = kinds.setdefault(str(m.get("kind")), [0, 0])
+        tally[0] += 1
+        tally[1] += len(json.dumps(m, separators=(",", ":")))
+        if tally[0] == 2000:  # TEMP
+            Path(f"/tmp/sample_{m.get('kind')}.json").write_text(json.dumps(m, separators=(",", ":")))
 
 
 def hist_quantile(hist: list[int], q: float) -> float | None:
@@ -826,9 +850,9 @@ async def run(args: argparse.Namespace) -> Report:
         f"p99 {p99} ms, max bin {top} ms (histogram bins: 1 ms below 100 ms); since start p50 {whole.get('p50_ms')} ms "
         f"p99 {whole.get('p99_ms')} ms max {whole.get('max_ms')} ms")
     report.measured["lag_p99_ms"] = p99
-    hist = [sum(col) for col in zip(*(h for h, _ in results))]
+    hist = [sum(col) for col in zip(*(h for h, _, _ in results))]
     counts: dict[str, int] = {}
-    for _, c in results:
+    for _, c, _ in results:
         for k, v in c.items():
             counts[k] = counts.get(k, 0) + v
     p50, p95, p99c = (hist_quantile(hist, q) for q in (0.5, 0.95, 0.99))
@@ -839,6 +863,11 @@ async def run(args: argparse.Namespace) -> Report:
         f"the clients' processes used {counts.get('cpu_ms', 0) / 1000:.1f} s of CPU): "
         f"p50 {p50} ms p95 {p95} ms p99 {p99c} ms (1 ms bins)")
     report.measured["client_p95_ms"] = p95
+    kinds = next((k for _, _, k in results if k), {})
+    clients = max(args.clients - counts.get("closed", 0), 1)
+    say(f"bytes to the clients: {counts.get('bytes', 0) / elapsed / 2**20:.1f} MiB/s in all "
+        f"({counts.get('bytes', 0) / clients / elapsed / 1024:.0f} KiB/s a client); client 0's messages by kind: "
+        + ", ".join(f"{k} {n} x {b / max(n, 1):.0f} B" for k, (n, b) in sorted(kinds.items(), key=lambda kv: -kv[1][1])))
     report.measured["client_deliveries"] = counts.get("in_window", 0)
 
     # ---- plies lost / duplicated: the store against what was fed --------------------------------------

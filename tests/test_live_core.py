@@ -536,6 +536,32 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
     assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved
 
 
+def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for():
+    """tick_batches: the same estimates as tick(), at most ``size`` a batch, each built from the state of its
+    moment (the monitor runs other work between batches; issue 14: 2,000 estimates took ~100 ms at once)."""
+    d = Driver(new_core())  # no r̄_e given: Algorithm 3 moves, so every player is re-published
+    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 50 * i, black_elo=2020 + 50 * i,
+                      event="Test") for i in range(6)]
+    d.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 30))))
+    d.answer()
+    reference = Driver(new_core())
+    reference.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 30))))
+    reference.answer()
+    whole = [e.message for e in reference.core.tick() if isinstance(e, Publish)]
+    batches = d.core.tick_batches(size=5)
+    first = next(batches)
+    assert len(first) == 5 and all(isinstance(e, Publish) for e in first)
+    d.feed(*moves_of("g0", random_game(0, 31), start=31))  # a move between batches: a later estimate sees it
+    d.answer()
+    rest = [e.message for batch in batches for e in batch]
+    names = [e.message.name for e in first] + [m.name for m in rest]
+    assert names == sorted(m.name for m in whole) and len(names) == 12  # sorted: B0-B5 go first, W0 in batch 2
+    ref = {m.name: m for m in whole}
+    assert first[0].message == ref["B0"]  # built before the move: as the reference
+    w0 = next(m for m in rest if m.name == "W0")
+    assert w0.moves == ref["W0"].moves + 1  # built after White's 31st ply: it counts it
+
+
 class _NoWalk(dict):
     """A results dict that fails the test if anything walks it."""
 

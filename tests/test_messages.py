@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 import typing
 
 import pytest
@@ -206,3 +207,28 @@ def test_to_dict_is_asdict_for_every_shape_of_field():
     alert = samples[-1].to_dict()
     assert alert["details"] == details and alert["details"] is not details  # a copy, as asdict's
     assert alert["details"]["top_moves"][0] is not details["top_moves"][0]
+
+
+def test_the_wire_keeps_the_decimals_a_reader_can_use_and_the_hub_stamps_milliseconds():
+    """Issue 14: a round sends ~500 player estimates a second to each of 500 clients; full float reprs made
+    a third of each. The JSON keeps each class's wire_decimals; in-process faces get the exact values."""
+    from livemon.live.messages import PlayerEstimate, TTTRating
+
+    exact = PlayerEstimate("Johnson,Donald", 2116, 11, -37.90909090909091, 0.09090909090909091, -377.64529251960124,
+                           2046.9961592027862, perceived_elo_range=(None, 2243.3691583055333),
+                           event_perceived_elo=2169.344970787781, c_mean=0.3803165545918311, c_sd=0.24569168883405748,
+                           c_cr95=(0.02300497023786008, 0.9397269754859974), c_elo=1575.446160558727,
+                           c_elo_cr95=(872.8311542735714, 2673.8103017441717))
+    hub = Hub()
+    hub.publish(exact)
+    sent = hub.snapshot("players")[1][0]
+    assert sent.c_mean == exact.c_mean  # the in-process copy is exact
+    text = sent.to_json()
+    d = json.loads(text)
+    assert d["mean_gain"] == -37.91 and d["perceived_elo"] == 2047.0 and d["c_cr95"] == [0.023, 0.9397]
+    assert d["perceived_elo_range"] == [None, 2243.4] and d["c_elo_cr95"] == [872.8, 2673.8]
+    assert d["ts"] == round(d["ts"], 3) and abs(d["ts"] - time.time()) < 5
+    assert len(text) < len(json.dumps({**dataclasses.asdict(sent), "kind": "player", "v": 2}, separators=(",", ":"))) - 150
+    for cls in m.OUTGOING.values():  # every declared field exists (checked when the class is made, too)
+        assert set(cls.wire_decimals) <= {f.name for f in dataclasses.fields(cls)}
+    assert TTTRating("A", 1.23456789, 0.2, 2810.123456, 40.0, 9).to_dict()["elo"] == 2810.1

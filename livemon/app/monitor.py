@@ -66,7 +66,7 @@ objects are still freed by reference counting; only a reference cycle that becom
 it was frozen is never collected (the monitor's state makes few: a cost measured by
 ``bench/round.py``'s RSS, not assumed)."""
 
-FEED_SLICE = 0.02
+FEED_SLICE = 0.01
 """Seconds of a feed's messages handled back to back before the event loop runs anything else."""
 
 LAG_WARNING = 120.0
@@ -331,17 +331,17 @@ class Monitor:
         analyses, senders and the other feeds ready in every turn) made a poll take tens of seconds
         under load, and the next poll wait for it.
         """
-        spent = 0.0
+        slice_start = time.perf_counter()
         async for msg in feed:
-            start = time.perf_counter()
             try:
                 self.handle(msg)
             except Exception:  # a bad message must not stop the feed
                 log.exception("feed %s: could not handle %s", feed.name, msg)
-            spent += time.perf_counter() - start
-            if spent >= FEED_SLICE:
-                spent = 0.0
+            # wall time since this task last let the loop run: the feed's own parsing between
+            # messages counts too (a stream parses each game's PGN as it yields it)
+            if time.perf_counter() - slice_start >= FEED_SLICE:
                 await asyncio.sleep(0)  # let analyses and faces run between slices
+                slice_start = time.perf_counter()
 
     def handle(self, msg: Message) -> None:
         """Apply one feed message (stored first, then analysed)."""
@@ -486,7 +486,9 @@ class Monitor:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
-            self.apply(self.core.tick())
+            for effects in self.core.tick_batches():  # a whole round's players: many estimates to rebuild
+                self.apply(effects)
+                await asyncio.sleep(0)
 
     # -- background TTT ----------------------------------------------------------------
 

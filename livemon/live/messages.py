@@ -101,6 +101,15 @@ def _fields_dict(obj: Any) -> dict[str, Any]:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+def _rounded(value: Any, places: int) -> Any:
+    """``value`` with its floats (alone or in a list) rounded to ``places`` decimals; anything else as is."""
+    if type(value) is float:
+        return round(value, places)
+    if type(value) in (list, tuple):
+        return type(value)(round(v, places) if type(v) is float else v for v in value)
+    return value
+
+
 class Message:
     """Mixin: JSON round trip for a frozen dataclass, tagged with its kind."""
 
@@ -170,12 +179,21 @@ class Outgoing(Message):
     main_channels: ClassVar[tuple[str, ...]] = ()
     """``channel`` and the channels of the kinds it ``removes`` (set when the class is defined)."""
 
+    wire_decimals: ClassVar[dict[str, int]] = {}
+    """Decimal places a float field (or a list of floats) keeps in the JSON (WebSocket, MQTT, snapshots).
+
+    A live round sends hundreds of these a second to every client; ``-37.90909090909091`` says no
+    more than ``-37.9``. In-process faces (the TUI) get the exact values."""
+
     ts: float = dataclasses.field(default=0.0, compare=False, kw_only=True)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "kind" not in cls.__dict__:
             return
+        unknown = set(cls.wire_decimals) - {n for c in cls.__mro__ for n in c.__dict__.get("__annotations__", {})}
+        if unknown:
+            raise TypeError(f"{cls.__qualname__}: wire_decimals names no field {sorted(unknown)}")
         for attr in ("channel", "audience"):
             if attr not in cls.__dict__:
                 raise TypeError(f"outgoing message {cls.__qualname__} must declare its {attr}")
@@ -231,7 +249,15 @@ class Outgoing(Message):
         return new
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: every field, ``kind``, ``v``; floats at the class's :attr:`wire_decimals`.
+
+        >>> PlayerEstimate("A", 2500, 10, -37.90909090909091, 0.09090909090909091, None, None,
+        ...                c_cr95=(0.02300497023786008, 0.9397269754859974)).to_dict()["c_cr95"]
+        (0.023, 0.9397)
+        """
         d = super().to_dict()
+        for name, places in self.wire_decimals.items():
+            d[name] = _rounded(d[name], places)
         d["v"] = MESSAGE_VERSION
         return d
 
@@ -405,6 +431,10 @@ class PlayerEstimate(Outgoing):
     channel: ClassVar[str] = "players"
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    wire_decimals: ClassVar[dict[str, int]] = {
+        "mean_gain": 2, "expected_score_vs_engine": 4, "rating_diff_vs_engine": 1, "perceived_elo": 1,
+        "perceived_elo_range": 1, "event_perceived_elo": 1, "c_mean": 4, "c_sd": 4, "c_cr95": 4, "c_elo": 1,
+        "c_elo_cr95": 1, "ttt_mu": 1, "ttt_sigma": 1}
     name: str
     elo: int | None
     moves: int
@@ -433,6 +463,7 @@ class TTTRating(Outgoing):
     channel: ClassVar[str] = "ttt"
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    wire_decimals: ClassVar[dict[str, int]] = {"mu": 4, "sigma": 4, "elo": 1, "elo_sigma": 1}
     name: str
     mu: float
     sigma: float
