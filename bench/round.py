@@ -584,8 +584,6 @@ def _tally_kinds(raw: str, kinds: dict[str, list[int]]) -> None:
         tally = kinds.setdefault(str(m.get("kind")), [0, 0])
         tally[0] += 1
         tally[1] += len(json.dumps(m, separators=(",", ":")))
-        if tally[0] == 2000:  # TEMP
-            Path(f"/tmp/sample_{m.get('kind')}.json").write_text(json.dumps(m, separators=(",", ":")))
 
 
 def hist_quantile(hist: list[int], q: float) -> float | None:
