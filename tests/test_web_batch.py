@@ -60,7 +60,9 @@ class State:
 
 
 def hub_state(hub: Hub, channel: str) -> dict[str, dict[str, Any]]:
-    return {State.key(m.to_dict()): json.loads(m.to_json()) for m in hub.snapshot(channel)[1]}
+    """What a client should hold of ``channel``: on a main channel (``games``) a board comes without its evals."""
+    return {State.key(m.to_dict()): json.loads(m.to_json() if ":" in channel else m.main_json())
+            for m in hub.snapshot(channel)[1]}
 
 
 async def read_until_seq(ws: ClientConnection, state: State, seq: int, timeout: float = 10.0) -> list[dict[str, Any]]:

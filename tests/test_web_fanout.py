@@ -360,10 +360,48 @@ async def test_a_snapshot_asked_again_encodes_only_the_boards_that_moved() -> No
         (snap2,) = await subscribe(second, "games")
         assert snap2["seq"] == hub.seq
         _, latest = hub.snapshot("games")
-        assert snap2["messages"] == [json.loads(m.to_json()) for m in latest]
+        assert snap2["messages"] == [json.loads(m.main_json()) for m in latest]  # games: boards without evals
         after = srv._snapshot_parts["games"]
         kept = [s for s in after if s in before]
         assert len(kept) == 297 and all(after[s] is before[s] for s in kept)  # the same strings, not re-encoded
         assert {m["game_id"]: m["eval_cp"] for m in snap2["messages"]}["g017"] == -17
         await first.close()
         await second.close()
+
+
+@pytest.mark.parametrize("batch", [False, True])
+async def test_a_boards_evals_go_to_its_game_channel_only(batch: bool) -> None:
+    """Issue 14: every board on ``games`` carried its whole eval series to every client (O(plies) a message);
+    now ``games`` (deltas, snapshots, /api/snapshot) has eval_cp only and ``game:<id>`` the series too."""
+    import dataclasses
+
+    import httpx
+
+    hub = Hub()
+    hub.publish(dataclasses.replace(board("g1", 2, 15), evals=(20, 25, 15)))
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        round_ws, game_ws, both_ws = [await client(srv) for _ in range(3)]
+        (snap_round,) = await subscribe(round_ws, "games", batch=batch)
+        (snap_game,) = await subscribe(game_ws, "game:g1", batch=batch)
+        await subscribe(both_ws, "games", "game:g1", batch=batch)
+        assert "evals" not in snap_round["messages"][0] and snap_round["messages"][0]["eval_cp"] == 15
+        assert snap_game["messages"][0]["evals"] == [20, 25, 15]
+        hub.publish(dataclasses.replace(board("g1", 3, -30), evals=(20, 25, 15, -30)))
+
+        def message(frame: dict[str, Any]) -> dict[str, Any]:
+            return frame["items"][-1]["message"] if frame["type"] == "deltas" else frame["message"]
+
+        def is_delta(f: dict[str, Any]) -> bool:
+            return f["type"] in ("delta", "deltas")
+
+        got_round = message(await recv_until(round_ws, is_delta))
+        got_game = message(await recv_until(game_ws, is_delta))
+        got_both = await recv_until(both_ws, is_delta)
+        assert got_round["eval_cp"] == -30 and "evals" not in got_round and got_round["ply"] == 3
+        assert got_game["evals"] == [20, 25, 15, -30]
+        assert message(got_both)["evals"] == [20, 25, 15, -30]  # on both: once, with the series
+        async with httpx.AsyncClient() as http:
+            body = (await http.get(f"{srv.url}/api/snapshot")).json()
+        assert body["channels"]["games"][0]["eval_cp"] == -30 and "evals" not in body["channels"]["games"][0]
+        for ws in (round_ws, game_ws, both_ws):
+            await ws.close()

@@ -179,6 +179,10 @@ class Outgoing(Message):
     main_channels: ClassVar[tuple[str, ...]] = ()
     """``channel`` and the channels of the kinds it ``removes`` (set when the class is defined)."""
 
+    detail_fields: ClassVar[tuple[str, ...]] = ()
+    """Fields sent only where the message goes out on its ``detail`` channel (a board's ``evals``, O(plies),
+    on ``game:<id>``); its copy on the main channel (``games``: every board of a round, to every client)
+    leaves them out (:meth:`main_json`). In-process faces and MQTT get every field."""
     wire_decimals: ClassVar[dict[str, int]] = {}
     """Decimal places a float field (or a list of floats) keeps in the JSON (WebSocket, MQTT, snapshots).
 
@@ -191,9 +195,13 @@ class Outgoing(Message):
         super().__init_subclass__(**kwargs)
         if "kind" not in cls.__dict__:
             return
-        unknown = set(cls.wire_decimals) - {n for c in cls.__mro__ for n in c.__dict__.get("__annotations__", {})}
-        if unknown:
-            raise TypeError(f"{cls.__qualname__}: wire_decimals names no field {sorted(unknown)}")
+        fields = {n for c in cls.__mro__ for n in c.__dict__.get("__annotations__", {})}
+        for attr in ("wire_decimals", "detail_fields"):
+            unknown = set(getattr(cls, attr)) - fields
+            if unknown:
+                raise TypeError(f"{cls.__qualname__}: {attr} names no field {sorted(unknown)}")
+        if cls.detail_fields and not cls.detail:
+            raise TypeError(f"{cls.__qualname__}: detail_fields without a detail channel")
         for attr in ("channel", "audience"):
             if attr not in cls.__dict__:
                 raise TypeError(f"outgoing message {cls.__qualname__} must declare its {attr}")
@@ -260,6 +268,24 @@ class Outgoing(Message):
             d[name] = _rounded(d[name], places)
         d["v"] = MESSAGE_VERSION
         return d
+
+    def main_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` of the message's copy on its main channel: without the :attr:`detail_fields`."""
+        d = self.to_dict()
+        for name in self.detail_fields:
+            del d[name]
+        return d
+
+    def main_json(self) -> str:
+        """The JSON of the message's copy on its main channel (:meth:`main_dict`).
+
+        >>> b = BoardState("g1", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 2, eval_cp=-5, evals=(10, 20, -5))
+        >>> json.loads(b.main_json())["eval_cp"], "evals" in json.loads(b.main_json()), json.loads(b.to_json())["evals"]
+        (-5, False, [10, 20, -5])
+        """
+        if not self.detail_fields:
+            return self.to_json()
+        return json.dumps(self.main_dict(), separators=(",", ":"))
 
 
 OutgoingT = TypeVar("OutgoingT", bound="Outgoing")
@@ -386,6 +412,7 @@ class BoardState(Outgoing):
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
+    detail_fields: ClassVar[tuple[str, ...]] = ("evals",)  # the eval series: on game:<id>, not on games
     game_id: str
     white: str
     black: str

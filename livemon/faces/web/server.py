@@ -161,6 +161,8 @@ class _Encoded:
     channels: tuple[str, ...]
     channels_json: str
     key: str | None  # conflation key (protocol.conflation_key)
+    main: str  # the JSON on the main channel alone: without the detail fields (a board's evals); else ``json``
+    detail: str | None  # the message's detail channel (``game:<id>``), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +378,7 @@ class WebServer:
         channels = {}
         for channel in PUBLIC_CHANNELS:
             _, msgs = self.hub.snapshot(channel)
-            channels[channel] = [m.to_dict() for m in msgs]
+            channels[channel] = [m.main_dict() for m in msgs]  # main channels: a board without its evals
         return {"protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "channels": channels}
 
     # -- WebSocket ---------------------------------------------------------
@@ -527,15 +529,19 @@ class WebServer:
         Each message's JSON is kept (by its seq) while it is a channel's latest, so a snapshot of a
         1,000-board round asked again a moment later encodes the few boards that moved, not all of
         them (clients resnapshotted one after another each had their own full encoding before).
-        The text is the array of the messages' ``to_json()``, in seq order.
+        The text is the array of the messages' ``to_json()`` (``main_json()`` on a main channel), in seq order.
         """
         known = self._snapshot_parts.get(channel, {})
         parts: dict[int, str] = {}
+        detail = ":" in channel  # game:<id>: every field; games: a board without its evals
         for s, msg in items:
             text = known.get(s)
             if text is None:
                 info = self._encoded.get(s)
-                text = info.json if info is not None else msg.to_json()
+                if info is not None:
+                    text = info.json if detail else info.main
+                else:
+                    text = msg.to_json() if detail else msg.main_json()
             parts[s] = text
         self._snapshot_parts[channel] = parts
         array = "[" + ",".join(parts.values()) + "]"
@@ -581,8 +587,10 @@ class WebServer:
         info = self._encoded.get(seq)
         if info is None:
             channels = channels_of(msg)
-            info = self._encoded[seq] = _Encoded(msg.to_json(), channels, p.channels_json(list(channels)),
-                                                 p.conflation_key(msg))
+            text = msg.to_json()
+            info = self._encoded[seq] = _Encoded(text, channels, p.channels_json(list(channels)),
+                                                 p.conflation_key(msg), msg.main_json() if msg.detail_fields else text,
+                                                 channels[-1] if msg.detail is not None else None)
         return info
 
     # -- the fan-out (see the module docstring) ------------------------------
@@ -731,34 +739,35 @@ class WebServer:
         if entries is None:
             return None
         subs = group.channels
-        rows: list[tuple[int, _Encoded, str, tuple[str, ...]]] = []  # seq, message, channels JSON, channels wanted
+        rows: list[tuple[int, str, _Encoded, str, tuple[str, ...]]] = []  # seq, JSON, message, channels JSON, wanted
         for seq, msg in entries:
             info = self._encoded.get(seq) or self._info(seq, msg)
             channels = info.channels
             if subs.issuperset(channels):
-                rows.append((seq, info, info.channels_json, channels))
+                rows.append((seq, info.json, info, info.channels_json, channels))
                 continue
             wanted = tuple(ch for ch in channels if ch in subs)
-            if wanted:
-                rows.append((seq, info, self._channels_json(list(wanted)), wanted))
+            if wanted:  # a board on games alone goes without its evals
+                text = info.json if info.detail in wanted else info.main
+                rows.append((seq, text, info, self._channels_json(list(wanted)), wanted))
         if len(rows) > self.cfg.client_queue:
             return None
         texts: list[str] = []
         conflated = 0
         if not group.batch:
-            for seq, info, chjson, _ in rows:
-                texts.append(p.delta_frame_from(seq, last, chjson, info.json))
+            for seq, text, _, chjson, _ in rows:
+                texts.append(p.delta_frame_from(seq, last, chjson, text))
                 last = seq
         else:
             i = 0
             while i < len(rows):  # frames of up to BATCH_BYTES of messages (at least one), each conflated
                 j, size = i, 0
                 while j < len(rows) and size < BATCH_BYTES:
-                    size += len(rows[j][1].json)
+                    size += len(rows[j][1])
                     j += 1
                 chunk = rows[i:j]
-                kept = p.conflate([(seq, info.key, wanted) for seq, info, _, wanted in chunk])
-                texts.append(p.deltas_frame(last, [(chunk[k][0], chunk[k][2], chunk[k][1].json) for k in kept]))
+                kept = p.conflate([(seq, info.key, wanted) for seq, _, info, _, wanted in chunk])
+                texts.append(p.deltas_frame(last, [(chunk[k][0], chunk[k][3], chunk[k][1]) for k in kept]))
                 last = chunk[kept[-1]][0]
                 conflated += len(chunk) - len(kept)
                 i = j
