@@ -454,6 +454,17 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (the web face's child with ``[web] process = true``)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+    return out
+
+
 def proc_mem(pid: int) -> tuple[float, float]:
     """(VmRSS, VmHWM) of ``pid`` in MiB."""
     rss = hwm = float("nan")
@@ -636,7 +647,8 @@ def lag_window(before: dict[str, Any] | None, after: dict[str, Any] | None) -> t
     return lag_percentile(diff, 0.99), top, sum(diff.values())
 
 
-def config_text(tmp: Path, broker: int, web: int, feeds: int, store: Path, depth: int, poll: float) -> str:
+def config_text(tmp: Path, broker: int, web: int, feeds: int, store: Path, depth: int, poll: float,
+                web_process: bool = True) -> str:
     return f"""
 [engine]
 depth = {depth}
@@ -654,6 +666,7 @@ requests_per_engine = 16
 [web]
 port = {web}
 client_queue = 4096
+process = {"true" if web_process else "false"}
 [monitor]
 status_seconds = 1.0
 [[feeds]]
@@ -722,12 +735,14 @@ async def run(args: argparse.Namespace) -> Report:
                 (tmp / f"worker{i}.toml").write_text(
                     f'[engine]\npath = "{STOCKFISH}"\ndepth = {depth}\nthreads = 1\nhash_mb = 16\nprocesses = {args.engines}\n'
                     f'[store]\npath = "{wstore}"\nbackup_minutes = 0\n'
-                    f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {broker}\n')
+                    f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {broker}\n'
+                    + ("requests_per_engine = 16\n" if args.engine == "cache" else ""))
                 start(procs, [sys.executable, "-m", "livemon.cli", "worker", "--config", str(tmp / f"worker{i}.toml"),
                               "--name", f"w{i}"], tmp / f"worker{i}.log")
             web = free_port()
             store = tmp / "monitor.sqlite"
-            (tmp / "monitor.toml").write_text(config_text(tmp, broker, web, feeds.port, store, depth, args.poll))
+            (tmp / "monitor.toml").write_text(config_text(tmp, broker, web, feeds.port, store, depth, args.poll,
+                                                                   web_process=not args.web_inline))
             profiler = ["-m", "cProfile", "-o", args.profile] if args.profile else []
             mon = start(procs, [sys.executable, *profiler, "-m", "livemon.cli", "serve", "--config",
                                 str(tmp / "monitor.toml")], tmp / "monitor.log")
@@ -762,6 +777,8 @@ async def run(args: argparse.Namespace) -> Report:
             st0 = read_status(store)
             polls0 = (feeds.polls, feeds.not_modified)
             cpu0 = proc_cpu(mon.pid)
+            web_pids = child_pids(mon.pid) if not args.web_inline else []
+            web_cpu0 = sum(proc_cpu(p) for p in web_pids)
             t0 = time.monotonic()
             w0, w1 = time.time(), time.time() + wall
             for pipe in client_pipes:
@@ -780,6 +797,8 @@ async def run(args: argparse.Namespace) -> Report:
             fed_at_end = rnd.plies
             polls_round = (feeds.polls - polls0[0], feeds.not_modified - polls0[1])
             cpu1 = proc_cpu(mon.pid)
+            web_cpu = sum(proc_cpu(p) for p in web_pids) - web_cpu0
+            web_mem = [proc_mem(p) for p in web_pids]
             st1 = read_status(store)
             t_end = time.monotonic()
             # ---- catch up: every fed ply handled ----------------------------------------------
@@ -824,8 +843,15 @@ async def run(args: argparse.Namespace) -> Report:
     report.measured["offered_per_s"] = fed_at_end / elapsed
     cpu_ms = 1000 * cpu / max(handled, 1)
     say(f"monitor CPU: {cpu:.1f} s in {elapsed:.1f} s ({100 * cpu / elapsed:.0f}% of a core) = {cpu_ms:.2f} ms per move "
-        f"(engine, broker, feeds' servers and clients are other processes)")
+        f"(engine, broker, feeds' servers, clients{'' if args.web_inline else ' and the web face'} are other processes)")
     report.measured["cpu_ms_per_move"] = cpu_ms
+    if not args.web_inline:
+        say("web face process ([web] process = true): " + (
+            f"CPU {web_cpu:.1f} s in {elapsed:.1f} s ({100 * web_cpu / elapsed:.0f}% of a core) = "
+            f"{1000 * web_cpu / max(handled, 1):.2f} ms per move; RSS {sum(r for r, _ in web_mem):.0f} MiB "
+            f"(peak {sum(h for _, h in web_mem):.0f}); monitor + web {1000 * (cpu + web_cpu) / max(handled, 1):.2f} ms per move"
+            if web_pids else "NOT found (no child of the monitor)"))
+        report.measured["web_cpu_ms_per_move"] = 1000 * web_cpu / max(handled, 1)
     rss = [r for _, r, _ in samples]
     half = len(rss) // 2
     first_half, second_half = rss[:half], rss[half:]
@@ -943,6 +969,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=5.0, help="wall minutes of the round")
     ap.add_argument("--clients", type=int, default=500)
     ap.add_argument("--client-procs", type=int, default=2)
+    ap.add_argument("--web-inline", action="store_true",
+                    help="the web face on the monitor's own loop ([web] process = false) instead of its own process")
     ap.add_argument("--no-batch", action="store_true",
                     help="clients ask for one delta frame per message (default: batched deltas, as the overlay)")
     ap.add_argument("--workers", type=int, default=2)

@@ -341,6 +341,9 @@ class WebConfig:
     """Idle interval before an app-level heartbeat frame; also the WebSocket ping interval."""
     send_timeout: float = 10.0
     """Seconds a send may stay blocked on a client that does not read before that client is dropped."""
+    process: bool = False
+    """Serve the web face from a process of its own, fed by the monitor over a pipe: for hundreds of clients
+    (at 1,000 boards and 500 clients the fan-out was half of the monitor's CPU). A child that dies is restarted."""
 
     def validate(self) -> None:
         if not 0 <= self.port < 65536:
@@ -428,7 +431,8 @@ class BusConfig:
     request_timeout: float = 30.0
     """Seconds after which an unanswered request is published again (its worker may have died)."""
     requests_per_engine: int = 2
-    """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first."""
+    """Requests the monitor keeps on the broker per worker engine; the rest wait at the monitor, newest first.
+    A worker takes up to this many per engine at once (MQTT receive maximum), so the next is at hand when a search ends."""
     max_backoff: float = 30.0
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
     spot_check: float = 0.0

@@ -252,7 +252,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
     reply = f"{bus.prefix}/results/test"
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     good = AnalysisRequest(board.fen(), PROFILE).to_json()
-    with workers(tmp_path, broker.port, 1) as (proc,):
+    with workers(tmp_path, broker.port, 1, requests_per_engine=1) as (proc,):  # one request in hand at a time
         await wait_for_workers(broker.port, 1)
         async with results_client(broker.port, reply) as (client, got):
             topic = requests_topic(bus, PROFILE)
@@ -269,7 +269,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
             second = await asyncio.wait_for(got.get(), 60)
             await asyncio.sleep(0.5)
             assert got.empty()  # the four bad requests got no answer
-        # Receive Maximum 1: the repeat came after the first was answered, so it came from the cache
+        # Receive Maximum 1 (1 engine x 1 request): the repeat came after the first was answered, from the cache
         assert (first.cached, second.cached) == (False, True)
         assert first.analysis == second.analysis and first.key == position_key(board) and first.profile == PROFILE
         assert {m for m, _ in first.analysis.candidates} <= {m.uci() for m in board.legal_moves}

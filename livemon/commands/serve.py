@@ -117,10 +117,12 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
     """
     from livemon.faces.mqtt import MqttPublisher
     from livemon.faces.web import WebServer
+    from livemon.faces.web.process import WebProcess
 
-    web = None
+    web: WebServer | WebProcess | None = None
     if monitor.cfg.web.enabled:
-        web = WebServer(monitor.hub, monitor.cfg.web, health=monitor.store.health)
+        face = WebProcess if monitor.cfg.web.process else WebServer
+        web = face(monitor.hub, monitor.cfg.web, health=monitor.store.health)
         try:
             await web.start()
         except OSError as exc:

@@ -147,6 +147,10 @@ class Hub:
         for reader in list(self._readers):
             reader()
 
+    def channels(self) -> list[str]:
+        """Every channel that holds a latest message (the fixed ones and each ``game:<id>`` seen)."""
+        return list(self._latest)
+
     def snapshot(self, channel: str) -> tuple[int, list[Outgoing]]:
         """The current sequence number and the latest message of every key on ``channel``."""
         seq, items = self.snapshot_items(channel)
