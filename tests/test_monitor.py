@@ -124,3 +124,31 @@ def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, stock
     (feed,) = status["feeds"]
     assert feed["errors"] >= 1 and "Qg2" in (feed["last_error"] or "")
     assert status["games"] >= 1 and status["moves"] > 0
+
+
+def test_a_monitor_store_checkpoints_its_wal_in_a_thread_not_in_the_commits(tmp_path):
+    """Issue 14: SQLite's automatic checkpoint ran in the commit that crossed 1,000 WAL pages, on the event
+    loop. A monitor's store turns it off and checkpoints from a thread: the WAL stays small, nothing is lost."""
+    from livemon.config import StoreConfig
+    from livemon.io.store import open_monitor_store
+    from livemon.live.messages import MoveEvent
+
+    path = tmp_path / "m.sqlite"
+    store = open_monitor_store(StoreConfig(path=str(path), backup_minutes=0))
+    try:
+        assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+        wal, db = [], []
+        for batch in range(5):  # 2,000 commits (~13 MB of WAL) a batch, then the checkpointer's turn
+            for i in range(batch * 2000, (batch + 1) * 2000):
+                store.put_move(MoveEvent(f"game-{i % 500}-{'x' * 200}", i // 500 + 1, "e2e4", "e4", fen))
+            time.sleep(1.3)
+            wal.append(os.path.getsize(f"{path}-wal"))
+            db.append(path.stat().st_size)
+        assert all(b > a for a, b in zip(db, db[1:]))  # each batch copied into the database file as it went
+        assert wal[-1] <= 1.5 * wal[0], wal  # and the WAL reused from its start, not grown with every batch
+    finally:
+        store.close()
+    assert not os.path.exists(f"{path}-wal")  # the last close folds the rest in
+    with Store(path) as again:
+        assert again.db.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 10_000

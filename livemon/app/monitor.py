@@ -105,28 +105,40 @@ class LoopLagProbe:
 
     def __init__(self) -> None:
         self.hist: dict[int, int] = {}
+        self.running: dict[int, int] = {}  # the part of each delay the loop's thread spent running (CPU)
         self.samples = 0
         self.max = 0.0
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, running: float | None = None) -> None:
+        """One wake-up ``seconds`` late; ``running``: how much of that the loop's thread was on a CPU
+        (the rest it waited for one, or for the GIL: other processes, the store's and parsers' threads)."""
         ms = max(seconds, 0.0) * 1000
         self.samples += 1
         self.max = max(self.max, ms)
         edge = lag_bin(ms)
         self.hist[edge] = self.hist.get(edge, 0) + 1
+        if running is not None:
+            edge = lag_bin(min(max(running, 0.0) * 1000, ms))
+            self.running[edge] = self.running.get(edge, 0) + 1
 
     def to_dict(self) -> dict[str, Any]:
         hist = {str(k): v for k, v in sorted(self.hist.items())}
+        running = {str(k): v for k, v in sorted(self.running.items())}
         return {"probe_ms": LAG_PROBE_SECONDS * 1000, "samples": self.samples,
                 "p50_ms": lag_percentile(hist, 0.50), "p99_ms": lag_percentile(hist, 0.99),
-                "max_ms": round(self.max, 1), "hist": hist}
+                "max_ms": round(self.max, 1), "hist": hist,
+                "running_p99_ms": lag_percentile(running, 0.99), "running_hist": running}
 
     async def run(self, every: float = LAG_PROBE_SECONDS) -> None:
+        """Sleep ``every`` and record how late the wake-up came, and how much of the lateness the loop's thread
+        spent on a CPU (its CPU time in the interval beyond ``every``; a loop that was idle and then late
+        waited for a CPU or the GIL, one that ran callbacks all along was late by its own work)."""
         loop = asyncio.get_running_loop()
         while True:
             due = loop.time() + every
+            cpu0 = time.thread_time()
             await asyncio.sleep(every)
-            self.add(loop.time() - due)
+            self.add(loop.time() - due, time.thread_time() - cpu0 - every)
 
 
 def lag_bin(ms: float) -> int:

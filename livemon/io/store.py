@@ -124,6 +124,10 @@ def _held(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
 
 
+CHECKPOINT_SECONDS = 1.0
+"""How often a live monitor's store copies its WAL into the database file (in a thread: :meth:`Store.checkpoint_in_background`)."""
+
+
 def open_monitor_store(cfg: StoreConfig) -> "Store":
     """The store of a live monitor: created if new, locked (one monitor per store), checked, backups scheduled.
 
@@ -149,6 +153,7 @@ def open_monitor_store(cfg: StoreConfig) -> "Store":
         store.unlock()
         raise
     store.schedule_backups(cfg.backup_minutes, cfg.backup_path or None)
+    store.checkpoint_in_background()
     return store
 
 
@@ -221,6 +226,8 @@ class Store:
         self._last_retry = 0.0
         self._lock_fd: int | None = None
         self._backup_thread: threading.Thread | None = None
+        self._checkpointer: threading.Thread | None = None
+        self._checkpoint_stop = threading.Event()
         self.backup_path: str | None = None
         self.backup_seconds = 0.0
         self._next_backup = 0.0
@@ -276,7 +283,10 @@ class Store:
                       self.path, self.pending, self._last_error)
         if self._backup_thread is not None:
             self._backup_thread.join(timeout=60)
-        self.db.close()
+        if self._checkpointer is not None:
+            self._checkpoint_stop.set()
+            self._checkpointer.join(timeout=60)
+        self.db.close()  # the last connection: SQLite checkpoints the WAL into the file and removes it
         self.unlock()
 
     def __enter__(self) -> "Store":
@@ -465,6 +475,41 @@ class Store:
             self.backup()
         except StoreError as exc:
             log.error("%s (the next one is tried on schedule)", exc)
+
+    def checkpoint_in_background(self, every: float = CHECKPOINT_SECONDS) -> None:
+        """Copy the WAL into the database file from a thread of its own, not in the writer's commits.
+
+        SQLite's automatic checkpoint runs inside the commit that crosses 1,000 WAL pages, on the
+        monitor's event loop: a write and an fsync of megabytes (tens of ms on a busy disk; at 1,000
+        boards every few seconds). A ``PASSIVE`` checkpoint from another connection never blocks the
+        writer. Bench (60,000 moves and 30,000 analyses): per move 73 -> 51 µs, p99.9 10.6 -> 0.8 ms.
+        """
+        if self.path == ":memory:" or self._checkpointer is not None:
+            return
+        self.db.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer = threading.Thread(target=self._checkpoint_loop, args=(every,), name="store-checkpoint",
+                                              daemon=True)
+        self._checkpointer.start()
+
+    def _checkpoint_loop(self, every: float) -> None:
+        failed = False
+        try:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            log.error("store %s: no background checkpoints (%s): the WAL grows until the monitor stops",
+                      self.path, _reason(exc))
+            return
+        try:
+            while not self._checkpoint_stop.wait(every):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()  # fetched: no statement left open
+                    failed = False
+                except sqlite3.Error as exc:  # a full disk: retried; the writes are held by _write meanwhile
+                    if not failed:
+                        log.warning("store %s: checkpoint failed (%s); retrying", self.path, _reason(exc))
+                    failed = True
+        finally:
+            db.close()
 
     def maintain(self) -> None:
         """Housekeeping the monitor calls every status tick: retry held writes, start a due backup (in a thread)."""
