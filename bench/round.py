@@ -647,8 +647,14 @@ def lag_window(before: dict[str, Any] | None, after: dict[str, Any] | None) -> t
     return lag_percentile(diff, 0.99), top, sum(diff.values())
 
 
+REQUESTS_PER_ENGINE = 64
+"""``[bus] requests_per_engine`` of the monitor and the workers with ``--engine cache``: a worker answers from its
+cache in a millisecond, so the answers per second are the requests in flight over the round trip through both
+loops and the broker (16 a engine gave ~55 answers a second a worker; the default 2 is for real searches)."""
+
+
 def config_text(tmp: Path, broker: int, web: int, feeds: int, store: Path, depth: int, poll: float,
-                web_process: bool = True) -> str:
+                web_process: bool = False) -> str:
     return f"""
 [engine]
 depth = {depth}
@@ -662,7 +668,7 @@ port = {broker}
 request_timeout = 120.0
 # the workers answer from their cache in a millisecond: 2 requests per engine in flight (the default, for
 # searches of ~0.6 s) would cap the answers at 8 per round trip through the monitor's loop
-requests_per_engine = 16
+requests_per_engine = {REQUESTS_PER_ENGINE}
 [web]
 port = {web}
 client_queue = 4096
@@ -736,13 +742,13 @@ async def run(args: argparse.Namespace) -> Report:
                     f'[engine]\npath = "{STOCKFISH}"\ndepth = {depth}\nthreads = 1\nhash_mb = 16\nprocesses = {args.engines}\n'
                     f'[store]\npath = "{wstore}"\nbackup_minutes = 0\n'
                     f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {broker}\n'
-                    + ("requests_per_engine = 16\n" if args.engine == "cache" else ""))
+                    + (f"requests_per_engine = {REQUESTS_PER_ENGINE}\n" if args.engine == "cache" else ""))
                 start(procs, [sys.executable, "-m", "livemon.cli", "worker", "--config", str(tmp / f"worker{i}.toml"),
                               "--name", f"w{i}"], tmp / f"worker{i}.log")
             web = free_port()
             store = tmp / "monitor.sqlite"
             (tmp / "monitor.toml").write_text(config_text(tmp, broker, web, feeds.port, store, depth, args.poll,
-                                                                   web_process=not args.web_inline))
+                                                                   web_process=args.web_process))
             profiler = ["-m", "cProfile", "-o", args.profile] if args.profile else []
             mon = start(procs, [sys.executable, *profiler, "-m", "livemon.cli", "serve", "--config",
                                 str(tmp / "monitor.toml")], tmp / "monitor.log")
@@ -777,7 +783,7 @@ async def run(args: argparse.Namespace) -> Report:
             st0 = read_status(store)
             polls0 = (feeds.polls, feeds.not_modified)
             cpu0 = proc_cpu(mon.pid)
-            web_pids = child_pids(mon.pid) if not args.web_inline else []
+            web_pids = child_pids(mon.pid) if args.web_process else []
             web_cpu0 = sum(proc_cpu(p) for p in web_pids)
             t0 = time.monotonic()
             w0, w1 = time.time(), time.time() + wall
@@ -843,9 +849,9 @@ async def run(args: argparse.Namespace) -> Report:
     report.measured["offered_per_s"] = fed_at_end / elapsed
     cpu_ms = 1000 * cpu / max(handled, 1)
     say(f"monitor CPU: {cpu:.1f} s in {elapsed:.1f} s ({100 * cpu / elapsed:.0f}% of a core) = {cpu_ms:.2f} ms per move "
-        f"(engine, broker, feeds' servers, clients{'' if args.web_inline else ' and the web face'} are other processes)")
+        f"(engine, broker, feeds' servers, clients{'' if not args.web_process else ' and the web face'} are other processes)")
     report.measured["cpu_ms_per_move"] = cpu_ms
-    if not args.web_inline:
+    if args.web_process:
         say("web face process ([web] process = true): " + (
             f"CPU {web_cpu:.1f} s in {elapsed:.1f} s ({100 * web_cpu / elapsed:.0f}% of a core) = "
             f"{1000 * web_cpu / max(handled, 1):.2f} ms per move; RSS {sum(r for r, _ in web_mem):.0f} MiB "
@@ -971,8 +977,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--minutes", type=float, default=5.0, help="wall minutes of the round")
     ap.add_argument("--clients", type=int, default=500)
     ap.add_argument("--client-procs", type=int, default=2)
-    ap.add_argument("--web-inline", action="store_true",
-                    help="the web face on the monitor's own loop ([web] process = false) instead of its own process")
+    ap.add_argument("--web-process", action="store_true",
+                    help="the web face in a process of its own ([web] process = true) instead of on the monitor's loop")
     ap.add_argument("--no-batch", action="store_true",
                     help="clients ask for one delta frame per message (default: batched deltas, as the overlay)")
     ap.add_argument("--workers", type=int, default=2)

@@ -97,8 +97,12 @@ def make_client(
     receive_maximum: int | None = None,
     keepalive: int = 60,
     timeout: float = 10,
+    max_inflight: int | None = None,
 ) -> aiomqtt.Client:
-    """An MQTT client for ``settings`` (credentials, TLS; MQTT v5 with an optional Receive Maximum)."""
+    """An MQTT client for ``settings`` (credentials, TLS; MQTT v5 with an optional Receive Maximum).
+
+    ``max_inflight``: QoS 1 publishes awaiting their PUBACK at once (paho's default is 20; aiomqtt
+    warns past 10 pending publish calls, so its warning threshold follows)."""
     props = None
     if v5:
         props = Properties(PacketTypes.CONNECT)
@@ -108,11 +112,14 @@ def make_client(
     if settings.tls:
         tls = aiomqtt.TLSParameters(ca_certs=settings.ca_file or None, certfile=settings.cert_file or None,
                                     keyfile=settings.key_file or None)
-    return aiomqtt.Client(
+    client = aiomqtt.Client(
         settings.host, settings.port, identifier=identifier, username=settings.username, password=settings.password,
         protocol=aiomqtt.ProtocolVersion.V5 if v5 else None, will=will, properties=props, tls_params=tls,
-        keepalive=keepalive, timeout=timeout,
+        keepalive=keepalive, timeout=timeout, max_inflight_messages=max_inflight,
     )
+    if max_inflight is not None:
+        client.pending_calls_threshold = max(client.pending_calls_threshold, max_inflight)
+    return client
 
 
 def no_delay(client: aiomqtt.Client) -> None:

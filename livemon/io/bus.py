@@ -95,11 +95,16 @@ class BusMessageError(InputError):
 # -- topics and connections: livemon.io.broker (re-exported here for the bus's users) ------------------
 
 
+MAX_INFLIGHT = 1024
+"""QoS 1 publishes of one bus client awaiting their PUBACK at once (the requests in flight are bounded by
+``requests_per_engine`` × engines, a worker's results by its Receive Maximum)."""
+
+
 def client_for(cfg: BusConfig, identifier: str, *, will: aiomqtt.Will | None = None,
                receive_maximum: int | None = None) -> aiomqtt.Client:
     """An MQTT v5 client for the bus (credentials, TLS, and the Receive Maximum a worker wants)."""
     return make_client(BrokerSettings.of(cfg), identifier, will=will, v5=True, receive_maximum=receive_maximum,
-                       keepalive=15, timeout=10)
+                       keepalive=15, timeout=10, max_inflight=MAX_INFLIGHT)
 
 
 # -- messages -------------------------------------------------------------------------
@@ -485,19 +490,27 @@ class RemoteEnginePool(PinnedBackend):
             if not self.capacity:
                 continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
             now = time.monotonic()
+            due: list[_Request] = []
             for job in list(self._outstanding.values()):
                 if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
                     if job.sent != _DUE:
                         self.counters.rerequests += 1
                         log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
                                     self.cfg.request_timeout)
-                    await self._publish(client, job)
+                    job.sent = now  # not due again while its publish is under way
+                    due.append(job)
             while len(self._outstanding) < self.capacity:
                 waiting = self.queue.pop()
                 if waiting is None:
                     break
                 self._outstanding[waiting.key] = waiting
-                await self._publish(client, waiting)
+                due.append(waiting)
+            # together: one at a time, each publish waited for its PUBACK, i.e. a turn of this loop and the
+            # broker's, which capped the requests at ~100 a second at 1,000 boards whatever the workers could do
+            failed = [r for r in await asyncio.gather(*(self._publish(client, job) for job in due), return_exceptions=True)
+                      if isinstance(r, BaseException)]
+            if failed:  # the connection went (every publish fails alike): the link reconnects, the jobs stay due
+                raise failed[0]
 
     async def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
         props = Properties(PacketTypes.PUBLISH)
