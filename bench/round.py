@@ -41,10 +41,12 @@ with ``os.getloadavg()`` before and after.
     python bench/round.py --quick --engine depth --depth 2 --data tests/data   # no ../shared needed
 
 Measured (README "Measured: a whole round"): 1,000 boards at 20x (441 moves/s offered), 500
-clients, batched frames, load 0.6-2.7: the monitor handled every ply offered (439 moves/s, caught
-up 2.0 s after the end; 50.7 at the start of session 5, 3.6 at the first run), 1.9 ms CPU per move,
-0 plies lost or duplicated, loop lag p99 180 ms, client p95 877 ms (every 10th client timed; the
-clients' processes used 102 s of CPU in 120 s), RSS peak 465 MiB growing with the round.
+clients, batched frames, load 2.9-5.2 (session 6): the monitor handled every ply offered (435-438
+moves/s, caught up 0.8-2.0 s after the end; 3.6 at the first run), 1.9 ms CPU per move, 0 plies
+lost or duplicated, loop lag p99 130-150 ms, client p95 613-751 ms (every 10th client timed; the
+clients' processes used ~95 s of CPU in 120 s), RSS peak ~465 MiB growing with the analyses waiting
+(the bus answered ~100 positions/s inside the round). ``--web-process``: the web face in its own
+process (monitor 1.45 ms a move, the child 0.9 ms).
 """
 
 from __future__ import annotations
