@@ -242,6 +242,36 @@ def test_a_correction_rolls_back_estimates_store_and_board():
     assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
 
 
+@pytest.mark.parametrize("at", [1, 2, 9, 30, 39])
+def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_goes_on_from(at):
+    """Issue 14: a live game kept a board and an analysis per ply until it finished (tens of MB a minute at
+    1,000 boards). Now only positions next to an unscored ply and the newest are kept; a correction at any
+    ply rebuilds its position (and asks the cache for its analysis again) and gives the batch's figures."""
+    ucis = random_game(7, 40)
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", ucis))
+    d.answer()
+    game = d.core.games["g1"]
+    assert not game.compacted and len(game.boards) == 41
+    assert sum(b is not None for b in game.boards) <= 2 and len(game.analyses) <= 2
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, ucis, "*")})
+    board = chess.Board()
+    for u in ucis[:at - 1]:
+        board.push_uci(u)
+    other = next(m.uci() for m in board.legal_moves if m.uci() != ucis[at - 1])
+    board.push_uci(other)
+    rest = [other] + [m.uci() for m in list(board.legal_moves)[:1]]  # a different line from ply ``at`` on
+    corrected = ucis[:at - 1] + rest
+    d.feed(*moves_of("g1", corrected, start=at))
+    assert d.core.counters.rollbacks == 1
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+    final = chess.Board()
+    for u in corrected:
+        final.push_uci(u)
+    assert game.plies == len(corrected) and game.fen == final.fen()
+
+
 def test_an_explicit_rollback_and_a_late_answer_for_a_withdrawn_position():
     d = Driver(new_core())
     d.feed(INFO, *moves_of("g1", OPENING[:6]))

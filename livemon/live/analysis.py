@@ -138,7 +138,7 @@ class LiveGame:
 
     def __init__(self, game_id: str):
         self.game_id = game_id
-        self.boards: list[chess.Board] = []
+        self.boards: list[chess.Board | None] = []  # None: released (both plies next to it scored)
         self.rules: list[int | None] = []  # value by rule of each position (terminal), None: not terminal
         self.forced: list[bool] = []  # one legal move (or none) in each position
         self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
@@ -179,7 +179,7 @@ class LiveGame:
             self.start_fen = ev.fen_before
             self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(self.value(0)[1])
-        board = self.boards[-1].copy(stack=False)
+        board = self.board(-1).copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
@@ -210,8 +210,30 @@ class LiveGame:
         self.analyses = {j: a for j, a in self.analyses.items() if j <= keep and self.boards}
         self.pending = {k for k in self.pending if k <= keep}
         self._candidates = {k for k in self._candidates if k <= keep}
-        self.fen = fast_fen(self.boards[-1]) if self.boards else chess.STARTING_FEN
+        if self.boards and self.boards[-1] is None:  # released: the game goes on from it, so it is rebuilt
+            self.board(keep)
+            if keep not in self.analyses and self.needs_engine(keep) and keep not in again:
+                again.append(keep)  # its analysis was released too: the cache answers it again
+        self.fen = fast_fen(self.board(-1)) if self.boards else chess.STARTING_FEN
         return again
+
+    def board(self, j: int) -> chess.Board:
+        """Position ``j`` (``-1``: the newest), rebuilt and kept again if it was released."""
+        board = self.boards[j]
+        if board is None:
+            board = self.boards[j] = self._replayed(j % len(self.boards))
+        return board
+
+    def _replayed(self, j: int) -> chess.Board:
+        """Position ``j`` rebuilt from the nearest kept position before it (or the first FEN) and the moves."""
+        i = j
+        while i > 0 and self.boards[i] is None:
+            i -= 1
+        start = self.boards[i]
+        board = start.copy(stack=False) if start is not None else board_from_fen(self.start_fen or chess.STARTING_FEN)
+        for ev in self.moves[i:j]:
+            board.push(chess.Move.from_uci(ev.uci))
+        return board.copy(stack=False)
 
     def needs_engine(self, j: int) -> bool:
         if self.rules[j] is not None:  # terminal: valued by rule
@@ -259,13 +281,28 @@ class LiveGame:
             if not (known_before and known_after):
                 continue
             self.pending.discard(k)
-            if after is None:  # the engine gave up on this position: nothing to score
-                continue
-            ev = self.moves[k - 1]
-            source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
-            out.append(scored_ply(self.game_id, k, self.boards[k - 1], chess.Move.from_uci(ev.uci), before, after,
-                                  source, ev.san, forced=self.forced[k - 1], zobrist=zobrist, uci=ev.uci))
+            if after is not None:  # None: the engine gave up on this position: nothing to score
+                ev = self.moves[k - 1]
+                source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
+                board = self.boards[k - 1]
+                assert board is not None  # noqa: S101 - invariant: kept while ply k is pending
+                out.append(scored_ply(self.game_id, k, board, chess.Move.from_uci(ev.uci), before, after,
+                                      source, ev.san, forced=self.forced[k - 1], zobrist=zobrist, uci=ev.uci))
+            self._release(k - 1)
+            self._release(k)
         return out
+
+    def _release(self, j: int) -> None:
+        """Drop position ``j``'s board and analysis once both plies next to it are scored (not the newest:
+        the game goes on from it). A live game holds a few positions, not one per ply (issue 14: at 1,000
+        boards the live games' boards and analyses grew the monitor by tens of MB a minute); a correction
+        rebuilds the one it goes on from (:meth:`truncate`)."""
+        if j >= len(self.boards) - 1 or self.boards[j] is None:
+            return
+        if (j > 0 and j in self.pending) or j + 1 in self.pending:
+            return
+        self.boards[j] = None
+        self.analyses.pop(j, None)
 
     # -- memory ---------------------------------------------------------------------
 

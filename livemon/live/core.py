@@ -445,7 +445,7 @@ class LiveCore:
         self._preview.pop(ev.game_id, None)
         self._analyse(game, game.add_move(ev), out)
         if self.previews and self._persist and game.needs_engine(ev.ply):
-            out.append(Preview(ev.game_id, ev.ply, game.boards[ev.ply]))
+            out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply)))
         self._score(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
         out.append(Publish(self.board_state(ev.game_id)))
@@ -453,7 +453,7 @@ class LiveCore:
     def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> None:
         for j in positions:
             self._arrivals += 1
-            out.append(Analyse(game.game_id, j, game.boards[j], float(-self._arrivals)))
+            out.append(Analyse(game.game_id, j, game.board(j), float(-self._arrivals)))
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
         game = self.games.get(game_id)
@@ -609,7 +609,7 @@ class LiveCore:
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
     """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the one legality check."""
     try:
-        board = game.boards[-1] if game.boards else board_from_fen(ev.fen_before)
+        board = game.board(-1) if game.boards else board_from_fen(ev.fen_before)
     except ValueError as exc:
         return f"bad FEN {ev.fen_before!r} ({exc})"
     try:
