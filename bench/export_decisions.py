@@ -25,8 +25,11 @@ with its player, rating and place. The first line is a header:
 their ``Round`` tags, "5.1" counting as round 5).
 
 The committed exports: ``bench/data/open2025_decisions.jsonl.gz`` (depth 12, all nine
-rounds of the open) and ``bench/data/open2025_decisions_d14.jsonl.gz`` (depth 14, rounds
-5-8 only: the games analysed at that depth; with ``--config`` giving ``[engine] depth = 14``).
+rounds of the open) and ``bench/data/open2025_decisions_d14.jsonl.gz`` (depth 14: the 102
+games of rounds 7-8 complete when the depth-14 analysis of rounds 5-8 was cut off; exported
+from rounds 5-8 concatenated into one PGN, so that ``game`` is unique, and the analysing
+processes' stores merged into one, with ``--config`` giving ``[engine] depth = 14``;
+docs/calibration.md).
 """
 
 from __future__ import annotations
