@@ -20,7 +20,16 @@ move; ``values``: the candidate moves' values in pawns from the mover's view
 not among them); ``played``: the index in ``values`` of the move played. A line is
 exactly a :class:`livemon.rating.agent.Decision` (``Decision(tuple(values), played)``)
 with its player, rating and place. The first line is a header:
-``{"format": "livemon decisions 1", "profile": ..., "book_moves": ..., "eval_bound": ..., "games": ..., "source": [...]}``.
+``{"format": "livemon decisions 1", "profile": ..., "book_moves": ..., "eval_bound": ..., "games": ...,
+"rounds": [...], "source": [...]}`` (``rounds``: the round numbers of the exported games, from
+their ``Round`` tags, "5.1" counting as round 5).
+
+The committed exports: ``bench/data/open2025_decisions.jsonl.gz`` (depth 12, all nine
+rounds of the open) and ``bench/data/open2025_decisions_d14.jsonl.gz`` (depth 14: the 102
+games of rounds 7-8 complete when the depth-14 analysis of rounds 5-8 was cut off; exported
+from rounds 5-8 concatenated into one PGN, so that ``game`` is unique, and the analysing
+processes' stores merged into one, with ``--config`` giving ``[engine] depth = 14``;
+docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -62,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         report(f"warning: {result.searches} searches were run")
     moves, excluded = screened_moves(result.estimator, cfg.screening)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    rounds = sorted({r.split(".")[0] for g in planned if (r := g.game.headers.get("Round", "?")) not in ("?", "-", "")},
+                    key=lambda r: (not r.isdigit(), int(r) if r.isdigit() else 0, r))
     header = {"format": "livemon decisions 1", "profile": result.profile, "book_moves": cfg.screening.book_moves,
-              "eval_bound": cfg.screening.eval_bound, "games": len(planned),
+              "eval_bound": cfg.screening.eval_bound, "games": len(planned), "rounds": rounds,
               "source": [Path(x).name for x in args.pgn], "excluded": dict(excluded)}
     with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")

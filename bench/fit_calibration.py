@@ -3,7 +3,8 @@
 Reads the exported analyses (``bench/calibration_data.py``), keeps the **fit**
 events only (``bench/calibration_split.py``; the held-back events are for
 ``bench/validity.py`` alone), adds the 2025 open of ``bench/data/open2025_decisions.jsonl.gz``
-(a fit event too: it is not in the calibration set), and fits by maximum likelihood
+(a fit event too: it is not in the calibration set; for another profile, the export
+of the open's decisions at that profile, below), and fits by maximum likelihood
 c ~ N(a + b·Elo, τ²) twice: with one c per player-event (the line, τ and the screening z_scale, which
 belong to event-sized samples) and with one c per player-game (``tau_game``: a
 player's game-to-game variation on top, which the headline estimate's interval
@@ -13,12 +14,21 @@ profile, with the rating pool it maps to and a record of what it was fitted on.
 
 Usage::
 
-    python bench/fit_calibration.py [EXPORT] [--profile P] [--no-open] [--out calibrations.json] [--dry-run]
+    python bench/fit_calibration.py [EXPORT] [--profile P] [--open FILE | --no-open] [--out calibrations.json]
+        [--withhold-c-map REASON] [--dry-run]
 
 The profile is the export's (its header line), written under that name; other
 profiles in the file are kept. The open's decisions are used only when their
-profile is the export's (they exist for the default depth-12 profile only): a
-d14 fit runs on the calibration games alone, and says so.
+profile is the export's: ``--open FILE``, else the first of
+``bench/data/open2025_decisions.jsonl.gz`` (depth 12, the whole open) and
+``bench/data/open2025_decisions_*.jsonl.gz`` (e.g. ``_d14``: depth 14, rounds 5-8)
+whose header names the profile. Without one the fit runs on the calibration games
+alone, and says so.
+
+``--withhold-c-map REASON``: write the screening map under ``fit.c_map_withheld``
+(with the reason) and ``c_map`` null, so that screening and c-Elo stay off at the
+profile while the fitted line is kept on record (the performance map and r̄_e are
+written as usual).
 """
 
 from __future__ import annotations
@@ -54,6 +64,14 @@ def open_profile(path: Path = OPEN) -> str | None:
         return str(json.loads(f.readline())["profile"])
 
 
+def open_export(profile: str) -> Path | None:
+    """The export of the open's decisions analysed under ``profile`` (None when there is none)."""
+    for path in [OPEN, *sorted(OPEN.parent.glob(OPEN.name.replace(".jsonl.gz", "_*.jsonl.gz")))]:
+        if open_profile(path) == profile:
+            return path
+    return None
+
+
 def open2025(path: Path = OPEN, profile: str | None = None) -> list[Sample]:
     """The 2025 open's screened decisions, one sample per player-game (one event)."""
     samples: dict[tuple[str, int], Sample] = {}
@@ -69,11 +87,21 @@ def open2025(path: Path = OPEN, profile: str | None = None) -> list[Sample]:
     return list(samples.values())
 
 
+def open_source(path: Path) -> str:
+    """How ``fit.sources`` names the open's export: relative to the repository when inside it."""
+    try:
+        return path.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
     p.add_argument("--dry-run", action="store_true", help="print the fit, do not write calibrations.json")
     p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
+    p.add_argument("--open", dest="open_", type=Path, help="the open's decisions export (default: the one of the profile)")
+    p.add_argument("--withhold-c-map", metavar="REASON", help="keep the screening map under fit.c_map_withheld, c_map null")
     p.add_argument("--profile", help="the profile to write (default: the export's)")
     p.add_argument("--out", type=Path, default=SHIPPED_CALIBRATIONS, help="the calibrations file to update")
     args = p.parse_args(argv)
@@ -85,10 +113,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     games = [g for g in load(args.export) if g.part == "fit"]
     samples = player_games(games)
-    use_open = not args.no_open and open_profile() == profile
+    open_path = None if args.no_open else args.open_ or open_export(profile)
+    use_open = open_path is not None and open_profile(open_path) == profile
+    if args.open_ is not None and not use_open:
+        print(f"{args.open_} holds decisions of {open_profile(args.open_)!r}, not {profile!r}: refused")
+        return 2
     if not args.no_open and not use_open:
         print(f"no open decisions of {profile!r} ({OPEN.name} is {open_profile()!r}): fitted on the calibration games only")
-    extra = open2025(profile=profile) if use_open else []
+    elif use_open and open_path != OPEN:
+        print(f"the open's decisions: {open_path}")
+    extra = open2025(open_path, profile=profile) if use_open and open_path is not None else []
     per_game = [s for s in samples + extra if s.decisions]
     per_event = player_events(per_game, min_games=1)
     by_game = Calibration.fit_decisions([(s.elo, s.decisions) for s in per_game], profile=profile)
@@ -114,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
            "player_games": len(per_game), "player_events": len(per_event), "positions": cal.positions,
            "mean_elo": round(sum(elos) / len(elos), 1),
            "sources": ["../shared/data/calibration (fit events of bench/calibration_split.py)"]
-           + (["bench/data/open2025_decisions.jsonl.gz"] if use_open else []),
+           + ([open_source(open_path)] if use_open and open_path is not None else []),
            "engine_strength_se": strength[1],
            "by_game": {"a": by_game.a, "b": by_game.b, "tau": by_game.tau, "tau_se": by_game.tau_se}}
     print(f"fit on {fit['player_games']} player-games ({fit['games']} calibration games + "
@@ -131,8 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return 0
     table = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    c_map: dict[str, object] | None = cal.to_dict()
+    if args.withhold_c_map:
+        fit["c_map_withheld"] = {"reason": args.withhold_c_map, "c_map": c_map}
+        c_map = None
+        print("  screening map withheld (c_map null; kept under fit.c_map_withheld)")
     table[profile] = {"profile": profile, "engine_strength": strength[0], "fit": fit,
-                      "c_map": cal.to_dict(), "performance": perf.to_dict()}
+                      "c_map": c_map, "performance": perf.to_dict()}
     args.out.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{profile} written to {args.out}")
     return 0

@@ -25,7 +25,9 @@ Usage::
 
 The profile is the export's (its header line); its calibration is read from
 ``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
-is refused, never measured through another profile's calibration.
+is refused, never measured through another profile's calibration. A profile whose
+screening map is withheld (``c_map`` null) is measured with the map kept under
+``fit.c_map_withheld``, and the output says so.
 """
 
 from __future__ import annotations
@@ -234,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     games = list(load(args.export))
     cal, perf = pc.c_map, pc.performance_map
+    withheld = cal is None and isinstance(fit.get("c_map_withheld"), dict)
+    if withheld:  # the profile ships no screening map: measure the one kept on record (fit.c_map_withheld)
+        cal = Calibration.from_dict(fit["c_map_withheld"]["c_map"])  # type: ignore[index]
     assert cal is not None and perf is not None and pc.engine_strength is not None
     pool = perf.pool
     test = [g for g in games if g.part == "test"]
@@ -247,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                       "player_games": len(per_game), "player_events": len(per_event)},
         "per_game": {k: figures(per_game, f) for k, f in est.items()},
         "per_event": {k: figures(per_event, f) for k, f in est.items()},
-        "screening": screening_check(per_event, cal),
+        "screening": screening_check(per_event, cal), "c_map_withheld": withheld,
         "load": os.getloadavg()[0], "seconds": time.perf_counter() - t0,
     }
     if args.json:
@@ -264,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         for k, f in report[part].items():  # type: ignore[union-attr]
             print(fmt(k, f))
     sc = report["screening"]
+    if withheld:
+        print("c-Elo and screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
     if sc.get("n"):  # type: ignore[union-attr]
         print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]

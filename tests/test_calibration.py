@@ -430,6 +430,30 @@ def test_export_merges_several_stores_and_keeps_profiles_apart(tmp_path):
     merged.close()
 
 
+def test_fit_takes_the_open_decisions_of_its_own_profile(tmp_path, monkeypatch):
+    """fit_calibration.open_export: the open's export whose header names the profile (depth 12's file first), never
+    another profile's; open2025 reads one sample per player-game."""
+    import gzip
+
+    fit = _bench("fit_calibration")
+    p14, p12 = "Stockfish 15.1 depth=14 multipv=4", "Stockfish 15.1 depth=12 multipv=4"
+    files = {}
+    for name, profile in (("open2025_decisions.jsonl.gz", p12), ("open2025_decisions_d14.jsonl.gz", p14)):
+        files[profile] = tmp_path / name
+        with gzip.open(files[profile], "wt", encoding="utf-8") as f:
+            f.write(json.dumps({"format": "livemon decisions 1", "profile": profile, "book_moves": 8}) + "\n")
+            for game in (1, 2):
+                f.write(json.dumps({"player": "A, B", "elo": 2000, "game": game, "ply": 20,
+                                    "values": [0.2, 0.1], "played": 1}) + "\n")
+    monkeypatch.setattr(fit, "OPEN", files[p12])
+    assert fit.open_export(p12) == files[p12] and fit.open_export(p14) == files[p14]
+    assert fit.open_export("Stockfish 15.1 depth=16 multipv=4") is None
+    samples = fit.open2025(files[p14], profile=p14)
+    assert [(s.key, len(s.decisions)) for s in samples] == [("A, B", 1), ("A, B", 1)]
+    with pytest.raises(ValueError, match="depth=14"):
+        fit.open2025(files[p14], profile=p12)
+
+
 def test_fit_and_validity_take_the_profile_of_the_export(tmp_path, capsys):
     """A --profile other than the export's is refused; validity refuses a profile without a calibration."""
     import gzip
