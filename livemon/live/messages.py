@@ -187,7 +187,7 @@ class Outgoing(Message):
     """Decimal places a float field (or a list of floats) keeps in the JSON (WebSocket, MQTT, snapshots).
 
     A live round sends hundreds of these a second to every client; ``-37.90909090909091`` says no
-    more than ``-37.9``. In-process faces (the TUI) get the exact values."""
+    more than ``-37.91``. In-process faces (the TUI) get the exact values."""
 
     ts: float = dataclasses.field(default=0.0, compare=False, kw_only=True)
 
