@@ -128,9 +128,11 @@ class LiveGame:
     the same sequence whatever order analyses complete in. A ply valued from a
     comment carries no E(c) decision (no MultiPV), exactly as in ``analyse``.
 
-    Per position it keeps the board, its value by rule and whether it is forced
-    (one legal-move generation per position), its evaluation and analysis; the FEN
-    of the newest position only (the faces show that one). A finished game whose
+    Per position it keeps its value by rule and whether it is forced (one legal-move
+    generation per position) and its evaluation; its board and analysis only until
+    both plies next to it are scored (the newest position's always: the game goes on
+    from it; a correction rebuilds the one it goes back to from the moves); the FEN of
+    the newest position only (the faces show that one). A finished game whose
     plies are all scored is :meth:`compact`-ed: boards, analyses and per-ply caches are
     released, the moves (without their FENs) and evaluations kept; a correction
     rebuilds the positions from the moves (:meth:`expand`).
