@@ -599,6 +599,18 @@ def _tally_kinds(raw: str, kinds: dict[str, list[int]]) -> None:
         tally[1] += len(json.dumps(m, separators=(",", ":")))
 
 
+async def web_latency(port: int) -> dict[str, int]:
+    """The web face's sampled publish -> write latency histogram (``/healthz``: ms -> messages); {} if unread."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            body = (await http.get(f"http://127.0.0.1:{port}/healthz")).json()
+    except (httpx.HTTPError, ValueError):
+        return {}
+    return {k: int(v) for k, v in body.get("latency", {}).get("hist", {}).items()}
+
+
 def hist_quantile(hist: list[int], q: float) -> float | None:
     total = sum(hist)
     if not total:
@@ -783,6 +795,7 @@ async def run(args: argparse.Namespace) -> Report:
 
             # ---- the round -------------------------------------------------------------------
             st0 = read_status(store)
+            lat0 = await web_latency(web)
             polls0 = (feeds.polls, feeds.not_modified)
             cpu0 = proc_cpu(mon.pid)
             web_pids = child_pids(mon.pid) if args.web_process else []
@@ -808,6 +821,7 @@ async def run(args: argparse.Namespace) -> Report:
             web_cpu = sum(proc_cpu(p) for p in web_pids) - web_cpu0
             web_mem = [proc_mem(p) for p in web_pids]
             st1 = read_status(store)
+            lat1 = await web_latency(web)
             t_end = time.monotonic()
             # ---- catch up: every fed ply handled ----------------------------------------------
             caught = None
@@ -897,6 +911,13 @@ async def run(args: argparse.Namespace) -> Report:
         f"the clients' processes used {counts.get('cpu_ms', 0) / 1000:.1f} s of CPU): "
         f"p50 {p50} ms p95 {p95} ms p99 {p99c} ms (1 ms bins)")
     report.measured["client_p95_ms"] = p95
+    server = [0] * 10001
+    for k, v in lat1.items():
+        server[min(int(k), 10000)] += v - lat0.get(k, 0)
+    s50, s95, s99 = (hist_quantile(server, q) for q in (0.5, 0.95, 0.99))
+    say(f"the server's part (hub publish -> socket write, every message to 1 client in 10, /healthz): "
+        f"{sum(server)} messages in the round, p50 {s50} ms p95 {s95} ms p99 {s99} ms")
+    report.measured["server_p95_ms"] = s95
     kinds = next((k for _, _, k in results if k), {})
     clients = max(args.clients - counts.get("closed", 0), 1)
     say(f"bytes to the clients: {counts.get('bytes', 0) / elapsed / 2**20:.1f} MiB/s in all "
@@ -958,6 +979,7 @@ async def run(args: argparse.Namespace) -> Report:
     goal(report, f"loop-lag p99 < {GOAL_LAG_P99:g} ms", p99, GOAL_LAG_P99, True, "ms")
     goal(report, f"RSS < {GOAL_RSS_MB:g} MiB", hwm, GOAL_RSS_MB, True, "MiB")
     goal(report, f"client latency p95 < {GOAL_P95:g} ms", p95, GOAL_P95, True, "ms")
+    goal(report, f"its server part (publish -> write) p95 < {GOAL_P95:g} ms", s95, GOAL_P95, True, "ms")
     goal(report, f"RSS flat over the second half (< {100 * GOAL_FLAT:g}% growth)",
          None if growth is None else 100 * growth, 100 * GOAL_FLAT, True, "%")
     goal(report, "plies lost + duplicated = 0", float(lost + wrong + dup), 0.5, True, "plies")

@@ -405,3 +405,29 @@ async def test_a_boards_evals_go_to_its_game_channel_only(batch: bool) -> None:
         assert body["channels"]["games"][0]["eval_cp"] == -30 and "evals" not in body["channels"]["games"][0]
         for ws in (round_ws, game_ws, both_ws):
             await ws.close()
+
+
+async def test_the_server_samples_publish_to_write_latency_for_one_client_in_ten() -> None:
+    """Issue 14: the clients' own CPU made the client-side latency of a whole round unreadable; /healthz
+    has the server's part (hub ts -> socket write) for the sampled clients, every message they were sent."""
+    import httpx
+
+    from livemon.faces.web.server import LATENCY_SAMPLE
+
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        wss = [await client(srv) for _ in range(LATENCY_SAMPLE + 1)]  # clients 1 and 11 are sampled
+        for ws in wss:
+            await subscribe(ws, "players", batch=False)  # one frame a message: nothing conflated
+        for i in range(20):
+            hub.publish(player(f"P{i:02d}", 2500 + i))
+        seq = hub.seq
+        for ws in wss:
+            await recv_until(ws, lambda f: f.get("seq") == seq)
+        async with httpx.AsyncClient() as http:
+            lat = (await http.get(f"{srv.url}/healthz")).json()["latency"]
+        assert lat["samples"] == 2 * 20  # two sampled clients, every message written to them once
+        assert lat["p50_ms"] is not None and 0 < lat["p99_ms"] < 5000
+        assert sum(lat["hist"].values()) == lat["samples"]
+        for ws in wss:
+            await ws.close()

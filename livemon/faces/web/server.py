@@ -123,6 +123,8 @@ BIG_SNAPSHOT = 200
 """A snapshot of more messages than this is encoded in a worker thread, off the event loop."""
 PUMP_SLICE = 0.005
 """Seconds of serving clients after which the pump lets the event loop run (and goes on in the next turn)."""
+LATENCY_SAMPLE = 10
+"""One client in this many (by connection order) has each message's publish -> write latency recorded."""
 ROUND_GAP = 0.02
 """Seconds between the starts of two rounds with new messages, at least: at most 50 data writes a second per client."""
 FANOUT_SHARE = 0.25
@@ -174,6 +176,7 @@ class _Run:
     frames: int
     messages: int  # log messages of the group's channels they stand for (batch statistics)
     conflated: int  # of which superseded within a frame
+    stamps: tuple[float, ...] = ()  # the ``ts`` of each message sent (for the sampled latency)
 
 
 @dataclass(eq=False)
@@ -207,6 +210,7 @@ class _Client:
     wrong_tokens: int = 0
     close_reason: str | None = None  # set: the handler closes the connection (1008) after this message
     batch: bool = False  # asked for ``deltas`` frames (subscribe with ``"batch": true``)
+    timed: bool = False  # one client in LATENCY_SAMPLE: its writes feed the publish -> write latency histogram
 
 
 class _Connection(ServerConnection):
@@ -232,6 +236,7 @@ class WebServer:
         self.batch_stats: dict[str, int] = {"frames": 0, "messages": 0, "conflated": 0}  # deltas frames sent (benches)
         # rounds with news, data frames built and sent again from the cache, seconds in the pump (benches)
         self.fanout_stats: dict[str, float] = {"rounds": 0, "built": 0, "shared": 0, "pump_seconds": 0.0}
+        self.latency_hist: dict[int, int] = {}  # ms -> messages (publish -> write, sampled clients: _timed)
         self._clients: set[_Client] = set()
         self._groups: dict[tuple[frozenset[str], bool], _Group] = {}
         self._server: Server | None = None
@@ -336,6 +341,7 @@ class WebServer:
             body: dict[str, Any] = {"ok": ok, "protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "clients": self.clients, **self.stats}
             if store is not None:
                 body["store"] = store
+            body["latency"] = self.latency()
             return _http(200 if ok else 503, json.dumps(body).encode(), "application/json")
         return _http(404, b"not found\n", "text/plain; charset=utf-8")
 
@@ -391,6 +397,7 @@ class WebServer:
         ws.on_drain = lambda: self._drained(client)
         self._clients.add(client)
         self.stats["connections"] += 1
+        client.timed = self.stats["connections"] % LATENCY_SAMPLE == 1 or LATENCY_SAMPLE == 1
         log.info("web: client %s connected (%d now)", client.peer, len(self._clients))
         try:
             await ws.send(p.hello_frame(self.hub.seq, self.cfg.arbiter_token is not None,
@@ -693,6 +700,8 @@ class WebServer:
                 if run.frames:  # one write (one system call) for every frame of the stretch
                     self._write(c, run.wire)
                     c.last = run.last
+                    if c.timed:
+                        self._timed(run.stamps)
                     if group.batch:
                         bs = self.batch_stats
                         bs["frames"] += run.frames
@@ -739,24 +748,27 @@ class WebServer:
         if entries is None:
             return None
         subs = group.channels
-        rows: list[tuple[int, str, _Encoded, str, tuple[str, ...]]] = []  # seq, JSON, message, channels JSON, wanted
+        # seq, message JSON, its encodings, channels JSON, channels wanted, ts
+        rows: list[tuple[int, str, _Encoded, str, tuple[str, ...], float]] = []
         for seq, msg in entries:
             info = self._encoded.get(seq) or self._info(seq, msg)
             channels = info.channels
             if subs.issuperset(channels):
-                rows.append((seq, info.json, info, info.channels_json, channels))
+                rows.append((seq, info.json, info, info.channels_json, channels, msg.ts))
                 continue
             wanted = tuple(ch for ch in channels if ch in subs)
             if wanted:  # a board on games alone goes without its evals
                 text = info.json if info.detail in wanted else info.main
-                rows.append((seq, text, info, self._channels_json(list(wanted)), wanted))
+                rows.append((seq, text, info, self._channels_json(list(wanted)), wanted, msg.ts))
         if len(rows) > self.cfg.client_queue:
             return None
         texts: list[str] = []
+        stamps: list[float] = []
         conflated = 0
         if not group.batch:
-            for seq, text, _, chjson, _ in rows:
+            for seq, text, _, chjson, _, ts in rows:
                 texts.append(p.delta_frame_from(seq, last, chjson, text))
+                stamps.append(ts)
                 last = seq
         else:
             i = 0
@@ -766,13 +778,39 @@ class WebServer:
                     size += len(rows[j][1])
                     j += 1
                 chunk = rows[i:j]
-                kept = p.conflate([(seq, info.key, wanted) for seq, _, info, _, wanted in chunk])
+                kept = p.conflate([(seq, info.key, wanted) for seq, _, info, _, wanted, _ in chunk])
                 texts.append(p.deltas_frame(last, [(chunk[k][0], chunk[k][3], chunk[k][1]) for k in kept]))
+                stamps.extend(chunk[k][5] for k in kept)
                 last = chunk[kept[-1]][0]
                 conflated += len(chunk) - len(kept)
                 i = j
         wire = b"".join(_wire(text) for text in texts)
-        return _Run(wire, last, len(texts), len(rows), conflated)
+        return _Run(wire, last, len(texts), len(rows), conflated, tuple(stamps))
+
+    def _timed(self, stamps: tuple[float, ...]) -> None:
+        """Publish -> socket write latency of each message just written to a sampled client (1 ms bins)."""
+        now, hist = time.time(), self.latency_hist
+        for ts in stamps:
+            ms = min(int(1000 * (now - ts)), 60_000) if ts else -1
+            if ms >= 0:
+                hist[ms] = hist.get(ms, 0) + 1
+
+    def latency(self) -> dict[str, Any]:
+        """The server's own part of publish -> client latency: from the hub's ``ts`` to the write into the
+        socket, for every message to one client in :data:`LATENCY_SAMPLE` (``/healthz``; a bench
+        subtracts two histograms for a window). What a client measures adds the network and its own queue."""
+        total = sum(self.latency_hist.values())
+
+        def q(p: float) -> int | None:
+            acc = 0
+            for ms in sorted(self.latency_hist):
+                acc += self.latency_hist[ms]
+                if acc >= p * total:
+                    return ms + 1
+            return None
+
+        return {"samples": total, "p50_ms": q(0.5), "p95_ms": q(0.95), "p99_ms": q(0.99),
+                "hist": {str(k): v for k, v in sorted(self.latency_hist.items())}}
 
     def _write(self, c: _Client, wire: bytes) -> None:
         """Put whole frames in ``c``'s transport, now (nothing is written on a connection not open).
