@@ -540,16 +540,22 @@ def random_game(seed: int, plies: int) -> list[str]:
     return out
 
 
-def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved():
-    """Algorithm 2 is one solve over the event: after a move in one game, the timer re-publishes the players
-    whose event figure moved by a shown Elo point (issue 14: a tick re-sent every estimate to every client).
-    With r̄_e fixed (given or calibrated); under Algorithm 3 every perceived Elo moves with it."""
-    d = Driver(new_core(given_strength=2500.0))
+def four_games_of_40_plies(d: Driver) -> tuple[list[GameInfo], dict[str, list[str]]]:
+    """Four rated games (60 plies each known) fed up to ply 40 and answered; their infos and every move."""
     infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 100 * i, black_elo=2050 + 100 * i,
                       event="Test") for i in range(4)]
     games = {info.game_id: random_game(i, 60) for i, info in enumerate(infos)}
     d.feed(*infos, *(m for g, ucis in games.items() for m in moves_of(g, ucis[:40])))
     d.answer()
+    return infos, games
+
+
+def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved():
+    """Algorithm 2 is one solve over the event: after a move in one game, the timer re-publishes the players
+    whose event figure moved by a shown Elo point (issue 14: a tick re-sent every estimate to every client).
+    With r̄_e fixed (given or calibrated); under Algorithm 3 every perceived Elo moves with it."""
+    d = Driver(new_core(given_strength=2500.0))
+    infos, games = four_games_of_40_plies(d)
     d.apply(d.core.tick())
     before = dict(d.core.event_perceived)
     assert len(before) == 8
@@ -640,11 +646,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
 
     monkeypatch.setattr(est_mod, "algorithm1", counted)
     d = Driver(new_core())  # neither given nor calibrated: Algorithm 3 too
-    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 100 * i, black_elo=2050 + 100 * i,
-                      event="Test") for i in range(4)]
-    games = {info.game_id: random_game(i, 60) for i, info in enumerate(infos)}
-    d.feed(*infos, *(m for g, ucis in games.items() for m in moves_of(g, ucis[:40])))
-    d.answer()
+    infos, games = four_games_of_40_plies(d)
     d.apply(d.core.tick())
     assert len(calls) == 4 and d.core.strength_source == "algorithm 3"
     first = dict(d.core.event_perceived)
