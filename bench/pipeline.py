@@ -72,7 +72,15 @@ def config(store: Path, depth: int, processes: int = 1) -> Config:
     cfg.engine.depth = depth
     cfg.engine.processes = processes
     cfg.engine.backlog_high = 10**9  # no eval-bar previews: only the pinned profile is searched, so the warm cache hits
+    cfg.store.backup_minutes = 0
     return cfg
+
+
+def served(cfg: Config) -> Monitor:
+    """A monitor on its store as ``livemon serve`` opens it (WAL checkpoints in a thread, not in a commit)."""
+    from livemon.io.store import open_monitor_store
+
+    return Monitor(cfg, store=open_monitor_store(cfg.store))
 
 
 async def drained(monitor: Monitor) -> None:
@@ -127,7 +135,7 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
     the end of the run (slow: tracemalloc costs 2-4x)."""
     import tracemalloc
 
-    monitor = Monitor(config(store, depth))
+    monitor = served(config(store, depth))
     mid: tracemalloc.Snapshot | None = None
     if trace:
         tracemalloc.start(8)
@@ -158,6 +166,7 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
         reader.cancel()
         await monitor.pool.close()
         monitor._ttt.close()
+        monitor.store.close()
 
 
 def reference_moves_per_s(msgs: list[Message]) -> float:
@@ -176,7 +185,7 @@ def reference_moves_per_s(msgs: list[Message]) -> float:
 
 async def overhead(msgs: list[Message], store: Path, depth: int, profile: Path | None = None) -> dict[str, float]:
     """Moves/s and per-move latency with every position cached."""
-    monitor = Monitor(config(store, depth))
+    monitor = served(config(store, depth))
     await monitor.pool.start()
     reader = asyncio.create_task(drained(monitor))
     try:
@@ -218,6 +227,7 @@ async def overhead(msgs: list[Message], store: Path, depth: int, profile: Path |
         reader.cancel()
         await monitor.pool.close()
         monitor._ttt.close()
+        monitor.store.close()
 
 
 def synthetic_results(n_games: int, n_players: int, seed: int = 1) -> list[Message]:

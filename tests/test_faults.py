@@ -332,6 +332,36 @@ def test_held_writes_keep_their_order_and_status_is_coalesced(tmp_path):
         store.close()
 
 
+def test_a_batch_the_full_disk_refuses_is_held_whole_in_order_and_stored_after(tmp_path):
+    """Issue 14: a loop turn's writes share one transaction; when the disk refuses it, every write of it is
+    held (none half-stored), in order, and stored once space returns."""
+    from livemon.live.messages import GameInfo, MoveEvent
+
+    with tmpfs(tmp_path / "disk", "1m") as disk:
+        store = Store(disk / "s.sqlite")
+        board, events = chess.Board(), []
+        for ply, san in enumerate(["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"], 1):
+            move = board.parse_san(san)
+            events.append(MoveEvent("g", ply, move.uci(), san, board.fen()))
+            board.push(move)
+        store.put_game(GameInfo("g"))
+        assert store.begin_batch() and not store.begin_batch()  # nested: the outer one commits
+        for ev in events[:3]:
+            store.put_move(ev)
+        assert store.db.in_transaction and [m.san for m in store.load_games()[0][2]] == ["e4", "e5", "Nf3"]
+        fill(disk / "filler")
+        for ev in events[3:]:
+            store.put_move(ev)
+        store.commit_batch()
+        assert not store.db.in_transaction and not store.health()["ok"] and store.pending == 6
+        assert store.load_games()[0][2] == []  # nothing of the refused transaction half-stored
+        (disk / "filler").unlink()
+        assert store.flush(force=True) and store.health()["ok"]
+        store.close()
+        with Store(disk / "s.sqlite") as again:
+            assert [m.san for m in again.load_games()[0][2]] == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+
+
 # -- 3. damaged or read-only store -------------------------------------------------------------------------------
 
 

@@ -10,6 +10,8 @@ engine pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -165,3 +167,48 @@ async def test_a_backlog_that_outlasts_the_warning_lag_is_said_once(tmp_path, ev
     finally:
         await monitor.pool.close()
         monitor.store.close()
+
+
+async def test_cached_positions_are_scored_within_handle_and_a_turns_writes_are_one_commit(tmp_path, event, engine_env):
+    """Issue 14: a position the cache holds is answered in the same ``handle`` (no task, no loop turn), and the
+    moves of a loop turn are stored in one transaction, committed first thing in the next turn."""
+    import dataclasses
+
+    from livemon.io.feeds import open_feed
+    from livemon.live.messages import GameInfo, GameResult, MoveEvent
+
+    cfg = config(tmp_path, event)
+    cfg.engine.backlog_high = 10**6  # no previews: only the pinned profile
+    first = Monitor(cfg)
+    await first.run(until_feeds_end=True)  # fills the cache
+    first.store.close()
+    searched = len(searches(engine_env))
+    msgs = [m async for m in open_feed(cfg.feeds[0])]
+    again = [dataclasses.replace(m, game_id=f"{m.game_id}#2") if isinstance(m, (GameInfo, MoveEvent, GameResult))
+             else m for m in msgs]
+    monitor = Monitor(cfg)  # same store, not run: no resume, the copies are new games
+    await monitor.pool.start()
+    try:
+        monitor._pin_profile()
+        moves = 0
+        for m in again:
+            monitor.handle(m)
+            if isinstance(m, MoveEvent):
+                moves += 1
+                assert m.ply in monitor.estimator.games[m.game_id].plies  # scored before handle returned
+        assert moves > 200 and not monitor._tasks  # not one task per position
+        assert monitor.store.db.in_transaction  # every move of this turn in one open transaction...
+        assert stored_copies(cfg.store.path) == 0
+        await asyncio.sleep(0)
+        assert not monitor.store.db.in_transaction  # ...committed at the next turn
+        assert stored_copies(cfg.store.path) == moves
+        assert monitor.pool.status().cache_hits >= moves and len(searches(engine_env)) == searched
+    finally:
+        await monitor.pool.close()
+        monitor.store.close()
+
+
+def stored_copies(path: str) -> int:
+    """Moves of the ``#2`` games another connection sees (a plain reader: opening a Store writes its schema)."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM moves WHERE game_id LIKE '%#2'").fetchone()[0])

@@ -126,6 +126,24 @@ async def test_cache_hits_cost_no_search(fake):
     assert {s.profile for s in second} == {first[0].profile}
 
 
+async def test_answer_now_takes_a_cached_position_at_once_and_never_a_search_in_flight(fake, monkeypatch):
+    """Issue 14: a cached position needs no task; one being searched is joined through submit, not searched twice."""
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.2")
+    boards = game_boards()[:2]
+    async with EnginePool(fake.cfg(), Store(":memory:")) as pool:
+        assert pool.answer_now(boards[0]) is None  # not in the cache: the caller submits it
+        first = await pool.submit(boards[0])
+        hit = pool.answer_now(boards[0])
+        assert hit is not None and hit.cached and (hit.analysis, hit.profile) == (first.analysis, first.profile)
+        flying = asyncio.ensure_future(pool.submit(boards[1]))
+        await wait_for_searches(fake, 2)
+        assert pool.answer_now(boards[1]) is None  # being searched: not answered, not searched again
+        await flying
+        assert pool.answer_now(boards[1]) is not None
+        status = pool.status()
+    assert len(fake.searches()) == 2 and status.searches == 2 and status.cache_hits == 2
+
+
 async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkeypatch):
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.15")
     boards = game_boards()[:30]

@@ -190,6 +190,7 @@ class Monitor:
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True)
         self._flush_due = False
+        self._commit_due = False
         self.feeds: list[Feed] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
@@ -362,12 +363,27 @@ class Monitor:
     # -- effects -----------------------------------------------------------------------
 
     def apply(self, effects: list[Effect]) -> None:
-        """Carry out the core's effects, in order."""
+        """Carry out the core's effects, in order (a cached analysis's effects after them)."""
+        self._write_behind()
+        self._apply(list(effects))
+        if self.core.held and not self._flush_due:
+            # a burst's estimates go out once per player and board, after every answer ready now
+            try:
+                asyncio.get_running_loop().call_soon(self._flush)
+                self._flush_due = True
+            except RuntimeError:  # no loop (a synchronous driver): at once
+                self._flush()
+
+    def _apply(self, effects: list[Effect]) -> None:
         for e in effects:
             if isinstance(e, Publish):
                 self.hub.publish(e.message)
             elif isinstance(e, Analyse):
-                self._spawn(self._analyse(e), f"analyse {e.game_id}:{e.index}")
+                hit = self.pool.answer_now(e.board)
+                if hit is not None:  # cached: answered in this turn, its effects after these (no task)
+                    effects.extend(self.core.analysed(e, hit.analysis, hit.profile.name))
+                else:
+                    self._spawn(self._analyse(e), f"analyse {e.game_id}:{e.index}")
             elif isinstance(e, StoreMove):
                 self.store.put_move(e.move)
             elif isinstance(e, StoreGame):
@@ -390,13 +406,26 @@ class Monitor:
                 self._ttt_wanted.set()
             elif isinstance(e, Log):
                 log.log(e.level, "%s", e.text)
-        if self.core.held and not self._flush_due:
-            # a burst's estimates go out once per player and board, after every answer ready now
-            try:
-                asyncio.get_running_loop().call_soon(self._flush)
-                self._flush_due = True
-            except RuntimeError:  # no loop (a synchronous driver): at once
-                self._flush()
+
+    def _write_behind(self) -> None:
+        """This loop turn's writes in one transaction, committed first thing in the next turn.
+
+        A burst's moves are one commit, not one each, and a transaction is never open while the
+        loop waits (the commit is already queued). Without a running loop each write is alone.
+        """
+        if self._commit_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self.store.begin_batch():
+            loop.call_soon(self._commit)
+            self._commit_due = True
+
+    def _commit(self) -> None:
+        self._commit_due = False
+        self.store.commit_batch()
 
     def _flush(self) -> None:
         self._flush_due = False

@@ -143,6 +143,9 @@ class EngineBackend(Protocol):
     async def preview(self, board: chess.Board) -> PooledAnalysis | None:
         """A quick evaluation for the eval bar when the backend is backlogged, else None."""
 
+    def answer_now(self, board: chess.Board) -> PooledAnalysis | None:
+        """The pinned profile's cached analysis of ``board``, at once, or None (then :meth:`submit`)."""
+
     def status(self) -> EngineStatus: ...
 
     def engine_pids(self) -> list[int]: ...
@@ -201,6 +204,16 @@ class PinnedBackend:
         """The profile estimate requests are searched under (always :attr:`base_profile`)."""
         return self.base_profile
 
+    queue: RequestQueue[Any]
+
+    def answer_now(self, board: chess.Board) -> PooledAnalysis | None:
+        """The pinned profile's analysis of ``board`` when the cache has it and no search of it is in
+        flight, else None (the caller then awaits :meth:`submit`). A burst of cached positions needs
+        no task per position; ``board`` must need a search (the caller knows it is not terminal)."""
+        if self._base is None:
+            return None
+        return self.queue.answer_now(board, self._base)
+
 
 @dataclass
 class Job:
@@ -245,6 +258,22 @@ class RequestQueue(Generic[J]):
             return None
         found = self.store.get_analysis(key, profile.name)
         return None if found is None else PooledAnalysis(key, found, profile, cached=True)
+
+    def answer_now(self, board: chess.Board, profile: EngineProfile) -> PooledAnalysis | None:
+        """The cached analysis of ``board`` under ``profile`` when no search of it is in flight, else None.
+
+        What :meth:`request` would answer at once, without a future: a caller with a cache hit needs no
+        task (issue 14: a burst of cached positions). Counted as a request when it hits; a miss counts
+        nothing (the caller then makes the request).
+        """
+        key = position_key(board)
+        if (key, profile.name) in self.jobs:
+            return None
+        hit = self.cached(key, profile)
+        if hit is not None:
+            self.counters.submitted += 1
+            self.counters.cache_hits += 1
+        return hit
 
     def request(self, board: chess.Board, profile: EngineProfile, priority: float | None, now: float,
                 use_cache: bool = True) -> J | PooledAnalysis:

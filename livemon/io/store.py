@@ -233,6 +233,8 @@ class Store:
         self._next_backup = 0.0
         self.last_backup: float | None = None
         self.writes_held = 0  # writes that ever had to be held (for status and tests)
+        self._batch: list[tuple[str | None, tuple[tuple[str, tuple[Any, ...]], ...]]] | None = None
+        self._in_tx = False  # a transaction() has begun its transaction (at its first write)
         memory = self.path == ":memory:"
         if not memory and not create and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path} (a monitor creates it when it starts: livemon serve)")
@@ -276,6 +278,7 @@ class Store:
             self.db.execute("ALTER TABLE analyses ADD COLUMN worker TEXT")
 
     def close(self) -> None:
+        self.commit_batch()
         if self._pending:
             self.flush(force=True)
         if self._pending:
@@ -297,10 +300,90 @@ class Store:
 
     # -- writes that survive a full or failing disk ---------------------------
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every write inside in one transaction (:meth:`begin_batch` ... :meth:`commit_batch`).
+
+        >>> s = Store(":memory:")
+        >>> with s.transaction():
+        ...     s.put_result("g", "1-0")
+        ...     s.db.in_transaction
+        True
+        >>> s.db.in_transaction
+        False
+        """
+        if not self.begin_batch():
+            yield  # nested: the outer one commits
+            return
+        try:
+            yield
+        finally:
+            self.commit_batch()
+
+    def begin_batch(self) -> bool:
+        """From now on writes share one transaction, begun at the first write, until :meth:`commit_batch`.
+
+        The monitor batches each event-loop turn's writes: a burst's moves are one commit, not
+        one each (issue 14: 33 -> 8 µs a move). Reads see the writes at once. A write the disk
+        refuses rolls the transaction back and holds its writes with it, in order, as if each had
+        failed alone (:meth:`flush` retries them); so does a refused commit. False when a batch was
+        already open (or the store is read-only): nothing changes.
+        """
+        if self._batch is not None or self.readonly:
+            return False
+        self._batch = []
+        return True
+
+    def commit_batch(self) -> None:
+        """Commit the writes since :meth:`begin_batch` and write alone again (held if the disk refuses)."""
+        try:
+            self._commit_open()
+        finally:
+            self._batch = None
+
+    def _commit_open(self) -> None:
+        if not self._in_tx:
+            return
+        self._in_tx = False
+        batch, self._batch = self._batch or [], []
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if not _held(exc):
+                raise
+            self._hold_batch(batch, exc)
+
+    def _hold_batch(self, batch: list[tuple[str | None, tuple[tuple[str, tuple[Any, ...]], ...]]],
+                    exc: sqlite3.Error) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")  # SQLite may have rolled back already (a full disk)
+        self._in_tx = False
+        self._failed(exc)
+        self._pending.extend(batch)
+        self.writes_held += len(batch)
+
     def _write(self, statements: tuple[tuple[str, tuple[Any, ...]], ...], coalesce: str | None = None) -> bool:
-        """Run ``statements`` as one transaction, or hold them (in order) if the disk refuses; True if written."""
+        """Run ``statements`` as one transaction, or hold them (in order) if the disk refuses; True if written.
+
+        Inside :meth:`transaction` they join its transaction instead.
+        """
         if self._pending:
             self.flush()
+        if self._batch is not None and not self._pending:
+            try:
+                if not self._in_tx:
+                    self.db.execute("BEGIN IMMEDIATE")
+                    self._in_tx = True
+                for sql, params in statements:
+                    self.db.execute(sql, params)
+            except sqlite3.Error as exc:
+                if not _held(exc):
+                    raise
+                self._hold_batch([*self._batch, (coalesce, statements)], exc)
+                self._batch = []
+                return False
+            self._batch.append((coalesce, statements))
+            return True
         if not self._pending:
             try:
                 self._run(statements)
@@ -666,6 +749,7 @@ class Store:
             "INSERT OR IGNORE INTO alerts (player, event, level, raised, alert) VALUES (?, ?, ?, ?, ?)",
             (alert.player, alert.event, level, raised, alert.to_json()),
         )
+        self._commit_open()  # its own statement: a refused alert must not take a transaction's writes with it
         if self._pending:
             self._write((statement,))
             return True

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 import scipy.special
 
-from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.agent import K, Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +62,22 @@ def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
     >>> e.p0, e.loss_mean, e.loss_var, e.matched, e.loss
     (0.5, 0.5, 0.25, False, 1.0)
     """
-    v = np.asarray(decision.values, dtype=float)
-    loss = v.max() - v
-    p = move_probabilities(v, float(c_r))
-    top = loss == 0.0
-    p0 = float(p[top].sum())
-    mu = float(p @ loss)
-    var = max(float(p @ (loss * loss)) - mu * mu, 0.0)
-    played_loss = float(loss[decision.played])
-    return PositionExpectation(p0, mu, var, bool(top[decision.played]), played_loss)
+    # :func:`move_probabilities` for one c, in plain floats: a handful of candidates per position, once per
+    # screened move, where numpy's per-call cost was most of the time (issue 14)
+    values = decision.values
+    best = max(values)
+    loss = [best - v for v in values]
+    c = float(c_r)
+    e = [-math.log((x + K) / K) * c for x in loss]
+    top_e = max(e)
+    w = [math.exp(x - top_e) for x in e]
+    total = sum(w)
+    p = [x / total for x in w]
+    p0 = sum(pi for pi, x in zip(p, loss) if x == 0.0)
+    mu = sum(pi * x for pi, x in zip(p, loss))
+    var = max(sum(pi * x * x for pi, x in zip(p, loss)) - mu * mu, 0.0)
+    played_loss = loss[decision.played]
+    return PositionExpectation(p0, mu, var, played_loss == 0.0, played_loss)
 
 
 def _z(diff: float, sd: float) -> float:
