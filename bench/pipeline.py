@@ -23,6 +23,7 @@ import argparse
 import cProfile
 import asyncio
 import dataclasses
+import gc
 import os
 import statistics
 import sys
@@ -205,7 +206,10 @@ async def overhead(msgs: list[Message], store: Path, depth: int, profile: Path |
             prof.disable()
             prof.dump_stats(str(profile))
         burst_moves = sum(isinstance(m, MoveEvent) for m in msgs[:half])
-        # latency: the second half one message at a time, each move until its ply is scored
+        # latency: the second half one message at a time, each move until its ply is scored; the burst's
+        # objects frozen first, as `serve`'s timer does every GC_FREEZE_SECONDS (else a full collection of
+        # them, ~90 ms, lands in one move's latency)
+        gc.freeze()
         lat: list[float] = []
         for m in msgs[half:]:
             t1 = time.perf_counter()
