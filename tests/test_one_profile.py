@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import sqlite3
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -212,3 +213,40 @@ def stored_copies(path: str) -> int:
     """Moves of the ``#2`` games another connection sees (a plain reader: opening a Store writes its schema)."""
     with contextlib.closing(sqlite3.connect(path)) as db:
         return int(db.execute("SELECT COUNT(*) FROM moves WHERE game_id LIKE '%#2'").fetchone()[0])
+
+
+async def test_engine_answers_are_applied_in_slices_with_the_loop_running_between(tmp_path, monkeypatch):
+    """Issue 14: a burst of answers (a bus delivers them in batches) is applied ANSWER_SLICE seconds at a time,
+    in arrival order, with the event loop (faces, timers, feeds) running between the slices."""
+    from livemon.live.effects import Analyse
+
+    cfg = Config()
+    cfg.store.path = str(tmp_path / "s.sqlite")
+    monitor = Monitor(cfg)
+    applied: list[int] = []
+
+    def slow(request, analysis, profile=None, error=None):  # 2 ms of scoring per answer
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.002:
+            pass
+        applied.append(request.index)
+        return []
+
+    monkeypatch.setattr(monitor.core, "analysed", slow)
+    seen: set[int] = set()
+
+    async def ticker() -> None:
+        while True:
+            seen.add(len(applied))
+            await asyncio.sleep(0)
+
+    tick = asyncio.create_task(ticker())
+    try:
+        for i in range(50):  # 100 ms of answers at once
+            monitor._answered(Analyse("g", i, chess.Board(), 0.0), None, "no engine")
+        await monitor.drain()
+    finally:
+        tick.cancel()
+        monitor.store.close()
+    assert applied == list(range(50))  # every answer, in arrival order
+    assert len(seen & set(range(1, 50))) >= 3  # and the loop ran in the middle of them, not only before and after

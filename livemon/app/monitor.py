@@ -20,11 +20,13 @@ import asyncio
 import gc
 import logging
 import time
+from collections import deque
 from importlib import resources
 from typing import Any
 
 from livemon.config import Config, FeedConfig
 from livemon.faces.hub import Hub
+from livemon.io.backend import PooledAnalysis
 from livemon.io.feeds import Feed, open_feeds
 from livemon.io.pool import EngineBackend, EnginePool
 from livemon.io.store import Store
@@ -68,6 +70,13 @@ it was frozen is never collected (the monitor's state makes few: a cost measured
 
 FEED_SLICE = 0.01
 """Seconds of a feed's messages handled back to back before the event loop runs anything else."""
+ANSWER_SLICE = 0.01
+"""Seconds of engine answers applied (scored, estimated, published) before the event loop runs again.
+
+The bus hands answers over in bursts (a worker's batch, a broker round trip); each woke its own task,
+all in one loop turn, and a turn of a few hundred answers was the loop's lag (issue 14). The tasks
+now only queue their answer; one task applies the queue in slices."""
+
 
 LAG_WARNING = 120.0
 """Seconds the oldest queued position may wait before the log says the engines do not keep up."""
@@ -191,6 +200,8 @@ class Monitor:
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True)
         self._flush_due = False
         self._commit_due = False
+        self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()
+        self._answering: asyncio.Task[None] | None = None
         self.feeds: list[Feed] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
@@ -280,7 +291,7 @@ class Monitor:
 
     async def drain(self) -> None:
         """Wait until every requested analysis has come back and been scored."""
-        while any(not t.done() for t in self._tasks if t.get_name().startswith("analyse")):
+        while self._answers or any(not t.done() for t in self._tasks if t.get_name().startswith(("analyse", "answers"))):
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
@@ -435,9 +446,35 @@ class Monitor:
         try:
             answer = await self.pool.submit(request.board, priority=request.priority)
         except Exception as exc:
-            self.apply(self.core.analysed(request, None, error=str(exc)))
+            self._answered(request, None, str(exc))
             return
-        self.apply(self.core.analysed(request, answer.analysis, answer.profile.name))
+        self._answered(request, answer, None)
+
+    def _answered(self, request: Analyse, answer: PooledAnalysis | None, error: str | None) -> None:
+        """Queue an engine answer (or its failure) for :meth:`_apply_answers` (see ``ANSWER_SLICE``)."""
+        self._answers.append((request, answer, error))
+        if self._answering is None:
+            self._answering = self._spawn(self._apply_answers(), "answers")
+
+    async def _apply_answers(self) -> None:
+        """Apply the queued answers in arrival order, ``ANSWER_SLICE`` seconds between loop turns."""
+        try:
+            start = time.perf_counter()
+            while self._answers:
+                request, answer, error = self._answers.popleft()
+                try:
+                    if answer is None:
+                        self.apply(self.core.analysed(request, None, error=error))
+                    else:
+                        self.apply(self.core.analysed(request, answer.analysis, answer.profile.name))
+                except Exception:  # a bug with one answer must not strand the others
+                    log.exception("game %s: the answer for position %d could not be applied", request.game_id,
+                                  request.index)
+                if time.perf_counter() - start >= ANSWER_SLICE:
+                    await asyncio.sleep(0)
+                    start = time.perf_counter()
+        finally:
+            self._answering = None
 
     async def _preview(self, request: Preview) -> None:
         try:

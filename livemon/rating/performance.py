@@ -246,7 +246,11 @@ class PerformanceModel:
         c, elo, kernel = _grids(cal.a, cal.b, tau)
         ll = ll_fixed * (1.0 / LL_SCALE)
         like_c = np.exp(ll - ll.max())
-        post = kernel @ like_c  # ∝ L(r) on the Elo grid (flat prior)
+        # ∝ L(r) on the Elo grid (flat prior), over the c where the likelihood is not nil (a player's moves
+        # narrow it to a fraction of the grid: the product is most of an estimate's cost, issue 14)
+        support = np.flatnonzero(like_c > LIKELIHOOD_FLOOR)
+        lo_c, hi_c = int(support[0]), int(support[-1]) + 1
+        post = kernel[:, lo_c:hi_c] @ like_c[lo_c:hi_c]
         if not np.isfinite(post).all() or post.sum() <= 0.0:
             return Performance.unavailable("likelihood underflow", n, cal.profile)
         cdf = np.cumsum(post)
@@ -257,6 +261,9 @@ class PerformanceModel:
         lo, hi = med - math.hypot(med - lo, w), med + math.hypot(hi - med, w)
         return Performance(med, (lo, hi), n, cal.profile, self.label, None, not cal.in_range(med))
 
+
+LIKELIHOOD_FLOOR = 1e-16
+"""Likelihood in c (relative to its peak) below which a grid column is left out of the Elo posterior."""
 
 LL_SCALE = 2.0**32
 """Fixed point of the summed log-likelihood (units of 2⁻³²): integer sums are exact in any order, so
