@@ -234,7 +234,7 @@ class Store:
         self.last_backup: float | None = None
         self.writes_held = 0  # writes that ever had to be held (for status and tests)
         self._batch: list[tuple[str | None, tuple[tuple[str, tuple[Any, ...]], ...]]] | None = None
-        self._in_tx = False  # a transaction() has begun its transaction (at its first write)
+        self._in_tx = False  # the batch (begin_batch) has begun its transaction (at its first write)
         memory = self.path == ":memory:"
         if not memory and not create and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path} (a monitor creates it when it starts: livemon serve)")
