@@ -250,26 +250,3 @@ async def test_engine_answers_are_applied_in_slices_with_the_loop_running_betwee
         monitor.store.close()
     assert applied == list(range(50))  # every answer, in arrival order
     assert len(seen & set(range(1, 50))) >= 3  # and the loop ran in the middle of them, not only before and after
-
-
-async def test_waiting_positions_hold_no_task_and_a_stop_mid_search_reports_no_failure(tmp_path, event, engine_env,
-                                                                                       monkeypatch, caplog):
-    """Issue 14: a position waiting for the engines is a request and a callback, not a task (about 2 KB
-    less each in a backlog of thousands); a stop with positions still waiting fails none of them."""
-    import logging
-
-    monkeypatch.setenv("FAKE_UCI_DELAY", "0.05")
-    cfg = config(tmp_path, event)
-    cfg.engine.backlog_high = 10**6  # no previews
-    monitor = Monitor(cfg)
-    run = asyncio.create_task(monitor.run())
-    deadline = time.monotonic() + 30
-    while monitor._asked < 50:
-        assert time.monotonic() < deadline and not run.done(), "the replay did not ask for 50 positions"
-        await asyncio.sleep(0.01)
-    assert len(monitor._tasks) < 12  # feeds, timers, the answer queue: none per waiting position
-    monitor.stop()
-    await run
-    monitor.store.close()
-    assert monitor.counters.failed_positions == 0
-    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]

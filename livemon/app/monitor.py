@@ -17,7 +17,6 @@ cache answers every position analysed before).
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import logging
 import time
@@ -75,8 +74,8 @@ ANSWER_SLICE = 0.01
 """Seconds of engine answers applied (scored, estimated, published) before the event loop runs again.
 
 The bus hands answers over in bursts (a worker's batch, a broker round trip); each woke its own task,
-all in one loop turn, and a turn of a few hundred answers was the loop's lag (issue 14). An answer
-is now queued by its future's callback; one task applies the queue in slices."""
+all in one loop turn, and a turn of a few hundred answers was the loop's lag (issue 14). The tasks
+now only queue their answer; one task applies the queue in slices."""
 
 
 LAG_WARNING = 120.0
@@ -203,8 +202,6 @@ class Monitor:
         self._commit_due = False
         self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()
         self._answering: asyncio.Task[None] | None = None
-        self._asked = 0  # positions asked of the engines and not answered yet
-        self._closed = False  # run() is over: answers failed by the closing pool are not news
         self.feeds: list[Feed] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
@@ -283,7 +280,6 @@ class Monitor:
             self._publish_status()
             self.store.put_status(self.status())
         finally:
-            self._closed = True
             for task in list(self._tasks):
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -295,7 +291,7 @@ class Monitor:
 
     async def drain(self) -> None:
         """Wait until every requested analysis has come back and been scored."""
-        while self._asked or self._answers or self._answering is not None:
+        while self._answers or any(not t.done() for t in self._tasks if t.get_name().startswith(("analyse", "answers"))):
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
@@ -398,7 +394,7 @@ class Monitor:
                 if hit is not None:  # cached: answered in this turn, its effects after these (no task)
                     effects.extend(self.core.analysed(e, hit.analysis, hit.profile.name))
                 else:
-                    self._ask(e)
+                    self._spawn(self._analyse(e), f"analyse {e.game_id}:{e.index}")
             elif isinstance(e, StoreMove):
                 self.store.put_move(e.move)
             elif isinstance(e, StoreGame):
@@ -446,27 +442,13 @@ class Monitor:
         self._flush_due = False
         self.apply(self.core.flush())
 
-    def _ask(self, request: Analyse) -> None:
-        """Ask the engines for a position; the answer is queued when it comes (no task per position:
-        a waiting position is its request and a callback)."""
+    async def _analyse(self, request: Analyse) -> None:
         try:
-            future = self.pool.ask(request.board, priority=request.priority)
+            answer = await self.pool.submit(request.board, priority=request.priority)
         except Exception as exc:
             self._answered(request, None, str(exc))
             return
-        self._asked += 1
-        future.add_done_callback(functools.partial(self._on_answer, request))
-
-    def _on_answer(self, request: Analyse, future: asyncio.Future[PooledAnalysis]) -> None:
-        self._asked -= 1
-        if self._closed:  # the pool fails what is still waiting when it closes: nothing to say
-            return
-        if future.cancelled():
-            self._answered(request, None, "cancelled")
-        elif (exc := future.exception()) is not None:
-            self._answered(request, None, str(exc))
-        else:
-            self._answered(request, future.result(), None)
+        self._answered(request, answer, None)
 
     def _answered(self, request: Analyse, answer: PooledAnalysis | None, error: str | None) -> None:
         """Queue an engine answer (or its failure) for :meth:`_apply_answers` (see ``ANSWER_SLICE``)."""

@@ -146,9 +146,6 @@ class EngineBackend(Protocol):
     def answer_now(self, board: chess.Board) -> PooledAnalysis | None:
         """The pinned profile's cached analysis of ``board``, at once, or None (then :meth:`submit`)."""
 
-    def ask(self, board: chess.Board, priority: float | None = None) -> asyncio.Future[PooledAnalysis]:
-        """:meth:`submit` as a future (shared by every request of the position: never cancel it)."""
-
     def status(self) -> EngineStatus: ...
 
     def engine_pids(self) -> list[int]: ...
@@ -338,13 +335,6 @@ class RequestQueue(Generic[J]):
         self.jobs.clear()
         self._heap.clear()
         self.waiting = 0
-
-
-def answered(answer: PooledAnalysis) -> asyncio.Future[PooledAnalysis]:
-    """A future done with ``answer`` (a cache hit handed out as :meth:`EngineBackend.ask`'s future)."""
-    future: asyncio.Future[PooledAnalysis] = asyncio.get_running_loop().create_future()
-    future.set_result(answer)
-    return future
 
 
 def fail(job: Job, exc: BaseException) -> None:

@@ -73,16 +73,7 @@ from livemon.io.broker import (
     results_topic,
     workers_topic,
 )
-from livemon.io.backend import (
-    BusStatus,
-    EngineStatus,
-    Job,
-    PinnedBackend,
-    PooledAnalysis,
-    RequestQueue,
-    WorkerStatus,
-    answered,
-)
+from livemon.io.backend import BusStatus, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, WorkerStatus
 from livemon.io.resultcheck import check_analysis
 from livemon.io.spotcheck import SpotChecker
 from livemon.io.store import Store
@@ -408,20 +399,15 @@ class RemoteEnginePool(PinnedBackend):
         Same contract as :meth:`livemon.io.pool.EnginePool.submit` (lower priority first,
         default newest first; ValueError for a terminal position).
         """
-        return await asyncio.shield(self.ask(board, priority))
-
-    def ask(self, board: chess.Board, priority: float | None = None) -> asyncio.Future[PooledAnalysis]:
-        """:meth:`submit` without a coroutine: the future of the answer (done at once for a cache hit),
-        shared with every other request of the position: add a callback, never cancel it."""
         if self._closing or self._task is None:
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
         answer = self.queue.request(board, self.base_profile, priority, time.monotonic())
         if isinstance(answer, PooledAnalysis):
-            return answered(answer)
+            return answer
         self._wake.set()
-        return answer.future
+        return await asyncio.shield(answer.future)
 
     @property
     def previews(self) -> bool:

@@ -37,16 +37,7 @@ from dataclasses import dataclass
 import chess
 
 from livemon.config import EngineConfig
-from livemon.io.backend import (
-    EngineBackend,
-    EngineStatus,
-    Job,
-    PinnedBackend,
-    PooledAnalysis,
-    RequestQueue,
-    answered,
-    fail,
-)
+from livemon.io.backend import EngineBackend, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, fail
 from livemon.io.engine import EngineError, UciEngine
 from livemon.io.store import Store
 from livemon.live.analysis import needs_search
@@ -93,7 +84,7 @@ class EnginePool(PinnedBackend):
         self.quick = quick
         self._slots = [_Slot(i) for i in range(cfg.processes)]
         self.queue: RequestQueue[Job] = RequestQueue(store)
-        self._has_work = asyncio.Event()  # set by a new job: idle workers look at the queue again
+        self._wake = asyncio.Condition()
         self._workers: list[asyncio.Task[None]] = []
         self._closing = False
         self._base: EngineProfile | None = None
@@ -190,26 +181,17 @@ class EnginePool(PinnedBackend):
         self.counters.previews += 1
         return await self._request(board, quick, PREVIEW_PRIORITY)
 
-    def ask(self, board: chess.Board, priority: float | None = None) -> asyncio.Future[PooledAnalysis]:
-        """:meth:`submit` without a coroutine: the future of the answer (done at once for a cache hit).
-
-        Shared with every other request of the position: add a callback, never cancel it.
-        """
-        return self._ask(board, self.base_profile, priority)
-
-    def _ask(self, board: chess.Board, profile: EngineProfile, priority: float | None) -> asyncio.Future[PooledAnalysis]:
+    async def _request(self, board: chess.Board, profile: EngineProfile, priority: float | None) -> PooledAnalysis:
         if self._closing or not self._workers:
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
         answer = self.queue.request(board, profile, priority, time.monotonic())
         if isinstance(answer, PooledAnalysis):
-            return answered(answer)
-        self._has_work.set()
-        return answer.future
-
-    async def _request(self, board: chess.Board, profile: EngineProfile, priority: float | None) -> PooledAnalysis:
-        return await asyncio.shield(self._ask(board, profile, priority))
+            return answer
+        async with self._wake:
+            self._wake.notify()
+        return await asyncio.shield(answer.future)
 
     @property
     def _waiting(self) -> int:
@@ -218,12 +200,12 @@ class EnginePool(PinnedBackend):
     # -- workers --------------------------------------------------------------
 
     async def _next_job(self) -> Job:
-        while True:
-            job = self.queue.pop()
-            if job is not None:
-                return job
-            self._has_work.clear()  # in the same step as the empty pop: no job can slip in between
-            await self._has_work.wait()
+        async with self._wake:
+            while True:
+                job = self.queue.pop()
+                if job is not None:
+                    return job
+                await self._wake.wait()
 
     async def _work(self, slot: _Slot) -> None:
         while True:
