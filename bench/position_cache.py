@@ -57,15 +57,14 @@ def import_(path: Path, store_path: str) -> tuple[str, int, int]:
         if header.get("format") != FORMAT:
             raise SystemExit(f"{path}: not a {FORMAT!r} export")
         profile = header["profile"]
-        added = total = 0
-        with Store(store_path) as store:
-            for line in f:
-                d = json.loads(line)
-                total += 1
-                if store.get_analysis(d["p"], profile) is None:
-                    store.put_analysis(d["p"], profile, PositionAnalysis.from_json(json.dumps(d["a"])))
-                    added += 1
-    return profile, total, added
+        rows = [json.loads(line) for line in f]
+    with Store(store_path) as store:
+        have = store.get_analyses((d["p"] for d in rows), profile)
+        new = [d for d in rows if d["p"] not in have]
+        with store.transaction():  # one commit, not one per position
+            for d in new:
+                store.put_analysis(d["p"], profile, PositionAnalysis.from_json(json.dumps(d["a"])))
+    return profile, len(rows), len(new)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -791,8 +791,8 @@ class WebServer:
         """Publish -> socket write latency of each message just written to a sampled client (1 ms bins)."""
         now, hist = time.time(), self.latency_hist
         for ts in stamps:
-            ms = min(int(1000 * (now - ts)), 60_000) if ts else -1
-            if ms >= 0:
+            ms = min(int(1000 * (now - ts)), 60_000)
+            if ts and ms >= 0:  # ts 0: not stamped by a hub
                 hist[ms] = hist.get(ms, 0) + 1
 
     def latency(self) -> dict[str, Any]:
