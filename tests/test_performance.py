@@ -132,35 +132,50 @@ def test_incremental_tally_equals_the_computation_from_scratch() -> None:
     moves = {(g, ply): d for g in range(5) for ply, d in zip(range(1, 120, 2), simulated(rng, 0.4 + 0.2 * g, 60))}
     keys = list(moves)
     order = rng.permutation(len(keys))
-    tally = PerformanceTally(model)
+    record: dict[tuple[int, int], object] = {}  # the caller's moves, which the tally follows
+    tally = PerformanceTally(model, lambda: [(k[0], d, k[1]) for k, d in record.items()])
+
+    def add(k: tuple[int, int]) -> None:
+        record[k] = moves[k]
+        tally.add(k[0], moves[k], k[1])
+
+    def remove(k: tuple[int, int]) -> None:
+        del record[k]
+        tally.remove(k[0], moves[k], k[1])
+
+    def counted() -> list[tuple[tuple[int, int], object]]:
+        return [(k, d) for k, d in moves.items() if k in record and model.counts(d, k[1])]
+
     checked = 0
     for step, i in enumerate(order):
-        g, ply = keys[i]
-        tally.add((g, ply), g, moves[(g, ply)], ply)
+        add(keys[i])
         if step % 37 == 0:  # a correction: a few moves withdrawn (checked without them), then sent again
             gone = [keys[j] for j in order[max(0, step - 5):step]]
             for k in gone:
-                tally.remove(k)
-            counted = [d for k, d in moves.items() if k in tally._moves]
-            assert tally.estimate() == model.estimate(counted, games=len({k[0] for k in tally._moves}) or 1)
+                remove(k)
+            now = counted()
+            assert tally.estimate() == model.estimate([d for _, d in now], games=len({k[0] for k, _ in now}) or 1)
             for k in gone:
-                tally.add(k, k[0], moves[k], k[1])
+                add(k)
         if step % 23 == 0 or step == len(order) - 1:
-            counted = [(k, d) for k, d in moves.items() if k in tally._moves]
-            assert all(model.counts(d, k[1]) for k, d in counted)
-            games = len({k[0] for k, _ in counted}) or 1
-            assert tally.estimate() == model.estimate([d for _, d in counted], games=games)
-            if len(counted) >= model.min_positions:
+            now = counted()
+            games = len({k[0] for k, _ in now}) or 1
+            assert tally.positions == len(now) and tally.games == games
+            assert tally.estimate() == model.estimate([d for _, d in now], games=games)
+            if len(now) >= model.min_positions:
                 tau = model.spread(games)
-                fresh = fixed_point_log_likelihood([d for _, d in counted], _grids(cal.a, cal.b, tau)[0]).sum(axis=0)
+                fresh = fixed_point_log_likelihood([d for _, d in now], _grids(cal.a, cal.b, tau)[0]).sum(axis=0)
                 assert np.array_equal(tally.log_likelihood(), fresh)
                 checked += 1
+    # a tally made over a record that already holds every move counts the same
+    again = PerformanceTally(model, lambda: [(k[0], d, k[1]) for k, d in record.items()])
+    assert (again.positions, again.games, again.estimate()) == (tally.positions, tally.games, tally.estimate())
     assert checked > 5 and tally.games == 5
     # book moves (the first 4 of each side) and decided positions never count
     assert tally.positions == sum(1 for (g, ply), d in moves.items() if (ply + 1) // 2 > 4 and max(d.values) <= 3.0) > 200
     # and the fixed point changes nothing that is shown: the float sum gives the same figure to the published 0.1
     from livemon.rating.agent import log_likelihood
-    ds = [d for k, d in moves.items() if k in tally._moves]
+    ds = [d for _, d in counted()]
     tau = model.spread(5)
     c = _grids(cal.a, cal.b, tau)[0]
     assert np.allclose(log_likelihood(ds, c), tally.log_likelihood() / 2.0**32, rtol=0, atol=1e-6)

@@ -17,6 +17,7 @@ correction, and renders the ``analyse --json`` shape.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,10 +175,10 @@ class Estimator:
         if sp.decision is not None:
             player.observed += 1
             if player.performance is not None:
-                player.performance.add((game.seq, sp.ply), game.seq, sp.decision, sp.ply)
+                player.performance.add(game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
-                player.posterior = CPosterior(self.c_min, self.c_max)
+                player.posterior = CPosterior(self.c_min, self.c_max, source=lambda: self._posterior_decisions(player))
             player.posterior.add(sp.decision)
             player.decisions += 1
         return player
@@ -192,6 +193,15 @@ class Estimator:
             side = player.sides[seq]
             out.extend(((seq, ply), game.plies[ply]) for ply in sorted(game.plies) if ply % 2 == side)
         return out
+
+    def _decisions_of(self, player: PlayerState) -> Iterable[tuple[int, Decision, int]]:
+        """The player's E(c) decisions in game order as ``(game seq, decision, ply)``."""
+        return ((key[0], sp.decision, key[1]) for key, sp in self.plies_of(player) if sp.decision is not None)
+
+    def _posterior_decisions(self, player: PlayerState) -> Iterable[Decision]:
+        """The decisions that enter the player's c posterior (past ``skip_moves``), in game order."""
+        return (sp.decision for key, sp in self.plies_of(player)
+                if sp.decision is not None and self.uses_decision(key[1]))
 
     def history(self, player: PlayerState) -> list[float | None]:
         """Algorithm 4's rating difference after each of the player's moves, in order."""
@@ -233,7 +243,7 @@ class Estimator:
             if sp.decision is not None:
                 player.observed -= 1
                 if player.performance is not None:
-                    player.performance.remove((game.seq, ply))
+                    player.performance.remove(game.seq, sp.decision, ply)
                 if self.uses_decision(ply):
                     player.decisions -= 1
                     if player.posterior is not None:
@@ -347,10 +357,7 @@ class Estimator:
             return Performance.unavailable(model, player.observed, self.profile)
         tally = player.performance
         if tally is None or tally.model is not model:  # first asked, or another calibration
-            tally = player.performance = PerformanceTally(model)
-            for key, sp in self.plies_of(player):
-                if sp.decision is not None:
-                    tally.add(key, key[0], sp.decision, key[1])
+            tally = player.performance = PerformanceTally(model, lambda: self._decisions_of(player))
         return tally.estimate()
 
     def _performance_model(self) -> PerformanceModel | str:

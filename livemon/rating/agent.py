@@ -30,7 +30,7 @@ What the caller decides (not this module):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,11 +324,15 @@ class CPosterior:
     _SPAN = 25.0  # window keeps log density >= peak - 25 (mass outside < ~1e-10)
     _EDGE = 18.0  # an inner window edge must stay below peak - 18
 
-    def __init__(self, c_min: float = 0.0, c_max: float = 10.0) -> None:
+    def __init__(self, c_min: float = 0.0, c_max: float = 10.0,
+                 source: Callable[[], Iterable[Decision]] | None = None) -> None:
         if not c_max > c_min:
             raise ValueError(f"CPosterior: need c_min < c_max, got {c_min}, {c_max}")
         self.c_min = float(c_min)
         self.c_max = float(c_max)
+        self._source = source
+        """Where the decisions are when the caller keeps them (a re-grid reads them there; issue 14: memory
+        per ply); None: the posterior keeps its own counts."""
         self._counts: dict[Decision, int] = {}
         self._n = 0
         self._summary: CSummary | None = None
@@ -339,7 +343,8 @@ class CPosterior:
         """Make a uniform grid on [lo, hi] with step <= delta and recompute the log-likelihood."""
         points = max(int(math.ceil((hi - lo) / delta - 1e-9)), 8) + 1
         self._c = np.linspace(lo, hi, points)
-        self._ll = _log_lik_packed(_group(self._counts), self._c) if self._counts else np.zeros(points)
+        kept = self._counts if self._source is None else list(self._source())
+        self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(points)
 
     @property
     def grid(self) -> np.ndarray:
@@ -403,19 +408,21 @@ class CPosterior:
         e = -np.multiply.outer(a, self._c)
         mx = e.max(axis=0)
         self._ll += e[decision.played] - mx - np.log(np.exp(e - mx).sum(axis=0))
-        self._counts[decision] = self._counts.get(decision, 0) + 1
+        if self._source is None:
+            self._counts[decision] = self._counts.get(decision, 0) + 1
         self._n += 1
         self._summary = None
 
     def remove(self, decision: Decision) -> None:
-        """Divide out a decision added before (roll-back); KeyError if it was not added."""
-        count = self._counts.get(decision, 0)
-        if count == 0:
-            raise KeyError(f"CPosterior.remove: decision not in the posterior: {decision!r}")
-        if count == 1:
-            del self._counts[decision]
-        else:
-            self._counts[decision] = count - 1
+        """Divide out a decision added before (roll-back); KeyError if it was not added (without a ``source``)."""
+        if self._source is None:
+            count = self._counts.get(decision, 0)
+            if count == 0:
+                raise KeyError(f"CPosterior.remove: decision not in the posterior: {decision!r}")
+            if count == 1:
+                del self._counts[decision]
+            else:
+                self._counts[decision] = count - 1
         self._n -= 1
         self._summary = None
         if self._n == 0:
@@ -428,7 +435,17 @@ class CPosterior:
 
     def decisions(self) -> list[Decision]:
         """The stored decisions (each repeated by its multiplicity)."""
+        if self._source is not None:
+            return list(self._source())
         return [d for d, k in self._counts.items() for _ in range(k)]
+
+    def _grouped(self) -> dict[Decision, int]:
+        if self._source is None:
+            return self._counts
+        counts: dict[Decision, int] = {}
+        for d in self._source():
+            counts[d] = counts.get(d, 0) + 1
+        return counts
 
     def summary(self) -> CSummary | None:
         """Mean, sd and equal-tailed 95% credible region of c; None before any decision."""
@@ -447,7 +464,7 @@ class CPosterior:
         return {
             "c_min": self.c_min,
             "c_max": self.c_max,
-            "decisions": [{**d.to_dict(), "count": k} for d, k in self._counts.items()],
+            "decisions": [{**d.to_dict(), "count": k} for d, k in self._grouped().items()],
         }
 
     @classmethod

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -309,60 +309,68 @@ class PerformanceTally:
     moves added or removed since the last estimate are made together when it is asked (one
     vectorised call for a burst; the same integers as one at a time). The c grid
     depends on τ, hence on the number of games the moves come from: when that changes
-    the sum is rebuilt once from the moves. The estimate is cached until the next change.
+    the sum is rebuilt once from ``moves``. The estimate is cached until the next change.
+
+    The tally keeps no move itself (issue 14: memory per ply): ``moves()`` gives every move
+    of the player as ``(game, decision, ply)`` from the caller's own record, which
+    :meth:`add` and :meth:`remove` follow (call them as a move enters or leaves it).
 
     >>> cal = Calibration(a=-0.5, b=0.0005, n=100, elo_min=1400, elo_max=2800, r2=0.5, residual_sd=0.07,
     ...                   method="ml", cov_ab=(0.0, 0.0, 0.0), tau=0.07, tau_game=0.1, profile="sf d12")
     >>> model = PerformanceModel.from_calibration(cal)
-    >>> tally = PerformanceTally(model)
+    >>> record = []  # the caller's moves: (game, decision, ply)
+    >>> tally = PerformanceTally(model, lambda: record)
     >>> moves = [Decision((0.0, -0.2, -0.9), i % 3) for i in range(12)]
     >>> for i, d in enumerate(moves):
-    ...     _ = tally.add(("g1" if i < 6 else "g2", i), "g1" if i < 6 else "g2", d, ply=40 + 2 * i)
+    ...     record.append(("g1" if i < 6 else "g2", d, 40 + 2 * i))
+    ...     _ = tally.add(*record[-1])
     >>> tally.estimate() == model.estimate(moves, games=2)
     True
     """
 
-    def __init__(self, model: PerformanceModel) -> None:
+    def __init__(self, model: PerformanceModel, moves: Callable[[], Iterable[tuple[Hashable, Decision, int]]]) -> None:
         self.model = model
-        self._moves: dict[Hashable, tuple[Hashable, Decision]] = {}
-        self._games: dict[Hashable, int] = {}
+        self._source = moves
+        self._games: dict[Hashable, int] = {}  # counted moves per game
+        self._n = 0
         self._tau: float | None = None
         self._sum: np.ndarray | None = None
         self._pending: list[tuple[Decision, int]] = []  # moves added (+1) or removed (-1) since the sum
         self._estimate: Performance | None = None
+        for game, decision, ply in moves():
+            if model.counts(decision, ply):
+                self._games[game] = self._games.get(game, 0) + 1
+                self._n += 1
 
     @property
     def positions(self) -> int:
         """The moves counted."""
-        return len(self._moves)
+        return self._n
 
     @property
     def games(self) -> int:
         """The games the counted moves come from (at least 1)."""
         return len(self._games) or 1
 
-    def add(self, key: Hashable, game: Hashable, decision: Decision, ply: int) -> bool:
-        """Count a move (replacing one of the same ``key``) if the model counts it; True when counted."""
-        if key in self._moves:
-            self.remove(key)
+    def add(self, game: Hashable, decision: Decision, ply: int) -> bool:
+        """A move entered the record: counted if the model counts it; True when counted."""
         if not self.model.counts(decision, ply):
             return False
-        self._moves[key] = (game, decision)
         self._games[game] = self._games.get(game, 0) + 1
+        self._n += 1
         self._changed([decision], +1)
         return True
 
-    def remove(self, key: Hashable) -> None:
-        """Withdraw a counted move (nothing when it was not counted)."""
-        found = self._moves.pop(key, None)
-        if found is None:
+    def remove(self, game: Hashable, decision: Decision, ply: int) -> None:
+        """A move left the record (nothing when it was not counted)."""
+        if not self.model.counts(decision, ply):
             return
-        game, decision = found
         left = self._games[game] - 1
         if left:
             self._games[game] = left
         else:
             del self._games[game]
+        self._n -= 1
         self._changed([decision], -1)
 
     def _changed(self, decisions: list[Decision], sign: int) -> None:
@@ -380,7 +388,7 @@ class PerformanceTally:
         """The summed fixed-point log-likelihood on the c grid of the current τ (rebuilt if needed)."""
         tau = self.model.spread(self.games)
         if self._sum is None or self._tau != tau:
-            decisions = [d for _, d in self._moves.values()]
+            decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
             self._tau = tau
             self._sum = fixed_point_log_likelihood(decisions, self._grid(tau)).sum(axis=0)
             self._pending.clear()
@@ -394,7 +402,7 @@ class PerformanceTally:
     def estimate(self) -> Performance:
         """:meth:`PerformanceModel.estimate` of the counted moves (cached until a move is added or removed)."""
         if self._estimate is None:
-            n = len(self._moves)
+            n = self._n
             if n < self.model.min_positions:
                 self._estimate = self.model.estimate_from(np.zeros(0, dtype=np.int64), n, 0.0)
             else:
