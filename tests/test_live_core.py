@@ -698,8 +698,13 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
     assert all(g.compacted and not g.pending for g in live.core.games.values())
     kept = live.core.games["g1"].moves
     assert all(m.game_id is live.core.games["g1"].game_id and m.fen_before == "" for m in kept)
-    used = live.core.screener.tracks[("W0", "Test")].used  # type: ignore[union-attr]
-    assert used and all(sp is live.core.estimator.games[sp.game_id].plies[sp.ply] for sp in used.values())
+    # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
+    from livemon.live.estimator import PackedPlies
+    packs = [g.plies for g in live.core.estimator.games.values()]
+    assert all(isinstance(p, PackedPlies) and len(p) == 70 for p in packs)
+    track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
+    assert not track.used and not track.p0 and len(track.packed) == 2
+    assert all(any(entry[0] is p for p in packs) and len(entry[1]) == len(entry[2]) > 20 for entry in track.packed.values())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
         d = Driver(_calibrated_core())

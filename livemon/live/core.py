@@ -326,7 +326,7 @@ class LiveCore:
             if game is None or game.compacted:
                 del self._recompact[game_id]
             elif self.results.get(game_id) in FINISHED and game.settled:
-                game.compact()
+                self._compact(game)
                 del self._recompact[game_id]
         strength = self.strength
         if self.strength_source in ("algorithm 3", "none"):
@@ -490,7 +490,15 @@ class LiveCore:
     def _settle(self, game: LiveGame) -> None:
         """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
         if not game.compacted and not game.expanded and game.settled and self.results.get(game.game_id) in FINISHED:
-            game.compact()
+            self._compact(game)
+
+    def _compact(self, game: LiveGame) -> None:
+        """A finished, settled game: its positions released and its scored plies packed, here and in the
+        estimates (the store keeps every move and analysis; a correction brings them back)."""
+        game.compact()
+        packed = self.estimator.pack(game.game_id)
+        if self.screener is not None and packed is not None:
+            self.screener.pack(game.game_id, packed)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
         if self.coalesce:

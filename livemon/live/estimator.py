@@ -17,7 +17,8 @@ correction, and renders the ``analyse --json`` shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,12 +66,100 @@ class ScoredPly:
         return None if self.before is None else gain(self.before, self.after, self.white_moved)
 
 
+_NO_CP = -(2**31)
+"""``before`` of a ply that was not scorable, in :class:`PackedPlies`."""
+
+
+class PackedPlies(Mapping[int, ScoredPly]):
+    """A finished game's scored plies in a few flat arrays: ~70 bytes a ply instead of ~600 as objects.
+
+    Read as the ``{ply: ScoredPly}`` it was made from (each :class:`ScoredPly` is made again
+    on access, equal to the original); the estimator and the screener keep a finished game
+    this way (issue 14: memory over a long event), and unpack it if a correction comes.
+
+    >>> d = Decision((0.3, 0.1, -0.2), 1)
+    >>> plies = {1: ScoredPly("g", 1, 20, 30, d, "e2e4", "e4", False, 7), 2: ScoredPly("g", 2, None, 30, None, "e7e5", "e5")}
+    >>> packed = PackedPlies(plies)
+    >>> dict(packed) == plies, list(packed), 2 in packed, 3 in packed
+    (True, [1, 2], True, False)
+    """
+
+    __slots__ = ("_after", "_before", "_forced", "_game_id", "_index", "_offsets", "_played", "_plies", "_san",
+                 "_uci", "_values", "_zobrist")
+
+    def __init__(self, plies: Mapping[int, ScoredPly]) -> None:
+        items = sorted(plies.values(), key=lambda sp: sp.ply)
+        self._game_id = items[0].game_id if items else ""
+        self._plies = array("i", (sp.ply for sp in items))
+        self._before = array("i", (_NO_CP if sp.before is None else sp.before for sp in items))
+        self._after = array("i", (sp.after for sp in items))
+        self._played = array("b", (-1 if sp.decision is None else sp.decision.played for sp in items))
+        self._offsets = array("I", [0])
+        self._values = array("d")
+        for sp in items:
+            if sp.decision is not None:
+                self._values.extend(sp.decision.values)
+            self._offsets.append(len(self._values))
+        self._uci = " ".join(sp.uci for sp in items)
+        self._san = " ".join(sp.san for sp in items)
+        self._forced = bytes(sp.forced for sp in items)
+        self._zobrist = None if all(sp.zobrist is None for sp in items) else (
+            array("Q", (sp.zobrist or 0 for sp in items)), bytes(sp.zobrist is not None for sp in items))
+        self._index: dict[int, int] | None = None if list(self._plies) == list(range(1, len(items) + 1)) else {
+            ply: i for i, ply in enumerate(self._plies)}
+
+    def __len__(self) -> int:
+        return len(self._plies)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._plies)
+
+    def _at(self, ply: object) -> int:
+        if type(ply) is not int:
+            return -1
+        if self._index is not None:
+            return self._index.get(ply, -1)
+        return ply - 1 if 1 <= ply <= len(self._plies) else -1
+
+    def __contains__(self, ply: object) -> bool:
+        return self._at(ply) >= 0
+
+    def __getitem__(self, ply: int) -> ScoredPly:
+        i = self._at(ply)
+        if i < 0:
+            raise KeyError(ply)
+        return self._row(i, self._uci.split(" "), self._san.split(" "))
+
+    def _row(self, i: int, ucis: list[str], sans: list[str]) -> ScoredPly:
+        before, played = self._before[i], self._played[i]
+        decision = None if played < 0 else Decision(tuple(self._values[self._offsets[i]:self._offsets[i + 1]]), played)
+        return ScoredPly(self._game_id, self._plies[i], None if before == _NO_CP else before, self._after[i],
+                         decision, ucis[i], sans[i], bool(self._forced[i]),
+                         None if self._zobrist is None or not self._zobrist[1][i] else self._zobrist[0][i])
+
+    def items(self) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
+        """Every ``(ply, ScoredPly)`` in order (the move strings split once)."""
+        ucis, sans = self._uci.split(" "), self._san.split(" ")
+        return [(ply, self._row(i, ucis, sans)) for i, ply in enumerate(self._plies)]
+
+    def values(self) -> list[ScoredPly]:  # type: ignore[override]
+        """Every ply in order."""
+        return [sp for _, sp in self.items()]
+
+
 @dataclass
 class GameState:
     info: GameInfo
     seq: int  # order in which games were first seen: fixes the order of a player's history
-    plies: dict[int, ScoredPly] = field(default_factory=dict)
+    plies: dict[int, ScoredPly] | PackedPlies = field(default_factory=dict)
+    """A dict while the game may change; :class:`PackedPlies` once it is finished (:meth:`Estimator.pack`)."""
     result: str = "*"
+
+    def changing(self) -> dict[int, ScoredPly]:
+        """The plies as a dict that may change (a packed game unpacked first)."""
+        if isinstance(self.plies, PackedPlies):
+            self.plies = dict(self.plies.items())
+        return self.plies
 
     def histogram(self, white: bool) -> GainHistogram:
         return GainHistogram.from_gains(
@@ -163,7 +252,7 @@ class Estimator:
         game = self.games[sp.game_id]
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
-        game.plies[sp.ply] = sp
+        game.changing()[sp.ply] = sp
         player = self.mover(sp.game_id, sp.ply)
         player.sides[game.seq] = sp.ply % 2
         g = sp.gain
@@ -191,7 +280,7 @@ class Estimator:
             if game is None:
                 continue
             side = player.sides[seq]
-            out.extend(((seq, ply), game.plies[ply]) for ply in sorted(game.plies) if ply % 2 == side)
+            out.extend(((seq, ply), sp) for ply, sp in sorted(game.plies.items()) if ply % 2 == side)
         return out
 
     def _decisions_of(self, player: PlayerState) -> Iterable[tuple[int, Decision, int]]:
@@ -232,8 +321,9 @@ class Estimator:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
         self._changes += 1
-        for ply in sorted((p for p in game.plies if p >= from_ply), reverse=True):
-            sp = game.plies.pop(ply)
+        plies = game.changing()
+        for ply in sorted((p for p in plies if p >= from_ply), reverse=True):
+            sp = plies.pop(ply)
             player = self.mover(game_id, ply)
             g = sp.gain
             if g is not None:
@@ -270,6 +360,18 @@ class Estimator:
 
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
+
+    def pack(self, game_id: str) -> PackedPlies | None:
+        """Keep a finished game's plies packed (:class:`PackedPlies`); returns them (None: no such game).
+
+        Every figure stays the same; a correction unpacks the game again.
+        """
+        game = self.games.get(game_id)
+        if game is None:
+            return None
+        if not isinstance(game.plies, PackedPlies):
+            game.plies = PackedPlies(game.plies)
+        return game.plies
 
     # -- output -------------------------------------------------------------------
 

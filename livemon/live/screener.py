@@ -62,12 +62,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.config import ScreeningConfig
-from livemon.live.estimator import Estimator, ScoredPly
+from livemon.live.estimator import Estimator, PackedPlies, ScoredPly
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
@@ -124,6 +125,9 @@ class _Track:
     p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
+    packed: dict[int, tuple[PackedPlies, array[int], array[float]]] = field(default_factory=dict)
+    """A finished game's used positions (game seq -> its packed plies, the plies used, their p0 or nothing
+    without c_r): kept out of ``used`` and ``p0`` (issue 14: memory per ply) until a correction unpacks it."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
 
     def count(self, e: PositionExpectation, sign: int) -> None:
@@ -133,17 +137,44 @@ class _Track:
         for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var), 1):
             s[i] += sign * _exact(x)
 
+    def positions(self) -> Iterator[tuple[PosKey, ScoredPly]]:
+        """Every used position with its scored ply: the live games' and the packed ones'."""
+        yield from self.used.items()
+        for seq, (packed, plies, _) in self.packed.items():
+            wanted = set(plies)
+            yield from (((seq, ply), sp) for ply, sp in packed.items() if ply in wanted)
+
+    def position(self, key: PosKey) -> ScoredPly:
+        sp = self.used.get(key)
+        return sp if sp is not None else self.packed[key[0]][0][key[1]]
+
+    def p0_items(self) -> Iterator[tuple[PosKey, float]]:
+        """Every used position's P(a top move | c_r) (none without c_r)."""
+        yield from self.p0.items()
+        for seq, (_, plies, p0) in self.packed.items():
+            yield from (((seq, ply), p) for ply, p in zip(plies, p0))
+
+    @property
+    def n_used(self) -> int:
+        return len(self.used) + sum(len(plies) for _, plies, _ in self.packed.values())
+
+    @property
+    def n_p0(self) -> int:
+        return len(self.p0) + sum(len(p0) for _, _, p0 in self.packed.values())
+
     def expectations(self) -> dict[PosKey, PositionExpectation]:
         """What E(c_r) predicts for each used position (none without c_r)."""
         if self.c_r is None:
             return {}
-        return {k: position_expectation(m.decision, self.c_r) for k, m in self.used.items()}  # type: ignore[arg-type]
+        return {k: position_expectation(m.decision, self.c_r) for k, m in self.positions()}  # type: ignore[arg-type]
 
     def recount(self) -> None:
         """Every position again at the current c_r."""
         self.sums = [0] * 6
         es = self.expectations()
-        self.p0 = {k: e.p0 for k, e in es.items()}
+        self.p0 = {k: es[k].p0 for k in self.used} if es else {}
+        for seq, (packed, plies, _) in self.packed.items():
+            self.packed[seq] = (packed, plies, array("d", (es[(seq, ply)].p0 for ply in plies) if es else ()))
         for e in es.values():
             self.count(e, 1)
 
@@ -205,6 +236,7 @@ class Screener:
         self._tags: dict[TrackKey, float] = {}
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
+        self._packed: set[str] = set()  # games whose used positions are packed (:meth:`pack`)
 
     # -- input ------------------------------------------------------------------
 
@@ -235,6 +267,7 @@ class Screener:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
         if not self.enabled:
             return None
+        self._unpack(sp.game_id)
         where = self._where.setdefault(sp.game_id, {})
         if sp.ply in where:
             self.rollback(sp.game_id, sp.ply)
@@ -276,6 +309,7 @@ class Screener:
 
     def rollback(self, game_id: str, from_ply: int) -> list[TrackKey]:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game); returns the tracks touched."""
+        self._unpack(game_id)
         seq = self._seq.get(game_id)
         touched: dict[TrackKey, None] = {}
         where = self._where.get(game_id, {})
@@ -297,6 +331,45 @@ class Screener:
                 track.dist = None
             touched[tkey] = None
         return list(touched)
+
+    def pack(self, game_id: str, plies_packed: PackedPlies) -> None:
+        """A finished game's used positions kept as its packed plies (the estimator's :meth:`~Estimator.pack`),
+        not one entry each; every number stays the same, and a correction unpacks them."""
+        seq, where = self._seq.get(game_id), self._where.get(game_id)
+        if seq is None or not where or game_id in self._packed:
+            return
+        by_track: dict[TrackKey, list[int]] = {}
+        for ply, tkey in where.items():
+            if (seq, ply) in self.tracks[tkey].used:
+                by_track.setdefault(tkey, []).append(ply)
+        for tkey, plies in by_track.items():
+            track = self.tracks[tkey]
+            p0 = [track.p0.get((seq, ply)) for ply in plies]
+            if any(p is None for p in p0) and any(p is not None for p in p0):
+                continue  # not one c_r for all of them (cannot happen): left as it is
+            for ply in plies:
+                del track.used[(seq, ply)]
+                track.p0.pop((seq, ply), None)
+            pairs = sorted(zip(plies, p0))
+            track.packed[seq] = (plies_packed, array("i", (ply for ply, _ in pairs)),
+                                 array("d") if p0[0] is None else array("d", (p for _, p in pairs)))  # type: ignore[misc]
+        self._packed.add(game_id)
+
+    def _unpack(self, game_id: str) -> None:
+        """Back to one entry per position (before a correction of a packed game)."""
+        if game_id not in self._packed:
+            return
+        self._packed.discard(game_id)
+        seq = self._seq[game_id]
+        for tkey in set(self._where.get(game_id, {}).values()):
+            track = self.tracks[tkey]
+            entry = track.packed.pop(seq, None)
+            if entry is None:
+                continue
+            packed, plies, p0 = entry
+            wanted = set(plies)
+            track.used.update(((seq, ply), sp) for ply, sp in packed.items() if ply in wanted)
+            track.p0.update(((seq, ply), p) for ply, p in zip(plies, p0))
 
     def remove_game(self, game_id: str) -> list[TrackKey]:
         """Forget a game (withdrawn by its feed); returns the tracks that are left and were touched.
@@ -367,9 +440,9 @@ class Screener:
 
     def _distribution(self, track: _Track) -> PoissonBinomial:
         if track.dist is None:
-            keys = sorted(track.p0)
-            track.dist = PoissonBinomial(track.p0[k] for k in keys)
-            track.dist_last = keys[-1] if keys else None
+            items = sorted(track.p0_items())
+            track.dist = PoissonBinomial(p for _, p in items)
+            track.dist_last = items[-1][0] if items else None
         return track.dist
 
     # -- output -------------------------------------------------------------------------
@@ -381,7 +454,7 @@ class Screener:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
         excluded = dict(sorted(track.reasons.items()))
-        n = len(track.p0) if track.c_r is not None else 0
+        n = track.n_p0 if track.c_r is not None else 0
         # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
         # the figures do not depend on the order positions came in
         s = track.sums if n else [0] * 6
@@ -404,10 +477,10 @@ class Screener:
             z_normal = st.z_match / self.z_scale
             z_loss = st.z_loss / self.z_scale
         z = self._statistic_z(z_match, z_loss)
-        level = self._level(len(track.used) if track.c_r is not None else 0, z)
+        level = self._level(track.n_used if track.c_r is not None else 0, z)
         return ScreeningNumbers(
             player=track.player, event=track.event, rating=track.rating, rating_source=track.rating_source,
-            c_r=track.c_r, positions=len(track.used), excluded=excluded,
+            c_r=track.c_r, positions=track.n_used, excluded=excluded,
             matches_observed=st.matches_observed, matches_expected=st.matches_expected, matches_sd=st.matches_sd,
             z_match=_finite(z_match), p_match=p_match, z_match_normal=_finite(z_normal),
             loss_observed=st.loss_observed, loss_expected=st.loss_expected, loss_sd=st.loss_sd, z_loss=_finite(z_loss),
@@ -445,7 +518,7 @@ class Screener:
         of these). For ``max`` the larger z's shares are used.
         """
         track = self.tracks.get(key)
-        if track is None or not track.p0:
+        if track is None or not track.n_p0:
             return []
         es = track.expectations()
         use_loss = self.cfg.statistic == "loss"
@@ -460,7 +533,7 @@ class Screener:
             share = {p: (e.matched - e.p0) / sd if sd > 0 else 0.0 for p, e in es.items()}
         out = []
         for p in sorted(share, key=lambda p: (-share[p], p))[:k]:
-            m, e = track.used[p], es[p]
+            m, e = track.position(p), es[p]
             out.append({
                 "game_id": m.game_id, "ply": m.ply, "move": m.san or m.uci, "uci": m.uci,
                 "p0": e.p0, "matched": e.matched, "loss": e.loss, "loss_expected": e.loss_mean,
