@@ -333,3 +333,48 @@ def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
         es = list(live.tracks[track].expectations().values())
         assert live.tracks[track].sums[3] / 2**1074 == math.fsum(e.loss for e in es)
     assert live.numbers(("A", "E")).excluded == fresh.numbers(("A", "E")).excluded != {}
+
+
+def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction():
+    """Issue 14 item 5: a finished game's positions packed (no entry per position) change no number, top move,
+    re-rating or rollback: the same as a screener that never packed, before and after a correction."""
+    from livemon.live.estimator import PackedPlies
+
+    rng = np.random.default_rng(11)
+    cfg = ScreeningConfig(min_positions=5, book_moves=2)
+
+    def ply(game: str, k: int) -> ScoredPly:
+        if k % 9 == 0:  # a forced move now and then: excluded
+            return ScoredPly(game, k, 0, 0, None, uci="a2a3", san="a3", forced=True)
+        values = tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.4, 3)))))
+        return ScoredPly(game, k, 0, 0, Decision(values, int(rng.integers(0, 4))), uci=f"m{k}", san=f"S{k}")
+
+    infos = [GameInfo(f"g{i}", white=f"P{i % 3}", black=f"P{(i + 1) % 3}", white_elo=2300, black_elo=2500,
+                      event="Open") for i in range(6)]
+    games = {info.game_id: [ply(info.game_id, k) for k in range(1, 61)] for info in infos}
+    packed_scr, plain = Screener(cfg, CAL), Screener(cfg, CAL)
+    for scr in (packed_scr, plain):
+        for info in infos:
+            scr.add_game(info)
+            for sp in games[info.game_id]:
+                scr.add_ply(sp)
+            if scr is packed_scr and info.game_id != "g5":  # g5 is still going
+                scr.pack(info.game_id, PackedPlies({sp.ply: sp for sp in games[info.game_id]}))
+
+    def same() -> None:
+        assert packed_scr.table() == plain.table()
+        for key in plain.keys():
+            assert packed_scr.top_moves(key) == plain.top_moves(key)
+
+    track = packed_scr.tracks[("P0", "Open")]
+    assert not any(k[0] < 5 for k in track.used) and len(track.packed) == 3 and "g0" not in packed_scr._where
+    same()
+    for scr in (packed_scr, plain):  # a new rating re-scores every position, packed ones too
+        scr.add_game(dataclasses.replace(infos[0], white_elo=2600))
+    same()
+    for scr in (packed_scr, plain):  # a correction of a finished game: it is unpacked, rolled back, played on
+        scr.rollback("g1", 31)
+        for sp in games["g2"][30:40]:
+            scr.add_ply(dataclasses.replace(sp, game_id="g1"))
+    same()
+    assert "g1" in packed_scr._where and 1 not in packed_scr.tracks[("P1", "Open")].packed

@@ -142,9 +142,9 @@ class PackedMoves(Sequence[MoveEvent]):
         self._game_id = game_id
         self._uci = " ".join(m.uci for m in moves)
         self._san = " ".join(m.san for m in moves)
-        self._clock = array("d", (nan if m.clock is None else m.clock for m in moves))
-        self._emt = array("d", (nan if m.emt is None else m.emt for m in moves))
-        self._eval = array("i", (_NO_EVAL if m.eval_cp is None else m.eval_cp for m in moves))
+        self._clock = array("d", [nan if m.clock is None else m.clock for m in moves])
+        self._emt = array("d", [nan if m.emt is None else m.emt for m in moves])
+        self._eval = array("i", [_NO_EVAL if m.eval_cp is None else m.eval_cp for m in moves])
         feeds = {m.feed for m in moves}
         self._feeds: str | tuple[str, ...] = feeds.pop() if len(feeds) == 1 else tuple(m.feed for m in moves)
 

@@ -90,21 +90,22 @@ class PackedPlies(Mapping[int, ScoredPly]):
     def __init__(self, plies: Mapping[int, ScoredPly]) -> None:
         items = sorted(plies.values(), key=lambda sp: sp.ply)
         self._game_id = items[0].game_id if items else ""
-        self._plies = array("i", (sp.ply for sp in items))
-        self._before = array("i", (_NO_CP if sp.before is None else sp.before for sp in items))
-        self._after = array("i", (sp.after for sp in items))
-        self._played = array("b", (-1 if sp.decision is None else sp.decision.played for sp in items))
-        self._offsets = array("I", [0])
-        self._values = array("d")
+        self._plies = array("i", [sp.ply for sp in items])
+        self._before = array("i", [_NO_CP if sp.before is None else sp.before for sp in items])
+        self._after = array("i", [sp.after for sp in items])
+        self._played = array("b", [-1 if sp.decision is None else sp.decision.played for sp in items])
+        values: list[float] = []
+        offsets = [0]
         for sp in items:
             if sp.decision is not None:
-                self._values.extend(sp.decision.values)
-            self._offsets.append(len(self._values))
+                values.extend(sp.decision.values)
+            offsets.append(len(values))
+        self._offsets, self._values = array("I", offsets), array("d", values)  # from lists: no spare room
         self._uci = " ".join(sp.uci for sp in items)
         self._san = " ".join(sp.san for sp in items)
         self._forced = bytes(sp.forced for sp in items)
         self._zobrist = None if all(sp.zobrist is None for sp in items) else (
-            array("Q", (sp.zobrist or 0 for sp in items)), bytes(sp.zobrist is not None for sp in items))
+            array("Q", [sp.zobrist or 0 for sp in items]), bytes(sp.zobrist is not None for sp in items))
         self._index: dict[int, int] | None = None if list(self._plies) == list(range(1, len(items) + 1)) else {
             ply: i for i, ply in enumerate(self._plies)}
 

@@ -237,6 +237,8 @@ class Screener:
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
         self._packed: set[str] = set()  # games whose used positions are packed (:meth:`pack`)
+        self._where_packed: dict[str, tuple[TrackKey, TrackKey, array[int]]] = {}  # such a game's plies:
+        # (White's track, Black's track, every ply) instead of one entry a ply in ``_where``
 
     # -- input ------------------------------------------------------------------
 
@@ -351,8 +353,12 @@ class Screener:
                 del track.used[(seq, ply)]
                 track.p0.pop((seq, ply), None)
             pairs = sorted(zip(plies, p0))
-            track.packed[seq] = (plies_packed, array("i", (ply for ply, _ in pairs)),
-                                 array("d") if p0[0] is None else array("d", (p for _, p in pairs)))  # type: ignore[misc]
+            track.packed[seq] = (plies_packed, array("i", [ply for ply, _ in pairs]),  # from lists: no spare room
+                                 array("d") if p0[0] is None else array("d", [p for _, p in pairs]))  # type: ignore[misc]
+        sides = {ply % 2: tkey for ply, tkey in where.items()}
+        if len(sides) == 2 and all(sides[ply % 2] == tkey for ply, tkey in where.items()):  # the usual case
+            self._where_packed[game_id] = (sides[1], sides[0], array("i", sorted(where)))
+            del self._where[game_id]
         self._packed.add(game_id)
 
     def _unpack(self, game_id: str) -> None:
@@ -361,6 +367,10 @@ class Screener:
             return
         self._packed.discard(game_id)
         seq = self._seq[game_id]
+        kept = self._where_packed.pop(game_id, None)
+        if kept is not None:
+            white, black, plies = kept
+            self._where[game_id] = {ply: white if ply % 2 else black for ply in plies}
         for tkey in set(self._where.get(game_id, {}).values()):
             track = self.tracks[tkey]
             entry = track.packed.pop(seq, None)
