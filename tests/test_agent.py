@@ -323,3 +323,28 @@ def test_credible_region_coverage_at_fixed_realistic_c():
         lo, hi = post.summary().cr95
         covered += lo <= 1.5 <= hi
     assert 0.92 <= covered / players <= 0.98, covered
+
+
+def test_posterior_reading_the_callers_record_equals_one_keeping_its_own_counts():
+    """Issue 14: the live posterior keeps no decision (``source``: the estimator's record); through re-grids
+    and removals it gives what a posterior keeping its own counts gives."""
+    rng = np.random.default_rng(5)
+    decisions = [Decision(tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, 3))))), int(rng.integers(0, 4)))
+                 for _ in range(400)]
+    record: list[Decision] = []
+    own, read = CPosterior(), CPosterior(source=lambda: record)
+    for i, d in enumerate(decisions):
+        record.append(d)
+        own.add(d)
+        read.add(d)
+        if i % 50 == 49:  # a correction: the last ten withdrawn
+            for gone in record[-10:]:
+                own.remove(gone)
+            del record[-10:]
+            for gone in decisions[i - 9:i + 1]:
+                read.remove(gone)
+        if i % 25 == 0:
+            a, b = own.summary(), read.summary()
+            assert a is not None and b is not None and own.n == read.n == len(record)
+            assert abs(a.mean - b.mean) < 1e-9 and abs(a.sd - b.sd) < 1e-9
+    assert read.decisions() == record and len(read.grid) != 101  # re-gridded from the record

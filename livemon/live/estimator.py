@@ -71,7 +71,7 @@ _NO_CP = -(2**31)
 
 
 class PackedPlies(Mapping[int, ScoredPly]):
-    """A finished game's scored plies in a few flat arrays: ~70 bytes a ply instead of ~600 as objects.
+    """A finished game's scored plies in a few flat arrays: ~90 bytes a ply instead of ~500 as objects.
 
     Read as the ``{ply: ScoredPly}`` it was made from (each :class:`ScoredPly` is made again
     on access, equal to the original); the estimator and the screener keep a finished game
