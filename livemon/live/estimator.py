@@ -138,10 +138,11 @@ class PackedPlies(Mapping[int, ScoredPly]):
                          decision, ucis[i], sans[i], bool(self._forced[i]),
                          None if self._zobrist is None or not self._zobrist[1][i] else self._zobrist[0][i])
 
-    def items(self) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
-        """Every ``(ply, ScoredPly)`` in order (the move strings split once)."""
+    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
+        """Every ``(ply, ScoredPly)`` in order, or only those of ``plies`` (the move strings split once)."""
         ucis, sans = self._uci.split(" "), self._san.split(" ")
-        return [(ply, self._row(i, ucis, sans)) for i, ply in enumerate(self._plies)]
+        at = range(len(self._plies)) if plies is None else [i for i in map(self._at, plies) if i >= 0]
+        return [(self._plies[i], self._row(i, ucis, sans)) for i in at]
 
     def values(self) -> list[ScoredPly]:  # type: ignore[override]
         """Every ply in order."""
@@ -161,6 +162,12 @@ class GameState:
         if isinstance(self.plies, PackedPlies):
             self.plies = dict(self.plies.items())
         return self.plies
+
+    def side(self, side: int) -> list[tuple[int, ScoredPly]]:
+        """The plies of one side (``ply % 2``) in order; a packed game makes only those."""
+        if isinstance(self.plies, PackedPlies):
+            return self.plies.items(ply for ply in self.plies if ply % 2 == side)
+        return sorted((ply, sp) for ply, sp in self.plies.items() if ply % 2 == side)
 
     def histogram(self, white: bool) -> GainHistogram:
         return GainHistogram.from_gains(
@@ -280,8 +287,7 @@ class Estimator:
             game = self._by_seq.get(seq)
             if game is None:
                 continue
-            side = player.sides[seq]
-            out.extend(((seq, ply), sp) for ply, sp in sorted(game.plies.items()) if ply % 2 == side)
+            out.extend(((seq, ply), sp) for ply, sp in game.side(player.sides[seq]))
         return out
 
     def _decisions_of(self, player: PlayerState) -> Iterable[tuple[int, Decision, int]]:

@@ -141,8 +141,7 @@ class _Track:
         """Every used position with its scored ply: the live games' and the packed ones'."""
         yield from self.used.items()
         for seq, (packed, plies, _) in self.packed.items():
-            wanted = set(plies)
-            yield from (((seq, ply), sp) for ply, sp in packed.items() if ply in wanted)
+            yield from (((seq, ply), sp) for ply, sp in packed.items(plies))
 
     def position(self, key: PosKey) -> ScoredPly:
         sp = self.used.get(key)
@@ -346,15 +345,12 @@ class Screener:
                 by_track.setdefault(tkey, []).append(ply)
         for tkey, plies in by_track.items():
             track = self.tracks[tkey]
-            p0 = [track.p0.get((seq, ply)) for ply in plies]
-            if any(p is None for p in p0) and any(p is not None for p in p0):
-                continue  # not one c_r for all of them (cannot happen): left as it is
+            plies.sort()
             for ply in plies:
                 del track.used[(seq, ply)]
-                track.p0.pop((seq, ply), None)
-            pairs = sorted(zip(plies, p0))
-            track.packed[seq] = (plies_packed, array("i", [ply for ply, _ in pairs]),  # from lists: no spare room
-                                 array("d") if p0[0] is None else array("d", [p for _, p in pairs]))  # type: ignore[misc]
+            # a used position has its p0 exactly when the track has a c_r; arrays from lists: no spare room
+            p0 = array("d", [track.p0.pop((seq, ply)) for ply in plies] if track.c_r is not None else [])
+            track.packed[seq] = (plies_packed, array("i", plies), p0)
         sides = {ply % 2: tkey for ply, tkey in where.items()}
         if len(sides) == 2 and all(sides[ply % 2] == tkey for ply, tkey in where.items()):  # the usual case
             self._where_packed[game_id] = (sides[1], sides[0], array("i", sorted(where)))
@@ -377,8 +373,7 @@ class Screener:
             if entry is None:
                 continue
             packed, plies, p0 = entry
-            wanted = set(plies)
-            track.used.update(((seq, ply), sp) for ply, sp in packed.items() if ply in wanted)
+            track.used.update(((seq, ply), sp) for ply, sp in packed.items(plies))
             track.p0.update(((seq, ply), p) for ply, p in zip(plies, p0))
 
     def remove_game(self, game_id: str) -> list[TrackKey]:

@@ -30,6 +30,7 @@ What the caller decides (not this module):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -440,12 +441,7 @@ class CPosterior:
         return [d for d, k in self._counts.items() for _ in range(k)]
 
     def _grouped(self) -> dict[Decision, int]:
-        if self._source is None:
-            return self._counts
-        counts: dict[Decision, int] = {}
-        for d in self._source():
-            counts[d] = counts.get(d, 0) + 1
-        return counts
+        return self._counts if self._source is None else Counter(self._source())
 
     def summary(self) -> CSummary | None:
         """Mean, sd and equal-tailed 95% credible region of c; None before any decision."""
