@@ -152,6 +152,39 @@ def test_correction_rolls_back_and_replays(broadcast):
     assert t.moves(gid) == truth[:38]
 
 
+def test_a_finished_game_is_kept_packed_and_a_later_correction_still_replays(broadcast, caplog):
+    """A finished game's moves are kept as one string (a long event's round lists every game it has
+    played); the round re-sent is silent, and a correction after the result unpacks and replays it."""
+    g = broadcast[0]
+    gid = g.headers["Site"]
+    truth = [m.uci() for m in g.mainline_moves()]
+    n = len(truth)
+    t = GameTracker("bc")
+    msgs = t.update_text(prefix_text(g, n - 10))
+    msgs += t.update_text(prefix_text(g, n, result="1-0"))
+    assert kinds(msgs)["GameResult"] == 1
+    state = t._games[gid]
+    assert state._ucis is None and state.board is None and state.plies == n == t.plies
+    assert t.moves(gid) == truth and state._ucis is None  # read without unpacking
+    assert t.update_text(prefix_text(g, n, result="1-0")) == []  # the round re-sent
+    assert t._games[gid]._ucis is None
+    # the arbiter corrects ply 20 of the finished game: rolled back and replayed, packed again
+    board = chess.Board()
+    for u in truth[:19]:
+        board.push_uci(u)
+    wrong = next(m for m in board.legal_moves if m.uci() != truth[19])
+    fixed = chess.pgn.Game.from_board(board)
+    fixed.headers.update({k: v for k, v in g.headers.items()})
+    fixed.headers["Result"] = "1-0"
+    fixed.end().add_main_variation(wrong)
+    with caplog.at_level(logging.INFO, logger="livemon"):
+        out = t.update_text(str(fixed))
+    assert out == [GameRollback(gid, 20, "bc"), *out[1:]] and [(m.ply, m.uci) for m in out[1:]] == [(20, wrong.uci())]
+    assert "the result stands" in caplog.text
+    assert t.moves(gid) == truth[:19] + [wrong.uci()] and t._games[gid]._ucis is None
+    assert apply(msgs + out)[gid] == truth[:19] + [wrong.uci()]
+
+
 def test_cut_text_never_rolls_back_and_loses_nothing(broadcast):
     """A file written in pieces: every read cut at a random byte."""
     text = BROADCAST.read_text(encoding="utf-8")

@@ -148,6 +148,8 @@ _PAWNS: dict[int, float] = {}
 """Centipawns (mover's view) -> pawns, the float objects shared by every decision's values."""
 _RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
 _RANKS: dict[int, str] = {}
+RANKS_KEPT = 32_768
+"""Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
 
 
@@ -186,7 +188,7 @@ def fast_board_fen(board: chess.BaseBoard) -> str:
         key = packed >> shift & _RANK_MASK
         text = ranks.get(key)
         if text is None:
-            if len(ranks) > 200_000:
+            if len(ranks) > RANKS_KEPT:
                 ranks.clear()  # bounded: rebuilt as needed
             text = ranks[key] = _rank_text(key)
         parts.append(text)
@@ -206,6 +208,8 @@ def fast_epd(board: chess.Board) -> str:
 
 
 _CASTLING: dict[tuple[int, ...], str] = {}
+CASTLING_KEPT = 8_192
+"""Castling fields remembered (~300 B each; cleared when full)."""
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 
 
@@ -224,7 +228,7 @@ def _castling(board: chess.Board) -> str:
            board.occupied_co[chess.BLACK] & _BACKRANKS, board.promoted, int(board.chess960))
     text = _CASTLING.get(key)
     if text is None:
-        if len(_CASTLING) > 100_000:
+        if len(_CASTLING) > CASTLING_KEPT:
             _CASTLING.clear()  # bounded: rebuilt as needed
         text = _CASTLING[key] = board.castling_xfen()
     return text

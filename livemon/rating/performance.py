@@ -153,9 +153,14 @@ def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
             f"{pool}: performance Elo is on the calibration's scale")
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)
 def _grids(a: float, b: float, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The c grid, the Elo grid and the N(c; a + b·r, τ²) kernel between them (made once per line and τ).
+
+    Kept for the last 8 τ: a kernel is 2 MB, and τ changes with a player's number of games
+    (:meth:`PerformanceModel.spread`), so a long event meets ever more of them (at 64 the cache was
+    the largest thing growing in ``bench/round.py``'s long event); players of one event are within a
+    game or two of each other, so a few are in use at a time.
 
     The c grid spans the line over the Elo support, padded by 5 τ, c < 0 included (the line and
     τ reach there at low ratings).

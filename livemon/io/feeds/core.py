@@ -54,7 +54,7 @@ import hashlib
 import io
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import chess
@@ -252,6 +252,7 @@ class GameTracker:
         self._duplicates: set[str] = set()  # keys reported as listed twice (once each)
         self._custom_key = key
         self._games: dict[str, _GameState] = {}
+        self._finished = 0  # games of _games with a result
         self._url_owner: dict[str, str] = {}  # Site URL -> tags key of the first game using it
         self._shared_urls: set[str] = set()
         self._alias: dict[str, str] = {}  # tags key -> game id given before the Site was found shared
@@ -272,12 +273,12 @@ class GameTracker:
 
     @property
     def plies(self) -> int:
-        return sum(len(g.ucis) for g in self._games.values())
+        return sum(g.plies for g in self._games.values())
 
     def moves(self, game_id: str) -> list[str]:
         """The UCI moves of a game as emitted so far (empty if unknown)."""
         g = self._games.get(game_id)
-        return list(g.ucis) if g else []
+        return g.moves() if g else []
 
     def result(self, game_id: str) -> str | None:
         g = self._games.get(game_id)
@@ -382,7 +383,7 @@ class GameTracker:
         """One game's PGN text; ``complete`` None: decide from its terminator."""
         if complete is None:
             complete = is_terminated(chunk)
-        headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * len(self._games) + 100)[0]
+        headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * (len(self._games) - self._finished) + 100)[0]
         return self._apply_chunk(chunk, complete, self.key_of(headers, register=complete), label)
 
     def _headers_of(self, chunks: Sequence[str], fresh: bool) -> list[chess.pgn.Headers]:
@@ -530,7 +531,7 @@ class GameTracker:
             if not snap.complete and not (snap.settled and plies):
                 return []  # tags of a cut game may be cut too: wait for it whole (or settled, with moves)
             try:
-                start = chess.Board(snap.fen, chess960=snap.chess960) if snap.fen else chess.Board()
+                start = chess.Board(snap.fen, chess960=snap.chess960) if snap.fen else _STANDARD_START
             except ValueError as exc:
                 return self._error(gid, f"{gid}: bad FEN tag ({exc})")
             state = _GameState(start)
@@ -572,9 +573,12 @@ class GameTracker:
         if snap.complete and res in FINAL_RESULTS:
             if state.result is None:
                 state.result = res
+                self._finished += 1
                 out.append(GameResult(gid, res, len(state.ucis), self.feed))
             elif state.result != res:
                 log.warning("%s: result changed from %s to %s; keeping the first", gid, state.result, res)
+        if state.result is not None:
+            state.pack()
         return out
 
     def error(self, game_id: str, message: str) -> list[Message]:
@@ -630,7 +634,9 @@ class GameTracker:
         return out
 
     def _forget(self, gid: str) -> None:
-        self._games.pop(gid, None)
+        gone = self._games.pop(gid, None)
+        if gone is not None and gone.result is not None:
+            self._finished -= 1
         self._tails.pop(gid, None)
         self._errors.pop(gid, None)
         self._absent.pop(gid, None)
@@ -802,17 +808,50 @@ def _comment_eval(comment: str, turn: chess.Color) -> int | None:
     return score_cp(chess.engine.PovScore(score if turn else -score, turn))
 
 
-@dataclass
 class _GameState:
-    """What was emitted for one game: its moves and the board after them."""
+    """What was emitted for one game: its moves and the board after them.
 
-    start: chess.Board
-    ucis: list[str] = field(default_factory=list)
-    board: chess.Board | None = None
-    result: str | None = None
+    A finished game is packed (:meth:`pack`): its moves as one string, no board (a round of a long
+    event lists every game it has played: a list of move strings and a board each was ~5 KB a game,
+    the feeds' share of the memory growing with finished games); reading ``ucis`` unpacks it (a
+    correction after the result).
+    """
+
+    __slots__ = ("start", "_ucis", "_packed", "board", "result")
+
+    def __init__(self, start: chess.Board) -> None:
+        self.start = start  # never changed (shared by standard games): boards are made from a copy
+        self._ucis: list[str] | None = []
+        self._packed = ""
+        self.board: chess.Board | None = None
+        self.result: str | None = None
+
+    @property
+    def ucis(self) -> list[str]:
+        if self._ucis is None:
+            self._ucis = self._packed.split()
+            self._packed = ""
+        return self._ucis
+
+    @property
+    def plies(self) -> int:
+        """The number of moves, packed or not."""
+        if self._ucis is not None:
+            return len(self._ucis)
+        return self._packed.count(" ") + 1 if self._packed else 0
+
+    def moves(self) -> list[str]:
+        """A copy of the moves (a packed game stays packed)."""
+        return list(self._ucis) if self._ucis is not None else self._packed.split()
+
+    def pack(self) -> None:
+        if self._ucis is not None:
+            self._packed = " ".join(self._ucis)
+            self._ucis = None
+            self.board = None
 
     def board_at(self, n: int) -> chess.Board:
-        if n == len(self.ucis) and self.board is not None:
+        if n == self.plies and self.board is not None:
             return self.board.copy(stack=False)
         b = self.start.copy(stack=False)
         for u in self.ucis[:n]:
@@ -828,6 +867,10 @@ class _GameState:
     def extend(self, ucis: Iterable[str], board: chess.Board) -> None:
         self.ucis.extend(ucis)
         self.board = board
+
+
+_STANDARD_START = chess.Board()
+"""The start of every game without a FEN tag (shared: :class:`_GameState` never changes its start)."""
 
 
 class PgnStreamSplitter:
