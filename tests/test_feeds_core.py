@@ -55,6 +55,20 @@ def apply(messages: list[Message], moves: dict[str, list[str]] | None = None) ->
     return moves
 
 
+def wrong_at(game: chess.pgn.Game, ply: int, result: str = "*") -> tuple[str, chess.Move]:
+    """The PGN of ``game`` cut before ``ply`` with another legal move played there, and that move."""
+    board = chess.Board()
+    truth = list(game.mainline_moves())
+    for move in truth[:ply - 1]:
+        board.push(move)
+    wrong = next(m for m in board.legal_moves if m != truth[ply - 1])
+    bad = chess.pgn.Game.from_board(board)
+    bad.headers.update({k: v for k, v in game.headers.items()})
+    bad.headers["Result"] = result
+    bad.end().add_main_variation(wrong)
+    return str(bad), wrong
+
+
 def kinds(messages: list[Message]) -> Counter[str]:
     return Counter(type(m).__name__ for m in messages)
 
@@ -129,15 +143,8 @@ def test_correction_rolls_back_and_replays(broadcast):
     t = GameTracker("bc")
     msgs = t.update_text(prefix_text(g, 30))
     # the board recorded a wrong 25th ply, then the operator fixed it
-    board = chess.Board()
-    for u in truth[:24]:
-        board.push_uci(u)
-    wrong = next(m for m in board.legal_moves if m.uci() != truth[24])
-    bad = chess.pgn.Game.from_board(board)
-    bad.headers.update({k: v for k, v in g.headers.items()})
-    bad.headers["Result"] = "*"
-    bad.end().add_main_variation(wrong)
-    out = t.update_text(str(bad))
+    bad, wrong = wrong_at(g, 25)
+    out = t.update_text(bad)
     assert out[0] == GameRollback(gid, 25, "bc")
     assert [(m.ply, m.uci) for m in out[1:]] == [(25, wrong.uci())]
     msgs += out
@@ -169,16 +176,9 @@ def test_a_finished_game_is_kept_packed_and_a_later_correction_still_replays(bro
     assert t.update_text(prefix_text(g, n, result="1-0")) == []  # the round re-sent
     assert t._games[gid]._ucis is None
     # the arbiter corrects ply 20 of the finished game: rolled back and replayed, packed again
-    board = chess.Board()
-    for u in truth[:19]:
-        board.push_uci(u)
-    wrong = next(m for m in board.legal_moves if m.uci() != truth[19])
-    fixed = chess.pgn.Game.from_board(board)
-    fixed.headers.update({k: v for k, v in g.headers.items()})
-    fixed.headers["Result"] = "1-0"
-    fixed.end().add_main_variation(wrong)
+    fixed, wrong = wrong_at(g, 20, result="1-0")
     with caplog.at_level(logging.INFO, logger="livemon"):
-        out = t.update_text(str(fixed))
+        out = t.update_text(fixed)
     assert out == [GameRollback(gid, 20, "bc"), *out[1:]] and [(m.ply, m.uci) for m in out[1:]] == [(20, wrong.uci())]
     assert "the result stands" in caplog.text
     assert t.moves(gid) == truth[:19] + [wrong.uci()] and t._games[gid]._ucis is None
