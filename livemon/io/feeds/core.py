@@ -383,7 +383,8 @@ class GameTracker:
         """One game's PGN text; ``complete`` None: decide from its terminator."""
         if complete is None:
             complete = is_terminated(chunk)
-        headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * (len(self._games) - self._finished) + 100)[0]
+        unfinished = len(self._games) - self._finished
+        headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * unfinished + 100)[0]
         return self._apply_chunk(chunk, complete, self.key_of(headers, register=complete), label)
 
     def _headers_of(self, chunks: Sequence[str], fresh: bool) -> list[chess.pgn.Headers]:
