@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import json
@@ -10,11 +11,14 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
 
+from livemon.app.monitor import Monitor
 from livemon.cli import main
+from livemon.config import Config
 from livemon.live.pgn import split_games
 from livemon.io.store import Store
 from tests.conftest import REPO, descendants, real
@@ -44,6 +48,34 @@ def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5) ->
 def run_cli(capsys, *args: str) -> dict:
     assert main(list(args)) == 0
     return json.loads(capsys.readouterr().out)
+
+
+async def test_the_gc_freeze_collects_the_young_garbage_first(tmp_path):
+    """A reference cycle that is garbage when the monitor freezes the heap is freed, not frozen for good."""
+    cfg = Config()
+    cfg.store.path = str(tmp_path / "live.sqlite")
+    monitor = Monitor(cfg)
+
+    class Node:
+        pass
+
+    gc.unfreeze()
+    gc.disable()  # only the monitor's own collections run
+    try:
+        node = Node()
+        node.self = node  # a cycle: reference counting alone never frees it
+        ref = weakref.ref(node)
+        del node
+        task = asyncio.create_task(monitor._gc_loop())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        assert gc.get_freeze_count() > 0
+        assert ref() is None  # collected before the freeze (frozen, it would live as long as the process)
+    finally:
+        gc.unfreeze()
+        gc.enable()
+        monitor.store.close()
+        monitor._ttt.close()
 
 
 def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):

@@ -65,8 +65,10 @@ A round's state is millions of long-lived objects (games, plies, estimates, the 
 CPython's full collection walks all of them whenever the heap has grown by a quarter: at 1,000
 boards that was 24 pauses of up to 1.9 s in two minutes (15.7 s in all), the loop-lag p99. Frozen
 objects are still freed by reference counting; only a reference cycle that becomes garbage after
-it was frozen is never collected (the monitor's state makes few: a cost measured by
-``bench/round.py``'s RSS, not assumed)."""
+it was frozen is never collected. Before each freeze the two young generations are collected
+(p50 3.7 ms, p99 19 ms at 250 boards × 40×; a full collection of the young heap took 19/40 ms):
+without it, cycles not yet collected (parsed PGN game trees, HTTP responses: ~65,000 objects in
+5 minutes) were frozen with the live state and never freed."""
 
 FEED_SLICE = 0.01
 """Seconds of a feed's messages handled back to back before the event loop runs anything else."""
@@ -555,8 +557,13 @@ class Monitor:
         return behind and pool.queue_lag_seconds >= LAG_WARNING / 2
 
     async def _gc_loop(self) -> None:
-        """``gc.freeze()`` every GC_FREEZE_SECONDS (see there): full collections walk only the young heap."""
+        """``gc.freeze()`` every GC_FREEZE_SECONDS (see there): full collections walk only the young heap.
+
+        The young heap is collected first: cyclic garbage not yet found (a parsed PGN game tree, an HTTP
+        response) would otherwise be frozen with the live objects and never freed.
+        """
         while True:
+            gc.collect(1)  # the two young generations: cheap, and where the garbage of the last turns is
             gc.freeze()
             await asyncio.sleep(GC_FREEZE_SECONDS)
 
