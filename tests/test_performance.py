@@ -124,7 +124,7 @@ def test_analyse_never_borrows_another_profiles_calibration_and_warns_once_for_a
 def test_incremental_tally_equals_the_computation_from_scratch() -> None:
     """The per-player sum kept move by move (moves in any order, new games changing τ, rolled-back moves)
     gives bit for bit what PerformanceModel.estimate gives over the same moves from scratch."""
-    from livemon.rating.performance import PerformanceTally, _grids, fixed_point_log_likelihood
+    from livemon.rating.performance import PerformanceTally, fixed_point_log_likelihood
 
     rng = np.random.default_rng(17)
     cal = CAL.__class__(**{**CAL.__dict__, "book_moves": 4, "eval_bound": 3.0})
@@ -133,7 +133,13 @@ def test_incremental_tally_equals_the_computation_from_scratch() -> None:
     keys = list(moves)
     order = rng.permutation(len(keys))
     record: dict[tuple[int, int], object] = {}  # the caller's moves, which the tally follows
-    tally = PerformanceTally(model, lambda: [(k[0], d, k[1]) for k, d in record.items()])
+    reads = []
+
+    def source() -> list:
+        reads.append(len(record))
+        return [(k[0], d, k[1]) for k, d in record.items()]
+
+    tally = PerformanceTally(model, source)
 
     def add(k: tuple[int, int]) -> None:
         record[k] = moves[k]
@@ -163,10 +169,11 @@ def test_incremental_tally_equals_the_computation_from_scratch() -> None:
             assert tally.positions == len(now) and tally.games == games
             assert tally.estimate() == model.estimate([d for _, d in now], games=games)
             if len(now) >= model.min_positions:
-                tau = model.spread(games)
-                fresh = fixed_point_log_likelihood([d for _, d in now], _grids(cal.a, cal.b, tau)[0]).sum(axis=0)
+                fresh = fixed_point_log_likelihood([d for _, d in now], model.c_grid).sum(axis=0)
                 assert np.array_equal(tally.log_likelihood(), fresh)
                 checked += 1
+    # the moves were read once to count them, once for the first sum: a new game (another τ) reads none again
+    assert len(reads) == 2
     # a tally made over a record that already holds every move counts the same
     again = PerformanceTally(model, lambda: [(k[0], d, k[1]) for k, d in record.items()])
     assert (again.positions, again.games, again.estimate()) == (tally.positions, tally.games, tally.estimate())
@@ -176,9 +183,7 @@ def test_incremental_tally_equals_the_computation_from_scratch() -> None:
     # and the fixed point changes nothing that is shown: the float sum gives the same figure to the published 0.1
     from livemon.rating.agent import log_likelihood
     ds = [d for _, d in counted()]
-    tau = model.spread(5)
-    c = _grids(cal.a, cal.b, tau)[0]
-    assert np.allclose(log_likelihood(ds, c), tally.log_likelihood() / 2.0**32, rtol=0, atol=1e-6)
+    assert np.allclose(log_likelihood(ds, model.c_grid), tally.log_likelihood() / 2.0**32, rtol=0, atol=1e-6)
 
 
 def test_estimator_performance_follows_moves_rollbacks_and_a_new_calibration() -> None:

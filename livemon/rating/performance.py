@@ -154,18 +154,18 @@ def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _grids(a: float, b: float, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _grids(a: float, b: float, pad: float, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The c grid, the Elo grid and the N(c; a + b·r, τ²) kernel between them (made once per line and τ).
 
+    The c grid spans the line over the Elo support, padded by 5 ``pad`` (the largest τ of the model,
+    c < 0 included: the line and τ reach there at low ratings); it does not depend on ``tau``, so a
+    player's summed log-likelihood on it holds whatever their number of games (τ) becomes.
     Kept for the last 8 τ: a kernel is 2 MB, and τ changes with a player's number of games
     (:meth:`PerformanceModel.spread`), so a long event meets ever more of them (at 64 the cache was
     the largest thing growing in ``bench/round.py``'s long event); players of one event are within a
     game or two of each other, so a few are in use at a time.
-
-    The c grid spans the line over the Elo support, padded by 5 τ, c < 0 included (the line and
-    τ reach there at low ratings).
     """
-    c = np.linspace(a + b * ELO_RANGE[0] - 5 * tau, a + b * ELO_RANGE[1] + 5 * tau, 400)
+    c = np.linspace(a + b * ELO_RANGE[0] - 5 * pad, a + b * ELO_RANGE[1] + 5 * pad, 400)
     elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
     kernel = np.exp(-0.5 * ((c[None, :] - (a + b * elo)[:, None]) / tau) ** 2)
     for arr in (c, elo, kernel):
@@ -227,6 +227,15 @@ class PerformanceModel:
         k = max(int(games), 1)
         return math.sqrt(tau * tau + max(tau_game * tau_game - tau * tau, 0.0) / k)
 
+    @property
+    def c_grid(self) -> np.ndarray:
+        """The c grid of every estimate of this model: the line over the Elo support, padded by 5 τ
+        of one game (the largest τ), the same for any number of games."""
+        return self._grids(self.spread(1))[0]
+
+    def _grids(self, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _grids(self.calibration.a, self.calibration.b, self.spread(1), tau)
+
     def estimate(self, decisions: Sequence[Decision], games: int = 1) -> Performance:
         """The performance of a player from their (already filtered) decisions over ``games`` games.
 
@@ -237,18 +246,15 @@ class PerformanceModel:
         if n < self.min_positions:
             return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
                                            self.calibration.profile)
-        tau = self.spread(games)
-        c = _grids(self.calibration.a, self.calibration.b, tau)[0]
-        return self.estimate_from(fixed_point_log_likelihood(decisions, c).sum(axis=0), n, tau)
+        return self.estimate_from(fixed_point_log_likelihood(decisions, self.c_grid).sum(axis=0), n, self.spread(games))
 
     def estimate_from(self, ll_fixed: np.ndarray, n: int, tau: float) -> Performance:
-        """The performance from the summed fixed-point log-likelihood on the c grid of ``tau`` (``n`` moves)."""
+        """The performance from the summed fixed-point log-likelihood on :attr:`c_grid` (``n`` moves), τ ``tau``."""
         if n < self.min_positions:
             return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
                                            self.calibration.profile)
         cal = self.calibration
-        # c grid: the line's range over the Elo support, padded by 5 τ; fine enough for τ
-        c, elo, kernel = _grids(cal.a, cal.b, tau)
+        c, elo, kernel = self._grids(tau)
         ll = ll_fixed * (1.0 / LL_SCALE)
         like_c = np.exp(ll - ll.max())
         # ∝ L(r) on the Elo grid (flat prior), over the c where the likelihood is not nil (a player's moves
@@ -312,9 +318,9 @@ class PerformanceTally:
     point (:data:`LL_SCALE`), so adding a move costs one row (O(grid)) instead of all
     the player's moves again, and removing one (a corrected game) is exact. The rows of the
     moves added or removed since the last estimate are made together when it is asked (one
-    vectorised call for a burst; the same integers as one at a time). The c grid
-    depends on τ, hence on the number of games the moves come from: when that changes
-    the sum is rebuilt once from ``moves``. The estimate is cached until the next change.
+    vectorised call for a burst; the same integers as one at a time). The c grid is the
+    model's, whatever the number of games (τ) becomes, so the sum is made from ``moves`` only
+    once, when first asked. The estimate is cached until the next change.
 
     The tally keeps no move itself (issue 14: memory per ply): ``moves()`` gives every move
     of the player as ``(game, decision, ply)`` from the caller's own record, which
@@ -338,7 +344,6 @@ class PerformanceTally:
         self._source = moves
         self._games: dict[Hashable, int] = {}  # counted moves per game
         self._n = 0
-        self._tau: float | None = None
         self._sum: np.ndarray | None = None
         self._pending: list[tuple[Decision, int]] = []  # moves added (+1) or removed (-1) since the sum
         self._estimate: Performance | None = None
@@ -380,25 +385,17 @@ class PerformanceTally:
 
     def _changed(self, decisions: list[Decision], sign: int) -> None:
         self._estimate = None
-        if self._sum is None or self._tau != self.model.spread(self.games):
-            self._sum = None  # another τ (or nothing summed yet): rebuilt from the moves when asked
-            self._pending.clear()
-            return
-        self._pending.extend((d, sign) for d in decisions)  # their rows are made together when asked
-
-    def _grid(self, tau: float) -> np.ndarray:
-        return _grids(self.model.calibration.a, self.model.calibration.b, tau)[0]
+        if self._sum is not None:  # else nothing summed yet: made from the moves when first asked
+            self._pending.extend((d, sign) for d in decisions)  # their rows are made together when asked
 
     def log_likelihood(self) -> np.ndarray:
-        """The summed fixed-point log-likelihood on the c grid of the current τ (rebuilt if needed)."""
-        tau = self.model.spread(self.games)
-        if self._sum is None or self._tau != tau:
+        """The summed fixed-point log-likelihood on the model's c grid (made from the moves when first asked)."""
+        if self._sum is None:
             decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
-            self._tau = tau
-            self._sum = fixed_point_log_likelihood(decisions, self._grid(tau)).sum(axis=0)
+            self._sum = fixed_point_log_likelihood(decisions, self.model.c_grid).sum(axis=0)
             self._pending.clear()
         elif self._pending:  # rows are independent and the sum is of integers: made together, the same sum
-            rows = fixed_point_log_likelihood([d for d, _ in self._pending], self._grid(tau))
+            rows = fixed_point_log_likelihood([d for d, _ in self._pending], self.model.c_grid)
             signs = np.array([sign for _, sign in self._pending], dtype=np.int64)
             self._sum = self._sum + (rows * signs[:, None]).sum(axis=0)
             self._pending.clear()
