@@ -667,7 +667,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     assert d.core.strength == fresh.engine_strength()
 
 
-def _calibrated_core() -> LiveCore:
+def _calibrated_core(shelf: object = None) -> LiveCore:
     from livemon.config import ScreeningConfig
     from livemon.live.screener import Screener
     from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -677,20 +677,26 @@ def _calibrated_core() -> LiveCore:
                        eval_bound=3.0)
     c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
     core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0),
-                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE), shelf=shelf)
     core.estimator.c_map, core.estimator.perf_map = c_map, perf
     return core
 
 
-def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
-    """Issue 14 item 1: the per-ply records a finished game leaves (kept compactly: shared strings, no copies)
-    give exactly the estimates, performance and screening figures of the same games scored from scratch,
-    before and after a correction of a finished game."""
+@pytest.mark.parametrize("shelved", [False, True], ids=["in memory", "shelved"])
+def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shelved):
+    """Issue 14 items 1 and 5: the per-ply records a finished game leaves (kept compactly: shared strings, no
+    copies; or on a shelf out of memory, as the monitor keeps them) give exactly the estimates, performance and
+    screening figures of the same games scored from scratch, before and after a correction of a finished game."""
+    from livemon.io.shelfdb import ShelfDB
+    from livemon.live.estimator import PackedPlies, ShelvedPlies
+    from livemon.live.shelf import Shelf
+
+    shelf = Shelf(ShelfDB()) if shelved else None
     names = ["W0", "B0", "W1", "B1"]
     infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
                       white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
     games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
-    live = Driver(_calibrated_core())
+    live = Driver(_calibrated_core(shelf))
     for info in infos:  # game by game, each finished: compacted as it ends
         live.feed(info, *moves_of(info.game_id, games[info.game_id]))
         live.answer("shuffle", seed=len(info.game_id))
@@ -699,11 +705,12 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
     kept = live.core.games["g1"].moves
     assert all(m.game_id is live.core.games["g1"].game_id and m.fen_before == "" for m in kept)
     # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
-    from livemon.live.estimator import PackedPlies
     packs = [g.plies for g in live.core.estimator.games.values()]
-    assert all(isinstance(p, PackedPlies) and len(p) == 70 for p in packs)
+    assert all(isinstance(p, ShelvedPlies if shelved else PackedPlies) and len(p) == 70 for p in packs)
+    assert shelf is None or len(shelf) == 4
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
+    assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
     assert all(any(entry[0] is p for p in packs) and len(entry[1]) == len(entry[2]) > 20 for entry in track.packed.values())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
@@ -730,6 +737,9 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run():
     live.apply(live.core.tick())
     assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
+    if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
+        assert shelf.reads > 0 and len(shelf) == 4
+        assert isinstance(live.core.estimator.games["g2"].plies, ShelvedPlies)
 
 
 def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():

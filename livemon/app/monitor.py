@@ -29,10 +29,12 @@ from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
 from livemon.io.feeds import Feed, open_feeds
 from livemon.io.pool import EngineBackend, EnginePool
+from livemon.io.shelfdb import ShelfDB
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore, engine_strength
+from livemon.live.shelf import Shelf
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -199,7 +201,8 @@ class Monitor:
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
-                                          given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True)
+                                          given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
+                                          shelf=Shelf(ShelfDB()))  # finished games' records out of memory
         self._flush_due = False
         self._commit_due = False
         self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()

@@ -84,6 +84,7 @@ from livemon.live.messages import (
 )
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
+from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
@@ -182,9 +183,13 @@ class LiveCore:
     _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
     _recompact: dict[str, None] = field(default_factory=dict)
     """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
+    shelf: Shelf | None = None
+    """Where finished games' packed records go (the driver's storage; None: kept in memory)."""
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
+        if self.shelf is not None:
+            self.estimator.shelf = self.shelf
         if self.profile and not self.estimator.profile:
             self.estimator.profile = self.profile  # labels the performance estimate
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.live.messages import GameInfo
+from livemon.live.shelf import Shelf
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
@@ -149,23 +150,69 @@ class PackedPlies(Mapping[int, ScoredPly]):
         return [sp for _, sp in self.items()]
 
 
+class ShelvedPlies(Mapping[int, ScoredPly]):
+    """A finished game's :class:`PackedPlies` put on a :class:`~livemon.live.shelf.Shelf`: read from it on
+    access, as the same ``{ply: ScoredPly}``; in memory only its key and length (issue 14 item 5).
+
+    >>> plies = {1: ScoredPly("g", 1, 20, 30, Decision((0.3, 0.1), 1), "e2e4", "e4")}
+    >>> shelf = Shelf()
+    >>> shelved = ShelvedPlies(shelf, "g", PackedPlies(plies))
+    >>> dict(shelved) == plies, len(shelved), 1 in shelved, shelved.items([1])[0][1].san
+    (True, 1, True, 'e4')
+    """
+
+    __slots__ = ("_key", "_len", "_shelf")
+
+    def __init__(self, shelf: Shelf, key: str, packed: PackedPlies) -> None:
+        shelf.put(key, packed)
+        self._shelf, self._key, self._len = shelf, key, len(packed)
+
+    @property
+    def packed(self) -> PackedPlies:
+        return self._shelf.get(self._key)  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.packed)
+
+    def __contains__(self, ply: object) -> bool:
+        return ply in self.packed
+
+    def __getitem__(self, ply: int) -> ScoredPly:
+        return self.packed[ply]
+
+    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
+        """As :meth:`PackedPlies.items`."""
+        return self.packed.items(plies)
+
+    def values(self) -> list[ScoredPly]:  # type: ignore[override]
+        return self.packed.values()
+
+
+Plies = dict[int, ScoredPly] | PackedPlies | ShelvedPlies
+"""A game's scored plies: a dict while it may change, packed (and perhaps shelved) once finished."""
+
+
 @dataclass
 class GameState:
     info: GameInfo
     seq: int  # order in which games were first seen: fixes the order of a player's history
-    plies: dict[int, ScoredPly] | PackedPlies = field(default_factory=dict)
-    """A dict while the game may change; :class:`PackedPlies` once it is finished (:meth:`Estimator.pack`)."""
+    plies: Plies = field(default_factory=dict)
+    """A dict while the game may change; :class:`PackedPlies` (on the estimator's shelf if it has one:
+    :class:`ShelvedPlies`) once it is finished (:meth:`Estimator.pack`)."""
     result: str = "*"
 
     def changing(self) -> dict[int, ScoredPly]:
         """The plies as a dict that may change (a packed game unpacked first)."""
-        if isinstance(self.plies, PackedPlies):
+        if not isinstance(self.plies, dict):
             self.plies = dict(self.plies.items())
         return self.plies
 
     def side(self, side: int) -> list[tuple[int, ScoredPly]]:
         """The plies of one side (``ply % 2``) in order; a packed game makes only those."""
-        if isinstance(self.plies, PackedPlies):
+        if not isinstance(self.plies, dict):
             return self.plies.items(ply for ply in self.plies if ply % 2 == side)
         return sorted((ply, sp) for ply, sp in self.plies.items() if ply % 2 == side)
 
@@ -225,6 +272,8 @@ class Estimator:
         self._changes = 0  # bumped by every change that may move Algorithms 2 and 3
         self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
+        self.shelf: Shelf | None = None
+        """Where finished games' packed plies are kept (:meth:`pack`); None: in memory."""
 
     # -- input ------------------------------------------------------------------
 
@@ -358,6 +407,8 @@ class Estimator:
         self._changes += 1
         state = self.games.pop(game_id)
         self._by_seq.pop(state.seq, None)
+        if self.shelf is not None:
+            self.shelf.discard(game_id)
         info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
@@ -368,16 +419,18 @@ class Estimator:
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
 
-    def pack(self, game_id: str) -> PackedPlies | None:
-        """Keep a finished game's plies packed (:class:`PackedPlies`); returns them (None: no such game).
+    def pack(self, game_id: str) -> PackedPlies | ShelvedPlies | None:
+        """Keep a finished game's plies packed (:class:`PackedPlies`, on :attr:`shelf` if set: :class:`ShelvedPlies`);
+        returns them (None: no such game).
 
         Every figure stays the same; a correction unpacks the game again.
         """
         game = self.games.get(game_id)
         if game is None:
             return None
-        if not isinstance(game.plies, PackedPlies):
-            game.plies = PackedPlies(game.plies)
+        if isinstance(game.plies, dict):
+            packed = PackedPlies(game.plies)
+            game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game_id, packed)
         return game.plies
 
     # -- output -------------------------------------------------------------------

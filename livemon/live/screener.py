@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.config import ScreeningConfig
-from livemon.live.estimator import Estimator, PackedPlies, ScoredPly
+from livemon.live.estimator import Estimator, PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
@@ -114,6 +114,9 @@ class _Track:
     used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
     p0: dict[PosKey, float] = field(default_factory=dict)  # P(a top move | c_r) of each used position (when c_r)
     excluded: dict[PosKey, str] = field(default_factory=dict)
+    excluded_packed: dict[int, tuple[array[int], bytes]] = field(default_factory=dict)
+    """A finished game's excluded positions (game seq -> their plies, each reason's index in EXCLUSIONS),
+    kept out of ``excluded`` until a correction unpacks them."""
     rating: float | None = None
     rating_source: str = "none"
     c_r: float | None = None
@@ -125,7 +128,7 @@ class _Track:
     p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
-    packed: dict[int, tuple[PackedPlies, array[int], array[float]]] = field(default_factory=dict)
+    packed: dict[int, tuple[PackedPlies | ShelvedPlies, array[int], array[float]]] = field(default_factory=dict)
     """A finished game's used positions (game seq -> its packed plies, the plies used, their p0 or nothing
     without c_r): kept out of ``used`` and ``p0`` (issue 14: memory per ply) until a correction unpacks it."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
@@ -333,16 +336,24 @@ class Screener:
             touched[tkey] = None
         return list(touched)
 
-    def pack(self, game_id: str, plies_packed: PackedPlies) -> None:
+    def pack(self, game_id: str, plies_packed: PackedPlies | ShelvedPlies) -> None:
         """A finished game's used positions kept as its packed plies (the estimator's :meth:`~Estimator.pack`),
         not one entry each; every number stays the same, and a correction unpacks them."""
         seq, where = self._seq.get(game_id), self._where.get(game_id)
         if seq is None or not where or game_id in self._packed:
             return
         by_track: dict[TrackKey, list[int]] = {}
+        left_out: dict[TrackKey, list[tuple[int, str]]] = {}
         for ply, tkey in where.items():
             if (seq, ply) in self.tracks[tkey].used:
                 by_track.setdefault(tkey, []).append(ply)
+            else:
+                reason = self.tracks[tkey].excluded.pop((seq, ply), None)
+                if reason is not None:
+                    left_out.setdefault(tkey, []).append((ply, reason))
+        for tkey, out in left_out.items():  # a ply and a byte each, not a tuple key and a dict entry
+            self.tracks[tkey].excluded_packed[seq] = (array("i", [ply for ply, _ in out]),
+                                                      bytes(EXCLUSIONS.index(r) for _, r in out))
         for tkey, plies in by_track.items():
             track = self.tracks[tkey]
             plies.sort()
@@ -369,12 +380,14 @@ class Screener:
             self._where[game_id] = {ply: white if ply % 2 else black for ply in plies}
         for tkey in set(self._where.get(game_id, {}).values()):
             track = self.tracks[tkey]
+            left_out = track.excluded_packed.pop(seq, None)
+            if left_out is not None:
+                track.excluded.update(((seq, ply), EXCLUSIONS[r]) for ply, r in zip(*left_out))
             entry = track.packed.pop(seq, None)
-            if entry is None:
-                continue
-            packed, plies, p0 = entry
-            track.used.update(((seq, ply), sp) for ply, sp in packed.items(plies))
-            track.p0.update(((seq, ply), p) for ply, p in zip(plies, p0))
+            if entry is not None:
+                packed, plies, p0 = entry
+                track.used.update(((seq, ply), sp) for ply, sp in packed.items(plies))
+                track.p0.update(((seq, ply), p) for ply, p in zip(plies, p0))
 
     def remove_game(self, game_id: str) -> list[TrackKey]:
         """Forget a game (withdrawn by its feed); returns the tracks that are left and were touched.

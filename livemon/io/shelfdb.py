@@ -1,0 +1,54 @@
+"""The live monitor's shelf: finished games' packed records in a private temporary SQLite database.
+
+SQLite makes a private on-disk database for an empty file name and deletes it when the
+connection closes; its pages are cached up to a bound (``cache_kib``) and the rest lives on
+disk, so the monitor's memory no longer grows with the games a long event has finished (issue
+14 item 5). Nothing in it outlives the process: a restart rebuilds it from the store.
+
+>>> blobs = ShelfDB()
+>>> blobs["g1"] = b"abc"; blobs["g1"] = b"abcd"
+>>> blobs["g1"], len(blobs), list(blobs)
+(b'abcd', 1, ['g1'])
+>>> del blobs["g1"]; "g1" in blobs
+False
+>>> blobs.close()
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, MutableMapping
+
+
+class ShelfDB(MutableMapping[str, bytes]):
+    """``str -> bytes`` in a private temporary SQLite database (one connection, the loop's thread)."""
+
+    def __init__(self, cache_kib: int = 2048) -> None:
+        # "": private, on disk, deleted on close; made where the monitor is, used on its loop's thread
+        self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA cache_size = -{int(cache_kib)}")
+        self._db.execute("PRAGMA journal_mode = OFF")  # nothing to recover: it dies with the process
+        self._db.execute("PRAGMA synchronous = OFF")
+        self._db.execute("CREATE TABLE shelf (key TEXT PRIMARY KEY, blob BLOB NOT NULL)")
+
+    def __getitem__(self, key: str) -> bytes:
+        row = self._db.execute("SELECT blob FROM shelf WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return bytes(row[0])
+
+    def __setitem__(self, key: str, blob: bytes) -> None:
+        self._db.execute("INSERT OR REPLACE INTO shelf (key, blob) VALUES (?, ?)", (key, blob))
+
+    def __delitem__(self, key: str) -> None:
+        if self._db.execute("DELETE FROM shelf WHERE key = ?", (key,)).rowcount == 0:
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (row[0] for row in self._db.execute("SELECT key FROM shelf ORDER BY key").fetchall())
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM shelf").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,58 @@
+"""Finished games' packed records, kept out of memory — the core's one port to storage.
+
+A long event's finished games are read again only when something rare happens (a
+correction, a c-posterior re-grid, a screening recount at a new rating), yet packed
+they still cost a few KB each in memory (issue 14 item 5: RSS flat over a long event).
+A :class:`Shelf` holds them as bytes in a mapping it is given: a plain dict by default
+(batch runs, tests), a private temporary SQLite database in the live monitor
+(:class:`livemon.io.shelfdb.ShelfDB`). The core never opens anything itself: the
+driver hands it the mapping, as websockets' protocol objects are handed their bytes.
+
+>>> shelf = Shelf()
+>>> shelf.put("g", [1, 2, 3])
+>>> shelf.get("g"), len(shelf)
+([1, 2, 3], 1)
+>>> shelf.discard("g"); len(shelf)
+0
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import MutableMapping
+from typing import Any
+
+
+class Shelf:
+    """Objects by key, pickled into a ``MutableMapping[str, bytes]``; the last one read is kept unpickled.
+
+    Only the process's own records go in (pickle reads back what it wrote; nothing from outside).
+    """
+
+    def __init__(self, blobs: MutableMapping[str, bytes] | None = None) -> None:
+        self._blobs: MutableMapping[str, bytes] = {} if blobs is None else blobs
+        self._last: tuple[str, Any] | None = None  # a game read ply by ply is unpickled once
+        self.reads = 0
+        """Records unpickled (a figure for benchmarks and tests)."""
+
+    def put(self, key: str, obj: Any) -> None:
+        self._blobs[key] = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        self._last = None
+
+    def get(self, key: str) -> Any:
+        """The object put under ``key`` (KeyError if none)."""
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        obj = pickle.loads(self._blobs[key])  # noqa: S301 - only this process's own records
+        self.reads += 1
+        self._last = (key, obj)
+        return obj
+
+    def discard(self, key: str) -> None:
+        self._blobs.pop(key, None)
+        if self._last is not None and self._last[0] == key:
+            self._last = None
+
+    def __len__(self) -> int:
+        return len(self._blobs)
