@@ -703,11 +703,15 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         live.feed(GameResult(info.game_id, "1/2-1/2", len(games[info.game_id])))
     assert all(g.compacted and not g.pending for g in live.core.games.values())
     kept = live.core.games["g1"].moves
-    assert all(m.game_id is live.core.games["g1"].game_id and m.fen_before == "" for m in kept)
+    assert all(m.game_id == "g1" and m.fen_before == "" for m in kept)
+    assert shelved or all(m.game_id is live.core.games["g1"].game_id for m in kept)  # one string, not one a move
     # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
     packs = [g.plies for g in live.core.estimator.games.values()]
     assert all(isinstance(p, ShelvedPlies if shelved else PackedPlies) and len(p) == 70 for p in packs)
-    assert shelf is None or len(shelf) == 4
+    assert shelf is None or len(shelf) == 8  # each game's plies and its moves with their evaluations
+    if shelf is not None:
+        from livemon.live.analysis import ShelvedMoves
+        assert all(isinstance(g.moves, ShelvedMoves) and not g.evals for g in live.core.games.values())
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
     assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
@@ -738,8 +742,12 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
-        assert shelf.reads > 0 and len(shelf) == 4
+        assert shelf.reads > 0 and len(shelf) == 8
         assert isinstance(live.core.estimator.games["g2"].plies, ShelvedPlies)
+        board = live.core.board_state("g2")  # the board of a shelved game: its evaluations read back
+        assert board.ply == 30 and len(board.evals) == 31 and board.evals == scratch(corrected).core.board_state("g2").evals
+        live.apply(live.core.withdraw("g3"))  # a withdrawn game leaves nothing on the shelf
+        assert len(shelf) == 6
 
 
 def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():

@@ -20,6 +20,7 @@ import chess.polyglot
 from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
+from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import from_mover, terminal_cp
 
@@ -175,6 +176,48 @@ class PackedMoves(Sequence[MoveEvent]):
         return MoveEvent(self._game_id, k + 1, ucis[k], sans[k], "", None if math.isnan(clock) else clock,
                          None if math.isnan(emt) else emt, None if cp == _NO_EVAL else cp,
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
+
+
+class ShelvedMoves(Sequence[MoveEvent]):
+    """A compacted game's :class:`PackedMoves` and evaluations put on a :class:`~livemon.live.shelf.Shelf`:
+    read from it on access; in memory only its key and length (issue 14 item 5).
+
+    >>> from livemon.live.shelf import Shelf
+    >>> moves = [MoveEvent("g", 1, "e2e4", "e4", ""), MoveEvent("g", 2, "e7e5", "e5", "", eval_cp=-20)]
+    >>> shelved = ShelvedMoves(Shelf(), "g", PackedMoves("g", moves), [20, 30, -20])
+    >>> list(shelved) == moves, shelved[-1].san, len(shelved), shelved.evals
+    (True, 'e5', 2, (20, 30, -20))
+    """
+
+    __slots__ = ("_key", "_len", "_shelf")
+
+    def __init__(self, shelf: Shelf, key: str, moves: PackedMoves, evals: Sequence[int | None]) -> None:
+        shelf.put(key, (moves, tuple(evals)))
+        self._shelf, self._key, self._len = shelf, key, len(moves)
+
+    @property
+    def _record(self) -> tuple[PackedMoves, tuple[int | None, ...]]:
+        return self._shelf.get(self._key)  # type: ignore[no-any-return]
+
+    @property
+    def evals(self) -> tuple[int | None, ...]:
+        """The value of each position (as :attr:`LiveGame.evals`)."""
+        return self._record[1]
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> MoveEvent: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[MoveEvent]: ...
+
+    def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
+        return self._record[0][i]
+
+    def __iter__(self) -> Iterator[MoveEvent]:
+        return iter(self._record[0])
 
 
 class LiveGame:
@@ -373,18 +416,34 @@ class LiveGame:
         """Every ply scored: nothing awaited from the engine for it."""
         return not self.pending
 
-    def compact(self) -> None:
+    def compact(self, shelf: Shelf | None = None) -> None:
         """Release the per-position state of a settled game (boards, analyses, per-ply caches).
 
         Kept: the moves without their FENs (duplicates and corrections are recognised,
-        the board message shows the last move and clocks), the evaluations, the newest FEN.
+        the board message shows the last move and clocks), the evaluations, the newest FEN;
+        with a ``shelf``, the moves and evaluations are put there (:class:`ShelvedMoves`).
         """
         if self.compacted or self.pending or not self.moves:
             return
         self.boards, self.rules, self.forced, self.analyses = [], [], [], {}
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
-        self.moves = PackedMoves(self.game_id, self.moves)  # type: ignore[assignment]
+        packed = PackedMoves(self.game_id, self.moves)
+        if shelf is None:
+            self.moves = packed  # type: ignore[assignment]
+        else:
+            self.moves = ShelvedMoves(shelf, self.shelf_key, packed, self.evals)  # type: ignore[assignment]
+            self.evals = []  # in the record: :meth:`evaluations`
         self.compacted = True
+
+    @property
+    def shelf_key(self) -> str:
+        """The key of this game's record on a shelf (:meth:`compact`)."""
+        return f"moves {self.game_id}"
+
+    def evaluations(self) -> tuple[int | None, ...]:
+        """The value of each position (:attr:`evals`, read from the shelf for a shelved game)."""
+        moves = self.moves
+        return moves.evals if isinstance(moves, ShelvedMoves) else tuple(self.evals)
 
     def expand(self) -> None:
         """Rebuild the positions of a compacted game from its first FEN and moves (before a correction).
@@ -394,6 +453,8 @@ class LiveGame:
         """
         if not self.compacted or self.start_fen is None:
             return
+        if isinstance(self.moves, ShelvedMoves):
+            self.evals = list(self.moves.evals)
         self.moves = list(self.moves)
         board = board_from_fen(self.start_fen)
         self._add_position(board)

@@ -379,7 +379,9 @@ class LiveCore:
         tracks = set(self.screener.tracks) if self.screener is not None else set()
         touched = self.screener.remove_game(game_id) if self.screener is not None else []
         gone = self.estimator.remove_game(game_id)
-        del self.games[game_id]
+        game = self.games.pop(game_id)
+        if self.shelf is not None:
+            self.shelf.discard(game.shelf_key)
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
         finished = self.results.pop(game_id, None) in FINISHED
@@ -500,7 +502,7 @@ class LiveCore:
     def _compact(self, game: LiveGame) -> None:
         """A finished, settled game: its positions released and its scored plies packed, here and in the
         estimates (the store keeps every move and analysis; a correction brings them back)."""
-        game.compact()
+        game.compact(self.shelf)
         packed = self.estimator.pack(game.game_id)
         if self.screener is not None and packed is not None:
             self.screener.pack(game.game_id, packed)
@@ -589,7 +591,7 @@ class LiveCore:
         game = self.games[game_id]
         info = self.infos.get(game_id) or GameInfo(game_id)
         last = game.moves[-1] if game.moves else None
-        evals = tuple(game.evals)
+        evals = game.evaluations()
         preview = self._preview.get(game_id)
         if preview is not None and evals and evals[-1] is None and preview.index == len(evals) - 1:
             evals = evals[:-1] + (preview.score,)

@@ -204,6 +204,11 @@ class GameState:
     :class:`ShelvedPlies`) once it is finished (:meth:`Estimator.pack`)."""
     result: str = "*"
 
+    @property
+    def shelf_key(self) -> str:
+        """The key of this game's record on a shelf (:meth:`Estimator.pack`)."""
+        return f"plies {self.info.game_id}"
+
     def changing(self) -> dict[int, ScoredPly]:
         """The plies as a dict that may change (a packed game unpacked first)."""
         if not isinstance(self.plies, dict):
@@ -408,7 +413,7 @@ class Estimator:
         state = self.games.pop(game_id)
         self._by_seq.pop(state.seq, None)
         if self.shelf is not None:
-            self.shelf.discard(game_id)
+            self.shelf.discard(state.shelf_key)
         info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
@@ -430,7 +435,7 @@ class Estimator:
             return None
         if isinstance(game.plies, dict):
             packed = PackedPlies(game.plies)
-            game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game_id, packed)
+            game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
         return game.plies
 
     # -- output -------------------------------------------------------------------
