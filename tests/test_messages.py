@@ -11,6 +11,7 @@ import json
 import time
 import typing
 
+import numpy as np
 import pytest
 
 from livemon.config import MqttOutConfig
@@ -207,6 +208,29 @@ def test_to_dict_is_asdict_for_every_shape_of_field():
     alert = samples[-1].to_dict()
     assert alert["details"] == details and alert["details"] is not details  # a copy, as asdict's
     assert alert["details"]["top_moves"][0] is not details["top_moves"][0]
+
+
+def test_a_player_message_carries_its_histogram_compactly_and_sends_the_same_json():
+    """Issue 14 item 5: the hub's log keeps thousands of player messages; their gain histograms as dicts of
+    strings were most of its memory. GainCounts reads as that dict, compares equal to it, and sends it."""
+    import pickle
+    import sys
+
+    from livemon.live.messages import GainCounts, PlayerEstimate
+    from livemon.rating.gain import GainHistogram
+
+    rng = np.random.default_rng(3)
+    hist = GainHistogram.from_gains(int(g) for g in np.round(-rng.exponential(60.0, 2000)))
+    plain = {str(k): v for k, v in hist.to_dict().items()}
+    counts = GainCounts(*hist.sparse())
+    assert counts == plain and plain == counts and dict(counts) == plain and list(counts) == list(plain)
+    assert len(plain) > 200 and counts["0"] == plain["0"] and "7" not in counts and "x" not in counts
+    msg = PlayerEstimate("A", 2400, hist.n, hist.mean, None, None, None, gain_histogram=counts)
+    assert json.loads(msg.to_json())["gain_histogram"] == plain
+    assert PlayerEstimate.from_json(msg.to_json()).gain_histogram == counts  # a reader gets a dict: equal
+    assert pickle.loads(pickle.dumps(counts)) == counts  # kept as the dict was: a message may be pickled
+    deep = sys.getsizeof(plain) + sum(sys.getsizeof(k) + sys.getsizeof(v) for k, v in plain.items())
+    assert sys.getsizeof(counts) + sys.getsizeof(counts._gains) + sys.getsizeof(counts._counts) < deep / 5
 
 
 def test_the_wire_keeps_the_decimals_a_reader_can_use_and_the_hub_stamps_milliseconds():

@@ -74,6 +74,7 @@ from livemon.live.messages import (
     GameInfo,
     GameResult,
     GameRollback,
+    GainCounts,
     GameWithdrawn,
     Message,
     MoveEvent,
@@ -579,7 +580,7 @@ class LiveCore:
             c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
             ttt_mu=ttt.elo if ttt else None,
             ttt_sigma=ttt.elo_sigma if ttt else None,
-            gain_histogram={str(k): v for k, v in player.histogram.to_dict().items()},
+            gain_histogram=GainCounts(*player.histogram.sparse()),
         )
 
     def board_state(self, game_id: str) -> BoardState:

@@ -165,8 +165,12 @@ class GainHistogram:
 
     def to_dict(self) -> dict[int, int]:
         """Sparse ``{gain: count}`` of the non-empty bins, sorted, for JSON/SQLite."""
-        win, base = self._win, self._lo - MAX_GAIN
-        return {int(i) + base: int(win[i]) for i in np.flatnonzero(win)}
+        return dict(zip(*self.sparse()))
+
+    def sparse(self) -> tuple[list[int], list[int]]:
+        """The non-empty bins as two lists: their gains (ascending) and their counts."""
+        nz = np.flatnonzero(self._win)
+        return (nz + (self._lo - MAX_GAIN)).tolist(), self._win[nz].tolist()
 
     def copy(self) -> GainHistogram:
         """An independent copy."""
