@@ -20,7 +20,7 @@ import chess.polyglot
 from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
-from livemon.live.shelf import Shelf
+from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import from_mover, terminal_cp
 
@@ -178,7 +178,7 @@ class PackedMoves(Sequence[MoveEvent]):
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
 
 
-class ShelvedMoves(Sequence[MoveEvent]):
+class ShelvedMoves(Shelved, Sequence[MoveEvent]):
     """A compacted game's :class:`PackedMoves` and evaluations put on a :class:`~livemon.live.shelf.Shelf`:
     read from it on access; in memory only its key and length (issue 14 item 5).
 
@@ -189,23 +189,19 @@ class ShelvedMoves(Sequence[MoveEvent]):
     (True, 'e5', 2, (20, 30, -20))
     """
 
-    __slots__ = ("_key", "_len", "_shelf")
+    __slots__ = ()
 
     def __init__(self, shelf: Shelf, key: str, moves: PackedMoves, evals: Sequence[int | None]) -> None:
-        shelf.put(key, (moves, tuple(evals)))
-        self._shelf, self._key, self._len = shelf, key, len(moves)
+        super().__init__(shelf, key, (moves, tuple(evals)), len(moves))
 
     @property
     def _record(self) -> tuple[PackedMoves, tuple[int | None, ...]]:
-        return self._shelf.get(self._key)  # type: ignore[no-any-return]
+        return self.record  # type: ignore[no-any-return]
 
     @property
     def evals(self) -> tuple[int | None, ...]:
         """The value of each position (as :attr:`LiveGame.evals`)."""
         return self._record[1]
-
-    def __len__(self) -> int:
-        return self._len
 
     @overload
     def __getitem__(self, i: int) -> MoveEvent: ...

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.live.messages import GameInfo
-from livemon.live.shelf import Shelf
+from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
@@ -150,7 +150,7 @@ class PackedPlies(Mapping[int, ScoredPly]):
         return [sp for _, sp in self.items()]
 
 
-class ShelvedPlies(Mapping[int, ScoredPly]):
+class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
     """A finished game's :class:`PackedPlies` put on a :class:`~livemon.live.shelf.Shelf`: read from it on
     access, as the same ``{ply: ScoredPly}``; in memory only its key and length (issue 14 item 5).
 
@@ -161,18 +161,14 @@ class ShelvedPlies(Mapping[int, ScoredPly]):
     (True, 1, True, 'e4')
     """
 
-    __slots__ = ("_key", "_len", "_shelf")
+    __slots__ = ()
 
     def __init__(self, shelf: Shelf, key: str, packed: PackedPlies) -> None:
-        shelf.put(key, packed)
-        self._shelf, self._key, self._len = shelf, key, len(packed)
+        super().__init__(shelf, key, packed, len(packed))
 
     @property
     def packed(self) -> PackedPlies:
-        return self._shelf.get(self._key)  # type: ignore[no-any-return]
-
-    def __len__(self) -> int:
-        return self._len
+        return self.record  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.packed)

@@ -56,3 +56,21 @@ class Shelf:
 
     def __len__(self) -> int:
         return len(self._blobs)
+
+
+class Shelved:
+    """Base of a record kept on a :class:`Shelf`: put there when made, read back on access
+    (:attr:`record`); in memory only its shelf, key and length."""
+
+    __slots__ = ("_key", "_len", "_shelf")
+
+    def __init__(self, shelf: Shelf, key: str, record: Any, length: int) -> None:
+        shelf.put(key, record)
+        self._shelf, self._key, self._len = shelf, key, length
+
+    @property
+    def record(self) -> Any:
+        return self._shelf.get(self._key)
+
+    def __len__(self) -> int:
+        return self._len

@@ -61,6 +61,10 @@ MAX_GAIN: int = 2 * MAX_CP
 N_BINS: int = 2 * MAX_GAIN + 1
 """1-cp bins over ``[-MAX_GAIN, MAX_GAIN]``; bin ``g + MAX_GAIN`` holds gain g."""
 
+DENSE_GAIN: int = 600
+"""A :class:`GainHistogram` keeps its bins within ±DENSE_GAIN cp in an array, the rarer gains beyond in a dict."""
+_DENSE_LO, _DENSE_HI = MAX_GAIN - DENSE_GAIN, MAX_GAIN + DENSE_GAIN + 1
+
 _ELO_SCALE: float = 200.0 * math.sqrt(2.0)
 """Elo's normal model: the performance difference has standard deviation 200·√2."""
 
@@ -108,14 +112,17 @@ class GainHistogram:
     True
     """
 
-    __slots__ = ("_lo", "_win", "_n")
+    __slots__ = ("_lo", "_win", "_tail", "_n")
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, counts: npt.ArrayLike | None = None) -> None:
         # Only the window of bins [_lo, _lo + len(_win)) that holds counts is kept (a player's gains
-        # span a few hundred cp, not 15,601 bins: ~2 KB instead of 125 KB); ``_counts`` is the dense view.
+        # span a few hundred cp, not 15,601 bins: ~2 KB instead of 125 KB), within DENSE_GAIN of 0; a gain
+        # beyond (a blunder) is counted in ``_tail`` (bin -> count), so one blunder of 3,000 cp does not
+        # stretch the window to 24 KB (issue 14 item 5); ``_counts`` is the dense view.
         self._lo = MAX_GAIN
         self._win: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._tail: dict[int, int] = {}
         self._n = 0
         if counts is not None:
             arr = np.asarray(counts)
@@ -126,23 +133,31 @@ class GainHistogram:
             self._set(arr.astype(np.int64))
 
     def _set(self, full: npt.NDArray[np.int64]) -> None:
-        """Keep the non-empty span of a dense count array."""
-        nz = np.flatnonzero(full)
+        """Keep the non-empty span of a dense count array (its bins beyond DENSE_GAIN in the tail)."""
+        dense = full[_DENSE_LO:_DENSE_HI]
+        nz = np.flatnonzero(dense)
         if nz.size:
-            self._lo, self._win = int(nz[0]), full[nz[0] : nz[-1] + 1].copy()
+            self._lo, self._win = _DENSE_LO + int(nz[0]), dense[nz[0] : nz[-1] + 1].copy()
         else:
             self._lo, self._win = MAX_GAIN, np.zeros(0, dtype=np.int64)
-        self._n = int(self._win.sum())
+        outside = np.flatnonzero(full)
+        outside = outside[(outside < _DENSE_LO) | (outside >= _DENSE_HI)]
+        self._tail = dict(zip(outside.tolist(), full[outside].tolist()))
+        self._n = int(self._win.sum()) + sum(self._tail.values())
 
     @property
     def _counts(self) -> npt.NDArray[np.int64]:
         """The dense counts (a new array): index ``g + MAX_GAIN``."""
         full = np.zeros(N_BINS, dtype=np.int64)
         full[self._lo : self._lo + self._win.size] = self._win
+        for i, c in self._tail.items():
+            full[i] = c
         return full
 
     def _bin(self, i: int) -> int:
         """The count of bin ``i``."""
+        if not _DENSE_LO <= i < _DENSE_HI:
+            return self._tail.get(i, 0)
         j = i - self._lo
         return int(self._win[j]) if 0 <= j < self._win.size else 0
 
@@ -170,12 +185,18 @@ class GainHistogram:
     def sparse(self) -> tuple[list[int], list[int]]:
         """The non-empty bins as two lists: their gains (ascending) and their counts."""
         nz = np.flatnonzero(self._win)
-        return (nz + (self._lo - MAX_GAIN)).tolist(), self._win[nz].tolist()
+        gains, counts = (nz + (self._lo - MAX_GAIN)).tolist(), self._win[nz].tolist()
+        if self._tail:
+            below = sorted((i - MAX_GAIN, c) for i, c in self._tail.items() if i < _DENSE_LO)
+            above = sorted((i - MAX_GAIN, c) for i, c in self._tail.items() if i >= _DENSE_HI)
+            gains = [g for g, _ in below] + gains + [g for g, _ in above]
+            counts = [c for _, c in below] + counts + [c for _, c in above]
+        return gains, counts
 
     def copy(self) -> GainHistogram:
         """An independent copy."""
         h = GainHistogram()
-        h._lo, h._win, h._n = self._lo, self._win.copy(), self._n
+        h._lo, h._win, h._tail, h._n = self._lo, self._win.copy(), dict(self._tail), self._n
         return h
 
     # -- updates ----------------------------------------------------------
@@ -185,11 +206,16 @@ class GainHistogram:
         if c < 0:
             raise ValueError("count must be non-negative")
         i = _check_gain(g) + MAX_GAIN
+        if not _DENSE_LO <= i < _DENSE_HI:
+            if c:
+                self._tail[i] = self._tail.get(i, 0) + c
+                self._n += c
+            return
         j = i - self._lo
-        if not 0 <= j < self._win.size:  # widen the window (with some room), within the bins
+        if not 0 <= j < self._win.size:  # widen the window (with some room), within the dense bins
             size = self._win.size
-            lo = max(min(i - 32, self._lo) if size else i - 32, 0)
-            hi = min(max(i + 33, self._lo + size) if size else i + 33, N_BINS)
+            lo = max(min(i - 32, self._lo) if size else i - 32, _DENSE_LO)
+            hi = min(max(i + 33, self._lo + size) if size else i + 33, _DENSE_HI)
             win = np.zeros(hi - lo, dtype=np.int64)
             if size:
                 win[self._lo - lo : self._lo - lo + size] = self._win
@@ -203,8 +229,15 @@ class GainHistogram:
         i = _check_gain(g) + MAX_GAIN
         if c < 0 or self._bin(i) < c:
             raise ValueError(f"cannot remove gain {g} x{c}: only {self._bin(i)} counted")
-        self._win[i - self._lo] -= c
         self._n -= c
+        if not _DENSE_LO <= i < _DENSE_HI:
+            left = self._tail.get(i, 0) - c
+            if left:
+                self._tail[i] = left
+            else:
+                self._tail.pop(i, None)
+            return
+        self._win[i - self._lo] -= c
 
     def merge(self, other: GainHistogram) -> GainHistogram:
         """A new histogram with both sets of counts (exact: integer addition)."""
@@ -243,6 +276,7 @@ class GainHistogram:
             return None
         base = self._lo - MAX_GAIN
         total = int(np.dot(self._win, np.arange(base, base + self._win.size, dtype=np.int64)))
+        total += sum((i - MAX_GAIN) * c for i, c in self._tail.items())
         return total / self._n
 
     def pmf(self) -> npt.NDArray[np.float64]:
