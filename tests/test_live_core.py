@@ -750,6 +750,21 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         assert len(shelf) == 6
 
 
+def test_board_messages_share_their_evaluations_ints():
+    """Issue 14 item 5: every board message holds its game's evaluations, and the hub keeps thousands of
+    them; an evaluation above 256 cp was an int object of its own in each. They are one object per value."""
+    d = Driver(new_core())
+    for g in ("g1", "g2"):
+        d.feed(GameInfo(g, white=f"W{g}", black=f"B{g}"), *moves_of(g, random_game(5, 40)))
+    while d.pending:  # each answer's score an int made apart (as each analysis read from the store is)
+        r = d.pending.pop()
+        made = analysis_of(r.board)
+        d.apply(d.core.analysed(r, dataclasses.replace(made, score=int(str(made.score + 1000))), PROFILE))
+    a, b = d.core.board_state("g1").evals, d.core.board_state("g2").evals
+    assert a == b and len(a) == 41 and all(v is not None and v > 256 for v in a)  # the same moves, big evals
+    assert all(x is y for x, y in zip(a, b))  # not equal ints: the same objects
+
+
 def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
     """fast_epd's castling field is looked up by what it depends on (issue 14 item 2): the same text as
     python-chess on random standard and Chess960 games, castling rights lost by king and rook moves included."""

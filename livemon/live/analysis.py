@@ -22,7 +22,7 @@ from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
 from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import Decision
-from livemon.rating.evaluation import from_mover, terminal_cp
+from livemon.rating.evaluation import MAX_CP, from_mover, terminal_cp
 
 
 def needs_search(board: chess.Board) -> bool:
@@ -178,6 +178,23 @@ class PackedMoves(Sequence[MoveEvent]):
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
 
 
+_CP: dict[int, int] = {}
+"""One int object per evaluation value (at most 2 × MAX_CP + 1 of them, ~250 KB)."""
+
+
+def _shared(cp: int | None) -> int | None:
+    """The one int object of an evaluation (an int above 256 is an object of its own: a board message's
+    ~80 evaluations were ~2.5 KB of ints, kept per game and per message in the hub; issue 14 item 5).
+
+    >>> a, b = int("1234"), int("1234")
+    >>> a is b, _shared(a) is _shared(b), _shared(None)
+    (False, True, None)
+    """
+    if cp is None or not -MAX_CP <= cp <= MAX_CP:
+        return cp
+    return _CP.setdefault(cp, cp)
+
+
 class ShelvedMoves(Shelved, Sequence[MoveEvent]):
     """A compacted game's :class:`PackedMoves` and evaluations put on a :class:`~livemon.live.shelf.Shelf`:
     read from it on access; in memory only its key and length (issue 14 item 5).
@@ -279,13 +296,13 @@ class LiveGame:
         if not self.boards:
             self.start_fen = ev.fen_before
             self._add_position(board_from_fen(ev.fen_before))
-            self.evals.append(self.value(0)[1])
+            self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
         self.fen = fast_fen(board)
-        self.evals.append(self.value(ev.ply)[1])
+        self.evals.append(_shared(self.value(ev.ply)[1]))
         self.pending.add(ev.ply)
         self._candidates.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
@@ -356,7 +373,7 @@ class LiveGame:
     def set_analysis(self, j: int, analysis: PositionAnalysis | None) -> None:
         if j < len(self.boards):
             self.analyses[j] = analysis
-            self.evals[j] = self.value(j)[1]
+            self.evals[j] = _shared(self.value(j)[1])
             for k in (j, j + 1):  # the plies into and out of position j
                 if k in self.pending:
                     self._candidates.add(k)
@@ -450,7 +467,7 @@ class LiveGame:
         if not self.compacted or self.start_fen is None:
             return
         if isinstance(self.moves, ShelvedMoves):
-            self.evals = list(self.moves.evals)
+            self.evals = [_shared(v) for v in self.moves.evals]
         self.moves = list(self.moves)
         board = board_from_fen(self.start_fen)
         self._add_position(board)
