@@ -34,7 +34,6 @@ from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore, engine_strength
-from livemon.live.shelf import Shelf
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -52,6 +51,7 @@ from livemon.live.effects import (
 from livemon.live.estimator import Estimator, PlayerState
 from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate
 from livemon.live.screener import Screener, open_book
+from livemon.live.shelf import Shelf
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.performance import pool_warning
 
