@@ -583,3 +583,27 @@ def test_sigterm_ends_the_commentary_screen_cleanly(tmp_path, fake_engine):
     assert "Traceback" not in text + log and " ERROR " not in log
     with Store(store, create=False) as s:
         assert s.get_status()["moves"] > 0  # the status was stored on the way out
+
+
+def test_a_full_shelf_keeps_finished_games_in_memory_with_one_line(caplog):
+    """The monitor's shelf (a private temporary SQLite database) refusing writes (its directory full) loses
+    no record and says so once: the records it refused are kept in memory, read back and deleted as the rest."""
+    from livemon.io.shelfdb import ShelfDB
+    from livemon.live.estimator import PackedPlies, ScoredPly, ShelvedPlies
+    from livemon.live.shelf import Shelf
+    from livemon.rating.agent import Decision
+
+    blobs = ShelfDB()
+    blobs._db.execute("PRAGMA max_page_count = 3")  # a tiny disk: the first records fit, the rest do not
+    shelf = Shelf(blobs)
+    games = {f"g{i}": {ply: ScoredPly(f"g{i}", ply, 10 * ply, 10 * ply + 5, Decision((0.0, -0.3), ply % 2), "e2e4",
+                                      "e4") for ply in range(1, 61)} for i in range(20)}
+    with caplog.at_level(logging.WARNING, logger="livemon.io.shelfdb"):
+        shelved = {g: ShelvedPlies(shelf, f"plies {g}", PackedPlies(plies)) for g, plies in games.items()}
+    assert 0 < len(blobs._held) < 20 and len(blobs) == 20  # some on disk, the refused ones in memory
+    assert [r.getMessage() for r in caplog.records].count(
+        "shelf: the temporary database refused a write (database or disk is full): finished games stay in memory") == 1
+    assert all(dict(shelved[g]) == plies for g, plies in games.items())  # every record reads back whole
+    for g in list(games)[::2]:
+        shelf.discard(f"plies {g}")
+    assert len(blobs) == 10 and blobs["plies g1"] and "plies g0" not in blobs
