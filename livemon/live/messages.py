@@ -77,8 +77,6 @@ class GainCounts(Mapping[str, int]):
     >>> h = GainCounts([-10, 0, 25], [2, 1, 1])
     >>> dict(h), h["-10"], h == {"-10": 2, "0": 1, "25": 1}, len(h)
     ({'-10': 2, '0': 1, '25': 1}, 2, True, 3)
-    >>> GainCounts.of({"0": 5, "-3": 1}) == {"-3": 1, "0": 5}
-    True
     """
 
     __slots__ = ("_counts", "_gains")
@@ -87,12 +85,6 @@ class GainCounts(Mapping[str, int]):
         self._gains, self._counts = array("i", gains), array("i", counts)
         if len(self._gains) != len(self._counts):
             raise ValueError("GainCounts: as many counts as gains")
-
-    @classmethod
-    def of(cls, histogram: Mapping[Any, int]) -> GainCounts:
-        """From a ``{gain: count}`` (keys ints or their strings), sorted by gain."""
-        pairs = sorted((int(k), int(v)) for k, v in histogram.items())
-        return cls((g for g, _ in pairs), (c for _, c in pairs))
 
     def __getitem__(self, key: str) -> int:
         try:

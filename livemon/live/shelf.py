@@ -50,7 +50,10 @@ class Shelf:
         return obj
 
     def discard(self, key: str) -> None:
-        self._blobs.pop(key, None)
+        try:
+            del self._blobs[key]  # not pop(): a mapping's pop reads the record before deleting it
+        except KeyError:
+            pass
         if self._last is not None and self._last[0] == key:
             self._last = None
 
