@@ -41,8 +41,9 @@ def render(game: chess.pgn.Game, line: list[tuple[chess.Move, str]], result: str
     for i, (move, comment) in enumerate(line):
         if variation_at == i:
             board = node.board()
-            alt = next(m for m in board.legal_moves if m != move)
-            node.add_variation(alt, comment="an alternative")
+            alt = next((m for m in board.legal_moves if m != move), None)
+            if alt is not None:  # a forced move has no alternative to write
+                node.add_variation(alt, comment="an alternative")
         node = node.add_main_variation(move, comment=comment)
     return g.accept(chess.pgn.StringExporter(columns=columns)) + "\n\n"
 
