@@ -20,7 +20,9 @@ pool behaves alike):
 - ``FAKE_UCI_DEPTH_SCORES``: add the search depth (or nodes / 1000) to every
   score, so that analyses of two limits differ and a mix of them shows;
 - ``FAKE_UCI_HANG_START``: a file path; while that file exists, a process
-  never answers ``uci`` (an engine that hangs while starting).
+  never answers ``uci`` (an engine that hangs while starting);
+- ``FAKE_UCI_HANG_NEWGAME``: once ``ucinewgame`` came, never answer ``isready``
+  (an engine that hangs between two searches, before ``go``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ HANG_FEN = os.environ.get("FAKE_UCI_HANG_FEN")
 HANG_ONCE = os.environ.get("FAKE_UCI_HANG_ONCE")
 DEPTH_SCORES = bool(os.environ.get("FAKE_UCI_DEPTH_SCORES"))
 HANG_START = os.environ.get("FAKE_UCI_HANG_START")
+HANG_NEWGAME = bool(os.environ.get("FAKE_UCI_HANG_NEWGAME"))
 
 
 def say(line: str) -> None:
@@ -90,6 +93,7 @@ def main() -> None:
     searches = 0
     stop = threading.Event()
     worker: threading.Thread | None = None
+    new_game = False
     for raw in sys.stdin:
         tokens = raw.split()
         if not tokens:
@@ -105,7 +109,10 @@ def main() -> None:
             say("option name Hash type spin default 16 min 1 max 1024")
             say("uciok")
         elif cmd == "isready":
-            say("readyok")
+            if not (HANG_NEWGAME and new_game):
+                say("readyok")
+        elif cmd == "ucinewgame":
+            new_game = True
         elif cmd == "setoption" and len(tokens) >= 5 and tokens[2] == "MultiPV":
             multipv = int(tokens[4])
         elif cmd == "position":

@@ -8,6 +8,7 @@ Searches are counted from the fake engine's own log, not from the pool's counter
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import random
@@ -313,6 +314,26 @@ async def test_close_leaves_no_child_processes(fake, monkeypatch):
     assert pool.status().engines_alive == 0
     with pytest.raises(EngineError):
         await pool.submit(boards[0])
+
+
+async def test_an_engine_killed_before_its_search_began_leaves_no_task_and_no_unseen_error(fake, monkeypatch):
+    """Killed between ``ucinewgame``'s ``isready`` and ``go`` (python-chess 1.11 then fails the analysis but
+    never its command, so the search task waited forever and asyncio logged "Future exception was never
+    retrieved" at exit): the search task ends, and no outcome is left unseen."""
+    monkeypatch.setenv("FAKE_UCI_HANG_NEWGAME", "1")
+    loop = asyncio.get_running_loop()
+    unseen: list[dict] = []
+    loop.set_exception_handler(lambda _loop, context: unseen.append(context))
+    engine = await UciEngine.open(fake.cfg(timeout=0.3))
+    pid = engine.pid
+    with pytest.raises(EngineError, match="timed out"):
+        await engine.analyse(game_boards()[0])
+    await asyncio.sleep(0.05)
+    searches = [t for t in asyncio.all_tasks() if t.get_coro().__qualname__.endswith("Protocol.analyse")]
+    assert searches == []
+    gc.collect()
+    await asyncio.sleep(0)
+    assert unseen == [] and is_gone(pid)
 
 
 async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_path, monkeypatch):

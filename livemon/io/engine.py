@@ -202,12 +202,14 @@ class UciEngine:
         The commands python-chess still had under way fail with EngineTerminatedError when
         the process goes; nobody waits for them any more (their callers were cancelled or
         gave up), so their outcome is marked seen here — else asyncio logs "Future exception
-        was never retrieved" for an engine killed on purpose.
+        was never retrieved" for an engine killed on purpose. An analysis killed before its
+        ``go`` (waiting for ``readyok`` after ``ucinewgame``) is failed by python-chess 1.11
+        but its command never is: that command is failed here, so the task awaiting it ends.
         """
-        for command in (self._protocol.command, self._protocol.next_command):
-            for fut in (getattr(command, "result", None), getattr(command, "finished", None)):
-                if isinstance(fut, asyncio.Future):  # seen whenever it ends, however many turns that takes
-                    fut.add_done_callback(_retrieve_command)
+        commands = [c for c in (self._protocol.command, self._protocol.next_command) if c is not None]
+        for command in commands:
+            for fut in (command.result, command.finished):
+                fut.add_done_callback(_retrieve_command)  # seen whenever it ends, however many turns that takes
         if self._transport.get_returncode() is None:
             try:
                 self._transport.kill()
@@ -220,7 +222,14 @@ class UciEngine:
         else:
             log.error("engine process %d did not exit after SIGKILL", self.pid)
         self._transport.close()
-        await asyncio.sleep(0)  # let python-chess see the exit
+        # python-chess has failed its commands once it saw the exit (its returncode future)
+        await asyncio.wait({self._protocol.returncode}, timeout=1)
+        for command in commands:
+            analysis = getattr(command, "analysis", None)  # started: its AnalysisResult
+            if analysis is not None:
+                analysis._finished.add_done_callback(_retrieve)
+            if not command.result.done():
+                command.result.set_exception(chess.engine.EngineTerminatedError("engine process killed"))
 
     async def close(self) -> None:
         """Ask the engine to quit; kill it if it has not within 5 s (or is already gone).
