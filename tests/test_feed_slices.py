@@ -12,7 +12,7 @@ import io
 
 import chess.pgn
 
-from livemon.app.monitor import FEED_SLICE, Monitor
+from livemon.app.monitor import TURN_BUDGET, Monitor
 from livemon.config import load_config_text
 from tests.conftest import real
 
@@ -53,5 +53,5 @@ async def test_a_whole_round_read_at_once_is_handled_in_slices(tmp_path, stockfi
         await asyncio.wait_for(run, 30)
         monitor.store.close()
     assert monitor.counters.moves == total > 3000
-    assert turns < total / 4, f"{turns} loop turns for {total} moves: about one a move, not slices of {FEED_SLICE} s"
+    assert turns < total / 4, f"{turns} loop turns for {total} moves: about one a move, not slices of {TURN_BUDGET} s"
     assert turns >= 5, f"{turns} loop turns for {total} moves: the feed held the loop"

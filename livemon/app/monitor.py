@@ -24,6 +24,7 @@ from collections import deque
 from importlib import resources
 from typing import Any
 
+from livemon.app.turns import TurnBudget
 from livemon.config import Config, FeedConfig
 from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
@@ -72,14 +73,16 @@ it was frozen is never collected. Before each freeze the two young generations a
 without it, cycles not yet collected (parsed PGN game trees, HTTP responses: ~65,000 objects in
 5 minutes) were frozen with the live state and never freed."""
 
-FEED_SLICE = 0.01
-"""Seconds of a feed's messages handled back to back before the event loop runs anything else."""
-ANSWER_SLICE = 0.01
-"""Seconds of engine answers applied (scored, estimated, published) before the event loop runs again.
+TURN_BUDGET = 0.008
+"""Seconds of the monitor's background work per event-loop turn, shared by all its tasks
+(:class:`~livemon.app.turns.TurnBudget`): feeds' messages, engine answers, held estimates, Algorithm 2's
+and TTT's re-published players. Each task does at least one unit a turn, then yields once the turn's
+budget is spent. Each used to take its own 10 ms slice, and a turn in which four were ready, then the web
+face's fan-out, was the loop's lag (issue 14: p99 71-94 ms at 250 boards; ``bench/turns`` found it).
 
 The bus hands answers over in bursts (a worker's batch, a broker round trip); each woke its own task,
-all in one loop turn, and a turn of a few hundred answers was the loop's lag (issue 14). The tasks
-now only queue their answer; one task applies the queue in slices."""
+all in one loop turn, and a turn of a few hundred answers was the loop's lag. The tasks now only queue
+their answer; one task applies the queue, within the budget."""
 
 
 LAG_WARNING = 120.0
@@ -203,8 +206,9 @@ class Monitor:
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
                                           shelf=Shelf(ShelfDB()))  # finished games' records out of memory
-        self._flush_due = False
+        self._flush_due = False  # a flush task is scheduled or running
         self._commit_due = False
+        self.budget = TurnBudget(TURN_BUDGET)
         self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()
         self._answering: asyncio.Task[None] | None = None
         self.feeds: list[Feed] = []
@@ -296,7 +300,7 @@ class Monitor:
 
     async def drain(self) -> None:
         """Wait until every requested analysis has come back and been scored."""
-        while self._answers or any(not t.done() for t in self._tasks if t.get_name().startswith(("analyse", "answers"))):
+        while self._answers or any(not t.done() for t in self._tasks if t.get_name().startswith(("analyse", "answers", "flush"))):
             await asyncio.sleep(0.01)
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
@@ -354,23 +358,22 @@ class Monitor:
     # -- input -------------------------------------------------------------------------
 
     async def _run_feed(self, feed: Feed) -> None:
-        """Hand the feed's messages to the core, in slices of up to FEED_SLICE seconds between loop turns.
+        """Hand the feed's messages to the core, several a loop turn within the turn's budget (``TURN_BUDGET``).
 
         A poll of a round yields hundreds of messages at once; one loop turn each (with thousands of
         analyses, senders and the other feeds ready in every turn) made a poll take tens of seconds
         under load, and the next poll wait for it.
         """
-        slice_start = time.perf_counter()
+        started = time.perf_counter()
         async for msg in feed:
             try:
                 self.handle(msg)
             except Exception:  # a bad message must not stop the feed
                 log.exception("feed %s: could not handle %s", feed.name, msg)
-            # wall time since this task last let the loop run: the feed's own parsing between
-            # messages counts too (a stream parses each game's PGN as it yields it)
-            if time.perf_counter() - slice_start >= FEED_SLICE:
-                await asyncio.sleep(0)  # let analyses and faces run between slices
-                slice_start = time.perf_counter()
+            # wall time since this task last paused: the feed's own parsing between messages counts
+            # too (a stream parses each game's PGN as it yields it), and so does a wait for the network
+            # (the turn then yields after one unit of each task: harmless)
+            started = await self.budget.pause(started)
 
     def handle(self, msg: Message) -> None:
         """Apply one feed message (stored first, then analysed)."""
@@ -385,10 +388,12 @@ class Monitor:
         if self.core.held and not self._flush_due:
             # a burst's estimates go out once per player and board, after every answer ready now
             try:
-                asyncio.get_running_loop().call_soon(self._flush)
-                self._flush_due = True
+                asyncio.get_running_loop()
             except RuntimeError:  # no loop (a synchronous driver): at once
-                self._flush()
+                self.apply(self.core.flush())
+            else:
+                self._flush_due = True
+                self._spawn(self._flush(), "flush")
 
     def _apply(self, effects: list[Effect]) -> None:
         for e in effects:
@@ -443,9 +448,16 @@ class Monitor:
         self._commit_due = False
         self.store.commit_batch()
 
-    def _flush(self) -> None:
-        self._flush_due = False
-        self.apply(self.core.flush())
+    async def _flush(self) -> None:
+        """Publish the held estimates and boards, within the turns' budget, until none is held."""
+        try:
+            started = time.perf_counter()
+            while self.core.held:
+                for effects in self.core.flush_batches():
+                    self.apply(effects)
+                    started = await self.budget.pause(started)
+        finally:
+            self._flush_due = False
 
     async def _analyse(self, request: Analyse) -> None:
         try:
@@ -456,15 +468,15 @@ class Monitor:
         self._answered(request, answer, None)
 
     def _answered(self, request: Analyse, answer: PooledAnalysis | None, error: str | None) -> None:
-        """Queue an engine answer (or its failure) for :meth:`_apply_answers` (see ``ANSWER_SLICE``)."""
+        """Queue an engine answer (or its failure) for :meth:`_apply_answers` (see ``TURN_BUDGET``)."""
         self._answers.append((request, answer, error))
         if self._answering is None:
             self._answering = self._spawn(self._apply_answers(), "answers")
 
     async def _apply_answers(self) -> None:
-        """Apply the queued answers in arrival order, ``ANSWER_SLICE`` seconds between loop turns."""
+        """Apply the queued answers in arrival order, within the turns' budget (``TURN_BUDGET``)."""
         try:
-            start = time.perf_counter()
+            started = time.perf_counter()
             while self._answers:
                 request, answer, error = self._answers.popleft()
                 try:
@@ -475,9 +487,7 @@ class Monitor:
                 except Exception:  # a bug with one answer must not strand the others
                     log.exception("game %s: the answer for position %d could not be applied", request.game_id,
                                   request.index)
-                if time.perf_counter() - start >= ANSWER_SLICE:
-                    await asyncio.sleep(0)
-                    start = time.perf_counter()
+                started = await self.budget.pause(started)
         finally:
             self._answering = None
 
@@ -574,9 +584,10 @@ class Monitor:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
+            started = time.perf_counter()
             for effects in self.core.tick_batches():  # a whole round's players: many estimates to rebuild
                 self.apply(effects)
-                await asyncio.sleep(0)
+                started = await self.budget.pause(started)
 
     # -- background TTT ----------------------------------------------------------------
 
@@ -592,10 +603,10 @@ class Monitor:
         if not finished:
             return
         ratings = await self._ttt.refresh(finished)
-        effects = self.core.ttt_ratings(ratings)
-        for start in range(0, len(effects), 200):
-            self.apply(effects[start : start + 200])
-            await asyncio.sleep(0)  # thousands of players: let moves and faces through meanwhile
+        started = time.perf_counter()
+        for effects in self.core.ttt_batches(ratings):  # thousands of players: moves and faces go on meanwhile
+            self.apply(effects)
+            started = await self.budget.pause(started)
         # pickling a large fit takes a while: in a thread (the GIL is released between bytecodes), stored here
         state, report = await asyncio.to_thread(lambda: (self._ttt.state_bytes(), self._ttt.report_json()))
         self.store.put_ttt(state, report)

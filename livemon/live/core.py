@@ -91,8 +91,10 @@ from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
-TICK_BATCH = 100
-"""Player estimates per batch of :meth:`LiveCore.tick_batches` (~5 ms of work at a whole round's size)."""
+TICK_BATCH = 10
+"""Player estimates (or boards) per batch of :meth:`LiveCore.tick_batches`, :meth:`LiveCore.flush_batches`
+and :meth:`LiveCore.ttt_batches`: ~1-3 ms of work, so that a driver can hold the event loop's turns to a
+few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores)."""
 
 
 def engine_strength(
@@ -291,6 +293,12 @@ class LiveCore:
     def flush(self) -> list[Effect]:
         """The updates held since the last flush (``coalesce``): each changed player's estimate and
         each changed board once, in the order they first changed."""
+        return [effect for batch in self.flush_batches() for effect in batch]
+
+    def flush_batches(self, size: int = TICK_BATCH) -> Iterator[list[Effect]]:
+        """:meth:`flush` in batches of at most ``size`` estimates or boards, each built as its batch is
+        asked for (from the state at that moment, so none is stale); what changes meanwhile is held for
+        the next flush. The screening figures come first, in one batch."""
         out: list[Effect] = []
         tracks, self._dirty_tracks = self._dirty_tracks, {}
         for key in tracks:  # screening numbers and any level reached, on the burst's final figures
@@ -299,16 +307,15 @@ class LiveCore:
                     self._screen(key, out)
                 except Exception as exc:  # screening must never stop the estimates
                     out.append(Log(logging.ERROR, f"screening of {key} failed: {exc!r}"))
-        players, self._dirty_players = self._dirty_players, {}
-        games, self._dirty_games = self._dirty_games, {}
-        for name in players:
-            player = self.estimator.players.get(name)
-            if player is not None:
-                out.append(Publish(self.player_estimate(player)))
-        for game_id in games:
-            if game_id in self.games:
-                out.append(Publish(self.board_state(game_id)))
-        return out
+        if out:
+            yield out
+        players, self._dirty_players = list(self._dirty_players), {}
+        games, self._dirty_games = list(self._dirty_games), {}
+        for start in range(0, len(players), size):
+            found = self.estimator.players
+            yield [Publish(self.player_estimate(found[name])) for name in players[start:start + size] if name in found]
+        for start in range(0, len(games), size):
+            yield [Publish(self.board_state(gid)) for gid in games[start:start + size] if gid in self.games]
 
     @property
     def held(self) -> bool:
@@ -350,18 +357,27 @@ class LiveCore:
 
     def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
         """New TrueSkill Through Time posteriors: published, shown in the estimates, fallback screening ratings."""
-        out: list[Effect] = []
+        return [effect for batch in self.ttt_batches(ratings) for effect in batch]
+
+    def ttt_batches(self, ratings: Iterable[TTTRating], size: int = TICK_BATCH) -> Iterator[list[Effect]]:
+        """:meth:`ttt_ratings` in batches of at most ``size`` players (a fit moves every player of the event)."""
         self.counters.ttt_refreshes += 1
+        ratings = list(ratings)
         for rating in ratings:
             self.ttt[rating.name] = rating
-            out.append(Publish(rating))
-            if rating.name in self.estimator.players:
-                out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
+        for start in range(0, len(ratings), size):
+            out: list[Effect] = []
+            for rating in ratings[start:start + size]:
+                out.append(Publish(rating))
+                if rating.name in self.estimator.players:
+                    out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
+            yield out
         if self.screener is not None:
+            out = []
             elos = {name: r.elo for name, r in self.ttt.items()}
             for key in self.screener.set_fallback_ratings(elos, {name: r.games for name, r in self.ttt.items()}):
                 self._screen(key, out)
-        return out
+            yield out
 
     def withdraw(self, game_id: str, reason: str = "no longer in its feed") -> list[Effect]:
         """A game its feed no longer lists (a renamed player, a game listed twice, a wrong pairing):
