@@ -507,7 +507,7 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
     from websockets.asyncio.client import connect
 
     hist = [0] * 10001
-    counts = {"deltas": 0, "gaps": 0, "snapshots": 0, "overflow_snapshots": 0, "closed": 0, "in_window": 0,
+    counts = {"deltas": 0, "frames": 0, "gaps": 0, "snapshots": 0, "overflow_snapshots": 0, "closed": 0, "in_window": 0,
               "bytes": 0}
     kinds: dict[str, list[int]] = {}  # client 0: kind -> [messages, bytes of their JSON]
     window = [float("inf"), float("-inf")]
@@ -534,6 +534,7 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
                         m = re.match(r'\{"type":"deltas?","seq":(\d+),"prev":(\d+)', head)
                         assert m is not None
                         seq, prev = int(m.group(1)), int(m.group(2))
+                        counts["frames"] += 1
                         if last is not None and prev != last:
                             counts["gaps"] += 1
                         last = seq
@@ -906,11 +907,12 @@ async def run(args: argparse.Namespace) -> Report:
     p50, p95, p99c = (hist_quantile(hist, q) for q in (0.5, 0.95, 0.99))
     say(f"publish->client latency over {counts.get('in_window', 0)} deliveries in the round to every "
         f"{LATENCY_EVERY}th client "
-        f"({counts.get('deltas', 0)} deltas in all, {counts.get('gaps', 0)} gaps, "
+        f"({counts.get('deltas', 0)} deltas in all in {counts.get('frames', 0)} frames, {counts.get('gaps', 0)} gaps, "
         f"{counts.get('overflow_snapshots', 0)} overflow snapshots, {counts.get('closed', 0)} clients closed; "
         f"the clients' processes used {counts.get('cpu_ms', 0) / 1000:.1f} s of CPU): "
         f"p50 {p50} ms p95 {p95} ms p99 {p99c} ms (1 ms bins)")
     report.measured["client_p95_ms"] = p95
+    report.measured["client_frames"] = counts.get("frames", 0)
     server = [0] * 10001
     for k, v in lat1.items():
         server[min(int(k), 10000)] += v - lat0.get(k, 0)

@@ -252,6 +252,36 @@ async def test_a_stream_is_sent_in_rounds_and_an_isolated_message_at_once() -> N
         await ws.close()
 
 
+async def test_messages_published_between_rounds_are_encoded_in_their_own_turns() -> None:
+    """A stream's messages are encoded in the loop turns they are published in, between two rounds, so a
+    round only splices their JSON (encoding them all at its start was one long step: the loop's lag)."""
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0, client_queue=1024)) as srv:
+        ws = await client(srv)
+        state = State()
+        state.frame((await subscribe(ws, "players", batch=True))[0])
+        encoded_at: dict[int, float] = {}
+        info = srv._info
+
+        def timed_info(seq: int, msg: Any) -> Any:
+            encoded_at.setdefault(seq, srv.fanout_stats["rounds"])
+            return info(seq, msg)
+
+        srv._info = timed_info  # type: ignore[method-assign]
+        published: dict[int, float] = {}
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.3:  # a message every ~2 ms, each in its own loop turn
+            seq = hub.publish(player(NAMES[len(published) % 10], 2600 + len(published)))
+            published[seq] = srv.fanout_stats["rounds"]
+            await asyncio.sleep(0.002)
+        state.frame(await recv_until(ws, lambda f: f["type"] == "deltas"))
+        await read_all_until(ws, state, hub.seq)
+        ahead = [seq for seq, rounds in published.items() if encoded_at.get(seq) == rounds]
+        assert len(published) > 40 and len(ahead) >= 0.8 * len(published), (len(ahead), len(published))
+        assert state.gaps == [] and state.channels["players"] == hub_state(hub, "players")
+        await ws.close()
+
+
 async def test_the_hub_log_and_its_readers() -> None:
     hub = Hub(log_size=8)
     woken: list[int] = []

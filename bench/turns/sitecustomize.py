@@ -1,0 +1,91 @@
+"""Which callbacks make the event loop's long turns, inside ``livemon serve`` (issue 14: loop lag).
+
+Loaded by Python's ``site`` at start-up when this folder is on ``PYTHONPATH``, and active only in a
+``livemon serve`` process with ``LIVEMON_TURNS`` set (a path prefix). It times every callback the
+loop runs (``asyncio.events.Handle._run``) and sums them per loop turn (``BaseEventLoop._run_once``).
+At exit it writes ``$LIVEMON_TURNS.<pid>``: the distribution of a turn's work (the time its
+callbacks ran, select excluded), and, for the turns of at least ``LIVEMON_TURNS_MS`` (default 40)
+ms, each callback's share of them (a task's step is named by its coroutine, a plain callback by its
+qualified name), and the single longest callbacks seen. The timing costs ~1 µs a callback. Usage::
+
+    PYTHONPATH=bench/turns LIVEMON_TURNS=/tmp/turns python bench/round.py --boards 250 \\
+        --compression 40 --minutes 5 --clients 100
+    cat /tmp/turns.*
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
+    import asyncio.base_events
+    import asyncio.events
+    import atexit
+    import time
+
+    _OUT = f"{os.environ['LIVEMON_TURNS']}.{os.getpid()}"
+    _SLOW = float(os.environ.get("LIVEMON_TURNS_MS", "40")) / 1000
+    _clock = time.perf_counter
+    _turn: list[tuple[object, float]] = []
+    _turn_hist: dict[int, int] = {}  # turn work, 5 ms bins
+    _slow_share: dict[str, list[float]] = {}  # name -> [seconds in slow turns, calls]
+    _longest: list[tuple[float, str]] = []
+    _slow_turns = [0, 0.0]
+
+    def _name(cb: object) -> str:
+        owner = getattr(cb, "__self__", None)
+        if isinstance(owner, asyncio.Task):
+            coro = owner.get_coro()
+            return f"task {getattr(coro, '__qualname__', type(coro).__name__)}"
+        return getattr(cb, "__qualname__", type(cb).__name__)
+
+    _run = asyncio.events.Handle._run
+
+    def _timed_run(self: asyncio.events.Handle) -> None:
+        callback = self._callback  # a handle that cancels itself while it runs clears it
+        start = _clock()
+        _run(self)
+        _turn.append((callback, _clock() - start))
+
+    _run_once = asyncio.base_events.BaseEventLoop._run_once
+
+    def _timed_run_once(self: asyncio.base_events.BaseEventLoop) -> None:
+        _turn.clear()
+        _run_once(self)
+        work = sum(d for _, d in _turn)
+        edge = int(work * 200)
+        _turn_hist[edge] = _turn_hist.get(edge, 0) + 1
+        if work >= _SLOW:
+            _slow_turns[0] += 1
+            _slow_turns[1] += work
+            for cb, d in _turn:
+                entry = _slow_share.setdefault(_name(cb), [0.0, 0])
+                entry[0] += d
+                entry[1] += 1
+        for cb, d in _turn:
+            if d >= 0.010:
+                _longest.append((d, _name(cb)))
+        if len(_longest) > 2000:
+            _longest.sort(reverse=True)
+            del _longest[200:]
+
+    asyncio.events.Handle._run = _timed_run  # type: ignore[method-assign]
+    asyncio.base_events.BaseEventLoop._run_once = _timed_run_once  # type: ignore[method-assign]
+
+    def _report() -> None:
+        turns = sum(_turn_hist.values())
+        lines = [f"turns {turns}; turn work (callbacks' time) in 5 ms bins: count"]
+        lines += [f"  {k * 5:>4}-{k * 5 + 5} ms: {v}" for k, v in sorted(_turn_hist.items()) if k]
+        lines.append(f"turns of >= {_SLOW * 1000:.0f} ms: {_slow_turns[0]}, {_slow_turns[1]:.1f} s of work; "
+                     "by callback (s, share, calls, mean ms):")
+        total = _slow_turns[1] or 1.0
+        for name, (sec, calls) in sorted(_slow_share.items(), key=lambda kv: -kv[1][0])[:40]:
+            lines.append(f"  {sec:7.2f} {sec / total:6.1%} {calls:8d} {sec / calls * 1000:7.2f}  {name}")
+        _longest.sort(reverse=True)
+        lines.append("longest single callbacks (ms):")
+        lines += [f"  {d * 1000:7.1f}  {name}" for d, name in _longest[:40]]
+        with open(_OUT, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+
+    atexit.register(_report)
