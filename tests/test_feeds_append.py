@@ -185,6 +185,8 @@ def test_random_edits_give_the_full_parse_messages(data: st.DataObject) -> None:
         assert a == b, (op, text)
         for gid in full.game_ids():
             assert fast.moves(gid) == full.moves(gid) and fast.result(gid) == full.result(gid)
+        for tracker in (fast, full):  # the running count of plies (the status's) is the games' sum
+            assert tracker.plies == sum(len(tracker.moves(gid)) for gid in tracker.game_ids())
 
 
 def test_new_moves_evals_and_clocks_read_as_the_full_parse_reads_them() -> None:

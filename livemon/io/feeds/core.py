@@ -252,6 +252,7 @@ class GameTracker:
         self._duplicates: set[str] = set()  # keys reported as listed twice (once each)
         self._custom_key = key
         self._games: dict[str, _GameState] = {}
+        self._plies = 0  # the sum of the games' plies, kept as they change
         self._finished = 0  # games of _games with a result
         self._url_owner: dict[str, str] = {}  # Site URL -> tags key of the first game using it
         self._shared_urls: set[str] = set()
@@ -273,7 +274,8 @@ class GameTracker:
 
     @property
     def plies(self) -> int:
-        return sum(g.plies for g in self._games.values())
+        """Moves emitted of the games still tracked (a running count: the status reads it every chunk)."""
+        return self._plies
 
     def moves(self, game_id: str) -> list[str]:
         """The UCI moves of a game as emitted so far (empty if unknown)."""
@@ -511,6 +513,7 @@ class GameTracker:
                                  sane_eval(_comment_eval(comment, turn_after)), self.feed))
             board.push(move)
         state.extend([m.uci for m in new], board)
+        self._plies += len(new)
         self._errors.pop(gid, None)
         self._tails[gid] = _Tail(chunk[: len(tail.core) + _end - 1].rstrip(), len(state.ucis))
         self.fast_applied += 1
@@ -565,9 +568,11 @@ class GameTracker:
             out.append(game_info(snap.headers, gid))
         if rollback:
             out.append(GameRollback(gid, p + 1, self.feed))
+            self._plies -= len(known) - p  # (known is the game's own list: counted before it is cut)
             state.truncate(p)
         if new:
             state.extend([m.uci for m in new], board)
+            self._plies += len(new)
             out.extend(new)
         self._errors.pop(gid, None)
         res = parse_result(snap.headers.get("Result")) or "*"
@@ -636,6 +641,8 @@ class GameTracker:
 
     def _forget(self, gid: str) -> None:
         gone = self._games.pop(gid, None)
+        if gone is not None:
+            self._plies -= gone.plies
         if gone is not None and gone.result is not None:
             self._finished -= 1
         self._tails.pop(gid, None)
