@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import chess
 import pytest
 
+import livemon.live.core as core_module
 from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import (
     Analyse,
@@ -572,7 +573,7 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
     assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved
 
 
-def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for():
+def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for(monkeypatch):
     """tick_batches: the same estimates as tick(), at most ``size`` a batch, each built from the state of its
     moment (the monitor runs other work between batches; issue 14: 2,000 estimates took ~100 ms at once)."""
     d = Driver(new_core())  # no r̄_e given: Algorithm 3 moves, so every player is re-published
@@ -584,7 +585,11 @@ def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for()
     reference.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 30))))
     reference.answer()
     whole = [e.message for e in reference.core.tick() if isinstance(e, Publish)]
+    monkeypatch.setattr(core_module, "PAIR_BATCH", 2)
+    assert len(d.core.estimator.stale_pairs()) == 6  # every pair's d_ij to work out (six games, six pairs)
     batches = d.core.tick_batches(size=5)
+    assert [next(batches) for _ in range(3)] == [[], [], []]  # Algorithm 1, two pairs a batch, before the solve
+    assert d.core.estimator.stale_pairs() == []
     first = next(batches)
     assert len(first) == 5 and all(isinstance(e, Publish) for e in first)
     d.feed(*moves_of("g0", random_game(0, 31), start=31))  # a move between batches: a later estimate sees it

@@ -217,8 +217,9 @@ def stored_copies(path: str) -> int:
 
 
 async def test_engine_answers_are_applied_in_slices_with_the_loop_running_between(tmp_path, monkeypatch):
-    """Issue 14: a burst of answers (a bus delivers them in batches) is applied TURN_BUDGET seconds a loop turn (a budget all the monitor's tasks share),
-    in arrival order, with the event loop (faces, timers, feeds) running between the slices."""
+    """Issue 14: a burst of answers (a bus delivers them in batches) is applied TURN_BUDGET seconds a loop turn
+    (a budget all the monitor's tasks share), in arrival order, with the event loop (faces, timers, feeds)
+    running between the slices."""
     from livemon.live.effects import Analyse
 
     cfg = Config()

@@ -95,6 +95,9 @@ TICK_BATCH = 10
 """Player estimates (or boards) per batch of :meth:`LiveCore.tick_batches`, :meth:`LiveCore.flush_batches`
 and :meth:`LiveCore.ttt_batches`: ~1-3 ms of work, so that a driver can hold the event loop's turns to a
 few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores)."""
+PAIR_BATCH = 50
+"""Pairs whose d_ij (Algorithm 1, ~40 µs each) :meth:`LiveCore.tick_batches` works out per batch before
+it solves Algorithm 2."""
 
 
 def engine_strength(
@@ -341,6 +344,10 @@ class LiveCore:
             elif self.results.get(game_id) in FINISHED and game.settled:
                 self._compact(game)
                 del self._recompact[game_id]
+        stale = self.estimator.stale_pairs(self.all_pairs)
+        for start in range(0, len(stale), PAIR_BATCH):  # Algorithm 1 on the pairs that moved, a few a batch
+            self.estimator.refresh_pairs(stale[start:start + PAIR_BATCH])
+            yield []
         strength = self.strength
         if self.strength_source in ("algorithm 3", "none"):
             self.strength, self.strength_source = engine_strength(

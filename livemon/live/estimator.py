@@ -31,6 +31,7 @@ from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
     algorithm1,
+    algorithm2_pairs,
     engine_strength,
     finite_or_none,
     gain,
@@ -468,26 +469,52 @@ class Estimator:
             self._cached[key] = (self._changes, value)
         return None if value is None else dict(value)
 
-    def _perceived_ratings(self, all_pairs: bool) -> dict[str, float] | None:
+    def _algorithm2_input(self, all_pairs: bool) -> tuple[dict[str, GainHistogram], dict[str, float],
+                                                          list[tuple[str, str]] | None] | None:
+        """Algorithm 2's histograms, ratings and met pairs (None: fewer than three rated players)."""
         rated = self.rated_players()
         if len(rated) < 3:
             return None
         names = {p.name for p in rated}
         met = None if all_pairs else [(a, b) for a, b in self.met_pairs() if a in names and b in names]
-        hists = {p.name: p.histogram for p in rated}
+        return {p.name: p.histogram for p in rated}, {p.name: float(p.elo) for p in rated}, met  # type: ignore[arg-type]
 
-        def difference(i: str, j: str) -> float:
-            si, sj = self.players[i].stamp, self.players[j].stamp
-            kept = self._pairs.get((i, j))
-            if kept is not None and kept[0] == si and kept[1] == sj:
-                return kept[2]
-            d = algorithm1(hists[i], hists[j])[1]
-            self._pairs[(i, j)] = (si, sj, d)
-            return d
+    def _difference(self, i: str, j: str) -> float:
+        """d_ij by Algorithm 1, kept until either player's histogram changes."""
+        si, sj = self.players[i].stamp, self.players[j].stamp
+        kept = self._pairs.get((i, j))
+        if kept is not None and kept[0] == si and kept[1] == sj:
+            return kept[2]
+        d = algorithm1(self.players[i].histogram, self.players[j].histogram)[1]
+        self._pairs[(i, j)] = (si, sj, d)
+        return d
 
-        return perceived_ratings_from_histograms(
-            hists, {p.name: float(p.elo) for p in rated}, met, difference  # type: ignore[arg-type]
-        )
+    def stale_pairs(self, all_pairs: bool = False) -> list[tuple[str, str]]:
+        """The pairs Algorithm 2 would read whose d_ij is not kept for the players' histograms now: a driver
+        may refresh them in small batches (:meth:`refresh_pairs`) before :meth:`perceived_ratings`, which
+        then only solves (at 250 boards, Algorithm 1 on every pair that moved took 10-30 ms in one go)."""
+        if self._as_of_now(("algorithm 2", all_pairs))[0]:
+            return []
+        given = self._algorithm2_input(all_pairs)
+        if given is None:
+            return []
+        pairs = algorithm2_pairs(given[0], given[2])
+        stamps = {name: p.stamp for name, p in self.players.items()}
+        return [(i, j) for i, j in pairs
+                if (kept := self._pairs.get((i, j))) is None or kept[0] != stamps[i] or kept[1] != stamps[j]]
+
+    def refresh_pairs(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Work out and keep d_ij for ``pairs`` (players no longer known are skipped)."""
+        for i, j in pairs:
+            if i in self.players and j in self.players:
+                self._difference(i, j)
+
+    def _perceived_ratings(self, all_pairs: bool) -> dict[str, float] | None:
+        given = self._algorithm2_input(all_pairs)
+        if given is None:
+            return None
+        hists, ratings, met = given
+        return perceived_ratings_from_histograms(hists, ratings, met, self._difference)
 
     def game_report(self, game: GameState) -> dict[str, Any]:
         white, black = game.histogram(True), game.histogram(False)

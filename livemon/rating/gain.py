@@ -561,6 +561,21 @@ def perceived_ratings_from_histograms(
     >>> round(r["a"] - r["b"], 3), round((r["a"] + r["b"]) / 2, 3)
     (166.723, 1800.0)
     """
+    diffs: dict[tuple[str, str], float] = {}
+    for i, j in algorithm2_pairs(hists, met):
+        diffs[(i, j)] = algorithm1(hists[i], hists[j])[1] if difference is None else difference(i, j)
+    return perceived_ratings(diffs, actual)
+
+
+def algorithm2_pairs(hists: Mapping[str, GainHistogram], met: Iterable[tuple[str, str]] | None = None
+                     ) -> list[tuple[str, str]]:
+    """The pairs (i, j) whose d_ij Algorithm 2 uses, as :func:`perceived_ratings_from_histograms` orders
+    them: each unordered pair once, players with an empty histogram left out (``met`` None: all pairs).
+
+    >>> h = {"a": GainHistogram.from_gains([0]), "b": GainHistogram.from_gains([-5]), "c": GainHistogram()}
+    >>> algorithm2_pairs(h, [("b", "a"), ("a", "b"), ("a", "c")])
+    [('a', 'b')]
+    """
     if met is None:
         names = sorted(hists)
         pairs = [(names[k], names[m]) for k in range(len(names)) for m in range(k + 1, len(names))]
@@ -572,11 +587,7 @@ def perceived_ratings_from_histograms(
                     raise ValueError(f"player {p!r} met someone but has no histogram")
             unique.setdefault(frozenset((i, j)), (i, j))
         pairs = list(unique.values())
-    diffs: dict[tuple[str, str], float] = {}
-    for i, j in pairs:
-        if hists[i].n and hists[j].n:
-            diffs[(i, j)] = algorithm1(hists[i], hists[j])[1] if difference is None else difference(i, j)
-    return perceived_ratings(diffs, actual)
+    return [(i, j) for i, j in pairs if hists[i].n and hists[j].n]
 
 
 # -- Algorithm 3 --------------------------------------------------------------
