@@ -57,6 +57,35 @@ def test_more_games_narrow_the_interval_down_to_tau_only() -> None:
     assert nine.cr95[1] - nine.cr95[0] > 2 * 1.96 * CAL.tau / CAL.b * 0.95  # type: ignore[operator]
 
 
+def test_the_elo_posterior_is_the_dense_kernel_s_to_a_fraction_of_an_elo() -> None:
+    """The posterior over ratings is a convolution of the likelihood in c with the Gaussian N(c; a + b·r, τ²)
+    (no dense rating × c kernel per τ, issue 14 item 5): the median and interval equal those of the dense
+    product to < 0.5 Elo, for short and long performances and every τ."""
+    from livemon.rating.performance import ELO_RANGE, LL_SCALE, fixed_point_log_likelihood
+
+    rng = np.random.default_rng(5)
+    model = PerformanceModel.from_calibration(CAL)
+    c_grid = model.c_grid
+    elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
+    for n, games in ((12, 1), (40, 1), (150, 3), (600, 9)):
+        for _ in range(5):
+            true_c = CAL.a + CAL.b * rng.uniform(1500, 2700)
+            decisions = simulated(rng, true_c, n)
+            ll = fixed_point_log_likelihood(decisions, c_grid).sum(axis=0) / LL_SCALE
+            tau = model.spread(games)
+            kernel = np.exp(-0.5 * ((c_grid[None, :] - (CAL.a + CAL.b * elo)[:, None]) / tau) ** 2)
+            cdf = np.cumsum(kernel @ np.exp(ll - ll.max()))
+            cdf /= cdf[-1]
+            dense = [float(np.interp(q, cdf, elo)) for q in (0.5, 0.025, 0.975)]
+            got = model.estimate(decisions, games=games)
+            assert got.elo is not None and got.cr95 is not None
+            med, lo, hi = dense
+            se = CAL.rating_for_c_se(CAL.c_for_rating(med)) or 0.0
+            w = 1.959964 * se
+            expected = (med, med - np.hypot(med - lo, w), med + np.hypot(hi - med, w))
+            assert np.allclose((got.elo, *got.cr95), expected, atol=0.5, rtol=0), (n, games, got, expected)
+
+
 def test_too_few_positions_and_no_calibration_give_reasons() -> None:
     model = PerformanceModel.from_calibration(CAL)
     p = model.estimate([Decision((0.0, -1.0), 0)] * 2)

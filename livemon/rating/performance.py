@@ -154,25 +154,54 @@ def pool_warning(calibration: Calibration | None, pool: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _grids(a: float, b: float, pad: float, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The c grid, the Elo grid and the N(c; a + b·r, τ²) kernel between them (made once per line and τ).
+def _grids(a: float, b: float, pad: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The c grid, the Elo grid and the line's c at each Elo of it (made once per line).
 
     The c grid spans the line over the Elo support, padded by 5 ``pad`` (the largest τ of the model,
-    c < 0 included: the line and τ reach there at low ratings); it does not depend on ``tau``, so a
-    player's summed log-likelihood on it holds whatever their number of games (τ) becomes.
-    Kept for the last 8 τ: a kernel is 1 MB, and τ changes with a player's number of games
-    (:meth:`PerformanceModel.spread`), so a long event meets ever more of them (at 64 the cache was
-    the largest thing growing in ``bench/round.py``'s long event); players of one event are within a
-    game or two of each other, so a few are in use at a time.
+    c < 0 included: the line and τ reach there at low ratings); it does not depend on τ, so a player's
+    summed log-likelihood on it holds whatever their number of games (τ) becomes.
     """
     c = np.linspace(a + b * ELO_RANGE[0] - 5 * pad, a + b * ELO_RANGE[1] + 5 * pad, 400)
     elo = np.linspace(ELO_RANGE[0], ELO_RANGE[1], 641)
-    # float32: 1 MB a kernel, and its product with the likelihood 20% faster; 7 digits are far finer than the
-    # grids' steps (the held-back figures of bench/validity.py are the same to the last shown digit)
-    kernel = np.exp(-0.5 * ((c[None, :] - (a + b * elo)[:, None]) / tau) ** 2).astype(np.float32)
-    for arr in (c, elo, kernel):
+    c_of_elo = a + b * elo
+    for arr in (c, elo, c_of_elo):
         arr.setflags(write=False)
-    return c, elo, kernel
+    return c, elo, c_of_elo
+
+
+@functools.lru_cache(maxsize=64)
+def _taps(step: float, tau: float) -> tuple[int, np.ndarray]:
+    """The Gaussian of sd ``tau`` sampled every ``step`` out to ``KERNEL_SDS`` τ: (half width, taps); a few KB."""
+    half = int(math.ceil(KERNEL_SDS * tau / step))
+    taps = np.exp(-0.5 * (np.arange(-half, half + 1) * (step / tau)) ** 2)
+    taps.setflags(write=False)
+    return half, taps
+
+
+KERNEL_SDS = 6.0
+"""The Gaussian N(c; a + b·r, τ²) is cut at this many τ (exp(-18) ≈ 1.5e-8 of its peak)."""
+
+
+def _elo_posterior(like: np.ndarray, lo: int, c: np.ndarray, elo_at: np.ndarray, tau: float) -> np.ndarray:
+    """∝ ∫ N(c; a + b·r, τ²) L(c) dc at each r of the Elo grid, from the likelihood ``like`` on ``c[lo:lo + len]``.
+
+    The c grid is even, so the integral is a convolution of ``like`` with the Gaussian sampled at the
+    grid's step (a few hundred taps, made per call), read at each rating's c = a + b·r
+    (``elo_at``) by linear interpolation: the Gaussian's τ spans ~17 steps, so the interpolation
+    moves a quantile by far less than an Elo. It replaced a dense 641 × 400 kernel per τ (1 MB each
+    in float32, 8 kept: the largest thing still filling in ``bench/round.py``'s long event, issue 14).
+
+    >>> c = np.linspace(0.0, 1.0, 401)
+    >>> like = np.zeros(401); like[200] = 1.0  # all the likelihood at c = 0.5
+    >>> post = _elo_posterior(like[150:251], 150, c, np.array([0.5, 0.6, 2.0]), 0.1)
+    >>> [round(float(v / post[0]), 4) for v in post]  # exp(-1/2) one τ away, nothing far off
+    [1.0, 0.6065, 0.0]
+    """
+    dc = float(c[1] - c[0])
+    half, taps = _taps(dc, tau)
+    conv = np.convolve(like, taps)  # at c[lo - half], c[lo - half + 1], …
+    post: np.ndarray = np.interp(elo_at, float(c[0]) + (lo - half + np.arange(conv.size)) * dc, conv, left=0.0, right=0.0)
+    return post
 
 
 @dataclass(frozen=True)
@@ -233,10 +262,10 @@ class PerformanceModel:
     def c_grid(self) -> np.ndarray:
         """The c grid of every estimate of this model: the line over the Elo support, padded by 5 τ
         of one game (the largest τ), the same for any number of games."""
-        return self._grids(self.spread(1))[0]
+        return self._grids()[0]
 
-    def _grids(self, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _grids(self.calibration.a, self.calibration.b, self.spread(1), tau)
+    def _grids(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _grids(self.calibration.a, self.calibration.b, self.spread(1))
 
     def estimate(self, decisions: Sequence[Decision], games: int = 1) -> Performance:
         """The performance of a player from their (already filtered) decisions over ``games`` games.
@@ -256,14 +285,14 @@ class PerformanceModel:
             return Performance.unavailable(f"{n} positions: at least {self.min_positions} needed", n,
                                            self.calibration.profile)
         cal = self.calibration
-        c, elo, kernel = self._grids(tau)
+        c, elo, c_of_elo = self._grids()
         ll = ll_fixed * (1.0 / LL_SCALE)
         like_c = np.exp(ll - ll.max())
         # ∝ L(r) on the Elo grid (flat prior), over the c where the likelihood is not nil (a player's moves
-        # narrow it to a fraction of the grid: the product is most of an estimate's cost, issue 14)
+        # narrow it to a fraction of the grid: the convolution is most of an estimate's cost, issue 14)
         support = np.flatnonzero(like_c > LIKELIHOOD_FLOOR)
         lo_c, hi_c = int(support[0]), int(support[-1]) + 1
-        post = (kernel[:, lo_c:hi_c] @ like_c[lo_c:hi_c].astype(np.float32)).astype(np.float64)
+        post = _elo_posterior(like_c[lo_c:hi_c], lo_c, c, c_of_elo, tau)
         if not np.isfinite(post).all() or post.sum() <= 0.0:
             return Performance.unavailable("likelihood underflow", n, cal.profile)
         cdf = np.cumsum(post)
