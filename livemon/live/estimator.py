@@ -192,7 +192,7 @@ Plies = dict[int, ScoredPly] | PackedPlies | ShelvedPlies
 """A game's scored plies: a dict while it may change, packed (and perhaps shelved) once finished."""
 
 
-@dataclass
+@dataclass(slots=True)
 class GameState:
     info: GameInfo
     seq: int  # order in which games were first seen: fixes the order of a player's history
