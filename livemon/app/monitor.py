@@ -22,7 +22,7 @@ import logging
 import time
 from collections import deque
 from importlib import resources
-from typing import Any
+from typing import Any, Iterable
 
 from livemon.app.turns import TurnBudget
 from livemon.config import Config, FeedConfig
@@ -451,13 +451,17 @@ class Monitor:
     async def _flush(self) -> None:
         """Publish the held estimates and boards, within the turns' budget, until none is held."""
         try:
-            started = time.perf_counter()
             while self.core.held:
-                for effects in self.core.flush_batches():
-                    self.apply(effects)
-                    started = await self.budget.pause(started)
+                await self._apply_in_turns(self.core.flush_batches())
         finally:
             self._flush_due = False
+
+    async def _apply_in_turns(self, batches: Iterable[list[Effect]]) -> None:
+        """Apply the core's batches of effects, each built when asked for, within the turns' budget."""
+        started = time.perf_counter()
+        for effects in batches:
+            self.apply(effects)
+            started = await self.budget.pause(started)
 
     async def _analyse(self, request: Analyse) -> None:
         try:
@@ -584,10 +588,7 @@ class Monitor:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
-            started = time.perf_counter()
-            for effects in self.core.tick_batches():  # a whole round's players: many estimates to rebuild
-                self.apply(effects)
-                started = await self.budget.pause(started)
+            await self._apply_in_turns(self.core.tick_batches())  # a whole round's players: many estimates
 
     # -- background TTT ----------------------------------------------------------------
 
@@ -603,10 +604,7 @@ class Monitor:
         if not finished:
             return
         ratings = await self._ttt.refresh(finished)
-        started = time.perf_counter()
-        for effects in self.core.ttt_batches(ratings):  # thousands of players: moves and faces go on meanwhile
-            self.apply(effects)
-            started = await self.budget.pause(started)
+        await self._apply_in_turns(self.core.ttt_batches(ratings))  # thousands of players: moves go on meanwhile
         # pickling a large fit takes a while: in a thread (the GIL is released between bytecodes), stored here
         state, report = await asyncio.to_thread(lambda: (self._ttt.state_bytes(), self._ttt.report_json()))
         self.store.put_ttt(state, report)

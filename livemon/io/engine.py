@@ -45,18 +45,10 @@ def search_limit(profile: EngineProfile) -> chess.engine.Limit:
 
 
 def _retrieve(task: "asyncio.Future[Any]") -> None:
-    """Mark a background search's outcome as seen (it may end after its caller gave up)."""
+    """Mark a future's outcome as seen: a background search (it may end after its caller gave up), a killed
+    engine's command or its AnalysisResult (:meth:`UciEngine.kill`)."""
     if not task.cancelled():
         task.exception()
-
-
-def _retrieve_command(fut: "asyncio.Future[Any]") -> None:
-    """Mark a killed engine's command outcome as seen, and that of the AnalysisResult it may hold."""
-    if fut.cancelled() or fut.exception() is not None:
-        return
-    inner = getattr(fut.result(), "_finished", None)  # an AnalysisResult's own future
-    if isinstance(inner, asyncio.Future):
-        inner.add_done_callback(_retrieve)
 
 
 def analysis_board(board: chess.Board) -> chess.Board:
@@ -209,7 +201,7 @@ class UciEngine:
         commands = [c for c in (self._protocol.command, self._protocol.next_command) if c is not None]
         for command in commands:
             for fut in (command.result, command.finished):
-                fut.add_done_callback(_retrieve_command)  # seen whenever it ends, however many turns that takes
+                fut.add_done_callback(_retrieve)  # seen whenever it ends, however many turns that takes
         if self._transport.get_returncode() is None:
             try:
                 self._transport.kill()
@@ -225,7 +217,7 @@ class UciEngine:
         # python-chess has failed its commands once it saw the exit (its returncode future)
         await asyncio.wait({self._protocol.returncode}, timeout=1)
         for command in commands:
-            analysis = getattr(command, "analysis", None)  # started: its AnalysisResult
+            analysis = getattr(command, "analysis", None)  # started (before or after the kill): its AnalysisResult
             if analysis is not None:
                 analysis._finished.add_done_callback(_retrieve)
             if not command.result.done():
