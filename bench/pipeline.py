@@ -270,7 +270,7 @@ async def loop_lag(store: Path, n_games: int, n_players: int) -> dict[str, float
         finished = [(monitor.infos[g], r) for g, r in monitor.results.items()]
         tick = asyncio.create_task(ticker())
         t0 = time.perf_counter()
-        monitor._ttt.fit = None  # a cold fit: the longest refresh
+        monitor._ttt.forget()  # a cold fit: the longest refresh
         await monitor._refresh_ttt()
         refresh_s = time.perf_counter() - t0
         running = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -50,7 +51,8 @@ def test_replayed_event_keeps_every_players_rating_tag_prior():
     job = TTTJob(cfg)
     try:
         for n in range(1, len(games) + 1):
-            ratings = {r.name: r for r in asyncio.run(job.refresh(games[:n]))}
+            asyncio.run(job.refresh(games[:n]))
+            ratings = dict(job.latest)
             if n == first_game[late] + 1:  # the refresh right after their first game
                 r = ratings[late]
                 assert abs(r.elo - tags[late]) < 300 and r.elo_sigma < 200, r
@@ -81,10 +83,11 @@ def test_games_without_two_named_players_are_skipped_with_one_line(caplog):
     try:
         with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
             first = {r.name: r for r in asyncio.run(job.refresh(games))}
-            again = {r.name: r for r in asyncio.run(job.refresh(games))}
+            again = asyncio.run(job.refresh(games))
     finally:
         job.close()
-    assert set(first) == set(again) == {"Kasparov", "Karpov"}
+    assert set(first) == set(job.latest) == {"Kasparov", "Karpov"}
+    assert again == []  # the same games: nothing sent, nothing moved
     assert first["Kasparov"].games == 2
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 3 and all("skipped" in line for line in lines)  # one line per game, not per refresh
@@ -96,19 +99,98 @@ def test_stored_fit_is_read_back_and_bad_state_is_one_line(caplog):
     job = TTTJob(TTTConfig())
     try:
         asyncio.run(job.refresh(games[:20]))
-        state = job.state_bytes()
+        state = asyncio.run(job.state_bytes())
     finally:
         job.close()
     restarted = TTTJob(TTTConfig())
     try:
         assert restarted.restore(state)
         ratings = asyncio.run(restarted.refresh(games[:21]))
-        assert restarted.fit is not None and len(restarted.fit.games) == 21 and len(ratings) == 9
+        assert restarted.games == 21 and len(ratings) == 9  # continued: every player reported once
         with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
             assert not restarted.restore(b"not a pickle")
         assert len(caplog.records) == 1 and "fits afresh" in caplog.records[0].getMessage()
     finally:
         restarted.close()
+
+
+def _groups(copies: int) -> list[tuple[GameInfo, str]]:
+    """London 2011 played by ``copies`` separate groups of players (a big open's unconnected sections),
+    round by round: group k's names end in ``/k``."""
+    games = london_2011()
+    out = []
+    for info, result in games:
+        for k in range(copies):
+            out.append((dataclasses.replace(info, game_id=f"{info.game_id}/{k}", white=f"{info.white}/{k}",
+                                            black=f"{info.black}/{k}"), result))
+    return out
+
+
+def _sent(job: TTTJob, monkeypatch) -> list[tuple[int, int]]:
+    """Record (start, games) of every batch the job sends to its worker."""
+    sent: list[tuple[int, int]] = []
+    send = job._send
+
+    async def recording(batch, seed):
+        sent.append((batch.start, len(batch.white)))
+        return await send(batch, seed)
+
+    monkeypatch.setattr(job, "_send", recording)
+    return sent
+
+
+def test_a_refresh_sends_the_new_games_and_returns_the_players_they_moved(monkeypatch):
+    """Issue 14: the worker keeps the fit; a game just finished is all that travels, and the players
+    returned are those it moved (its own section's), while every rating stays that of a cold fit."""
+    games = _groups(6)
+    job = TTTJob(TTTConfig())
+    sent = _sent(job, monkeypatch)
+    try:
+        first = asyncio.run(job.refresh(games[:120]))
+        assert len(first) == len(job.latest) == 54 and sent == [(0, 120)]
+        for n in range(121, len(games) + 1):
+            moved = asyncio.run(job.refresh(games[:n]))
+            new = games[n - 1][0]
+            section = new.white.rsplit("/", 1)[1]
+            assert {new.white, new.black} <= {r.name for r in moved}
+            assert all(r.name.endswith("/" + section) for r in moved), (new.game_id, [r.name for r in moved])
+        assert sent[1:] == [(n, 1) for n in range(120, len(games))]
+        cold = TTTJob(TTTConfig())
+        try:
+            asyncio.run(cold.refresh(games))
+        finally:
+            cold.close()
+    finally:
+        job.close()
+    assert set(job.latest) == set(cold.latest)
+    for name, r in job.latest.items():
+        c = cold.latest[name]
+        assert abs(r.elo - c.elo) < 0.5 and abs(r.elo_sigma - c.elo_sigma) < 0.5, (r, c)
+        assert r.games == c.games
+
+
+def test_a_corrected_result_or_a_new_worker_sends_the_whole_list(monkeypatch):
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+    sent = _sent(job, monkeypatch)
+    try:
+        asyncio.run(job.refresh(games[:30]))
+        info, result = games[10]
+        corrected = list(games[:30])
+        corrected[10] = (info, "0-1" if result != "0-1" else "1-0")
+        asyncio.run(job.refresh(corrected))
+        job.close()  # the worker is gone: the next one has no fit, the whole list again
+        asyncio.run(job.refresh(corrected + games[30:31]))
+        assert sent == [(0, 30), (0, 30), (30, 1), (0, 31)]
+        cold = TTTJob(TTTConfig())
+        try:
+            asyncio.run(cold.refresh(corrected + games[30:31]))
+        finally:
+            cold.close()
+    finally:
+        job.close()
+    for name, r in job.latest.items():
+        assert r.elo == pytest.approx(cold.latest[name].elo, abs=0.5)
 
 
 PARENT = textwrap.dedent("""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import logging
 import time
 from collections import deque
@@ -84,6 +85,10 @@ The bus hands answers over in bursts (a worker's batch, a broker round trip); ea
 all in one loop turn, and a turn of a few hundred answers was the loop's lag. The tasks now only queue
 their answer; one task applies the queue, within the budget."""
 
+
+TTT_STORE_SECONDS = 30.0
+"""The TTT fit is stored at most this often (the worker pickles it: a few MB for a long event). A restart
+continues from the stored fit with the games finished since (the store has them all): nothing is lost."""
 
 LAG_WARNING = 120.0
 """Seconds the oldest queued position may wait before the log says the engines do not keep up."""
@@ -215,6 +220,7 @@ class Monitor:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
         self._ttt = TTTJob(cfg.ttt)
+        self._ttt_stored = -math.inf  # when the fit was last stored (monotonic)
         self._stopping = asyncio.Event()
         self.loop_lag = LoopLagProbe()
 
@@ -280,7 +286,7 @@ class Monitor:
             if until_feeds_end:
                 await asyncio.gather(*feed_tasks, return_exceptions=True)
                 await self.drain()
-                await self._refresh_ttt()
+                await self._refresh_ttt(store=True)
             else:
                 await self._stopping.wait()
             for task in feed_tasks + background:
@@ -598,13 +604,16 @@ class Monitor:
             await asyncio.sleep(self.cfg.monitor.ttt_debounce_seconds)
             await self._refresh_ttt()
 
-    async def _refresh_ttt(self) -> None:
+    async def _refresh_ttt(self, store: bool = False) -> None:
         self._ttt_wanted.clear()
         finished = self.core.finished_games()
         if not finished:
             return
-        ratings = await self._ttt.refresh(finished)
-        await self._apply_in_turns(self.core.ttt_batches(ratings))  # thousands of players: moves go on meanwhile
-        # pickling a large fit takes a while: in a thread (the GIL is released between bytecodes), stored here
-        state, report = await asyncio.to_thread(lambda: (self._ttt.state_bytes(), self._ttt.report_json()))
-        self.store.put_ttt(state, report)
+        ratings = await self._ttt.refresh(finished)  # the players it moved
+        await self._apply_in_turns(self.core.ttt_batches(ratings))
+        now = time.monotonic()
+        if store or now - self._ttt_stored >= TTT_STORE_SECONDS:
+            self._ttt_stored = now
+            state = await self._ttt.state_bytes()  # pickled in the worker
+            report = await asyncio.to_thread(self._ttt.report_json)  # every player: a thread
+            self.store.put_ttt(state, report)

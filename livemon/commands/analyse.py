@@ -108,7 +108,8 @@ async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict
 
     job = TTTJob(cfg.ttt)
     try:
-        return {r.name: r for r in await job.refresh(finished)}
+        await job.refresh(finished)
+        return dict(job.latest)
     finally:
         job.close()
 

@@ -1,10 +1,15 @@
 """The background TrueSkill Through Time refresh of the live monitor.
 
 Fits run in a worker process (spawned once, reused), so that the event loop
-never waits on them, not even for the GIL. Each refresh sends the finished
-results and the previous fit; the worker continues from the previous EP
-messages when the old games are a prefix of the new list (the usual case: a
-game just finished), else fits afresh.
+never waits on them, not even for the GIL. The worker keeps the fit: a
+refresh sends only the games finished since the last one (the usual case)
+and gets back only the players it moved (those of the new games, and any
+whose rating moved by more than :data:`REPORT_ELO`), so that a refresh
+costs the monitor what it changed, not the event's size. The worker sweeps
+only what the new games move (:func:`livemon.rating.ttt.refresh`). A list
+that does not continue the last one (a corrected result, a withdrawn game,
+a new worker) is sent whole, and the worker continues from its EP messages
+when the old games are a prefix of it, else fits afresh.
 
 Scale: the ``[ttt]`` table's Elo mapping (``elo_at_mu0``, ``elo_per_unit``,
 default β = 1 is 200 Elo, the performance sd of Elo's normal model); rating
@@ -15,10 +20,11 @@ A finished game without two named, different players is skipped with one
 log line (once per game). The worker process dies with its parent: on Linux
 the kernel sends it SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``),
 and everywhere it watches a pipe whose other end only the parent holds and
-exits when that pipe reaches end of file. The fit is stored after every
-refresh (:meth:`TTTJob.state_bytes`) and read back at start
+exits when that pipe reaches end of file. The worker pickles its fit for
+the store when asked (:meth:`TTTJob.state_bytes`; the monitor asks at most
+every ``TTT_STORE_SECONDS``), and the fit is read back at start
 (:meth:`TTTJob.restore`), so the first refresh after a restart continues
-from it.
+from it with the games finished since.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import re
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Sequence
 
@@ -66,7 +73,7 @@ def run_ttt(
     priors: dict[str, tuple[float, float]],
     previous: TTTFit | None,
 ) -> TTTFit:
-    """Fit (or refresh) in the worker process; the priors of every player are those given, warm or cold."""
+    """Fit (or refresh) the whole list; the priors of every player are those given, warm or cold."""
     n_old = len(previous.games) if previous is not None else 0
     if (previous is not None and previous.params == params and 0 < n_old <= len(white)
             and _prefix_of(previous, white, black, scores)):
@@ -74,6 +81,80 @@ def run_ttt(
         return refresh(previous, new, priors=priors)
     games = make_games(list(white), list(black), list(times), list(scores), unit=unit)
     return fit(games, params, priors=priors)
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """Games sent to the worker: the whole list (``start`` 0) or those after the first ``start``."""
+
+    start: int
+    white: list[str]
+    black: list[str]
+    times: list[object]
+    scores: list[float]
+    priors: dict[str, tuple[float, float]]  # whole list: every player's; else the players new to the fit
+
+
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """What the worker sends back: the players to re-publish, not the fit (see :func:`_worker_refresh`)."""
+
+    games: int
+    moved: dict[str, tuple[float, float]]
+    log_evidence: float
+    sweeps: int
+    incremental: bool
+
+
+class _WorkerState:
+    """The worker process's fit and what it last reported of each player (module global, one per process)."""
+
+    fit: TTTFit | None = None
+    reported: dict[str, tuple[float, float]] = {}
+
+
+def _worker_refresh(params: TTTParams, unit: str, batch: _Batch, seed: TTTFit | None, tolerance: float) -> _Reply | None:
+    """In the worker: add a batch to the fit it keeps; ``None`` when the batch does not continue it
+    (the parent then sends the whole list).
+
+    The reply lists the players of the batch's games and every player whose
+    mean or sd moved by more than ``tolerance`` since it was last reported,
+    so that a refresh costs the monitor what it changed, not the event's
+    size. A whole list starts the reports afresh (every player).
+    """
+    state = _WorkerState
+    if batch.start:
+        if state.fit is None or len(state.fit.games) != batch.start or state.fit.params != params:
+            return None
+        new = make_games(batch.white, batch.black, batch.times, batch.scores, unit=unit)
+        state.fit = refresh(state.fit, new, priors=batch.priors)
+    else:
+        state.fit = run_ttt(params, batch.white, batch.black, batch.times, batch.scores, unit, batch.priors,
+                            seed if seed is not None else state.fit)
+        state.reported = {}
+    latest = state.fit.latest()
+    moved: dict[str, tuple[float, float]] = {}
+    reported = state.reported
+    for name in (*batch.white, *batch.black):
+        moved[name] = latest[name]
+    for label, (mu, sigma) in latest.items():
+        was = reported.get(str(label))
+        if was is None or abs(mu - was[0]) > tolerance or abs(sigma - was[1]) > tolerance:
+            moved[str(label)] = (mu, sigma)
+    reported.update(moved)
+    fit_ = state.fit
+    return _Reply(len(fit_.games), moved, fit_.log_evidence, fit_.sweeps, fit_.incremental)
+
+
+def _worker_state() -> bytes | None:
+    """In the worker: its fit, pickled (for the store)."""
+    return pickle.dumps(_WorkerState.fit) if _WorkerState.fit is not None else None
+
+
+def _worker_forget() -> None:
+    """In the worker: drop the fit (the next whole list is fitted cold)."""
+    _WorkerState.fit = None
+    _WorkerState.reported = {}
 
 
 def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], scores: Sequence[float]) -> bool:
@@ -112,22 +193,35 @@ def _watch_parent(watch: Connection) -> None:
         os._exit(0)
 
 
+REPORT_ELO = 0.05
+"""A player's rating is returned again once its mean or sd moved by more than this (Elo; the wire shows 0.1)."""
+
+
 def _named(name: str | None) -> bool:
     return name is not None and name.strip() not in ("", "?")
 
 
 class TTTJob:
-    """Owns the worker process and the latest fit; see the module docstring."""
+    """Owns the worker process and the players' latest ratings; see the module docstring."""
 
     def __init__(self, cfg: TTTConfig, *, pdeathsig: bool = True):
         self.cfg = cfg
         self.params = cfg.params
-        self.fit: TTTFit | None = None
         self.latest: dict[str, TTTRating] = {}
+        self.games = 0
+        """Games in the worker's fit after the last refresh."""
+        self.log_evidence: float | None = None
+        self.sweeps: int | None = None
+        self.incremental = False
+        """Whether the last refresh swept only what its new games moved."""
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._lifeline: Connection | None = None
         self._pdeathsig = pdeathsig
         self._skipped: set[str] = set()
+        self._seed: TTTFit | None = None  # a stored fit, sent with the first whole list
+        self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
+        self._priors: dict[str, tuple[float, float]] = {}
+        self._counts: dict[str, int] = {}
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
         # The worker is started by the thread that first refreshes (the event loop's, for the life of
@@ -160,24 +254,74 @@ class TTTJob:
         if not isinstance(restored, TTTFit):
             log.warning("TTT: stored fit not usable (a %s); the first refresh fits afresh", type(restored).__name__)
             return False
-        self.fit = restored
+        self._seed = restored
+        self._sent = []
         return True
 
-    async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
-        """Refit on all finished games; returns every player's latest rating.
+    def forget(self) -> None:
+        """Make the next refresh a cold fit of every finished game (benchmarks: the longest refresh)."""
+        self._seed = None
+        self._sent = []
+        if self._executor is not None:
+            self._executor.submit(_worker_forget).result()
 
-        Preparing the arguments and reading the fit back are plain Python over
-        every game: they run in a thread, so the event loop gets the GIL back
-        every switch interval instead of waiting for the whole pass.
+    async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
+        """Fit the finished games; returns the ratings that changed (all of them at the first refresh).
+
+        When the list continues the one sent before (the usual case: games
+        just finished), only the new games travel to the worker, which keeps
+        the fit and sweeps what they move; a player is returned when they
+        played one of them or their rating moved by more than
+        :data:`REPORT_ELO` since it was last returned. Any other list (a
+        corrected result, a withdrawn game, a new worker) is sent whole.
+        :attr:`latest` holds every player's rating.
         """
         finished = self._usable(finished)
         if not finished:
-            return list(self.latest.values())
-        args = await asyncio.to_thread(self._arguments, finished)
+            return []
+        keys = [(info.game_id, result) for info, result in finished]
+        n = len(self._sent)
+        reply = None
+        if n and keys[:n] == self._sent:
+            if len(keys) == n:
+                return []
+            reply = await self._send(self._batch(finished, n), None)
+        if reply is None:  # the whole list
+            self._priors, self._counts, self.latest = {}, {}, {}
+            whole = await asyncio.to_thread(self._batch, finished, 0)  # a long event: plain Python over every game
+            reply = await self._send(whole, self._seed)
+            self._seed = None
+            if reply is None:  # pragma: no cover - a whole list always continues or starts the fit
+                raise RuntimeError("TTT worker refused a whole list")
+        self._sent = keys
+        self.games, self.log_evidence, self.sweeps, self.incremental = (
+            reply.games, reply.log_evidence, reply.sweeps, reply.incremental)
+        changed = [TTTRating(name, mu, sigma, *self.cfg.to_elo(mu, sigma), self._counts.get(name, 0))
+                   for name, (mu, sigma) in reply.moved.items()]
+        self.latest.update((r.name, r) for r in changed)
+        return changed
+
+    async def _send(self, batch: _Batch, seed: TTTFit | None) -> _Reply | None:
         loop = asyncio.get_running_loop()
-        self.fit = await loop.run_in_executor(self._pool(), run_ttt, self.params, *args, self.fit)
-        self.latest = await asyncio.to_thread(self._ratings, finished, self.fit)
-        return list(self.latest.values())
+        tolerance = REPORT_ELO / self.cfg.elo_per_unit
+        return await loop.run_in_executor(self._pool(), _worker_refresh, self.params, self.cfg.time_unit, batch,
+                                          seed, tolerance)
+
+    def _batch(self, finished: Sequence[tuple[GameInfo, str]], start: int) -> _Batch:
+        """The games after the first ``start``, their new players' priors (a player's first rating tag, as
+        in ``livemon fit``) and counts."""
+        games = finished[start:]
+        priors: dict[str, tuple[float, float]] = {}
+        for info, _ in games:
+            for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+                self._counts[name] = self._counts.get(name, 0) + 1
+                if elo is not None and elo > 0 and name not in self._priors:
+                    priors[name] = self._priors[name] = self.cfg.elo_prior(elo)
+        unit = self.cfg.time_unit
+        today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
+        times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in games]
+        return _Batch(start, [i.white for i, _ in games], [i.black for i, _ in games], times,
+                      [white_score(r) or 0.0 for _, r in games], priors)
 
     def _usable(self, finished: Sequence[tuple[GameInfo, str]]) -> list[tuple[GameInfo, str]]:
         """The games with two named, different players and a decisive or drawn result; one log line per other."""
@@ -191,39 +335,18 @@ class TTTJob:
                             info.game_id, info.white, info.black)
         return out
 
-    def _arguments(
-        self, finished: Sequence[tuple[GameInfo, str]]
-    ) -> tuple[list[str], list[str], list[object], list[float], str, dict[str, tuple[float, float]]]:
-        priors: dict[str, tuple[float, float]] = {}
-        for info, _ in finished:  # a player's first rating tag, as in `livemon fit`
-            for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
-                if elo is not None and elo > 0 and name not in priors:
-                    priors[name] = self.cfg.elo_prior(elo)
-        unit = self.cfg.time_unit
-        today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
-        times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in finished]
-        return ([i.white for i, _ in finished], [i.black for i, _ in finished], times,
-                [white_score(r) or 0.0 for _, r in finished], unit, priors)
-
-    def _ratings(self, finished: Sequence[tuple[GameInfo, str]], fit: TTTFit) -> dict[str, TTTRating]:
-        counts: dict[str, int] = {}
-        for info, _ in finished:
-            counts[info.white] = counts.get(info.white, 0) + 1
-            counts[info.black] = counts.get(info.black, 0) + 1
-        return {
-            str(name): TTTRating(str(name), mu, sigma, *self.cfg.to_elo(mu, sigma), counts.get(str(name), 0))
-            for name, (mu, sigma) in fit.latest().items()
-        }
-
-    def state_bytes(self) -> bytes | None:
-        return pickle.dumps(self.fit) if self.fit is not None else None
+    async def state_bytes(self) -> bytes | None:
+        """The worker's fit, pickled there (for the store; :meth:`restore` reads it back)."""
+        if self._executor is None:
+            return pickle.dumps(self._seed) if self._seed is not None else None
+        return await asyncio.get_running_loop().run_in_executor(self._executor, _worker_state)
 
     def report_json(self) -> str:
         return json.dumps(
             {
                 "model": self.params.model,
-                "log_evidence": None if self.fit is None else self.fit.log_evidence,
-                "sweeps": None if self.fit is None else self.fit.sweeps,
+                "log_evidence": self.log_evidence,
+                "sweeps": self.sweeps,
                 "players": {n: r.to_dict() for n, r in sorted(self.latest.items())},
             }
         )

@@ -367,7 +367,8 @@ class LiveCore:
         return [effect for batch in self.ttt_batches(ratings) for effect in batch]
 
     def ttt_batches(self, ratings: Iterable[TTTRating], size: int = TICK_BATCH) -> Iterator[list[Effect]]:
-        """:meth:`ttt_ratings` in batches of at most ``size`` players (a fit moves every player of the event)."""
+        """:meth:`ttt_ratings` in batches of at most ``size`` players (a cold fit moves every player of the event;
+        a live refresh passes those it moved)."""
         self.counters.ttt_refreshes += 1
         ratings = list(ratings)
         for rating in ratings:
@@ -379,10 +380,10 @@ class LiveCore:
                 if rating.name in self.estimator.players:
                     out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
             yield out
-        if self.screener is not None:
+        if self.screener is not None and ratings:
             out = []
-            elos = {name: r.elo for name, r in self.ttt.items()}
-            for key in self.screener.set_fallback_ratings(elos, {name: r.games for name, r in self.ttt.items()}):
+            elos = {r.name: r.elo for r in ratings}
+            for key in self.screener.set_fallback_ratings(elos, {r.name: r.games for r in ratings}):
                 self._screen(key, out)
             yield out
 

@@ -411,6 +411,8 @@ class Screener:
                              games: Mapping[str, int] | None = None) -> list[TrackKey]:
         """New TTT posterior means (Elo scale) for players without a tag; returns the tracks re-scored.
 
+        Only the players given change (a refresh passes those it moved).
+
         With ``games`` (each player's finished games behind the TTT rating), a
         rating counts only with at least ``min_ttt_games`` of them: with fewer
         the player stays (or becomes) unrated.
@@ -420,7 +422,7 @@ class Screener:
                 self._fallback[name] = float(value)
             else:
                 self._fallback.pop(name, None)
-        return [k for k, t in self.tracks.items() if k not in self._tags and self._rerate(t)]
+        return [k for k, t in self.tracks.items() if t.player in ratings and k not in self._tags and self._rerate(t)]
 
     def mark_raised(self, player: str, event: str, level: str) -> None:
         """A level already raised (read back from the store): never raised again."""
