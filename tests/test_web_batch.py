@@ -264,3 +264,29 @@ async def test_a_long_backlog_is_split_into_bounded_frames() -> None:
         assert sum(len(f["items"]) for f in frames) == 400 and state.gaps == []
         assert state.channels["players"] == hub_state(hub, "players")
         await ws.close()
+
+
+async def test_a_client_far_behind_is_served_in_bounded_builds_across_loop_turns(monkeypatch) -> None:
+    """Issue 14: a client 1,000 messages behind is not built for in one step (50-78 ms at 1,000 boards):
+    at most BUILD_ENTRIES log entries a build, the pump yields between builds once its slice is spent,
+    and the client still gets every message with an unbroken chain."""
+    from livemon.faces.web import server as web_server
+
+    monkeypatch.setattr(web_server, "PUMP_SLICE", 0.0)  # every build spends the slice
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0, client_queue=2048)) as srv:
+        ws = await client(srv)
+        state = State()
+        state.frame((await subscribe(ws, "players", batch=True))[0])
+        before = hub.seq
+        for i in range(1000):
+            hub.publish(player(f"R{i:04d}", 2500))
+        await asyncio.sleep(0)  # the hub's wake, then this task: one build went out
+        (c,) = srv._clients
+        assert c.cursor == before + web_server.BUILD_ENTRIES
+        frames = await read_until_seq(ws, state, hub.seq)
+        assert len(frames) >= 1000 // web_server.BUILD_ENTRIES
+        assert all(f["items"][-1]["seq"] - f["items"][0]["seq"] < web_server.BUILD_ENTRIES for f in frames)
+        assert state.gaps == [] and sum(len(f["items"]) for f in frames) == 1000
+        assert state.channels["players"] == hub_state(hub, "players")
+        await ws.close()

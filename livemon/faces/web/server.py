@@ -28,7 +28,9 @@ client, not once per client:
   the fan-out takes about a quarter of a core at most and the monitor the
   rest; its clients then get fewer, bigger frames. A round
   longer than ``PUMP_SLICE`` goes on in the next loop turn (with the same
-  end), so the monitor's own tasks keep running;
+  end), so the monitor's own tasks keep running; a client far behind gets
+  its frames ``BUILD_ENTRIES`` log entries at a time, the slice checked in
+  between;
 * **frames built once and shared** — clients are grouped by what they read
   (channel set, batch or not); a group's frames for a log range are built once
   (filtering, conflation, JSON splicing, UTF-8 encoding and the WebSocket
@@ -123,6 +125,10 @@ BIG_SNAPSHOT = 200
 """A snapshot of more messages than this is encoded in a worker thread, off the event loop."""
 PUMP_SLICE = 0.005
 """Seconds of serving clients after which the pump lets the event loop run (and goes on in the next turn)."""
+BUILD_ENTRIES = 256
+"""Log entries built into one client group's frames at once, at most: a client further behind gets its frames in
+several builds, each shared by the group's clients at that place, and the pump checks its slice between them
+(issue 14: at 1,000 boards a client ~1 s behind needed ~1,000 entries built in one step of 50-78 ms, the loop's lag)."""
 LATENCY_SAMPLE = 10
 """One client in this many (by connection order) has each message's publish -> write latency recorded."""
 ROUND_GAP = 0.02
@@ -173,6 +179,7 @@ class _Run:
 
     wire: bytes  # every frame as it goes on the wire (unmasked WebSocket text frames), one after the other
     last: int  # the last frame's seq: the client's last seq once it is sent (the next frame's prev)
+    end: int  # the log's seq the stretch ends at (the client's cursor once it is sent; at most BUILD_ENTRIES on)
     frames: int
     messages: int  # log messages of the group's channels they stand for (batch statistics)
     conflated: int  # of which superseded within a frame
@@ -660,7 +667,8 @@ class WebServer:
             self._round_at += 1
             if c.live:
                 try:
-                    self._serve(c, self._stop)
+                    if not self._serve(c, self._stop, t0 + PUMP_SLICE):
+                        self._round_at -= 1  # more for this client: it goes on in the next slice
                 except Exception:  # noqa: BLE001 - a bug must cost one client, not every client's pump
                     log.exception("web: serving %s failed; closing it", c.peer)
                     self._forget(c)
@@ -695,8 +703,11 @@ class WebServer:
         self._pump_timer = None
         self._pump()
 
-    def _serve(self, c: _Client, stop: int) -> None:
-        """Write what ``c`` is due, up to ``stop`` and its control frames in place, until its buffer is full."""
+    def _serve(self, c: _Client, stop: int, deadline: float = float("inf")) -> bool:
+        """Write what ``c`` is due, up to ``stop`` and its control frames in place, until its buffer is full.
+
+        False when ``deadline`` (``time.perf_counter()``) passed with more of the log due to it: serve it again.
+        """
         ws = c.ws
         while c.live and not c.building and not ws.paused:
             if c.overflowed:
@@ -713,7 +724,7 @@ class WebServer:
                 if run is None:
                     c.overflowed = True
                     continue
-                c.cursor = target
+                c.cursor = run.end
                 if run.frames:  # one write (one system call) for every frame of the stretch
                     self._write(c, run.wire)
                     c.last = run.last
@@ -724,13 +735,15 @@ class WebServer:
                         bs["frames"] += run.frames
                         bs["messages"] += run.messages
                         bs["conflated"] += run.conflated
+                if run.end < target and time.perf_counter() > deadline:
+                    return False
                 continue
             if not control:
-                return
+                return True
             frame = control[0]
             if frame.build is not None:
                 self._build_snapshot(c, frame)
-                return
+                return True
             control.popleft()
             if frame.reads is not None:
                 self._regroup(c, *frame.reads)
@@ -739,12 +752,14 @@ class WebServer:
             self._write(c, _wire(text))
             if frame.seq is not None:
                 c.last = frame.seq
+        return True
 
     def _frames(self, group: _Group, cursor: int, stop: int, last: int) -> _Run | None:
-        """The data frames of the log after ``cursor`` up to ``stop`` for ``group``, from ``prev`` = ``last``.
+        """The data frames of the log after ``cursor`` up to ``stop`` (at most :data:`BUILD_ENTRIES` on: the
+        run's ``end``) for ``group``, from ``prev`` = ``last``.
 
         Built once per round for all the group's clients at that place (the cache is emptied when a
-        round starts); None: overflowed (out of the log, or more than ``client_queue`` messages).
+        round starts); None: overflowed (out of the log, or more than ``client_queue`` messages up to ``stop``).
         """
         key = (group, cursor, stop, last)
         try:
@@ -761,6 +776,9 @@ class WebServer:
         return run
 
     def _build_frames(self, group: _Group, cursor: int, stop: int, last: int) -> _Run | None:
+        if stop - cursor > self.cfg.client_queue and self._behind(group, cursor, stop) > self.cfg.client_queue:
+            return None
+        stop = min(stop, cursor + BUILD_ENTRIES)
         entries = self.hub.log_since(cursor, stop)
         if entries is None:
             return None
@@ -802,7 +820,15 @@ class WebServer:
                 conflated += len(chunk) - len(kept)
                 i = j
         wire = b"".join(_wire(text) for text in texts)
-        return _Run(wire, last, len(texts), len(rows), conflated, tuple(stamps))
+        return _Run(wire, last, stop, len(texts), len(rows), conflated, tuple(stamps))
+
+    def _behind(self, group: _Group, cursor: int, stop: int) -> int:
+        """The group's messages in the log after ``cursor`` up to ``stop`` (the whole window if some left it)."""
+        entries = self.hub.log_since(cursor, stop)
+        if entries is None:
+            return self.cfg.client_queue + 1
+        subs = group.channels
+        return sum(1 for _, msg in entries if not subs.isdisjoint(channels_of(msg)))
 
     def _timed(self, stamps: tuple[float, ...]) -> None:
         """Publish -> socket write latency of each message just written to a sampled client (1 ms bins)."""
