@@ -193,6 +193,34 @@ def test_a_corrected_result_or_a_new_worker_sends_the_whole_list(monkeypatch):
         assert r.elo == pytest.approx(cold.latest[name].elo, abs=0.5)
 
 
+def test_a_failed_refresh_is_sent_again_and_counts_each_game_once(monkeypatch):
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+    send = job._send
+    calls = []
+
+    async def failing_once(batch, seed):
+        calls.append(batch.start)
+        if len(calls) == 2:
+            raise OSError("the worker went away")
+        return await send(batch, seed)
+
+    monkeypatch.setattr(job, "_send", failing_once)
+    try:
+        asyncio.run(job.refresh(games[:10]))
+        with pytest.raises(OSError):
+            asyncio.run(job.refresh(games[:12]))
+        asyncio.run(job.refresh(games[:12]))
+    finally:
+        job.close()
+    assert calls == [0, 10, 10]
+    counts: dict[str, int] = {}
+    for info, _ in games[:12]:
+        counts[info.white] = counts.get(info.white, 0) + 1
+        counts[info.black] = counts.get(info.black, 0) + 1
+    assert {n: r.games for n, r in job.latest.items()} == counts
+
+
 PARENT = textwrap.dedent("""
     import asyncio, sys, time
     from livemon.config import TTTConfig

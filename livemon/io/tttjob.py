@@ -285,15 +285,20 @@ class TTTJob:
         if n and keys[:n] == self._sent:
             if len(keys) == n:
                 return []
-            reply = await self._send(self._batch(finished, n), None)
+            batch = self._batch(finished, n)
+            reply = await self._send(batch, None)
         if reply is None:  # the whole list
             self._priors, self._counts, self.latest = {}, {}, {}
-            whole = await asyncio.to_thread(self._batch, finished, 0)  # a long event: plain Python over every game
-            reply = await self._send(whole, self._seed)
+            batch = await asyncio.to_thread(self._batch, finished, 0)  # a long event: plain Python over every game
+            reply = await self._send(batch, self._seed)
             self._seed = None
             if reply is None:  # pragma: no cover - a whole list always continues or starts the fit
                 raise RuntimeError("TTT worker refused a whole list")
+        # what the worker's fit now holds (a failed refresh changed nothing: the next one sends the same games)
         self._sent = keys
+        self._priors.update(batch.priors)
+        for name in (*batch.white, *batch.black):
+            self._counts[name] = self._counts.get(name, 0) + 1
         self.games, self.log_evidence, self.sweeps, self.incremental = (
             reply.games, reply.log_evidence, reply.sweeps, reply.incremental)
         changed = [TTTRating(name, mu, sigma, *self.cfg.to_elo(mu, sigma), self._counts.get(name, 0))
@@ -308,15 +313,14 @@ class TTTJob:
                                           seed, tolerance)
 
     def _batch(self, finished: Sequence[tuple[GameInfo, str]], start: int) -> _Batch:
-        """The games after the first ``start``, their new players' priors (a player's first rating tag, as
-        in ``livemon fit``) and counts."""
+        """The games after the first ``start`` and the priors of players the fit has none for yet (a player's
+        first rating tag, as in ``livemon fit``)."""
         games = finished[start:]
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in games:
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
-                self._counts[name] = self._counts.get(name, 0) + 1
-                if elo is not None and elo > 0 and name not in self._priors:
-                    priors[name] = self._priors[name] = self.cfg.elo_prior(elo)
+                if elo is not None and elo > 0 and name not in self._priors and name not in priors:
+                    priors[name] = self.cfg.elo_prior(elo)
         unit = self.cfg.time_unit
         today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today
         times: list[object] = [_round_number(i) if unit == "round" else pgn_date(i.date) or today for i, _ in games]
@@ -336,8 +340,9 @@ class TTTJob:
         return out
 
     async def state_bytes(self) -> bytes | None:
-        """The worker's fit, pickled there (for the store; :meth:`restore` reads it back)."""
-        if self._executor is None:
+        """The worker's fit, pickled there (for the store; :meth:`restore` reads it back); a restored fit not
+        yet sent to the worker as it was read."""
+        if self._seed is not None or self._executor is None:
             return pickle.dumps(self._seed) if self._seed is not None else None
         return await asyncio.get_running_loop().run_in_executor(self._executor, _worker_state)
 
