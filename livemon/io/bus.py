@@ -464,33 +464,20 @@ class RemoteEnginePool(PinnedBackend):
             self._wake.set()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
-        """Handle what the broker delivers, letting the event loop run every ``RECEIVE_SLICE`` seconds.
-
-        aiomqtt's iterator (2.5) makes a task and waits on it for every message, a loop turn or two
-        each even when many are queued: behind a busy loop that was the bus's pace (issue 14: at
-        1,000 boards ~115 results a second, each waiting 1.6 s (p50) in aiomqtt's queue after paho had
-        read it, while the workers idled). So each wake-up takes what is already queued (aiomqtt's
-        private queue, as ``client._client`` is used elsewhere), within the slice.
-        """
-        queue = client._queue
+        """Handle what the broker delivers, letting the event loop run every ``RECEIVE_SLICE`` seconds
+        (aiomqtt's iterator does not suspend while messages are queued: a burst was one loop turn)."""
+        start = time.perf_counter()
         async for message in client.messages:
-            start = time.perf_counter()
-            self._deliver(message)
-            while not queue.empty():
-                if time.perf_counter() - start >= RECEIVE_SLICE:
-                    await asyncio.sleep(0)
-                    start = time.perf_counter()
-                    continue  # (emptied meanwhile? the iterator waits for the next)
-                self._deliver(queue.get_nowait())
-
-    def _deliver(self, message: aiomqtt.Message) -> None:
-        payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
-        if message.topic.matches(workers_topic(self.cfg)):
-            self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
-        elif message.topic.matches(self.reply_topic):
-            self._on_result(payload)
-        elif message.topic.matches(f"{self.reply_topic}/+"):
-            self._on_result(payload, str(message.topic).rsplit("/", 1)[-1])
+            if time.perf_counter() - start >= RECEIVE_SLICE:
+                await asyncio.sleep(0)
+                start = time.perf_counter()
+            payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
+            if message.topic.matches(workers_topic(self.cfg)):
+                self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
+            elif message.topic.matches(self.reply_topic):
+                self._on_result(payload)
+            elif message.topic.matches(f"{self.reply_topic}/+"):
+                self._on_result(payload, str(message.topic).rsplit("/", 1)[-1])
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Publish due re-requests and, up to the capacity, the most urgent waiting positions.
