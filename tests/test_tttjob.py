@@ -221,6 +221,26 @@ def test_a_failed_refresh_is_sent_again_and_counts_each_game_once(monkeypatch):
     assert {n: r.games for n, r in job.latest.items()} == counts
 
 
+def test_two_refreshes_at_once_count_each_game_once():
+    """The monitor's TTT loop and its last refresh at the end of a run may overlap."""
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+
+    async def overlapping():
+        await job.refresh(games[:10])
+        await asyncio.gather(job.refresh(games[:12]), job.refresh(games[:14]))
+
+    try:
+        asyncio.run(overlapping())
+    finally:
+        job.close()
+    counts: dict[str, int] = {}
+    for info, _ in games[:14]:
+        counts[info.white] = counts.get(info.white, 0) + 1
+        counts[info.black] = counts.get(info.black, 0) + 1
+    assert {n: r.games for n, r in job.latest.items()} == counts
+
+
 PARENT = textwrap.dedent("""
     import asyncio, sys, time
     from livemon.config import TTTConfig

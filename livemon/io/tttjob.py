@@ -222,6 +222,7 @@ class TTTJob:
         self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
+        self._lock = asyncio.Lock()
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
         # The worker is started by the thread that first refreshes (the event loop's, for the life of
@@ -276,6 +277,10 @@ class TTTJob:
         corrected result, a withdrawn game, a new worker) is sent whole.
         :attr:`latest` holds every player's rating.
         """
+        async with self._lock:  # one at a time: two in flight would both continue from the same games
+            return await self._refresh(finished)
+
+    async def _refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
         finished = self._usable(finished)
         if not finished:
             return []
