@@ -9,7 +9,7 @@ import time
 import aiomqtt
 import pytest
 
-from livemon.io.broker import BrokerLink, BrokerSettings, make_client, topic
+from livemon.io.broker import BrokerLink, BrokerSettings, delivered, make_client, topic
 from tests.conftest import Broker, free_port
 
 
@@ -96,3 +96,41 @@ async def test_make_client_takes_the_settings() -> None:
     assert (client._hostname, client._port, client.identifier) == ("broker.example", 1884, "me")
     assert client._client._username == b"user" and client._client._protocol == 5  # MQTT v5
     assert client._properties.ReceiveMaximum == 3
+
+
+async def test_delivered_takes_a_queued_burst_in_a_few_loop_turns_in_order_and_yields_between_slices(broker) -> None:
+    """aiomqtt 2.5's iterator costs a loop turn or two per message even when hundreds are queued (issue 14: the
+    bus's pace at 1,000 boards); ``delivered`` hands on what is queued at once, letting the loop run every slice."""
+    n = 500
+    settings = BrokerSettings("127.0.0.1", broker.port)
+    async with make_client(settings, "delivered-probe") as client, make_client(settings, "delivered-sender") as sender:
+        await client.subscribe("burst/#", qos=1)
+        for i in range(n):
+            await sender.publish("burst/x", str(i).encode(), qos=1)
+        await until(lambda: len(client.messages) >= n, 10, "the burst queued in aiomqtt")
+
+        async def turns_to_take(messages, count: int) -> tuple[int, list[int]]:  # noqa: ANN001
+            turns, got = 0, []
+
+            def tick() -> None:
+                nonlocal turns
+                turns += 1
+                asyncio.get_running_loop().call_soon(tick)
+
+            asyncio.get_running_loop().call_soon(tick)
+            async for message in messages:
+                got.append(int(message.payload))
+                if len(got) == count:
+                    return turns, got
+            raise AssertionError("the iteration ended")
+
+        plain_turns, first = await turns_to_take(client.messages, 100)  # aiomqtt's own iterator, for reference
+        turns, rest = await turns_to_take(delivered(client, slice_seconds=1.0), n - 100)
+        assert first + rest == list(range(n))  # nothing lost, nothing reordered
+        assert plain_turns >= 100 and turns <= 3, (plain_turns, turns)
+
+        for i in range(n):
+            await sender.publish("burst/x", str(i).encode(), qos=1)
+        await until(lambda: len(client.messages) >= n, 10, "a second burst queued")
+        turns, again = await turns_to_take(delivered(client, slice_seconds=0.0), n)
+        assert again == list(range(n)) and turns >= n - 1  # a zero slice: the loop runs between any two

@@ -180,7 +180,13 @@ async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, brok
     async def kill_one(monitor: Monitor) -> None:
         pool = monitor.pool
         assert isinstance(pool, RemoteEnginePool)
-        await until(lambda: pool.counters.searches >= 60 and len(pool._outstanding) >= 2, 120, "the event under way")
+        await until(lambda: pool.counters.searches >= 60, 120, "the event under way")
+        # frozen first, so that it surely holds requests when it dies (a live worker answering from its
+        # cache in a millisecond may hold none): the broker keeps handing it its share meanwhile
+        os.killpg(procs[0].pid, signal.SIGSTOP)
+        answered = pool.counters.searches
+        await until(lambda: pool.counters.searches >= answered + 20 and len(pool._outstanding) >= 2, 120,
+                    "requests held by the frozen worker")
         killed["outstanding"] = len(pool._outstanding)
         killed["searches"] = pool.counters.searches
         os.killpg(procs[0].pid, signal.SIGKILL)  # the worker and its Stockfish, mid-search

@@ -45,7 +45,7 @@ from livemon.io.bus import (
     client_for,
     excerpt,
 )
-from livemon.io.broker import BrokerLink, BrokerSettings, no_delay, results_prefix, shared_requests_topic, workers_topic
+from livemon.io.broker import BrokerLink, BrokerSettings, delivered, no_delay, results_prefix, shared_requests_topic, workers_topic
 from livemon.config import Config
 from livemon.io.engine import EngineError
 from livemon.io.pool import EnginePool
@@ -144,21 +144,27 @@ class EngineWorker:
         await client.publish(self.announce_topic, announcement.to_json(), qos=1, retain=True)
         self.connected.set()
         log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus, self.pool.base_profile.name))
+        receiving = asyncio.create_task(self._take(client))
         stop = asyncio.ensure_future(self._stopping.wait())
         try:
-            messages = client.messages.__aiter__()
-            while True:
-                get = asyncio.ensure_future(messages.__anext__())
-                await asyncio.wait((get, stop), return_when=asyncio.FIRST_COMPLETED)
-                if not get.done():  # stopping: take no more, finish what is in hand, then leave
-                    get.cancel()
-                    await client.unsubscribe(shared_requests_topic(self.bus, self.pool.base_profile.name))
-                    await asyncio.gather(*self._tasks, return_exceptions=True)
-                    await client.publish(self.announce_topic, b"", qos=1, retain=True)
-                    return
-                self._spawn(self._serve(client, get.result()))
+            await asyncio.wait((receiving, stop), return_when=asyncio.FIRST_COMPLETED)
+            if receiving.done():
+                receiving.result()  # the connection went: the link logs it and connects again
+                return
+            # stopping: take no more, finish what is in hand, then leave
+            receiving.cancel()
+            await asyncio.gather(receiving, return_exceptions=True)
+            await client.unsubscribe(shared_requests_topic(self.bus, self.pool.base_profile.name))
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await client.publish(self.announce_topic, b"", qos=1, retain=True)
         finally:
             stop.cancel()
+            receiving.cancel()
+
+    async def _take(self, client: aiomqtt.Client) -> None:
+        """Serve every request the broker delivers, each in its own task."""
+        async for message in delivered(client):
+            self._spawn(self._serve(client, message))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

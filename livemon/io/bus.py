@@ -67,6 +67,7 @@ from livemon.errors import InputError
 from livemon.io.broker import (
     BrokerLink,
     BrokerSettings,
+    delivered,
     make_client,
     no_delay,
     requests_topic,
@@ -86,8 +87,6 @@ WORKER_ERRORS = 3
 """Error answers for one position after which it fails (each worker already retried on restarted engines)."""
 _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
-RECEIVE_SLICE = 0.01
-"""Seconds of delivered messages handled before the event loop runs again (see ``RemoteEnginePool._receive``)."""
 
 
 class BusMessageError(InputError):
@@ -464,13 +463,9 @@ class RemoteEnginePool(PinnedBackend):
             self._wake.set()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
-        """Handle what the broker delivers, letting the event loop run every ``RECEIVE_SLICE`` seconds
-        (aiomqtt's iterator does not suspend while messages are queued: a burst was one loop turn)."""
-        start = time.perf_counter()
-        async for message in client.messages:
-            if time.perf_counter() - start >= RECEIVE_SLICE:
-                await asyncio.sleep(0)
-                start = time.perf_counter()
+        """Handle what the broker delivers (:func:`~livemon.io.broker.delivered`: every result already
+        queued at each wake-up, the event loop running again every ``RECEIVE_SLICE`` seconds)."""
+        async for message in delivered(client):
             payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
             if message.topic.matches(workers_topic(self.cfg)):
                 self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)

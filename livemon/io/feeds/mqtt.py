@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 import aiomqtt
 import chess
 
-from livemon.io.broker import BrokerLink, BrokerSettings, make_client
+from livemon.io.broker import BrokerLink, BrokerSettings, delivered, make_client
 from livemon.io.feeds.base import BaseFeed
 from livemon.io.feeds.core import Ply, Snapshot
 from livemon.io.feeds.fields import (
@@ -216,7 +216,7 @@ class MqttFeed(BaseFeed):
                         self.status.state = "running"
                         self.connected.set()
                         log.info("feed %s: subscribed to %s on %s:%d", self.name, self.topic, self.host, self.port)
-                        async for message in client.messages:
+                        async for message in delivered(client):
                             payload = message.payload
                             if not isinstance(payload, (bytes, bytearray, str)):
                                 payload = str(payload)
