@@ -18,6 +18,7 @@ import pytest
 
 from livemon.config import TTTConfig
 from livemon.io.tttjob import TTTJob
+from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo
 from livemon.live.pgn import game_info, read_games
 
@@ -284,3 +285,79 @@ def test_worker_dies_with_its_parent(tmp_path, pdeathsig):
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def test_the_cores_list_is_followed_by_its_new_games_alone_until_a_revision(monkeypatch):
+    """Issue 14: a refresh of the core's finished games (appended as games finish) looks at the games after
+    those it took, not at every finished game on the event loop; a corrected result is a revision of the
+    list and sends it whole; the ratings equal a cold fit's."""
+    games = london_2011()
+    finished = FinishedGames()
+    job = TTTJob(TTTConfig())
+    sent = _sent(job, monkeypatch)
+    looked: list[int] = []
+    usable = job._usable
+
+    def counting(given):
+        looked.append(len(given))
+        return usable(given)
+
+    monkeypatch.setattr(job, "_usable", counting)
+    try:
+        for info, result in games[:30]:
+            finished.set(info, result)
+        asyncio.run(job.refresh(finished))
+        for info, result in games[30:33]:
+            finished.set(info, result)
+            asyncio.run(job.refresh(finished))
+        assert asyncio.run(job.refresh(finished)) == []  # nothing new: nothing sent
+        assert looked == [30, 1, 1, 1, 0] and sent == [(0, 30), (30, 1), (31, 1), (32, 1)]
+        info, result = games[5]
+        finished.set(info, "0-1" if result != "0-1" else "1-0")  # corrected: the whole list again
+        asyncio.run(job.refresh(finished))
+        finished.drop(games[7][0].game_id)  # withdrawn: the whole list again
+        asyncio.run(job.refresh(finished))
+        assert looked[5:] == [33, 32] and sent[4:] == [(0, 33), (0, 32)]
+        cold = TTTJob(TTTConfig())
+        try:
+            asyncio.run(cold.refresh(list(finished)))
+        finally:
+            cold.close()
+    finally:
+        job.close()
+    assert job.latest.keys() == cold.latest.keys()
+    for name, r in job.latest.items():
+        assert r.elo == pytest.approx(cold.latest[name].elo, abs=0.5) and r.games == cold.latest[name].games
+
+
+def test_games_that_finish_while_the_worker_fits_are_sent_with_the_next_refresh(monkeypatch):
+    """The core's list grows during a refresh (the loop runs while the worker fits): what the refresh took is
+    what the list held when it read it (a first try counted the games added meanwhile as sent)."""
+    games = london_2011()
+    finished = FinishedGames()
+    job = TTTJob(TTTConfig())
+    send = job._send
+    sent = []
+
+    async def finishing_meanwhile(batch, seed):
+        sent.append((batch.start, len(batch.white)))
+        if len(finished) < 12:
+            info, result = games[len(finished)]
+            finished.set(info, result)  # another game finishes while the worker fits
+        return await send(batch, seed)
+
+    monkeypatch.setattr(job, "_send", finishing_meanwhile)
+    try:
+        for info, result in games[:10]:
+            finished.set(info, result)
+        asyncio.run(job.refresh(finished))  # takes 10; an 11th finishes meanwhile
+        asyncio.run(job.refresh(finished))  # takes the 11th; a 12th finishes meanwhile
+        asyncio.run(job.refresh(finished))
+    finally:
+        job.close()
+    assert sent == [(0, 10), (10, 1), (11, 1)] and job.games == 12
+    counts: dict[str, int] = {}
+    for info, _ in games[:12]:
+        counts[info.white] = counts.get(info.white, 0) + 1
+        counts[info.black] = counts.get(info.black, 0) + 1
+    assert {n: r.games for n, r in job.latest.items()} == counts

@@ -9,7 +9,11 @@ costs the monitor what it changed, not the event's size. The worker sweeps
 only what the new games move (:func:`livemon.rating.ttt.refresh`). A list
 that does not continue the last one (a corrected result, a withdrawn game,
 a new worker) is sent whole, and the worker continues from its EP messages
-when the old games are a prefix of it, else fits afresh.
+when the old games are a prefix of it, else fits afresh. The monitor hands
+the core's :class:`~livemon.live.finished.FinishedGames`, kept as games
+finish: while its revision is unchanged (only games appended), a refresh
+looks at the games after those it took and nothing else; any other list is
+compared with what the worker holds.
 
 Scale: the ``[ttt]`` table's Elo mapping (``elo_at_mu0``, ``elo_per_unit``,
 default β = 1 is 200 Elo, the performance sd of Elo's normal model); rating
@@ -50,6 +54,7 @@ from typing import Sequence
 import numpy as np
 
 from livemon.config import TTTConfig
+from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo, TTTRating
 from livemon.live.pgn import pgn_date, white_score
 from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
@@ -220,6 +225,8 @@ class TTTJob:
         self._skipped: set[str] = set()
         self._seed: TTTFit | None = None  # a stored fit, sent with the first whole list
         self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
+        self._follow: tuple[FinishedGames, int, int] | None = None
+        """The core's list the last refresh took whole, its revision then, and how many of its games."""
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
@@ -257,12 +264,14 @@ class TTTJob:
             return False
         self._seed = restored
         self._sent = []
+        self._follow = None
         return True
 
     def forget(self) -> None:
         """Make the next refresh a cold fit of every finished game (benchmarks: the longest refresh)."""
         self._seed = None
         self._sent = []
+        self._follow = None
         if self._executor is not None:
             self._executor.submit(_worker_forget).result()
 
@@ -280,27 +289,43 @@ class TTTJob:
         async with self._lock:  # one at a time: two in flight would both continue from the same games
             return await self._refresh(finished)
 
-    async def _refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
-        finished = self._usable(finished)
-        if not finished:
-            return []
-        keys = [(info.game_id, result) for info, result in finished]
+    async def _refresh(self, given: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
         n = len(self._sent)
-        reply = None
-        if n and keys[:n] == self._sent:
-            if len(keys) == n:
-                return []
-            batch = self._batch(finished, n)
+        # the core's list goes on growing while the worker fits: what was taken is what it held now
+        taken = (given.revision, len(given)) if isinstance(given, FinishedGames) else None
+        finished: list[tuple[GameInfo, str]] | None = None
+        new: list[tuple[GameInfo, str]] | None = None  # the games after the worker's, None: not a continuation
+        follow = self._follow
+        if n and follow is not None and given is follow[0] and taken is not None and taken[0] == follow[1]:
+            # the core's list, only appended to since the last refresh: its new games continue the fit
+            # without comparing every game with what the worker holds (O(new games), not O(games))
+            new = self._usable(given[follow[2]:taken[1]])
+        else:
+            finished = self._usable(given)
+            if n and [(info.game_id, result) for info, result in finished[:n]] == self._sent:
+                new = finished[n:]
+        reply = batch = None
+        if new:
+            batch = self._batch(new, n, self._priors)
             reply = await self._send(batch, None)
-        if reply is None:  # the whole list
-            self._priors, self._counts, self.latest = {}, {}, {}
-            batch = await asyncio.to_thread(self._batch, finished, 0)  # a long event: plain Python over every game
+        if new is None or (new and reply is None):  # the whole list (a worker without the fit answers None)
+            if finished is None:
+                taken = (given.revision, len(given)) if isinstance(given, FinishedGames) else None
+                finished = self._usable(given)
+            if not finished:
+                return []
+            batch = await asyncio.to_thread(self._batch, finished, 0, {})  # a long event: plain Python over every game
             reply = await self._send(batch, self._seed)
             self._seed = None
             if reply is None:  # pragma: no cover - a whole list always continues or starts the fit
                 raise RuntimeError("TTT worker refused a whole list")
+            self._sent, self._priors, self._counts, self.latest = [], {}, {}, {}
+            new = finished
         # what the worker's fit now holds (a failed refresh changed nothing: the next one sends the same games)
-        self._sent = keys
+        self._sent.extend((info.game_id, result) for info, result in new)
+        self._follow = (given, *taken) if isinstance(given, FinishedGames) and taken is not None else None
+        if reply is None or batch is None:
+            return []
         self._priors.update(batch.priors)
         for name in (*batch.white, *batch.black):
             self._counts[name] = self._counts.get(name, 0) + 1
@@ -317,14 +342,14 @@ class TTTJob:
         return await loop.run_in_executor(self._pool(), _worker_refresh, self.params, self.cfg.time_unit, batch,
                                           seed, tolerance)
 
-    def _batch(self, finished: Sequence[tuple[GameInfo, str]], start: int) -> _Batch:
-        """The games after the first ``start`` and the priors of players the fit has none for yet (a player's
-        first rating tag, as in ``livemon fit``)."""
-        games = finished[start:]
+    def _batch(self, games: Sequence[tuple[GameInfo, str]], start: int,
+               known: dict[str, tuple[float, float]]) -> _Batch:
+        """``games``, to follow the first ``start`` of the fit, and the priors of players not ``known`` to it
+        yet (a player's first rating tag, as in ``livemon fit``)."""
         priors: dict[str, tuple[float, float]] = {}
         for info, _ in games:
             for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
-                if elo is not None and elo > 0 and name not in self._priors and name not in priors:
+                if elo is not None and elo > 0 and name not in known and name not in priors:
                     priors[name] = self.cfg.elo_prior(elo)
         unit = self.cfg.time_unit
         today = datetime.date.today().isoformat()  # a live game with no year in its Date tag is played today

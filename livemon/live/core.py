@@ -86,6 +86,7 @@ from livemon.live.messages import (
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
+from livemon.live.finished import FinishedGames
 from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
@@ -176,6 +177,8 @@ class LiveCore:
     games: dict[str, LiveGame] = field(default_factory=dict)
     infos: dict[str, GameInfo] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
+    finished: FinishedGames = field(default_factory=FinishedGames)
+    """The finished games in the order they finished (the TTT fit's; :meth:`finished_games`)."""
     ttt: dict[str, TTTRating] = field(default_factory=dict)
     counters: CoreCounters = field(default_factory=CoreCounters)
     strength: float | None = None
@@ -410,6 +413,7 @@ class LiveCore:
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
         finished = self.results.pop(game_id, None) in FINISHED
+        self.finished.drop(game_id)
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
@@ -428,9 +432,10 @@ class LiveCore:
             out.append(RefreshTTT())
         return out
 
-    def finished_games(self) -> list[tuple[GameInfo, str]]:
-        """The finished games with their results, for a TTT refresh."""
-        return [(self.infos[g], r) for g, r in self.results.items() if r in FINISHED and g in self.infos]
+    def finished_games(self) -> FinishedGames:
+        """The finished games with their results, in the order they finished, for a TTT refresh (kept as
+        they finish: a refresh takes the games after those it had while nothing else changed)."""
+        return self.finished
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -438,6 +443,8 @@ class LiveCore:
         if self._persist:
             out.append(StoreGame(info))
         self.infos[info.game_id] = info
+        if self.results.get(info.game_id) in FINISHED:  # new tags of a finished game: the fit's names, dates
+            self.finished.set(info, self.results[info.game_id])
         self.estimator.add_game(info)
         if self.screener is not None:
             for key in self.screener.add_game(info):
@@ -513,6 +520,10 @@ class LiveCore:
         if self._persist:
             out.append(StoreResult(game_id, result))
         self.results[game_id] = result
+        if result in FINISHED:
+            self.finished.set(self.infos[game_id], result)
+        else:
+            self.finished.drop(game_id)
         self.estimator.set_result(game_id, result)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
