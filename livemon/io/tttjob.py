@@ -226,7 +226,7 @@ class TTTJob:
         self._seed: TTTFit | None = None  # a stored fit, sent with the first whole list
         self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
         self._follow: tuple[FinishedGames, int, int] | None = None
-        """The core's list the last refresh took whole, its revision then, and how many of its games."""
+        """The core's list the last refresh read, its revision then and how many of its games it took."""
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
