@@ -92,13 +92,14 @@ from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
-TICK_BATCH = 10
+TICK_BATCH = 5
 """Player estimates (or boards) per batch of :meth:`LiveCore.tick_batches`, :meth:`LiveCore.flush_batches`
-and :meth:`LiveCore.ttt_batches`: ~1-3 ms of work, so that a driver can hold the event loop's turns to a
-few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores)."""
-PAIR_BATCH = 50
-"""Pairs whose d_ij (Algorithm 1, ~40 µs each) :meth:`LiveCore.tick_batches` works out per batch before
-it solves Algorithm 2."""
+and :meth:`LiveCore.ttt_batches`: ~1-2 ms of work, so that a driver can hold the event loop's turns to a
+few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores; at 1,000 boards a
+batch of 10 was the flush's step of 7.6 ms on average in the loop's turns of >= 40 ms, issue 14)."""
+PAIR_BATCH = 20
+"""Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round)
+:meth:`LiveCore.tick_batches` works out per batch before it solves Algorithm 2."""
 
 
 def engine_strength(
