@@ -202,6 +202,12 @@ REPORT_ELO = 0.05
 """A player's rating is returned again once its mean or sd moved by more than this (Elo; the wire shows 0.1)."""
 
 
+def _held(given: Sequence[tuple[GameInfo, str]]) -> tuple[FinishedGames, int, int] | None:
+    """The core's list as read now: itself, its revision and its length (it goes on growing while the
+    worker fits, so what a refresh took is what it held when read); None for any other list."""
+    return (given, given.revision, len(given)) if isinstance(given, FinishedGames) else None
+
+
 def _named(name: str | None) -> bool:
     return name is not None and name.strip() not in ("", "?")
 
@@ -226,7 +232,7 @@ class TTTJob:
         self._seed: TTTFit | None = None  # a stored fit, sent with the first whole list
         self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
         self._follow: tuple[FinishedGames, int, int] | None = None
-        """The core's list the last refresh read, its revision then and how many of its games it took."""
+        """:func:`_held` of the core's list as the last refresh read it."""
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
@@ -291,15 +297,14 @@ class TTTJob:
 
     async def _refresh(self, given: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
         n = len(self._sent)
-        # the core's list goes on growing while the worker fits: what was taken is what it held now
-        taken = (given.revision, len(given)) if isinstance(given, FinishedGames) else None
+        taken = _held(given)
         finished: list[tuple[GameInfo, str]] | None = None
         new: list[tuple[GameInfo, str]] | None = None  # the games after the worker's, None: not a continuation
         follow = self._follow
-        if n and follow is not None and given is follow[0] and taken is not None and taken[0] == follow[1]:
+        if n and taken is not None and follow is not None and given is follow[0] and taken[1] == follow[1]:
             # the core's list, only appended to since the last refresh: its new games continue the fit
             # without comparing every game with what the worker holds (O(new games), not O(games))
-            new = self._usable(given[follow[2]:taken[1]])
+            new = self._usable(given[follow[2]:taken[2]])
         else:
             finished = self._usable(given)
             if n and [(info.game_id, result) for info, result in finished[:n]] == self._sent:
@@ -310,8 +315,7 @@ class TTTJob:
             reply = await self._send(batch, None)
         if new is None or (new and reply is None):  # the whole list (a worker without the fit answers None)
             if finished is None:
-                taken = (given.revision, len(given)) if isinstance(given, FinishedGames) else None
-                finished = self._usable(given)
+                taken, finished = _held(given), self._usable(given)
             if not finished:
                 return []
             batch = await asyncio.to_thread(self._batch, finished, 0, {})  # a long event: plain Python over every game
@@ -323,7 +327,7 @@ class TTTJob:
             new = finished
         # what the worker's fit now holds (a failed refresh changed nothing: the next one sends the same games)
         self._sent.extend((info.game_id, result) for info, result in new)
-        self._follow = (given, *taken) if isinstance(given, FinishedGames) and taken is not None else None
+        self._follow = taken
         if reply is None or batch is None:
             return []
         self._priors.update(batch.priors)

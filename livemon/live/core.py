@@ -66,6 +66,7 @@ from livemon.live.effects import (
     StoreResult,
 )
 from livemon.live.estimator import Estimator, PlayerState
+from livemon.live.finished import FinishedGames
 from livemon.live.messages import (
     Alert,
     BoardRemoved,
@@ -86,7 +87,6 @@ from livemon.live.messages import (
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.finished import FinishedGames
 from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
