@@ -353,6 +353,7 @@ def test_live_refresh_reads_pgn_dates_with_unknown_parts():
     from livemon.config import TTTConfig
     from livemon.live.messages import GameInfo
     from livemon.io.tttjob import TTTJob
+    from livemon.live.finished import FinishedGames
 
     games = [
         (GameInfo("a", white="Kasparov", black="Deep Blue", date="1997.05.??"), "1-0"),
@@ -361,7 +362,7 @@ def test_live_refresh_reads_pgn_dates_with_unknown_parts():
     ]
     job = TTTJob(TTTConfig())
     try:
-        ratings = {r.name: r for r in asyncio.run(job.refresh(games))}
+        ratings = {r.name: r for r in asyncio.run(job.refresh(FinishedGames(games)))}
     finally:
         job.close()
     assert set(ratings) == {"Kasparov", "Deep Blue"}

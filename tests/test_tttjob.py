@@ -50,16 +50,18 @@ def test_replayed_event_keeps_every_players_rating_tag_prior():
 
     cfg = TTTConfig()
     job = TTTJob(cfg)
+    finished = FinishedGames()
     try:
-        for n in range(1, len(games) + 1):
-            asyncio.run(job.refresh(games[:n]))
+        for n, (info, result) in enumerate(games, 1):
+            finished.set(info, result)
+            asyncio.run(job.refresh(finished))
             ratings = dict(job.latest)
             if n == first_game[late] + 1:  # the refresh right after their first game
                 r = ratings[late]
                 assert abs(r.elo - tags[late]) < 300 and r.elo_sigma < 200, r
         cold = TTTJob(cfg)
         try:
-            fresh = {r.name: r for r in asyncio.run(cold.refresh(games))}
+            fresh = {r.name: r for r in asyncio.run(cold.refresh(FinishedGames(games)))}
         finally:
             cold.close()
     finally:
@@ -81,10 +83,11 @@ def test_games_without_two_named_players_are_skipped_with_one_line(caplog):
         (GameInfo("e", white="Karpov", black="Kasparov", date="1985.09.05"), "1/2-1/2"),
     ]
     job = TTTJob(TTTConfig())
+    finished = FinishedGames(games)
     try:
         with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
-            first = {r.name: r for r in asyncio.run(job.refresh(games))}
-            again = asyncio.run(job.refresh(games))
+            first = {r.name: r for r in asyncio.run(job.refresh(finished))}
+            again = asyncio.run(job.refresh(finished))
     finally:
         job.close()
     assert set(first) == set(job.latest) == {"Kasparov", "Karpov"}
@@ -99,14 +102,14 @@ def test_stored_fit_is_read_back_and_bad_state_is_one_line(caplog):
     games = london_2011()
     job = TTTJob(TTTConfig())
     try:
-        asyncio.run(job.refresh(games[:20]))
+        asyncio.run(job.refresh(FinishedGames(games[:20])))
         state = asyncio.run(job.state_bytes())
     finally:
         job.close()
     restarted = TTTJob(TTTConfig())
     try:
         assert restarted.restore(state)
-        ratings = asyncio.run(restarted.refresh(games[:21]))
+        ratings = asyncio.run(restarted.refresh(FinishedGames(games[:21])))  # the restarted core's list
         assert restarted.games == 21 and len(ratings) == 9  # continued: every player reported once
         with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
             assert not restarted.restore(b"not a pickle")
@@ -146,11 +149,13 @@ def test_a_refresh_sends_the_new_games_and_returns_the_players_they_moved(monkey
     games = _groups(6)
     job = TTTJob(TTTConfig())
     sent = _sent(job, monkeypatch)
+    finished = FinishedGames(games[:120])
     try:
-        first = asyncio.run(job.refresh(games[:120]))
+        first = asyncio.run(job.refresh(finished))
         assert len(first) == len(job.latest) == 54 and sent == [(0, 120)]
         for n in range(121, len(games) + 1):
-            moved = asyncio.run(job.refresh(games[:n]))
+            finished.set(*games[n - 1])
+            moved = asyncio.run(job.refresh(finished))
             new = games[n - 1][0]
             section = new.white.rsplit("/", 1)[1]
             assert {new.white, new.black} <= {r.name for r in moved}
@@ -158,7 +163,7 @@ def test_a_refresh_sends_the_new_games_and_returns_the_players_they_moved(monkey
         assert sent[1:] == [(n, 1) for n in range(120, len(games))]
         cold = TTTJob(TTTConfig())
         try:
-            asyncio.run(cold.refresh(games))
+            asyncio.run(cold.refresh(FinishedGames(games)))
         finally:
             cold.close()
     finally:
@@ -174,18 +179,21 @@ def test_a_corrected_result_or_a_new_worker_sends_the_whole_list(monkeypatch):
     games = london_2011()
     job = TTTJob(TTTConfig())
     sent = _sent(job, monkeypatch)
+    finished = FinishedGames(games[:30])
     try:
-        asyncio.run(job.refresh(games[:30]))
+        asyncio.run(job.refresh(finished))
         info, result = games[10]
-        corrected = list(games[:30])
-        corrected[10] = (info, "0-1" if result != "0-1" else "1-0")
-        asyncio.run(job.refresh(corrected))
+        finished.set(info, "0-1" if result != "0-1" else "1-0")  # corrected: a revision
+        asyncio.run(job.refresh(finished))
         job.close()  # the worker is gone: the next one has no fit, the whole list again
-        asyncio.run(job.refresh(corrected + games[30:31]))
-        assert sent == [(0, 30), (0, 30), (30, 1), (0, 31)]
+        finished.set(*games[30])
+        asyncio.run(job.refresh(finished))
+        again = asyncio.run(job.refresh(FinishedGames(finished)))  # another list (equal): sent whole, all reported
+        assert len(again) == len(job.latest) == 9
+        assert sent == [(0, 30), (0, 30), (30, 1), (0, 31), (0, 31)]
         cold = TTTJob(TTTConfig())
         try:
-            asyncio.run(cold.refresh(corrected + games[30:31]))
+            asyncio.run(cold.refresh(FinishedGames(finished)))
         finally:
             cold.close()
     finally:
@@ -207,11 +215,14 @@ def test_a_failed_refresh_is_sent_again_and_counts_each_game_once(monkeypatch):
         return await send(batch, seed)
 
     monkeypatch.setattr(job, "_send", failing_once)
+    finished = FinishedGames(games[:10])
     try:
-        asyncio.run(job.refresh(games[:10]))
+        asyncio.run(job.refresh(finished))
+        finished.set(*games[10])
+        finished.set(*games[11])
         with pytest.raises(OSError):
-            asyncio.run(job.refresh(games[:12]))
-        asyncio.run(job.refresh(games[:12]))
+            asyncio.run(job.refresh(finished))
+        asyncio.run(job.refresh(finished))
     finally:
         job.close()
     assert calls == [0, 10, 10]
@@ -226,10 +237,17 @@ def test_two_refreshes_at_once_count_each_game_once():
     """The monitor's TTT loop and its last refresh at the end of a run may overlap."""
     games = london_2011()
     job = TTTJob(TTTConfig())
+    finished = FinishedGames(games[:10])
 
     async def overlapping():
-        await job.refresh(games[:10])
-        await asyncio.gather(job.refresh(games[:12]), job.refresh(games[:14]))
+        await job.refresh(finished)
+        finished.set(*games[10])
+        finished.set(*games[11])
+        first = asyncio.ensure_future(job.refresh(finished))
+        await asyncio.sleep(0)  # the first has taken the lock and read 12 games
+        finished.set(*games[12])
+        finished.set(*games[13])
+        await asyncio.gather(first, job.refresh(finished))
 
     try:
         asyncio.run(overlapping())
@@ -246,11 +264,12 @@ PARENT = textwrap.dedent("""
     import asyncio, sys, time
     from livemon.config import TTTConfig
     from livemon.io.tttjob import TTTJob
+    from livemon.live.finished import FinishedGames
     from livemon.live.messages import GameInfo
 
     if __name__ == "__main__":
         job = TTTJob(TTTConfig(), pdeathsig=sys.argv[1] == "1")
-        asyncio.run(job.refresh([(GameInfo("a", white="A", black="B", date="2024.01.01"), "1-0")]))
+        asyncio.run(job.refresh(FinishedGames([(GameInfo("a", white="A", black="B", date="2024.01.01"), "1-0")])))
         print(*job.worker_pids(), flush=True)
         time.sleep(120)
 """)
@@ -320,7 +339,7 @@ def test_the_cores_list_is_followed_by_its_new_games_alone_until_a_revision(monk
         assert looked[5:] == [33, 32] and sent[4:] == [(0, 33), (0, 32)]
         cold = TTTJob(TTTConfig())
         try:
-            asyncio.run(cold.refresh(list(finished)))
+            asyncio.run(cold.refresh(FinishedGames(finished)))
         finally:
             cold.close()
     finally:

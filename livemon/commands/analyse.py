@@ -105,10 +105,11 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
 async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, TTTRating]:
     """TTT ratings (Elo scale, with their games) of the monitor's background fit, run once."""
     from livemon.io.tttjob import TTTJob
+    from livemon.live.finished import FinishedGames
 
     job = TTTJob(cfg.ttt)
     try:
-        await job.refresh(finished)
+        await job.refresh(FinishedGames(finished))
         return dict(job.latest)
     finally:
         job.close()

@@ -6,14 +6,14 @@ refresh sends only the games finished since the last one (the usual case)
 and gets back only the players it moved (those of the new games, and any
 whose rating moved by more than :data:`REPORT_ELO`), so that a refresh
 costs the monitor what it changed, not the event's size. The worker sweeps
-only what the new games move (:func:`livemon.rating.ttt.refresh`). A list
-that does not continue the last one (a corrected result, a withdrawn game,
-a new worker) is sent whole, and the worker continues from its EP messages
-when the old games are a prefix of it, else fits afresh. The monitor hands
-the core's :class:`~livemon.live.finished.FinishedGames`, kept as games
-finish: while its revision is unchanged (only games appended), a refresh
-looks at the games after those it took and nothing else; any other list is
-compared with what the worker holds.
+only what the new games move (:func:`livemon.rating.ttt.refresh`). The
+games come as a :class:`~livemon.live.finished.FinishedGames` (the core's,
+kept as games finish): while it is the list the last refresh read and its
+revision is unchanged (only games appended), a refresh looks at the games
+after those it took and nothing else. Any other list (a corrected result, a
+withdrawn game, another list, a new worker) is sent whole, and the worker
+continues from its EP messages when its games are a prefix of it (a fit
+restored after a restart), else fits afresh.
 
 Scale: the ``[ttt]`` table's Elo mapping (``elo_at_mu0``, ``elo_per_unit``,
 default β = 1 is 200 Elo, the performance sd of Elo's normal model); rating
@@ -202,12 +202,6 @@ REPORT_ELO = 0.05
 """A player's rating is returned again once its mean or sd moved by more than this (Elo; the wire shows 0.1)."""
 
 
-def _held(given: Sequence[tuple[GameInfo, str]]) -> tuple[FinishedGames, int, int] | None:
-    """The core's list as read now: itself, its revision and its length (it goes on growing while the
-    worker fits, so what a refresh took is what it held when read); None for any other list."""
-    return (given, given.revision, len(given)) if isinstance(given, FinishedGames) else None
-
-
 def _named(name: str | None) -> bool:
     return name is not None and name.strip() not in ("", "?")
 
@@ -230,9 +224,11 @@ class TTTJob:
         self._pdeathsig = pdeathsig
         self._skipped: set[str] = set()
         self._seed: TTTFit | None = None  # a stored fit, sent with the first whole list
-        self._sent: list[tuple[str, str]] = []  # (game id, result) of the games the worker's fit holds, in order
+        self._fitted = 0
+        """Games in the worker's fit as this side sent them (the next batch's ``start``)."""
         self._follow: tuple[FinishedGames, int, int] | None = None
-        """:func:`_held` of the core's list as the last refresh read it."""
+        """The list the last refresh read, its revision and its length then (it goes on growing while
+        the worker fits: what a refresh took is what it held when read)."""
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
@@ -269,67 +265,50 @@ class TTTJob:
             log.warning("TTT: stored fit not usable (a %s); the first refresh fits afresh", type(restored).__name__)
             return False
         self._seed = restored
-        self._sent = []
-        self._follow = None
+        self._fitted, self._follow = 0, None
         return True
 
     def forget(self) -> None:
         """Make the next refresh a cold fit of every finished game (benchmarks: the longest refresh)."""
         self._seed = None
-        self._sent = []
-        self._follow = None
+        self._fitted, self._follow = 0, None
         if self._executor is not None:
             self._executor.submit(_worker_forget).result()
 
-    async def refresh(self, finished: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
+    async def refresh(self, finished: FinishedGames) -> list[TTTRating]:
         """Fit the finished games; returns the ratings that changed (all of them at the first refresh).
 
-        When the list continues the one sent before (the usual case: games
-        just finished), only the new games travel to the worker, which keeps
-        the fit and sweeps what they move; a player is returned when they
-        played one of them or their rating moved by more than
-        :data:`REPORT_ELO` since it was last returned. Any other list (a
-        corrected result, a withdrawn game, a new worker) is sent whole.
-        :attr:`latest` holds every player's rating.
+        When ``finished`` is the list of the last refresh with games appended
+        since (the usual case: games just finished), only the new games travel
+        to the worker, which keeps the fit and sweeps what they move; a player
+        is returned when they played one of them or their rating moved by more
+        than :data:`REPORT_ELO` since it was last returned. A revised list (a
+        corrected result, a withdrawn game), another list or a new worker: the
+        whole list is sent. :attr:`latest` holds every player's rating.
         """
         async with self._lock:  # one at a time: two in flight would both continue from the same games
             return await self._refresh(finished)
 
-    async def _refresh(self, given: Sequence[tuple[GameInfo, str]]) -> list[TTTRating]:
-        n = len(self._sent)
-        taken = _held(given)
-        finished: list[tuple[GameInfo, str]] | None = None
-        new: list[tuple[GameInfo, str]] | None = None  # the games after the worker's, None: not a continuation
+    async def _refresh(self, finished: FinishedGames) -> list[TTTRating]:
+        taken = (finished, finished.revision, len(finished))
         follow = self._follow
-        if n and taken is not None and follow is not None and given is follow[0] and taken[1] == follow[1]:
-            # the core's list, only appended to since the last refresh: its new games continue the fit
-            # without comparing every game with what the worker holds (O(new games), not O(games))
-            new = self._usable(given[follow[2]:taken[2]])
-        else:
-            finished = self._usable(given)
-            if n and [(info.game_id, result) for info, result in finished[:n]] == self._sent:
-                new = finished[n:]
-        reply = batch = None
-        if new:
-            batch = self._batch(new, n, self._priors)
-            reply = await self._send(batch, None)
-        if new is None or (new and reply is None):  # the whole list (a worker without the fit answers None)
-            if finished is None:
-                taken, finished = _held(given), self._usable(given)
-            if not finished:
+        reply = None
+        if self._fitted and follow is not None and follow[0] is finished and follow[1] == taken[1]:
+            # only appended to since the last refresh: its new games continue the fit (O(new games))
+            new = self._usable(finished[follow[2]:taken[2]])
+            if not new:
+                self._follow = taken
                 return []
-            batch = await asyncio.to_thread(self._batch, finished, 0, {})  # a long event: plain Python over every game
-            reply = await self._send(batch, self._seed)
-            self._seed = None
-            if reply is None:  # pragma: no cover - a whole list always continues or starts the fit
-                raise RuntimeError("TTT worker refused a whole list")
-            self._sent, self._priors, self._counts, self.latest = [], {}, {}, {}
-            new = finished
+            batch = self._batch(new, self._fitted, self._priors)
+            reply = await self._send(batch, None)  # None: the worker lost the fit (a new one)
+        if reply is None:
+            whole = await self._whole(finished[:taken[2]])
+            if whole is None:
+                return []
+            new, batch, reply = whole
         # what the worker's fit now holds (a failed refresh changed nothing: the next one sends the same games)
-        self._sent.extend((info.game_id, result) for info, result in new)
+        self._fitted += len(new)
         self._follow = taken
-        if reply is None or batch is None:
-            return []
         self._priors.update(batch.priors)
         for name in (*batch.white, *batch.black):
             self._counts[name] = self._counts.get(name, 0) + 1
@@ -339,6 +318,20 @@ class TTTJob:
                    for name, (mu, sigma) in reply.moved.items()]
         self.latest.update((r.name, r) for r in changed)
         return changed
+
+    async def _whole(self, finished: list[tuple[GameInfo, str]]) -> tuple[list[tuple[GameInfo, str]], _Batch, _Reply] | None:
+        """Send every usable game of ``finished`` (the worker continues from its fit when that is a prefix, else
+        fits afresh) and start the players' counts and ratings afresh; None when no game is usable."""
+        games = self._usable(finished)
+        if not games:
+            return None
+        batch = await asyncio.to_thread(self._batch, games, 0, {})  # a long event: plain Python over every game
+        reply = await self._send(batch, self._seed)
+        self._seed = None
+        if reply is None:  # pragma: no cover - a whole list always continues or starts the fit
+            raise RuntimeError("TTT worker refused a whole list")
+        self._fitted, self._priors, self._counts, self.latest = 0, {}, {}, {}
+        return games, batch, reply
 
     async def _send(self, batch: _Batch, seed: TTTFit | None) -> _Reply | None:
         loop = asyncio.get_running_loop()

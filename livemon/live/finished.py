@@ -25,7 +25,7 @@ every finished game on the event loop at every refresh).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import overload
 
 from livemon.live.messages import GameInfo
@@ -36,11 +36,15 @@ class FinishedGames(Sequence[tuple[GameInfo, str]]):
 
     __slots__ = ("_games", "_at", "revision")
 
-    def __init__(self) -> None:
+    def __init__(self, games: Iterable[tuple[GameInfo, str]] = ()) -> None:
+        """``games``: ``(info, result)`` finished in this order (a game repeated: its last result)."""
         self._games: list[tuple[GameInfo, str]] = []
         self._at: dict[str, int] = {}  # game id -> its index in _games
         self.revision = 0
         """Changes other than a game appended, so far."""
+        for info, result in games:
+            self.set(info, result)
+        self.revision = 0
 
     def set(self, info: GameInfo, result: str) -> None:
         """Game ``info.game_id`` is finished with ``result`` (appended, or a revision when it was already)."""
