@@ -9,7 +9,7 @@ import time
 import aiomqtt
 import pytest
 
-from livemon.io.broker import BrokerLink, BrokerSettings, delivered, make_client, topic
+from livemon.io.broker import BrokerLink, BrokerSettings, delivered, handed, make_client, topic
 from tests.conftest import Broker, free_port
 
 
@@ -134,3 +134,21 @@ async def test_delivered_takes_a_queued_burst_in_a_few_loop_turns_in_order_and_y
         await until(lambda: len(client.messages) >= n, 10, "a second burst queued")
         turns, again = await turns_to_take(delivered(client, slice_seconds=0.0), n)
         assert again == list(range(n)) and turns >= n - 1  # a zero slice: the loop runs between any two
+
+
+async def test_handed_messages_go_out_in_one_turn_all_delivered_and_a_lost_connection_raises(broker) -> None:
+    """The bus's requests are handed to paho without awaiting each PUBACK (issue 14: aiomqtt's publish made an
+    event and a task per message); every one still reaches the broker, in order, and a client whose connection
+    went raises as ``publish`` does."""
+    n = 300
+    settings = BrokerSettings("127.0.0.1", broker.port)
+    async with make_client(settings, "handed-probe") as client, make_client(settings, "handed-sender") as sender:
+        await client.subscribe("handed/#", qos=1)
+        for i in range(n):  # no await between them: one loop turn
+            handed(sender, "handed/x", str(i).encode(), qos=1)
+        await until(lambda: len(client.messages) >= n, 10, "every handed message delivered")
+        got = [int(client._queue.get_nowait().payload) for _ in range(n)]
+        assert got == list(range(n))
+        await until(lambda: not sender._client._out_messages, 10, "every PUBACK in")  # paho held each until then
+    with pytest.raises(aiomqtt.MqttError):
+        handed(sender, "handed/x", b"after the connection", qos=1)

@@ -68,6 +68,7 @@ from livemon.io.broker import (
     BrokerLink,
     BrokerSettings,
     delivered,
+    handed,
     make_client,
     no_delay,
     requests_topic,
@@ -508,15 +509,12 @@ class RemoteEnginePool(PinnedBackend):
                     break
                 self._outstanding[waiting.key] = waiting
                 due.append(waiting)
-            # together, in one turn: one at a time, each publish waited for its PUBACK (a turn of this loop and of
-            # the broker's) before the next went out (inside a 1,000-board round the answers stayed at ~100 a
-            # second either way: the monitor's busy loop sets that pace; alone the bus answers 250-355 a second)
-            failed = [r for r in await asyncio.gather(*(self._publish(client, job) for job in due), return_exceptions=True)
-                      if isinstance(r, BaseException)]
-            if failed:  # the connection went (every publish fails alike): the link reconnects, the jobs stay due
-                raise failed[0]
+            # handed to paho in one turn, no PUBACK awaited (:func:`~livemon.io.broker.handed`); when the
+            # connection has gone it raises: the link reconnects and asks again for every position in flight
+            for job in due:
+                self._publish(client, job)
 
-    async def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
+    def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = self.reply_topic
         props.CorrelationData = job.key.encode()
@@ -524,7 +522,7 @@ class RemoteEnginePool(PinnedBackend):
         job.sent = time.monotonic()
         job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
         job.publishes += 1
-        await client.publish(requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
+        handed(client, requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
         self.counters.published += 1
 
     def _on_announcement(self, worker_id: str, payload: bytes | str) -> None:
