@@ -252,8 +252,9 @@ async def test_a_long_backlog_is_split_into_bounded_frames() -> None:
         ws = await client(srv)
         state = State()
         state.frame((await subscribe(ws, "players", batch=True))[0])
-        big = [player(f"Q{i:03d}", 2500, histogram=300) for i in range(400)]  # distinct keys: nothing conflated
-        size = sum(len(m.to_json()) for m in big)
+        # distinct keys: nothing conflated; long names make big messages (a histogram is not on players)
+        big = [player(f"Q{i:03d} " + "x" * 3000, 2500) for i in range(400)]
+        size = sum(len(m.main_json()) for m in big)
         assert size > 3 * BATCH_BYTES
         for m in big:
             hub.publish(m)

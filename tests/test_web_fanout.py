@@ -437,6 +437,51 @@ async def test_a_boards_evals_go_to_its_game_channel_only(batch: bool) -> None:
             await ws.close()
 
 
+@pytest.mark.parametrize("batch", [False, True])
+async def test_a_players_histogram_goes_to_its_player_channel_only(batch: bool, monkeypatch) -> None:
+    """Issue 14: every player message on ``players`` carried the player's whole gain histogram (O(moves):
+    two thirds of a message's bytes after 300 moves, sent to every client at every move); now ``players``
+    has the figures and ``player:<name>`` the histogram too, which is encoded only for a client reading it."""
+    import dataclasses
+
+    from livemon.live.messages import PlayerEstimate
+
+    whole = []
+    to_json = PlayerEstimate.to_json
+
+    def counted(self: PlayerEstimate) -> str:
+        whole.append(self.name)
+        return to_json(self)
+
+    monkeypatch.setattr(PlayerEstimate, "to_json", counted)
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        list_ws, one_ws = [await client(srv) for _ in range(2)]
+        (snap_list,) = await subscribe(list_ws, "players", batch=batch)
+        hub.publish(player("Carlsen, M", 2830, histogram=40))
+        hub.publish(player("Caruana, F", 2800, histogram=40))
+
+        def message(frame: dict[str, Any]) -> dict[str, Any]:
+            return frame["items"][-1]["message"] if frame["type"] == "deltas" else frame["message"]
+
+        def is_delta(f: dict[str, Any]) -> bool:
+            return f["type"] in ("delta", "deltas")
+
+        got = message(await recv_until(list_ws, lambda f: is_delta(f) and message(f)["name"] == "Caruana, F"))
+        assert "gain_histogram" not in got and got["perceived_elo"] == 2800 and whole == []  # no whole JSON made
+        (snap_one,) = await subscribe(one_ws, "player:Carlsen, M", batch=batch)
+        assert len(snap_one["messages"][0]["gain_histogram"]) == 40
+        moved = player("Carlsen, M", 2831, histogram=41)
+        hub.publish(moved)
+        got_one = message(await recv_until(one_ws, is_delta))
+        got_list = message(await recv_until(list_ws, is_delta))
+        assert got_one["gain_histogram"] == dict(moved.gain_histogram)
+        assert "gain_histogram" not in got_list and got_list["perceived_elo"] == 2831
+        assert whole == ["Carlsen, M", "Carlsen, M"]  # the snapshot's and the delta's, for the one client of it
+        for ws in (list_ws, one_ws):
+            await ws.close()
+
+
 async def test_the_server_samples_publish_to_write_latency_for_one_client_in_latency_sample() -> None:
     """Issue 14: the clients' own CPU made the client-side latency of a whole round unreadable; /healthz
     has the server's part (hub ts -> socket write) for the sampled clients, every message they were sent."""

@@ -137,9 +137,10 @@ def _plain(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _fields_dict(obj: Any) -> dict[str, Any]:
+def _fields_dict(obj: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """``dataclasses.asdict(obj)``, several times faster on the flat messages of the live path
-    (a str, int, float, bool or None field is taken as is; anything else converted as asdict does).
+    (a str, int, float, bool or None field is taken as is; anything else converted as asdict does);
+    without the fields named in ``skip``.
 
     >>> m = MoveEvent("g", 1, "e2e4", "e4", "8/8 w - - 0 1", clock=61.0)
     >>> _fields_dict(m) == dataclasses.asdict(m)
@@ -150,6 +151,8 @@ def _fields_dict(obj: Any) -> dict[str, Any]:
         names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
     d = {}
     for name in names:
+        if name in skip:
+            continue
         value = getattr(obj, name)
         d[name] = value if type(value) in _ATOMS else _plain(value)
     return d
@@ -320,17 +323,19 @@ class Outgoing(Message):
         ...                c_cr95=(0.02300497023786008, 0.9397269754859974)).to_dict()["c_cr95"]
         (0.023, 0.9397)
         """
-        d = super().to_dict()
-        for name, places in self.wire_decimals.items():
-            d[name] = _rounded(d[name], places)
-        d["v"] = MESSAGE_VERSION
-        return d
+        return self._wire_dict(())
 
     def main_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` of the message's copy on its main channel: without the :attr:`detail_fields`."""
-        d = self.to_dict()
-        for name in self.detail_fields:
-            del d[name]
+        return self._wire_dict(self.detail_fields)
+
+    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
+        d = _fields_dict(self, skip)
+        d["kind"] = self.kind
+        for name, places in self.wire_decimals.items():
+            if name not in skip:
+                d[name] = _rounded(d[name], places)
+        d["v"] = MESSAGE_VERSION
         return d
 
     def main_json(self) -> str:
@@ -515,6 +520,8 @@ class PlayerEstimate(Outgoing):
     channel: ClassVar[str] = "players"
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    detail: ClassVar[str | None] = "player"
+    detail_fields: ClassVar[tuple[str, ...]] = ("gain_histogram",)  # O(moves): on player:<name>, not on players
     wire_decimals: ClassVar[dict[str, int]] = {
         "mean_gain": 2, "expected_score_vs_engine": 4, "rating_diff_vs_engine": 1, "perceived_elo": 1,
         "perceived_elo_range": 1, "event_perceived_elo": 1, "c_mean": 4, "c_sd": 4, "c_cr95": 4, "c_elo": 1,
@@ -561,13 +568,14 @@ class PlayerRemoved(Outgoing):
     """A player who played only withdrawn games (a name corrected, a phantom): gone from ``players`` and ``ttt``.
 
     >>> PlayerRemoved("Black B").channels()
-    ('players', 'ttt')
+    ('players', 'ttt', 'player:Black B')
     """
 
     kind: ClassVar[str] = "player_removed"
     channel: ClassVar[str] = "players"
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("name",)
+    detail: ClassVar[str | None] = "player"
     removes: ClassVar[tuple[str, ...]] = ("player", "ttt")
     name: str
     reason: str = ""

@@ -163,16 +163,30 @@ class _Frame:
     pos: int = 0
 
 
-@dataclass(frozen=True, slots=True)
 class _Encoded:
-    """What the frames need of one hub message, worked out once for every client."""
+    """What the frames need of one hub message, worked out once for every client.
 
-    json: str
-    channels: tuple[str, ...]
-    channels_json: str
-    key: str | None  # conflation key (protocol.conflation_key)
-    main: str  # the JSON on the main channel alone: without the detail fields (a board's evals); else ``json``
-    detail: str | None  # the message's detail channel (``game:<id>``), if any
+    A message with :attr:`~livemon.live.messages.Outgoing.detail_fields` is encoded whole only when
+    a client of its detail channel needs it (most clients read the main channels alone).
+    """
+
+    __slots__ = ("_json", "_msg", "channels", "channels_json", "detail", "key", "main")
+
+    def __init__(self, msg: Outgoing, channels: tuple[str, ...], channels_json: str, key: str | None) -> None:
+        self._msg = msg
+        self.channels = channels
+        self.channels_json = channels_json
+        self.key = key  # conflation key (protocol.conflation_key)
+        self.main = msg.main_json()  # the JSON on the main channel: without the detail fields (a board's evals)
+        self._json: str | None = None if msg.detail_fields else self.main
+        self.detail = channels[-1] if msg.detail is not None else None  # its detail channel (``game:<id>``)
+
+    @property
+    def json(self) -> str:
+        """The whole message's JSON (on its detail channel)."""
+        if self._json is None:
+            self._json = self._msg.to_json()
+        return self._json
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,10 +618,7 @@ class WebServer:
         info = self._encoded.get(seq)
         if info is None:
             channels = channels_of(msg)
-            text = msg.to_json()
-            info = self._encoded[seq] = _Encoded(text, channels, p.channels_json(list(channels)),
-                                                 p.conflation_key(msg), msg.main_json() if msg.detail_fields else text,
-                                                 channels[-1] if msg.detail is not None else None)
+            info = self._encoded[seq] = _Encoded(msg, channels, p.channels_json(list(channels)), p.conflation_key(msg))
         return info
 
     # -- the fan-out (see the module docstring) ------------------------------
