@@ -178,6 +178,18 @@ class PackedMoves(Sequence[MoveEvent]):
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
 
 
+def _without_fen(ev: MoveEvent) -> MoveEvent:
+    """``ev`` as a live game keeps it: without its FEN (~120 bytes a ply; only a game's first FEN is read,
+    :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`).
+
+    >>> _without_fen(MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0))
+    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='')
+    """
+    if not ev.fen_before:
+        return ev
+    return MoveEvent(ev.game_id, ev.ply, ev.uci, ev.san, "", ev.clock, ev.emt, ev.eval_cp, ev.feed)
+
+
 _CP: dict[int, int] = {}
 """One int object per evaluation value (at most 2 × MAX_CP + 1 of them, ~250 KB)."""
 
@@ -302,7 +314,7 @@ class LiveGame:
             self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
-        self.moves.append(ev)
+        self.moves.append(_without_fen(ev))
         self._add_position(board)
         self.fen = fast_fen(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))
