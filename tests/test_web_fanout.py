@@ -442,7 +442,6 @@ async def test_a_players_histogram_goes_to_its_player_channel_only(batch: bool, 
     """Issue 14: every player message on ``players`` carried the player's whole gain histogram (O(moves):
     two thirds of a message's bytes after 300 moves, sent to every client at every move); now ``players``
     has the figures and ``player:<name>`` the histogram too, which is encoded only for a client reading it."""
-
     from livemon.live.messages import PlayerEstimate
 
     whole = []
