@@ -135,7 +135,8 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         await browser.call("Emulation.setDeviceMetricsOverride", width=480, height=190, deviceScaleFactor=1, mobile=False)
         await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g2")
         await browser.wait_for(text("white-name"), "Giri, Anish")
-        assert await browser.js(text("white-perf")) == "2712"
+        await browser.wait_for(text("white-perf"), "2712")  # its players' channels asked for once the board is known
+        assert await browser.js("window.livemon.following") == ["player:Giri, Anish", "player:So, Wesley"]
         assert await browser.js(text("white-range")) == "2632–2792"
         assert await browser.js(text("black-name")) == "So, Wesley"
         assert await browser.js(text("eval-text")) == "+0.3"
@@ -154,6 +155,10 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         fill = await browser.js("parseFloat(document.getElementById('eval-fill').style.height)")
         assert 25 < fill < 35  # Black is better: White's share of the bar well under half
         assert await browser.js("Number(document.body.dataset.seq)") == g2_seq == hub.seq - 1  # g1 never came
+        hub.publish(estimate("Carlsen, Magnus", 2500.0, 2400.0, 2600.0))  # another board's player: never sent
+        later = hub.publish(board("g2", "Giri, Anish", "So, Wesley", 5, -250))  # frames come in seq order
+        await browser.wait_for("Number(document.body.dataset.seq)", later)
+        assert await browser.js("[...window.livemon.players.keys()].sort()") == ["Giri, Anish", "So, Wesley"]
 
         await browser.call("Emulation.setDefaultBackgroundColorOverride", color={"r": 0, "g": 0, "b": 0, "a": 0})
         png = base64.b64decode((await browser.call("Page.captureScreenshot", format="png"))["data"])
@@ -180,6 +185,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         await browser.call("Page.navigate", url=f"{srv.url}/overlay")
         await browser.wait_for(text("white-name"), "Carlsen, Magnus")
         assert await browser.js(text("eval-text")) == "+4.0"
+        await browser.wait_for(text("white-perf"), "2500")  # the board it follows names the players it reads
     finally:
         await srv.close()
 
