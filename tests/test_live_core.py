@@ -293,7 +293,7 @@ def test_results_are_stored_published_and_ask_for_a_ttt_refresh():
     d.feed(INFO, *moves_of("g1", OPENING[:4]), GameResult("g1", "1/2-1/2", 4), GameResult("nope", "1-0", 0))
     assert d.results == {"g1": "1/2-1/2"} and d.ttt_wanted == 1  # a result of an unknown game is dropped
     assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1/2-1/2"
-    assert list(d.core.finished_games()) == [(INFO, "1/2-1/2")]
+    assert list(d.core.finished) == [(INFO, "1/2-1/2")]
     d.apply(d.core.ttt_ratings([TTTRating("White A", 0.5, 0.9, 2500.0, 180.0, 1)]))
     d.answer()
     last = [m for m in d.published if isinstance(m, PlayerEstimate) and m.name == "White A"][-1]
@@ -421,7 +421,7 @@ def test_a_withdrawn_game_leaves_no_phantom_plies_or_players():
     assert "g1" not in d.games and not [k for k in d.moves if k[0] == "g1"]  # the store forgets it
     assert "Black B" not in d.core.estimator.players  # the old name played nowhere else
     assert d.core.estimator.players["White A"].histogram.n == 3 + 2  # once per real move
-    assert list(d.core.finished_games()) == [(renamed, "1-0")] and d.ttt_wanted == 3
+    assert list(d.core.finished) == [(renamed, "1-0")] and d.ttt_wanted == 3
     assert d.core.counters.withdrawn == 1 and "game g1 withdrawn: not in the round any more" in d.logs
     assert [m for m in d.published if isinstance(m, PlayerEstimate)][-1].name == "White A"
     reference = batch_report({"g2": (other, OPENING[:4], "*"), "g1-renamed": (renamed, OPENING[:6], "1-0")})

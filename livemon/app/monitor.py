@@ -606,7 +606,7 @@ class Monitor:
 
     async def _refresh_ttt(self, store: bool = False) -> None:
         self._ttt_wanted.clear()
-        finished = self.core.finished_games()
+        finished = self.core.finished
         if not finished:
             return
         ratings = await self._ttt.refresh(finished)  # the players it moved

@@ -179,7 +179,8 @@ class LiveCore:
     infos: dict[str, GameInfo] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     finished: FinishedGames = field(default_factory=FinishedGames)
-    """The finished games in the order they finished (the TTT fit's; :meth:`finished_games`)."""
+    """The finished games in the order they finished: what the TTT fit is made of (a refresh takes the games
+    after those it had while nothing else changed: :mod:`livemon.io.tttjob`)."""
     ttt: dict[str, TTTRating] = field(default_factory=dict)
     counters: CoreCounters = field(default_factory=CoreCounters)
     strength: float | None = None
@@ -432,11 +433,6 @@ class LiveCore:
         if finished:
             out.append(RefreshTTT())
         return out
-
-    def finished_games(self) -> FinishedGames:
-        """The finished games with their results, in the order they finished, for a TTT refresh (kept as
-        they finish: a refresh takes the games after those it had while nothing else changed)."""
-        return self.finished
 
     # -- decisions ----------------------------------------------------------------------
 
