@@ -501,9 +501,11 @@ clients' ~400,000 deliveries a second took more CPU than the 2-core machine has 
 so the latency measured was the clients' own queueing); every client checks gaps and counts."""
 
 
-def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = True) -> None:
-    """``n`` clients on ``games`` and ``players`` (``batch``: batched ``deltas`` frames, as the overlay asks);
-    a latency histogram (1 ms bins) of every message delivered in the window to every LATENCY_EVERY-th client."""
+def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = True,
+                 channels: list[list[str]] | None = None) -> None:
+    """``n`` clients on ``games`` and ``players``, or each on its own ``channels`` (``batch``: batched ``deltas``
+    frames, as the overlay asks); a latency histogram (1 ms bins) of every message delivered in the window to
+    every LATENCY_EVERY-th client."""
     from websockets.asyncio.client import connect
 
     hist = [0] * 10001
@@ -518,8 +520,8 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
             async with connect(f"ws://127.0.0.1:{port}/ws", max_queue=None, open_timeout=60, max_size=2**24,
                                ping_interval=None) as ws:
                 await ws.recv()  # hello
-                await ws.send(json.dumps({"op": "subscribe", "channels": ["games", "players"], "id": i,
-                                          "batch": batch}))
+                wanted = ["games", "players"] if channels is None else channels[i - first]
+                await ws.send(json.dumps({"op": "subscribe", "channels": wanted, "id": i, "batch": batch}))
                 ready.set()
                 closer = asyncio.create_task(_close_on(stop, ws))
                 last = None
@@ -581,6 +583,19 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
         pipe.send((hist, counts, kinds))
 
     asyncio.run(main())
+
+
+OVERLAY_GAMES = 8
+"""An overlay client subscribes to the detail channels of its board's first this-many games (a board plays
+2-3 in a 3-minute run at 20x): the board followed from game to game, as an operator would."""
+
+
+def overlay_channels(rnd: Round, i: int) -> list[str]:
+    """What the shipped overlay page reads for board ``i % boards``: the board's games on ``game:<id>`` and
+    its two players on ``player:<name>`` (not every board on ``games`` and every player on ``players``)."""
+    b = rnd.boards[i % len(rnd.boards)]
+    return ([f"game:{SITE}/b{b.k}/g{j}" for j in range(OVERLAY_GAMES)]
+            + [f"player:{b.white}", f"player:{b.black}"])
 
 
 def _tally_kinds(raw: str, kinds: dict[str, list[int]]) -> None:
@@ -729,7 +744,9 @@ async def run(args: argparse.Namespace) -> Report:
         f"-> about {offered:.0f} moves/s offered; {args.minutes:g} min of wall time "
         f"({wall * args.compression / 60:.0f} min of event time); source: {what} (read in {time.perf_counter() - t_load:.1f} s)")
     say(f"engine: {args.workers} livemon worker(s) x {args.engines} engine(s) through mosquitto; "
-        f"{args.clients} WebSocket clients on games+players in {args.client_procs} process(es)")
+        f"{args.clients} WebSocket clients on "
+        + ("their board's games and two players (as the overlay page)" if args.overlay else "games+players")
+        + f" in {args.client_procs} process(es)")
     tmp = Path(tempfile.mkdtemp(prefix="livemon-round-"))
     feeds = FeedServer(rnd)
     await feeds.start()
@@ -774,7 +791,8 @@ async def run(args: argparse.Namespace) -> Report:
             first = 0
             for n_i in per:
                 here, there = ctx.Pipe()
-                p = ctx.Process(target=clients_main, args=(web, n_i, first, there, not args.no_batch),
+                wanted = [overlay_channels(rnd, i) for i in range(first, first + n_i)] if args.overlay else None
+                p = ctx.Process(target=clients_main, args=(web, n_i, first, there, not args.no_batch, wanted),
                                 daemon=True)
                 p.start()
                 first += n_i
@@ -1009,6 +1027,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="the web face in a process of its own ([web] process = true) instead of on the monitor's loop")
     ap.add_argument("--no-batch", action="store_true",
                     help="clients ask for one delta frame per message (default: batched deltas, as the overlay)")
+    ap.add_argument("--overlay", action="store_true",
+                    help="each client reads one board and its two players, as the overlay page does (default: every "
+                         "board on games and every player on players, the issue's scenario)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--engines", type=int, default=2, help="engines per worker")
     ap.add_argument("--engine", choices=("cache", "depth"), default="cache",
