@@ -946,6 +946,7 @@ async def run(args: argparse.Namespace) -> Report:
         f"({counts.get('bytes', 0) / clients / elapsed / 1024:.0f} KiB/s a client); client 0's messages by kind: "
         + ", ".join(f"{k} {n} x {b / max(n, 1):.0f} B" for k, (n, b) in sorted(kinds.items(), key=lambda kv: -kv[1][1])))
     report.measured["client_deliveries"] = counts.get("in_window", 0)
+    report.measured["client0_messages"] = {k: n for k, (n, _) in kinds.items()}
 
     # ---- plies lost / duplicated: the store against what was fed --------------------------------------
     lost = dup = wrong = results_missing = 0

@@ -39,3 +39,18 @@ def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfi
     assert m["worker_pps"] and all(v > 0 for v in m["worker_pps"].values()), m
     assert m["tracebacks"] == 0, m
     assert all(k in m for k in ("goal:loop-lag p99 < 50 ms", "goal:RSS < 1024 MiB")), m
+
+
+def test_overlay_clients_read_their_board_and_its_two_players_only(stockfish: str) -> None:
+    """``--overlay``: each client subscribes as the overlay page does (its board's games, its two players), so
+    client 0 of 20 boards gets its board's messages, not the round's (every board's: ~2 a ply)."""
+    bench = _bench()
+    args = bench.parse_args(["--quick", "--boards", "20", "--minutes", "0.2", "--clients", "20", "--overlay",
+                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
+    report = asyncio.run(bench.run(args))
+    m = report.measured
+    assert m["lost"] == 0 and m["duplicated"] == 0 and m["tracebacks"] == 0, m
+    got = m["client0_messages"]
+    plies = m["offered_per_s"] * args.minutes * 60
+    assert 0 < got.get("board", 0) < plies / 3, (got, plies)  # its board's moves (and their evaluations) only
+    assert 0 < got.get("player", 0) < plies / 3, (got, plies)

@@ -504,3 +504,31 @@ async def test_the_server_samples_publish_to_write_latency_for_one_client_in_lat
         assert sum(lat["hist"].values()) == lat["samples"]
         for ws in wss:
             await ws.close()
+
+
+async def test_a_client_of_detail_channels_alone_is_served_from_the_hubs_index_not_a_log_scan(monkeypatch) -> None:
+    """Issue 14, ``bench/round.py --overlay``: 500 overlays (a board and its two players each: 500 groups of their
+    own) made every round scan the log once per client; at 1,000 boards the pump fell behind and the clients were
+    resnapshotted ~500 times a second. A client of detail channels only reads the hub's per-channel index."""
+    hub = Hub()
+    scanned: list[tuple[int, int | None]] = []
+    log_since = hub.log_since
+
+    def counting(after: int, upto: int | None = None):  # noqa: ANN202
+        scanned.append((after, upto))
+        return log_since(after, upto)
+
+    monkeypatch.setattr(hub, "log_since", counting)
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        ws = await client(srv)
+        await subscribe(ws, "game:g7", "player:Carlsen, M", batch=False)  # a frame each: nothing conflated
+        for i in range(3000):  # the round's other boards and players, one of ours in the middle
+            hub.publish(board(f"g{i % 1000}", 2 + i // 1000, i))
+            if i == 1507:
+                hub.publish(player("Carlsen, M", 2830))
+        got = []
+        while len(got) < 4:  # g7's three boards and the player, in seq order, nothing else
+            got.append((await recv_until(ws, lambda f: f["type"] == "delta"))["message"])
+        assert [m.get("game_id", m.get("name")) for m in got] == ["g7", "g7", "Carlsen, M", "g7"]
+        assert scanned == []  # no scan of the log for it
+        await ws.close()

@@ -789,12 +789,20 @@ class WebServer:
         return run
 
     def _build_frames(self, group: _Group, cursor: int, stop: int, last: int) -> _Run | None:
-        if stop - cursor > self.cfg.client_queue and self._behind(group, cursor, stop) > self.cfg.client_queue:
-            return None
-        stop = min(stop, cursor + BUILD_ENTRIES)
-        entries = self.hub.log_since(cursor, stop)
-        if entries is None:
-            return None
+        entries: list[tuple[int, Outgoing]] | None
+        if all(":" in ch for ch in group.channels):  # detail channels only (an overlay): their messages alone
+            seqs = self.hub.detail_since(group.channels, cursor, stop)
+            if seqs is None or len(seqs) > self.cfg.client_queue:
+                return None
+            log = self.hub.log_entry
+            entries = [(s, log(s)) for s in seqs]  # type: ignore[misc]  # in the log: detail_since said so
+        else:
+            if stop - cursor > self.cfg.client_queue and self._behind(group, cursor, stop) > self.cfg.client_queue:
+                return None
+            stop = min(stop, cursor + BUILD_ENTRIES)
+            entries = self.hub.log_since(cursor, stop)
+            if entries is None:
+                return None
         subs = group.channels
         # seq, message JSON, its encodings, channels JSON, channels wanted, ts
         rows: list[tuple[int, str, _Encoded, str, tuple[str, ...], float]] = []
