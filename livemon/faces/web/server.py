@@ -38,6 +38,11 @@ client, not once per client:
   client of the group at the same place gets the very same bytes. ``prev``
   is in the key because clients that subscribed at different seqs have
   different chains until their first common delta;
+* **detail-only clients read an index** — a client of detail channels alone (an
+  overlay: a board's ``game:<id>``, its players' ``player:<name>``) is a group of its
+  own; its messages come from the hub's per-channel index (``Hub.detail_since``),
+  not from a scan of the log each round (at 1,000 boards, 500 overlays scanning it fell
+  behind the round and were resnapshotted hundreds of times a second);
 * **writes without awaits** — the shared bytes go straight to the client's
   transport, every frame of a round in one write (websockets' own
   ``broadcast`` writes synchronously too, through its protocol object; with
