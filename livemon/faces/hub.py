@@ -109,24 +109,18 @@ class Hub:
         self.seq += 1
         seq = self.seq
         channels = msg.channels()
+        detail = channels[len(msg.main_channels):]
         key = msg.key
         if msg.removes:
             for channel in msg.main_channels:
                 self._latest.get(channel, {}).pop(key, None)
-            for channel in channels[len(msg.main_channels):]:  # the detail channel keeps it: "withdrawn"
+            for channel in detail:  # the detail channel keeps it: "withdrawn"
                 self._latest.setdefault(channel, {})[key] = (seq, msg)
         else:
             for channel in channels:
                 self._latest.setdefault(channel, {})[key] = (seq, msg)
         self._log[seq % self.log_size] = (seq, msg)
-        first = seq - self.log_size
-        for channel in channels[len(msg.main_channels):]:
-            seqs = self._detail_seqs.get(channel)
-            if seqs is None:
-                seqs = self._detail_seqs[channel] = deque()
-            while seqs and seqs[0] <= first:  # out of the log
-                seqs.popleft()
-            seqs.append(seq)
+        self._index(seq, detail)
         if self._by_channel:
             self._enqueue(seq, msg, channels)
         if self._readers:
@@ -192,6 +186,17 @@ class Hub:
         size, log = self.log_size, self._log
         return [log[s % size] for s in range(after + 1, upto + 1)]  # type: ignore[misc]
 
+    def _index(self, seq: int, detail: tuple[str, ...]) -> None:
+        """File message ``seq`` under its detail channels (:attr:`_detail_seqs`), dropping what left the log."""
+        first = seq - self.log_size
+        for channel in detail:
+            seqs = self._detail_seqs.get(channel)
+            if seqs is None:
+                seqs = self._detail_seqs[channel] = deque()
+            while seqs and seqs[0] <= first:  # out of the log
+                seqs.popleft()
+            seqs.append(seq)
+
     def detail_since(self, channels: Iterable[str], after: int, upto: int) -> list[int] | None:
         """The seqs of messages on the detail ``channels`` with ``after < seq <= upto``, in order (each once), or
         None if some have left the log: O(their messages), not O(the log) as :meth:`log_since` is.
@@ -226,8 +231,7 @@ class Hub:
             for s in range(first, self.seq + 1):
                 entry = self._log[s % log_size]
                 if entry is not None:
-                    for channel in entry[1].channels()[len(entry[1].main_channels):]:
-                        self._detail_seqs.setdefault(channel, deque()).append(s)
+                    self._index(s, entry[1].channels()[len(entry[1].main_channels):])
         self._readers.append(wake)
 
     def remove_reader(self, wake: Callable[[], None]) -> None:
