@@ -502,10 +502,10 @@ so the latency measured was the clients' own queueing); every client checks gaps
 
 
 def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = True,
-                 channels: list[list[str]] | None = None) -> None:
+                 channels: list[list[str]] | None = None, patch: bool = True) -> None:
     """``n`` clients on ``games`` and ``players``, or each on its own ``channels`` (``batch``: batched ``deltas``
-    frames, as the overlay asks); a latency histogram (1 ms bins) of every message delivered in the window to
-    every LATENCY_EVERY-th client."""
+    frames; ``patch``: a state message carries what changed; both as the overlay asks); a latency histogram
+    (1 ms bins) of every message delivered in the window to every LATENCY_EVERY-th client."""
     from websockets.asyncio.client import connect
 
     hist = [0] * 10001
@@ -521,7 +521,7 @@ def clients_main(port: int, n: int, first: int, pipe: Connection, batch: bool = 
                                ping_interval=None) as ws:
                 await ws.recv()  # hello
                 wanted = ["games", "players"] if channels is None else channels[i - first]
-                await ws.send(json.dumps({"op": "subscribe", "channels": wanted, "id": i, "batch": batch}))
+                await ws.send(json.dumps({"op": "subscribe", "channels": wanted, "id": i, "batch": batch, "patch": patch}))
                 ready.set()
                 closer = asyncio.create_task(_close_on(stop, ws))
                 last = None
@@ -746,7 +746,9 @@ async def run(args: argparse.Namespace) -> Report:
     say(f"engine: {args.workers} livemon worker(s) x {args.engines} engine(s) through mosquitto; "
         f"{args.clients} WebSocket clients on "
         + ("their board's games and two players (as the overlay page)" if args.overlay else "games+players")
-        + f" in {args.client_procs} process(es)")
+        + f" in {args.client_procs} process(es), "
+        + ("whole messages" if args.whole else "patches (a state's changed fields)")
+        + ("" if args.no_batch else ", batched"))
     tmp = Path(tempfile.mkdtemp(prefix="livemon-round-"))
     feeds = FeedServer(rnd)
     await feeds.start()
@@ -792,8 +794,8 @@ async def run(args: argparse.Namespace) -> Report:
             for n_i in per:
                 here, there = ctx.Pipe()
                 wanted = [overlay_channels(rnd, i) for i in range(first, first + n_i)] if args.overlay else None
-                p = ctx.Process(target=clients_main, args=(web, n_i, first, there, not args.no_batch, wanted),
-                                daemon=True)
+                p = ctx.Process(target=clients_main, daemon=True,
+                                args=(web, n_i, first, there, not args.no_batch, wanted, not args.whole))
                 p.start()
                 first += n_i
                 client_pipes.append(here)
@@ -1028,6 +1030,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="the web face in a process of its own ([web] process = true) instead of on the monitor's loop")
     ap.add_argument("--no-batch", action="store_true",
                     help="clients ask for one delta frame per message (default: batched deltas, as the overlay)")
+    ap.add_argument("--whole", action="store_true",
+                    help="clients ask for whole messages (default: patches, a state's changed fields, as the overlay)")
     ap.add_argument("--overlay", action="store_true",
                     help="each client reads one board and its two players, as the overlay page does (default: every "
                          "board on games and every player on players, the issue's scenario)")

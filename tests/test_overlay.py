@@ -211,5 +211,14 @@ async def test_overlay_renders_a_batched_burst(browser: CDP) -> None:
         assert 1 <= batches < 10, batches
         assert srv.batch_stats["frames"] == batches and srv.batch_stats["messages"] == 120
         assert srv.batch_stats["conflated"] >= 100  # superseded estimates and boards never went out
+        # it asked for patches: a move then an evaluation of the board, each what changed, merged into the board shown
+        patches = await browser.js("window.livemon.patches")
+        assert patches >= 1, patches  # the burst's last board and estimate: patches on those before it
+        hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 65, 0))
+        hub.publish(board("g1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 65, -120))
+        await browser.wait_for("Number(document.body.dataset.seq)", hub.seq)
+        assert await browser.js("window.livemon.patches") >= patches + 1
+        assert await browser.js(text("eval-text")) == "−1.2"
+        assert await browser.js(text("white-name")) == "Carlsen, Magnus"  # a field no patch carried: still held
     finally:
         await srv.close()

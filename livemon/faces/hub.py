@@ -11,7 +11,9 @@ blocks the publisher. There are two ways to read:
   readers; readers registered with :meth:`Hub.add_reader` are woken at most once
   per event-loop turn (``loop.call_soon``), however many messages were published
   in it. A reader whose cursor falls out of the window (:meth:`Hub.log_since`
-  returns None) has lost messages: its face sends a fresh snapshot.
+  returns None) has lost messages: its face sends a fresh snapshot. Beside each
+  message the log keeps the state it replaced (:meth:`Hub.previous`), so a face
+  may send only what changed.
 * **a subscription** (the TUI, MQTT, ``serve``'s log line): a bounded queue per
   subscriber, filled at publish time. Subscribers are indexed by channel, so a
   message costs one queue put per subscriber that wants it, not a look at every
@@ -91,6 +93,8 @@ class Hub:
     _subscribers: list[Subscription] = field(default_factory=list)
     _by_channel: dict[str, list[Subscription]] = field(default_factory=dict)
     _log: list[tuple[int, Outgoing] | None] = field(default_factory=list)
+    _prevs: list[Outgoing | None] = field(default_factory=list)
+    """Beside each log entry, the state its message replaced (:meth:`previous`)."""
     _detail_seqs: dict[str, deque[int]] = field(default_factory=dict)
     """Per detail channel (``game:<id>``, ``player:<name>``), the seqs of its messages still in the log (an index:
     a reader of a few such channels finds its messages without scanning the log; :meth:`detail_since`)."""
@@ -99,6 +103,7 @@ class Hub:
 
     def __post_init__(self) -> None:
         self._log = [None] * self.log_size
+        self._prevs = [None] * self.log_size
 
     def publish(self, msg: Outgoing) -> int:
         """Stamp (``ts``, unless set), record and fan out ``msg``; returns its sequence number. Never blocks."""
@@ -111,6 +116,11 @@ class Hub:
         channels = msg.channels()
         detail = channels[len(msg.main_channels):]
         key = msg.key
+        prev = None
+        if msg.key_fields and not msg.removes:
+            old = self._latest.get(msg.channel, {}).get(key)
+            if old is not None and type(old[1]) is type(msg):
+                prev = old[1]
         if msg.removes:
             for channel in msg.main_channels:
                 self._latest.get(channel, {}).pop(key, None)
@@ -120,6 +130,7 @@ class Hub:
             for channel in channels:
                 self._latest.setdefault(channel, {})[key] = (seq, msg)
         self._log[seq % self.log_size] = (seq, msg)
+        self._prevs[seq % self.log_size] = prev
         self._index(seq, detail)
         if self._by_channel:
             self._enqueue(seq, msg, channels)
@@ -178,6 +189,22 @@ class Hub:
         entry = self._log[seq % self.log_size]
         return entry[1] if entry is not None and entry[0] == seq else None
 
+    def previous(self, seq: int) -> Outgoing | None:
+        """The state message ``seq`` replaced: the last message of its class and key before it, unless none
+        was published or a removal came in between (None then, or once ``seq`` has left the log). A reader
+        that holds it may be sent only what changed (the web face's patches: :meth:`Outgoing.changed_since`).
+
+        >>> from livemon.live.messages import PlayerEstimate, PlayerRemoved
+        >>> hub = Hub()
+        >>> for m in (PlayerEstimate("A", 2500, 1, -5.0, 0.4, None, None), PlayerEstimate("A", 2500, 2, -6.0, 0.4, None, None),
+        ...           PlayerRemoved("A"), PlayerEstimate("A", 2500, 1, -5.0, 0.4, None, None)):
+        ...     _ = hub.publish(m)
+        >>> [getattr(hub.previous(s), "moves", None) for s in range(1, 5)]
+        [None, 1, None, None]
+        """
+        entry = self._log[seq % self.log_size]
+        return self._prevs[seq % self.log_size] if entry is not None and entry[0] == seq else None
+
     def log_since(self, after: int, upto: int | None = None) -> list[tuple[int, Outgoing]] | None:
         """``(seq, message)`` for ``after < seq <= upto`` (default: all), or None if some have left the log."""
         upto = self.seq if upto is None else min(upto, self.seq)
@@ -222,10 +249,11 @@ class Hub:
     def add_reader(self, wake: Callable[[], None], log_size: int = 0) -> None:
         """Call ``wake()`` (once per loop turn at most) after messages were published; keep at least ``log_size``."""
         if log_size > self.log_size:
-            old, first = self._log, self.log_first
-            self._log = [None] * log_size
+            old, prevs, first = self._log, self._prevs, self.log_first
+            self._log, self._prevs = [None] * log_size, [None] * log_size
             for s in range(first, self.seq + 1):
                 self._log[s % log_size] = old[s % self.log_size]
+                self._prevs[s % log_size] = prevs[s % self.log_size]
             self.log_size = log_size
             self._detail_seqs = {}  # the index again, over the same messages (none was trimmed by the new window)
             for s in range(first, self.seq + 1):

@@ -146,11 +146,8 @@ def _fields_dict(obj: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     >>> _fields_dict(m) == dataclasses.asdict(m)
     True
     """
-    names = _FIELD_NAMES.get(type(obj))
-    if names is None:
-        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
     d = {}
-    for name in names:
+    for name in _field_names(obj):
         if name in skip:
             continue
         value = getattr(obj, name)
@@ -159,6 +156,14 @@ def _fields_dict(obj: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(obj: Any) -> tuple[str, ...]:
+    """The dataclass fields' names of ``obj``'s class, in order (looked up once per class)."""
+    names = _FIELD_NAMES.get(type(obj))
+    if names is None:
+        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
+    return names
 
 
 def _rounded(value: Any, places: int) -> Any:
@@ -337,6 +342,43 @@ class Outgoing(Message):
                 d[name] = _rounded(d[name], places)
         d["v"] = MESSAGE_VERSION
         return d
+
+    def changed_since(self, prev: Outgoing) -> frozenset[str]:
+        """The fields (not the key's, not ``ts``) whose JSON differs from ``prev``'s: what a *patch* carries.
+
+        ``prev`` is the state this message replaces (:meth:`livemon.faces.hub.Hub.previous`: the same
+        class and key). A float is compared as the wire sends it (:attr:`wire_decimals`).
+
+        >>> a = PlayerEstimate("A", 2500, 10, -37.901, 0.4, None, None, c_mean=0.5)
+        >>> sorted(dataclasses.replace(a, moves=11, mean_gain=-37.899, c_mean=0.6).changed_since(a))
+        ['c_mean', 'moves']
+        """
+        decimals, key = self.wire_decimals, self.key_fields
+        changed = []
+        for name in _field_names(self):
+            if name == "ts" or name in key:
+                continue
+            new, old = getattr(self, name), getattr(prev, name)
+            if new == old:
+                continue
+            places = decimals.get(name)
+            if places is None or _rounded(new, places) != _rounded(old, places):
+                changed.append(name)
+        return frozenset(changed)
+
+    def patch_json(self, fields: Iterable[str], skip: tuple[str, ...] = ()) -> str:
+        """The JSON of a patch: ``"patch": true``, the key's fields, ``fields`` but not ``skip``, ``kind``, ``v``
+        and ``ts`` (docs/websocket.md: a client merges it into the state it holds of the key).
+
+        >>> a = BoardState("g1", "A", "B", 2700, 2650, "8/8/8/8/8/8/8/8 w - - 0 1", 2, evals=(10, 12))
+        >>> b = dataclasses.replace(a, ply=3, eval_cp=15, evals=(10, 12, 15), ts=9.5)
+        >>> b.patch_json(b.changed_since(a), skip=b.detail_fields)
+        '{"ts":9.5,"game_id":"g1","ply":3,"eval_cp":15,"kind":"board","v":2,"patch":true}'
+        """
+        keep = {"ts", *self.key_fields, *fields}.difference(skip)
+        d = self._wire_dict(tuple(name for name in _field_names(self) if name not in keep))
+        d["patch"] = True
+        return json.dumps(d, separators=(",", ":"))
 
     def main_json(self) -> str:
         """The JSON of the message's copy on its main channel (:meth:`main_dict`).

@@ -13,6 +13,8 @@ livemon.faces.web.protocol.ProtocolError: bad_request: channels must be a list o
 ('game:g1', 'alerts')
 >>> parse_request('{"op":"subscribe","channels":["players"],"batch":true}').batch
 True
+>>> parse_request('{"op":"subscribe","channels":["players"],"patch":true}').patch
+True
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ PROTOCOL_VERSION = 1
 OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
 DETAIL_CHANNELS = tuple(f"{prefix}<id>" for prefix, a in CHANNEL_AUDIENCE.items() if prefix.endswith(":") and a == PUBLIC)
 """The per-key channels a message class declares, as ``hello`` names them (``game:<id>``)."""
-FEATURES = ("batch",)
-"""Optional behaviours a client may ask for, listed in ``hello.features`` (``batch``: ``deltas`` frames)."""
+FEATURES = ("batch", "patch")
+"""Optional behaviours a client may ask for, listed in ``hello.features`` (``batch``: ``deltas`` frames;
+``patch``: a state message whose previous state the client holds carries only what changed)."""
 NO_CONFLATION = frozenset({"alerts"})
 """Channels whose messages are never conflated in a ``deltas`` frame: each alert level is an event to show."""
 MAX_CHANNELS = 64
@@ -62,6 +65,7 @@ class Request:
     token: str | None = None
     id: Any = None
     batch: bool | None = None  # subscribe only: True asks for ``deltas`` frames, False for one ``delta`` each
+    patch: bool | None = None  # subscribe only: True asks for patches, False for whole messages
 
 
 def _id_of(d: dict[str, Any]) -> Any:
@@ -100,10 +104,12 @@ def parse_request(text: str) -> Request:
     token = d.get("token")
     if token is not None and not isinstance(token, str):
         raise ProtocolError("bad_request", "token must be a string", rid)
-    batch = d.get("batch")
-    if batch is not None and not isinstance(batch, bool):
-        raise ProtocolError("bad_request", "batch must be true or false", rid)
-    return Request(op, channels, token, rid, batch)
+    flags = {}
+    for flag in ("batch", "patch"):
+        value = flags[flag] = d.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise ProtocolError("bad_request", f"{flag} must be true or false", rid)
+    return Request(op, channels, token, rid, **flags)
 
 
 def check_channel(name: str) -> str:
