@@ -6,7 +6,8 @@ loop runs (``asyncio.events.Handle._run``) and sums them per loop turn (``BaseEv
 At exit it writes ``$LIVEMON_TURNS.<pid>``: the distribution of a turn's work (the time its
 callbacks ran, select excluded), and, for the turns of at least ``LIVEMON_TURNS_MS`` (default 40)
 ms, each callback's share of them (a task's step is named by its coroutine, a plain callback by its
-qualified name), and the single longest callbacks seen. The timing costs ~1 µs a callback. Usage::
+qualified name), the garbage collector's pauses (by generation, and their part of the long turns), and
+the single longest callbacks seen. The timing costs ~1 µs a callback. Usage::
 
     PYTHONPATH=bench/turns LIVEMON_TURNS=/tmp/turns python bench/round.py --boards 250 \\
         --compression 40 --minutes 5 --clients 100
@@ -22,6 +23,7 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
     import asyncio.base_events
     import asyncio.events
     import atexit
+    import gc
     import time
 
     _OUT = f"{os.environ['LIVEMON_TURNS']}.{os.getpid()}"
@@ -32,6 +34,22 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
     _slow_share: dict[str, list[float]] = {}  # name -> [seconds in slow turns, calls]
     _longest: list[tuple[float, str]] = []
     _slow_turns = [0, 0.0]
+    _gc = {"start": 0.0, "turn": 0.0, "slow": 0.0}  # a collection's start; GC seconds in this turn, in slow turns
+    _gc_gens: dict[int, list[float]] = {}  # generation -> [collections, seconds, longest]
+
+    def _collected(phase: str, info: dict[str, int]) -> None:
+        """``gc.callbacks``: the time of each collection, by generation, and in the turn it ran in."""
+        if phase == "start":
+            _gc["start"] = _clock()
+            return
+        d = _clock() - _gc["start"]
+        _gc["turn"] += d
+        entry = _gc_gens.setdefault(info["generation"], [0, 0.0, 0.0])
+        entry[0] += 1
+        entry[1] += d
+        entry[2] = max(entry[2], d)
+
+    gc.callbacks.append(_collected)
 
     def _name(cb: object) -> str:
         owner = getattr(cb, "__self__", None)
@@ -52,6 +70,7 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
 
     def _timed_run_once(self: asyncio.base_events.BaseEventLoop) -> None:
         _turn.clear()
+        _gc["turn"] = 0.0
         _run_once(self)
         work = sum(d for _, d in _turn)
         edge = int(work * 200)
@@ -59,6 +78,7 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
         if work >= _SLOW:
             _slow_turns[0] += 1
             _slow_turns[1] += work
+            _gc["slow"] += _gc["turn"]
             for cb, d in _turn:
                 entry = _slow_share.setdefault(_name(cb), [0.0, 0])
                 entry[0] += d
@@ -82,6 +102,9 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
         total = _slow_turns[1] or 1.0
         for name, (sec, calls) in sorted(_slow_share.items(), key=lambda kv: -kv[1][0])[:40]:
             lines.append(f"  {sec:7.2f} {sec / total:6.1%} {calls:8d} {sec / calls * 1000:7.2f}  {name}")
+        lines.append(f"garbage collections (gc.callbacks; {_gc['slow']:.2f} s of them in the turns of >= "
+                     f"{_SLOW * 1000:.0f} ms): generation, count, seconds, longest ms")
+        lines += [f"  {g}  {n:8.0f} {sec:7.2f} {top * 1000:7.1f}" for g, (n, sec, top) in sorted(_gc_gens.items())]
         _longest.sort(reverse=True)
         lines.append("longest single callbacks (ms):")
         lines += [f"  {d * 1000:7.1f}  {name}" for d, name in _longest[:40]]
