@@ -530,5 +530,40 @@ async def test_a_client_of_detail_channels_alone_is_served_from_the_hubs_index_n
         while len(got) < 4:  # g7's three boards and the player, in seq order, nothing else
             got.append((await recv_until(ws, lambda f: f["type"] == "delta"))["message"])
         assert [m.get("game_id", m.get("name")) for m in got] == ["g7", "g7", "Carlsen, M", "g7"]
-        assert scanned == []  # no scan of the log for it
+        assert len(scanned) <= srv.fanout_stats["rounds"]  # a round looks at its messages once, never per client
         await ws.close()
+
+
+async def test_overlays_without_news_are_passed_over_and_never_resnapshotted(monkeypatch) -> None:
+    """30 overlays, each on its own board (30 groups): while one board plays three log windows of moves,
+    only its group's frames are built (the others' cursors move along unserved); a quiet overlay then gets
+    its board's move as the next delta of its chain, without a snapshot."""
+    hub = Hub()
+    async with serve_web(hub, WebConfig(port=0, client_queue=1024)) as srv:
+        builds: dict[frozenset[str], int] = {}
+        build = srv._build_frames
+
+        def counting(group, cursor, stop, last):  # noqa: ANN001, ANN202
+            builds[group.channels] = builds.get(group.channels, 0) + 1
+            return build(group, cursor, stop, last)
+
+        monkeypatch.setattr(srv, "_build_frames", counting)
+        overlays = [await client(srv) for _ in range(30)]
+        snaps = [(await subscribe(ws, f"game:g{i}", batch=True, patch=True))[0] for i, ws in enumerate(overlays)]
+        reader = asyncio.create_task(raw_until_seq(overlays[0], 3 * LOG_SIZE))  # g0's overlay reads its moves
+        for i in range(3 * LOG_SIZE):
+            hub.publish(board("g0", i, 0))
+            if i % 200 == 199:
+                await asyncio.sleep(ROUND_GAP)  # a round (far fewer than client_queue: g0's overlay keeps up)
+        await asyncio.sleep(2 * ROUND_GAP)
+        rounds = srv.fanout_stats["rounds"]
+        assert rounds > 20 and builds[frozenset({"game:g0"})] >= rounds // 2
+        assert sum(n for ch, n in builds.items() if ch != frozenset({"game:g0"})) <= 29  # at most their first round
+        seq = hub.publish(board("g7", 1, 35))
+        f = await recv_until(overlays[7], lambda f: f["type"] != "heartbeat")
+        assert f["type"] == "deltas" and (f["seq"], f["prev"]) == (seq, snaps[7]["seq"])
+        assert f["items"][0]["message"]["eval_cp"] == 35
+        assert srv.stats["resnapshots"] == 0
+        assert len(await reader) >= 1  # g0's overlay got its moves
+        for ws in overlays:
+            await ws.close()

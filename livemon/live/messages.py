@@ -409,6 +409,15 @@ def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
     return cls.from_dict(d)
 
 
+def is_detail_channel(channel: str) -> bool:
+    """A per-key channel (``game:<id>``, ``player:<name>``: a class's ``detail`` prefix), not a main one.
+
+    >>> is_detail_channel("game:r1/b2"), is_detail_channel("games")
+    (True, False)
+    """
+    return ":" in channel
+
+
 def channel_audience(channel: str) -> Audience | None:
     """The audience of a channel name (``game:<id>`` included), None for no channel.
 
