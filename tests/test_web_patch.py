@@ -19,8 +19,8 @@ from websockets.asyncio.client import ClientConnection
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
 from livemon.faces.web import serve_web
-from livemon.live.messages import BoardRemoved, BoardState, PlayerRemoved
-from tests.test_web import FEN, client, player, recv, subscribe
+from livemon.live.messages import Alert, BoardRemoved, BoardState, PlayerRemoved
+from tests.test_web import FEN, TOKEN, client, player, recv, subscribe
 from tests.test_web_batch import State, hub_state
 
 
@@ -146,4 +146,17 @@ async def test_a_patch_carries_the_changes_of_states_conflated_before_it() -> No
         hub.publish(base)
         whole = (await recv(ws))["items"][0]["message"]
         assert "patch" not in whole and whole == json.loads(base.main_json()) | {"ts": whole["ts"]}
+        await ws.close()
+
+
+async def test_alerts_and_status_always_come_whole() -> None:
+    """An alert is an event to show (each level), not a state to merge: never a patch, like ``status``."""
+    hub = Hub()
+    hub.publish(Alert("Cheater, C", "Open", 40, 3.9, 0.71, 3.0))
+    async with serve_web(hub, WebConfig(port=0, arbiter_token=TOKEN)) as srv:
+        ws = await client(srv)
+        await subscribe(ws, "alerts", token=TOKEN, patch=True)
+        hub.publish(Alert("Cheater, C", "Open", 60, 4.4, 0.74, 3.0))  # the same key: a later level
+        m = (await recv(ws))["message"]
+        assert "patch" not in m and (m["positions"], m["z"], m["player"], m["event"]) == (60, 4.4, "Cheater, C", "Open")
         await ws.close()

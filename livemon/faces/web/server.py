@@ -668,8 +668,9 @@ class WebServer:
         info = self._encoded.get(seq)
         if info is None:
             channels = channels_of(msg)
-            info = self._encoded[seq] = _Encoded(msg, channels, p.channels_json(list(channels)), p.conflation_key(msg),
-                                                 self.hub.previous(seq))
+            key = p.conflation_key(msg)  # None: never conflated, never patched (status; an alert is an event to show)
+            info = self._encoded[seq] = _Encoded(msg, channels, p.channels_json(list(channels)), key,
+                                                 self.hub.previous(seq) if key is not None else None)
         return info
 
     # -- the fan-out (see the module docstring) ------------------------------
