@@ -37,12 +37,44 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
     _gc = {"start": 0.0, "turn": 0.0, "slow": 0.0}  # a collection's start; GC seconds in this turn, in slow turns
     _gc_gens: dict[int, list[float]] = {}  # generation -> [collections, seconds, longest]
 
+    _SCAN = int(os.environ.get("LIVEMON_GC_SCAN", "0"))  # every Nth young collection: what it walks
+    _scans: list[tuple[float, int, int, list[tuple[int, str]]]] = []  # seconds, generation, objects, biggest
+    _scan_at: list[object] = [None]
+    _gc_n = [0]
+
+    def _young() -> tuple[int, list[tuple[int, str]]]:
+        objs = [o for g in (0, 1) for o in gc.get_objects(g)]
+        big = []
+        for o in objs:
+            if o is objs:
+                continue
+            if isinstance(o, (dict, list, set, frozenset, tuple)) or hasattr(o, "__len__") and type(o).__name__ == "deque":
+                n = len(o)  # type: ignore[arg-type]
+                if n >= 256:
+                    hint = ""
+                    if isinstance(o, dict) and o:
+                        k = next(iter(o))
+                        hint = f" key {type(k).__name__} {repr(k)[:40]} -> {type(o[k]).__name__}"
+                    elif isinstance(o, (list, tuple)) and o:
+                        hint = f" of {type(o[0]).__name__}"
+                    big.append((n, f"{type(o).__name__}{hint}"))
+        big.sort(reverse=True)
+        return len(objs) - 1, big[:6]
+
     def _collected(phase: str, info: dict[str, int]) -> None:
         """``gc.callbacks``: the time of each collection, by generation, and in the turn it ran in."""
         if phase == "start":
+            _scan_at[0] = None
+            if _SCAN:
+                _gc_n[0] += 1
+                if _gc_n[0] % _SCAN == 0 and info["generation"] < 2:
+                    _scan_at[0] = _young()
             _gc["start"] = _clock()
             return
         d = _clock() - _gc["start"]
+        if _scan_at[0] is not None:
+            n, big = _scan_at[0]  # type: ignore[misc]
+            _scans.append((d, info["generation"], n, big))
         _gc["turn"] += d
         entry = _gc_gens.setdefault(info["generation"], [0, 0.0, 0.0])
         entry[0] += 1
@@ -105,6 +137,19 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
         lines.append(f"garbage collections (gc.callbacks; {_gc['slow']:.2f} s of them in the turns of >= "
                      f"{_SLOW * 1000:.0f} ms): generation, count, seconds, longest ms")
         lines += [f"  {g}  {n:8.0f} {sec:7.2f} {top * 1000:7.1f}" for g, (n, sec, top) in sorted(_gc_gens.items())]
+        if _scans:
+            _scans.sort(key=lambda r: -r[0])
+            lines.append(f"young collections scanned ({len(_scans)}), slowest: ms, generation, young objects, biggest"
+                         " young containers (len, type)")
+            for d, g, n, big in _scans[:25]:
+                lines.append(f"  {d * 1000:7.2f} gen{g} {n:8d}  " + "; ".join(f"{k} {t}" for k, t in big))
+            by_gen: dict[int, list[tuple[float, int]]] = {}
+            for d, g, n, _ in _scans:
+                by_gen.setdefault(g, []).append((d, n))
+            for g, rows in sorted(by_gen.items()):
+                rows.sort()
+                mid = rows[len(rows) // 2]
+                lines.append(f"  gen{g}: {len(rows)} scanned, median {mid[0] * 1000:.2f} ms with {mid[1]} young objects")
         _longest.sort(reverse=True)
         lines.append("longest single callbacks (ms):")
         lines += [f"  {d * 1000:7.1f}  {name}" for d, name in _longest[:40]]
@@ -112,3 +157,23 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
             f.write("\n".join(lines) + "\n")
 
     atexit.register(_report)
+
+    import signal
+
+    def _audit(signum: int, frame: object) -> None:
+        """SIGUSR1: how much cyclic garbage the periodic ``gc.freeze()`` kept out of the collector's sight
+        (unfreeze, full collection, freeze again; one pause of a full collection). Appends a line to
+        ``$LIVEMON_TURNS.<pid>.audit``."""
+        def rss() -> float:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+        before, frozen, t0 = rss(), gc.get_freeze_count(), _clock()
+        gc.unfreeze()
+        found = gc.collect()
+        took = _clock() - t0
+        gc.freeze()
+        with open(f"{_OUT}.audit", "a", encoding="utf-8") as f:
+            f.write(f"{time.time():.0f} frozen {frozen} unreachable {found} full collection {took * 1000:.0f} ms "
+                    f"rss {before:.1f} -> {rss():.1f} MiB\n")
+
+    signal.signal(signal.SIGUSR1, _audit)
