@@ -91,12 +91,40 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
         return getattr(cb, "__qualname__", type(cb).__name__)
 
     _run = asyncio.events.Handle._run
+    _current: list[float] = [0.0]  # when the running callback started (0: none running)
 
     def _timed_run(self: asyncio.events.Handle) -> None:
         callback = self._callback  # a handle that cancels itself while it runs clears it
-        start = _clock()
+        start = _current[0] = _clock()
         _run(self)
+        _current[0] = 0.0
         _turn.append((callback, _clock() - start))
+
+    _STACKS_MS = float(os.environ.get("LIVEMON_TURNS_STACKS_MS", "0")) / 1000
+    _stacks: dict[str, int] = {}  # a long callback's stack, where it was when sampled -> samples
+
+    if _STACKS_MS:
+        import threading
+        import traceback
+
+        _main = threading.main_thread().ident
+
+        def _watch() -> None:
+            """Every 2 ms: if the loop's callback has run longer than ``LIVEMON_TURNS_STACKS_MS``, count
+            the main thread's stack (its livemon frames): where the long callbacks spend their time."""
+            while True:
+                time.sleep(0.002)
+                started = _current[0]
+                if not started or _clock() - started < _STACKS_MS:
+                    continue
+                frame = sys._current_frames().get(_main)  # noqa: SLF001 - a profiler's own tool
+                if frame is None:
+                    continue
+                frames = [f for f in traceback.extract_stack(frame) if "livemon" in f.filename or "json" in f.filename]
+                key = " <- ".join(f"{os.path.basename(f.filename)}:{f.name}:{f.lineno}" for f in reversed(frames[-6:]))
+                _stacks[key] = _stacks.get(key, 0) + 1
+
+        threading.Thread(target=_watch, name="turns-watch", daemon=True).start()
 
     _run_once = asyncio.base_events.BaseEventLoop._run_once
 
@@ -150,6 +178,11 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_TURNS"):
                 rows.sort()
                 mid = rows[len(rows) // 2]
                 lines.append(f"  gen{g}: {len(rows)} scanned, median {mid[0] * 1000:.2f} ms with {mid[1]} young objects")
+        if _stacks:
+            total_s = sum(_stacks.values())
+            lines.append(f"where callbacks past {_STACKS_MS * 1000:.0f} ms were ({total_s} samples, every 2 ms):")
+            for key, n in sorted(_stacks.items(), key=lambda kv: -kv[1])[:40]:
+                lines.append(f"  {n:6d} {n / total_s:6.1%}  {key}")
         _longest.sort(reverse=True)
         lines.append("longest single callbacks (ms):")
         lines += [f"  {d * 1000:7.1f}  {name}" for d, name in _longest[:40]]
