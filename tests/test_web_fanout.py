@@ -310,6 +310,17 @@ async def test_the_hub_log_and_its_readers() -> None:
     assert both.queue.empty() and hub.subscribers == 1
 
 
+def test_the_detail_index_forgets_channels_with_nothing_left_in_the_log() -> None:
+    """A finished game's ``game:<id>`` gets no more messages to trim its index entry: it goes once its messages
+    have left the log (one entry per game of a long event was kept for ever)."""
+    hub = Hub(log_size=8)
+    for g in range(20):
+        hub.publish(board(f"g{g}", 1, 0))
+    indexed = set(hub._detail_seqs)
+    assert "game:g0" not in indexed and "game:g19" in indexed and len(indexed) <= 2 * hub.log_size
+    assert hub.detail_since(["game:g19", "game:g0"], hub.log_first - 1, hub.seq) == [hub.seq]
+
+
 async def test_a_server_without_clients_and_one_whose_clients_left(caplog: pytest.LogCaptureFixture) -> None:
     """Rounds of no client end quietly (the first version raised IndexError in the hub's wake-up)."""
     hub = Hub()

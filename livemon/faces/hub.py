@@ -223,6 +223,8 @@ class Hub:
             while seqs and seqs[0] <= first:  # out of the log
                 seqs.popleft()
             seqs.append(seq)
+        if seq % self.log_size == 0:  # once a log window: a finished game's channel gets no more messages to trim it
+            self._detail_seqs = {ch: seqs for ch, seqs in self._detail_seqs.items() if seqs and seqs[-1] > first}
 
     def detail_since(self, channels: Iterable[str], after: int, upto: int) -> list[int] | None:
         """The seqs of messages on the detail ``channels`` with ``after < seq <= upto``, in order (each once), or
