@@ -19,7 +19,7 @@ from livemon.live.messages import GameInfo
 from livemon.rating.agent import Decision, move_probabilities
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.screening import PoissonBinomial, tail_z
-from livemon.live.screener import Screener, open_book
+from livemon.live.screener import Screener, _pos, open_book
 
 CAL = ProfileCalibration("test profile", 3000.0, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800,
                                                               r2=0.6, residual_sd=0.2, profile="test profile"))
@@ -367,9 +367,9 @@ def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction
             assert packed_scr.top_moves(key) == plain.top_moves(key)
 
     track = packed_scr.tracks[("P0", "Open")]
-    assert not any(k[0] < 5 for k in track.used) and len(track.packed) == 3 and "g0" not in packed_scr._where
+    assert not any(k < _pos(5, 0) for k in track.used) and len(track.packed) == 3 and "g0" not in packed_scr._where
     # the left-out positions (book, forced) of the finished games packed too: a ply and a byte each, no dict entry
-    assert not any(k[0] < 5 for k in track.excluded) and len(track.excluded_packed) == 3
+    assert not any(k < _pos(5, 0) for k in track.excluded) and len(track.excluded_packed) == 3
     assert sum(len(plies) for plies, _ in track.excluded_packed.values()) + len(track.excluded) == sum(
         track.reasons.values()) > 3 * 6
     same()

@@ -82,8 +82,22 @@ from livemon.rating.screening import (
 
 log = logging.getLogger(__name__)
 
-PosKey = tuple[int, int]
-"""(game seq, ply): the order of a player's positions, as in the estimator."""
+PosKey = int
+"""A position's game seq and ply in one int (:func:`_pos`): the order of a player's positions, as in the
+estimator (an int, not a tuple: ~40 bytes less a live ply, issue 14)."""
+_PLY_BITS = 20
+
+
+def _pos(seq: int, ply: int) -> PosKey:
+    """The key of ply ``ply`` of the game seen ``seq``-th; keys sort as ``(seq, ply)`` do.
+
+    >>> _pos(3, 41) > _pos(3, 40) and _pos(4, 1) > _pos(3, 999), _pos(3, 41) >> _PLY_BITS, _pos(3, 41) & _PLY_MASK
+    (True, 3, 41)
+    """
+    return seq << _PLY_BITS | ply
+
+
+_PLY_MASK = (1 << _PLY_BITS) - 1
 TrackKey = tuple[str, str]
 """(player, event): the scope of screening and alerts."""
 LEVELS = ("notice", "alert")
@@ -144,17 +158,17 @@ class _Track:
         """Every used position with its scored ply: the live games' and the packed ones'."""
         yield from self.used.items()
         for seq, (packed, plies, _) in self.packed.items():
-            yield from (((seq, ply), sp) for ply, sp in packed.items(plies))
+            yield from ((_pos(seq, ply), sp) for ply, sp in packed.items(plies))
 
     def position(self, key: PosKey) -> ScoredPly:
         sp = self.used.get(key)
-        return sp if sp is not None else self.packed[key[0]][0][key[1]]
+        return sp if sp is not None else self.packed[key >> _PLY_BITS][0][key & _PLY_MASK]
 
     def p0_items(self) -> Iterator[tuple[PosKey, float]]:
         """Every used position's P(a top move | c_r) (none without c_r)."""
         yield from self.p0.items()
         for seq, (_, plies, p0) in self.packed.items():
-            yield from (((seq, ply), p) for ply, p in zip(plies, p0))
+            yield from ((_pos(seq, ply), p) for ply, p in zip(plies, p0))
 
     @property
     def n_used(self) -> int:
@@ -176,7 +190,7 @@ class _Track:
         es = self.expectations()
         self.p0 = {k: es[k].p0 for k in self.used} if es else {}
         for seq, (packed, plies, _) in self.packed.items():
-            self.packed[seq] = (packed, plies, array("d", (es[(seq, ply)].p0 for ply in plies) if es else ()))
+            self.packed[seq] = (packed, plies, array("d", (es[_pos(seq, ply)].p0 for ply in plies) if es else ()))
         for e in es.values():
             self.count(e, 1)
 
@@ -281,7 +295,7 @@ class Screener:
             info = self._games[sp.game_id]
         player = info.white if sp.ply % 2 == 1 else info.black
         track = self._track((player, self.event_of(info)))
-        key = (self._seq[sp.game_id], sp.ply)
+        key = _pos(self._seq[sp.game_id], sp.ply)
         where[sp.ply] = track.key
         reason = self.exclusion(sp)
         if reason is not None:
@@ -320,17 +334,17 @@ class Screener:
         for ply in [p for p in where if p >= from_ply]:  # this game's plies only, in the order they came
             tkey = where.pop(ply)
             track = self.tracks[tkey]
-            key = (seq, ply)
-            reason = track.excluded.pop(key, None)  # type: ignore[arg-type]
+            key = _pos(seq, ply)  # type: ignore[arg-type]
+            reason = track.excluded.pop(key, None)
             if reason is not None:
                 left = track.reasons[reason] - 1
                 if left:
                     track.reasons[reason] = left
                 else:
                     del track.reasons[reason]
-            m = track.used.pop(key, None)  # type: ignore[arg-type]
+            m = track.used.pop(key, None)
             if m is not None:
-                if track.p0.pop(key, None) is not None and track.c_r is not None:  # type: ignore[arg-type]
+                if track.p0.pop(key, None) is not None and track.c_r is not None:
                     track.count(position_expectation(m.decision, track.c_r), -1)  # type: ignore[arg-type]
                 track.dist = None
             touched[tkey] = None
@@ -345,10 +359,10 @@ class Screener:
         by_track: dict[TrackKey, list[int]] = {}
         left_out: dict[TrackKey, list[tuple[int, str]]] = {}
         for ply, tkey in where.items():
-            if (seq, ply) in self.tracks[tkey].used:
+            if _pos(seq, ply) in self.tracks[tkey].used:
                 by_track.setdefault(tkey, []).append(ply)
             else:
-                reason = self.tracks[tkey].excluded.pop((seq, ply), None)
+                reason = self.tracks[tkey].excluded.pop(_pos(seq, ply), None)
                 if reason is not None:
                     left_out.setdefault(tkey, []).append((ply, reason))
         for tkey, out in left_out.items():  # a ply and a byte each, not a tuple key and a dict entry
@@ -358,9 +372,9 @@ class Screener:
             track = self.tracks[tkey]
             plies.sort()
             for ply in plies:
-                del track.used[(seq, ply)]
+                del track.used[_pos(seq, ply)]
             # a used position has its p0 exactly when the track has a c_r; arrays from lists: no spare room
-            p0 = array("d", [track.p0.pop((seq, ply)) for ply in plies] if track.c_r is not None else [])
+            p0 = array("d", [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else [])
             track.packed[seq] = (plies_packed, array("i", plies), p0)
         sides = {ply % 2: tkey for ply, tkey in where.items()}
         if len(sides) == 2 and all(sides[ply % 2] == tkey for ply, tkey in where.items()):  # the usual case
@@ -382,12 +396,12 @@ class Screener:
             track = self.tracks[tkey]
             left_out = track.excluded_packed.pop(seq, None)
             if left_out is not None:
-                track.excluded.update(((seq, ply), EXCLUSIONS[r]) for ply, r in zip(*left_out))
+                track.excluded.update((_pos(seq, ply), EXCLUSIONS[r]) for ply, r in zip(*left_out))
             entry = track.packed.pop(seq, None)
             if entry is not None:
                 packed, plies, p0 = entry
-                track.used.update(((seq, ply), sp) for ply, sp in packed.items(plies))
-                track.p0.update(((seq, ply), p) for ply, p in zip(plies, p0))
+                track.used.update((_pos(seq, ply), sp) for ply, sp in packed.items(plies))
+                track.p0.update((_pos(seq, ply), p) for ply, p in zip(plies, p0))
 
     def remove_game(self, game_id: str) -> list[TrackKey]:
         """Forget a game (withdrawn by its feed); returns the tracks that are left and were touched.
