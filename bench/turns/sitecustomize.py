@@ -7,7 +7,11 @@ At exit it writes ``$LIVEMON_TURNS.<pid>``: the distribution of a turn's work (t
 callbacks ran, select excluded), and, for the turns of at least ``LIVEMON_TURNS_MS`` (default 40)
 ms, each callback's share of them (a task's step is named by its coroutine, a plain callback by its
 qualified name), the garbage collector's pauses (by generation, and their part of the long turns), and
-the single longest callbacks seen. The timing costs ~1 µs a callback. Usage::
+the single longest callbacks seen. The timing costs ~1 µs a callback. Optional: ``LIVEMON_TURNS_STACKS_MS=N``
+samples (every 2 ms, from a thread) the loop thread's stack while a callback has run N ms (where the long
+turns spend their time: it found Algorithm 2's per-component loop, ~40 ms a tick at 1,000 boards);
+``LIVEMON_GC_SCAN=N`` records the young heap of every Nth collection; ``kill -USR1`` audits the frozen heap
+for cyclic garbage (one full collection). Usage::
 
     PYTHONPATH=bench/turns LIVEMON_TURNS=/tmp/turns python bench/round.py --boards 250 \\
         --compression 40 --minutes 5 --clients 100
