@@ -233,6 +233,45 @@ def test_a_failed_refresh_is_sent_again_and_counts_each_game_once(monkeypatch):
     assert {n: r.games for n, r in job.latest.items()} == counts
 
 
+def test_a_worker_killed_from_outside_is_one_line_and_the_next_refresh_starts_another(caplog):
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+    finished = FinishedGames(games[:10])
+    try:
+        asyncio.run(job.refresh(finished))
+        for pid in job.worker_pids():
+            os.kill(pid, signal.SIGKILL)
+        finished.set(*games[10])
+        with caplog.at_level(logging.WARNING, logger="livemon.io.tttjob"):
+            assert asyncio.run(job.refresh(finished)) == []  # no exception: one line, nothing moved
+        lines = [r for r in caplog.records if r.name == "livemon.io.tttjob"]
+        assert len(lines) == 1 and "worker process died" in lines[0].getMessage() and lines[0].exc_info is None
+        moved = asyncio.run(job.refresh(finished))  # a new worker, sent the whole list
+        assert {r.name for r in moved} == {n for info, _ in games[:11] for n in (info.white, info.black)}
+    finally:
+        job.close()
+
+
+def test_a_worker_signalled_while_it_starts_survives():
+    """SIGTERM to the monitor's process group (systemd, ``kill -- -pgid``) can reach the worker before it has
+    set itself to ignore it: it is spawned with the signal blocked, so the refresh still gets its answer."""
+    games = london_2011()
+    job = TTTJob(TTTConfig())
+
+    async def signalled_at_spawn() -> list:
+        refresh = asyncio.ensure_future(job.refresh(FinishedGames(games[:10])))
+        while not job.worker_pids():
+            await asyncio.sleep(0.0005)
+        for pid in job.worker_pids():  # the worker is still starting (a fresh interpreter importing numpy)
+            os.kill(pid, signal.SIGTERM)
+        return await refresh
+
+    try:
+        assert len(asyncio.run(signalled_at_spawn())) == 9
+    finally:
+        job.close()
+
+
 def test_two_refreshes_at_once_count_each_game_once():
     """The monitor's TTT loop and its last refresh at the end of a run may overlap."""
     games = london_2011()

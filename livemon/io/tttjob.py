@@ -49,7 +49,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -173,6 +173,27 @@ def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], sco
     )
 
 
+class WorkerLost(RuntimeError):
+    """The TTT worker process died under a refresh (a signal from outside, the OOM killer)."""
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back in this thread meanwhile: a worker spawned now inherits the mask, so a signal
+    sent to the whole process group while it is still starting (importing numpy, before :func:`_worker_init`
+    ignores them) no longer kills it (``tests/test_web_process.py`` stopped the monitor's group just as its
+    first refresh spawned the worker: a ``BrokenProcessPool`` traceback in the log). The parent gets any such
+    signal as soon as the mask is restored."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _worker_init(watch: Connection | None, pdeathsig: bool) -> None:
     """In the worker: ignore Ctrl-C and SIGTERM (they reach the whole process group — a terminal, systemd,
     ``kill -- -pgid`` — and a fit killed under the monitor's feet is a ``BrokenProcessPool`` traceback in its
@@ -287,7 +308,12 @@ class TTTJob:
         whole list is sent. :attr:`latest` holds every player's rating.
         """
         async with self._lock:  # one at a time: two in flight would both continue from the same games
-            return await self._refresh(finished)
+            try:
+                return await self._refresh(finished)
+            except WorkerLost as exc:  # an expected fault: one line, and the next refresh goes on
+                log.warning("%s", exc)
+                self._fitted, self._follow = 0, None
+                return []
 
     async def _refresh(self, finished: FinishedGames) -> list[TTTRating]:
         taken = (finished, finished.revision, len(finished))
@@ -336,8 +362,16 @@ class TTTJob:
     async def _send(self, batch: _Batch, seed: TTTFit | None) -> _Reply | None:
         loop = asyncio.get_running_loop()
         tolerance = REPORT_ELO / self.cfg.elo_per_unit
-        return await loop.run_in_executor(self._pool(), _worker_refresh, self.params, self.cfg.time_unit, batch,
-                                          seed, tolerance)
+        pool = self._pool()
+        try:
+            with _signals_blocked():  # a worker spawned by this submit starts deaf to them (see _signals_blocked)
+                reply = loop.run_in_executor(pool, _worker_refresh, self.params, self.cfg.time_unit, batch, seed,
+                                             tolerance)
+            return await reply
+        except concurrent.futures.process.BrokenProcessPool:  # at the submit, or while it ran
+            self.close()  # the next refresh starts a new worker, with the whole list
+            raise WorkerLost("TTT: the worker process died (killed from outside?); "
+                             "the next refresh starts a new one and fits every finished game again") from None
 
     def _batch(self, games: Sequence[tuple[GameInfo, str]], start: int,
                known: dict[str, tuple[float, float]]) -> _Batch:

@@ -84,7 +84,7 @@ log = logging.getLogger(__name__)
 
 PosKey = int
 """A position's game seq and ply in one int (:func:`_pos`): the order of a player's positions, as in the
-estimator (an int, not a tuple: ~40 bytes less a live ply, issue 14)."""
+estimator (an int, not a tuple: 24 bytes less a live ply, issue 14; a game's plies below 2**20)."""
 _PLY_BITS = 20
 
 
