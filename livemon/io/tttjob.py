@@ -54,6 +54,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from livemon.config import TTTConfig
+from livemon.errors import LivemonError
 from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo, TTTRating
 from livemon.live.pgn import pgn_date, white_score
@@ -173,7 +174,7 @@ def _prefix_of(previous: TTTFit, white: Sequence[str], black: Sequence[str], sco
     )
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(LivemonError):
     """The TTT worker process died under a refresh (a signal from outside, the OOM killer)."""
 
 
