@@ -531,9 +531,11 @@ def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others
     assert held.core.estimator.report(None) == eager.core.estimator.report(None)
 
 
-def random_game(seed: int, plies: int) -> list[str]:
-    """A reproducible game of random legal moves (shorter if it ends)."""
-    rng, board, out = random.Random(seed), chess.Board(), []
+def random_game(seed: int, plies: int, start: list[str] | None = None) -> list[str]:
+    """A reproducible game of random legal moves (shorter if it ends), from the moves ``start`` if given."""
+    rng, board, out = random.Random(seed), chess.Board(), list(start or ())
+    for uci in out:
+        board.push_uci(uci)
     while len(out) < plies and not board.is_game_over():
         move = rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
         out.append(move.uci())
@@ -672,7 +674,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     assert d.core.strength == fresh.engine_strength()
 
 
-def _calibrated_core(shelf: object = None) -> LiveCore:
+def _calibrated_core(shelf: object = None, eval_bound: float = 3.0) -> LiveCore:
     from livemon.config import ScreeningConfig
     from livemon.live.screener import Screener
     from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -681,7 +683,7 @@ def _calibrated_core(shelf: object = None) -> LiveCore:
                        profile=PROFILE, cov_ab=(1e-4, -4e-8, 2e-11), tau=0.07, tau_game=0.15, book_moves=0,
                        eval_bound=3.0)
     c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
-    core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0),
+    core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0, eval_bound=eval_bound),
                                       ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE), shelf=shelf)
     core.estimator.c_map, core.estimator.perf_map = c_map, perf
     return core
@@ -753,6 +755,72 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         assert board.ply == 30 and len(board.evals) == 31 and board.evals == scratch(corrected).core.board_state("g2").evals
         live.apply(live.core.withdraw("g3"))  # a withdrawn game leaves nothing on the shelf
         assert len(shelf) == 6
+
+
+def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_never_packed(monkeypatch):
+    """Issue 14 item 5: a live game's settled plies are packed a chunk at a time, in the estimator and the screener
+    (as objects they were ~500 bytes a ply until the game finished): every estimate, performance and screening
+    figure is that of a run that never packed, before and after corrections in the newest plies (nothing
+    unpacked) and in the packed ones (the game unpacked, then packed again as it goes on)."""
+    from livemon.live.estimator import SplitPlies
+    from livemon.live.screener import _PLY_MASK
+
+    names = ["W0", "B0", "W1", "B1"]
+    infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
+                      white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
+    games = {info.game_id: random_game(40 + i, 70) for i, info in enumerate(infos)}
+
+    def run(pack: bool, *steps: tuple[object, ...]) -> Driver:
+        monkeypatch.setattr(core_module, "PACK_CHUNK", 16 if pack else 10**9)
+        d = Driver(_calibrated_core(eval_bound=0.2))  # a third of the positions left out as decided
+        d.feed(*infos)
+        moves = [moves_of(info.game_id, games[info.game_id]) for info in infos]
+        for ply in range(0, 70, 3):  # the boards move on together, the engine answering a few moves behind
+            d.feed(*(m for game in moves for m in game[ply:ply + 3]))
+            d.answer("shuffle", seed=ply)
+        for msgs in steps:
+            d.feed(*msgs)
+            d.answer("shuffle")
+        d.apply(d.core.tick())
+        return d
+
+    def same(a: Driver, b: Driver) -> None:
+        assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        for name in names:
+            pa, pb = (d.core.player_estimate(d.core.estimator.players[name]) for d in (a, b))
+            assert pa.performance == pb.performance and pa.performance["elo"] is not None
+            assert (pa.moves, pa.gain_histogram, pa.perceived_elo) == (pb.moves, pb.gain_histogram, pb.perceived_elo)
+            screener_a, screener_b = a.core.screener, b.core.screener
+            assert screener_a.numbers((name, "Test")) == screener_b.numbers((name, "Test"))  # type: ignore[union-attr]
+            assert screener_a.top_moves((name, "Test")) == screener_b.top_moves((name, "Test"))  # type: ignore[union-attr]
+
+    other_last = next(m for m in random_game(5, 70, games["g1"][:69])[69:] + random_game(6, 70, games["g1"][:69])[69:]
+                      if m != games["g1"][69])
+    longer = random_game(99, 50, games["g2"][:19])
+    # a correction of the last move (no unpacking), one of ply 20 (unpacked) then 30 more plies (packed again)
+    steps = ((GameRollback("g1", 70), *moves_of("g1", [*games["g1"][:69], other_last], 70)),
+             (GameRollback("g2", 20), *moves_of("g2", longer, 20)))
+    before, after = run(False), run(False, *steps)
+    live = run(True)
+    for gid in games:
+        plies = live.core.estimator.games[gid].plies
+        assert isinstance(plies, SplitPlies) and 70 - 8 - 16 < plies.cut <= 70 - 8 and len(plies) == 70
+        assert len(plies.tail) == 70 - plies.cut
+    cut = live.core.estimator.games["g0"].plies.cut  # type: ignore[union-attr]
+    track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
+    assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
+    tracks = live.core.screener.tracks.values()  # type: ignore[union-attr]
+    assert all(len(t.excluded) + sum(len(p) for p, _ in t.excluded_packed.values()) == sum(t.reasons.values())
+               for t in tracks) and sum(len(p) for t in tracks for p, _ in t.excluded_packed.values()) > 8
+    same(live, before)
+    for msgs in steps:
+        live.feed(*msgs)
+        live.answer("shuffle")
+    live.apply(live.core.tick())
+    assert isinstance(live.core.estimator.games["g1"].plies, SplitPlies)
+    g2 = live.core.estimator.games["g2"].plies
+    assert isinstance(g2, SplitPlies) and len(g2) == 50 and g2[25].uci == longer[24]
+    same(live, after)
 
 
 def test_board_messages_share_their_evaluations_ints():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import overload
@@ -178,16 +179,39 @@ class PackedMoves(Sequence[MoveEvent]):
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
 
 
-def _without_fen(ev: MoveEvent) -> MoveEvent:
+def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     """``ev`` as a live game keeps it: without its FEN (~120 bytes a ply; only a game's first FEN is read,
-    :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`).
+    :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`), and
+    with one object for each of its values that repeat: the game's own id, one str per move text (UCI,
+    SAN), one int per evaluation, one float per clock reading. A feed makes them anew for every move
+    (the game id per poll): ~200 bytes a live ply kept until the game is compacted (issue 14 item 5).
 
-    >>> _without_fen(MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0))
+    >>> ev = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0)
+    >>> _kept(ev, "g")
     MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='')
+    >>> again = MoveEvent("".join("g"), 1, "".join(["e2", "e4"]), "".join("e4"), "", clock=float("5400"))
+    >>> kept = _kept(again, "g")
+    >>> kept.uci is _kept(ev, "g").uci, kept.clock is _kept(ev, "g").clock, kept.game_id is _kept(ev, "g").game_id
+    (True, True, True)
     """
-    if not ev.fen_before:
-        return ev
-    return MoveEvent(ev.game_id, ev.ply, ev.uci, ev.san, "", ev.clock, ev.emt, ev.eval_cp, ev.feed)
+    return MoveEvent(game_id, ev.ply, sys.intern(ev.uci), sys.intern(ev.san), "", _seconds(ev.clock),
+                     _seconds(ev.emt), _shared(ev.eval_cp), ev.feed)
+
+
+_SECONDS: dict[float, float] = {}
+"""One float object per clock reading (``[%clk]`` and ``[%emt]`` are whole seconds: a few thousand values)."""
+
+
+def _seconds(s: float | None) -> float | None:
+    """The one float object of a clock reading (a new table past 20,000 of them)."""
+    if s is None:
+        return None
+    one = _SECONDS.get(s)
+    if one is None:
+        if len(_SECONDS) >= 20_000:
+            _SECONDS.clear()
+        one = _SECONDS[s] = s
+    return one
 
 
 _CP: dict[int, int] = {}
@@ -314,7 +338,7 @@ class LiveGame:
             self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
-        self.moves.append(_without_fen(ev))
+        self.moves.append(_kept(ev, self.game_id))
         self._add_position(board)
         self.fen = fast_fen(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))

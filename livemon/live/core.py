@@ -97,6 +97,13 @@ TICK_BATCH = 5
 and :meth:`LiveCore.ttt_batches`: ~1-2 ms of work, so that a driver can hold the event loop's turns to a
 few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores; at 1,000 boards a
 batch of 10 was the flush's step of 7.6 ms on average in the loop's turns of >= 40 ms, issue 14)."""
+PACK_CHUNK = 16
+"""A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
+as objects they were ~500 bytes a ply until the game finished, the monitor's growth over a round (issue 14
+item 5); each chunk packs the game's settled plies again (~2 µs a ply)."""
+PACK_MARGIN = 8
+"""The newest plies of a live game that stay objects: a correction there (a DGT board's misread last moves)
+rolls back without unpacking the game."""
 PAIR_BATCH = 20
 """Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round)
 :meth:`LiveCore.tick_batches` works out per batch before it solves Algorithm 2."""
@@ -565,6 +572,18 @@ class LiveCore:
                         self._screen(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
+        self._pack_settled(game)
+
+    def _pack_settled(self, game: LiveGame) -> None:
+        """Pack a live game's scored plies but the newest :data:`PACK_MARGIN`, once :data:`PACK_CHUNK` more are
+        settled (every ply through them scored), in the estimator and the screener alike."""
+        through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
+        state = self.estimator.games.get(game.game_id)
+        if state is None or through - state.packed_through < PACK_CHUNK:
+            return
+        head = self.estimator.pack(game.game_id, through)
+        if head is not None and self.screener is not None:
+            self.screener.pack(game.game_id, head, through)
 
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""

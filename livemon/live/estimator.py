@@ -188,8 +188,57 @@ class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
         return self.packed.values()
 
 
-Plies = dict[int, ScoredPly] | PackedPlies | ShelvedPlies
-"""A game's scored plies: a dict while it may change, packed (and perhaps shelved) once finished."""
+class SplitPlies(Mapping[int, ScoredPly]):
+    """A live game's scored plies: those through ply ``cut`` packed (:class:`PackedPlies`), the newer ones a dict.
+
+    A live game's plies were ~500 bytes each as objects until the game finished (~40 MB a minute at
+    1,000 boards, issue 14 item 5); its settled plies are packed a chunk at a time
+    (:meth:`Estimator.pack` with ``through``), the newest ones stay objects (they may still be corrected).
+
+    >>> d = Decision((0.3, 0.1), 1)
+    >>> plies = {k: ScoredPly("g", k, 20, 30, d if k % 2 else None, "e2e4", "e4") for k in range(1, 6)}
+    >>> split = SplitPlies(PackedPlies({k: plies[k] for k in (1, 2, 3)}), 3, {5: plies[5], 4: plies[4]})
+    >>> dict(split) == plies, list(split), len(split), 4 in split, 6 in split, split[2] == plies[2]
+    (True, [1, 2, 3, 4, 5], 5, True, False, True)
+    >>> [ply for ply, _ in split.items([5, 1, 4])]
+    [1, 4, 5]
+    """
+
+    __slots__ = ("cut", "head", "tail")
+
+    def __init__(self, head: PackedPlies, cut: int, tail: dict[int, ScoredPly]) -> None:
+        self.head, self.cut, self.tail = head, cut, tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    def __iter__(self) -> Iterator[int]:
+        """The plies in order (the head's, then the tail's sorted: it fills in any order)."""
+        yield from self.head
+        yield from sorted(self.tail)
+
+    def __contains__(self, ply: object) -> bool:
+        return ply in self.tail or ply in self.head
+
+    def __getitem__(self, ply: int) -> ScoredPly:
+        sp = self.tail.get(ply)
+        return sp if sp is not None else self.head[ply]
+
+    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
+        """As :meth:`PackedPlies.items`: every ``(ply, ScoredPly)`` in order, or those of ``plies``."""
+        if plies is None:
+            return self.head.items() + sorted(self.tail.items())
+        wanted = sorted(plies)
+        tail = self.tail
+        return self.head.items(p for p in wanted if p <= self.cut) + [(p, tail[p]) for p in wanted if p in tail]
+
+    def values(self) -> list[ScoredPly]:  # type: ignore[override]
+        return [sp for _, sp in self.items()]
+
+
+Plies = dict[int, ScoredPly] | SplitPlies | PackedPlies | ShelvedPlies
+"""A game's scored plies: a dict while it may change, its settled part packed while it goes on
+(:class:`SplitPlies`), all packed (and perhaps shelved) once finished."""
 
 
 @dataclass(slots=True)
@@ -206,11 +255,23 @@ class GameState:
         """The key of this game's record on a shelf (:meth:`Estimator.pack`)."""
         return f"plies {self.info.game_id}"
 
-    def changing(self) -> dict[int, ScoredPly]:
-        """The plies as a dict that may change (a packed game unpacked first)."""
-        if not isinstance(self.plies, dict):
-            self.plies = dict(self.plies.items())
-        return self.plies
+    def changing(self, from_ply: int = 1) -> dict[int, ScoredPly]:
+        """The plies from ``from_ply`` on as a dict that may change: a live game's unpacked ones when they
+        hold them all, else every ply (a packed game unpacked first)."""
+        plies = self.plies
+        if isinstance(plies, SplitPlies) and from_ply > plies.cut:
+            return plies.tail
+        if not isinstance(plies, dict):
+            plies = self.plies = dict(plies.items())
+        return plies
+
+    @property
+    def packed_through(self) -> int:
+        """The plies through this one are packed (0: none; a finished game's every ply)."""
+        plies = self.plies
+        if isinstance(plies, dict):
+            return 0
+        return plies.cut if isinstance(plies, SplitPlies) else max(plies, default=0)
 
     def side(self, side: int) -> list[tuple[int, ScoredPly]]:
         """The plies of one side (``ply % 2``) in order; a packed game makes only those."""
@@ -311,7 +372,7 @@ class Estimator:
         game = self.games[sp.game_id]
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
-        game.changing()[sp.ply] = sp
+        game.changing(sp.ply)[sp.ply] = sp
         player = self.mover(sp.game_id, sp.ply)
         player.sides[game.seq] = sp.ply % 2
         g = sp.gain
@@ -379,7 +440,7 @@ class Estimator:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
         self._changes += 1
-        plies = game.changing()
+        plies = game.changing(from_ply)
         for ply in sorted((p for p in plies if p >= from_ply), reverse=True):
             sp = plies.pop(ply)
             player = self.mover(game_id, ply)
@@ -421,19 +482,34 @@ class Estimator:
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
 
-    def pack(self, game_id: str) -> PackedPlies | ShelvedPlies | None:
+    def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
         """Keep a finished game's plies packed (:class:`PackedPlies`, on :attr:`shelf` if set: :class:`ShelvedPlies`);
         returns them (None: no such game).
 
-        Every figure stays the same; a correction unpacks the game again.
+        ``through``: a live game's plies through that ply only (they are all scored: the caller knows),
+        the newer ones kept as objects (:class:`SplitPlies`); returns the packed part then, and
+        None when no ply is packed anew. Every figure stays the same; a correction unpacks the game again.
         """
         game = self.games.get(game_id)
         if game is None:
             return None
-        if isinstance(game.plies, dict):
-            packed = PackedPlies(game.plies)
-            game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
-        return game.plies
+        plies = game.plies
+        if through is None:
+            if isinstance(plies, (dict, SplitPlies)):
+                packed = PackedPlies(plies)
+                game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
+            return game.plies
+        if not isinstance(plies, (dict, SplitPlies)) or through <= game.packed_through:
+            return None
+        tail = plies if isinstance(plies, dict) else plies.tail
+        moving = {ply: sp for ply, sp in tail.items() if ply <= through}
+        if not moving:
+            return None
+        if isinstance(plies, SplitPlies):
+            moving = dict(plies.head.items()) | moving
+        head = PackedPlies(moving)
+        game.plies = SplitPlies(head, through, {ply: sp for ply, sp in tail.items() if ply > through})
+        return head
 
     # -- output -------------------------------------------------------------------
 

@@ -252,9 +252,9 @@ class Screener:
         self._tags: dict[TrackKey, float] = {}
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
-        self._packed: set[str] = set()  # games whose used positions are packed (:meth:`pack`)
-        self._where_packed: dict[str, tuple[TrackKey, TrackKey, array[int]]] = {}  # such a game's plies:
-        # (White's track, Black's track, every ply) instead of one entry a ply in ``_where``
+        self._cut: dict[str, int] = {}  # game id -> its used positions through this ply are packed (:meth:`pack`)
+        self._where_packed: dict[str, tuple[TrackKey, TrackKey, array[int]]] = {}  # such a game's packed plies:
+        # (White's track, Black's track, the plies) instead of one entry a ply in ``_where``
 
     # -- input ------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ class Screener:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
         if not self.enabled:
             return None
-        self._unpack(sp.game_id)
+        self._unpack(sp.game_id, sp.ply)
         where = self._where.setdefault(sp.game_id, {})
         if sp.ply in where:
             self.rollback(sp.game_id, sp.ply)
@@ -327,7 +327,7 @@ class Screener:
 
     def rollback(self, game_id: str, from_ply: int) -> list[TrackKey]:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game); returns the tracks touched."""
-        self._unpack(game_id)
+        self._unpack(game_id, from_ply)
         seq = self._seq.get(game_id)
         touched: dict[TrackKey, None] = {}
         where = self._where.get(game_id, {})
@@ -350,15 +350,21 @@ class Screener:
             touched[tkey] = None
         return list(touched)
 
-    def pack(self, game_id: str, plies_packed: PackedPlies | ShelvedPlies) -> None:
-        """A finished game's used positions kept as its packed plies (the estimator's :meth:`~Estimator.pack`),
-        not one entry each; every number stays the same, and a correction unpacks them."""
+    def pack(self, game_id: str, plies_packed: PackedPlies | ShelvedPlies, through: int | None = None) -> None:
+        """A game's used positions kept as its packed plies (the estimator's :meth:`~Estimator.pack`), not one
+        entry each: a finished game's all, a live game's ``through`` a ply (``plies_packed`` holds every
+        scored ply through it; packed again as the game goes on, each time with all of them). Every number
+        stays the same, and a correction at or before the packed plies unpacks them."""
         seq, where = self._seq.get(game_id), self._where.get(game_id)
-        if seq is None or not where or game_id in self._packed:
+        if seq is None or not where:
+            return
+        moving = [ply for ply in where if through is None or ply <= through]
+        if not moving:
             return
         by_track: dict[TrackKey, list[int]] = {}
         left_out: dict[TrackKey, list[tuple[int, str]]] = {}
-        for ply, tkey in where.items():
+        for ply in moving:
+            tkey = where[ply]
             if _pos(seq, ply) in self.tracks[tkey].used:
                 by_track.setdefault(tkey, []).append(ply)
             else:
@@ -366,32 +372,42 @@ class Screener:
                 if reason is not None:
                     left_out.setdefault(tkey, []).append((ply, reason))
         for tkey, out in left_out.items():  # a ply and a byte each, not a tuple key and a dict entry
-            self.tracks[tkey].excluded_packed[seq] = (array("i", [ply for ply, _ in out]),
-                                                      bytes(EXCLUSIONS.index(r) for _, r in out))
-        for tkey, plies in by_track.items():
+            out.sort()
+            old_plies, old_reasons = self.tracks[tkey].excluded_packed.get(seq, ((), b""))
+            self.tracks[tkey].excluded_packed[seq] = (array("i", [*old_plies, *(ply for ply, _ in out)]),
+                                                      old_reasons + bytes(EXCLUSIONS.index(r) for _, r in out))
+        for tkey in {*where.values(), *self._where_packed.get(game_id, ())[:2]}:  # the game's tracks: the new record
             track = self.tracks[tkey]
-            plies.sort()
+            plies = sorted(by_track.get(tkey, ()))
+            _, old_plies, old_p0 = track.packed.get(seq, (None, (), ()))
+            if not plies and not old_plies:
+                continue
             for ply in plies:
                 del track.used[_pos(seq, ply)]
             # a used position has its p0 exactly when the track has a c_r; arrays from lists: no spare room
-            p0 = array("d", [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else [])
-            track.packed[seq] = (plies_packed, array("i", plies), p0)
-        sides = {ply % 2: tkey for ply, tkey in where.items()}
-        if len(sides) == 2 and all(sides[ply % 2] == tkey for ply, tkey in where.items()):  # the usual case
-            self._where_packed[game_id] = (sides[1], sides[0], array("i", sorted(where)))
-            del self._where[game_id]
-        self._packed.add(game_id)
+            p0 = [*old_p0, *(track.p0.pop(_pos(seq, ply)) for ply in plies)] if track.c_r is not None else []
+            track.packed[seq] = (plies_packed, array("i", [*old_plies, *plies]), array("d", p0))
+        sides = {ply % 2: where[ply] for ply in moving}
+        white, black, old = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
+        if white is not None and black is not None and all(  # the usual case: one track a side
+                where[ply] == (white if ply % 2 else black) for ply in moving):
+            self._where_packed[game_id] = (white, black, array("i", sorted([*old, *moving])))
+            for ply in moving:
+                del where[ply]
+            if not where:
+                del self._where[game_id]
+        self._cut[game_id] = max(self._cut.get(game_id, 0), max(moving) if through is None else through)
 
-    def _unpack(self, game_id: str) -> None:
-        """Back to one entry per position (before a correction of a packed game)."""
-        if game_id not in self._packed:
+    def _unpack(self, game_id: str, ply: int = 1) -> None:
+        """Back to one entry per position (before a correction at or before ``ply`` of a packed game)."""
+        if ply > self._cut.get(game_id, 0):
             return
-        self._packed.discard(game_id)
+        del self._cut[game_id]
         seq = self._seq[game_id]
         kept = self._where_packed.pop(game_id, None)
         if kept is not None:
             white, black, plies = kept
-            self._where[game_id] = {ply: white if ply % 2 else black for ply in plies}
+            self._where[game_id] = {**{p: white if p % 2 else black for p in plies}, **self._where.get(game_id, {})}
         for tkey in set(self._where.get(game_id, {}).values()):
             track = self.tracks[tkey]
             left_out = track.excluded_packed.pop(seq, None)
