@@ -495,10 +495,11 @@ class Estimator:
             return None
         plies = game.plies
         if through is None:
-            if isinstance(plies, (dict, SplitPlies)):
-                packed = PackedPlies(plies)
-                game.plies = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
-            return game.plies
+            if not isinstance(plies, (dict, SplitPlies)):
+                return plies
+            packed = PackedPlies(plies)
+            game.plies = kept = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
+            return kept
         if not isinstance(plies, (dict, SplitPlies)) or through <= game.packed_through:
             return None
         tail = plies if isinstance(plies, dict) else plies.tail
