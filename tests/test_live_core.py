@@ -762,6 +762,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     (as objects they were ~500 bytes a ply until the game finished): every estimate, performance and screening
     figure is that of a run that never packed, before and after corrections in the newest plies (nothing
     unpacked) and in the packed ones (the game unpacked, then packed again as it goes on)."""
+    from livemon.live.analysis import LiveMoves
     from livemon.live.estimator import SplitPlies
     from livemon.live.screener import _PLY_MASK
 
@@ -786,6 +787,9 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
 
     def same(a: Driver, b: Driver) -> None:
         assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        for gid in games:
+            assert a.core.board_state(gid) == b.core.board_state(gid)
+            assert list(a.core.games[gid].moves) == list(b.core.games[gid].moves)
         for name in names:
             pa, pb = (d.core.player_estimate(d.core.estimator.players[name]) for d in (a, b))
             assert pa.performance == pb.performance and pa.performance["elo"] is not None
@@ -806,6 +810,8 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         plies = live.core.estimator.games[gid].plies
         assert isinstance(plies, SplitPlies) and 70 - 8 - 16 < plies.cut <= 70 - 8 and len(plies) == 70
         assert len(plies.tail) == 70 - plies.cut
+        moves = live.core.games[gid].moves  # the moves too: packed through the same ply
+        assert isinstance(moves, LiveMoves) and len(moves.head) == plies.cut and len(moves) == 70
     cut = live.core.estimator.games["g0"].plies.cut  # type: ignore[union-attr]
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
@@ -818,6 +824,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         live.answer("shuffle")
     live.apply(live.core.tick())
     assert isinstance(live.core.estimator.games["g1"].plies, SplitPlies)
+    assert isinstance(live.core.games["g1"].moves, LiveMoves) and isinstance(live.core.games["g2"].moves, LiveMoves)
     g2 = live.core.estimator.games["g2"].plies
     assert isinstance(g2, SplitPlies) and len(g2) == 50 and g2[25].uci == longer[24]
     same(live, after)

@@ -179,6 +179,51 @@ class PackedMoves(Sequence[MoveEvent]):
                          self._feeds if isinstance(self._feeds, str) else self._feeds[k])
 
 
+class LiveMoves(Sequence[MoveEvent]):
+    """A live game's moves: the settled ones packed (:class:`PackedMoves`), the newest ones objects
+    (:meth:`LiveGame.pack`: a move object is ~110 bytes kept until the game finishes; packed, ~30).
+
+    >>> moves = [MoveEvent("g", k, "e2e4" if k % 2 else "e7e5", "x", "", clock=60.0 * k) for k in range(1, 6)]
+    >>> live = LiveMoves(PackedMoves("g", moves[:3]), moves[3:])
+    >>> list(live) == moves, live[-1].ply, live[1].clock, [m.ply for m in live[2:4]], len(live)
+    (True, 5, 120.0, [3, 4], 5)
+    """
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, head: PackedMoves, tail: list[MoveEvent]) -> None:
+        self.head, self.tail = head, tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    @overload
+    def __getitem__(self, i: int) -> MoveEvent: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[MoveEvent]: ...
+
+    def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
+        n = len(self.head)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                return [self[k] for k in range(start, stop, step)]
+            return (self.head[start:min(stop, n)] if start < n else []) + self.tail[max(start - n, 0):max(stop - n, 0)]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.tail[i - n] if i >= n else self.head[i]
+
+    def __iter__(self) -> Iterator[MoveEvent]:
+        yield from self.head
+        yield from self.tail
+
+    def append(self, ev: MoveEvent) -> None:
+        self.tail.append(ev)
+
+
 def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     """``ev`` as a live game keeps it: without its FEN (~120 bytes a ply; only a game's first FEN is read,
     :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`), and
@@ -300,7 +345,7 @@ class LiveGame:
         self.forced: list[bool] = []  # one legal move (or none) in each position
         self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
-        self.moves: list[MoveEvent] = []
+        self.moves: list[MoveEvent] | LiveMoves = []  # LiveMoves: the settled ones packed (:meth:`pack`)
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
@@ -359,7 +404,11 @@ class LiveGame:
             if keep and keep <= len(self.moves) and self.needs_engine(keep):
                 again.append(keep)
         keep = max(from_ply - 1, 0)
-        del self.moves[keep:]
+        moves = self.moves
+        if isinstance(moves, LiveMoves) and keep >= len(moves.head):
+            del moves.tail[keep - len(moves.head):]
+        else:
+            self.moves = list(moves)[:keep]
         del self.boards[keep + 1 if keep else 0 :]
         del self.rules[len(self.boards) :]
         del self.forced[len(self.boards) :]
@@ -462,6 +511,19 @@ class LiveGame:
         self.analyses.pop(j, None)
 
     # -- memory ---------------------------------------------------------------------
+
+    def pack(self, through: int) -> None:
+        """Pack the moves through ply ``through`` (:class:`LiveMoves`; the core packs a live game's settled
+        plies a chunk at a time, :meth:`~livemon.live.core.LiveCore`'s ``_pack_settled``)."""
+        moves = self.moves
+        if self.compacted or through > len(moves):
+            return
+        if not isinstance(moves, LiveMoves):
+            self.moves = LiveMoves(PackedMoves(self.game_id, moves[:through]), moves[through:])
+        elif through > len(moves.head):
+            n = len(moves.head)
+            self.moves = LiveMoves(PackedMoves(self.game_id, [*moves.head, *moves.tail[:through - n]]),
+                                   moves.tail[through - n:])
 
     @property
     def settled(self) -> bool:

@@ -576,11 +576,12 @@ class LiveCore:
 
     def _pack_settled(self, game: LiveGame) -> None:
         """Pack a live game's scored plies but the newest :data:`PACK_MARGIN`, once :data:`PACK_CHUNK` more are
-        settled (every ply through them scored), in the estimator and the screener alike."""
+        settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self.estimator.games.get(game.game_id)
         if state is None or through - state.packed_through < PACK_CHUNK:
             return
+        game.pack(through)
         head = self.estimator.pack(game.game_id, through)
         if head is not None and self.screener is not None:
             self.screener.pack(game.game_id, head, through)
