@@ -13,8 +13,10 @@
    for 5 ms sleeps and records how late it wakes, while the refresh runs in
    the worker process. The reference is the same fit run on the event loop
    (what the lag would be without the worker process). Goal: < 50 ms.
+4. **Memory of a live ply** (``--live-copies N``): the bytes of Python objects the monitor holds for
+   each ply of a game still going (tracemalloc), the growth of a round before its games finish.
 
-    python bench/pipeline.py [--copies 4] [--depth 8] [--ttt-games 20000]
+    python bench/pipeline.py [--copies 4] [--depth 8] [--ttt-games 20000] [--live-copies 4]
 """
 
 from __future__ import annotations
@@ -170,6 +172,49 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
         monitor.store.close()
 
 
+async def live_ply_bytes(store: Path, depth: int, copies: int) -> tuple[int, float, list[tuple[str, float]]]:
+    """Bytes of Python objects the monitor holds a live ply (all cached; tracemalloc): ``2 * copies`` copies of
+    the event handed in without their results (every game stays live), the second half measured, each copy
+    parsed anew (its strings its own, as a feed makes them). Returns the plies measured, the bytes a ply and
+    the files that hold most of them (the hub's bounded log of board messages among them)."""
+    import tracemalloc
+    from collections import Counter
+
+    monitor = served(config(store, depth))
+    await monitor.pool.start()
+    reader = asyncio.create_task(drained(monitor))
+    try:
+        monitor._pin_profile()
+
+        async def live_copies(first: int) -> int:
+            plies = 0
+            for c in range(first, first + copies):
+                for m in renamed(await replay_messages(LONDON), c):
+                    if not isinstance(m, GameResult):
+                        plies += isinstance(m, MoveEvent)
+                        monitor.handle(m)
+                await monitor.drain()
+            await asyncio.sleep(0.2)  # the subscriber reads what was published
+            gc.collect()
+            return plies
+
+        await live_copies(0)
+        tracemalloc.start(1)
+        before = tracemalloc.take_snapshot()
+        plies = await live_copies(copies)
+        diff = tracemalloc.take_snapshot().compare_to(before, "filename")
+        tracemalloc.stop()
+        by_file: Counter[str] = Counter()
+        for d in diff:
+            by_file[Path(d.traceback[0].filename).name] += d.size_diff
+        return plies, sum(d.size_diff for d in diff) / plies, [(f, b / plies) for f, b in by_file.most_common(8)]
+    finally:
+        reader.cancel()
+        await monitor.pool.close()
+        monitor._ttt.close()
+        monitor.store.close()
+
+
 def reference_moves_per_s(msgs: list[Message]) -> float:
     """The floor of any monitor: python-chess parsing, pushing and printing the FEN of each move, once."""
     moves = [m for m in msgs if isinstance(m, MoveEvent)]
@@ -300,6 +345,8 @@ async def main() -> None:
                     help="then replay this many more copies (35 games each) and print RSS over time")
     ap.add_argument("--trace", type=int, default=0,
                     help="with --long-copies: print this many top growing allocation sites (tracemalloc)")
+    ap.add_argument("--live-copies", type=int, default=0,
+                    help="then measure the bytes a live ply holds: 2 x this many copies of the event, no results")
     ap.add_argument("--no-ttt", action="store_true", help="skip the TTT loop-lag part")
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -338,6 +385,11 @@ async def main() -> None:
             print(f"long replay, {rss[-1][0]} games ({args.long_copies} copies of the event, all cached): RSS "
                   + ", ".join(f"{mb:.0f} MB at {g} games" for g, mb in marks)
                   + f"; second half grew {half[-1][1] - half[0][1]:+.0f} MB over {half[-1][0] - half[0][0]} games")
+        if args.live_copies:
+            plies, per_ply, files = await live_ply_bytes(warm, args.depth, args.live_copies)
+            print(f"live plies, in process (tracemalloc, {plies} plies of {35 * args.live_copies} games without "
+                  f"results, after as many): {per_ply:,.0f} bytes a live ply; by file: "
+                  + ", ".join(f"{f} {b:,.0f}" for f, b in files))
         if args.no_ttt:
             return
         lag = await loop_lag(Path(tmp) / "ttt.sqlite", args.ttt_games, args.ttt_players)

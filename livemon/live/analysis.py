@@ -150,6 +150,27 @@ class PackedMoves(Sequence[MoveEvent]):
         feeds = {m.feed for m in moves}
         self._feeds: str | tuple[str, ...] = feeds.pop() if len(feeds) == 1 else tuple(m.feed for m in moves)
 
+    def extended(self, moves: Sequence[MoveEvent]) -> PackedMoves:
+        """These moves and ``moves`` (the next ones) packed, these not made again (:meth:`LiveGame.pack`).
+
+        >>> moves = [MoveEvent("g", k, "e2e4", "e4", "", clock=60.0 * k, feed="a" if k < 4 else "b") for k in (1, 2, 3, 4)]
+        >>> list(PackedMoves("g", moves[:2]).extended(moves[2:])) == moves
+        True
+        """
+        new = PackedMoves(self._game_id, moves)
+        if not len(new) or not len(self):
+            return self if not len(new) else new
+        out = object.__new__(PackedMoves)
+        out._game_id = self._game_id
+        out._uci, out._san = f"{self._uci} {new._uci}", f"{self._san} {new._san}"
+        out._clock, out._emt, out._eval = self._clock + new._clock, self._emt + new._emt, self._eval + new._eval
+        if isinstance(self._feeds, str) and self._feeds == new._feeds:
+            out._feeds = self._feeds
+        else:
+            out._feeds = tuple(f for p in (self, new) for f in (
+                p._feeds if isinstance(p._feeds, tuple) else (p._feeds,) * len(p)))
+        return out
+
     def __len__(self) -> int:
         return len(self._eval)
 
@@ -522,8 +543,7 @@ class LiveGame:
             self.moves = LiveMoves(PackedMoves(self.game_id, moves[:through]), moves[through:])
         elif through > len(moves.head):
             n = len(moves.head)
-            self.moves = LiveMoves(PackedMoves(self.game_id, [*moves.head, *moves.tail[:through - n]]),
-                                   moves.tail[through - n:])
+            self.moves = LiveMoves(moves.head.extended(moves.tail[:through - n]), moves.tail[through - n:])
 
     @property
     def settled(self) -> bool:
@@ -541,7 +561,8 @@ class LiveGame:
             return
         self.boards, self.rules, self.forced, self.analyses = [], [], [], {}
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
-        packed = PackedMoves(self.game_id, self.moves)
+        moves = self.moves
+        packed = moves.head.extended(moves.tail) if isinstance(moves, LiveMoves) else PackedMoves(self.game_id, moves)
         if shelf is None:
             self.moves = packed  # type: ignore[assignment]
         else:

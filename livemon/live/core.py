@@ -579,7 +579,7 @@ class LiveCore:
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self.estimator.games.get(game.game_id)
-        if state is None or through - state.packed_through < PACK_CHUNK:
+        if game.compacted or state is None or through - state.packed_through < PACK_CHUNK:
             return
         game.pack(through)
         head = self.estimator.pack(game.game_id, through)

@@ -108,8 +108,41 @@ class PackedPlies(Mapping[int, ScoredPly]):
         self._forced = bytes(sp.forced for sp in items)
         self._zobrist = None if all(sp.zobrist is None for sp in items) else (
             array("Q", [sp.zobrist or 0 for sp in items]), bytes(sp.zobrist is not None for sp in items))
-        self._index: dict[int, int] | None = None if list(self._plies) == list(range(1, len(items) + 1)) else {
+        self._index_plies()
+
+    def _index_plies(self) -> None:
+        n = len(self._plies)
+        self._index: dict[int, int] | None = None if list(self._plies) == list(range(1, n + 1)) else {
             ply: i for i, ply in enumerate(self._plies)}
+
+    def extended(self, more: Mapping[int, ScoredPly]) -> PackedPlies:
+        """These plies and ``more`` (each after them) packed, these not made again: a live game's plies are
+        packed a chunk at a time (:meth:`Estimator.pack`), each chunk at the cost of its own plies.
+
+        >>> d = Decision((0.3, 0.1), 1)
+        >>> plies = {k: ScoredPly("g", k, 20, 30, d if k % 2 else None, "e2e4", "e4", False, k if k > 2 else None)
+        ...          for k in range(1, 6)}
+        >>> PackedPlies({k: plies[k] for k in (1, 2)}).extended({k: plies[k] for k in (3, 5)}) == {
+        ...     k: plies[k] for k in (1, 2, 3, 5)}
+        True
+        """
+        new = PackedPlies(more)
+        if not new._plies or not self._plies:
+            return self if not new._plies else new
+        out = object.__new__(PackedPlies)
+        out._game_id = self._game_id
+        out._plies, out._before, out._after = self._plies + new._plies, self._before + new._before, self._after + new._after
+        out._played, out._values = self._played + new._played, self._values + new._values
+        out._offsets = self._offsets + array("I", [o + self._offsets[-1] for o in new._offsets[1:]])
+        out._uci, out._san = f"{self._uci} {new._uci}", f"{self._san} {new._san}"
+        out._forced = self._forced + new._forced
+        if self._zobrist is None and new._zobrist is None:
+            out._zobrist = None
+        else:
+            a, b = (z._zobrist or (array("Q", bytes(8 * len(z))), bytes(len(z))) for z in (self, new))
+            out._zobrist = (a[0] + b[0], a[1] + b[1])
+        out._index_plies()
+        return out
 
     def __len__(self) -> int:
         return len(self._plies)
@@ -267,11 +300,12 @@ class GameState:
 
     @property
     def packed_through(self) -> int:
-        """The plies through this one are packed (0: none; a finished game's every ply)."""
+        """The plies through this one are packed (0: none; a game packed whole: its number of plies, known
+        without reading a shelved record)."""
         plies = self.plies
         if isinstance(plies, dict):
             return 0
-        return plies.cut if isinstance(plies, SplitPlies) else max(plies, default=0)
+        return plies.cut if isinstance(plies, SplitPlies) else len(plies)
 
     def side(self, side: int) -> list[tuple[int, ScoredPly]]:
         """The plies of one side (``ply % 2``) in order; a packed game makes only those."""
@@ -497,7 +531,7 @@ class Estimator:
         if through is None:
             if not isinstance(plies, (dict, SplitPlies)):
                 return plies
-            packed = PackedPlies(plies)
+            packed = plies.head.extended(plies.tail) if isinstance(plies, SplitPlies) else PackedPlies(plies)
             game.plies = kept = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
             return kept
         if not isinstance(plies, (dict, SplitPlies)) or through <= game.packed_through:
@@ -506,9 +540,7 @@ class Estimator:
         moving = {ply: sp for ply, sp in tail.items() if ply <= through}
         if not moving:
             return None
-        if isinstance(plies, SplitPlies):
-            moving = dict(plies.head.items()) | moving
-        head = PackedPlies(moving)
+        head = plies.head.extended(moving) if isinstance(plies, SplitPlies) else PackedPlies(moving)
         game.plies = SplitPlies(head, through, {ply: sp for ply, sp in tail.items() if ply > through})
         return head
 
