@@ -250,7 +250,7 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`), and
     with one object for each of its values that repeat: the game's own id, one str per move text (UCI,
     SAN), one int per evaluation, one float per clock reading. A feed makes them anew for every move
-    (the game id per poll): ~200 bytes a live ply kept until the game is compacted (issue 14 item 5).
+    (the game id per poll): ~160 bytes a live ply kept until the game is compacted (issue 14 item 5).
 
     >>> ev = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0)
     >>> _kept(ev, "g")
@@ -534,8 +534,8 @@ class LiveGame:
     # -- memory ---------------------------------------------------------------------
 
     def pack(self, through: int) -> None:
-        """Pack the moves through ply ``through`` (:class:`LiveMoves`; the core packs a live game's settled
-        plies a chunk at a time, :meth:`~livemon.live.core.LiveCore`'s ``_pack_settled``)."""
+        """Pack the moves through ply ``through`` (:class:`LiveMoves`; the core's ``_pack_settled`` packs a live
+        game's settled plies a chunk at a time)."""
         moves = self.moves
         if self.compacted or through > len(moves):
             return

@@ -99,8 +99,8 @@ few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 sha
 batch of 10 was the flush's step of 7.6 ms on average in the loop's turns of >= 40 ms, issue 14)."""
 PACK_CHUNK = 16
 """A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
-as objects they were ~500 bytes a ply until the game finished, the monitor's growth over a round (issue 14
-item 5); each chunk packs the game's settled plies again (~2 µs a ply)."""
+as objects they were several hundred bytes a ply until the game finished, the monitor's growth over a round
+(issue 14 item 5); each chunk is joined to the packed part at the cost of its own plies."""
 PACK_MARGIN = 8
 """The newest plies of a live game that stay objects: a correction there (a DGT board's misread last moves)
 rolls back without unpacking the game."""

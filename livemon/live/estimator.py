@@ -224,8 +224,8 @@ class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
 class SplitPlies(Mapping[int, ScoredPly]):
     """A live game's scored plies: those through ply ``cut`` packed (:class:`PackedPlies`), the newer ones a dict.
 
-    A live game's plies were ~500 bytes each as objects until the game finished (~40 MB a minute at
-    1,000 boards, issue 14 item 5); its settled plies are packed a chunk at a time
+    A live game's plies were several hundred bytes each as objects until the game finished (the monitor's
+    growth at 1,000 boards before their games end, issue 14 item 5); its settled plies are packed a chunk at a time
     (:meth:`Estimator.pack` with ``through``), the newest ones stay objects (they may still be corrected).
 
     >>> d = Decision((0.3, 0.1), 1)
