@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import contextlib
 import asyncio
 import dataclasses
 import gc
@@ -31,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import chess
@@ -93,6 +95,23 @@ async def drained(monitor: Monitor) -> None:
         await sub.queue.get()
 
 
+@contextlib.asynccontextmanager
+async def running(store: Path, depth: int) -> AsyncIterator[Monitor]:
+    """A served monitor on ``store`` with its engine pool started, the profile pinned (performance estimates
+    and screening on) and a subscriber draining it; everything closed after."""
+    monitor = served(config(store, depth))
+    await monitor.pool.start()
+    reader = asyncio.create_task(drained(monitor))
+    try:
+        monitor._pin_profile()
+        yield monitor
+    finally:
+        reader.cancel()
+        await monitor.pool.close()
+        monitor._ttt.close()
+        monitor.store.close()
+
+
 async def warm_cache(msgs: list[Message], store: Path, depth: int) -> dict[str, int]:
     """Analyse every position once with the real engine (cold cache); count searches per ply."""
     monitor = Monitor(config(store, depth, processes=2))
@@ -138,15 +157,11 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
     the end of the run (slow: tracemalloc costs 2-4x)."""
     import tracemalloc
 
-    monitor = served(config(store, depth))
     mid: tracemalloc.Snapshot | None = None
     if trace:
         tracemalloc.start(8)
-    await monitor.pool.start()
-    reader = asyncio.create_task(drained(monitor))
     out: list[tuple[int, float]] = []
-    try:
-        monitor._pin_profile()
+    async with running(store, depth) as monitor:
         for c in range(copies):
             for m in renamed(msgs, 1000 + c):
                 monitor.handle(m)
@@ -165,11 +180,6 @@ async def long_replay(msgs: list[Message], store: Path, depth: int, copies: int,
                     print(f"  {st.size_diff / 2**20:+8.2f} MB {st.count_diff:+9d} blocks  {where}")
             tracemalloc.stop()
         return out
-    finally:
-        reader.cancel()
-        await monitor.pool.close()
-        monitor._ttt.close()
-        monitor.store.close()
 
 
 async def live_ply_bytes(store: Path, depth: int, copies: int) -> tuple[int, float, list[tuple[str, float]]]:
@@ -180,12 +190,7 @@ async def live_ply_bytes(store: Path, depth: int, copies: int) -> tuple[int, flo
     import tracemalloc
     from collections import Counter
 
-    monitor = served(config(store, depth))
-    await monitor.pool.start()
-    reader = asyncio.create_task(drained(monitor))
-    try:
-        monitor._pin_profile()
-
+    async with running(store, depth) as monitor:
         async def live_copies(first: int) -> int:
             plies = 0
             for c in range(first, first + copies):
@@ -208,11 +213,6 @@ async def live_ply_bytes(store: Path, depth: int, copies: int) -> tuple[int, flo
         for d in diff:
             by_file[Path(d.traceback[0].filename).name] += d.size_diff
         return plies, sum(d.size_diff for d in diff) / plies, [(f, b / plies) for f, b in by_file.most_common(8)]
-    finally:
-        reader.cancel()
-        await monitor.pool.close()
-        monitor._ttt.close()
-        monitor.store.close()
 
 
 def reference_moves_per_s(msgs: list[Message]) -> float:
@@ -231,11 +231,7 @@ def reference_moves_per_s(msgs: list[Message]) -> float:
 
 async def overhead(msgs: list[Message], store: Path, depth: int, profile: Path | None = None) -> dict[str, float]:
     """Moves/s and per-move latency with every position cached."""
-    monitor = served(config(store, depth))
-    await monitor.pool.start()
-    reader = asyncio.create_task(drained(monitor))
-    try:
-        monitor._pin_profile()  # the profile's calibration: performance estimates and screening on
+    async with running(store, depth) as monitor:
         moves = [m for m in msgs if isinstance(m, MoveEvent)]
         half = len(msgs) // 2
         # throughput: the first half handed in as fast as a feed can
@@ -272,11 +268,6 @@ async def overhead(msgs: list[Message], store: Path, depth: int, profile: Path |
         return {"moves": len(moves), "burst_moves": burst_moves, "burst_s": burst,
                 "moves_per_s": burst_moves / burst, "lat_p50_ms": 1e3 * statistics.median(lat),
                 "lat_p95_ms": 1e3 * float(np.percentile(lat, 95)), "lat_max_ms": 1e3 * max(lat)}
-    finally:
-        reader.cancel()
-        await monitor.pool.close()
-        monitor._ttt.close()
-        monitor.store.close()
 
 
 def synthetic_results(n_games: int, n_players: int, seed: int = 1) -> list[Message]:
