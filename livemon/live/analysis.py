@@ -18,6 +18,7 @@ from typing import overload
 import chess
 import chess.polyglot
 
+from livemon.live.memo import Memo
 from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen
 from livemon.live.messages import MoveEvent
 from livemon.live.estimator import ScoredPly
@@ -264,24 +265,17 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
                      _seconds(ev.emt), _shared(ev.eval_cp), ev.feed)
 
 
-_SECONDS: dict[float, float] = {}
+_SECONDS = Memo[float, float](20_000)
 """One float object per clock reading (``[%clk]`` and ``[%emt]`` are whole seconds: a few thousand values)."""
 
 
 def _seconds(s: float | None) -> float | None:
-    """The one float object of a clock reading (a new table past 20,000 of them)."""
-    if s is None:
-        return None
-    one = _SECONDS.get(s)
-    if one is None:
-        if len(_SECONDS) >= 20_000:
-            _SECONDS.clear()
-        one = _SECONDS[s] = s
-    return one
+    """The one float object of a clock reading."""
+    return None if s is None else _SECONDS.one(s)
 
 
-_CP: dict[int, int] = {}
-"""One int object per evaluation value (at most 2 × MAX_CP + 1 of them, ~250 KB)."""
+_CP = Memo[int, int](2 * MAX_CP + 1)
+"""One int object per evaluation value (at most 2 × MAX_CP + 1 of them, ~250 KB: never cleared)."""
 
 
 def _shared(cp: int | None) -> int | None:
@@ -294,7 +288,7 @@ def _shared(cp: int | None) -> int | None:
     """
     if cp is None or not -MAX_CP <= cp <= MAX_CP:
         return cp
-    return _CP.setdefault(cp, cp)
+    return _CP.one(cp)
 
 
 class ShelvedMoves(Shelved, Sequence[MoveEvent]):

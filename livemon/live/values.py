@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import chess
 
+from livemon.live.memo import Memo
+
 _PROFILE = re.compile(r"^(?P<engine>.+) (?P<limit>depth|nodes)=(?P<n>\d+) multipv=(?P<multipv>\d+)$")
 
 
@@ -106,9 +108,7 @@ class PositionAnalysis:
             v = sign * cp
             f = pawns.get(v)
             if f is None:  # one float object per value: a decision's values are kept for the whole event
-                if len(pawns) > 20_000:  # engine scores are clamped to ±3900 cp: never in practice
-                    pawns.clear()
-                f = pawns[v] = v / 100.0
+                f = pawns.put(v, v / 100.0)
             out.append((move, f))
         return out
 
@@ -144,12 +144,13 @@ def position_key(board: chess.Board) -> str:
     return fast_epd(board)
 
 
-_PAWNS: dict[int, float] = {}
-"""Centipawns (mover's view) -> pawns, the float objects shared by every decision's values."""
+_PAWNS = Memo[int, float](20_000)
+"""Centipawns (mover's view) -> pawns, the float objects shared by every decision's values (engine
+scores are clamped to ±3900 cp: never cleared in practice)."""
 _RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
-_RANKS: dict[int, str] = {}
 RANKS_KEPT = 32_768
 """Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
+_RANKS = Memo[int, str](RANKS_KEPT)
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
 
 
@@ -188,9 +189,7 @@ def fast_board_fen(board: chess.BaseBoard) -> str:
         key = packed >> shift & _RANK_MASK
         text = ranks.get(key)
         if text is None:
-            if len(ranks) > RANKS_KEPT:
-                ranks.clear()  # bounded: rebuilt as needed
-            text = ranks[key] = _rank_text(key)
+            text = ranks.put(key, _rank_text(key))
         parts.append(text)
     return "/".join(parts)
 
@@ -207,9 +206,9 @@ def fast_epd(board: chess.Board) -> str:
                      chess.SQUARE_NAMES[ep] if ep is not None else "-"))
 
 
-_CASTLING: dict[tuple[int, ...], str] = {}
 CASTLING_KEPT = 8_192
 """Castling fields remembered (~300 B each; cleared when full)."""
+_CASTLING = Memo[tuple[int, ...], str](CASTLING_KEPT)
 _BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
 
 
@@ -227,11 +226,7 @@ def _castling(board: chess.Board) -> str:
     key = (rights, board.kings, board.rooks & _BACKRANKS, board.occupied_co[chess.WHITE] & _BACKRANKS,
            board.occupied_co[chess.BLACK] & _BACKRANKS, board.promoted, int(board.chess960))
     text = _CASTLING.get(key)
-    if text is None:
-        if len(_CASTLING) > CASTLING_KEPT:
-            _CASTLING.clear()  # bounded: rebuilt as needed
-        text = _CASTLING[key] = board.castling_xfen()
-    return text
+    return _CASTLING.put(key, board.castling_xfen()) if text is None else text
 
 
 def fast_fen(board: chess.Board) -> str:
