@@ -722,7 +722,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
     assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
-    assert all(any(entry[0] is p for p in packs) and len(entry[1]) == len(entry[2]) > 20 for entry in track.packed.values())
+    assert all(any(rec.plies is p for p in packs) and len(rec.used) == len(rec.p0) > 20 for rec in track.packed.values())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
         d = Driver(_calibrated_core())
@@ -816,8 +816,8 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
     tracks = live.core.screener.tracks.values()  # type: ignore[union-attr]
-    assert all(len(t.excluded) + sum(len(p) for p, _ in t.excluded_packed.values()) == sum(t.reasons.values())
-               for t in tracks) and sum(len(p) for t in tracks for p, _ in t.excluded_packed.values()) > 8
+    assert all(len(t.excluded) + sum(len(rec.excluded) for rec in t.packed.values()) == sum(t.reasons.values())
+               for t in tracks) and sum(len(rec.excluded) for t in tracks for rec in t.packed.values()) > 8
     same(live, before)
     for msgs in steps:
         live.feed(*msgs)

@@ -369,8 +369,8 @@ def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction
     track = packed_scr.tracks[("P0", "Open")]
     assert not any(k < _pos(5, 0) for k in track.used) and len(track.packed) == 3 and "g0" not in packed_scr._where
     # the left-out positions (book, forced) of the finished games packed too: a ply and a byte each, no dict entry
-    assert not any(k < _pos(5, 0) for k in track.excluded) and len(track.excluded_packed) == 3
-    assert sum(len(plies) for plies, _ in track.excluded_packed.values()) + len(track.excluded) == sum(
+    assert not any(k < _pos(5, 0) for k in track.excluded) and sum(len(rec.excluded) > 0 for rec in track.packed.values()) == 3
+    assert sum(len(rec.excluded) for rec in track.packed.values()) + len(track.excluded) == sum(
         track.reasons.values()) > 3 * 6
     same()
     for scr in (packed_scr, plain):  # a new rating re-scores every position, packed ones too

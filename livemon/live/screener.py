@@ -64,7 +64,7 @@ import logging
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from livemon.config import ScreeningConfig
@@ -119,6 +119,49 @@ class ScreeningAlert:
     top_moves: list[dict[str, Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class _PackedGame:
+    """One game's positions of one track, packed (:meth:`Screener.pack`): a ply and a float or a byte each,
+    not a dict entry and a tuple key (issue 14: memory per ply). A correction unpacks it (:meth:`unpacked`).
+
+    >>> from livemon.rating.agent import Decision
+    >>> plies = PackedPlies({p: ScoredPly("g", p, 0, 0, Decision((0.0, -1.0), played=0)) for p in range(1, 6)})
+    >>> rec = _PackedGame.merged(None, plies, [1, 3], [0.5, 0.25], [(5, "forced")])
+    >>> rec = _PackedGame.merged(rec, plies, [], [], [(2, "book")])
+    >>> used, p0, excluded = rec.unpacked(0)
+    >>> [k for k, _ in used], p0, excluded
+    ([1, 3], [(1, 0.5), (3, 0.25)], [(5, 'forced'), (2, 'book')])
+    """
+
+    plies: PackedPlies | ShelvedPlies  # the game's scored plies (the estimator's record: nothing copied)
+    used: array[int]  # the plies used, in order
+    p0: array[float]  # each one's P(a top move | c_r); empty without c_r
+    excluded: array[int]  # the plies left out
+    reasons: bytes  # each one's reason, its index in EXCLUSIONS
+
+    @staticmethod
+    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float],
+               left_out: list[tuple[int, str]]) -> _PackedGame:
+        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``."""
+        if old is None:
+            return _PackedGame(plies, array("i", used), array("d", p0), array("i", (p for p, _ in left_out)),
+                               bytes(EXCLUSIONS.index(r) for _, r in left_out))
+        return _PackedGame(plies, array("i", [*old.used, *used]) if used else old.used,  # no spare room
+                           array("d", [*old.p0, *p0]) if p0 else old.p0,
+                           array("i", [*old.excluded, *(p for p, _ in left_out)]) if left_out else old.excluded,
+                           old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
+
+    def positions(self, seq: int) -> list[tuple[PosKey, ScoredPly]]:
+        """The used positions' keys and scored plies (a shelved game's read from its shelf)."""
+        return [(_pos(seq, ply), sp) for ply, sp in self.plies.items(self.used)] if self.used else []
+
+    def unpacked(self, seq: int) -> tuple[list[tuple[PosKey, ScoredPly]], list[tuple[PosKey, float]],
+                                          list[tuple[PosKey, str]]]:
+        """The entries of ``used``, ``p0`` and ``excluded`` this record stands for."""
+        return (self.positions(seq), [(_pos(seq, ply), p) for ply, p in zip(self.used, self.p0)],
+                [(_pos(seq, ply), EXCLUSIONS[r]) for ply, r in zip(self.excluded, self.reasons)])
+
+
 @dataclass
 class _Track:
     """One player in one event."""
@@ -128,9 +171,6 @@ class _Track:
     used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
     p0: dict[PosKey, float] = field(default_factory=dict)  # P(a top move | c_r) of each used position (when c_r)
     excluded: dict[PosKey, str] = field(default_factory=dict)
-    excluded_packed: dict[int, tuple[array[int], bytes]] = field(default_factory=dict)
-    """A finished game's excluded positions (game seq -> their plies, each reason's index in EXCLUSIONS),
-    kept out of ``excluded`` until a correction unpacks them."""
     rating: float | None = None
     rating_source: str = "none"
     c_r: float | None = None
@@ -142,9 +182,9 @@ class _Track:
     p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
-    packed: dict[int, tuple[PackedPlies | ShelvedPlies, array[int], array[float]]] = field(default_factory=dict)
-    """A finished game's used positions (game seq -> its packed plies, the plies used, their p0 or nothing
-    without c_r): kept out of ``used`` and ``p0`` (issue 14: memory per ply) until a correction unpacks it."""
+    packed: dict[int, _PackedGame] = field(default_factory=dict)
+    """A game's packed positions (game seq -> record): a finished game's all, a live game's settled ones,
+    kept out of ``used``, ``p0`` and ``excluded`` (issue 14: memory per ply) until a correction unpacks them."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
 
     def count(self, e: PositionExpectation, sign: int) -> None:
@@ -157,26 +197,26 @@ class _Track:
     def positions(self) -> Iterator[tuple[PosKey, ScoredPly]]:
         """Every used position with its scored ply: the live games' and the packed ones'."""
         yield from self.used.items()
-        for seq, (packed, plies, _) in self.packed.items():
-            yield from ((_pos(seq, ply), sp) for ply, sp in packed.items(plies))
+        for seq, rec in self.packed.items():
+            yield from rec.positions(seq)
 
     def position(self, key: PosKey) -> ScoredPly:
         sp = self.used.get(key)
-        return sp if sp is not None else self.packed[key >> _PLY_BITS][0][key & _PLY_MASK]
+        return sp if sp is not None else self.packed[key >> _PLY_BITS].plies[key & _PLY_MASK]
 
     def p0_items(self) -> Iterator[tuple[PosKey, float]]:
         """Every used position's P(a top move | c_r) (none without c_r)."""
         yield from self.p0.items()
-        for seq, (_, plies, p0) in self.packed.items():
-            yield from ((_pos(seq, ply), p) for ply, p in zip(plies, p0))
+        for seq, rec in self.packed.items():
+            yield from ((_pos(seq, ply), p) for ply, p in zip(rec.used, rec.p0))
 
     @property
     def n_used(self) -> int:
-        return len(self.used) + sum(len(plies) for _, plies, _ in self.packed.values())
+        return len(self.used) + sum(len(rec.used) for rec in self.packed.values())
 
     @property
     def n_p0(self) -> int:
-        return len(self.p0) + sum(len(p0) for _, _, p0 in self.packed.values())
+        return len(self.p0) + sum(len(rec.p0) for rec in self.packed.values())
 
     def expectations(self) -> dict[PosKey, PositionExpectation]:
         """What E(c_r) predicts for each used position (none without c_r)."""
@@ -189,8 +229,8 @@ class _Track:
         self.sums = [0] * 6
         es = self.expectations()
         self.p0 = {k: es[k].p0 for k in self.used} if es else {}
-        for seq, (packed, plies, _) in self.packed.items():
-            self.packed[seq] = (packed, plies, array("d", (es[_pos(seq, ply)].p0 for ply in plies) if es else ()))
+        for seq, rec in self.packed.items():
+            self.packed[seq] = replace(rec, p0=array("d", (es[_pos(seq, ply)].p0 for ply in rec.used) if es else ()))
         for e in es.values():
             self.count(e, 1)
 
@@ -371,27 +411,21 @@ class Screener:
                 reason = self.tracks[tkey].excluded.pop(_pos(seq, ply), None)
                 if reason is not None:
                     left_out.setdefault(tkey, []).append((ply, reason))
-        for tkey, out in left_out.items():  # a ply and a byte each, not a tuple key and a dict entry
-            out.sort()
-            old_plies, old_reasons = self.tracks[tkey].excluded_packed.get(seq, ((), b""))
-            self.tracks[tkey].excluded_packed[seq] = (array("i", [*old_plies, *(ply for ply, _ in out)]),
-                                                      old_reasons + bytes(EXCLUSIONS.index(r) for _, r in out))
         for tkey in {*where.values(), *self._where_packed.get(game_id, ())[:2]}:  # the game's tracks: the new record
             track = self.tracks[tkey]
-            plies = sorted(by_track.get(tkey, ()))
-            _, old_plies, old_p0 = track.packed.get(seq, (None, (), ()))
-            if not plies and not old_plies:
+            plies, out, old = sorted(by_track.get(tkey, ())), sorted(left_out.get(tkey, ())), track.packed.get(seq)
+            if not plies and not out and old is None:
                 continue
             for ply in plies:
                 del track.used[_pos(seq, ply)]
-            # a used position has its p0 exactly when the track has a c_r; arrays from lists: no spare room
-            p0 = [*old_p0, *(track.p0.pop(_pos(seq, ply)) for ply in plies)] if track.c_r is not None else []
-            track.packed[seq] = (plies_packed, array("i", [*old_plies, *plies]), array("d", p0))
+            # a used position has its p0 exactly when the track has a c_r
+            p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
+            track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
         sides = {ply % 2: where[ply] for ply in moving}
-        white, black, old = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
+        white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
         if white is not None and black is not None and all(  # the usual case: one track a side
                 where[ply] == (white if ply % 2 else black) for ply in moving):
-            self._where_packed[game_id] = (white, black, array("i", sorted([*old, *moving])))
+            self._where_packed[game_id] = (white, black, array("i", sorted([*before, *moving])))
             for ply in moving:
                 del where[ply]
             if not where:
@@ -410,14 +444,12 @@ class Screener:
             self._where[game_id] = {**{p: white if p % 2 else black for p in plies}, **self._where.get(game_id, {})}
         for tkey in set(self._where.get(game_id, {}).values()):
             track = self.tracks[tkey]
-            left_out = track.excluded_packed.pop(seq, None)
-            if left_out is not None:
-                track.excluded.update((_pos(seq, ply), EXCLUSIONS[r]) for ply, r in zip(*left_out))
-            entry = track.packed.pop(seq, None)
-            if entry is not None:
-                packed, plies, p0 = entry
-                track.used.update((_pos(seq, ply), sp) for ply, sp in packed.items(plies))
-                track.p0.update((_pos(seq, ply), p) for ply, p in zip(plies, p0))
+            rec = track.packed.pop(seq, None)
+            if rec is not None:
+                used, p0, excluded = rec.unpacked(seq)
+                track.used.update(used)
+                track.p0.update(p0)
+                track.excluded.update(excluded)
 
     def remove_game(self, game_id: str) -> list[TrackKey]:
         """Forget a game (withdrawn by its feed); returns the tracks that are left and were touched.
