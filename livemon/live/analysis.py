@@ -209,6 +209,14 @@ class LiveMoves(Sequence[MoveEvent]):
     >>> live = LiveMoves(PackedMoves("g", moves[:3]), moves[3:])
     >>> list(live) == moves, live[-1].ply, live[1].clock, [m.ply for m in live[2:4]], len(live)
     (True, 5, 120.0, [3, 4], 5)
+    >>> [live[i].ply for i in (0, 2, 3, 4, -1, -2, -3, -5)], [m.ply for m in live[::2]]
+    ([1, 3, 4, 5, 5, 4, 3, 1], [1, 3, 5])
+    >>> live[5]  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    IndexError: 5
+    >>> live[-6]  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    IndexError: -6
     """
 
     __slots__ = ("head", "tail")
@@ -226,17 +234,17 @@ class LiveMoves(Sequence[MoveEvent]):
     def __getitem__(self, i: slice) -> list[MoveEvent]: ...
 
     def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
-        n = len(self.head)
+        n, tail = len(self.head), self.tail
         if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
+            start, stop, step = i.indices(n + len(tail))
             if step != 1:
                 return [self[k] for k in range(start, stop, step)]
-            return (self.head[start:min(stop, n)] if start < n else []) + self.tail[max(start - n, 0):max(stop - n, 0)]
+            return (self.head[start:min(stop, n)] if start < n else []) + tail[max(start - n, 0):max(stop - n, 0)]
+        if i >= n:  # the live path reads the newest moves: the tail's, at a list's cost
+            return tail[i - n]
         if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self.tail[i - n] if i >= n else self.head[i]
+            return tail[i] if -i <= len(tail) else self.head[i + len(tail)]
+        return self.head[i]
 
     def __iter__(self) -> Iterator[MoveEvent]:
         yield from self.head
