@@ -348,3 +348,32 @@ def test_posterior_reading_the_callers_record_equals_one_keeping_its_own_counts(
             assert a is not None and b is not None and own.n == read.n == len(record)
             assert abs(a.mean - b.mean) < 1e-9 and abs(a.sd - b.sd) < 1e-9
     assert read.decisions() == record and len(read.grid) != 101  # re-gridded from the record
+
+
+def test_a_burst_read_once_equals_reading_after_every_move():
+    """The decisions added or removed between two reads go into the grid's sum together (one vectorised
+    call): the same posterior as reading it after each one, through re-grids and a correction."""
+    rng = np.random.default_rng(8)
+    decisions = simulate(rng, 2.0, 600)
+    each, burst = CPosterior(), CPosterior()
+    for i, d in enumerate(decisions):
+        each.add(d)
+        burst.add(d)
+        each.summary()  # read after every move: one row at a time
+        if i % 97 == 96:  # a correction in the burst: the last five withdrawn, two put back
+            for gone in decisions[i - 4:i + 1]:
+                each.remove(gone)
+                each.summary()
+                burst.remove(gone)
+            for back in decisions[i - 1:i + 1]:
+                each.add(back)
+                each.summary()
+                burst.add(back)
+        if i % 150 == 149:  # the burst is read now and then (its grid moves with its own reads)
+            a, b = each.summary(), burst.summary()
+            assert a is not None and b is not None and a.n == b.n
+            _close(a, b, 1e-4)  # their grids differ (each re-grids when its own reads find it due): ~1e-5
+    a, b = each.summary(), burst.summary()
+    assert a is not None and b is not None and a.n == b.n == each.n
+    _close(a, b, 1e-4)
+    _close(b, dense_posterior_summary(burst.decisions()), TOL)

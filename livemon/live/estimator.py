@@ -168,7 +168,7 @@ class PackedPlies(Mapping[int, ScoredPly]):
 
     def _row(self, i: int, ucis: list[str], sans: list[str]) -> ScoredPly:
         before, played = self._before[i], self._played[i]
-        decision = None if played < 0 else Decision(tuple(self._values[self._offsets[i]:self._offsets[i + 1]]), played)
+        decision = None if played < 0 else Decision.checked(tuple(self._values[self._offsets[i]:self._offsets[i + 1]]), played)
         return ScoredPly(self._game_id, self._plies[i], None if before == _NO_CP else before, self._after[i],
                          decision, ucis[i], sans[i], bool(self._forced[i]),
                          None if self._zobrist is None or not self._zobrist[1][i] else self._zobrist[0][i])

@@ -59,15 +59,29 @@ class Decision:
     played: int
 
     def __post_init__(self) -> None:
-        values = tuple(float(v) for v in self.values)
+        values = tuple(map(float, self.values))
         if len(values) < 1:
             raise ValueError("Decision: no candidate values")
-        if not all(math.isfinite(v) for v in values):
+        if not all(map(math.isfinite, values)):
             raise ValueError(f"Decision: values must be finite, got {values!r}")
         if not 0 <= self.played < len(values):
             raise ValueError(f"Decision: played index {self.played} outside 0..{len(values) - 1}")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "played", int(self.played))
+
+    @classmethod
+    def checked(cls, values: tuple[float, ...], played: int) -> Decision:
+        """A decision whose ``values`` (a tuple of finite floats) and ``played`` were checked when it was
+        first made: read back from a packed record, not checked again (a record's every ply is read
+        whenever a player's posterior is re-gridded).
+
+        >>> Decision.checked((0.3, 0.1), 1) == Decision((0.3, 0.1), 1)
+        True
+        """
+        d = object.__new__(cls)
+        object.__setattr__(d, "values", values)
+        object.__setattr__(d, "played", played)
+        return d
 
     @classmethod
     def from_analysis(
@@ -299,8 +313,10 @@ class CPosterior:
     bound only matters when there is little evidence.
 
     Grid: starts coarse on the whole prior range (δ_c = 0.1). The running
-    log-likelihood on the current grid is kept, so :meth:`add` costs one
-    vectorised evaluation on ~100–250 grid points (~10 µs). :meth:`summary`
+    log-likelihood on the current grid is kept; the decisions added or removed
+    since it was last read wait and go in together when the posterior is next
+    read (one vectorised evaluation for a burst's moves; one move alone costs
+    one evaluation on ~100–250 grid points, ~10 µs). :meth:`summary`
     checks the grid and re-grids — narrows the range to where the posterior
     has mass (log density within ``_SPAN`` of its peak) and sets δ_c ≈ sd/12,
     recomputing the log-likelihood from the stored decisions — only when the
@@ -335,6 +351,7 @@ class CPosterior:
         """Where the decisions are when the caller keeps them (a re-grid reads them there; issue 14: memory
         per ply); None: the posterior keeps its own counts."""
         self._counts: dict[Decision, int] = {}
+        self._pending: list[tuple[Decision, int]] = []  # added (+1) or removed (-1) since the grid's sum
         self._n = 0
         self._summary: CSummary | None = None
         self._set_grid(self.c_min, self.c_max, self._DELTA0)
@@ -346,6 +363,28 @@ class CPosterior:
         self._c = np.linspace(lo, hi, points)
         kept = self._counts if self._source is None else list(self._source())
         self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(points)
+        self._pending.clear()  # every decision kept is in the sum made from them
+
+    def _take_pending(self) -> None:
+        """Sum in the decisions added or removed since the log-likelihood was last read: one at a time
+        as a single row, a burst's together (:func:`_log_lik_packed`: one vectorised call a candidate count)."""
+        pending = self._pending
+        if len(pending) == 1:
+            decision, sign = pending[0]
+            a = decision.log_distances()
+            e = -np.multiply.outer(a, self._c)
+            mx = e.max(axis=0)
+            row = e[decision.played] - mx - np.log(np.exp(e - mx).sum(axis=0))
+            if sign > 0:
+                self._ll += row
+            else:
+                self._ll -= row
+        elif pending:
+            for sign in (1, -1):
+                part = [d for d, s in pending if s == sign]
+                if part:
+                    self._ll += sign * _log_lik_packed(_group(part), self._c)
+        pending.clear()
 
     @property
     def grid(self) -> np.ndarray:
@@ -404,11 +443,8 @@ class CPosterior:
         return self._n
 
     def add(self, decision: Decision) -> None:
-        """Multiply in the likelihood of one observed move (O(grid size))."""
-        a = decision.log_distances()
-        e = -np.multiply.outer(a, self._c)
-        mx = e.max(axis=0)
-        self._ll += e[decision.played] - mx - np.log(np.exp(e - mx).sum(axis=0))
+        """Multiply in the likelihood of one observed move (O(grid size), when the posterior is next read)."""
+        self._pending.append((decision, 1))
         if self._source is None:
             self._counts[decision] = self._counts.get(decision, 0) + 1
         self._n += 1
@@ -429,10 +465,7 @@ class CPosterior:
         if self._n == 0:
             self._set_grid(self.c_min, self.c_max, self._DELTA0)
             return
-        a = decision.log_distances()
-        e = -np.multiply.outer(a, self._c)
-        mx = e.max(axis=0)
-        self._ll -= e[decision.played] - mx - np.log(np.exp(e - mx).sum(axis=0))
+        self._pending.append((decision, -1))
 
     def decisions(self) -> list[Decision]:
         """The stored decisions (each repeated by its multiplicity)."""
@@ -448,6 +481,7 @@ class CPosterior:
         if self._n == 0:
             return None
         if self._summary is None:
+            self._take_pending()
             summ, sd = _summary_on_grid(self._c, self._ll, self._n)
             if self._grid_ok(sd):
                 self._summary = summ
