@@ -548,3 +548,26 @@ def test_a_histogram_keeps_only_its_span_and_equals_a_dense_count_array():
     assert small.n == 5 and copy.n == 6 and small.to_dict() == {-40: 1, -3: 1, 0: 2, 12: 1}
     with pytest.raises(ValueError, match="only 0 counted"):
         small.remove(500)
+
+
+def test_histogram_window_is_four_bytes_a_bin_and_refuses_to_overflow() -> None:
+    """Issue 14 item 5: a live event keeps one histogram per player; its window's bins are int32 (4 bytes
+    each), and a count that would not fit is refused rather than wrapped."""
+    from livemon.rating import gain
+
+    h = GainHistogram.from_gains(range(-300, 301))
+    grown = GainHistogram()
+    for g in range(-300, 301):  # the live path: the window widens move by move
+        grown.add(g)
+    assert grown == h and grown._win.itemsize == 4 and grown._win.nbytes <= 4 * (601 + 65)
+    assert h._win.itemsize == 4 and h._win.nbytes <= 4 * (601 + 65)
+    assert h.mean == 0.0 and h.n == 601 and int(h.counts.sum()) == 601
+    h.add(5, 10**6)
+    assert h.to_dict()[5] == 10**6 + 1 and h.n == 601 + 10**6
+    with pytest.raises(OverflowError):
+        h.add(5, gain._MAX_COUNT)
+    assert h.to_dict()[5] == 10**6 + 1  # unchanged
+    big = np.zeros(N_BINS, dtype=np.int64)
+    big[MAX_GAIN] = gain._MAX_COUNT + 1
+    with pytest.raises(OverflowError):
+        GainHistogram(big)

@@ -97,6 +97,10 @@ def gain(before_cp: int, after_cp: int, white_moved: bool) -> int:
     return a - b if white_moved else b - a
 
 
+_MAX_COUNT = 2**31 - 1
+"""The most gains one histogram counts (its window's bins are int32)."""
+
+
 class GainHistogram:
     """Exact integer counts of gains, one bin per centipawn in ``[-7800, 7800]``.
 
@@ -119,9 +123,10 @@ class GainHistogram:
         # Only the window of bins [_lo, _lo + len(_win)) that holds counts is kept (a player's gains
         # span a few hundred cp, not 15,601 bins: ~2 KB instead of 125 KB), within DENSE_GAIN of 0; a gain
         # beyond (a blunder) is counted in ``_tail`` (bin -> count), so one blunder of 3,000 cp does not
-        # stretch the window to 24 KB (issue 14 item 5); ``_counts`` is the dense view.
+        # stretch the window to 24 KB (issue 14 item 5); ``_counts`` is the dense view. The window's counts are
+        # int32 (4 bytes a bin: a live event keeps one histogram per player); ``n`` stays below 2**31.
         self._lo = MAX_GAIN
-        self._win: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._win: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._tail: dict[int, int] = {}
         self._n = 0
         if counts is not None:
@@ -134,12 +139,14 @@ class GainHistogram:
 
     def _set(self, full: npt.NDArray[np.int64]) -> None:
         """Keep the non-empty span of a dense count array (its bins beyond DENSE_GAIN in the tail)."""
+        if int(full.sum()) > _MAX_COUNT:
+            raise OverflowError(f"more than {_MAX_COUNT} gains in one histogram")
         dense = full[_DENSE_LO:_DENSE_HI]
         nz = np.flatnonzero(dense)
         if nz.size:
-            self._lo, self._win = _DENSE_LO + int(nz[0]), dense[nz[0] : nz[-1] + 1].copy()
+            self._lo, self._win = _DENSE_LO + int(nz[0]), dense[nz[0] : nz[-1] + 1].astype(np.int32)
         else:
-            self._lo, self._win = MAX_GAIN, np.zeros(0, dtype=np.int64)
+            self._lo, self._win = MAX_GAIN, np.zeros(0, dtype=np.int32)
         outside = np.flatnonzero(full)
         outside = outside[(outside < _DENSE_LO) | (outside >= _DENSE_HI)]
         self._tail = dict(zip(outside.tolist(), full[outside].tolist()))
@@ -205,6 +212,8 @@ class GainHistogram:
         c = int(operator.index(count))
         if c < 0:
             raise ValueError("count must be non-negative")
+        if self._n + c > _MAX_COUNT:
+            raise OverflowError(f"more than {_MAX_COUNT} gains in one histogram")
         i = _check_gain(g) + MAX_GAIN
         if not _DENSE_LO <= i < _DENSE_HI:
             if c:
@@ -216,7 +225,7 @@ class GainHistogram:
             size = self._win.size
             lo = max(min(i - 32, self._lo) if size else i - 32, _DENSE_LO)
             hi = min(max(i + 33, self._lo + size) if size else i + 33, _DENSE_HI)
-            win = np.zeros(hi - lo, dtype=np.int64)
+            win = np.zeros(hi - lo, dtype=np.int32)
             if size:
                 win[self._lo - lo : self._lo - lo + size] = self._win
             self._lo, self._win, j = lo, win, i - lo
