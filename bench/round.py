@@ -40,7 +40,7 @@ with ``os.getloadavg()`` before and after.
     python bench/round.py --quick                          # smoke: 50 boards, 1 minute, 50 clients
     python bench/round.py --quick --engine depth --depth 2 --data tests/data   # no ../shared needed
 
-Measured (README "Measured: a whole round"): 1,000 boards at 20x (441 moves/s offered), 500
+Measured (docs/round.md; the README sums it up): 1,000 boards at 20x (441 moves/s offered), 500
 clients, batched frames, load 2.9-5.2 (session 6): the monitor handled every ply offered (435-438
 moves/s, caught up 0.8-2.0 s after the end; 3.6 at the first run), 1.9 ms CPU per move, 0 plies
 lost or duplicated, loop lag p99 130-150 ms, client p95 613-751 ms (every 10th client timed; the
