@@ -632,10 +632,10 @@ class LiveCore:
         shared = self._shared.get(player.name)
         if shared is None or shared.player is not player:  # a new player of that name: nothing shared
             shared = self._shared[player.name] = _Shared(player)
-        if shared.stamp != player.stamp or shared.histogram is None:
+        if shared.stamp != player.stamp:  # -1 at first: a stamp is never negative
             shared.stamp, shared.histogram = player.stamp, GainCounts(*player.histogram.sparse())
         performance = self.estimator.performance(player)
-        if shared.performance is not performance or shared.performance_dict is None:
+        if shared.performance is not performance:  # None at first
             shared.performance, shared.performance_dict = performance, performance.to_dict()
         c_map = self.estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
