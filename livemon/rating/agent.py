@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,25 +171,60 @@ def _group(decisions: Iterable[Decision] | dict[Decision, int]) -> dict[int, tup
         g[2].append(w)
     out = {}
     for k, (vals, played, weights) in groups.items():
-        v = np.asarray(vals, dtype=float)
-        a = np.log((v.max(axis=1, keepdims=True) - v + K) / K)
-        out[k] = (a, np.asarray(played, dtype=np.intp), np.asarray(weights, dtype=float))
+        out[k] = (log_distances(np.asarray(vals, dtype=float)), np.asarray(played, dtype=np.intp),
+                  np.asarray(weights, dtype=float))
     return out
 
 
+def log_distances(values: np.ndarray) -> np.ndarray:
+    """The log distances a = log((v_best - v + K) / K) of rows of candidate values (0 for each row's best).
+
+    >>> log_distances(np.array([[0.0, -0.1]])).round(4).tolist()
+    [[0.0, 0.6931]]
+    """
+    return np.log((values.max(axis=1, keepdims=True) - values + K) / K)  # type: ignore[no-any-return]
+
+
+CHUNK_ELEMENTS = 32_768
+"""Elements (decisions × candidates × grid points) per step of :func:`played_log_probs`: its temporaries
+(256 KB each) stay in the cache and are reused, where one (m, k, G) block of a burst's decisions took a
+fresh allocation per operation (issue 14: 18 ms against 6 ms for 360 decisions on 400 points)."""
+
+
+def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """log P(played | c) of decisions with the same number of candidates, on the grid ``c``, in steps.
+
+    ``a``: their log distances (m, k) (:func:`log_distances`); yields ``(first row, rows)`` with rows of
+    shape (steps' decisions, len(c)). Each row depends on its decision alone, computed the same way
+    whatever the step, so rows made one at a time equal rows made together, bit for bit.
+
+    >>> a = log_distances(np.array([[0.0, -1.0], [0.0, 0.0]]))
+    >>> [(s, rows.round(4).tolist()) for s, rows in played_log_probs(a, np.array([0, 1]), np.array([0.0]))]
+    [(0, [[-0.6931], [-0.6931]])]
+    """
+    k = a.shape[1]
+    step = max(1, CHUNK_ELEMENTS // (k * c.size))
+    negc = -c
+    for s in range(0, a.shape[0], step):
+        e = a[s:s + step, :, None] * negc  # (m, k, G): log of each candidate's weight exp(-a c)
+        m = e.shape[0]
+        mx = e.max(axis=1)  # = 0 for c >= 0 (the best move has a = 0)
+        rows = e[np.arange(m), played[s:s + step]]
+        np.subtract(e, mx[:, None, :], out=e)
+        np.exp(e, out=e)
+        lse = e.sum(axis=1)
+        np.log(lse, out=lse)
+        lse += mx
+        rows -= lse
+        yield s, rows
+
+
 def _log_lik_packed(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], c: np.ndarray) -> np.ndarray:
-    """Sum of log P(played | c) over packed decisions, on the grid c; chunked to bound memory."""
+    """Sum of log P(played | c) over packed decisions (weighted by their counts), on the grid c."""
     total = np.zeros(c.shape, dtype=float)
-    for k, (a, played, w) in packed.items():
-        m = a.shape[0]
-        # linear part: -c * sum_d w_d a_{d, played}
-        total -= c * float(w @ a[np.arange(m), played])
-        step = max(1, 2_000_000 // (k * c.size))
-        for s in range(0, m, step):
-            e = -a[s:s + step, :, None] * c[None, None, :]  # (b, k, G)
-            mx = e.max(axis=1)  # = 0 for c >= 0 (the best move has a = 0)
-            lse = mx + np.log(np.exp(e - mx[:, None, :]).sum(axis=1))
-            total -= w[s:s + step] @ lse
+    for a, played, w in packed.values():
+        for s, rows in played_log_probs(a, played, c):
+            total += w[s:s + rows.shape[0]] @ rows
     return total
 
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from livemon.rating.agent import K, Decision
+from livemon.rating.agent import Decision, log_distances, played_log_probs
 from livemon.rating.calibration import Calibration
 from livemon.rating.screening import screening_exclusion
 
@@ -323,22 +323,16 @@ def fixed_point_log_likelihood(decisions: Sequence[Decision], c: np.ndarray) -> 
     >>> rows.shape, bool((rows[0] == rows[1]).all()), round(float(rows[0, 0]) / LL_SCALE, 6) == round(math.log(0.5), 6)
     ((2, 2), True, True)
     """
-    out = np.zeros((len(decisions), c.size), dtype=np.int64)
+    out = np.empty((len(decisions), c.size), dtype=np.int64)
     groups: dict[int, list[int]] = {}
     for i, d in enumerate(decisions):
         groups.setdefault(len(d.values), []).append(i)
-    for k, idx in groups.items():
-        step = max(1, 1_000_000 // (k * c.size))
-        for s in range(0, len(idx), step):
-            part = idx[s:s + step]
-            v = np.array([decisions[i].values for i in part], dtype=float)
-            a = np.log((v.max(axis=1, keepdims=True) - v + K) / K)  # (m, k) log distances, 0 for the best
-            e = -a[:, :, None] * c[None, None, :]  # (m, k, G)
-            mx = e.max(axis=1)
-            lse = mx + np.log(np.exp(e - mx[:, None, :]).sum(axis=1))
-            played = np.array([decisions[i].played for i in part], dtype=np.intp)
-            rows = e[np.arange(len(part)), played, :] - lse
-            out[part] = np.rint(rows * LL_SCALE).astype(np.int64)
+    for idx in groups.values():
+        a = log_distances(np.array([decisions[i].values for i in idx], dtype=float))
+        played = np.array([decisions[i].played for i in idx], dtype=np.intp)
+        for s, rows in played_log_probs(a, played, c):
+            rows *= LL_SCALE
+            out[idx[s:s + rows.shape[0]]] = np.rint(rows, out=rows)
     return out
 
 
