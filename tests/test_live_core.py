@@ -798,6 +798,12 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
             screener_a, screener_b = a.core.screener, b.core.screener
             assert screener_a.numbers((name, "Test")) == screener_b.numbers((name, "Test"))  # type: ignore[union-attr]
             assert screener_a.top_moves((name, "Test")) == screener_b.top_moves((name, "Test"))  # type: ignore[union-attr]
+            # the decisions read alone (posterior re-grids, the performance tally's first sum) are the plies' own
+            est_a, est_b = a.core.estimator, b.core.estimator
+            from_plies = [(key[0], sp.decision, key[1]) for key, sp in est_b.plies_of(est_b.players[name])
+                          if sp.decision is not None]
+            assert len(from_plies) > 20
+            assert list(est_a._decisions_of(est_a.players[name])) == from_plies == list(est_b._decisions_of(est_b.players[name]))
 
     other_last = next(m for m in random_game(5, 70, games["g1"][:69])[69:] + random_game(6, 70, games["g1"][:69])[69:]
                       if m != games["g1"][69])

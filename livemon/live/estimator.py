@@ -183,6 +183,19 @@ class PackedPlies(Mapping[int, ScoredPly]):
         """Every ply in order."""
         return [sp for _, sp in self.items()]
 
+    def decisions(self, side: int) -> list[tuple[int, Decision]]:
+        """``(ply, decision)`` of one side's plies (``ply % 2``) that have a decision, in order, without
+        making their :class:`ScoredPly` (a player's posterior and performance re-read only these).
+
+        >>> d = Decision((0.3, 0.1), 1)
+        >>> packed = PackedPlies({k: ScoredPly("g", k, 20, 30, d if k != 3 else None, "e2e4", "e4") for k in range(1, 6)})
+        >>> packed.decisions(1) == [(1, d), (5, d)], packed.decisions(0) == [(2, d), (4, d)]
+        (True, True)
+        """
+        plies, played, offsets, values = self._plies, self._played, self._offsets, self._values
+        return [(plies[i], Decision.checked(tuple(values[offsets[i]:offsets[i + 1]]), played[i]))
+                for i in range(len(plies)) if plies[i] % 2 == side and played[i] >= 0]
+
 
 class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
     """A finished game's :class:`PackedPlies` put on a :class:`~livemon.live.shelf.Shelf`: read from it on
@@ -219,6 +232,10 @@ class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
 
     def values(self) -> list[ScoredPly]:  # type: ignore[override]
         return self.packed.values()
+
+    def decisions(self, side: int) -> list[tuple[int, Decision]]:
+        """As :meth:`PackedPlies.decisions`."""
+        return self.packed.decisions(side)
 
 
 class SplitPlies(Mapping[int, ScoredPly]):
@@ -268,6 +285,11 @@ class SplitPlies(Mapping[int, ScoredPly]):
     def values(self) -> list[ScoredPly]:  # type: ignore[override]
         return [sp for _, sp in self.items()]
 
+    def decisions(self, side: int) -> list[tuple[int, Decision]]:
+        """As :meth:`PackedPlies.decisions`: the head's, then the tail's."""
+        return self.head.decisions(side) + sorted(
+            (ply, sp.decision) for ply, sp in self.tail.items() if ply % 2 == side and sp.decision is not None)
+
 
 Plies = dict[int, ScoredPly] | SplitPlies | PackedPlies | ShelvedPlies
 """A game's scored plies: a dict while it may change, its settled part packed while it goes on
@@ -312,6 +334,13 @@ class GameState:
         if not isinstance(self.plies, dict):
             return self.plies.items(ply for ply in self.plies if ply % 2 == side)
         return sorted((ply, sp) for ply, sp in self.plies.items() if ply % 2 == side)
+
+    def side_decisions(self, side: int) -> list[tuple[int, Decision]]:
+        """``(ply, decision)`` of one side's plies that have a decision, in order (a packed game makes no
+        :class:`ScoredPly` for them)."""
+        if not isinstance(self.plies, dict):
+            return self.plies.decisions(side)
+        return sorted((ply, sp.decision) for ply, sp in self.plies.items() if ply % 2 == side and sp.decision is not None)
 
     def histogram(self, white: bool) -> GainHistogram:
         return GainHistogram.from_gains(
@@ -436,14 +465,17 @@ class Estimator:
             out.extend(((seq, ply), sp) for ply, sp in game.side(player.sides[seq]))
         return out
 
-    def _decisions_of(self, player: PlayerState) -> Iterable[tuple[int, Decision, int]]:
-        """The player's E(c) decisions in game order as ``(game seq, decision, ply)``."""
-        return ((key[0], sp.decision, key[1]) for key, sp in self.plies_of(player) if sp.decision is not None)
+    def _decisions_of(self, player: PlayerState) -> Iterator[tuple[int, Decision, int]]:
+        """The player's E(c) decisions in game order as ``(game seq, decision, ply)`` (read without their
+        plies' other fields: the c posterior's re-grids and the performance tally's first sum read them all)."""
+        for seq in sorted(player.sides):
+            game = self._by_seq.get(seq)
+            if game is not None:
+                yield from ((seq, decision, ply) for ply, decision in game.side_decisions(player.sides[seq]))
 
     def _posterior_decisions(self, player: PlayerState) -> Iterable[Decision]:
         """The decisions that enter the player's c posterior (past ``skip_moves``), in game order."""
-        return (sp.decision for key, sp in self.plies_of(player)
-                if sp.decision is not None and self.uses_decision(key[1]))
+        return (decision for _, decision, ply in self._decisions_of(player) if self.uses_decision(ply))
 
     def history(self, player: PlayerState) -> list[float | None]:
         """Algorithm 4's rating difference after each of the player's moves, in order."""
