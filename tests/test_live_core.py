@@ -35,7 +35,6 @@ from livemon.live.messages import (
     BoardRemoved,
     BoardState,
     FeedError,
-    GainCounts,
     GameInfo,
     GameResult,
     GameRollback,
@@ -893,40 +892,3 @@ def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
             captures = [m for m in moves if board.is_capture(m)]  # captures first: games reach bare kings
             board.push(rng.choice(captures if captures and rng.random() < 0.7 else moves))
     assert terminal >= 50 and draws >= 10
-
-
-def test_a_players_unchanged_histogram_and_performance_are_shared_by_their_messages():
-    """Issue 14 item 5: a player re-published without new moves (Algorithm 2, TTT) shares the last message's
-    histogram and performance dict (the hub's log keeps both messages); anything that changes them (a move,
-    a correction, a new player of the name) gives new ones equal to what is built from scratch."""
-    d = Driver(_calibrated_core())
-    d.feed(INFO, *moves_of("g1", OPENING[:10]))
-    d.answer()
-    est = d.core.estimator
-    first = d.core.player_estimate(est.players["White A"])
-    again = d.core.player_estimate(est.players["White A"])
-    assert again == first and again.gain_histogram is first.gain_histogram
-    assert again.performance is first.performance and first.performance is not None
-    other = d.core.player_estimate(est.players["Black B"])
-    assert other.gain_histogram is not first.gain_histogram
-
-    def fresh(name: str) -> tuple[dict, dict]:
-        p = est.players[name]
-        return dict(GainCounts(*p.histogram.sparse()).items()), est.performance(p).to_dict()
-
-    d.feed(*moves_of("g1", OPENING[:12], start=11))  # White A's 6th move and Black B's
-    d.answer()
-    moved = d.core.player_estimate(est.players["White A"])
-    assert moved.gain_histogram is not first.gain_histogram and moved.moves == first.moves + 1
-    assert (dict(moved.gain_histogram.items()), moved.performance) == fresh("White A")
-    d.feed(*moves_of("g1", OPENING[:8] + ["d2d3", "b7b6"], start=9))  # a correction: plies 9-12 go, 2 come
-    d.answer()
-    corrected = d.core.player_estimate(est.players["White A"])
-    assert corrected.moves == 5 and (dict(corrected.gain_histogram.items()), corrected.performance) == fresh("White A")
-    assert corrected.gain_histogram is not moved.gain_histogram
-    d.apply(d.core.withdraw("g1", "gone"))  # both players leave; a new White A starts from nothing
-    d.feed(dataclasses.replace(INFO, game_id="g2"), *moves_of("g2", OPENING[:2]))
-    d.answer()
-    new = d.core.player_estimate(est.players["White A"])
-    assert new.moves == 1 and new.gain_histogram is not corrected.gain_histogram
-    assert (dict(new.gain_histogram.items()), new.performance) == fresh("White A")

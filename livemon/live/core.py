@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import chess
 
@@ -90,7 +90,6 @@ from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis, board_from_fen
 from livemon.rating.calibration import Calibration
 from livemon.rating.gain import finite_or_none
-from livemon.rating.performance import Performance
 
 FINISHED = FINAL_RESULTS
 TICK_BATCH = 5
@@ -154,21 +153,6 @@ class _Preview:
     score: int
 
 
-@dataclass(slots=True)
-class _Shared:
-    """The parts of a player's last estimate message that the next one shares while they are unchanged:
-    the gain histogram (while ``player.stamp`` is ``stamp``) and the performance's dict (while the estimator
-    gives the same :class:`~livemon.rating.performance.Performance`). Algorithm 2 and TTT re-publish players
-    whose moves did not change (44% of player messages at 1,000 boards): their messages, kept by the hub's
-    log beside the states they replace, then hold one histogram and one dict instead of a copy each."""
-
-    player: PlayerState
-    stamp: int = -1
-    histogram: GainCounts | None = None
-    performance: Performance | None = None
-    performance_dict: dict[str, Any] | None = None
-
-
 def _shown(elo: float | None) -> int | None:
     """An Elo figure as the faces show it (whole points): a change below it is not re-published.
 
@@ -215,8 +199,6 @@ class LiveCore:
     _dirty_players: dict[str, None] = field(default_factory=dict)
     _dirty_games: dict[str, None] = field(default_factory=dict)
     _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
-    _shared: dict[str, _Shared] = field(default_factory=dict)
-    """Per player, what their last estimate message carried that the next may share (:class:`_Shared`)."""
     _recompact: dict[str, None] = field(default_factory=dict)
     """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
     shelf: Shelf | None = None
@@ -451,7 +433,6 @@ class LiveCore:
         for name in gone:
             self.ttt.pop(name, None)
             self.event_perceived.pop(name, None)
-            self._shared.pop(name, None)
             out.append(Publish(PlayerRemoved(name, reason)))
         for name in dict.fromkeys((info.white, info.black)):
             if name in self.estimator.players:  # still playing elsewhere: their figures without this game
@@ -629,14 +610,6 @@ class LiveCore:
         interval = live.rating_diff_interval() if live.n else None
         c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
         ttt = self.ttt.get(player.name)
-        shared = self._shared.get(player.name)
-        if shared is None or shared.player is not player:  # a new player of that name: nothing shared
-            shared = self._shared[player.name] = _Shared(player)
-        if shared.stamp != player.stamp:  # -1 at first: a stamp is never negative
-            shared.stamp, shared.histogram = player.stamp, GainCounts(*player.histogram.sparse())
-        performance = self.estimator.performance(player)
-        if shared.performance is not performance:  # None at first
-            shared.performance, shared.performance_dict = performance, performance.to_dict()
         c_map = self.estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
         return PlayerEstimate(
@@ -647,7 +620,7 @@ class LiveCore:
             expected_score_vs_engine=live.expected_score,
             rating_diff_vs_engine=finite_or_none(live.rating_diff),
             perceived_elo=finite_or_none(live.perceived(strength)),
-            performance=shared.performance_dict,
+            performance=self.estimator.performance(player).to_dict(),
             perceived_elo_range=None
             if interval is None or strength is None
             else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),
@@ -659,7 +632,7 @@ class LiveCore:
             c_elo_cr95=tuple(c_elo["cr95"]) if c_elo else None,
             ttt_mu=ttt.elo if ttt else None,
             ttt_sigma=ttt.elo_sigma if ttt else None,
-            gain_histogram=shared.histogram,
+            gain_histogram=GainCounts(*player.histogram.sparse()),
         )
 
     def board_state(self, game_id: str) -> BoardState:
