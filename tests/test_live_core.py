@@ -892,3 +892,40 @@ def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
             captures = [m for m in moves if board.is_capture(m)]  # captures first: games reach bare kings
             board.push(rng.choice(captures if captures and rng.random() < 0.7 else moves))
     assert terminal >= 50 and draws >= 10
+
+
+def _with_evals(moves: list[MoveEvent], which: set[int]) -> list[MoveEvent]:
+    """``moves`` with a made-up [%eval] on the plies in ``which``."""
+    return [dataclasses.replace(m, eval_cp=(m.ply * 7) % 40 - 20) if m.ply in which else m for m in moves]
+
+
+def test_a_game_is_valued_from_its_comments_only_while_every_ply_has_one():
+    """The one rule for [%eval]s: the first ply without one switches the game to the engine, and the plies
+    scored from comments are scored again, so the figures are those of the same game with no comments."""
+    all_plies = set(range(1, len(OPENING) + 1))
+    d = Driver(new_core())
+    d.feed(INFO, *_with_evals(moves_of("g1", OPENING[:6]), all_plies))
+    assert [r.index for r in d.pending] == [0]  # commented: only the start position needs the engine
+    d.answer()
+    assert sorted(d.core.estimator.games["g1"].plies) == list(range(1, 7))
+    commented = d.core.estimator.report(None)
+    d.feed(*_with_evals(moves_of("g1", OPENING, start=7), all_plies - {8}))  # ply 8 has none
+    assert sorted(r.index for r in d.pending) == list(range(0, len(OPENING) + 1))  # every position, once
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING, "*")})
+    assert d.core.estimator.report(None) != commented
+    # a correction that takes the ply without a comment away brings the comments back
+    d.feed(GameRollback("g1", 8), *_with_evals(moves_of("g1", OPENING[:7], start=8), all_plies))
+    d.answer()
+    again = Driver(new_core())
+    again.feed(INFO, *_with_evals(moves_of("g1", OPENING[:7]), all_plies))
+    again.answer()
+    assert d.core.estimator.report(None) == again.core.estimator.report(None)
+
+
+def test_the_start_evaluation_values_the_start_position_of_a_commented_game():
+    d = Driver(new_core())
+    first, *rest = _with_evals(moves_of("g1", OPENING[:4]), {1, 2, 3, 4})
+    d.feed(INFO, dataclasses.replace(first, start_eval_cp=15), *rest)
+    assert not d.pending and sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
+    assert d.core.estimator.games["g1"].plies[1].before == 15

@@ -184,3 +184,64 @@ def test_a_monitor_store_checkpoints_its_wal_in_a_thread_not_in_the_commits(tmp_
     assert not os.path.exists(f"{path}-wal")  # the last close folds the rest in
     with Store(path) as again:
         assert again.db.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 10_000
+
+
+def _evals_on_some_moves(tmp_path: Path) -> Path:
+    """Three real broadcast games (lichess's [%eval] on every move): one as it is, with the start position's
+    evaluation before its first move (Ferreira's Fig. 1 notation); one with every other evaluation removed;
+    one with none left."""
+    import re
+
+    chunks = [c for c, _ in split_games(real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn").read_text())][:3]
+    head, sep, moves = chunks[0].partition("\n\n")
+    whole = head + sep + "{ [%eval 0.18] } " + moves
+    seen = iter(range(10_000))
+    every_other = re.sub(r"\[%eval [^\]]*\]", lambda m: m.group(0) if next(seen) % 2 else "", chunks[1])
+    none = re.sub(r"\[%eval [^\]]*\]", "", chunks[2])
+    path = tmp_path / "some_evals.pgn"
+    path.write_text("\n\n".join(c.strip() for c in (whole, every_other, none)) + "\n")
+    return path
+
+
+def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockfish):
+    """One rule for [%eval] comments, decided in the core: a game is valued from its comments only while
+    every move has one; the monitor's replay and ``analyse`` of the same file give the same figures."""
+    pgn = _evals_on_some_moves(tmp_path)
+    cfg = write_config(tmp_path, pgn, depth=4)
+    gc.unfreeze()
+    try:
+        assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
+    finally:
+        gc.unfreeze()
+    capsys.readouterr()
+    live = run_cli(capsys, "export", "--json", "--config", str(cfg))
+    batch = run_cli(capsys, "analyse", "--json", str(pgn), "--depth", "4", "--store", str(tmp_path / "batch.sqlite"))
+    assert live["games"] == batch["games"]
+    assert live["players"] == batch["players"]
+    assert len(batch["games"]) == 3 and all(not g.get("unscored_plies") for g in batch["games"])
+    # the commented game needed no search: both runs searched the two other games' positions only
+    plies = [g["plies"] for g in batch["games"]]
+    assert live["engine"]["analyses"] == batch["engine"]["analyses"] <= plies[1] + plies[2] + 2
+
+
+def test_the_start_position_evaluation_before_the_first_move_is_read(capsys, tmp_path):
+    """Ferreira's Fig. 1 puts the start position's evaluation before the first move: with it, a game whose
+    every move has an [%eval] is scored from its first move without an engine."""
+    pgn = _evals_on_some_moves(tmp_path)
+    first = [c for c, _ in split_games(pgn.read_text())][0]
+    one = tmp_path / "fig1.pgn"
+    one.write_text(first)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[engine]\npath = "/nonexistent/stockfish"\n')
+    assert main(["analyse", "--json", str(one), "--config", str(cfg), "--store", str(tmp_path / "s.sqlite")]) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "first move not scored" not in captured.err
+    assert not out["games"][0].get("unscored_plies")
+    white = next(p for p in out["players"] if p["name"] == "Malka, Samuel")
+    assert white["moves"] == (out["games"][0]["plies"] + 1) // 2
+    # without the comment before it, the first move waits for the engine, which is not there
+    one.write_text(first.replace("{ [%eval 0.18] } ", ""))
+    assert main(["analyse", "--json", str(one), "--config", str(cfg), "--store", str(tmp_path / "s.sqlite")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["games"][0]["unscored_plies"] == [1] and "first move not scored" in captured.err

@@ -1,15 +1,19 @@
 """Batch analysis of finished games: the engine of ``livemon analyse`` and ``calibrate``.
 
-Reads every game and hands it, as the messages a feed would send, to the
-monitor's own :class:`~livemon.live.core.LiveCore`; each game is scored from
-its ``[%eval]`` comments when all its moves carry one, otherwise from the
-engine: the core's analysis requests go to an :class:`EnginePool` (the
-position cache first: one search per position, ever; one pinned profile).
+A batch run is a replay: each game read from a file becomes the messages a feed
+would send — made by the feeds' own :class:`~livemon.io.feeds.core.GameTracker`,
+the one conversion of a PGN game into messages — and goes through the monitor's
+own :class:`~livemon.live.core.LiveCore`. The core's one rule decides whether a
+game is valued from its ``[%eval]`` comments or by the engine, so ``analyse``
+gives what the monitor gives for the same games. The core's analysis requests
+go to an :class:`EnginePool` (the position cache first: one search per position,
+ever; one pinned profile), started only when some position needs it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass, field
@@ -21,16 +25,16 @@ import chess.pgn
 
 from livemon.config import Config
 from livemon.io.engine import EngineError
+from livemon.io.feeds.core import GameTracker, snapshot_of_game
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.live.analysis import needs_search
 from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
-from livemon.live.messages import GameResult, Message, MoveEvent
-from livemon.live.pgn import BadGame, GoodGame, game_info, parse_result, read_games
+from livemon.live.messages import Message
+from livemon.live.pgn import BadGame, read_games
 from livemon.progress import Progress
-from livemon.rating.evaluation import score_cp
 
 log = logging.getLogger(__name__)
 
@@ -39,23 +43,19 @@ COMMENTS_PROFILE = "[%eval] comments"
 
 @dataclass
 class PlannedGame:
-    """A game read from a file, with its positions and how it will be scored."""
+    """A game read from a file, with its positions."""
 
     game_id: str
     game: chess.pgn.Game
     label: str
     boards: list[chess.Board]  # position before ply 1 .. after the last ply
     moves: list[chess.Move]
-    comment_evals: list[int | None] | None  # per position, when every move carries [%eval]
+    use_comments: bool = True  # False: its [%eval]s are not handed on (calibration needs MultiPV)
 
     @property
     def engine_positions(self) -> list[int]:
-        """Indices of the positions this game needs from the engine or cache."""
-        if self.comment_evals is None:
-            return [i for i, b in enumerate(self.boards) if needs_search(b)]
-        if self.comment_evals[0] is None and needs_search(self.boards[0]):
-            return [0]
-        return []
+        """Indices of the positions that need the engine when its comments are not used."""
+        return [i for i, b in enumerate(self.boards) if needs_search(b)]
 
 
 @dataclass
@@ -66,20 +66,15 @@ class BatchResult:
     notes: list[str] = field(default_factory=list)
 
 
-def plan_game(parsed: GoodGame, game_id: str, use_comments: bool = True) -> PlannedGame:
-    """A game's positions; ``use_comments`` False ignores [%eval] (calibration needs MultiPV)."""
-    game = parsed.game
+def plan_game(game: chess.pgn.Game, game_id: str, label: str, use_comments: bool = True) -> PlannedGame:
+    """A game's positions; ``use_comments`` False drops its [%eval]s (calibration needs MultiPV)."""
     board = game.board()
     boards, moves = [board.copy(stack=False)], []
-    evals: list[int | None] = [None if game.eval() is None else score_cp(game.eval().white())]
     for node in game.mainline():
         moves.append(node.move)
         board.push(node.move)
         boards.append(board.copy(stack=False))
-        ev = node.eval()
-        evals.append(None if ev is None else score_cp(ev.white()))
-    all_commented = use_comments and bool(moves) and all(e is not None or not needs_search(b) for e, b in zip(evals[1:], boards[1:]))
-    return PlannedGame(game_id, game, parsed.label, boards, moves, evals if all_commented else None)
+    return PlannedGame(game_id, game, label, boards, moves, use_comments)
 
 
 def read_files(paths: list[str], report: Callable[[str], None], use_comments: bool = True) -> list[PlannedGame]:
@@ -105,36 +100,37 @@ def read_files(paths: list[str], report: Callable[[str], None], use_comments: bo
             if parsed.game.end() is parsed.game:
                 report(f"skipped {parsed.label}: no moves")
                 continue
-            planned.append(plan_game(parsed, f"{source}#{parsed.index}", use_comments))
+            planned.append(plan_game(parsed.game, f"{source}#{parsed.index}", parsed.label, use_comments))
         if unseparated:
             report(f"{source}: {unseparated} games not separated from the previous one by a blank line; read anyway")
     return planned
 
 
 def game_messages(game: PlannedGame) -> list[Message]:
-    """A finished game as the messages a feed would send: its tags, its moves, its result.
+    """A finished game as a feed sends it: its tags, its moves (with their comments), its result.
 
-    A move carries its ``[%eval]`` only when every move of the game has one
-    (else the engine values every position, and the E(c) decisions need its
-    MultiPV anyway).
+    The feeds' own conversion (:meth:`GameTracker.update`), so that a batch run is the
+    replay of what a feed of the same PGN would send.
     """
-    info = game_info(game.game.headers, game.game_id)
-    out: list[Message] = [info]
-    for ply, move in enumerate(game.moves, start=1):
-        board = game.boards[ply - 1]
-        comment = game.comment_evals[ply] if game.comment_evals is not None else None
-        out.append(MoveEvent(game.game_id, ply, move.uci(), board.san(move), board.fen(), eval_cp=comment))
-    out.append(GameResult(game.game_id, parse_result(game.game.headers.get("Result")) or "*", len(game.moves)))
-    return out
+    snap = snapshot_of_game(game.game)
+    if not game.use_comments:
+        snap = dataclasses.replace(snap, plies=[dataclasses.replace(p, eval_cp=None) for p in snap.plies],
+                                   start_eval=None)
+    return GameTracker().update(snap, game.game_id)
 
 
 async def analyse_games(
     planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]
 ) -> BatchResult:
-    """Feed every planned game to a :class:`LiveCore` (the monitor's own) and answer its analysis
-    requests with an :class:`EnginePool` under the one configured profile (opened only if needed)."""
+    """Replay every planned game through a :class:`LiveCore` (the monitor's own) and answer its analysis
+    requests with an :class:`EnginePool` under the one configured profile, opened only if a position
+    needs it (the core's rule: a game whose every ply carries an [%eval] needs none)."""
+    a = cfg.analysis
+    messages = [(g, game_messages(g)) for g in planned]
+    probe = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max)
+    needed = any(isinstance(e, Analyse) for _, msgs in messages for m in msgs for e in probe.handle(m))
     pool: EnginePool | None = None
-    if any(g.engine_positions for g in planned):
+    if needed:
         pool = EnginePool(cfg.engine, store, quick=False)
         try:
             await pool.start()
@@ -143,31 +139,38 @@ async def analyse_games(
             pool = None
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
-        a = cfg.analysis
         core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
         requests: list[Analyse] = []
         notes: list[str] = []
-        for game in planned:
-            if game.comment_evals is None and pool is None:
-                report(f"skipped {game.label}: no [%eval] comments and no engine")
-                continue
-            if pool is None and needs_search(game.boards[0]):
-                notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
-            for msg in game_messages(game):
+        for _, msgs in messages:
+            for msg in msgs:
                 for effect in core.handle(msg):
                     if isinstance(effect, Analyse):
                         requests.append(effect)
                     elif isinstance(effect, Log):
                         report(effect.text)
         if pool is None:
-            for r in requests:  # the start positions of commented games: nothing to value them with
+            unvalued: dict[str, int] = {}
+            for r in requests:  # nothing to value them with: their plies are not scored
+                unvalued[r.game_id] = unvalued.get(r.game_id, 0) + 1
                 core.analysed(r, None, error="no engine")
+            for game, _ in messages:
+                n = unvalued.get(game.game_id, 0)
+                if n == 1 and _only_start(requests, game.game_id):
+                    notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
+                elif n:
+                    report(f"skipped {game.label}: not every move has an [%eval] comment and no engine")
+                    core.withdraw(game.game_id)
             return BatchResult(core.estimator, profile, 0, notes)
         await answer_all(core, pool, requests, report)
         return BatchResult(core.estimator, profile, pool.counters.searches, notes)
     finally:
         if pool is not None:
             await pool.close()
+
+
+def _only_start(requests: list[Analyse], game_id: str) -> bool:
+    return all(r.index == 0 for r in requests if r.game_id == game_id)
 
 
 async def answer_all(core: LiveCore, pool: EnginePool, requests: list[Analyse], report: Callable[[str], None]) -> None:

@@ -800,5 +800,8 @@ class Store:
 def _stored_move(move: MoveEvent) -> MoveEvent:
     """A stored move as the models may use it: an ``eval_cp`` written before the feeds clamped it
     (10000 for a mate, 2**63, NaN) is clamped to ±3900 or dropped, so the reader never breaks."""
-    clean = sane_eval(move.eval_cp)
-    return move if clean == move.eval_cp and type(clean) is type(move.eval_cp) else replace(move, eval_cp=clean)
+    clean, start = sane_eval(move.eval_cp), sane_eval(move.start_eval_cp)
+    if clean == move.eval_cp and type(clean) is type(move.eval_cp) and start == move.start_eval_cp \
+            and type(start) is type(move.start_eval_cp):
+        return move
+    return replace(move, eval_cp=clean, start_eval_cp=start)

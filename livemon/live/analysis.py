@@ -263,7 +263,7 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
 
     >>> ev = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0)
     >>> _kept(ev, "g")
-    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='')
+    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='', start_eval_cp=None)
     >>> again = MoveEvent("".join("g"), 1, "".join(["e2", "e4"]), "".join("e4"), "", clock=float("5400"))
     >>> kept = _kept(again, "g")
     >>> kept.uci is _kept(ev, "g").uci, kept.clock is _kept(ev, "g").clock, kept.game_id is _kept(ev, "g").game_id
@@ -341,12 +341,15 @@ class LiveGame:
     """The positions of one live game and how far its plies are scored — sans I/O.
 
     Position ``j`` is the position after ply ``j`` (0 = the start). A position is
-    valued by rule when terminal, else by the ``[%eval]`` comment of the move that
-    led to it when the feed gave one, else by its engine analysis (the start
-    position always by the engine). Plies are scored strictly in order, each as
-    soon as the values before and after it are known, so that the estimator sees
-    the same sequence whatever order analyses complete in. A ply valued from a
-    comment carries no E(c) decision (no MultiPV), exactly as in ``analyse``.
+    valued by rule when terminal. Otherwise **one rule** says where its value comes
+    from, for every driver alike (a feed, ``analyse``, ``export``, the demo): a game
+    is valued from its ``[%eval]`` comments while every ply of it carries one (a
+    terminal position needs none; the start position by the comment before the
+    first move, else by the engine); from the first ply that carries none, the
+    whole game is valued by the engine, and its plies scored from the comments are
+    scored again (:meth:`drop_comments`: the caller rolls the estimates back). So a
+    game's figures depend only on its moves and comments, never on how they
+    arrived. A ply valued from a comment carries no E(c) decision (no MultiPV).
 
     Per position it keeps its value by rule and whether it is forced (one legal-move
     generation per position) and its evaluation; its board and analysis only until
@@ -359,7 +362,7 @@ class LiveGame:
     """
 
     __slots__ = ("game_id", "boards", "rules", "forced", "fen", "evals", "moves", "analyses", "pending", "start_fen",
-                 "compacted", "expanded", "_candidates", "_unscored")  # ~1,000 finished games an hour kept
+                 "start_eval", "comments", "compacted", "expanded", "_candidates", "_unscored")  # ~1,000 finished games an hour kept
 
     def __init__(self, game_id: str):
         self.game_id = game_id
@@ -372,6 +375,8 @@ class LiveGame:
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
+        self.start_eval: int | None = None  # the [%eval] before the first move, if any
+        self.comments = True  # valued from [%eval] comments: every ply so far carries one
         self.compacted = False
         self.expanded = False  # rebuilt after a compaction (a corrected finished game)
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
@@ -402,6 +407,7 @@ class LiveGame:
             self.expand()
         if not self.boards:
             self.start_fen = ev.fen_before
+            self.start_eval = ev.start_eval_cp
             self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
@@ -467,15 +473,50 @@ class LiveGame:
     def needs_engine(self, j: int) -> bool:
         if self.rules[j] is not None:  # terminal: valued by rule
             return False
-        return j == 0 or self.moves[j - 1].eval_cp is None
+        return self._comment(j) is None
+
+    def _comment(self, j: int) -> int | None:
+        """The comment that values position ``j`` under the game's rule (None: the engine does)."""
+        if not self.comments:
+            return None
+        return self.start_eval if j == 0 else self.moves[j - 1].eval_cp
+
+    def breaks_comments(self, ply: int) -> bool:
+        """Ply ``ply`` (just added) ends the game's valuation from comments: it carries no ``[%eval]``
+        and its position is not terminal."""
+        return self.comments and self.moves[ply - 1].eval_cp is None and self.rules[ply] is None
+
+    def all_commented(self) -> bool:
+        """Every ply carries an ``[%eval]`` or leads to a terminal position (the rule's condition; not for a
+        compacted game)."""
+        return all(ev.eval_cp is not None or self.rules[k] is not None for k, ev in enumerate(self.moves, 1))
+
+    def drop_comments(self, comments: bool = False) -> list[int]:
+        """Value the game from the engine (``comments`` False) or from its comments again: every ply
+        unscored, every position revalued. Returns the positions that need the engine; the caller
+        rolls the game's scored plies back in the estimates first."""
+        start = self.start_fen or chess.STARTING_FEN
+        start_eval = self.start_eval
+        moves = list(self.moves)
+        self.moves, self.boards, self.rules, self.forced, self.evals = [], [], [], [], []
+        self.analyses, self.pending, self._candidates = {}, set(), set()
+        self.compacted = self.expanded = False
+        self.comments = comments
+        positions: list[int] = []
+        for k, ev in enumerate(moves, 1):
+            if k == 1:
+                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval)
+            positions.extend(self.add_move(ev))
+        return sorted(set(positions))
 
     def value(self, j: int) -> tuple[bool, int | None]:
         """(known, value) of position ``j``: known False while an analysis is awaited."""
         rule = self.rules[j]
         if rule is not None:
             return True, rule
-        if j > 0 and self.moves[j - 1].eval_cp is not None:
-            return True, self.moves[j - 1].eval_cp
+        comment = self._comment(j)
+        if comment is not None:
+            return True, comment
         if j not in self.analyses:
             return False, None
         analysis = self.analyses[j]
@@ -512,7 +553,7 @@ class LiveGame:
             self.pending.discard(k)
             if after is not None:  # None: the engine gave up on this position: nothing to score
                 ev = self.moves[k - 1]
-                source = None if ev.eval_cp is not None else self.analyses.get(k - 1)
+                source = None if self.comments else self.analyses.get(k - 1)
                 board = self.boards[k - 1]
                 assert board is not None  # noqa: S101 - invariant: kept while ply k is pending
                 out.append(scored_ply(self.game_id, k, board, chess.Move.from_uci(ev.uci), before, after,

@@ -486,7 +486,10 @@ class LiveCore:
             out.append(StoreMove(ev))  # stored before it is analysed
         self.counters.moves += 1
         self._preview.pop(ev.game_id, None)
-        self._analyse(game, game.add_move(ev), out)
+        positions = game.add_move(ev)
+        if game.breaks_comments(ev.ply):
+            positions = self._revalue(game, False, out)
+        self._analyse(game, positions, out)
         if self.previews and self._persist and game.needs_engine(ev.ply):
             out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply)))
         self._score(game, out)
@@ -509,7 +512,10 @@ class LiveCore:
         if self.screener is not None:
             for key in self.screener.rollback(game_id, from_ply):
                 self._screen(key, out)
-        self._analyse(game, game.truncate(from_ply), out)  # a compacted game: the cache answers again
+        again = game.truncate(from_ply)  # a compacted game: the cache answers again
+        if not game.comments and game.all_commented():  # the ply without a comment was corrected away
+            again = self._revalue(game, True, out)
+        self._analyse(game, again, out)
         self._preview.pop(game_id, None)
         result = self.results.get(game_id)
         if result is not None:
@@ -517,6 +523,17 @@ class LiveCore:
             self.estimator.set_result(game_id, result)
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
+
+    def _revalue(self, game: LiveGame, comments: bool, out: list[Effect]) -> list[int]:
+        """The game's valuation switches between its comments and the engine (the one rule of
+        :class:`LiveGame`): its scored plies are rolled back and every ply scored again. Returns the
+        positions that need the engine."""
+        if comments or game.plies > 1:  # plies scored before (at ply 1 only the new ply, not yet scored)
+            self.estimator.rollback(game.game_id, 1)
+            if self.screener is not None:
+                for key in self.screener.rollback(game.game_id, 1):
+                    self._screen(key, out)
+        return game.drop_comments(comments)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
         if game_id not in self.games:

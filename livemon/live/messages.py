@@ -452,7 +452,10 @@ class MoveEvent(Message):
 
     ``ply`` counts from 1 (1 = White's first move). ``fen_before`` is the full
     FEN of the position the move was played from. ``eval_cp`` is an ``[%eval]``
-    comment after the move (White's view, centipawns, mates mapped), if any.
+    comment after the move (White's view, centipawns, mates mapped), if any;
+    ``start_eval_cp``, on ply 1 only, the ``[%eval]`` of the starting position
+    (a comment before the first move, as in Ferreira's Fig. 1). Whether the
+    comments value a game is the core's one rule (:class:`~livemon.live.analysis.LiveGame`).
     """
 
     kind: ClassVar[str] = "move"
@@ -465,6 +468,7 @@ class MoveEvent(Message):
     emt: float | None = None
     eval_cp: int | None = None
     feed: str = ""
+    start_eval_cp: int | None = None
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class Snapshot:
     fen: str | None = None  # starting position when not the standard one
     chess960: bool = False
     settled: bool = False  # incomplete but unchanged for a poll: may create the game, still never rolls back
+    start_eval: int | None = None  # the [%eval] before the first move (White's view), if any
 
 
 @dataclass
@@ -179,7 +180,9 @@ def snapshot_of_game(game: chess.pgn.Game, complete: bool = True) -> Snapshot:
     """A parsed python-chess game (no errors) as a snapshot."""
     board = game.board()
     fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
-    return Snapshot(dict(game.headers), _plies_of(game), complete, fen, board.chess960)
+    start = game.eval()
+    return Snapshot(dict(game.headers), _plies_of(game), complete, fen, board.chess960,
+                    start_eval=None if start is None else sane_eval(score_cp(start)))
 
 
 def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Snapshot | BadSnapshot | None:
@@ -488,7 +491,7 @@ class GameTracker:
         """
         tail = self._tails[gid]
         state = self._games.get(gid)
-        if (state is None or state.result is not None or len(state.ucis) != tail.plies
+        if (state is None or state.result is not None or not tail.plies or len(state.ucis) != tail.plies
                 or not chunk.startswith(tail.core) or len(chunk) == len(tail.core)
                 or not chunk[len(tail.core)].isspace()):
             return None
@@ -561,7 +564,7 @@ class GameTracker:
             if move is None or not board.is_legal(move):
                 return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
             new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt,
-                                 sane_eval(ply.eval_cp), self.feed))
+                                 sane_eval(ply.eval_cp), self.feed, snap.start_eval if i == 0 else None))
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state

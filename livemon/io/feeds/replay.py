@@ -20,6 +20,7 @@ starting over and adding nothing until it catches up.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import logging
 import re
@@ -153,7 +154,8 @@ class ReplayFeed(BaseFeed):
         headers = dict(b.snap.headers)
         if not done:
             headers["Result"] = "*"
-        return self.tracker.update(Snapshot(headers, b.snap.plies[:n], True, b.snap.fen), game_id=b.gid)
+        return self.tracker.update(dataclasses.replace(b.snap, headers=headers, plies=b.snap.plies[:n], complete=True),
+                                   game_id=b.gid)
 
     async def _wait(self, seconds: float) -> None:
         if self.speed <= 0:
