@@ -29,7 +29,7 @@ from pathlib import Path
 
 import chess.pgn
 
-import livemon.io.feeds.core as feeds_core
+import livemon.live.tracker as feeds_core
 from livemon.io.feeds import GameTracker
 from livemon.live.messages import MoveEvent
 

@@ -642,7 +642,7 @@ async def test_http_body_cap_trickling_server_and_parsing_off_the_loop(caplog):
 
 async def test_stream_splitter_is_linear_and_an_endless_game_is_dropped(caplog):
     sizes = {}
-    from livemon.io.feeds.core import PgnStreamSplitter
+    from livemon.live.splitter import PgnStreamSplitter
 
     for mb in (1, 2, 4, 8):
         s = PgnStreamSplitter()

@@ -13,7 +13,7 @@ import pytest
 from livemon.config import ConfigError, FeedConfig, load_config_text
 from livemon.io.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
 from livemon.rating.evaluation import MATE_CP
-from livemon.io.feeds.core import is_terminated
+from livemon.live.movetext import is_terminated
 from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 from conftest import REAL
@@ -262,7 +262,7 @@ def test_dgt_final_king_moves_are_dropped_with_a_log_line(broadcast, caplog):
     n = len(truth)
     tail = f"{n // 2 + 1}. Kd4" if n % 2 == 0 else f"{n // 2 + 1}... Kd4"
     t = GameTracker("dgt")
-    with caplog.at_level(logging.INFO, logger="livemon.io.feeds.core"):
+    with caplog.at_level(logging.INFO, logger="livemon.live.tracker"):
         out = t.update_text(_dgt(g, tail + " Ke5"))
     assert not any(isinstance(m, FeedError) for m in out)
     assert apply(out)[g.headers["Site"]] == truth

@@ -262,7 +262,7 @@ async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
 
 
 async def test_dgt_round_folder(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="livemon.io.feeds.core")
+    caplog.set_level(logging.INFO, logger="livemon.live.tracker")
     games = real_games()[4:7]
     rnd = tmp_path / "live" / "round-1"
     rnd.mkdir(parents=True)

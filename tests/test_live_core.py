@@ -929,3 +929,32 @@ def test_the_start_evaluation_values_the_start_position_of_a_commented_game():
     d.feed(INFO, dataclasses.replace(first, start_eval_cp=15), *rest)
     assert not d.pending and sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
     assert d.core.estimator.games["g1"].plies[1].before == 15
+
+
+def test_an_answer_counts_only_for_the_position_it_was_asked_for():
+    """Requests carry a token (game, position, epoch): after a correction an answer for a position it
+    replaced is dropped, while an answer for a position it kept (its board rebuilt or not) still scores."""
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", OPENING[:6]))
+    asked = {r.index: r for r in d.pending}
+    d.pending = []
+    corrected = OPENING[:4] + ["f1c4", "g8f6"]
+    d.feed(*moves_of("g1", corrected, start=5))  # plies 5-6 replaced: positions 5 and 6 are new ones
+    stale = asked[6]
+    assert stale.board.fen() != d.core.games["g1"].board(6).fen()
+    d.apply(d.core.analysed(stale, analysis_of(stale.board), PROFILE))
+    assert 6 not in d.core.games["g1"].analyses  # the old position 6's analysis is not the new one's
+    for j in (0, 1, 2, 3, 4):  # answers to positions the correction kept, asked before it, still count
+        d.apply(d.core.analysed(asked[j], analysis_of(asked[j].board), PROFILE))
+    d.answer()
+    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+    assert sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_settings_come_in_as_one_event():
+    core = LiveCore()
+    assert core.configure(PROFILE, None, given_strength=None, calibrated_strength=2950.0, previews=True) == []
+    assert (core.profile, core.strength, core.strength_source, core.previews) == (PROFILE, 2950.0, "calibration", True)
+    assert core.estimator.profile == PROFILE
+    core.configure(PROFILE, None, given_strength=3100.0, calibrated_strength=2950.0)
+    assert (core.strength, core.strength_source, core.previews) == (3100.0, "given", False)

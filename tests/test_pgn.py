@@ -1,6 +1,6 @@
 import dataclasses
 
-from livemon.io.feeds.core import GameTracker
+from livemon.live.tracker import GameTracker
 from livemon.live.messages import GameInfo, GameResult
 from livemon.live.pgn import (
     BadGame,

@@ -19,7 +19,8 @@ from livemon.live.messages import GameInfo
 from livemon.rating.agent import Decision, move_probabilities
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.screening import PoissonBinomial, tail_z
-from livemon.live.screener import Screener, _pos, open_book
+from livemon.io.book import open_book
+from livemon.live.screener import Screener, _pos
 
 CAL = ProfileCalibration("test profile", 3000.0, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800,
                                                               r2=0.6, residual_sd=0.2, profile="test profile"))

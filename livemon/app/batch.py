@@ -1,7 +1,7 @@
 """Batch analysis of finished games: the engine of ``livemon analyse`` and ``calibrate``.
 
 A batch run is a replay: each game read from a file becomes the messages a feed
-would send — made by the feeds' own :class:`~livemon.io.feeds.core.GameTracker`,
+would send — made by the feeds' own :class:`~livemon.live.tracker.GameTracker`,
 the one conversion of a PGN game into messages — and goes through the monitor's
 own :class:`~livemon.live.core.LiveCore`. The core's one rule decides whether a
 game is valued from its ``[%eval]`` comments or by the engine, so ``analyse``
@@ -25,7 +25,7 @@ import chess.pgn
 
 from livemon.config import Config
 from livemon.io.engine import EngineError
-from livemon.io.feeds.core import GameTracker, snapshot_of_game
+from livemon.live.tracker import GameTracker, snapshot_of_game
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.live.analysis import needs_search

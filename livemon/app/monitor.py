@@ -35,7 +35,7 @@ from livemon.io.shelfdb import ShelfDB
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
-from livemon.live.core import CoreCounters, LiveCore, engine_strength
+from livemon.live.core import CoreCounters, LiveCore
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -52,7 +52,8 @@ from livemon.live.effects import (
 )
 from livemon.live.estimator import Estimator, PlayerState
 from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate
-from livemon.live.screener import Screener, open_book
+from livemon.io.book import open_book
+from livemon.live.screener import Screener
 from livemon.live.shelf import Shelf
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.performance import pool_warning
@@ -323,25 +324,21 @@ class Monitor:
     # -- restart -----------------------------------------------------------------------
 
     def _pin_profile(self) -> None:
-        """The event's one engine profile (the pool's), its calibration and screening; see issue 11."""
+        """The event's one engine profile (the pool's), its calibration and screening, handed to the core."""
         profile = self.pool.base_profile.name
         calibration = self.store.get_calibration(profile)
         a = self.cfg.analysis
-        self.core.profile = profile
-        self.core.calibrated_strength = self.store.get_engine_strength(profile)
-        self.core.strength, self.core.strength_source = engine_strength(a.engine_strength, self.core.calibrated_strength)
-        self.core.estimator.use_calibration(profile, calibration)
+        self.apply(self.core.configure(profile, calibration, given_strength=a.engine_strength,
+                                       calibrated_strength=self.store.get_engine_strength(profile),
+                                       previews=self.pool.previews, screener=self._screener(calibration)))
         warning = pool_warning(self.core.estimator.perf_map or self.core.estimator.c_map, a.rating_pool)
         if warning:
             log.warning("%s", warning)
-        self.core.previews = self.pool.previews
-        self._start_screening(calibration)
 
-    def _start_screening(self, calibration: ProfileCalibration | None) -> None:
+    def _screener(self, calibration: ProfileCalibration | None) -> Screener:
         """Screening with the profile's calibration; alerts raised before a restart are shown, not raised again."""
         cfg = self.cfg.screening
         screener = Screener(cfg, calibration, open_book(cfg.book), self.pool.base_profile.name)
-        self.core.screener = screener
         for level, alert in self.store.load_alerts():
             screener.mark_raised(alert.player, alert.event, level)
             self.hub.publish(alert)
@@ -352,6 +349,7 @@ class Monitor:
                      cfg.statistic, cfg.notice_z, cfg.alert_z, cfg.min_positions)
         else:
             log.warning("screening off: %s (run livemon calibrate); everything else carries on", screener.off_reason)
+        return screener
 
     def _resume(self) -> None:
         """Rebuild games and estimates from the store; re-request what was never analysed (the cache answers the rest)."""

@@ -84,7 +84,8 @@ def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callabl
     (as the monitor does after each finished game), when there are any.
     """
     from livemon.live.pgn import FINAL_RESULTS
-    from livemon.live.screener import Screener, open_book, screen_estimator
+    from livemon.io.book import open_book
+    from livemon.live.screener import Screener, screen_estimator
 
     screener = Screener(cfg.screening, store.get_calibration(result.profile), open_book(cfg.screening.book), result.profile)
     if not screener.enabled:

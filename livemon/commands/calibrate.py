@@ -63,7 +63,8 @@ def screened_moves(estimator: Estimator, cfg: ScreeningConfig) -> tuple[list[Rat
     no MultiPV, book moves or Polyglot book, decided), so that c_r is fitted on
     the positions screening will score.
     """
-    from livemon.live.screener import Screener, open_book
+    from livemon.io.book import open_book
+    from livemon.live.screener import Screener
 
     exclusion = Screener(cfg, None, open_book(cfg.book)).exclusion
     kept: list[RatedDecision] = []

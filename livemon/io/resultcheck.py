@@ -27,7 +27,7 @@ from __future__ import annotations
 import chess
 
 from livemon.io.engine import EngineProfile, PositionAnalysis
-from livemon.io.feeds.fields import fits_int64
+from livemon.live.fields import fits_int64
 from livemon.rating.evaluation import MAX_CP
 
 __all__ = ["NODES_SLACK", "check_analysis"]

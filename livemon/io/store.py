@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from livemon.errors import LivemonError
 from livemon.live.values import PositionAnalysis
-from livemon.io.feeds.fields import sane_eval
+from livemon.live.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
 
 if TYPE_CHECKING:

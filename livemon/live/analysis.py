@@ -362,7 +362,8 @@ class LiveGame:
     """
 
     __slots__ = ("game_id", "boards", "rules", "forced", "fen", "evals", "moves", "analyses", "pending", "start_fen",
-                 "start_eval", "comments", "compacted", "expanded", "_candidates", "_unscored")  # ~1,000 finished games an hour kept
+                 "start_eval", "comments", "epoch", "epochs", "compacted", "expanded", "_candidates",
+                 "_unscored")  # slots: ~1,000 finished games an hour are kept
 
     def __init__(self, game_id: str):
         self.game_id = game_id
@@ -377,6 +378,8 @@ class LiveGame:
         self.start_fen: str | None = None  # FEN before the first move
         self.start_eval: int | None = None  # the [%eval] before the first move, if any
         self.comments = True  # valued from [%eval] comments: every ply so far carries one
+        self.epoch = 0  # counts the corrections: a position added after one is another position
+        self.epochs: list[int] = []  # the epoch each position was added in: an analysis request's token
         self.compacted = False
         self.expanded = False  # rebuilt after a compaction (a corrected finished game)
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
@@ -396,6 +399,7 @@ class LiveGame:
     def _add_position(self, board: chess.Board) -> None:
         rule, forced = position_facts(board)  # once: move generation is the costly part of scoring
         self.boards.append(board)
+        self.epochs.append(self.epoch)
         self.rules.append(rule)
         self.forced.append(forced)
 
@@ -439,6 +443,8 @@ class LiveGame:
         else:
             self.moves = list(moves)[:keep]
         del self.boards[keep + 1 if keep else 0 :]
+        del self.epochs[len(self.boards) :]
+        self.epoch += 1
         del self.rules[len(self.boards) :]
         del self.forced[len(self.boards) :]
         del self.evals[len(self.boards) :]
@@ -470,6 +476,15 @@ class LiveGame:
             board.push(chess.Move.from_uci(ev.uci))
         return board.copy(stack=False)
 
+    def token(self, j: int) -> int:
+        """What an analysis request for position ``j`` carries: its answer is for this game's position ``j``
+        while :meth:`current` says so (not after a correction replaced the position)."""
+        return self.epochs[j]
+
+    def current(self, j: int, token: int) -> bool:
+        """Position ``j`` is the one a request with ``token`` asked for."""
+        return 0 <= j < len(self.epochs) and self.epochs[j] == token
+
     def needs_engine(self, j: int) -> bool:
         if self.rules[j] is not None:  # terminal: valued by rule
             return False
@@ -498,7 +513,7 @@ class LiveGame:
         start = self.start_fen or chess.STARTING_FEN
         start_eval = self.start_eval
         moves = list(self.moves)
-        self.moves, self.boards, self.rules, self.forced, self.evals = [], [], [], [], []
+        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = [], [], [], [], [], []
         self.analyses, self.pending, self._candidates = {}, set(), set()
         self.compacted = self.expanded = False
         self.comments = comments
@@ -602,7 +617,7 @@ class LiveGame:
         """
         if self.compacted or self.pending or not self.moves:
             return
-        self.boards, self.rules, self.forced, self.analyses = [], [], [], {}
+        self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
         moves = self.moves
         packed = moves.head.extended(moves.tail) if isinstance(moves, LiveMoves) else PackedMoves(self.game_id, moves)

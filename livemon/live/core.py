@@ -88,7 +88,7 @@ from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis, board_from_fen
-from livemon.rating.calibration import Calibration
+from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
@@ -229,6 +229,21 @@ class LiveCore:
 
     # -- events -----------------------------------------------------------------------
 
+    def configure(self, profile: str, calibration: ProfileCalibration | None = None, *,
+                  given_strength: float | None = None, calibrated_strength: float | None = None,
+                  previews: bool = False, screener: Screener | None = None) -> list[Effect]:
+        """The event's settings, as one event: the pinned engine profile and its calibration, the engine
+        strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
+        as data). Every figure from then on is of these settings."""
+        self.profile = profile
+        self.estimator.use_calibration(profile, calibration)
+        self.given_strength, self.calibrated_strength = given_strength, calibrated_strength
+        self.strength, self.strength_source = engine_strength(given_strength, calibrated_strength)
+        self.previews = previews
+        self.screener = screener
+        return []
+
+
     def handle(self, msg: Message) -> list[Effect]:
         """One feed message (a game's tags, a move, a correction, a result, a feed error)."""
         out: list[Effect] = []
@@ -287,8 +302,8 @@ class LiveCore:
                                           f"{profile!r} refused, the event's profile is {self.profile!r}"))
             return out
         game = self.games.get(request.game_id)
-        if game is not None and request.index < len(game.boards) and game.boards[request.index] is request.board:
-            game.set_analysis(request.index, analysis)  # else rolled back meanwhile (a new ply: a new board)
+        if game is not None and game.current(request.index, request.token):
+            game.set_analysis(request.index, analysis)  # else a correction replaced the position meanwhile
             self._score(game, out)
             self._board_changed(game.game_id, out)
             self._settle(game)
@@ -297,8 +312,8 @@ class LiveCore:
     def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
         """A quick evaluation of a game's newest position: the eval bar shows it until the real one comes."""
         game = self.games.get(request.game_id)
-        if (analysis is None or game is None or game.plies != request.index or request.index >= len(game.boards)
-                or game.boards[request.index] is not request.board):
+        if (analysis is None or game is None or game.plies != request.index
+                or not game.current(request.index, request.token)):
             return []
         if game.value(request.index)[0]:
             return []  # the pinned profile's answer came first
@@ -491,7 +506,7 @@ class LiveCore:
             positions = self._revalue(game, False, out)
         self._analyse(game, positions, out)
         if self.previews and self._persist and game.needs_engine(ev.ply):
-            out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply)))
+            out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply), game.token(ev.ply)))
         self._score(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
         out.append(Publish(self.board_state(ev.game_id)))
@@ -499,7 +514,7 @@ class LiveCore:
     def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> None:
         for j in positions:
             self._arrivals += 1
-            out.append(Analyse(game.game_id, j, game.board(j), float(-self._arrivals)))
+            out.append(Analyse(game.game_id, j, game.board(j), float(-self._arrivals), game.token(j)))
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
         game = self.games.get(game_id)

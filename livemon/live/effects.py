@@ -61,14 +61,16 @@ class Analyse:
     """Analyse position ``index`` of a game under the event's pinned profile; answer with
     :meth:`LiveCore.analysed`. Lower ``priority`` first (``-arrival``: the newest position first).
 
-    ``board`` is the core's own board object: the answer is dropped when the game was
-    rolled back meanwhile (its position ``index`` is then another object).
+    ``board`` is the position (the core's own object: read it, never change it); ``token``
+    tells the core which position it was (:meth:`~livemon.live.analysis.LiveGame.token`): an answer for a position that a
+    correction replaced meanwhile is dropped.
     """
 
     game_id: str
     index: int
     board: chess.Board
     priority: float
+    token: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +81,7 @@ class Preview:
     game_id: str
     index: int
     board: chess.Board
+    token: int = 0
 
 
 @dataclass(frozen=True)

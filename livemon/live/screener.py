@@ -60,7 +60,6 @@ ignores everything.
 
 from __future__ import annotations
 
-import logging
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -80,7 +79,6 @@ from livemon.rating.screening import (
     tail_z,
 )
 
-log = logging.getLogger(__name__)
 
 PosKey = int
 """A position's game seq and ply in one int (:func:`_pos`): the order of a player's positions, as in the
@@ -650,24 +648,6 @@ def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
         for ply in sorted(game.plies):
             screener.add_ply(game.plies[ply])
     return screener
-
-
-def open_book(path: str) -> Callable[[int], bool] | None:
-    """A Polyglot book as a predicate on position keys; None (with a log line) when it cannot be read."""
-    if not path:
-        return None
-    import chess.polyglot
-
-    try:
-        reader = chess.polyglot.open_reader(path)
-    except OSError as exc:
-        log.error("screening: opening book %s cannot be read (%s); no book exclusions", path, exc.strerror or exc)
-        return None
-
-    def in_book(key: int) -> bool:
-        return reader.get(key) is not None
-
-    return in_book
 
 
 def alert_details(alert: ScreeningAlert) -> dict[str, Any]:

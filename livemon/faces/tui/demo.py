@@ -13,18 +13,17 @@ analysis (its requests are never answered).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import chess.pgn
-
 from livemon.faces.hub import Hub
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
-from livemon.live.messages import GameInfo, GameResult, MonitorStatus, MoveEvent, Outgoing
+from livemon.live.messages import GameInfo, MonitorStatus, Outgoing
 from livemon.live.pgn import GoodGame, game_info, read_games
-from livemon.rating.evaluation import score_cp
+from livemon.live.tracker import GameTracker, snapshot_of_game
 
 def real_data() -> Path:
     """Where the demo's real games are: ``$LIVEMON_REAL_DATA`` (the tests point it at tests/data), else ../shared."""
@@ -48,29 +47,31 @@ def _games(name: str) -> list[GoodGame]:
 
 
 class _Board:
-    """One game being replayed ply by ply through the core."""
+    """One game being replayed ply by ply through the core: the messages are the game tracker's (the one
+    conversion of a PGN game into messages, as a feed of it would send them)."""
 
     def __init__(self, parsed: GoodGame, game_id: str) -> None:
-        self.game: chess.pgn.Game = parsed.game
-        self.info: GameInfo = game_info(parsed.game.headers, game_id)
+        self.game_id = game_id
+        self.snap = snapshot_of_game(parsed.game)
+        self.tracker = GameTracker()
         self.nodes = list(parsed.game.mainline())
-        self.board = parsed.game.board()
+        self.info: GameInfo = game_info(parsed.game.headers, game_id)
         self.ply = 0
 
     def step(self, core: LiveCore, answer: bool) -> list[Outgoing]:
         """Play the next ply; ``answer``: value the start position (no engine: nothing) so plies score."""
-        node = self.nodes[self.ply]
         self.ply += 1
-        ev = node.eval()
-        move = MoveEvent(self.info.game_id, self.ply, node.move.uci(), self.board.san(node.move), self.board.fen(),
-                         clock=node.clock(), eval_cp=None if ev is None else score_cp(ev.white()))
-        self.board.push(node.move)
-        effects = core.handle(move)
+        done = self.ply == len(self.snap.plies)
+        headers = dict(self.snap.headers) if done else {**self.snap.headers, "Result": "*"}
+        effects: list[Effect] = []
+        for msg in self.tracker.update(dataclasses.replace(self.snap, headers=headers, plies=self.snap.plies[:self.ply]),
+                                       game_id=self.game_id):
+            if isinstance(msg, GameInfo):
+                continue  # the tags were handed to the core when the board was set up
+            effects += core.handle(msg)
         if answer:
             for r in [e for e in effects if isinstance(e, Analyse)]:
                 effects += core.analysed(r, None, error="no engine in the demo")
-        if self.ply == len(self.nodes):
-            effects += core.handle(GameResult(self.info.game_id, self.game.headers.get("Result", "*"), self.ply))
         return published(effects)
 
 

@@ -1,6 +1,7 @@
 """Live feeds: async sources of MoveEvent / GameRollback / GameResult / GameInfo / FeedError.
 
-The game logic is the sans-I/O :class:`GameTracker` (:mod:`livemon.io.feeds.core`);
+The game logic is the sans-I/O :class:`GameTracker` (:mod:`livemon.live.tracker`, with
+:mod:`livemon.live.movetext` and :mod:`livemon.live.splitter`);
 the adapters (file, http, stream, mqtt, replay) only move bytes to it. Build
 one from config with :func:`open_feed` and iterate it::
 
@@ -16,10 +17,10 @@ from typing import Sequence
 
 from livemon.config import ConfigError, FeedConfig
 from livemon.io.feeds.base import Backoff, BaseFeed, Feed, FeedStatus
-from livemon.io.feeds.core import (
+from livemon.live.splitter import PgnStreamSplitter
+from livemon.live.tracker import (
     GameTracker,
     Ply,
-    PgnStreamSplitter,
     Snapshot,
     default_game_key,
     parse_chunk,

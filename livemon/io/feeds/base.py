@@ -8,7 +8,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, AsyncIterator, Iterable, Protocol, runtime_checkable
 
-from livemon.io.feeds.core import GameTracker, KeyFunc
+from livemon.live.tracker import GameTracker, KeyFunc
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)

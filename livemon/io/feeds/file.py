@@ -12,7 +12,7 @@ different moment; otherwise every ``games.pgn`` below it, otherwise every
 
 Every poll reads the whole round (the files of the folder, each re-read only
 when it changed), so a game that is no longer in it is withdrawn after
-``withdraw_after`` seconds (:meth:`~livemon.io.feeds.core.GameTracker.poll_done`).
+``withdraw_after`` seconds (:meth:`~livemon.live.tracker.GameTracker.poll_done`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import AsyncIterator
 
 from livemon.io.feeds.base import BaseFeed
-from livemon.io.feeds.core import KeyFunc, text_is_cut
+from livemon.live.movetext import text_is_cut
+from livemon.live.tracker import KeyFunc
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)

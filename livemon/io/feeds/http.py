@@ -15,7 +15,7 @@ blocks the event loop.
 
 Every 200 body is the whole round, and a 304 says it is unchanged: a game the
 round no longer lists is withdrawn after ``withdraw_after`` seconds
-(:meth:`~livemon.io.feeds.core.GameTracker.poll_done`); a failed poll counts
+(:meth:`~livemon.live.tracker.GameTracker.poll_done`); a failed poll counts
 for nothing.
 """
 
@@ -30,7 +30,8 @@ import httpx
 
 from livemon.errors import LivemonError
 from livemon.io.feeds.base import Backoff, BaseFeed
-from livemon.io.feeds.core import KeyFunc, text_is_cut
+from livemon.live.movetext import text_is_cut
+from livemon.live.tracker import KeyFunc
 from livemon.live.messages import Message
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ import chess
 
 from livemon.io.broker import BrokerLink, BrokerSettings, delivered, make_client
 from livemon.io.feeds.base import BaseFeed
-from livemon.io.feeds.core import Ply, Snapshot
-from livemon.io.feeds.fields import (
+from livemon.live.tracker import Ply, Snapshot
+from livemon.live.fields import (
     FieldError,
     elo_field,
     eval_field,
@@ -82,7 +82,7 @@ def _fen_field(value: Any) -> str:
 class MoveMessages:
     """Sans-I/O: JSON move messages in, tracker messages out (the MQTT feed minus the socket).
 
-    Every field is checked here (:mod:`livemon.io.feeds.fields`). A bad
+    Every field is checked here (:mod:`livemon.live.fields`). A bad
     ``game``, ``ply``, ``uci`` or ``fen`` rejects the message (one FeedError,
     nothing changes); a bad optional field (``eval``, ``clock``, ``emt``, a tag,
     ``result``) is dropped with one FeedError naming it, and the move is kept.

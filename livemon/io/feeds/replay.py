@@ -30,7 +30,7 @@ from typing import AsyncIterator, Mapping
 
 
 from livemon.io.feeds.base import BaseFeed
-from livemon.io.feeds.core import KeyFunc, Snapshot, snapshot_of_game
+from livemon.live.tracker import KeyFunc, Snapshot, snapshot_of_game
 from livemon.live.messages import FeedError, Message
 from livemon.live.pgn import BadGame, read_games
 

@@ -2,7 +2,7 @@
 
 The server sends every game once, then the whole PGN of a game again each
 time it changes (``/api/stream/broadcast/round/{id}.pgn``). Games are split
-incrementally (:class:`~livemon.io.feeds.core.PgnStreamSplitter`); a game whose
+incrementally (:class:`~livemon.live.tracker.PgnStreamSplitter`); a game whose
 movetext ends in a result or ``*`` (lichess always ends one so) is a complete
 snapshot, so a shorter or different move list *is* a correction; one that does
 not is treated as cut (it may only add plies). A game cut by a broken
@@ -20,7 +20,8 @@ from typing import AsyncIterator
 import httpx
 
 from livemon.io.feeds.base import Backoff, BaseFeed
-from livemon.io.feeds.core import KeyFunc, PgnStreamSplitter
+from livemon.live.splitter import PgnStreamSplitter
+from livemon.live.tracker import KeyFunc
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)

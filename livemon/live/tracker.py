@@ -1,4 +1,5 @@
-"""The sans-I/O core of the feeds: snapshots of games in, new messages out.
+"""The game tracker: snapshots of games in, new messages out — the one conversion of a feed's games
+(and of every PGN game ``analyse`` reads) into the core's messages.
 
 No sockets, no files, no asyncio (like h11): every adapter hands the
 :class:`GameTracker` what it currently knows about a game -- the whole PGN of
@@ -58,15 +59,22 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import chess
-import chess.engine
 import chess.pgn
 
-from livemon.io.feeds.fields import sane_eval, sane_seconds
-from livemon.rating.evaluation import score_cp
-
+from livemon.live.fields import sane_eval, sane_seconds
 from livemon.live.messages import FeedError, GameResult, GameRollback, GameWithdrawn, Message, MoveEvent
+from livemon.live.movetext import (
+    Tail,
+    balanced,
+    comment_eval,
+    comment_seconds,
+    is_terminated,
+    mainline_sans,
+    plain_core,
+    scan_moves,
+    tag_head,
+)
 from livemon.live.pgn import (
-    _TAG_LINE,
     FINAL_RESULTS,
     QuietGameBuilder,
     chunk_headers,
@@ -74,14 +82,13 @@ from livemon.live.pgn import (
     parse_result,
     split_games,
 )
+from livemon.rating.evaluation import score_cp
 
 log = logging.getLogger(__name__)
 
 """Centipawn value of a forced mate (either distance), White's view."""
 
 _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
-_TERMINATED = re.compile(r"(?:^|\s)(?:1-0|0-1|1/2-1/2|\*)\s*$")
-_COMMENT = re.compile(r"\{[^}]*\}?|;[^\n]*", re.S)
 _URL = re.compile(r"^https?://\S+$", re.I)
 
 WITHDRAW_READS = 3
@@ -144,31 +151,6 @@ def eval_cp(node: chess.pgn.ChildNode) -> int | None:
     pov = node.eval()
     return None if pov is None else score_cp(pov)
 
-
-def is_terminated(chunk: str) -> bool:
-    """True when a game's movetext ends in a result or ``*`` (ignoring comments)."""
-    lines = [ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln)]
-    text = _COMMENT.sub(" ", "\n".join(lines))
-    return bool(_TERMINATED.search(text))
-
-
-def _mainline_sans(chunk: str) -> list[str]:
-    """The SAN tokens of the main line, read without a board (for the DGT rule)."""
-    lines = [ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln) and not ln.startswith("%")]
-    text = _COMMENT.sub(" ", "\n".join(lines))
-    depth = 0
-    sans: list[str] = []
-    for m in chess.pgn.MOVETEXT_REGEX.finditer(text):
-        tok = m.group(0)
-        if tok == "(":
-            depth += 1
-        elif tok == ")":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and m.group(1):
-            sans.append(tok)
-    return sans
-
-
 def _plies_of(game: chess.pgn.Game) -> list[Ply]:
     out = []
     for node in game.mainline():
@@ -219,7 +201,7 @@ def _dgt_trailing_kings(chunk: str, game: chess.pgn.Game, err: Exception) -> lis
     if not isinstance(err, chess.IllegalMoveError) or len(game.errors) != 1:
         return None
     n = sum(1 for _ in game.mainline())
-    sans = _mainline_sans(chunk)
+    sans = mainline_sans(chunk)
     tail = sans[n:]
     if not 1 <= len(tail) <= 2 or not all(_KING_MOVE.match(s) for s in tail):
         return None
@@ -264,7 +246,7 @@ class GameTracker:
         self._applied: dict[str, str] = {}  # game id -> digest of the last whole chunk applied
         self._digest_gid: dict[str, str] = {}
         self._tag_memo: dict[str, chess.pgn.Headers] = {}  # a chunk's tag block -> its tags (_headers_of)
-        self._tails: dict[str, _Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
+        self._tails: dict[str, Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
         self.fast_applied = 0
         """Changed chunks applied by the append-only fast path (only their new moves parsed)."""
         self.parsed = 0
@@ -346,7 +328,7 @@ class GameTracker:
             if i in skipped:
                 continue
             last = i == len(chunks) - 1
-            tail_ok = settled and last and text[-1:].isspace() and _balanced(chunk)
+            tail_ok = settled and last and text[-1:].isspace() and balanced(chunk)
             out.extend(self._apply_chunk(chunk, completes[i], gids[i], f"{source} game {i + 1}: " if source else "",
                                          settled=settled and last, tail_ok=tail_ok))
         if view is not None:
@@ -371,7 +353,7 @@ class GameTracker:
                 for n, i in enumerate(where[1:], 2):
                     ids[i] = f"{gid}#{n}"
                 continue
-            plies = [len(_mainline_sans(chunks[i][0])) for i in where]
+            plies = [len(mainline_sans(chunks[i][0])) for i in where]
             best = max(range(len(where)), key=lambda k: (finished[k], plies[k], k))
             skipped.update(i for k, i in enumerate(where) if k != best)
             if gid not in self._duplicates:
@@ -403,7 +385,7 @@ class GameTracker:
         kept: dict[str, chess.pgn.Headers] = {}
         out = []
         for chunk in chunks:
-            head = _tag_head(chunk)
+            head = tag_head(chunk)
             if head is None:  # a line break other than \n near the top: the careful way
                 out.append(chunk_headers(chunk))
                 continue
@@ -476,9 +458,9 @@ class GameTracker:
                 or parse_result(snap.headers.get("Result")) in FINAL_RESULTS
                 or len(state.ucis) != len(snap.plies) or state.ucis != [p.uci for p in snap.plies]):
             return
-        core = _plain_core(chunk, len(state.ucis))
+        core = plain_core(chunk, len(state.ucis))
         if core is not None:
-            self._tails[gid] = _Tail(core, len(state.ucis))
+            self._tails[gid] = Tail(core, len(state.ucis))
 
     def _append_only(self, chunk: str, gid: str) -> list[Message] | None:
         """The fast path: ``chunk`` is the last applied chunk of ``gid`` with new moves appended; None: not sure.
@@ -495,7 +477,7 @@ class GameTracker:
                 or not chunk.startswith(tail.core) or len(chunk) == len(tail.core)
                 or not chunk[len(tail.core)].isspace()):
             return None
-        scanned = _scan_moves(chunk[len(tail.core):])
+        scanned = scan_moves(chunk[len(tail.core):])
         if scanned is None or not scanned[0]:
             return None
         moves, _end = scanned
@@ -511,14 +493,14 @@ class GameTracker:
                 return None  # a null move: the full parse refuses it
             turn_after = not board.turn
             new.append(MoveEvent(gid, n + len(new) + 1, move.uci(), board.san(move), board.fen(),
-                                 sane_seconds(_comment_seconds(chess.pgn.CLOCK_REGEX, comment)),
-                                 sane_seconds(_comment_seconds(chess.pgn.EMT_REGEX, comment)),
-                                 sane_eval(_comment_eval(comment, turn_after)), self.feed))
+                                 sane_seconds(comment_seconds(chess.pgn.CLOCK_REGEX, comment)),
+                                 sane_seconds(comment_seconds(chess.pgn.EMT_REGEX, comment)),
+                                 sane_eval(comment_eval(comment, turn_after)), self.feed))
             board.push(move)
         state.extend([m.uci for m in new], board)
         self._plies += len(new)
         self._errors.pop(gid, None)
-        self._tails[gid] = _Tail(chunk[: len(tail.core) + _end - 1].rstrip(), len(state.ucis))
+        self._tails[gid] = Tail(chunk[: len(tail.core) + _end - 1].rstrip(), len(state.ucis))
         self.fast_applied += 1
         return list(new)
 
@@ -675,150 +657,6 @@ class GameTracker:
                 self._shared_urls.add(site)
 
 
-_ODD_BREAKS = re.compile("[\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-
-
-def _tag_head(chunk: str) -> str | None:
-    """The chunk's leading lines that are blank, ``%`` or tag lines (``live.pgn._tag_block``'s section, found
-    without splitting the whole chunk into lines); None when a line break other than ``\\n`` (or ``\\r\\n``)
-    comes first, where ``str.splitlines`` would cut lines elsewhere.
-    """
-    end, n = 0, len(chunk)
-    while end < n:
-        nl = chunk.find("\n", end)
-        stop = n if nl < 0 else nl + 1
-        line = chunk[end:stop]
-        stripped = line.strip()
-        if _ODD_BREAKS.search(line[:-2] if line.endswith("\r\n") else line):
-            return None
-        if stripped and not stripped.startswith("%") and not _TAG_LINE.match(line):
-            break
-        end = stop
-    return chunk[:end]
-
-
-def text_is_cut(text: str) -> bool:
-    """True when the last game of a PGN text has no result or ``*`` (maybe half-written)."""
-    chunks = list(split_games(text))
-    return bool(chunks) and not is_terminated(chunks[-1][0])
-
-
-def _balanced(chunk: str) -> bool:
-    body = "\n".join(ln for ln in chunk.splitlines() if not _TAG_LINE.match(ln))
-    return body.count("{") == body.count("}")
-
-
-@dataclass(frozen=True)
-class _Tail:
-    """The last chunk applied to a game, cut before its final ``*`` (``core``), and its plies."""
-
-    core: str
-    plies: int
-
-
-_BAD_LINE = re.compile(r"\n(?:[^\S\n]*(?:\n|$)|[%;])")
-"""A blank line (python-chess ends the game there) or a ``%``/``;`` line (skipped whole)."""
-_GAP = re.compile(r"[\s\d.+#]*")
-"""What python-chess skips between tokens in a plain game: whitespace, move numbers, check and mate signs."""
-_NAGS = frozenset(("?", "??", "!", "!!", "!?", "?!"))
-
-
-def _scan_moves(text: str) -> tuple[list[tuple[str, str]], int] | None:
-    r"""The SAN tokens of plain movetext ending in ``*``, each with its comment as python-chess reads it
-    (comments after it joined by a space), and the end of the ``*``; None if the text is not plain.
-
-    Plain: move numbers, SAN, NAGs and comments closed on their own line, then ``*`` and only
-    whitespace after it; no variation, result, ``;`` or ``%`` line, blank line, or anything else
-    python-chess would skip over. Tokens are found with python-chess's own ``MOVETEXT_REGEX``.
-
-    >>> _scan_moves(" 12. Nf3 { [%clk 0:01:00] } {x} 12... e5 $1 *\n")
-    ([('Nf3', '[%clk 0:01:00] x'), ('e5', '')], 45)
-    >>> _scan_moves(" 12. Nf3 (12. d4) *"), _scan_moves(" 12. Nf3 1-0"), _scan_moves(" Nf3 {a\nb} *")
-    (None, None, None)
-    """
-    star = text.rfind("*")
-    if star < 0 or text[star + 1:].strip() or _BAD_LINE.search(text, 0, star):
-        return None
-    moves: list[tuple[str, str]] = []
-    pos = 0
-    while True:
-        m = chess.pgn.MOVETEXT_REGEX.search(text, pos, star + 1)
-        if m is None or not _GAP.fullmatch(text, pos, m.start()):
-            return None
-        token = m.group(0)
-        if m.start() == star:
-            return moves, star + 1
-        if m.group(1):
-            moves.append((token, ""))
-            pos = m.end()
-        elif token[0] == "{":
-            close = text.find("}", m.start(), star)
-            if close < 0 or "\n" in text[m.start():close]:
-                return None
-            line = text[m.start() + (2 if token.startswith("{ ") else 1): close + 1]  # as read_game cuts it
-            close_index = line.find("}")
-            end_index = close_index - 1 if close_index > 0 and line[close_index - 1] == " " else close_index
-            comment = line[:end_index]
-            if moves:  # a comment before the first new move belongs to a ply already sent: no message changes
-                san, before = moves[-1]
-                moves[-1] = (san, " ".join(filter(None, (before, comment))))
-            pos = close + 1
-        elif token[0] == "$" or token in _NAGS:
-            pos = m.end()
-        else:
-            return None  # a variation, a result, a ';' comment
-
-
-def _plain_core(chunk: str, plies: int) -> str | None:
-    """A plain game's text (see :func:`_scan_moves`) cut before its final ``*``; None if it is not one.
-
-    The tags must be one block of tag lines at the top, then at most one blank line, then the moves
-    (``plies`` SAN tokens: those python-chess read).
-    """
-    lines = chunk.split("\n")
-    i = 0
-    while i < len(lines) and lines[i].startswith("[") and _TAG_LINE.match(lines[i]):
-        i += 1
-    if i == 0:
-        return None
-    offset = sum(len(ln) + 1 for ln in lines[:i])
-    if i < len(lines) and not lines[i].strip():
-        offset += len(lines[i]) + 1
-    if offset > len(chunk) or chunk[offset:offset + 1] in ("%", ";"):
-        return None
-    scanned = _scan_moves("\n" + chunk[offset:])
-    if scanned is None or len(scanned[0]) != plies:
-        return None
-    return chunk[: offset + scanned[1] - 2].rstrip()
-
-
-def _comment_seconds(regex: re.Pattern[str], comment: str) -> float | None:
-    """``[%clk]`` / ``[%emt]`` in a comment, as python-chess's ``GameNode.clock``/``emt`` read it."""
-    m = regex.search(comment)
-    if m is None:
-        return None
-    return int(m.group("hours")) * 3600 + int(m.group("minutes")) * 60 + float(m.group("seconds"))
-
-
-def _comment_eval(comment: str, turn: chess.Color) -> int | None:
-    """``[%eval]`` in a comment in White-POV centipawns, as :func:`eval_cp` reads a node's (``GameNode.eval``).
-
-    ``turn``: the side to move after the move the comment follows.
-    """
-    m = chess.pgn.EVAL_REGEX.search(comment)
-    if m is None:
-        return None
-    score: chess.engine.Score
-    if m.group("mate"):
-        mate = int(m.group("mate"))
-        score = chess.engine.Mate(mate)
-        if mate == 0:  # python-chess: the side to move after mate is the side mated
-            return score_cp(chess.engine.PovScore(score, turn))
-    else:
-        score = chess.engine.Cp(round(float(m.group("cp")) * 100))
-    return score_cp(chess.engine.PovScore(score if turn else -score, turn))
-
-
 class _GameState:
     """What was emitted for one game: its moves and the board after them.
 
@@ -884,93 +722,6 @@ _STANDARD_START = chess.Board()
 """The start of every game without a FEN tag (shared: :class:`_GameState` never changes its start)."""
 
 
-class PgnStreamSplitter:
-    r"""Incremental splitter for concatenated PGNs (the lichess round stream).
-
-    ``feed(text)`` returns the games completed by this piece of text: a game
-    is complete when the next game's tag section starts, or at a blank line
-    after movetext that ends in a result or ``*``. ``close()`` returns the
-    last game if it is terminated, and discards a cut one.
-
-    Linear in the input: text without a newline is only buffered (never
-    re-scanned), so a server that sends megabytes without one costs O(n).
-    A game (its lines plus the partial line) over ``max_game`` characters is
-    dropped: ``overflows`` counts them, and the splitter skips to the next
-    tag line.
-
-    >>> s = PgnStreamSplitter()
-    >>> s.feed('[Event "a"]\n\n1. e4 *\n'), s.feed('\n[Event "b"]\n\n1. d4 *\n\n')
-    ([], ['[Event "a"]\n\n1. e4 *\n', '[Event "b"]\n\n1. d4 *\n'])
-    """
-
-    def __init__(self, max_game: int | None = None) -> None:
-        self._pieces: list[str] = []  # the partial line, in pieces
-        self._partial = 0  # its length
-        self._lines: list[str] = []
-        self._size = 0  # characters in _lines
-        self._movetext = False
-        self._skipping = False
-        self.max_game = max_game
-        self.overflows = 0
-
-    def feed(self, text: str) -> list[str]:
-        if "\n" not in text:
-            self._pieces.append(text)
-            self._partial += len(text)
-            self._check_size()
-            return []
-        head, *lines, tail = text.split("\n")
-        first = "".join(self._pieces) + head
-        self._pieces, self._partial = ([tail], len(tail)) if tail else ([], 0)
-        out: list[str] = []
-        for line in [first, *lines]:
-            line = line.rstrip("\r")
-            is_tag = bool(_TAG_LINE.match(line))
-            if self._skipping:
-                if not is_tag:
-                    continue
-                self._skipping = False
-            if is_tag and self._movetext:
-                out.append(self._take())
-            if not line.strip():
-                if self._movetext and is_terminated("\n".join(self._lines)):
-                    out.append(self._take())
-                    continue
-            elif not is_tag and not line.lstrip().startswith("%"):
-                self._movetext = True
-            self._lines.append(line)
-            self._size += len(line) + 1
-            self._check_size()
-        self._check_size()
-        return [c for c in out if c.strip()]
-
-    def _check_size(self) -> None:
-        if self.max_game is not None and self._size + self._partial > self.max_game:
-            self.overflows += 1
-            self.reset()
-            self._skipping = True
-
-    def close(self) -> list[str]:
-        """End of stream: the buffered game if it is whole."""
-        if self._pieces:
-            self.feed("\n")
-        chunk = self._take()
-        return [chunk] if chunk.strip() and self._movetext_done(chunk) else []
-
-    def reset(self) -> None:
-        """Drop a partial game (the connection broke)."""
-        self._pieces, self._partial, self._lines, self._size, self._movetext = [], 0, [], 0, False
-        self._skipping = False
-
-    @staticmethod
-    def _movetext_done(chunk: str) -> bool:
-        return is_terminated(chunk)
-
-    def _take(self) -> str:
-        chunk = "\n".join(self._lines) + "\n"
-        self._lines, self._size, self._movetext = [], 0, False
-        return chunk
-
-
 def text_digest(text: str) -> str:
+    """A short digest of a game's text: an unchanged game costs a hash, not a parse."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -15,7 +15,7 @@ sending tool's own convention (±10000, ±32000, 100000 - n, ...) and becomes
 >>> eval_field(float("inf"))
 Traceback (most recent call last):
 ...
-livemon.io.feeds.fields.FieldError: not a finite number: inf
+livemon.live.fields.FieldError: not a finite number: inf
 >>> sane_eval(10**30), sane_eval(float("nan")), sane_eval(None), sane_eval(-120)
 (3900, None, None, -120)
 """
