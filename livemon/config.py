@@ -332,11 +332,14 @@ class WebConfig:
     arbiter_token: str | None = None
     """Secret a client must send to subscribe to ``alerts``; unset: alerts are not served at all."""
     allowed_origins: list[str] | None = None
-    """Browser origins allowed to open the WebSocket (e.g. ["https://example.org"]); unset: any. Same-origin pages and non-browser clients are always allowed."""
+    """Browser origins allowed to open the WebSocket (e.g. ["https://example.org"]); unset: any.
+    Same-origin pages and non-browser clients are always allowed."""
     max_message_bytes: int = 4096
     """Largest client message answered normally; larger ones get an error frame, and 16 times this closes the connection (1009)."""
     client_queue: int = 1024
-    """How many of its messages a client may fall behind (the shared log keeps 4x this), and its queue of control frames; beyond, a fresh snapshot. At about 1,300 messages a second (1,000 boards at 20x) 1,024 is under a second."""
+    """How many of its messages a client may fall behind (the shared log keeps 4x this), and its queue of
+    control frames; beyond, a fresh snapshot. At about 1,300 messages a second (1,000 boards at 20x)
+    1,024 is under a second."""
     heartbeat_seconds: float = 15.0
     """Idle interval before an app-level heartbeat frame; also the WebSocket ping interval."""
     send_timeout: float = 10.0

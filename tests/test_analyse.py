@@ -99,7 +99,7 @@ def test_missing_engine_is_a_clear_error_not_a_traceback(tmp_path):
 
 
 def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
-    lcc = real("london_chess_classic_2011_twic.pgn")
+    lcc = real("london_2011_round8_malformed.pgn")
     # a short excerpt keeps the engine work small: the illegal game and two good ones
     games = lcc.read_text().split("\n\n[Event")
     text = games[0] + "".join("\n\n[Event" + g for g in games[29:32])

@@ -20,7 +20,7 @@ LONDON = "london_chess_classic_2011_twic.pgn"
 
 
 def plies(text: str) -> int:
-    """Plies of the games a feed takes (one game of the file has an illegal move: a FeedError, no moves)."""
+    """Plies of the games a feed takes (a game with an illegal move gives a FeedError and no moves)."""
     n, f = 0, io.StringIO(text)
     while (game := chess.pgn.read_game(f)) is not None:
         if not game.errors:

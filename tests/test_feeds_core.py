@@ -292,7 +292,7 @@ def test_illegal_king_move_mid_game_is_an_error_and_keeps_what_was_accepted(broa
 
 def test_bad_games_one_error_each_the_rest_go_on():
     t = GameTracker("twic")
-    text = (REAL / "london_chess_classic_2011_twic.pgn").read_text(encoding="utf-8")
+    text = (REAL / "london_2011_round8_malformed.pgn").read_text(encoding="utf-8")
     msgs = t.update_text(text)
     errors = [m for m in msgs if isinstance(m, FeedError)]
     assert len(errors) == 1 and "Nakamura" in errors[0].message and "Qg2" in errors[0].message

@@ -146,7 +146,7 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_one, s
 
 
 def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, stockfish):
-    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())]
+    chunks = [c for c, _ in split_games(real("london_2011_round8_malformed.pgn").read_text())]
     pgn = tmp_path / "r8.pgn"
     pgn.write_text("\n".join(chunks[29:31]))  # round 8: Nakamura-Short (illegal 54.Qg2) and another game
     cfg = write_config(tmp_path, pgn, depth=4)

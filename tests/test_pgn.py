@@ -30,7 +30,7 @@ def test_games_without_blank_lines_are_split_and_flagged():
 
 
 def test_illegal_move_gives_one_bad_game_and_the_rest_are_read():
-    text = real("london_chess_classic_2011_twic.pgn").read_text()
+    text = real("london_2011_round8_malformed.pgn").read_text()
     games = list(read_games(text, "lcc.pgn"))
     bad = [g for g in games if isinstance(g, BadGame)]
     assert len(games) == 36 and len(bad) == 1

@@ -28,7 +28,7 @@ def london_2011() -> list[tuple[GameInfo, str]]:
     text = resources.files("livemon").joinpath("data/london_2011.pgn").read_text(encoding="utf-8")
     out = []
     for i, g in enumerate(read_games(text, "london_2011.pgn")):
-        assert g.game is not None  # one game has an illegal move after 53 moves: its tags are what counts
+        assert g.game is not None  # the tags are what counts
         out.append((game_info(g.game.headers, f"g{i}"), g.game.headers["Result"]))
     return out
 

@@ -306,9 +306,13 @@ class Monitor:
         self._stopping.set()
 
     async def drain(self) -> None:
-        """Wait until every requested analysis has come back and been scored."""
-        while self._answers or any(not t.done() for t in self._tasks if t.get_name().startswith(("analyse", "answers", "flush"))):
-            await asyncio.sleep(0.01)
+        """Wait until every requested analysis has come back and been scored.
+
+        An analysis task queues its answer and starts the task that applies it before it ends, and
+        applying may start a flush: so the tasks of these three kinds are awaited until none is left.
+        """
+        while busy := [t for t in self._tasks if not t.done() and t.get_name().startswith(("analyse", "answers", "flush"))]:
+            await asyncio.wait(busy)
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro, name=name)

@@ -2,11 +2,11 @@
 
 The monitor's tasks each hand the core work in small units (a feed's messages, engine answers,
 held estimates, Algorithm 2's and TTT's re-published players) and let the loop run between
-slices. Each task used to take its own 10 ms slice, so a turn in which four of them were ready
-ran 40 ms of them, then the web face's fan-out: the loop's lag was the sum (issue 14, measured
-with ``bench/turns``). A :class:`TurnBudget` is shared instead: every task adds what its unit
-cost, and once the turn has spent the budget, each yields after its next unit (at least one
-unit a turn each, so none starves).
+slices. Were each task to take a slice of its own, a turn in which four of them were ready would
+run four slices, then the web face's fan-out, and the loop's lag would be their sum (``bench/turns``
+times the turns). So one :class:`TurnBudget` is shared: every task adds what its unit cost, and
+once the turn has spent the budget, each yields after its next unit (at least one unit a turn
+each, so none starves).
 
 A turn is told from the next by a callback: the first spending in a turn schedules a reset with
 ``loop.call_soon``, which runs in the next turn, ahead of the tasks that yielded after it. Nothing

@@ -23,8 +23,8 @@ blocks the publisher. There are two ways to read:
 
 Why both: the queues cost one put per message per subscriber, fine for the few
 local faces; the web face may have thousands of clients on the same channels,
-for which that cost (and the per-client filtering) was most of the monitor's
-CPU (issue 14), so it reads the shared log once per group of clients instead.
+for which that cost (and the per-client filtering) would be most of the monitor's
+CPU, so it reads the shared log once per group of clients instead.
 
 Channels and keys are declared by the message classes
 (:class:`livemon.live.messages.Outgoing`): ``games`` (every board),

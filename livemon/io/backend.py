@@ -12,8 +12,8 @@ processes behind a broker). Both satisfy :class:`EngineBackend`, report an
 - **newest first** — lower priority first; the default is ``-arrival``; a
   request for a queued position with a more urgent priority moves it up;
 - **a backlog is a queue, never a lower limit** — every estimate request is
-  searched under the pinned profile however long it waits (issue 11: one
-  profile per number); its wait is reported (``queue_lag_seconds``).
+  searched under the pinned profile however long it waits (one profile per
+  number: no estimate mixes limits); its wait is reported (``queue_lag_seconds``).
 
 >>> async def one_request():
 ...     q = RequestQueue(None)
@@ -263,7 +263,7 @@ class RequestQueue(Generic[J]):
         """The cached analysis of ``board`` under ``profile`` when no search of it is in flight, else None.
 
         What :meth:`request` would answer at once, without a future: a caller with a cache hit needs no
-        task (issue 14: a burst of cached positions). Counted as a request when it hits; a miss counts
+        task, so a burst of cached positions costs no loop turn each. Counted as a request when it hits; a miss counts
         nothing (the caller then makes the request).
         """
         key = position_key(board)

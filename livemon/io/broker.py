@@ -144,8 +144,8 @@ def handed(client: aiomqtt.Client, topic: str, payload: bytes | str, *, qos: int
     """Hand a message to paho to publish, without waiting for the broker's PUBACK.
 
     aiomqtt's ``publish`` waits for each PUBACK (an event and a timeout task per message): for
-    the bus's requests, ~0.4 ms of the monitor's loop each and a tenth of its long turns at
-    1,000 boards (issue 14). paho keeps a QoS 1 message until its PUBACK and sends it again
+    the bus's requests, that is work on the monitor's loop for every position, and each
+    request waits for nothing the bus uses. paho keeps a QoS 1 message until its PUBACK and sends it again
     on the same session; one lost with the connection is the caller's to send again (the bus
     asks again for every position in flight when it reconnects, and after ``request_timeout``).
     Raises :class:`aiomqtt.MqttCodeError` when paho refuses it (the connection is gone), as
@@ -164,10 +164,9 @@ async def delivered(client: aiomqtt.Client, slice_seconds: float = RECEIVE_SLICE
     """Every message the broker delivers to ``client``, in order, as ``client.messages`` gives them.
 
     aiomqtt's iterator (2.5) makes a task and waits on it for every message: a loop
-    turn or two each, even with hundreds queued. Behind a busy loop that was the
-    bus's pace (issue 14: at 1,000 boards ~115 results a second, each waiting
-    1.6 s (p50) in aiomqtt's queue after paho had read it, while the workers
-    idled). So after each message the iterator gives, the messages already
+    turn or two each, even with hundreds queued. Behind a busy loop that would set the
+    bus's pace (results waiting in aiomqtt's queue after paho has read them, while the
+    workers idle). So after each message the iterator gives, the messages already
     queued (aiomqtt's private queue, as ``client._client`` is used elsewhere) are
     handed on at once, the event loop running again every ``slice_seconds``. Like
     the iterator, it raises :class:`aiomqtt.MqttError` when the connection goes.

@@ -132,9 +132,10 @@ class EnginePool(PinnedBackend):
         base = self._base
         if base.nodes:
             quick = base.with_limit(nodes=min(self.cfg.min_nodes, base.nodes))
-        else:
-            assert base.depth is not None
+        elif base.depth is not None:
             quick = base.with_limit(depth=min(self.cfg.min_depth, base.depth))
+        else:  # a profile is limited by nodes or depth; without either there is no lower limit to preview at
+            return None
         return None if quick == base else quick
 
     @property

@@ -5,7 +5,7 @@ players renamed, a finished game withdrawn or no longer finished) is a
 *revision*: :attr:`FinishedGames.revision` counts them. So whoever follows the
 list (the TTT job, :mod:`livemon.io.tttjob`) and has taken its first ``n``
 games at revision ``r`` needs only the games after them while the revision is
-still ``r``, without comparing the list with what it sent (issue 14: that was
+still ``r``, without comparing the list with what it sent (which would cost
 every finished game on the event loop at every refresh).
 
 >>> from livemon.live.messages import GameInfo

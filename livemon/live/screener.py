@@ -82,7 +82,7 @@ from livemon.rating.screening import (
 
 PosKey = int
 """A position's game seq and ply in one int (:func:`_pos`): the order of a player's positions, as in the
-estimator (an int, not a tuple: 24 bytes less a live ply, issue 14; a game's plies below 2**20)."""
+estimator (an int, not a tuple: 24 bytes less a live ply; a game's plies below 2**20)."""
 _PLY_BITS = 20
 
 
@@ -120,7 +120,7 @@ class ScreeningAlert:
 @dataclass(frozen=True, slots=True)
 class _PackedGame:
     """One game's positions of one track, packed (:meth:`Screener.pack`): a ply and a float or a byte each,
-    not a dict entry and a tuple key (issue 14: memory per ply). A correction unpacks it (:meth:`unpacked`).
+    not a dict entry and a tuple key (memory per ply). A correction unpacks it (:meth:`unpacked`).
 
     >>> from livemon.rating.agent import Decision
     >>> plies = PackedPlies({p: ScoredPly("g", p, 0, 0, Decision((0.0, -1.0), played=0)) for p in range(1, 6)})
@@ -177,12 +177,12 @@ class _Track:
     raised: set[str] = field(default_factory=set)
     sums: list[int] = field(default_factory=lambda: [0] * 6)
     """Exact sums over the used positions' expectations at c_r (fixed point, :func:`_exact`): matched, p0,
-    p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (issue 14: memory per ply):
+    p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
     packed: dict[int, _PackedGame] = field(default_factory=dict)
     """A game's packed positions (game seq -> record): a finished game's all, a live game's settled ones,
-    kept out of ``used``, ``p0`` and ``excluded`` (issue 14: memory per ply) until a correction unpacks them."""
+    kept out of ``used``, ``p0`` and ``excluded`` (memory per ply) until a correction unpacks them."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
 
     def count(self, e: PositionExpectation, sign: int) -> None:

@@ -2,7 +2,7 @@
 
 A long event's finished games are read again only when something rare happens (a
 correction, a c-posterior re-grid, a screening recount at a new rating), yet packed
-they still cost a few KB each in memory (issue 14 item 5: RSS flat over a long event).
+they would still cost a few KB each in memory, and a long event's memory is to stay flat.
 A :class:`Shelf` holds them as bytes in a mapping it is given: a plain dict by default
 (batch runs, tests), a private temporary SQLite database in the live monitor
 (:class:`livemon.io.shelfdb.ShelfDB`). The core never opens anything itself: the

@@ -123,7 +123,7 @@ class GainHistogram:
         # Only the window of bins [_lo, _lo + len(_win)) that holds counts is kept (a player's gains
         # span a few hundred cp, not 15,601 bins: ~2 KB instead of 125 KB), within DENSE_GAIN of 0; a gain
         # beyond (a blunder) is counted in ``_tail`` (bin -> count), so one blunder of 3,000 cp does not
-        # stretch the window to 24 KB (issue 14 item 5); ``_counts`` is the dense view. The window's counts are
+        # stretch the window to 24 KB; ``_counts`` is the dense view. The window's counts are
         # int32 (4 bytes a bin: a live event keeps one histogram per player); ``n`` stays below 2**31.
         self._lo = MAX_GAIN
         self._win: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -505,8 +505,8 @@ def perceived_ratings(
     rated = np.array([p in actual for p in players], dtype=np.float64)
     act = np.array([float(actual[p]) if p in actual else 0.0 for p in players])
     field_mean = float(np.mean([float(v) for v in actual.values()]))
-    # each component's shift at once (a loop over components was O(components x players): at 1,000 boards,
-    # each pair of opponents its own component, ~40 ms of the event loop every Algorithm 2 tick)
+    # each component's shift at once: a loop over components would be O(components x players), and at an
+    # event's start, or on 1,000 boards, each pair of opponents is a component of its own
     anchors = np.bincount(label, weights=rated, minlength=n_comp)
     to_actual = np.bincount(label, weights=(act - r) * rated, minlength=n_comp) / np.maximum(anchors, 1.0)
     centred = field_mean - np.bincount(label, weights=r, minlength=n_comp) / np.bincount(label, minlength=n_comp)

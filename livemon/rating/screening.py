@@ -63,7 +63,7 @@ def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
     (0.5, 0.5, 0.25, False, 1.0)
     """
     # :func:`move_probabilities` for one c, in plain floats: a handful of candidates per position, once per
-    # screened move, where numpy's per-call cost was most of the time (issue 14)
+    # screened move, where numpy's per-call cost would be most of the time
     values = decision.values
     best = max(values)
     loss = [best - v for v in values]

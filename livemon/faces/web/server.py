@@ -550,7 +550,8 @@ class WebServer:
             try:
                 p.check_channel(name)
                 if channel_audience(name) == ARBITER and not self._arbiter(c, req.token):
-                    why = f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None else "a valid arbiter token is required"
+                    why = (f"{name} (arbiters only) is disabled on this server" if self.cfg.arbiter_token is None
+                           else "a valid arbiter token is required")
                     raise ProtocolError("forbidden", why)
                 granted.append(name)
             except ProtocolError as exc:
