@@ -587,9 +587,8 @@ def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for(m
     reference.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 30))))
     reference.answer()
     whole = [e.message for e in reference.core.tick() if isinstance(e, Publish)]
-    monkeypatch.setattr(core_module, "PAIR_BATCH", 2)
     assert len(d.core.estimator.stale_pairs()) == 6  # every pair's d_ij to work out (six games, six pairs)
-    batches = d.core.tick_batches(size=5)
+    batches = d.core.tick_batches(size=5, pairs=2)
     assert [next(batches) for _ in range(3)] == [[], [], []]  # Algorithm 1, two pairs a batch, before the solve
     assert d.core.estimator.stale_pairs() == []
     first = next(batches)

@@ -201,7 +201,8 @@ def engine_strength_for(
 
 
 def batch_report(result: BatchResult, strength: float | None, source: str, all_pairs: bool) -> dict[str, Any]:
-    out = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source, "analyses": result.searches}}
+    out: dict[str, Any] = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source,
+                                      "analyses": result.searches}}
     out.update(result.estimator.report(strength, all_pairs))
     out["notes"] = result.notes
     return out

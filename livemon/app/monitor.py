@@ -25,7 +25,7 @@ from collections import deque
 from importlib import resources
 from typing import Any, Iterable
 
-from livemon.app.turns import TurnBudget
+from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
 from livemon.config import Config, FeedConfig
 from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
@@ -460,7 +460,7 @@ class Monitor:
         """Publish the held estimates and boards, within the turns' budget, until none is held."""
         try:
             while self.core.held:
-                await self._apply_in_turns(self.core.flush_batches())
+                await self._apply_in_turns(self.core.flush_batches(TICK_BATCH))
         finally:
             self._flush_due = False
 
@@ -596,7 +596,7 @@ class Monitor:
         """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
-            await self._apply_in_turns(self.core.tick_batches())  # a whole round's players: many estimates
+            await self._apply_in_turns(self.core.tick_batches(TICK_BATCH, PAIR_BATCH))  # a whole round's players: many estimates
 
     # -- background TTT ----------------------------------------------------------------
 
@@ -612,7 +612,7 @@ class Monitor:
         if not finished:
             return
         ratings = await self._ttt.refresh(finished)  # the players it moved
-        await self._apply_in_turns(self.core.ttt_batches(ratings))
+        await self._apply_in_turns(self.core.ttt_batches(ratings, TICK_BATCH))
         now = time.monotonic()
         if store or now - self._ttt_stored >= TTT_STORE_SECONDS:
             self._ttt_stored = now

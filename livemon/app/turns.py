@@ -29,7 +29,14 @@ from __future__ import annotations
 import asyncio
 import time
 
-__all__ = ["TurnBudget"]
+__all__ = ["PAIR_BATCH", "TICK_BATCH", "TurnBudget"]
+
+TICK_BATCH = 5
+"""Player estimates (or boards) per batch the monitor asks of the core (``flush_batches``, ``tick_batches``,
+``ttt_batches``): ~1-2 ms of work, a small part of a turn's budget on 2 shared cores at 1,000 boards."""
+PAIR_BATCH = 20
+"""Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round) the core
+works out per batch of ``tick_batches`` before it solves Algorithm 2."""
 
 
 class TurnBudget:

@@ -92,11 +92,9 @@ from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
-TICK_BATCH = 5
-"""Player estimates (or boards) per batch of :meth:`LiveCore.tick_batches`, :meth:`LiveCore.flush_batches`
-and :meth:`LiveCore.ttt_batches`: ~1-2 ms of work, so that a driver can hold the event loop's turns to a
-few milliseconds (a batch of 100 took 30-35 ms inside a 250-board round on 2 shared cores; at 1,000 boards a
-batch of 10 was the flush's step of 7.6 ms on average in the loop's turns of >= 40 ms, issue 14)."""
+_WHOLE = 1 << 62
+"""A batch size no event reaches: :meth:`LiveCore.flush`, :meth:`~LiveCore.tick` and :meth:`~LiveCore.ttt_ratings`
+do their work at once (the monitor asks for batches, sized to its event-loop turns)."""
 PACK_CHUNK = 16
 """A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
 as objects they were several hundred bytes a ply until the game finished, the monitor's growth over a round
@@ -104,9 +102,6 @@ as objects they were several hundred bytes a ply until the game finished, the mo
 PACK_MARGIN = 8
 """The newest plies of a live game that stay objects: a correction there (a DGT board's misread last moves)
 rolls back without unpacking the game."""
-PAIR_BATCH = 20
-"""Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round)
-:meth:`LiveCore.tick_batches` works out per batch before it solves Algorithm 2."""
 
 
 def engine_strength(
@@ -323,10 +318,10 @@ class LiveCore:
     def flush(self) -> list[Effect]:
         """The updates held since the last flush (``coalesce``): each changed player's estimate and
         each changed board once, in the order they first changed."""
-        return [effect for batch in self.flush_batches() for effect in batch]
+        return [effect for batch in self.flush_batches(_WHOLE) for effect in batch]
 
-    def flush_batches(self, size: int = TICK_BATCH) -> Iterator[list[Effect]]:
-        """:meth:`flush` in batches of at most ``size`` estimates or boards, each built as its batch is
+    def flush_batches(self, size: int) -> Iterator[list[Effect]]:
+        """:meth:`flush` in batches of at most ``size`` estimates or boards (the driver's choice), each built as its batch is
         asked for (from the state at that moment, so none is stale); what changes meanwhile is held for
         the next flush. The screening figures come first, in one batch."""
         out: list[Effect] = []
@@ -355,10 +350,11 @@ class LiveCore:
     def tick(self) -> list[Effect]:
         """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
         finished games corrected since they were compacted are compacted again."""
-        return [effect for batch in self.tick_batches() for effect in batch]
+        return [effect for batch in self.tick_batches(_WHOLE, _WHOLE) for effect in batch]
 
-    def tick_batches(self, size: int = TICK_BATCH) -> Iterator[list[Effect]]:
-        """:meth:`tick` in batches of at most ``size`` player estimates, built as each batch is asked for.
+    def tick_batches(self, size: int, pairs: int) -> Iterator[list[Effect]]:
+        """:meth:`tick` in batches of at most ``size`` player estimates, built as each batch is asked for,
+        after batches of ``pairs`` pairs' d_ij (Algorithm 1) each (the driver chooses both).
 
         Algorithm 2 moves most of a round's players at once: rebuilding 2,000 estimates took ~100 ms
         in one go. A driver may run other work between batches; each estimate is built from the
@@ -372,8 +368,8 @@ class LiveCore:
                 self._compact(game)
                 del self._recompact[game_id]
         stale = self.estimator.stale_pairs(self.all_pairs)
-        for start in range(0, len(stale), PAIR_BATCH):  # Algorithm 1 on the pairs that moved, a few a batch
-            self.estimator.refresh_pairs(stale[start:start + PAIR_BATCH])
+        for start in range(0, len(stale), pairs):  # Algorithm 1 on the pairs that moved, a few a batch
+            self.estimator.refresh_pairs(stale[start:start + pairs])
             yield []
         strength = self.strength
         if self.strength_source in ("algorithm 3", "none"):
@@ -391,9 +387,9 @@ class LiveCore:
 
     def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
         """New TrueSkill Through Time posteriors: published, shown in the estimates, fallback screening ratings."""
-        return [effect for batch in self.ttt_batches(ratings) for effect in batch]
+        return [effect for batch in self.ttt_batches(ratings, _WHOLE) for effect in batch]
 
-    def ttt_batches(self, ratings: Iterable[TTTRating], size: int = TICK_BATCH) -> Iterator[list[Effect]]:
+    def ttt_batches(self, ratings: Iterable[TTTRating], size: int) -> Iterator[list[Effect]]:
         """:meth:`ttt_ratings` in batches of at most ``size`` players (a cold fit moves every player of the event;
         a live refresh passes those it moved)."""
         self.counters.ttt_refreshes += 1
