@@ -188,7 +188,7 @@ def _quiet_websockets_logs(caplog):
 
 async def test_a_slow_stop_says_what_it_waits_on(caplog):
     """``livemon serve`` logs, a few seconds after the signal, where each pending task waits (grouped)."""
-    from livemon.commands.serve import report_pending
+    from livemon.app.serve import report_pending
 
     stuck = asyncio.Event()
 
@@ -200,7 +200,7 @@ async def test_a_slow_stop_says_what_it_waits_on(caplog):
 
     tasks = [asyncio.create_task(outer(), name=f"analyse g:{i}") for i in range(3)]
     await asyncio.sleep(0)
-    with caplog.at_level("WARNING", "livemon.commands.serve"):
+    with caplog.at_level("WARNING", "livemon.app.serve"):
         report_pending()
     stuck.set()
     await asyncio.gather(*tasks)

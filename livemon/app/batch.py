@@ -24,17 +24,22 @@ import chess
 import chess.pgn
 
 from livemon.config import Config
+from livemon.io.book import open_book
 from livemon.io.engine import EngineError
 from livemon.live.tracker import GameTracker, snapshot_of_game
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
+from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import needs_search
 from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
-from livemon.live.messages import Message
+from livemon.live.finished import FinishedGames
+from livemon.live.messages import Message, TTTRating
 from livemon.live.pgn import BadGame, read_games
+from livemon.live.screener import Screener
 from livemon.progress import Progress
+from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +69,7 @@ class BatchResult:
     profile: str
     searches: int
     notes: list[str] = field(default_factory=list)
+    screener: Screener | None = None  # with ``screen``: the core's own screening of the replay
 
 
 def plan_game(game: chess.pgn.Game, game_id: str, label: str, use_comments: bool = True) -> PlannedGame:
@@ -120,11 +126,16 @@ def game_messages(game: PlannedGame) -> list[Message]:
 
 
 async def analyse_games(
-    planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None]
+    planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None], screen: bool = False
 ) -> BatchResult:
     """Replay every planned game through a :class:`LiveCore` (the monitor's own) and answer its analysis
     requests with an :class:`EnginePool` under the one configured profile, opened only if a position
-    needs it (the core's rule: a game whose every ply carries an [%eval] needs none)."""
+    needs it (the core's rule: a game whose every ply carries an [%eval] needs none).
+
+    ``screen``: the core screens the replay as the monitor screens a round (the profile's calibration,
+    the configured book); players without a rating tag are rated by a TTT fit of the files' results,
+    as the monitor does after each finished game.
+    """
     a = cfg.analysis
     messages = [(g, game_messages(g)) for g in planned]
     probe = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max)
@@ -140,6 +151,9 @@ async def analyse_games(
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
         core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
+        if screen:
+            calibration = store.get_calibration(profile)
+            core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report))
         requests: list[Analyse] = []
         notes: list[str] = []
         for _, msgs in messages:
@@ -161,12 +175,45 @@ async def analyse_games(
                 elif n:
                     report(f"skipped {game.label}: not every move has an [%eval] comment and no engine")
                     core.withdraw(game.game_id)
-            return BatchResult(core.estimator, profile, 0, notes)
+            await _rate_unrated(core, cfg)
+            return BatchResult(core.estimator, profile, 0, notes, core.screener)
         await answer_all(core, pool, requests, report)
-        return BatchResult(core.estimator, profile, pool.counters.searches, notes)
+        await _rate_unrated(core, cfg)
+        return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener)
     finally:
         if pool is not None:
             await pool.close()
+
+
+def _screener(cfg: Config, calibration: ProfileCalibration | None, profile: str,
+              report: Callable[[str], None]) -> Screener:
+    screener = Screener(cfg.screening, calibration, open_book(cfg.screening.book), profile)
+    if not screener.enabled:
+        report(f"screening off: {screener.off_reason} (run livemon calibrate)")
+    elif screener.mismatch:
+        report(f"screening: {screener.mismatch}; recalibrate (livemon calibrate) or expect z's off")
+    return screener
+
+
+async def _rate_unrated(core: LiveCore, cfg: Config) -> None:
+    """Players the screener has no rating for are rated by a TTT fit of the finished games (run once)."""
+    screener = core.screener
+    if screener is None or not screener.enabled:
+        return
+    if not any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
+        return
+    if len(core.finished):
+        core.ttt_ratings((await ttt_ratings(cfg, core.finished)).values())
+
+
+async def ttt_ratings(cfg: Config, finished: FinishedGames) -> dict[str, TTTRating]:
+    """TTT ratings (Elo scale, with their games) of the monitor's background fit, run once."""
+    job = TTTJob(cfg.ttt)
+    try:
+        await job.refresh(finished)
+        return dict(job.latest)
+    finally:
+        job.close()
 
 
 def _only_start(requests: list[Analyse], game_id: str) -> bool:

@@ -7,16 +7,9 @@ import asyncio
 import json
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 from livemon.commands import add_engine_arguments, engine_config_from_args
-
-if TYPE_CHECKING:  # imported where used: ``analyse --help`` starts at once
-    from livemon.app.batch import BatchResult
-    from livemon.config import Config
-    from livemon.io.store import Store
-    from livemon.live.messages import GameInfo, TTTRating
-    from livemon.live.screener import Screener
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -52,14 +45,14 @@ def run(args: argparse.Namespace) -> int:
         report("no game to analyse")
         return 1
     with Store(cfg.store.path) as store:
-        result = asyncio.run(analyse_games(planned, cfg, store, report))
+        result = asyncio.run(analyse_games(planned, cfg, store, report, screen=args.screen))
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
         result.estimator.use_calibration(result.profile, calibration)
         warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
         if warning:
             report(f"warning: {warning}")
-        screener = screen_batch(result, cfg, store, report) if args.screen else None
+        screener = result.screener
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
@@ -75,45 +68,6 @@ def run(args: argparse.Namespace) -> int:
         if screener is not None:
             sys.stdout.write(render_screening(out["screening"]))
     return 0
-
-
-def screen_batch(result: BatchResult, cfg: Config, store: Store, report: Callable[[str], None]) -> Screener:
-    """The live screening over finished games: same :class:`Screener`, plies fed in game order.
-
-    Players without a rating tag are rated by a TTT fit of the files' results
-    (as the monitor does after each finished game), when there are any.
-    """
-    from livemon.live.pgn import FINAL_RESULTS
-    from livemon.io.book import open_book
-    from livemon.live.screener import Screener, screen_estimator
-
-    screener = Screener(cfg.screening, store.get_calibration(result.profile), open_book(cfg.screening.book), result.profile)
-    if not screener.enabled:
-        report(f"screening off: {screener.off_reason} (run livemon calibrate)")
-        return screener
-    if screener.mismatch:
-        report(f"screening: {screener.mismatch}; recalibrate (livemon calibrate) or expect z's off")
-    screen_estimator(result.estimator, screener)
-    if any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
-        finished = [(g.info, g.result) for g in sorted(result.estimator.games.values(), key=lambda g: g.seq)
-                    if g.result in FINAL_RESULTS]
-        if finished:
-            ratings = asyncio.run(ttt_ratings(cfg, finished))
-            screener.set_fallback_ratings({n: r.elo for n, r in ratings.items()}, {n: r.games for n, r in ratings.items()})
-    return screener
-
-
-async def ttt_ratings(cfg: Config, finished: list[tuple[GameInfo, str]]) -> dict[str, TTTRating]:
-    """TTT ratings (Elo scale, with their games) of the monitor's background fit, run once."""
-    from livemon.io.tttjob import TTTJob
-    from livemon.live.finished import FinishedGames
-
-    job = TTTJob(cfg.ttt)
-    try:
-        await job.refresh(FinishedGames(finished))
-        return dict(job.latest)
-    finally:
-        job.close()
 
 
 def _z(x: float | None) -> str:

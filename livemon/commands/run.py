@@ -44,7 +44,7 @@ def log_path(store_path: str, given: str | None) -> Path:
 async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     from multiprocessing import resource_tracker
 
-    from livemon.commands.serve import faces
+    from livemon.app.serve import faces
     from livemon.faces.tui import CommentaryApp
 
     # Start multiprocessing's helper before Textual replaces sys.stderr: it passes
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if cfg is None:
         return 2
     from livemon.app.monitor import Monitor
-    from livemon.commands.serve import StartError
+    from livemon.app.serve import StartError
     from livemon.io.engine import EngineError
     from livemon.io.store import StoreError, open_monitor_store
 
