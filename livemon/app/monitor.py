@@ -79,12 +79,12 @@ TURN_BUDGET = 0.008
 """Seconds of the monitor's background work per event-loop turn, shared by all its tasks
 (:class:`~livemon.app.turns.TurnBudget`): feeds' messages, engine answers, held estimates, Algorithm 2's
 and TTT's re-published players. Each task does at least one unit a turn, then yields once the turn's
-budget is spent. Each used to take its own 10 ms slice, and a turn in which four were ready, then the web
-face's fan-out, was the loop's lag (issue 14: p99 71-94 ms at 250 boards; ``bench/turns`` found it).
+budget is spent: were each to take a slice of its own, a turn in which several were ready, then the web
+face's fan-out, would be the loop's lag (``bench/turns`` times the turns).
 
-The bus hands answers over in bursts (a worker's batch, a broker round trip); each woke its own task,
-all in one loop turn, and a turn of a few hundred answers was the loop's lag. The tasks now only queue
-their answer; one task applies the queue, within the budget."""
+The bus hands answers over in bursts (a worker's batch, a broker round trip); were each to wake its own
+task, a turn of a few hundred answers would be the loop's lag. So the tasks only queue their answer, and
+one task applies the queue, within the budget."""
 
 
 TTT_STORE_SECONDS = 30.0

@@ -259,7 +259,7 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`), and
     with one object for each of its values that repeat: the game's own id, one str per move text (UCI,
     SAN), one int per evaluation, one float per clock reading. A feed makes them anew for every move
-    (the game id per poll): ~160 bytes a live ply kept until the game is compacted (issue 14 item 5).
+    (the game id per poll): ~160 bytes a live ply kept until the game is compacted.
 
     >>> ev = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0)
     >>> _kept(ev, "g")
@@ -288,7 +288,7 @@ _CP = Memo[int, int](2 * MAX_CP + 1)
 
 def _shared(cp: int | None) -> int | None:
     """The one int object of an evaluation (an int above 256 is an object of its own: a board message's
-    ~80 evaluations were ~2.5 KB of ints, kept per game and per message in the hub; issue 14 item 5).
+    ~80 evaluations were ~2.5 KB of ints, kept per game and per message in the hub).
 
     >>> a, b = int("1234"), int("1234")
     >>> a is b, _shared(a) is _shared(b), _shared(None)
@@ -301,7 +301,7 @@ def _shared(cp: int | None) -> int | None:
 
 class ShelvedMoves(Shelved, Sequence[MoveEvent]):
     """A compacted game's :class:`PackedMoves` and evaluations put on a :class:`~livemon.live.shelf.Shelf`:
-    read from it on access; in memory only its key and length (issue 14 item 5).
+    read from it on access; in memory only its key and length.
 
     >>> from livemon.live.shelf import Shelf
     >>> moves = [MoveEvent("g", 1, "e2e4", "e4", ""), MoveEvent("g", 2, "e7e5", "e5", "", eval_cp=-20)]
@@ -579,9 +579,9 @@ class LiveGame:
 
     def _release(self, j: int) -> None:
         """Drop position ``j``'s board and analysis once both plies next to it are scored (not the newest:
-        the game goes on from it). A live game holds a few positions, not one per ply (issue 14: at 1,000
-        boards the live games' boards and analyses grew the monitor by tens of MB a minute); a correction
-        rebuilds the one it goes on from (:meth:`truncate`)."""
+        the game goes on from it). A live game holds a few positions, not one per ply (at 1,000 boards one
+        per ply would grow the monitor by tens of MB a minute); a correction rebuilds the one it goes on
+        from (:meth:`truncate`)."""
         if j >= len(self.boards) - 1 or self.boards[j] is None:
             return
         if (j > 0 and j in self.pending) or j + 1 in self.pending:

@@ -25,7 +25,7 @@ What it decides:
 - **what to analyse**: each position that needs the engine (not terminal, no
   ``[%eval]`` from the feed), once, newest first (priority ``-arrival``), under
   the event's one pinned engine profile; answers under another profile are
-  refused (issue 11: one profile per number); a quick preview of a game's
+  refused (one profile per number); a quick preview of a game's
   newest position may feed the eval bar, never an estimate;
 - **scoring**: plies handed to the estimator and the screener as soon as both
   their positions are valued; **engine strength** precedence
@@ -97,8 +97,8 @@ _WHOLE = 1 << 62
 do their work at once (the monitor asks for batches, sized to its event-loop turns)."""
 PACK_CHUNK = 16
 """A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
-as objects they were several hundred bytes a ply until the game finished, the monitor's growth over a round
-(issue 14 item 5); each chunk is joined to the packed part at the cost of its own plies."""
+as objects they are several hundred bytes a ply until the game finishes, the monitor's growth over a round;
+each chunk is joined to the packed part at the cost of its own plies."""
 PACK_MARGIN = 8
 """The newest plies of a live game that stay objects: a correction there (a DGT board's misread last moves)
 rolls back without unpacking the game."""
@@ -413,7 +413,7 @@ class LiveCore:
     def withdraw(self, game_id: str, reason: str = "no longer in its feed") -> list[Effect]:
         """A game its feed no longer lists (a renamed player, a game listed twice, a wrong pairing):
         its plies, its result and, when they played no other game, its players are withdrawn
-        (issue 13 item 6: no phantom plies or players). A feed's current view of a round is the truth.
+        (no phantom plies or players). A feed's current view of a round is the truth.
 
         The faces are told: :class:`BoardRemoved`, and :class:`PlayerRemoved` /
         :class:`ScreeningRemoved` for a player or screening row left with no game.
@@ -530,7 +530,7 @@ class LiveCore:
         self._preview.pop(game_id, None)
         result = self.results.get(game_id)
         if result is not None:
-            # a corrected finished game keeps its result: the feeds do not send it again (issue 13 item 5)
+            # a corrected finished game keeps its result: the feeds do not send it again
             self.estimator.set_result(game_id, result)
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
