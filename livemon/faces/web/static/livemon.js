@@ -233,11 +233,7 @@ export class Feed {
 
 /** A chessground board in ``el`` (view only), updated in place; ``coords`` shows the files and ranks. */
 export function board(el, coords = false) {
-  const cg = Chessground(el, {
-    viewOnly: true, coordinates: coords, animation: { enabled: true, duration: 180 },
-    drawable: { enabled: false, visible: false }, highlight: { lastMove: true, check: true },
-  });
-  let shown = null;
+  let cg = null, shown = null;
   return (b) => {
     const fen = b ? b.fen : "8/8/8/8/8/8/8/8 w - - 0 1";
     const key = fen + (b && b.last_move_uci);
@@ -245,8 +241,14 @@ export function board(el, coords = false) {
     shown = key;
     const uci = b && b.last_move_uci;
     const inCheck = b && /[+#]$/.test(b.last_move_san || "");
-    cg.set({ fen: fen.split(" ")[0], lastMove: uci ? [uci.slice(0, 2), uci.slice(2, 4)] : undefined,
-             check: inCheck ? toMove(b) : false, turnColor: toMove(b) });
+    const position = { fen: fen.split(" ")[0], lastMove: uci ? [uci.slice(0, 2), uci.slice(2, 4)] : undefined,
+                       check: inCheck ? toMove(b) : false, turnColor: toMove(b) };
+    if (!cg) {  // made with its first position: no animation from the start position
+      cg = Chessground(el, {
+        ...position, viewOnly: true, coordinates: coords, animation: { enabled: true, duration: 180 },
+        drawable: { enabled: false, visible: false }, highlight: { lastMove: true, check: true },
+      });
+    } else cg.set(position);
     el.dataset.fen = fen;
   };
 }
