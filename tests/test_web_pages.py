@@ -1,8 +1,8 @@
 """The broadcast pages in a real headless Chromium: the overlay's layouts and the commentator's page.
 
 Most tests run against a real ``livemon serve`` (a subprocess: real Stockfish, the real store, the web face) fed
-by a real event replayed as if live: the first round of a 2025 broadcast (its PGN has ``[%clk]`` and ``[%eval]``),
-four boards. The pages are read through the Chrome DevTools Protocol (tests/test_overlay.py's ``CDP``), with every
+by a real event replayed as if live: the top four boards of round 1 of a 2025 open (lichess's broadcast PGN,
+with ``[%clk]`` and titles, no evaluations: every position is searched by the engine). The pages are read through the Chrome DevTools Protocol (tests/test_overlay.py's ``CDP``), with every
 uncaught exception, console error and failed load collected: a page with any is a failure.
 
 Set ``LIVEMON_DOCS_PNG=docs`` to write the README's 1920×1080 pictures (``overlay-bars.png``, ``overlay-board.png``,
@@ -85,7 +85,7 @@ class Page(CDP):
         await self.call("Page.navigate", url=url)
         await self.wait_for(f"(() => {{ try {{ return !!({ready}); }} catch (e) {{ return false; }} }})()", True, timeout=30)
 
-    async def docs_wait(self, ready: str, timeout: float = 90) -> None:
+    async def docs_wait(self, ready: str, timeout: float = 240) -> None:
         """For the docs' pictures only: wait (without failing) until ``ready``, e.g. performance figures on screen."""
         if os.environ.get("LIVEMON_DOCS_PNG"):
             with contextlib.suppress(AssertionError):
@@ -96,6 +96,9 @@ class Page(CDP):
         await self.call("Emulation.setDefaultBackgroundColorOverride", color={"r": 0, "g": 0, "b": 0, "a": 0})
         png = base64.b64decode((await self.call("Page.captureScreenshot", format="png"))["data"])
         (tmp_path / name).write_bytes(png)
+        width, height, _, color_type = struct.unpack(">IIBB", png[16:26])
+        assert (width, height) == (1920, 1080)
+        assert backdrop is None or color_type == 6  # RGBA: the overlay's background is see-through
         if os.environ.get("LIVEMON_DOCS_PNG"):
             if backdrop:
                 await self.call("Emulation.setDefaultBackgroundColorOverride", color=backdrop)
@@ -144,18 +147,21 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """``livemon serve`` replaying round 1's first boards of a real broadcast, about 1/150 of real time."""
+    """``livemon serve`` replaying round 1's top boards of a real broadcast, 150 (the docs' pictures: 10) times real time."""
     tmp = tmp_path_factory.mktemp("served")
-    chunks = [c for c, _ in split_games(real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn").read_text())][:BOARDS]
+    chunks = [c for c, _ in split_games(real("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn").read_text())][:BOARDS]
     pgn = tmp / "round1.pgn"
     # lichess's broadcast export names each game's chapter in its Event tag; the event is the study's name
-    pgn.write_text("\n".join(re.sub(r'\[Event "[^"]*"\]', '[Event "BBDDNRR 2025"]', c) for c in chunks))
+    event = "XVII Memorial Pedro Lezcano Montalvo 2025"  # tests/data/SOURCES.md
+    pgn.write_text("\n".join(re.sub(r'\[Event "[^"]*"\]', f'[Event "{event}"]', c) for c in chunks))
     port = free_port()
     cfg = tmp / "config.toml"
+    # depth 6 for the checks; the docs' pictures want the shipped calibration's profile (performance figures shown)
+    depth, speed, wait = (12, 10, 20) if os.environ.get("LIVEMON_DOCS_PNG") else (6, 150, 0.4)
     cfg.write_text(
-        f'[engine]\ndepth = 6\n[store]\npath = "{tmp / "live.sqlite"}"\n'
+        f'[engine]\ndepth = {depth}\n[store]\npath = "{tmp / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.5\n[web]\nport = {port}\n'
-        f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 150\nmax_delay = 0.4\n')
+        f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = {speed}\nmax_delay = {wait}\n')
     log = open(tmp / "serve.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg)],
                             cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
@@ -244,7 +250,8 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     assert len(clocks) == 1, clocks
     t0 = await page.js(f"document.getElementById({clocks[0]!r}).textContent")
     assert t0 and ":" in t0
-    await page.docs_wait("document.getElementById('white-perf').textContent !== '—' && document.getElementById('black-perf').textContent !== '—'")
+    await page.docs_wait("['white-perf', 'black-perf'].every((id) => document.getElementById(id).textContent !== '—')"
+                         " && window.livemon.boards.get(window.livemon.game).result === '*'")
     await page.shot("overlay-bars.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
 
     # layout=board for one game: chessground draws the real game's position at the ply shown
@@ -377,7 +384,29 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert got[0] == 50 and got[3] is True and got[4] is None
         assert abs(got[1] - lichess(100)) < 1e-9 and abs(got[2] - lichess(-300)) < 1e-9 and 59.0 < got[1] < 59.2
         assert got[5] == [None, None, "inaccuracy", None, "mistake", "blunder", None]  # Black's drop: White's rise
-        await page.open(f"{srv.url}/commentator#game=g1", "document.querySelectorAll('#d-board piece:not(.fading):not(.ghost)').length === 32")
+        await page.open(f"{srv.url}/commentator#game=g1",
+                        "document.querySelectorAll('#d-board piece:not(.fading):not(.ghost)').length === 32")
         assert await page.js("document.getElementById('d-white-acc').textContent") == "93.4"
         assert await page.js("document.getElementById('d-black-acc').textContent") == "—"
     assert page.errors == []
+
+
+async def test_static_files_are_the_packaged_ones_only() -> None:
+    """The pages' files come from the package (chessground vendored, nothing from another site); no path
+    outside what it ships is served."""
+    async with WebServer(Hub(), WebConfig(port=0)) as srv, httpx.AsyncClient(base_url=srv.url) as http:
+        js = await http.get("/static/vendor/chessground/chessground.min.js")
+        assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+        assert b"export{" in js.content  # the ES module the pages import
+        for css in ("base", "brown", "cburnett"):
+            r = await http.get(f"/static/vendor/chessground/chessground.{css}.css")
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/css") and b"cg-" in r.content
+        licence = await http.get("/static/vendor/chessground/LICENSE")
+        assert licence.status_code == 200 and b"GNU GENERAL PUBLIC LICENSE" in licence.content
+        for page in ("/commentator", "/overlay", "/static/livemon.js"):
+            body = (await http.get(page)).text
+            assert "http://" not in body.replace("http://www.w3.org/2000/svg", "") and "https://" not in body  # no CDN
+        for bad in ("/static/../server.py", "/static/%2e%2e/server.py", "/static/", "/static/vendor", "/static/nope.js"):
+            assert (await http.get(bad)).status_code == 404, bad
+        index = (await http.get("/")).text
+        assert 'href="/commentator"' in index

@@ -50,9 +50,10 @@ export function fmtRange(r) {
   if (!r || !present(r[0]) || !present(r[1])) return "";
   return Math.round(r[0]) + "–" + Math.round(r[1]);
 }
+const MATE_CP = 3900;  // a mate's evaluation (livemon.rating.evaluation.MATE_CP)
 export function fmtEval(cp) {
   if (!present(cp)) return DASH;
-  if (Math.abs(cp) >= 10000) return (cp > 0 ? "+" : "−") + "M";
+  if (Math.abs(cp) >= MATE_CP) return (cp > 0 ? "+" : "−") + "M";
   const s = (Math.abs(cp) / 100).toFixed(1);
   return (cp > 0 ? "+" : cp < 0 ? "−" : "") + s;
 }
