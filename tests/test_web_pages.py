@@ -2,8 +2,9 @@
 
 Most tests run against a real ``livemon serve`` (a subprocess: real Stockfish, the real store, the web face) fed
 by a real event replayed as if live: the top four boards of round 1 of a 2025 open (lichess's broadcast PGN,
-with ``[%clk]`` and titles, no evaluations: every position is searched by the engine). The pages are read through the Chrome DevTools Protocol (tests/test_overlay.py's ``CDP``), with every
-uncaught exception, console error and failed load collected: a page with any is a failure.
+with ``[%clk]`` and titles, no evaluations: every position is searched by the engine). The pages are read through
+the Chrome DevTools Protocol (tests/test_overlay.py's ``CDP``), with every uncaught exception, console error and
+failed load collected: a page with any is a failure.
 
 Set ``LIVEMON_DOCS_PNG=docs`` to write the README's 1920×1080 pictures (``overlay-bars.png``, ``overlay-board.png``,
 ``overlay-leaderboard.png``, ``commentator.png``, ``commentator-game.png``) there.
@@ -44,6 +45,7 @@ from tests.test_overlay import CDP, CHROMIUM_FLAGS, chromium_path
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 BOARDS = 4
+PACE = 8 if os.environ.get("LIVEMON_DOCS_PNG") else 1  # the docs' slower replay: longer waits for the next moves
 
 
 class Page(CDP):
@@ -236,8 +238,8 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     # the eval bar and the chart move as the moves come
     before = await page.js("[document.getElementById('evalbar').dataset.white, document.getElementById('chart').dataset.points,"
                            " window.livemon.boards.get(window.livemon.game).ply]")
-    await page.wait_for(f"window.livemon.boards.get(window.livemon.game).ply > {before[2] + 4}", True, timeout=30)
-    await page.wait_for(f"Number(document.getElementById('chart').dataset.points) > {int(before[1] or 0) + 2}", True, timeout=30)
+    await page.wait_for(f"window.livemon.boards.get(window.livemon.game).ply > {before[2] + 4}", True, timeout=30 * PACE)
+    await page.wait_for(f"Number(document.getElementById('chart').dataset.points) > {int(before[1] or 0) + 2}", True, timeout=30 * PACE)
     evals = await page.js("window.livemon.boards.get(window.livemon.game).evals")
     assert evals and len(evals) >= int(before[1] or 0) + 2  # the chart reads the game:<id> channel's evaluations
     bar, cp = await page.js("[document.getElementById('evalbar').dataset.white, window.livemon.boards.get(window.livemon.game).eval_cp]")
@@ -251,7 +253,9 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     t0 = await page.js(f"document.getElementById({clocks[0]!r}).textContent")
     assert t0 and ":" in t0
     await page.docs_wait("['white-perf', 'black-perf'].every((id) => document.getElementById(id).textContent !== '—')"
-                         " && window.livemon.boards.get(window.livemon.game).result === '*'")
+                         " && window.livemon.boards.get(window.livemon.game).result === '*'"
+                         " && window.livemon.boards.get(window.livemon.game).ply >= 30"
+                         " && window.livemon.boards.get(window.livemon.game).eval_cp !== null", timeout=900)
     await page.shot("overlay-bars.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
 
     # layout=board for one game: chessground draws the real game's position at the ply shown
@@ -262,6 +266,7 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     drawn, expected = await shown_position(page, "#cgboard", json.dumps(gid), served)
     assert drawn == expected and len(drawn) >= 3
     assert await page.js("document.getElementById('white-name').textContent") == first["White"]
+    await page.docs_wait(f"window.livemon.boards.get({json.dumps(gid)}).eval_cp !== null")
     await page.shot("overlay-board.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
 
     # layout=leaderboard: the players with estimates, ranked
@@ -292,6 +297,7 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
     state = await page.js("document.getElementById('moments').dataset.state")
     refused = await page.js("window.livemon.refused.has('moments')")
     assert state == ("refused" if refused else "ok")
+    await page.docs_wait("[...window.livemon.boards.values()].filter((b) => b.eval_cp !== null).length >= 3")
     await page.shot("commentator.png", tmp_path)
 
     # a click on a board: that game in detail, its chart and move list growing with the moves
@@ -305,7 +311,7 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
     await page.wait_for("Number(document.getElementById('d-chart').dataset.points) > 0", True, timeout=30)
     if live_id:
         ply = await page.js(f"window.livemon.boards.get({json.dumps(gid)}).ply")
-        await page.wait_for(f"window.livemon.boards.get({json.dumps(gid)}).ply > {ply + 2}", True, timeout=40)
+        await page.wait_for(f"window.livemon.boards.get({json.dumps(gid)}).ply > {ply + 2}", True, timeout=40 * PACE)
         moves = await page.js("[...document.querySelectorAll('#d-moves .mv')].map((m) => m.textContent)")
         seen = await page.js(f"window.livemon.boards.get({json.dumps(gid)})._sans.filter(Boolean).length")
         assert seen >= 3 and len(moves) >= seen  # the moves seen since the page opened, each in the list
@@ -314,6 +320,7 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
         sans = [n.san() for n in game.mainline()]
         last = await page.js("document.querySelector('#d-moves .mv.last').dataset.ply")
         assert (await page.js("document.querySelector('#d-moves .mv.last').textContent")).startswith(sans[int(last) - 1])
+    await page.docs_wait(f"window.livemon.boards.get({json.dumps(gid)}).eval_cp !== null")
     await page.shot("commentator-game.png", tmp_path)
     assert page.errors == []
 

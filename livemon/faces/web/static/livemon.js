@@ -225,8 +225,7 @@ export class Feed {
       }
       console.warn("livemon:", f.code, f.message);
     }
-    document.body.dataset.seq = String(this.last);
-    this.onchange(f.type);
+    this.onchange(f.type);  // the page draws (and sets body's data-seq to what it drew)
   }
 }
 
