@@ -242,9 +242,15 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     await page.wait_for(f"Number(document.getElementById('chart').dataset.points) > {int(before[1] or 0) + 2}", True, timeout=30 * PACE)
     evals = await page.js("window.livemon.boards.get(window.livemon.game).evals")
     assert evals and len(evals) >= int(before[1] or 0) + 2  # the chart reads the game:<id> channel's evaluations
-    bar, cp = await page.js("[document.getElementById('evalbar').dataset.white, window.livemon.boards.get(window.livemon.game).eval_cp]")
+    for _ in range(100):  # the bar as drawn for the state held (the page draws a burst at most ~10 times a second)
+        drawn, bar, text, cp = await page.js(
+            "[document.body.dataset.seq === String(window.livemon.last), document.getElementById('evalbar').dataset.white,"
+            " document.getElementById('eval-text').textContent, window.livemon.boards.get(window.livemon.game).eval_cp]")
+        if drawn:
+            break
+        await asyncio.sleep(0.02)
     if cp is None:
-        assert await page.js("document.getElementById('eval-text').textContent") == "—"
+        assert text == "—" and bar == "50.0"  # no evaluation: a dash, never a number
     else:
         assert abs(float(bar) - (50 + 50 * (2 / (1 + math.exp(-0.00368208 * max(-1000, min(1000, cp)))) - 1))) < 0.06
     # the clock of the side to move ticks between moves
