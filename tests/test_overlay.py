@@ -3,7 +3,7 @@
 Chromium is started with ``--remote-debugging-port=0``; the test talks CDP over
 a WebSocket (the ``websockets`` client), reads the page's DOM with
 ``Runtime.evaluate`` after publishing to the hub, and saves a screenshot.
-Set ``LIVEMON_OVERLAY_PNG=docs/overlay.png`` to refresh the README's picture.
+The pictures in docs/ come from tests/test_web_pages.py (a real ``livemon serve`` on a replayed event).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--window-size=480,190", "--remote-debugging-port=0",
+    "--hide-scrollbars", "--window-size=1920,1080", "--remote-debugging-port=0",
 ]
 
 
@@ -132,11 +132,11 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
     await srv.start()
     try:
         await browser.call("Page.enable")
-        await browser.call("Emulation.setDeviceMetricsOverride", width=480, height=190, deviceScaleFactor=1, mobile=False)
+        await browser.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
         await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g2")
         await browser.wait_for(text("white-name"), "Giri, Anish")
         await browser.wait_for(text("white-perf"), "2712")  # its players' channels asked for once the board is known
-        assert await browser.js("window.livemon.following") == ["player:Giri, Anish", "player:So, Wesley"]
+        assert await browser.js("window.livemon.subscribed") == ["game:g2", "player:Giri, Anish", "player:So, Wesley"]
         assert await browser.js(text("white-range")) == "2632–2792"
         assert await browser.js(text("black-name")) == "So, Wesley"
         assert await browser.js(text("eval-text")) == "+0.3"
@@ -152,8 +152,8 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         await browser.wait_for(text("eval-text"), "−2.5")
         assert await browser.js(text("white-range")) == "2750–2853"
         assert await browser.js(text("last-move")) == "3. Nc6"
-        fill = await browser.js("parseFloat(document.getElementById('eval-fill').style.height)")
-        assert 25 < fill < 35  # Black is better: White's share of the bar well under half
+        fill = await browser.js("parseFloat(document.getElementById('eval-fill').style.width)")
+        assert 25 < fill < 35  # Black is better: White's share of the bar (win%, lichess's curve) well under half
         assert await browser.js("Number(document.body.dataset.seq)") == g2_seq == hub.seq - 1  # g1 never came
         hub.publish(estimate("Carlsen, Magnus", 2500.0, 2400.0, 2600.0))  # another board's player: never sent
         later = hub.publish(board("g2", "Giri, Anish", "So, Wesley", 5, -250))  # frames come in seq order
@@ -165,13 +165,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         (tmp_path / "overlay.png").write_bytes(png)
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
         width, height, depth, color_type = struct.unpack(">IIBB", png[16:26])
-        assert (width, height) == (480, 190) and color_type == 6  # RGBA: the background is see-through
-        if os.environ.get("LIVEMON_OVERLAY_PNG"):
-            await browser.call("Emulation.setDefaultBackgroundColorOverride",
-                               color={"r": 46, "g": 64, "b": 54, "a": 1})
-            shot = await browser.call("Page.captureScreenshot", format="png")
-            Path(os.environ["LIVEMON_OVERLAY_PNG"]).write_bytes(base64.b64decode(shot["data"]))
-
+        assert (width, height) == (1920, 1080) and color_type == 6  # RGBA: the background is see-through
         # The server goes away and comes back on the same port: the page reconnects by itself.
         port = srv.port
         await srv.close()

@@ -371,7 +371,7 @@ async def test_the_overlay_says_a_game_was_withdrawn_and_follows_another(browser
             "feed hall: no longer listed (3 whole reads in a row, over 10 s)")
         assert await browser.js(text("white-name")) == "Howell, David"  # the last board stays, dimmed
         assert await browser.js("document.body.classList.contains('withdrawn')") is True
-        await browser.wait_for(text("black-perf"), "–")  # the phantom player's figures are gone
+        await browser.wait_for(text("black-perf"), "—")  # the phantom player's figures are gone
         # opened after the withdrawal: the game channel's last word is the removal
         await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=r2-b3")
         await browser.wait_for(text("withdrawn"), "withdrawn")

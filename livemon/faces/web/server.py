@@ -70,7 +70,8 @@ docs/websocket.md.
 
 HTTP on the same port (websockets' ``process_request`` hook): ``/`` (an
 index of the games with their overlay links), ``/overlay`` (the OBS page),
-``/api/snapshot`` (every public channel as JSON) and ``/healthz``.
+``/commentator`` (every board, the leaderboard, one game in detail), ``/static/…`` (the pages'
+script and the vendored chessground board, read once at start), ``/api/snapshot`` (every public channel as JSON) and ``/healthz``.
 
 Abuse limits (fixed, docs/websocket.md): a client may ask for at most
 ``SNAPSHOT_BURST`` snapshots at once and ``SNAPSHOT_RATE`` a second after that
@@ -329,6 +330,7 @@ class WebServer:
         self._snapshot_parts: dict[str, dict[int, str]] = {}  # channel -> seq -> JSON of its latest messages
         self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
+        self._static = _static_files()  # "/static/<path>" -> (body, content type): only what the package ships
         # the pump (see the module docstring)
         self._frames_cache: dict[tuple[_Group, int, int, int], _Run | None] = {}
         self._stop = hub.seq  # the end of the current round
@@ -414,6 +416,10 @@ class WebServer:
             return _http(200, self.index_page().encode(), "text/html; charset=utf-8")
         if path in ("/overlay", "/overlay/"):
             return _http(200, self._overlay, "text/html; charset=utf-8")
+        if path in ("/commentator", "/commentator/"):
+            path = "/static/commentator.html"
+        if path in self._static:
+            return _http(200, *self._static[path])
         if path == "/api/snapshot":
             return _http(200, json.dumps(self.public_snapshot(), separators=(",", ":")).encode(), "application/json")
         if path == "/healthz":
@@ -453,7 +459,8 @@ class WebServer:
             "<style>body{font:15px/1.4 sans-serif;margin:2em}td,th{padding:.2em .8em;text-align:left}"
             "tr:nth-child(even){background:#f3f3f3}</style></head><body>"
             f"<h1>livemon {html.escape(__version__)}</h1>"
-            "<p><a href=\"/overlay\">/overlay</a> follows a live game (the first live board, else the latest); "
+            "<p><a href=\"/commentator\">/commentator</a>: every board, the leaderboard and one game in detail. "
+            "<a href=\"/overlay\">/overlay</a> follows a live game (the first live board, else the latest); "
             "a game's link follows that game. Also: <a href=\"/api/snapshot\">/api/snapshot</a>, "
             "<a href=\"/healthz\">/healthz</a>, WebSocket <code>/ws</code> (docs/websocket.md).</p>"
             "<table><tr><th></th><th>game (overlay link)</th><th>event</th><th>plies</th><th>id</th></tr>"
@@ -1122,6 +1129,28 @@ async def serve_web(hub: Hub, cfg: WebConfig) -> AsyncIterator[WebServer]:
         yield server
     finally:
         await server.close()
+
+
+STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                ".css": "text/css; charset=utf-8", ".md": "text/plain; charset=utf-8", "LICENSE": "text/plain; charset=utf-8"}
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """Every file under ``static/`` (the vendored chessground included) by its URL path, read once: a request
+    can name only these (no path is ever joined from a URL)."""
+    files: dict[str, tuple[bytes, str]] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        for child in node.iterdir():
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+                continue
+            kind = next((t for ext, t in STATIC_TYPES.items() if child.name.endswith(ext)), None)
+            if kind is not None:
+                files[f"/static/{prefix}{child.name}"] = (child.read_bytes(), kind)
+
+    walk(resources.files("livemon.faces.web").joinpath("static"), "")
+    return files
 
 
 def _http(status: int, body: bytes, content_type: str) -> Response:

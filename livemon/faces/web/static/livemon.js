@@ -1,0 +1,317 @@
+// livemon's web pages (overlay.html, commentator.html): the WebSocket client and what they draw alike.
+// Protocol: docs/websocket.md. No external files: the board is the vendored chessground (vendor/chessground/).
+"use strict";
+import { Chessground } from "./vendor/chessground/chessground.min.js";
+
+export const PROTOCOL = 1;
+export const $ = (id) => document.getElementById(id);
+export const DASH = "—";  // a figure that is not there (no evaluation yet, no rating): never 0 or 100
+export const byId = new Intl.Collator("en", { numeric: true }).compare;  // "b2" before "b10"
+const present = (x) => x !== null && x !== undefined && !(typeof x === "number" && Number.isNaN(x));
+
+// -- numbers -----------------------------------------------------------------------------------------------
+
+/** White's winning chances in percent from an evaluation in centipawns, White's view (lichess's curve; cp
+ *  clamped to ±1000, a mate as ±1000); null for no evaluation. */
+export function winPct(cp) {
+  if (!present(cp)) return null;
+  const c = Math.max(-1000, Math.min(1000, cp));
+  return 50 + 50 * (2 / (1 + Math.exp(-0.00368208 * c)) - 1);
+}
+
+/** White's win% after each ply (index 0: the start): the board's own series when it sends one, else from its
+ *  evaluations. */
+export function winSeries(b) {
+  const sent = b && (b.wins || b.win_pcts || b.win_percent);
+  if (Array.isArray(sent)) return sent.map((w) => (present(w) ? w : null));
+  return ((b && b.evals) || []).map(winPct);
+}
+
+const CLASSES = ["inaccuracy", "mistake", "blunder"];
+/** The class of each ply's move (index = ply; null: none or unknown): the board's own when it sends them, else
+ *  from the drop in the mover's winning chances (lichess: 0.1, 0.2, 0.3 on the -1..1 scale). */
+export function moveClasses(b, wins) {
+  const sent = b && (b.move_classes || b.classes);
+  if (Array.isArray(sent)) return sent.map((c) => (CLASSES.includes(c) ? c : null));
+  const out = [null];
+  for (let ply = 1; ply < wins.length; ply++) {
+    const before = wins[ply - 1], after = wins[ply];
+    if (before === null || after === null) { out.push(null); continue; }
+    const drop = (ply % 2 ? before - after : after - before) / 50;  // percent points -> chances (-1..1)
+    out.push(drop >= 0.3 ? "blunder" : drop >= 0.2 ? "mistake" : drop >= 0.1 ? "inaccuracy" : null);
+  }
+  return out;
+}
+export const CLASS_MARK = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+
+export const fmtInt = (x) => (present(x) ? String(Math.round(x)) : DASH);
+export const fmtPct = (x, digits = 0) => (present(x) ? Number(x).toFixed(digits) : DASH);
+export function fmtRange(r) {
+  if (!r || !present(r[0]) || !present(r[1])) return "";
+  return Math.round(r[0]) + "–" + Math.round(r[1]);
+}
+const MATE_CP = 3900;  // a mate's evaluation (livemon.rating.evaluation.MATE_CP)
+export function fmtEval(cp) {
+  if (!present(cp)) return DASH;
+  if (Math.abs(cp) >= MATE_CP) return (cp > 0 ? "+" : "−") + "M";
+  const s = (Math.abs(cp) / 100).toFixed(1);
+  return (cp > 0 ? "+" : cp < 0 ? "−" : "") + s;
+}
+export function fmtScore(x) {  // 2.5 -> "2½"
+  if (!present(x)) return DASH;
+  const whole = Math.floor(x), half = x - whole >= 0.5;
+  return (whole || !half ? String(whole) : "") + (half ? "½" : "");
+}
+export function fmtSigned(x) {
+  if (!present(x)) return DASH;
+  const r = Math.round(x * 10) / 10;
+  return (r > 0 ? "+" : r < 0 ? "−" : "±") + Math.abs(r).toFixed(1);
+}
+export function fmtClock(s) {
+  if (!present(s)) return "";
+  const t = Math.max(0, s);
+  if (t < 10) return "0:0" + t.toFixed(1);
+  const h = Math.floor(t / 3600), m = Math.floor((t % 3600) / 60), sec = Math.floor(t % 60);
+  const pad = (n) => String(n).padStart(2, "0");
+  return h ? h + ":" + pad(m) + ":" + pad(sec) : m + ":" + pad(sec);
+}
+export function moveLabel(ply, san) {  // ply 5, "Nc6" -> "3. Nc6"; ply 6 -> "3… Nc6"
+  return san ? Math.ceil(ply / 2) + (ply % 2 ? ". " : "… ") + san : "";
+}
+export const live = (b) => b && b.result === "*";
+export const toMove = (b) => (b && b.fen && b.fen.split(" ")[1] === "b" ? "black" : "white");
+
+/** A title and federation from the board's PGN tags when it sends them ("GM", "NOR"); "" when not. */
+export const titleOf = (b, side) => (b && (b[side + "_title"] || "")) || "";
+export const fedOf = (b, side) => (b && (b[side + "_fed"] || b[side + "_federation"] || "")) || "";
+
+// -- clocks that tick between moves --------------------------------------------------------------------------
+
+const anchors = new Map();  // game id -> {ply, white, black, at}: when the clocks last changed (Unix s)
+/** The clocks now: the side to move's runs down from the time its board message was published, until the next
+ *  move; a finished game's and an unknown clock stand still. */
+export function clocks(b) {
+  const now = Date.now() / 1000;
+  let a = anchors.get(b.game_id);
+  if (!a || a.ply !== b.ply || a.white !== b.white_clock || a.black !== b.black_clock) {
+    a = { ply: b.ply, white: b.white_clock, black: b.black_clock, at: Math.min(now, present(b.ts) ? b.ts : now) };
+    anchors.set(b.game_id, a);
+  }
+  const out = { white: b.white_clock, black: b.black_clock, running: null };
+  if (live(b) && b.ply > 0) {
+    const side = toMove(b);
+    if (present(out[side])) { out[side] = out[side] - (now - a.at); out.running = side; }
+  }
+  return out;
+}
+
+// -- the connection -------------------------------------------------------------------------------------------
+
+/** One WebSocket connection with the page's state: boards, players, moments, withdrawn games. It reconnects
+ *  by itself (0.5 s doubling to 10 s, with jitter), asks for batched deltas and patches, and recovers gaps with a
+ *  snapshot. ``want()`` returns the channels the page needs now; call ``sync()`` when that changes. */
+export class Feed {
+  constructor(want, onchange) {
+    this.want = want;
+    this.onchange = onchange;
+    this.boards = new Map(); this.players = new Map(); this.moments = new Map();
+    this.withdrawn = new Map();  // id -> {reason, board}
+    this.touched = new Map(); this.clock = 0;
+    this.last = 0; this.connected = false; this.batches = 0; this.patches = 0;
+    this.subscribed = []; this.offered = [];  // channels held; the hello's channel list
+    this.refused = new Set();  // channels the server said no to (a server without ``moments``)
+    this.errors = [];
+    this.ws = null; this.backoff = 500;
+    this.connect();
+  }
+
+  connect() {
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+    const ws = this.ws = new WebSocket(url);
+    ws.onopen = () => { this.subscribed = []; };
+    ws.onmessage = (ev) => {
+      try { this.handle(JSON.parse(ev.data)); } catch (e) { console.error(e); }
+    };
+    ws.onclose = () => {
+      this.connected = false;
+      this.onchange("closed");
+      setTimeout(() => this.connect(), this.backoff + Math.random() * 250);
+      this.backoff = Math.min(this.backoff * 2, 10000);
+    };
+  }
+
+  /** Whether to ask for ``channel``: not once the server refused it (``moments`` is newer than the protocol's
+   *  first version: a server without it answers ``unknown_channel``, and the page goes on without it). */
+  serves(channel) { return !this.refused.has(channel); }
+
+  sync() {
+    if (!this.ws || this.ws.readyState !== 1 || !this.connected) return;
+    const want = [...new Set(this.want())].filter((c) => this.serves(c));
+    const gone = this.subscribed.filter((c) => !want.includes(c));
+    const added = want.filter((c) => !this.subscribed.includes(c));
+    if (gone.length) this.ws.send(JSON.stringify({ op: "unsubscribe", channels: gone }));
+    if (added.length) this.ws.send(JSON.stringify({ op: "subscribe", channels: added, batch: true, patch: true }));
+    for (const c of gone) {
+      if (c.startsWith("player:")) this.players.delete(c.slice(7));
+    }
+    this.subscribed = want;
+  }
+
+  resync() { if (this.ws && this.ws.readyState === 1) this.ws.send(JSON.stringify({ op: "snapshot" })); }
+
+  merged(held, m) {  // a patch carries what changed in the state held of its key
+    if (!m.patch) return m;
+    if (!held) return null;  // none held: a gap (its resync brings it whole)
+    const out = Object.assign({}, held, m);
+    delete out.patch; this.patches++;
+    return out;
+  }
+
+  apply(m) {
+    if (m.kind === "board") {
+      const old = this.boards.get(m.game_id);
+      const b = this.merged(old, m);
+      if (!b) return;
+      if (old && !("evals" in m) && old.ply === b.ply && old.evals) b.evals = old.evals;  // a games-channel board
+      b._sans = (old && old._sans) || [];  // the moves seen, for the move list (a board carries its last one)
+      if (b.last_move_san && b.ply > 0) b._sans[b.ply] = b.last_move_san;
+      this.boards.set(m.game_id, b); this.touched.set(m.game_id, ++this.clock); this.withdrawn.delete(m.game_id);
+    } else if (m.kind === "player") {
+      const p = this.merged(this.players.get(m.name), m);
+      if (p) this.players.set(m.name, p);
+    } else if (m.kind === "board_removed") {
+      const last = this.boards.get(m.game_id) || (this.withdrawn.get(m.game_id) || {}).board;
+      this.withdrawn.set(m.game_id, { reason: m.reason, board: last });
+      this.boards.delete(m.game_id); this.touched.delete(m.game_id);
+    } else if (m.kind === "player_removed") {
+      this.players.delete(m.name);
+    } else if (m.kind === "moment" || (m.game !== undefined && m.ply !== undefined && m.class !== undefined)) {
+      const key = m.game + "|" + m.ply;
+      const held = this.merged(this.moments.get(key), m);
+      if (held) this.moments.set(key, held);
+    }
+  }
+
+  handle(f) {
+    if (f.type === "hello") {
+      if (f.protocol !== PROTOCOL) console.warn("livemon: server protocol", f.protocol, "page", PROTOCOL);
+      this.backoff = 500; this.connected = true; this.offered = f.channels || [];
+      this.sync();
+    } else if (f.type === "snapshot") {
+      const ch = f.channel;
+      if (ch === "games") {  // the round's boards: those not in it are gone (what is held of the others is kept)
+        const ids = new Set(f.messages.map((m) => m.game_id));
+        for (const id of [...this.boards.keys()]) if (!ids.has(id)) { this.boards.delete(id); this.touched.delete(id); }
+      } else if (ch === "players") this.players.clear();
+      else if (ch.startsWith("player:")) this.players.delete(ch.slice(7));
+      else if (ch === "moments") this.moments.clear();
+      f.messages.forEach((m) => this.apply(m));
+      this.last = f.seq;
+    } else if (f.type === "delta") {
+      if (f.prev !== this.last) this.resync();
+      this.apply(f.message);
+      this.last = f.seq;
+    } else if (f.type === "deltas") {
+      if (f.prev !== this.last) this.resync();
+      f.items.forEach((it) => this.apply(it.message));
+      this.last = f.seq; this.batches++;
+    } else if (f.type === "heartbeat") {
+      if (f.last !== this.last) this.resync();
+    } else if (f.type === "error") {  // e.g. a server without the moments channel: go on without it
+      this.errors.push(f.code + (f.channel ? " " + f.channel : ""));
+      if (f.channel && ["unknown_channel", "forbidden"].includes(f.code)) {
+        this.refused.add(f.channel);
+        this.subscribed = this.subscribed.filter((c) => c !== f.channel);
+      }
+      console.warn("livemon:", f.code, f.message);
+    }
+    this.onchange(f.type);  // the page draws (and sets body's data-seq to what it drew)
+  }
+}
+
+// -- drawing --------------------------------------------------------------------------------------------------
+
+/** A chessground board in ``el`` (view only), updated in place; ``coords`` shows the files and ranks. */
+export function board(el, coords = false) {
+  let cg = null, shown = null;
+  return (b) => {
+    const fen = b ? b.fen : "8/8/8/8/8/8/8/8 w - - 0 1";
+    const key = fen + (b && b.last_move_uci);
+    if (key === shown) return;
+    shown = key;
+    const uci = b && b.last_move_uci;
+    const inCheck = b && /[+#]$/.test(b.last_move_san || "");
+    const position = { fen: fen.split(" ")[0], lastMove: uci ? [uci.slice(0, 2), uci.slice(2, 4)] : undefined,
+                       check: inCheck ? toMove(b) : false, turnColor: toMove(b) };
+    if (!cg) {  // made with its first position: no animation from the start position
+      cg = Chessground(el, {
+        ...position, viewOnly: true, coordinates: coords, animation: { enabled: true, duration: 180 },
+        drawable: { enabled: false, visible: false }, highlight: { lastMove: true, check: true },
+      });
+    } else cg.set(position);
+    el.dataset.fen = fen;
+  };
+}
+
+/** The eval bar: White's share by win% (none: the bar at half, dimmed, and "—"). ``el`` holds
+ *  ``.fill`` and ``.txt``; ``horizontal`` fills from the left. */
+export function evalBar(el, cp, horizontal = false) {
+  const w = winPct(cp);
+  const share = w === null ? 50 : w;
+  const fill = el.querySelector(".fill"), txt = el.querySelector(".txt");
+  el.classList.toggle("horizontal", horizontal); el.classList.toggle("vertical", !horizontal);
+  fill.style[horizontal ? "width" : "height"] = share.toFixed(1) + "%";
+  el.dataset.white = share.toFixed(1);
+  el.classList.toggle("unknown", w === null);
+  txt.textContent = fmtEval(cp);
+  txt.classList.toggle("black", w !== null && w < 50);  // written on the side that is ahead
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+const CLASS_COLOR = { inaccuracy: "#56b4e9", mistake: "#e69f00", blunder: "#df5353" };
+/** White's win% after each ply as an area chart (White's share from the bottom, as the eval bar) in the <svg> ``el`` (viewBox W × H), the classified moves as
+ *  dots, ``marker`` (a ply) as a vertical line; plies without an evaluation leave a gap. */
+export function winChart(el, wins, classes, opts = {}) {
+  const W = opts.width || el.clientWidth || 600, H = opts.height || el.clientHeight || 120, n = Math.max(wins.length - 1, opts.minPlies || 60);
+  const x = (i) => (i / n) * W, y = (w) => H - (w / 100) * H;
+  const parts = [];
+  let run = [];
+  const flush = () => {
+    if (run.length > 1) {
+      const line = run.map(([i, w]) => x(i).toFixed(1) + "," + y(w).toFixed(1)).join(" L");
+      parts.push(`<path class="area" d="M${x(run[0][0]).toFixed(1)},${H} L${line} L${x(run[run.length - 1][0]).toFixed(1)},${H} Z"/>`);
+      parts.push(`<path class="line" d="M${line}"/>`);
+    } else if (run.length === 1) {
+      parts.push(`<circle class="line" cx="${x(run[0][0]).toFixed(1)}" cy="${y(run[0][1]).toFixed(1)}" r="2"/>`);
+    }
+    run = [];
+  };
+  wins.forEach((w, i) => { if (w === null) flush(); else run.push([i, w]); });
+  flush();
+  const dots = (classes || []).map((c, i) => (c && wins[i] !== null && wins[i] !== undefined
+    ? `<circle class="dot ${c}" cx="${x(i).toFixed(1)}" cy="${y(wins[i]).toFixed(1)}" r="${c === "blunder" ? 6 : 4.5}" fill="${CLASS_COLOR[c]}"><title>${moveLabel(i, "")}${c}</title></circle>`
+    : "")).join("");
+  const mark = present(opts.marker) ? `<line class="marker" x1="${x(opts.marker)}" x2="${x(opts.marker)}" y1="0" y2="${H}"/>` : "";
+  el.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  el.setAttribute("preserveAspectRatio", "none");
+  el.innerHTML = `<rect class="bg" x="0" y="0" width="${W}" height="${H}"/><line class="mid" x1="0" x2="${W}" y1="${H / 2}" y2="${H / 2}"/>` +
+    parts.join("") + mark + dots;
+  el.dataset.points = String(wins.filter((w) => w !== null).length);
+  el.dataset.last = wins.length && wins[wins.length - 1] !== null ? wins[wins.length - 1].toFixed(1) : "";
+}
+
+/** A player's results ({score, games, tpr, rating_change}) when the server sends them; null when not. */
+export const results = (p) => (p && p.results) || null;
+/** A player's event accuracy (0-100), null when not sent or not known yet. */
+export const accuracy = (p) => (p && present(p.accuracy) ? p.accuracy : null);
+/** A game's accuracy for one side, null when not known. */
+export const gameAccuracy = (b, side) => (b && b.accuracy && present(b.accuracy[side]) ? b.accuracy[side] : null);
+
+/** The leaderboard's order: score (from results), then performance Elo, then name. */
+export function ranked(players) {
+  const perf = (p) => (p.performance && present(p.performance.elo) ? p.performance.elo : -Infinity);
+  const score = (p) => (results(p) && present(results(p).score) ? results(p).score : -Infinity);
+  return [...players].sort((a, b) => score(b) - score(a) || perf(b) - perf(a) || byId(a.name, b.name));
+}
+
+export { SVG };
