@@ -64,8 +64,14 @@ CLASSES: tuple[MoveClass, ...] = ("inaccuracy", "mistake", "blunder")
 _JUDGEMENTS: tuple[tuple[float, MoveClass], ...] = ((0.3, "blunder"), (0.2, "mistake"), (0.1, "inaccuracy"))
 
 
-def _ceiled(cp: int) -> int:
-    return CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp
+def _chances(cp: int) -> float:
+    chances = 2.0 / (1.0 + math.exp(MULTIPLIER * cp)) - 1.0
+    return -1.0 if chances < -1.0 else 1.0 if chances > 1.0 else chances
+
+
+_CHANCES = tuple(_chances(cp) for cp in range(-CEILING, CEILING + 1))
+"""winning_chances of every capped evaluation (a table: a game's figures read one per position)."""
+_WIN = tuple(50.0 + 50.0 * c for c in _CHANCES)
 
 
 def winning_chances(cp: int) -> float:
@@ -74,11 +80,7 @@ def winning_chances(cp: int) -> float:
     >>> winning_chances(0), round(winning_chances(1000), 4), round(winning_chances(-3900), 4)
     (0.0, 0.9509, -0.9509)
     """
-    chances = 2.0 / (1.0 + math.exp(MULTIPLIER * _ceiled(cp))) - 1.0
-    return -1.0 if chances < -1.0 else 1.0 if chances > 1.0 else chances
-
-
-_WIN = tuple(50.0 + 50.0 * winning_chances(cp) for cp in range(-CEILING, CEILING + 1))
+    return _CHANCES[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
 
 
 def win_percent(cp: int) -> float:
@@ -87,7 +89,7 @@ def win_percent(cp: int) -> float:
     >>> round(win_percent(-100), 2), round(win_percent(15), 4)
     (40.9, 51.3804)
     """
-    return _WIN[_ceiled(cp) + CEILING]
+    return _WIN[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
 
 
 def move_accuracy(before: float, after: float) -> float:
@@ -147,9 +149,14 @@ class GameAccuracy:
 
 
 def _pstdev(xs: Sequence[float]) -> float:
+    """The population standard deviation (lila ``Maths.standardDeviation``)."""
     n = len(xs)
     mean = sum(xs) / n
-    return math.sqrt(sum((x - mean) ** 2 for x in xs) / n)
+    total = 0.0
+    for x in xs:
+        d = x - mean
+        total += d * d
+    return math.sqrt(total / n)
 
 
 def game_accuracy(cps: Sequence[int], white_first: bool = True) -> GameAccuracy:
@@ -164,34 +171,41 @@ def game_accuracy(cps: Sequence[int], white_first: bool = True) -> GameAccuracy:
     >>> game_accuracy([]).white is None, game_accuracy([40]).black is None
     (True, True)
     """
-    wins = [win_percent(INITIAL_CP)] + [win_percent(cp) for cp in cps]
     n = len(cps)
     if not n:
         return GameAccuracy(None, None, ())
+    wins = [win_percent(INITIAL_CP)]
+    wins += map(win_percent, cps)
     size = min(max(n // 10, 2), 8)
-    head = wins[:size]
-    windows = [head] * (min(size, len(wins)) - 2) + [wins[i:i + size] for i in range(max(len(wins) - size + 1, 1))]
-    weights = [min(max(_pstdev(w), 0.5), 12.0) for w in windows]
-    sums = {True: [0.0, 0.0, 0.0, 0], False: [0.0, 0.0, 0.0, 0]}  # Σ a·w, Σ w, Σ 1/max(1, a), count
+    head = _pstdev(wins[:size])
+    weights = [head] * (min(size, len(wins)) - 2)  # lichess pads with copies of the first window
+    weights += [_pstdev(wins[i:i + size]) for i in range(max(len(wins) - size + 1, 1))]
+    # Σ accuracy·weight, Σ weight, Σ 1/max(1, accuracy), moves: White's then Black's
+    ws = ww = wh = bs = bw = bh = 0.0
+    wn = bn = 0
     moves = []
     for i in range(n):
         prev, nxt = wins[i], wins[i + 1]
         white = (i % 2 == 0) == white_first
         accuracy = move_accuracy(prev, nxt) if white else move_accuracy(nxt, prev)
         moves.append(accuracy)
-        if i < len(weights):
-            s = sums[white]
-            s[0] += accuracy * weights[i]
-            s[1] += weights[i]
-            s[2] += 1.0 / max(1.0, accuracy)
-            s[3] += 1
-
-    def side(s: list[float]) -> float | None:
-        if not s[3] or s[1] == 0.0:
-            return None
-        return (s[0] / s[1] + s[3] / s[2]) / 2.0
-
-    return GameAccuracy(side(sums[True]), side(sums[False]), tuple(moves))
+        if i >= len(weights):
+            continue
+        w = weights[i]
+        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
+        if white:
+            ws += accuracy * w
+            ww += w
+            wh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            wn += 1
+        else:
+            bs += accuracy * w
+            bw += w
+            bh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            bn += 1
+    white_acc = (ws / ww + wn / wh) / 2.0 if wn and ww else None
+    black_acc = (bs / bw + bn / bh) / 2.0 if bn and bw else None
+    return GameAccuracy(white_acc, black_acc, tuple(moves))
 
 
 def event_accuracy(games: Sequence[float | None]) -> float | None:
