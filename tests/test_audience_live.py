@@ -224,7 +224,8 @@ def test_display_rules_never_show_past_the_calibrated_range() -> None:
     assert not wide["show"] and 0 < wide["more_games"] < wider["more_games"]
     # the interval narrows as 1/sqrt(games): 800 wide after 2 games needs 8 in all, 6 more
     assert wide["more_games"] == 6
-    assert display_rules({"elo": None, "cr95": None, "reason": "uncalibrated: x"}, 3, 400.0, cal)["reason"] == "uncalibrated: x"
+    assert display_rules({"elo": None, "cr95": None, "reason": "uncalibrated: x"}, 3, 400.0, cal) == {
+        "show": False, "more_games": None}  # the performance's own reason says why
 
 
 def test_player_message_says_why_no_performance_is_shown() -> None:
@@ -233,5 +234,36 @@ def test_player_message_says_why_no_performance_is_shown() -> None:
     players = published(feed(core, game, "g"), PlayerEstimate)
     last = players[-1]
     assert last.display is not None and last.display["show"] is False
-    assert last.display["reason"].startswith("uncalibrated")  # no calibration of [%eval] comments
+    assert last.performance["reason"].startswith("uncalibrated")  # no calibration of [%eval] comments
     assert last.accuracy is not None  # shown instead
+
+
+async def test_moments_reach_websocket_clients_and_their_mqtt_topic() -> None:
+    """A real WebSocket client of the ``moments`` channel: the snapshot, a new moment, a removal; and the
+    MQTT topic each goes to (retained: a late subscriber gets the round's moments)."""
+    from livemon.config import MqttOutConfig, WebConfig
+    from livemon.faces.hub import Hub
+    from livemon.faces.mqtt import cleared_topics, topic_for
+    from livemon.faces.web import serve_web
+    from tests.test_web import client, recv_until, subscribe
+
+    core = LiveCore(profile=PROFILE)
+    moments = published(feed(core, broadcast_games(1)[0], "r1/b1", result=False), Moment)
+    assert len(moments) >= 2
+    hub = Hub()
+    hub.publish(moments[0])
+    async with serve_web(hub, WebConfig(port=0)) as srv:
+        ws = await client(srv)
+        (snap,) = await subscribe(ws, "moments")
+        assert [(m["game_id"], m["ply"], m["kind"]) for m in snap["messages"]] == [("r1/b1", moments[0].ply, "moment")]
+        hub.publish(moments[1])
+        delta = await recv_until(ws, lambda f: f["type"] == "delta")
+        assert delta["message"]["move_san"] == moments[1].move_san and delta["message"]["kinds"] == list(moments[1].kinds)
+        hub.publish(MomentRemoved("r1/b1", moments[0].ply, "a correction"))
+        gone = await recv_until(ws, lambda f: f["type"] == "delta")
+        assert gone["message"]["kind"] == "moment_removed"
+        assert [m.ply for m in hub.snapshot("moments")[1]] == [moments[1].ply]  # type: ignore[attr-defined]
+        await ws.close()
+    cfg = MqttOutConfig()
+    assert topic_for(moments[1], cfg) == f"livemon/default/moments/r1%2Fb1/{moments[1].ply}"
+    assert cleared_topics(MomentRemoved("r1/b1", 5), cfg) == ["livemon/default/moments/r1%2Fb1/5"]

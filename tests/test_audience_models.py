@@ -215,3 +215,90 @@ def test_tpr_and_rating_change_by_hand() -> None:
 def test_bad_fraction_is_refused() -> None:
     with pytest.raises(ValueError):
         dp(1.5)
+
+
+def test_judge_in_one_pass_equals_the_functions_one_by_one() -> None:
+    """The table-driven pass the live path uses gives the figures of the functions, on real games and on
+    made-up sequences with mates and positions still awaited."""
+    import random
+
+    from livemon.rating.accuracy import INITIAL_CP, judge
+
+    rng = random.Random(36)
+    sequences = [[None, *cps_] for cps_ in
+                 ([score_cp(n.eval().white()) for n in g.mainline() if n.eval() is not None] for g in _broadcast_games())]
+    for _ in range(200):
+        n = rng.randint(0, 90)
+        seq: list[int | None] = [rng.choice([None, 20])]
+        for _ in range(n):
+            r = rng.random()
+            seq.append(None if r < 0.08 else rng.choice([3900, -3900]) if r < 0.15 else rng.randint(-1500, 1500))
+        sequences.append(seq)
+    for evals in sequences:
+        j = judge(evals)
+        for ply in range(1, len(evals)):
+            before = INITIAL_CP if ply == 1 else evals[ply - 1]
+            after = evals[ply]
+            if before is None or after is None:
+                assert j.accuracy[ply - 1] is None and j.classes[ply - 1] is None
+                continue
+            wb, wa = win_percent(before), win_percent(after)
+            expected = move_accuracy(wb, wa) if ply % 2 else move_accuracy(100 - wb, 100 - wa)
+            assert j.accuracy[ply - 1] == pytest.approx(expected, abs=1e-12)
+            assert j.classes[ply - 1] == move_class(before, after, ply % 2 == 1)
+        prefix = []
+        for cp in evals[1:]:
+            if cp is None:
+                break
+            prefix.append(cp)
+        g = game_accuracy(prefix)
+        assert (j.game.white, j.game.black) == (g.white, g.black) or (
+            j.game.white == pytest.approx(g.white, abs=1e-12) and j.game.black == pytest.approx(g.black, abs=1e-12))
+
+
+def test_incremental_judge_equals_the_whole_game_judged_again() -> None:
+    """The live path's GameJudge (positions valued in any order, corrections) gives judge()'s figures."""
+    import random
+
+    from livemon.rating.accuracy import CLASSES, GameJudge, judge
+
+    rng = random.Random(3600)
+    for trial in range(150):
+        n = rng.randint(1, 95)
+        values = [rng.choice([3900, -3900]) if rng.random() < 0.05 else rng.randint(-1200, 1200) for _ in range(n + 1)]
+        order = list(range(n + 1))
+        rng.shuffle(order) if trial % 2 else None  # newest-first engines value positions out of order
+        g = GameJudge()
+        known: list[int | None] = [None] * (n + 1)
+        for step, j in enumerate(order):
+            g.set(j, values[j])
+            known[j] = values[j]
+            if rng.random() < 0.3 or step == len(order) - 1:
+                _check(g, known, judge, CLASSES)
+            if rng.random() < 0.03 and j > 1:  # a correction: back to ply j, then valued again
+                g.truncate(j)
+                known = known[:j]
+                _check(g, known, judge, CLASSES)
+                known += [None] * (n + 1 - j)
+                for k in range(j, n + 1):
+                    if k not in order[: step + 1]:
+                        continue
+                    g.set(k, values[k])
+                    known[k] = values[k]
+                _check(g, known, judge, CLASSES)
+
+
+def _check(g, known, judge, classes) -> None:  # type: ignore[no-untyped-def]
+    last = max((i for i, v in enumerate(known) if v is not None), default=-1)
+    evals = known[: last + 1]
+    whole = judge(evals)
+    mine = g.evals()
+    while mine and mine[-1] is None:
+        mine.pop()
+    assert mine == evals
+    white, black = g.accuracy()
+    assert (white, black) == (whole.game.white, whole.game.black)
+    for side in (0, 1):
+        plies = [c for i, c in enumerate(whole.classes) if i % 2 == side and whole.accuracy[i] is not None]
+        assert g.classes(side == 0) == tuple(plies.count(name) for name in classes)
+        assert g.judged[side] == len(plies)

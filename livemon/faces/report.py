@@ -59,7 +59,7 @@ def _performance_cell(p: dict[str, Any]) -> str:
         high = ("&gt;" if opened in ("high", "both") else "") + f"{hi:.0f}"
         return f'<b>{d["elo"]:.0f}</b> <span class="muted">{low}–{high}</span>'
     more = d.get("more_games")
-    why = escape(str(d.get("reason") or ""))
+    why = escape(str(d.get("reason") or (p.get("performance") or {}).get("reason") or ""))
     text = f"{more} more games" if more else DASH
     return f'<span class="muted" title="{why}">{text}</span>'
 
@@ -124,8 +124,8 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
         else:
             more = d.get("more_games")
             note = f"{more} more games" if more else "no performance yet"
-            parts.append(f'<text x="{left + 4}" y="{y + 4}">{escape(note)}<title>{escape(str(d.get("reason") or ""))}'
-                         '</title></text>')
+            why = d.get("reason") or (p.get("performance") or {}).get("reason") or ""
+            parts.append(f'<text x="{left + 4}" y="{y + 4}">{escape(note)}<title>{escape(str(why))}</title></text>')
         tpr = p["results"].get("tpr")
         if tpr is not None:
             cx = x(tpr)

@@ -26,7 +26,6 @@ the game's ``[%eval]``s, by the core's one rule) and its result and rating tags,
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,17 +33,17 @@ from typing import Any
 from livemon.rating.accuracy import (
     CLASSES,
     INITIAL_CP,
+    GameJudge,
     MoveClass,
     event_accuracy,
-    game_accuracy,
-    move_accuracy,
+    judge,
     move_class,
     win_percent,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
 
 __all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "TURNING_POINT", "display_rules",
-           "event_figures", "game_figures", "moment_kinds", "ply_figures", "player_results"]
+           "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
 
 TURNING_POINT = 60.0
 """A side "has the winning chances" at a win% of at least this (lichess's scale); a turning point is a ply
@@ -92,51 +91,40 @@ def _one(x: float | None) -> float | None:
 def game_figures(evals: Sequence[int | None]) -> GameFigures:
     """A game's figures from its position values (``evals[j]``: after ply j, None while awaited; the
     start, ``evals[0]``, enters as +15 cp, as lichess's figures do)."""
-    cps = []
-    for cp in evals[1:]:
-        if cp is None:
-            break
-        cps.append(cp)
-    acc = game_accuracy(cps)
+    judged = judge(evals)
     counts = [[0, 0, 0], [0, 0, 0]]
-    judged = [0, 0]
-    for ply in range(1, len(evals)):
-        before = INITIAL_CP if ply == 1 else evals[ply - 1]
-        after = evals[ply]
-        if before is None or after is None:
+    seen = [0, 0]
+    for i, accuracy in enumerate(judged.accuracy):
+        if accuracy is None:
             continue
-        judged[ply % 2 == 0] += 1
-        name = move_class(before, after, ply % 2 == 1)
+        side = i % 2  # 0: White's ply (ply i + 1 odd)
+        seen[side] += 1
+        name = judged.classes[i]
         if name is not None:
-            counts[ply % 2 == 0][CLASSES.index(name)] += 1
-    return GameFigures(acc.white, acc.black, (counts[0][0], counts[0][1], counts[0][2]),
-                       (counts[1][0], counts[1][1], counts[1][2]), (judged[0], judged[1]))
+            counts[side][CLASSES.index(name)] += 1
+    game = judged.game
+    assert game is not None  # noqa: S101 - judge(game=True) gives it
+    return GameFigures(game.white, game.black, (counts[0][0], counts[0][1], counts[0][2]),
+                       (counts[1][0], counts[1][1], counts[1][2]), (seen[0], seen[1]))
 
 
-_NONE = -(2**31)
+Positions = GameJudge
+"""A game's position values as the estimator scores them, with its figures kept up to date
+(:class:`~livemon.rating.accuracy.GameJudge`: 4 bytes a position, 9 a ply)."""
 
 
-class Positions:
-    """A game's position values as the estimator scores them (``{j: cp}`` in an int array: 4 bytes a
-    position, kept for every game of the event)."""
+def figures_of(positions: GameJudge) -> GameFigures:
+    """The figures of a game whose positions are kept in ``positions`` (the same as :func:`game_figures` of its
+    values; the game accuracy extended a ply at a time).
 
-    __slots__ = ("_cps",)
-
-    def __init__(self) -> None:
-        self._cps = array("i")
-
-    def set(self, j: int, cp: int) -> None:
-        cps = self._cps
-        if j >= len(cps):
-            cps.extend([_NONE] * (j + 1 - len(cps)))
-        cps[j] = cp
-
-    def truncate(self, j: int) -> None:
-        """Forget the positions after ply ``j - 1`` (a correction from ply ``j``)."""
-        del self._cps[max(j, 0):]
-
-    def evals(self) -> list[int | None]:
-        return [None if cp == _NONE else cp for cp in self._cps]
+    >>> g = GameJudge()
+    >>> for j, cp in enumerate([None, 20, 10, -250, -240]):
+    ...     g.set(j, cp) if cp is not None else None
+    >>> figures_of(g) == game_figures([None, 20, 10, -250, -240])
+    True
+    """
+    white, black = positions.accuracy()
+    return GameFigures(white, black, positions.classes(True), positions.classes(False), positions.judged)
 
 
 def ply_figures(evals: Sequence[int | None]) -> tuple[list[float | None], list[float | None], list[MoveClass | None]]:
@@ -147,20 +135,8 @@ def ply_figures(evals: Sequence[int | None]) -> tuple[list[float | None], list[f
     >>> [None if w is None else round(w, 1) for w in wins], accs[:2], classes
     ([52.8, 51.8, None, 24.9], [100.0, None], [None, None, None])
     """
-    wins = [None if cp is None else win_percent(cp) for cp in evals]
-    accs: list[float | None] = []
-    classes: list[MoveClass | None] = []
-    for ply in range(1, len(evals)):
-        before = INITIAL_CP if ply == 1 else evals[ply - 1]
-        after = evals[ply]
-        if before is None or after is None:
-            accs.append(None)
-            classes.append(None)
-            continue
-        wb, wa = win_percent(before), win_percent(after)
-        accs.append(move_accuracy(wb, wa) if ply % 2 == 1 else move_accuracy(100.0 - wb, 100.0 - wa))
-        classes.append(move_class(before, after, ply % 2 == 1))
-    return wins, accs, classes
+    judged = judge(evals, game=False)
+    return judged.wins, judged.accuracy, judged.classes
 
 
 def _side(win: float, margin: float) -> int:
@@ -274,7 +250,8 @@ def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: 
     that range (an end beyond it is cut there and named in ``open``: "low" / "high" / "both", for a screen
     to write "< 2150"). Not shown: ``more_games``, the fewest games it should take for the interval to narrow
     to ``max_width`` (as 1/√games; the spread between one game and the next makes it narrow more slowly), when
-    it can be told, and ``reason``.
+    it can be told, and ``reason`` when a display rule is why (without an estimate, the performance's own
+    ``reason`` says why).
 
     >>> display_rules({"elo": 2710.0, "cr95": [2550.0, 2880.0]}, 3, 400.0, (1800.0, 2850.0))
     {'show': True, 'elo': 2710.0, 'cr95': [2550.0, 2850.0], 'open': 'high'}
@@ -283,9 +260,8 @@ def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: 
     """
     elo = None if performance is None else performance.get("elo")
     cr = None if performance is None else performance.get("cr95")
-    if elo is None or not cr:
-        reason = (performance or {}).get("reason") or "no performance estimate yet"
-        return {"show": False, "more_games": None, "reason": reason}
+    if elo is None or not cr:  # why: the estimate's own ``reason`` (not repeated here: every player message)
+        return {"show": False, "more_games": None}
     lo, hi = float(cr[0]), float(cr[1])
     width = hi - lo
     if width > max_width:

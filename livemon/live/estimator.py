@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from livemon.live.audience import GameFigures, Positions, event_figures, game_figures, player_results
+from livemon.live.audience import GameFigures, Positions, event_figures, figures_of, player_results
 from livemon.live.messages import GameInfo
 from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import CPosterior, CSummary, Decision
@@ -592,7 +592,9 @@ class Estimator:
         """A game's accuracy and move classes per side (made again only after the game changed)."""
         found = self._figures.get(game_id)
         if found is None:
-            found = self._figures[game_id] = game_figures(self.evals(game_id))
+            positions = self._positions.get(game_id)
+            found = figures_of(positions if positions is not None else Positions())
+            self._figures[game_id] = found
         return found
 
     def audience(self, name: str) -> dict[str, Any]:

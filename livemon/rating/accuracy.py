@@ -40,9 +40,11 @@ __all__ = [
     "CLASSES",
     "INITIAL_CP",
     "GameAccuracy",
+    "Judged",
     "MoveClass",
     "event_accuracy",
     "game_accuracy",
+    "judge",
     "move_accuracy",
     "move_class",
     "win_percent",
@@ -159,6 +161,33 @@ def _pstdev(xs: Sequence[float]) -> float:
     return math.sqrt(total / n)
 
 
+def _weighted(wins: Sequence[float], moves: Sequence[float], white_first: bool) -> tuple[float | None, float | None]:
+    """Both sides' game accuracy from the win%s of the positions (the start's first) and the moves' accuracies."""
+    n = len(moves)
+    size = min(max(n // 10, 2), 8)
+    head = _pstdev(wins[:size])
+    weights = [head] * (min(size, len(wins)) - 2)  # lichess pads with copies of the first window
+    weights += [_pstdev(wins[i:i + size]) for i in range(max(len(wins) - size + 1, 1))]
+    # Σ accuracy·weight, Σ weight, Σ 1/max(1, accuracy), moves: White's then Black's
+    ws = ww = wh = bs = bw = bh = 0.0
+    wn = bn = 0
+    for i in range(min(n, len(weights))):
+        accuracy = moves[i]
+        w = weights[i]
+        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
+        if (i % 2 == 0) == white_first:
+            ws += accuracy * w
+            ww += w
+            wh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            wn += 1
+        else:
+            bs += accuracy * w
+            bw += w
+            bh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            bn += 1
+    return ((ws / ww + wn / wh) / 2.0 if wn and ww else None), ((bs / bw + bn / bh) / 2.0 if bn and bw else None)
+
+
 def game_accuracy(cps: Sequence[int], white_first: bool = True) -> GameAccuracy:
     """lichess's game accuracy of both sides from the White-view evaluations after each ply, in order.
 
@@ -171,41 +200,93 @@ def game_accuracy(cps: Sequence[int], white_first: bool = True) -> GameAccuracy:
     >>> game_accuracy([]).white is None, game_accuracy([40]).black is None
     (True, True)
     """
-    n = len(cps)
-    if not n:
+    if not cps:
         return GameAccuracy(None, None, ())
     wins = [win_percent(INITIAL_CP)]
     wins += map(win_percent, cps)
-    size = min(max(n // 10, 2), 8)
-    head = _pstdev(wins[:size])
-    weights = [head] * (min(size, len(wins)) - 2)  # lichess pads with copies of the first window
-    weights += [_pstdev(wins[i:i + size]) for i in range(max(len(wins) - size + 1, 1))]
-    # Σ accuracy·weight, Σ weight, Σ 1/max(1, accuracy), moves: White's then Black's
-    ws = ww = wh = bs = bw = bh = 0.0
-    wn = bn = 0
     moves = []
-    for i in range(n):
+    for i in range(len(cps)):
         prev, nxt = wins[i], wins[i + 1]
-        white = (i % 2 == 0) == white_first
-        accuracy = move_accuracy(prev, nxt) if white else move_accuracy(nxt, prev)
-        moves.append(accuracy)
-        if i >= len(weights):
+        moves.append(move_accuracy(prev, nxt) if (i % 2 == 0) == white_first else move_accuracy(nxt, prev))
+    white, black = _weighted(wins, moves, white_first)
+    return GameAccuracy(white, black, tuple(moves))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A game's figures from its position values in one pass (:func:`judge`)."""
+
+    wins: list[float | None]
+    """White's win% of each position (index 0 = the start, as evaluated); None while awaited."""
+    accuracy: list[float | None]
+    """The mover's accuracy of each ply (index 0 = ply 1); None while a position next to it is awaited."""
+    classes: list[MoveClass | None]
+    """The class of each ply, None for a good move or one not judged yet."""
+    game: GameAccuracy | None
+    """Both sides' game accuracy over the plies up to the first position awaited (``game=True``)."""
+
+
+_ACC_A, _ACC_K, _ACC_B = 103.1668100711649, -0.04354415386753951, -3.166924740191411 + 1.0
+
+
+def judge(evals: Sequence[int | None], game: bool = True) -> Judged:
+    """Every ply of a game judged at once, from its White-view position values (``evals[j]``: after ply j,
+    None while awaited; the start, as lichess, taken as :data:`INITIAL_CP` for the first move): the same
+    figures as :func:`win_percent`, :func:`move_accuracy`, :func:`move_class` and :func:`game_accuracy`,
+    read from tables (a live game is judged again after each of its plies).
+
+    >>> j = judge([30, 20, 10, -250, -240, -260, -250])
+    >>> j.classes[2], round(j.game.white, 2), [round(a, 1) for a in j.accuracy] == [round(a, 1) for a in j.game.moves]
+    ('blunder', 52.69, True)
+    >>> judge([None, 40, None, 10]).accuracy, judge([None, 40, None, 10]).game.black
+    ([100.0, None, None], None)
+    """
+    table, chances, exp = _WIN, _CHANCES, math.exp
+    wins: list[float | None] = [None if cp is None else table[
+        (CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING] for cp in evals]
+    accs: list[float | None] = []
+    classes: list[MoveClass | None] = []
+    prefix = True
+    prefix_moves: list[float] = []
+    before_cp: int | None = INITIAL_CP
+    for ply in range(1, len(evals)):
+        after_cp = evals[ply]
+        if before_cp is None or after_cp is None:
+            accs.append(None)
+            classes.append(None)
+            prefix = False
+            before_cp = after_cp
             continue
-        w = weights[i]
-        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
-        if white:
-            ws += accuracy * w
-            ww += w
-            wh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
-            wn += 1
+        b = (CEILING if before_cp > CEILING else -CEILING if before_cp < -CEILING else before_cp) + CEILING
+        a = (CEILING if after_cp > CEILING else -CEILING if after_cp < -CEILING else after_cp) + CEILING
+        white = ply % 2 == 1
+        wb, wa = table[b], table[a]
+        drop = wb - wa if white else wa - wb
+        if drop <= 0.0:
+            accuracy = 100.0
         else:
-            bs += accuracy * w
-            bw += w
-            bh += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
-            bn += 1
-    white_acc = (ws / ww + wn / wh) / 2.0 if wn and ww else None
-    black_acc = (bs / bw + bn / bh) / 2.0 if bn and bw else None
-    return GameAccuracy(white_acc, black_acc, tuple(moves))
+            raw = _ACC_A * exp(_ACC_K * drop) + _ACC_B
+            accuracy = 100.0 if raw > 100.0 else 0.0 if raw < 0.0 else raw
+        accs.append(accuracy)
+        if prefix:
+            prefix_moves.append(accuracy)
+        if -MATE_CP < before_cp < MATE_CP and -MATE_CP < after_cp < MATE_CP:
+            delta = chances[b] - chances[a] if white else chances[a] - chances[b]
+            classes.append("blunder" if delta >= 0.3 else "mistake" if delta >= 0.2 else "inaccuracy" if delta >= 0.1
+                           else None)
+        else:
+            classes.append(move_class(before_cp, after_cp, white))
+        before_cp = after_cp
+    result = None
+    if game:
+        if prefix_moves:
+            start = [table[INITIAL_CP + CEILING]]
+            start += [w for w in wins[1:len(prefix_moves) + 1] if w is not None]  # the prefix: every one valued
+            white_acc, black_acc = _weighted(start, prefix_moves, True)
+            result = GameAccuracy(white_acc, black_acc, tuple(prefix_moves))
+        else:
+            result = GameAccuracy(None, None, ())
+    return Judged(wins, accs, classes, result)
 
 
 def event_accuracy(games: Sequence[float | None]) -> float | None:
@@ -216,3 +297,174 @@ def event_accuracy(games: Sequence[float | None]) -> float | None:
     """
     known = [a for a in games if a is not None]
     return sum(known) / len(known) if known else None
+
+
+_CODES: tuple[MoveClass | None, ...] = (None, "inaccuracy", "mistake", "blunder")
+_UNJUDGED = 255
+_NO_CP = -(2**31)
+
+
+def _judge_ply(before_cp: int, after_cp: int, white: bool) -> tuple[float, int]:
+    """One ply's accuracy (the mover's) and class code (0 none, 1..3 :data:`CLASSES`), by :func:`judge`'s rules."""
+    b = (CEILING if before_cp > CEILING else -CEILING if before_cp < -CEILING else before_cp) + CEILING
+    a = (CEILING if after_cp > CEILING else -CEILING if after_cp < -CEILING else after_cp) + CEILING
+    wb, wa = _WIN[b], _WIN[a]
+    drop = wb - wa if white else wa - wb
+    if drop <= 0.0:
+        accuracy = 100.0
+    else:
+        raw = _ACC_A * math.exp(_ACC_K * drop) + _ACC_B
+        accuracy = 100.0 if raw > 100.0 else 0.0 if raw < 0.0 else raw
+    if -MATE_CP < before_cp < MATE_CP and -MATE_CP < after_cp < MATE_CP:
+        delta = _CHANCES[b] - _CHANCES[a] if white else _CHANCES[a] - _CHANCES[b]
+        code = 3 if delta >= 0.3 else 2 if delta >= 0.2 else 1 if delta >= 0.1 else 0
+    else:
+        name = move_class(before_cp, after_cp, white)
+        code = 0 if name is None else CLASSES.index(name) + 1
+    return accuracy, code
+
+
+class GameJudge:
+    """A live game's figures kept up to date position by position: each ply judged once when its positions
+    are valued, the classes counted as they come, and the game accuracy extended by one window a ply (made
+    again whole only when lichess's window size changes, every 10 plies up to 80, or an earlier value
+    changes). The same figures as :func:`judge`, bit for bit.
+
+    >>> g = GameJudge()
+    >>> for j, cp in enumerate([30, 20, 10, -250, -240, -260, -250]):
+    ...     g.set(j, cp)
+    >>> g.classes(True), g.judged, round(g.accuracy()[0], 2)
+    ((0, 0, 1), (3, 3), 52.69)
+    >>> g.truncate(3); g.classes(True), g.evals()
+    ((0, 0, 0), [30, 20, 10])
+    """
+
+    __slots__ = ("_acc", "_codes", "_counts", "_cps", "_judged", "_m", "_prefix", "_size", "_sums", "_weights",
+                 "_wins")
+
+    def __init__(self) -> None:
+        from array import array
+
+        self._cps = array("i")  # position values (index 0 = the start), _NO_CP while awaited
+        self._acc = array("d")  # per ply (index 0 = ply 1): the mover's accuracy, nan while not judged
+        self._codes = bytearray()  # per ply: class code, _UNJUDGED while not judged
+        self._counts = [0, 0, 0, 0, 0, 0]  # White's inaccuracies, mistakes, blunders, then Black's
+        self._judged = [0, 0]
+        self._prefix = 0  # positions 1.. valued without a gap
+        self._m = 0  # the game accuracy's sums are over this many plies (0: made again when asked)
+        self._size = 0
+        self._weights: list[float] = []
+        self._sums = [0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0]  # Σ a·w, Σ w, Σ 1/max(1, a), n: White's, Black's
+        self._wins: list[float] = []
+
+    @property
+    def judged(self) -> tuple[int, int]:
+        """Plies of White and of Black judged (both positions valued)."""
+        return self._judged[0], self._judged[1]
+
+    def classes(self, white: bool) -> tuple[int, int, int]:
+        """One side's (inaccuracies, mistakes, blunders)."""
+        c = self._counts
+        return (c[0], c[1], c[2]) if white else (c[3], c[4], c[5])
+
+    def evals(self) -> list[int | None]:
+        return [None if cp == _NO_CP else cp for cp in self._cps]
+
+    def set(self, j: int, cp: int) -> None:
+        """Position ``j`` (after ply j) is worth ``cp`` (White's view)."""
+        cps = self._cps
+        if j < len(cps) and cps[j] == cp:
+            return
+        if j >= len(cps):
+            cps.extend([_NO_CP] * (j + 1 - len(cps)))
+        cps[j] = cp
+        if j <= self._prefix or j == 0:
+            self._m = 0  # a value the accuracy was made of changed
+        while self._prefix + 1 < len(cps) and cps[self._prefix + 1] != _NO_CP:
+            self._prefix += 1
+        for ply in (j, j + 1):
+            if 1 <= ply < len(cps):
+                self._judge(ply)
+
+    def truncate(self, j: int) -> None:
+        """Forget the positions from ``j`` on (a correction from ply ``j``)."""
+        j = max(j, 1)
+        for ply in range(j, len(self._codes) + 1):
+            self._unjudge(ply)
+        del self._cps[j:]
+        del self._acc[j - 1:]
+        del self._codes[j - 1:]
+        if self._prefix >= j:
+            self._prefix = j - 1
+            self._m = 0
+
+    def _unjudge(self, ply: int) -> None:
+        if ply > len(self._codes):
+            return
+        code = self._codes[ply - 1]
+        if code == _UNJUDGED:
+            return
+        side = 0 if ply % 2 else 1
+        self._judged[side] -= 1
+        if code:
+            self._counts[3 * side + code - 1] -= 1
+        self._codes[ply - 1] = _UNJUDGED
+        self._acc[ply - 1] = math.nan
+
+    def _judge(self, ply: int) -> None:
+        self._unjudge(ply)
+        before = INITIAL_CP if ply == 1 else self._cps[ply - 1]
+        after = self._cps[ply]
+        while len(self._codes) < ply:
+            self._codes.append(_UNJUDGED)
+            self._acc.append(math.nan)
+        if before == _NO_CP or after == _NO_CP:
+            return
+        accuracy, code = _judge_ply(before, after, ply % 2 == 1)
+        side = 0 if ply % 2 else 1
+        self._acc[ply - 1] = accuracy
+        self._codes[ply - 1] = code
+        self._judged[side] += 1
+        if code:
+            self._counts[3 * side + code - 1] += 1
+
+    def accuracy(self) -> tuple[float | None, float | None]:
+        """Both sides' game accuracy over the plies up to the first position awaited (None: no move yet)."""
+        m = self._prefix
+        if not m:
+            return None, None
+        size = min(max(m // 10, 2), 8)
+        if self._m and size == self._size and m > self._m:
+            for k in range(self._m + 1, m + 1):
+                self._wins.append(_WIN[self._index(k)])
+                self._weights.append(_pstdev(self._wins[-size:]))
+                self._add(k - 1)
+            self._m = m
+        elif self._m != m or size != self._size:
+            self._wins = [_WIN[INITIAL_CP + CEILING]] + [_WIN[self._index(k)] for k in range(1, m + 1)]
+            head = _pstdev(self._wins[:size])
+            self._weights = [head] * (min(size, len(self._wins)) - 2)
+            self._weights += [_pstdev(self._wins[i:i + size]) for i in range(max(len(self._wins) - size + 1, 1))]
+            self._size = size
+            self._sums = [0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0]
+            for i in range(min(m, len(self._weights))):
+                self._add(i)
+            self._m = m
+        s = self._sums
+        return ((s[0] / s[1] + s[3] / s[2]) / 2.0 if s[3] and s[1] else None,
+                (s[4] / s[5] + s[7] / s[6]) / 2.0 if s[7] and s[5] else None)
+
+    def _index(self, j: int) -> int:
+        cp = self._cps[j]
+        return (CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING
+
+    def _add(self, i: int) -> None:
+        """Ply ``i + 1``'s accuracy into its side's sums, with its window's weight."""
+        accuracy = self._acc[i]
+        w = self._weights[i]
+        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
+        s, o = self._sums, (0 if i % 2 == 0 else 4)
+        s[o] += accuracy * w
+        s[o + 1] += w
+        s[o + 2] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+        s[o + 3] += 1

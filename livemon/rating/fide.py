@@ -109,8 +109,14 @@ def performance_rating(opponents: Sequence[float], score: float) -> int | None:
     """
     if not opponents:
         return None
-    ra = int(Decimal(repr(sum(opponents) / len(opponents))).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    return ra + dp(score / len(opponents))
+    n = len(opponents)
+    total = sum(opponents)
+    if float(total).is_integer() and float(2 * score).is_integer():  # whole ratings, half points: exact in integers
+        ra = (2 * int(total) + n) // (2 * n)  # the mean, rounded half up
+        h = (100 * int(2 * score) + n) // (2 * n)  # p in hundredths, rounded half up
+        return ra + (DP_TABLE[h] if h >= 50 else -DP_TABLE[100 - h])
+    ra = int(Decimal(repr(total / n)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    return ra + dp(score / n)
 
 
 def rating_change(rating: float, games: Iterable[tuple[float, float]], k: float) -> float:
