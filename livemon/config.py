@@ -488,6 +488,33 @@ class MonitorConfig:
 
 
 @dataclass
+class DisplayConfig:
+    """What the faces may show the audience (``livemon.live.audience.display_rules``)."""
+
+    max_interval_width: float = 1000.0
+    """No performance figure is shown while its 95% interval is wider than this (Elo). The interval is about
+    ±950 Elo on one game's moves and ±475 over a 7-9 game event: at ±500 the figure appears for most players
+    by the end of an event and never on one game; until then the screens show accuracy and "n more games"."""
+
+    def validate(self) -> None:
+        if not self.max_interval_width > 0:
+            raise ConfigError(f"display.max_interval_width: must be positive, got {self.max_interval_width!r}")
+
+
+@dataclass
+class ResultsConfig:
+    """Performance and rating change from results, by FIDE's rules (``livemon.rating.fide``)."""
+
+    k_factor: float = 20.0
+    """FIDE's K for a player rated below 2400 (40 for juniors under 2300 and players new to the list, which
+    a PGN's tags do not say); a player rated 2400 or more is on K = 10."""
+
+    def validate(self) -> None:
+        if self.k_factor not in (10.0, 20.0, 40.0):
+            raise ConfigError(f"results.k_factor: FIDE's K is 10, 20 or 40, not {self.k_factor!r}")
+
+
+@dataclass
 class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
@@ -504,6 +531,10 @@ class Config:
     """MQTT publisher of estimates, boards and TTT posteriors (off by default)."""
     bus: BusConfig = field(default_factory=BusConfig)
     """Engine work in-process (embedded) or on workers through an MQTT broker."""
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    """What the faces may show the audience (the performance figure's interval width)."""
+    results: ResultsConfig = field(default_factory=ResultsConfig)
+    """Score, TPR and rating change from results (FIDE's K)."""
 
     def validate(self) -> None:
         seen: set[str] = set()

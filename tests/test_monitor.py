@@ -93,6 +93,9 @@ def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):
                     "--store", str(tmp_path / "batch.sqlite"))
     assert live["games"] == batch["games"]
     assert live["players"] == batch["players"]
+    # the audience's figures (lichess accuracy, classes, FIDE results) agree too, and are there
+    assert all(g["accuracy"]["white"] is not None and g["accuracy"]["black"] is not None for g in live["games"])
+    assert sum(p["results"]["games"] for p in live["players"]) == 16
     assert live["event"] == batch["event"]
     assert live["engine"]["profile"] == batch["engine"]["profile"]
     plies = sum(g["plies"] for g in batch["games"])

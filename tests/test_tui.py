@@ -35,7 +35,7 @@ ALERT = Alert("Oro, Faustino", "BBDDNRR 2025", positions=141, z=2.71, roi=63.6, 
 def demo_messages() -> list[Message]:
     """The demo hub's snapshot, built once (it replays ~3000 plies through the estimator)."""
     hub = demo().hub
-    return [m for ch in ("games", "players", "status") for m in hub.snapshot(ch)[1]]
+    return [m for ch in ("games", "players", "status", "moments") for m in hub.snapshot(ch)[1]]
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibra
     """An Estimator holding every stored game, scored from the cache of ``profile`` only (no engine needed),
     read through ``calibration`` (the profile's own, or none)."""
     a = cfg.analysis
-    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
+    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
+                                 k_factor=cfg.results.k_factor)
     core.estimator.use_calibration(profile, calibration)
     requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
     cached = store.get_analyses((position_key(r.board) for r in requests), profile)

@@ -211,7 +211,9 @@ class Monitor:
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
-                                          shelf=Shelf(ShelfDB()))  # finished games' records out of memory
+                                          shelf=Shelf(ShelfDB()),  # finished games' records out of memory
+                                          max_interval_width=cfg.display.max_interval_width,
+                                          k_factor=cfg.results.k_factor)
         self._flush_due = False  # a flush task is scheduled or running
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)

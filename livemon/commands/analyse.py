@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
         result.estimator.use_calibration(result.profile, calibration)
+        result.estimator.k_factor = cfg.results.k_factor  # FIDE's K of the results' rating change
         warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
         if warning:
             report(f"warning: {warning}")

@@ -51,6 +51,7 @@ from typing import Iterable, Iterator
 import chess
 
 from livemon.live.analysis import LiveGame
+from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, display_rules, moment_kinds
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -78,6 +79,8 @@ from livemon.live.messages import (
     GameRollback,
     GameWithdrawn,
     Message,
+    Moment,
+    MomentRemoved,
     MoveEvent,
     PlayerEstimate,
     PlayerRemoved,
@@ -88,6 +91,7 @@ from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis, board_from_fen
+from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
@@ -198,6 +202,12 @@ class LiveCore:
     """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
     shelf: Shelf | None = None
     """Where finished games' packed records go (the driver's storage; None: kept in memory)."""
+    max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH
+    """``[display] max_interval_width``: no performance figure is shown while its interval is wider."""
+    k_factor: float | None = None
+    """``[results] k_factor``: FIDE's K for players rated below 2400 (None: the estimator's, 20)."""
+    _moments: dict[str, set[int]] = field(default_factory=dict)
+    """The plies of each game published as moments (a correction withdraws those it takes back)."""
 
     def __post_init__(self) -> None:
         self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
@@ -205,6 +215,8 @@ class LiveCore:
             self.estimator.shelf = self.shelf
         if self.profile and not self.estimator.profile:
             self.estimator.profile = self.profile  # labels the performance estimate
+        if self.k_factor is not None:
+            self.estimator.k_factor = self.k_factor
 
     @classmethod
     def for_analysis(
@@ -437,6 +449,7 @@ class LiveCore:
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
+        self._unpublish_moments(game_id, 1, reason, out)
         for player, event in sorted(tracks - set(self.screener.tracks if self.screener is not None else ())):
             out.append(Publish(ScreeningRemoved(player, event, reason)))
         for key in touched:
@@ -520,6 +533,7 @@ class LiveCore:
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
         self.estimator.rollback(game_id, from_ply)
+        self._unpublish_moments(game_id, from_ply, "a correction took the move back", out)
         if self.screener is not None:
             for key in self.screener.rollback(game_id, from_ply):
                 self._screen(key, out)
@@ -559,6 +573,7 @@ class LiveCore:
         self.estimator.set_result(game_id, result)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
+        self._results_changed(game_id, out)
         out.append(RefreshTTT())
         self._settle(self.games[game_id])
 
@@ -583,8 +598,10 @@ class LiveCore:
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
         book = self.screener is not None and self.screener.in_book is not None
+        analyses = dict(game.analyses)  # ready() releases them; a moment names the engine's best move
         for sp in game.ready(zobrist=book):
             player = self.estimator.add_ply(sp)
+            self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), out)
             if self.coalesce:
                 self._dirty_players[player.name] = None
             else:
@@ -614,6 +631,65 @@ class LiveCore:
         if head is not None and self.screener is not None:
             self.screener.pack(game.game_id, head, through)
 
+    def _moment(self, game: LiveGame, ply: int, san: str, analysis: PositionAnalysis | None,
+                out: list[Effect]) -> None:
+        """Publish ply ``ply`` as a moment when it is one (:func:`~livemon.live.audience.moment_kinds`)."""
+        evals = game.evals
+        if ply >= len(evals):
+            return
+        kinds = moment_kinds(evals, ply)
+        if not kinds:
+            return
+        before = INITIAL_CP if ply == 1 else evals[ply - 1]
+        after = evals[ply]
+        assert before is not None and after is not None  # noqa: S101 - invariant: the ply was scored
+        best = None
+        if analysis is not None and analysis.candidates:
+            try:
+                board = self._board_before(game, ply)
+                best = board.san(chess.Move.from_uci(analysis.candidates[0][0]))
+            except (ValueError, AssertionError):
+                best = None
+        info = self.infos.get(game.game_id) or GameInfo(game.game_id)
+        self._moments.setdefault(game.game_id, set()).add(ply)
+        out.append(Publish(Moment(game.game_id, ply, san, tuple(kinds), move_class(before, after, ply % 2 == 1),
+                                  win_percent(before), win_percent(after), best, info.white, info.black,
+                                  info.event, info.round)))
+
+    @staticmethod
+    def _board_before(game: LiveGame, ply: int) -> chess.Board:
+        """The position before ``ply``: kept, or replayed from the game's first FEN (a moment is rare)."""
+        kept = game.boards[ply - 1] if ply - 1 < len(game.boards) else None
+        if kept is not None:
+            return kept
+        board = board_from_fen(game.start_fen or chess.STARTING_FEN)
+        for ev in game.moves[:ply - 1]:
+            board.push(chess.Move.from_uci(ev.uci))
+        return board
+
+    def _unpublish_moments(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
+        plies = self._moments.get(game_id)
+        if not plies:
+            return
+        for ply in sorted(p for p in plies if p >= from_ply):
+            plies.discard(ply)
+            out.append(Publish(MomentRemoved(game_id, ply, reason)))
+        if not plies:
+            del self._moments[game_id]
+
+    def _results_changed(self, game_id: str, out: list[Effect]) -> None:
+        """A game's result came or changed: both players' score, TPR and rating change with it."""
+        info = self.infos.get(game_id)
+        if info is None:
+            return
+        for name in dict.fromkeys((info.white, info.black)):
+            if name not in self.estimator.players:
+                continue
+            if self.coalesce:
+                self._dirty_players[name] = None
+            else:
+                out.append(Publish(self.player_estimate(self.estimator.players[name])))
+
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""
         assert self.screener is not None  # noqa: S101 - invariant: only called with tracks the screener returned
@@ -640,6 +716,11 @@ class LiveCore:
         ttt = self.ttt.get(player.name)
         c_map = self.estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
+        performance = self.estimator.performance(player).to_dict()
+        seen = self.estimator.audience(player.name)
+        cal = self.estimator.perf_map or c_map
+        display = display_rules(performance, len(player.sides), self.max_interval_width,
+                                None if cal is None else (cal.elo_min, cal.elo_max))
         return PlayerEstimate(
             name=player.name,
             elo=player.elo,
@@ -648,7 +729,7 @@ class LiveCore:
             expected_score_vs_engine=live.expected_score,
             rating_diff_vs_engine=finite_or_none(live.rating_diff),
             perceived_elo=finite_or_none(live.perceived(strength)),
-            performance=self.estimator.performance(player).to_dict(),
+            performance=performance,
             perceived_elo_range=None
             if interval is None or strength is None
             else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),
@@ -661,6 +742,10 @@ class LiveCore:
             ttt_mu=ttt.elo if ttt else None,
             ttt_sigma=ttt.elo_sigma if ttt else None,
             gain_histogram=GainCounts(*player.histogram.sparse()),
+            accuracy=seen["accuracy"],
+            classes=seen["classes"],
+            results=seen["results"],
+            display=display,
         )
 
     def board_state(self, game_id: str) -> BoardState:
@@ -674,8 +759,11 @@ class LiveCore:
         last = game.moves[-1] if game.moves else None
         evals = game.evaluations()
         preview = self._preview.get(game_id)
-        if preview is not None and evals and evals[-1] is None and preview.index == len(evals) - 1:
+        previewed = preview is not None and bool(evals) and evals[-1] is None and preview.index == len(evals) - 1
+        if previewed:
+            assert preview is not None  # noqa: S101 - checked just above (for mypy)
             evals = evals[:-1] + (preview.score,)
+        figures = self.estimator.figures(game_id) if game_id in self.estimator.games else None
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
@@ -696,6 +784,9 @@ class LiveCore:
             result=self.results.get(game_id, "*"),
             event=info.event,
             round=info.round,
+            accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
+            classes=figures.to_classes() if figures is not None else None,
+            eval_preview=previewed,
         )
 
     def unscored_plies(self) -> int:

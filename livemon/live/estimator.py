@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from livemon.live.audience import GameFigures, Positions, event_figures, figures_of, player_results
 from livemon.live.messages import GameInfo
 from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import CPosterior, CSummary, Decision
@@ -400,6 +401,11 @@ class Estimator:
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
         self.shelf: Shelf | None = None
         """Where finished games' packed plies are kept (:meth:`pack`); None: in memory."""
+        self.k_factor = 20.0
+        """FIDE's K for a player rated below 2400 (:func:`livemon.rating.fide.k_factor`; ``[results] k_factor``)."""
+        self._positions: dict[str, Positions] = {}  # the audience's figures (:meth:`figures`) are made of these
+        self._figures: dict[str, GameFigures] = {}
+        self._games_of: dict[str, dict[str, None]] = {}
 
     # -- input ------------------------------------------------------------------
 
@@ -411,7 +417,10 @@ class Estimator:
             state = self.games[info.game_id] = GameState(info, len(self.games))
             self._by_seq[state.seq] = state
         else:
+            self._unlist(state.info)
             state.info = info
+        for name in (info.white, info.black):
+            self._games_of.setdefault(name, {})[info.game_id] = None
         for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
             player = self._player(name)
             if elo is not None:
@@ -436,6 +445,7 @@ class Estimator:
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
         game.changing(sp.ply)[sp.ply] = sp
+        self._scored(sp)
         player = self.mover(sp.game_id, sp.ply)
         player.sides[game.seq] = sp.ply % 2
         g = sp.gain
@@ -506,6 +516,9 @@ class Estimator:
         """Withdraw every ply of a game from ``from_ply`` on (a corrected game)."""
         game = self.games[game_id]
         self._changes += 1
+        self._figures.pop(game_id, None)
+        if game_id in self._positions:
+            self._positions[game_id].truncate(from_ply)
         plies = game.changing(from_ply)
         for ply in sorted((p for p in plies if p >= from_ply), reverse=True):
             sp = plies.pop(ply)
@@ -536,6 +549,9 @@ class Estimator:
         self._changes += 1
         state = self.games.pop(game_id)
         self._by_seq.pop(state.seq, None)
+        self._positions.pop(game_id, None)
+        self._figures.pop(game_id, None)
+        self._unlist(state.info)
         if self.shelf is not None:
             self.shelf.discard(state.shelf_key)
         info = state.info
@@ -547,6 +563,54 @@ class Estimator:
 
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
+
+    # -- what the audience sees: accuracy, move classes, results (livemon.live.audience) ---------
+
+    def _scored(self, sp: ScoredPly) -> None:
+        positions = self._positions.get(sp.game_id)
+        if positions is None:
+            positions = self._positions[sp.game_id] = Positions()
+        if sp.before is not None:
+            positions.set(sp.ply - 1, sp.before)
+        positions.set(sp.ply, sp.after)
+        self._figures.pop(sp.game_id, None)
+
+    def _unlist(self, info: GameInfo) -> None:
+        for name in (info.white, info.black):
+            games = self._games_of.get(name)
+            if games is not None:
+                games.pop(info.game_id, None)
+                if not games:
+                    del self._games_of[name]
+
+    def evals(self, game_id: str) -> list[int | None]:
+        """The value of each position of a game as scored so far (index 0 = the start; None: awaited)."""
+        positions = self._positions.get(game_id)
+        return [] if positions is None else positions.evals()
+
+    def figures(self, game_id: str) -> GameFigures:
+        """A game's accuracy and move classes per side (made again only after the game changed)."""
+        found = self._figures.get(game_id)
+        if found is None:
+            positions = self._positions.get(game_id)
+            found = figures_of(positions if positions is not None else Positions())
+            self._figures[game_id] = found
+        return found
+
+    def audience(self, name: str) -> dict[str, Any]:
+        """A player's event ``accuracy``, ``classes`` and FIDE ``results`` (``livemon.live.audience``)."""
+        player = self.players.get(name)
+        elo = player.elo if player is not None else None
+        mine, results = [], []
+        for game_id in self._games_of.get(name, ()):
+            state = self.games[game_id]
+            white = state.info.white == name
+            if game_id in self._positions:
+                mine.append((self.figures(game_id), white))
+            results.append((white, state.result, state.info.black_elo if white else state.info.white_elo))
+        accuracy, classes = event_figures(mine)
+        return {"accuracy": accuracy, "classes": classes,
+                "results": player_results(elo, results, default_k=self.k_factor)}
 
     def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
         """Keep a finished game's plies packed (:class:`PackedPlies`, on :attr:`shelf` if set: :class:`ShelvedPlies`);
@@ -669,6 +733,7 @@ class Estimator:
             "plies": len(game.plies),
             "white_expected_score": p,
             "white_rating_diff": finite_or_none(d) if d is not None else None,
+            "accuracy": self.figures(game.info.game_id).to_accuracy(),
         }
         if game.unscored_plies:
             out["unscored_plies"] = game.unscored_plies
@@ -723,6 +788,7 @@ class Estimator:
             "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": player.decisions},
             "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
             "history": self.history(player),
+            **self.audience(player.name),
         }
 
     def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:

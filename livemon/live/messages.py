@@ -23,13 +23,13 @@ when a class is defined.
 >>> MoveEvent.from_json(m.to_json()) == m
 True
 >>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
-(True, ['alert', 'board', 'board_removed', 'player', 'player_removed', 'screening', 'screening_removed',
-        'status', 'ttt'])
+(True, ['alert', 'board', 'board_removed', 'moment', 'moment_removed', 'player', 'player_removed', 'screening',
+        'screening_removed', 'status', 'ttt'])
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
 >>> b.channels(), b.key, b.audience
 (('games', 'game:r1/b2'), 'r1/b2', 'public')
 >>> PUBLIC_CHANNELS, ARBITER_CHANNELS
-(('games', 'players', 'ttt', 'status'), ('alerts', 'screening'))
+(('games', 'players', 'ttt', 'status', 'moments'), ('alerts', 'screening'))
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
 from livemon.errors import InputError
+from livemon.live.audience import ply_figures
 
 T = TypeVar("T", bound="Message")
 
@@ -546,6 +547,24 @@ class BoardState(Outgoing):
     result: str = "*"
     event: str = "?"
     round: str = "?"
+    accuracy: dict[str, float | None] | None = None  # lichess's game accuracy {white, black}; null: none yet
+    classes: dict[str, dict[str, int] | None] | None = None  # {white: {inaccuracy, mistake, blunder}, black: ...}
+    eval_preview: bool = False  # eval_cp (and evals' last) is a quick preview, not the pinned profile's
+    derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
+    """Keys of the JSON made from ``evals`` wherever it goes out (not fields: nothing more kept per message)."""
+
+    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
+        """With ``evals`` (``game:<id>``): ``win_percents`` (White's, per position), ``move_accuracy`` and
+        ``move_classes`` (the mover's, per ply), derived from the pinned profile's values: nothing more
+        to keep per message, and a preview never makes a class."""
+        d = super()._wire_dict(skip)
+        if "evals" in d:
+            evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
+            wins, accs, classes = ply_figures(evals)
+            d["win_percents"] = [None if w is None else round(w, 1) for w in wins]
+            d["move_accuracy"] = [None if a is None else round(a, 1) for a in accs]
+            d["move_classes"] = classes
+        return d
 
 
 @dataclass(frozen=True)
@@ -580,7 +599,7 @@ class PlayerEstimate(Outgoing):
     wire_decimals: ClassVar[dict[str, int]] = {
         "mean_gain": 2, "expected_score_vs_engine": 4, "rating_diff_vs_engine": 1, "perceived_elo": 1,
         "perceived_elo_range": 1, "event_perceived_elo": 1, "c_mean": 4, "c_sd": 4, "c_cr95": 4, "c_elo": 1,
-        "c_elo_cr95": 1, "ttt_mu": 1, "ttt_sigma": 1}
+        "c_elo_cr95": 1, "ttt_mu": 1, "ttt_sigma": 1, "accuracy": 1}
     name: str
     elo: int | None
     moves: int
@@ -599,6 +618,10 @@ class PlayerEstimate(Outgoing):
     ttt_sigma: float | None = None
     gain_histogram: Mapping[str, int] | None = None  # sparse {gain: count}, for the histogram plot (GainCounts)
     performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
+    accuracy: float | None = None  # event accuracy: the mean of the player's lichess game accuracies
+    classes: dict[str, int] | None = None  # {inaccuracy, mistake, blunder} over the event
+    results: dict[str, Any] | None = None  # FIDE: {score, games, tpr, rating_change, k, rated_games, reason?}
+    display: dict[str, Any] | None = None  # whether a screen shows the performance (live.audience.display_rules)
 
 
 @dataclass(frozen=True)
@@ -724,6 +747,49 @@ class MonitorStatus(Outgoing):
     moves: int = 0
     games: int = 0
     ttt_refreshes: int = 0
+
+
+@dataclass(frozen=True)
+class Moment(Outgoing):
+    """A moment of a game as it happens: a blunder, a turning point, a lead change (``kinds``,
+    :func:`livemon.live.audience.moment_kinds`); the move, its class, White's win% before and after it,
+    and the engine's best move there (None when the values came from the game's ``[%eval]``s).
+
+    >>> Moment("r1/b2", 31, "Qxb7", ("blunder",), "blunder", 55.0, 20.0, "Rd1").channels()
+    ('moments',)
+    """
+
+    kind: ClassVar[str] = "moment"
+    channel: ClassVar[str] = "moments"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("game_id", "ply")
+    wire_decimals: ClassVar[dict[str, int]] = {"win_before": 1, "win_after": 1}
+    game_id: str
+    ply: int
+    move_san: str
+    kinds: tuple[str, ...]
+    move_class: str | None
+    win_before: float
+    win_after: float
+    best_move_san: str | None = None
+    white: str = "?"
+    black: str = "?"
+    event: str = "?"
+    round: str = "?"
+
+
+@dataclass(frozen=True)
+class MomentRemoved(Outgoing):
+    """A moment whose ply a correction withdrew (or whose game its feed withdrew)."""
+
+    kind: ClassVar[str] = "moment_removed"
+    channel: ClassVar[str] = "moments"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("game_id", "ply")
+    removes: ClassVar[tuple[str, ...]] = ("moment",)
+    game_id: str
+    ply: int
+    reason: str = ""
 
 
 PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))

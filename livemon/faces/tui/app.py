@@ -36,12 +36,14 @@ from livemon.faces.tui.widgets import (
     ScreeningTable,
     BoardList,
     GamePanel,
+    MomentsTable,
     PlayerHistogram,
     PlayersTable,
     StatusLine,
     alert_cells,
     screening_cells,
     board_cells,
+    moment_cells,
     player_cells,
 )
 
@@ -93,6 +95,8 @@ class CommentaryApp(App[None]):
             with Vertical(id="left-top"):
                 with Vertical(id="boards"):
                     yield BoardList(id="boards-table")
+                with Vertical(id="moments"):
+                    yield MomentsTable(id="moments-table")
                 if self.arbiter:
                     with Vertical(id="alerts"):
                         yield AlertsTable(id="alerts-table")
@@ -109,6 +113,7 @@ class CommentaryApp(App[None]):
     def on_mount(self) -> None:
         self.query_one("#boards").border_title = "Boards · live first"
         self.query_one("#game").border_title = "Game"
+        self.query_one("#moments").border_title = "Moments · blunders (??), turning points, lead changes"
         self.query_one("#histogram").border_title = "Gains of the selected player (cp)"
         self._show_sort()
         self._sub = self.hub.subscribe(self.channels, self.queue_size)
@@ -167,7 +172,7 @@ class CommentaryApp(App[None]):
     # -- showing ------------------------------------------------------------------------------
 
     def _show_everything(self) -> None:
-        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", "")})
+        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", ""), ("moment", "")})
 
     def _show(self, changes: set[Change]) -> None:
         """Update the widgets the changes touch; each widget skips what it already shows."""
@@ -181,6 +186,8 @@ class CommentaryApp(App[None]):
             self._show_players()
         if "status" in kinds:
             self.query_one(StatusLine).status = self.state.status
+        if "moment" in kinds:
+            self.query_one(MomentsTable).show([(m.key, moment_cells(m)) for m in self.state.moments_ordered()])
         if "alert" in kinds and self.arbiter:
             alerts = self.state.alerts_ordered()
             self.query_one(AlertsTable).show([(alert_key(a), alert_cells(a)) for a in alerts])

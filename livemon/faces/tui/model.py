@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from livemon.live.messages import OUTGOING, Alert, BoardState, Message, MonitorStatus, Outgoing, PlayerEstimate, ScreeningNumbers, TTTRating
+from livemon.live.messages import (OUTGOING, Alert, BoardState, Message, Moment, MonitorStatus, Outgoing, PlayerEstimate,
+                                   ScreeningNumbers, TTTRating)
 from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
@@ -68,6 +69,11 @@ class PlayerRow:
     @property
     def moves(self) -> int:
         return self.estimate.moves if self.estimate else 0
+
+    @property
+    def display(self) -> dict[str, Any] | None:
+        """Whether the performance figure may be shown (``display_rules``), None before the first message."""
+        return self.estimate.display if self.estimate else None
 
 
 def _desc(value: Callable[[PlayerRow], float | None]) -> Callable[[PlayerRow], tuple[int, float, str]]:
@@ -135,6 +141,10 @@ class LiveState:
         return self._table(ScreeningNumbers.kind)
 
     @property
+    def moments(self) -> dict[str, Moment]:
+        return self._table(Moment.kind)
+
+    @property
     def status(self) -> MonitorStatus | None:
         return self._table(MonitorStatus.kind).get("")
 
@@ -199,6 +209,10 @@ class LiveState:
     def screening_ordered(self) -> list[tuple[str, ScreeningNumbers]]:
         """Every screened player-event, highest z first (not yet rated last)."""
         return sorted(self.screening.items(), key=lambda kv: (kv[1].z is None, -(kv[1].z or 0.0), kv[0]))
+
+    def moments_ordered(self) -> list[Moment]:
+        """The round's moments, newest first (in the order they came)."""
+        return list(self.moments.values())[::-1]
 
     def alerts_ordered(self) -> list[Alert]:
         """Strongest signal first."""

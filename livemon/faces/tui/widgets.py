@@ -20,7 +20,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from livemon.live.messages import Alert, BoardState, MonitorStatus, ScreeningNumbers
+from livemon.live.messages import Alert, BoardState, Moment, MonitorStatus, ScreeningNumbers
 from livemon.faces.tui import format as fmt
 from livemon.faces.tui.model import PlayerRow
 
@@ -162,7 +162,8 @@ class BoardView(Widget):
 
 
 class GameInfo(Widget):
-    """Beside the board: move, evaluation, clocks or result."""
+    """Beside the board: move, evaluation, clocks or result, each side's accuracy and its inaccuracies,
+    mistakes and blunders (i/m/b)."""
 
     board: reactive[BoardState | None] = reactive(None)
 
@@ -171,17 +172,19 @@ class GameInfo(Widget):
         if b is None:
             return ""
         to_move = "White" if b.ply % 2 == 0 else "Black"
+        acc, classes = b.accuracy or {}, b.classes or {}
         lines = [
             f"after {fmt.move_label(b.ply, b.last_move_san)}",
             f"ply {b.ply}",
-            "",
             f"eval {fmt.eval_text(b.eval_cp)}",
             fmt.eval_bar(b.eval_cp, 10),
-            "",
             f"W {fmt.clock(b.white_clock)}",
             f"B {fmt.clock(b.black_clock)}",
-            "",
             f"result {b.result}" if b.result != "*" else f"{to_move} to move",
+            f"acc W {fmt.dash(acc.get('white'), '{:.1f}')}",
+            f"    B {fmt.dash(acc.get('black'), '{:.1f}')}",
+            f"i/m/b W {_classes(classes.get('white'))}",
+            f"      B {_classes(classes.get('black'))}",
         ]
         return "\n".join(lines)
 
@@ -237,14 +240,52 @@ class GamePanel(Vertical):
 # -- players ---------------------------------------------------------------------------
 
 
+def _classes(counts: dict[str, int] | None) -> str:
+    """``inaccuracies/mistakes/blunders``, or a dash before any move was judged."""
+    if not counts:
+        return fmt.DASH
+    return f"{counts.get('inaccuracy', 0)}/{counts.get('mistake', 0)}/{counts.get('blunder', 0)}"
+
+
+def performance_cells(perf: dict[str, Any], display: dict[str, Any] | None) -> tuple[str, str]:
+    """The performance and its range as the display rules allow: the figure and its range (cut at the
+    calibrated range) when shown, else a dash and "n more games" (or why not)."""
+    if display is None:  # no rules given (an older monitor): the estimate as it is
+        return ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")), fmt.elo_range(perf.get("cr95"))
+    if not display.get("show"):
+        more = display.get("more_games")
+        return fmt.DASH, (f"{more} more g." if more else fmt.DASH)
+    lo, hi = display["cr95"]
+    opened = display.get("open")
+    low = ("<" if opened in ("low", "both") else "") + f"{lo:.0f}"
+    high = (">" if opened in ("high", "both") else "") + f"{hi:.0f}"
+    return fmt.dash(display.get("elo")), f"{low}–{high}"
+
+
+def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
+    """Score/games, TPR and rating change from results, or dashes."""
+    if not r or not r.get("games"):
+        return fmt.DASH, fmt.DASH, fmt.DASH
+    score = f"{r['score']:g}/{r['games']}"
+    change = r.get("rating_change")
+    return score, fmt.dash(r.get("tpr")), (fmt.DASH if change is None else f"{change:+.1f}")
+
+
 def player_cells(p: PlayerRow) -> Cells:
     e, t = p.estimate, p.ttt
     perf = p.performance or {}
+    shown, rng = performance_cells(perf, p.display)
+    score, tpr, change = _results(e.results if e else None)
     return (
         _name(p.name, 18),
         fmt.dash(p.elo),
-        ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")),
-        fmt.elo_range(perf.get("cr95")),
+        shown,
+        rng,
+        fmt.dash(e.accuracy if e else None, "{:.1f}"),
+        _classes(e.classes if e else None),
+        score,
+        tpr,
+        change,
         fmt.plus_minus(e.c_mean if e else None, e.c_sd if e else None, "{:.2f}", sep="±"),
         fmt.plus_minus(t.elo if t else None, t.elo_sigma if t else None, sep="±"),
         str(p.moves) if e else fmt.DASH,
@@ -262,11 +303,46 @@ class PlayersTable(LiveTable):
             ("name", "Player", 18),
             ("elo", "Elo", 4),
             ("performance", "Perf.", 5),
-            ("range", "95% range", 9),
+            ("range", "95% range", 11),
+            ("accuracy", "Acc.", 5),
+            ("classes", "?!/?/??", 7),
+            ("score", "Score", 5),
+            ("tpr", "TPR", 4),
+            ("change", "±Elo", 5),
             ("c", "c̄ ± σ", 9),
             ("ttt", "TTT μ±σ", 8),
             ("moves", "Moves", 5),
         ]
+        super().__init__(cols, **kwargs)
+
+
+# -- moments ---------------------------------------------------------------------------
+
+
+_KIND_LABEL = {"blunder": "??", "turning_point": "turn", "lead_change": "lead"}
+
+
+def moment_cells(m: Moment) -> Cells:
+    """Board, move, what it was, White's win% before → after, the engine's move."""
+    kinds = " ".join(_KIND_LABEL.get(k, k) for k in m.kinds)
+    return (
+        f"{m.round} {_name(m.white.split(',')[0], 8)}-{_name(m.black.split(',')[0], 8)}",
+        fmt.move_label(m.ply, m.move_san),
+        kinds,
+        f"{m.win_before:.0f}→{m.win_after:.0f}",
+        m.best_move_san or fmt.DASH,
+    )
+
+
+class MomentsTable(LiveTable):
+    """The round's blunders, turning points and lead changes, newest first (read, not browsed: it takes no
+    focus, so tab goes from the boards to the players as before)."""
+
+    can_focus = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        cols = [("game", "Game", 22), ("move", "Move", 9), ("kind", "What", 10), ("win", "W win%", 7),
+                ("best", "Best", 7)]
         super().__init__(cols, **kwargs)
 
 

@@ -1,0 +1,99 @@
+"""The figures of ``livemon report``: an event's leaderboard, games, win% charts and moments.
+
+Built from a batch analysis (:mod:`livemon.app.batch`, the monitor's own core) of the files: the same
+accuracy, classes, results and display rules as the live messages and ``analyse --json``
+(:mod:`livemon.live.audience`); a moment's best move is the pinned profile's first line from the
+position cache (none when the games were valued from their ``[%eval]``s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chess
+
+from livemon.app.batch import BatchResult, PlannedGame
+from livemon.config import Config
+from livemon.io.store import Store
+from livemon.live.audience import display_rules, moment_kinds
+from livemon.live.values import position_key
+from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
+
+
+def _title(games: list[dict[str, Any]]) -> str:
+    """The Event tag most games share (a broadcast may name each game an event of its own), else a count.
+
+    >>> _title([{"event": "Open"}, {"event": "Open"}, {"event": "Round 1: A - B"}]), _title([{"event": "?"}])
+    ('Open', 'livemon report · 1 game')
+    """
+    counts: dict[str, int] = {}
+    for g in games:
+        if g["event"] not in ("?", ""):
+            counts[g["event"]] = counts.get(g["event"], 0) + 1
+    best = max(counts.items(), key=lambda kv: kv[1], default=None)
+    if best is not None and best[1] * 2 > len(games):
+        return best[0]
+    return f"livemon report · {len(games)} game{'s' if len(games) != 1 else ''}"
+
+
+def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, cfg: Config,
+                 title: str | None = None) -> dict[str, Any]:
+    """Everything the page shows, as plain data (the page is :func:`livemon.faces.report.render_html`)."""
+    est = result.estimator
+    cal = est.perf_map or est.c_map
+    calibrated = None if cal is None else (cal.elo_min, cal.elo_max)
+    games: list[dict[str, Any]] = []
+    wanted: dict[str, chess.Board] = {}
+    by_id = {g.game_id: g for g in planned}
+    for state in sorted(est.games.values(), key=lambda g: g.seq):
+        gid = state.info.game_id
+        plan = by_id.get(gid)
+        if plan is None:
+            continue
+        evals = est.evals(gid)
+        evals += [None] * (len(plan.moves) + 1 - len(evals))
+        figures = est.figures(gid)
+        moments = []
+        for ply in range(1, len(plan.moves) + 1):
+            kinds = moment_kinds(evals, ply)
+            if not kinds:
+                continue
+            before = INITIAL_CP if ply == 1 else evals[ply - 1]
+            after = evals[ply]
+            assert before is not None and after is not None  # noqa: S101 - a moment's positions are valued
+            board = plan.boards[ply - 1]
+            wanted[position_key(board)] = board
+            moments.append({"ply": ply, "move_san": board.san(plan.moves[ply - 1]), "kinds": kinds,
+                            "move_class": move_class(before, after, ply % 2 == 1), "win_before": win_percent(before),
+                            "win_after": win_percent(after), "best_move_san": None, "_key": position_key(board)})
+        info = state.info
+        games.append({
+            "game_id": gid, "label": plan.label, "white": info.white, "black": info.black,
+            "white_elo": info.white_elo, "black_elo": info.black_elo, "event": info.event, "round": info.round,
+            "result": state.result, "plies": len(plan.moves), "accuracy": figures.to_accuracy(),
+            "classes": figures.to_classes(), "win_percents": [None if cp is None else win_percent(cp) for cp in evals],
+            "moments": moments,
+        })
+    cached = store.get_analyses(wanted, result.profile) if wanted else {}
+    for game in games:
+        for m in game["moments"]:
+            key = m.pop("_key")
+            found = cached.get(key)
+            if found is not None and found.candidates:
+                board = wanted[key]
+                try:
+                    m["best_move_san"] = board.san(chess.Move.from_uci(found.candidates[0][0]))
+                except ValueError:
+                    pass
+    players = []
+    for player in est.players.values():
+        performance = est.performance(player).to_dict()
+        seen = est.audience(player.name)
+        players.append({
+            "name": player.name, "elo": player.elo, "performance": performance,
+            "display": display_rules(performance, len(player.sides), cfg.display.max_interval_width, calibrated),
+            **seen,
+        })
+    players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))
+    return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated,
+            "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games}

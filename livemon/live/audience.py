@@ -1,0 +1,281 @@
+"""What the audience sees, from the evaluations the core holds: accuracy, move classes, moments, results.
+
+Sans I/O. Every figure is a function of a game's position values (White's view, the pinned profile's or
+the game's ``[%eval]``s, by the core's one rule) and its result and rating tags, so the live messages,
+``analyse --json`` and ``export --json`` agree by construction:
+
+- **per ply** (:func:`ply_figures`): the win% (White's) of every position, each move's accuracy (the
+  mover's) and class, as lichess computes them (:mod:`livemon.rating.accuracy`); a ply whose
+  positions are not both valued yet has none (null, never 0 or 100);
+- **per game** (:func:`game_figures`): each side's game accuracy over the plies from the start up to the
+  first position still awaited (lichess's figure needs the whole sequence: a gap would shift its
+  windows), and each side's inaccuracies, mistakes and blunders over every ply valued;
+- **per player** (:func:`player_results`, :func:`event_figures`): the event accuracy (the mean of the
+  game accuracies), the classes summed, and FIDE's score, TPR and rating change
+  (:mod:`livemon.rating.fide`) from the finished games;
+- **moments** (:func:`moment_kinds`): blunders, turning points and lead changes (docs/websocket.md);
+- **display rules** (:func:`display_rules`): when a performance figure may be shown.
+
+>>> f = game_figures([None, 20, 10, -250, -240])
+>>> round(f.white, 1), round(f.black, 1), f.white_classes, f.to_accuracy()["black"] is not None
+(46.5, 98.8, (0, 0, 1), True)
+>>> game_figures([None, None, 30]).to_accuracy()
+{'white': None, 'black': None}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from livemon.rating.accuracy import (
+    CLASSES,
+    INITIAL_CP,
+    GameJudge,
+    MoveClass,
+    event_accuracy,
+    judge,
+    move_class,
+    win_percent,
+)
+from livemon.rating.fide import k_factor, performance_rating, rating_change
+
+__all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "TURNING_POINT", "display_rules",
+           "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
+
+TURNING_POINT = 60.0
+"""A side "has the winning chances" at a win% of at least this (lichess's scale); a turning point is a ply
+after which the other side has them than the last side that had them."""
+LEAD_MARGIN = 5.0
+"""A side "leads" at a win% above 50 + this (about ±30 cp, beyond the noise of a fixed-depth search
+around equality); a lead change is a ply after which the other side leads than the last side that led."""
+DEFAULT_MAX_INTERVAL_WIDTH = 1000.0
+"""``[display] max_interval_width``'s default (Elo). The performance's 95% range is about ±950 Elo on one
+game's moves and about ±475 over an event of 7-9 games (README, "Measured"): at ±500 the figure appears for
+most players by the end of an event and never on one game, where it would mislead; until then screens show
+accuracy and how many more games it takes."""
+_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+@dataclass(frozen=True, slots=True)
+class GameFigures:
+    """One game's accuracy per side (None: no move of that side valued from the start yet) and classes
+    per side as ``(inaccuracies, mistakes, blunders)``."""
+
+    white: float | None
+    black: float | None
+    white_classes: tuple[int, int, int]
+    black_classes: tuple[int, int, int]
+    judged: tuple[int, int] = (0, 0)
+    """Moves of White and of Black whose both positions are valued (the classes are over these)."""
+
+    def to_accuracy(self) -> dict[str, float | None]:
+        """``{"white": ..., "black": ...}``, one decimal (lichess shows whole percents)."""
+        return {"white": _one(self.white), "black": _one(self.black)}
+
+    def classes_of(self, white: bool) -> tuple[int, int, int]:
+        return self.white_classes if white else self.black_classes
+
+    def to_classes(self) -> dict[str, dict[str, int] | None]:
+        """Each side's ``{inaccuracy, mistake, blunder}``; None for a side with no move judged yet."""
+        return {"white": dict(zip(CLASSES, self.white_classes)) if self.judged[0] else None,
+                "black": dict(zip(CLASSES, self.black_classes)) if self.judged[1] else None}
+
+
+def _one(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+def game_figures(evals: Sequence[int | None]) -> GameFigures:
+    """A game's figures from its position values (``evals[j]``: after ply j, None while awaited; the
+    start, ``evals[0]``, enters as +15 cp, as lichess's figures do)."""
+    judged = judge(evals)
+    counts = [[0, 0, 0], [0, 0, 0]]
+    seen = [0, 0]
+    for i, accuracy in enumerate(judged.accuracy):
+        if accuracy is None:
+            continue
+        side = i % 2  # 0: White's ply (ply i + 1 odd)
+        seen[side] += 1
+        name = judged.classes[i]
+        if name is not None:
+            counts[side][CLASSES.index(name)] += 1
+    game = judged.game
+    assert game is not None  # noqa: S101 - judge(game=True) gives it
+    return GameFigures(game.white, game.black, (counts[0][0], counts[0][1], counts[0][2]),
+                       (counts[1][0], counts[1][1], counts[1][2]), (seen[0], seen[1]))
+
+
+Positions = GameJudge
+"""A game's position values as the estimator scores them, with its figures kept up to date
+(:class:`~livemon.rating.accuracy.GameJudge`: 4 bytes a position, 9 a ply)."""
+
+
+def figures_of(positions: GameJudge) -> GameFigures:
+    """The figures of a game whose positions are kept in ``positions`` (the same as :func:`game_figures` of its
+    values; the game accuracy extended a ply at a time).
+
+    >>> g = GameJudge()
+    >>> for j, cp in enumerate([None, 20, 10, -250, -240]):
+    ...     g.set(j, cp) if cp is not None else None
+    >>> figures_of(g) == game_figures([None, 20, 10, -250, -240])
+    True
+    """
+    white, black = positions.accuracy()
+    return GameFigures(white, black, positions.classes(True), positions.classes(False), positions.judged)
+
+
+def ply_figures(evals: Sequence[int | None]) -> tuple[list[float | None], list[float | None], list[MoveClass | None]]:
+    """Per position the win% (White's), per ply the mover's accuracy and class, from a board's
+    ``evals`` (index 0 = the start); None where a value is awaited.
+
+    >>> wins, accs, classes = ply_figures([30, 20, None, -300])
+    >>> [None if w is None else round(w, 1) for w in wins], accs[:2], classes
+    ([52.8, 51.8, None, 24.9], [100.0, None], [None, None, None])
+    """
+    judged = judge(evals, game=False)
+    return judged.wins, judged.accuracy, judged.classes
+
+
+def _side(win: float, margin: float) -> int:
+    """+1 when White's win% is at least 50 + ``margin``, −1 when at most 50 − ``margin``, else 0."""
+    return 1 if win >= 50.0 + margin else -1 if win <= 50.0 - margin else 0
+
+
+def moment_kinds(evals: Sequence[int | None], ply: int) -> list[str]:
+    """What makes ``ply`` a moment, from the game's position values (``evals[j]``: after ply j):
+
+    - ``blunder``: lichess's blunder (a drop of 0.3 in winning chances, or a mate let in or lost);
+    - ``turning_point``: after it one side has the winning chances (win% ≥ :data:`TURNING_POINT`) and the
+      last side that had them, at a position before it, was the other;
+    - ``lead_change``: after it one side leads (win% > 50 + :data:`LEAD_MARGIN`) and the last side that led
+      was the other (a turning point is also a lead change; both are listed).
+
+    Decided on the values known when the ply is scored (positions still awaited before it are skipped).
+
+    >>> moment_kinds([15, 20, 300, -250], 3)
+    ['blunder', 'turning_point', 'lead_change']
+    >>> moment_kinds([15, 20, 60, -80], 3), moment_kinds([15, 20, 60, 50], 3)
+    (['lead_change'], [])
+    """
+    out: list[str] = []
+    after = evals[ply]
+    before = INITIAL_CP if ply == 1 else evals[ply - 1]
+    if after is None:
+        return out
+    if before is not None and move_class(before, after, ply % 2 == 1) == "blunder":
+        out.append("blunder")
+    w = win_percent(after)
+    for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)):
+        now = _side(w, margin)
+        if now == 0:
+            continue
+        for j in range(ply - 1, -1, -1):
+            cp = evals[j]
+            if cp is None:
+                continue
+            last = _side(win_percent(cp), margin)
+            if last:
+                if last == -now:
+                    out.append(kind)
+                break
+    return out
+
+
+def player_results(elo: int | None, games: Iterable[tuple[bool, str, int | None]], k: float | None = None,
+                   default_k: float = 20.0) -> dict[str, Any]:
+    """FIDE's figures of a player's finished games, each ``(played white, result, opponent's rating)``:
+    ``score`` and ``games`` (every finished game), ``tpr`` (Ra + dp(p) over the games against rated
+    opponents) and ``rating_change`` (Σ K·(W − PD), the 400-point rule), with ``k``; a game without a result
+    adds nothing. Without the player's own rating tag there is no TPR or rating change, and ``reason`` says so.
+
+    >>> player_results(2700, [(True, "1-0", 2600), (False, "1/2-1/2", 2800), (True, "*", 2650)])
+    {'score': 1.5, 'games': 2, 'tpr': 2893, 'rating_change': 5.0, 'k': 10.0, 'rated_games': 2}
+    >>> player_results(None, [(True, "1-0", 2600)])["reason"]
+    'no rating tag for this player'
+    """
+    score, played, rated = 0.0, 0, []
+    for white, result, opponent in games:
+        points = _POINTS.get(result)
+        if points is None:
+            continue
+        mine = points[0] if white else points[1]
+        score += mine
+        played += 1
+        if opponent is not None:
+            rated.append((float(opponent), mine))
+    kk = k_factor(elo, default_k) if k is None else k
+    out: dict[str, Any] = {"score": score, "games": played, "tpr": None, "rating_change": None, "k": kk,
+                           "rated_games": len(rated)}
+    if elo is None:
+        out["reason"] = "no rating tag for this player"
+    elif not played:
+        out["reason"] = "no finished game yet"
+    elif not rated:
+        out["reason"] = "no finished game against a rated opponent"
+    else:
+        out["tpr"] = performance_rating([o for o, _ in rated], sum(p for _, p in rated))
+        out["rating_change"] = round(rating_change(elo, rated, kk), 1)
+    return out
+
+
+def event_figures(games: Iterable[tuple[GameFigures, bool]]) -> tuple[float | None, dict[str, int] | None]:
+    """A player's event accuracy (the mean of their game accuracies) and classes, from ``(figures, white)``;
+    None before any of their moves was valued.
+
+    >>> g = GameFigures(90.0, 70.0, (1, 0, 0), (0, 1, 1), (20, 20))
+    >>> event_figures([(g, True), (g, False)])
+    (80.0, {'inaccuracy': 1, 'mistake': 1, 'blunder': 1})
+    >>> event_figures([(GameFigures(None, None, (0, 0, 0), (0, 0, 0)), True)])
+    (None, None)
+    """
+    accs, counts, judged = [], [0, 0, 0], 0
+    for fig, white in games:
+        accs.append(fig.white if white else fig.black)
+        judged += fig.judged[0 if white else 1]
+        for i, n in enumerate(fig.classes_of(white)):
+            counts[i] += n
+    acc = event_accuracy(accs)
+    return (None if acc is None else round(acc, 1)), (dict(zip(CLASSES, counts)) if judged else None)
+
+
+def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: float,
+                  calibrated: tuple[float, float] | None) -> dict[str, Any]:
+    """Whether a screen shows the performance figure, and what instead.
+
+    Shown when it has an interval no wider than ``max_width`` and its estimate lies in the
+    ``calibrated`` range (the ratings the calibration was fitted on); the interval shown never runs past
+    that range (an end beyond it is cut there and named in ``open``: "low" / "high" / "both", for a screen
+    to write "< 2150"). Not shown: ``more_games``, the fewest games it should take for the interval to narrow
+    to ``max_width`` (as 1/√games; the spread between one game and the next makes it narrow more slowly), when
+    it can be told, and ``reason`` when a display rule is why (without an estimate, the performance's own
+    ``reason`` says why).
+
+    >>> display_rules({"elo": 2710.0, "cr95": [2550.0, 2880.0]}, 3, 400.0, (1800.0, 2850.0))
+    {'show': True, 'elo': 2710.0, 'cr95': [2550.0, 2850.0], 'open': 'high'}
+    >>> display_rules({"elo": 2710.0, "cr95": [2300.0, 3100.0]}, 2, 400.0, (1800.0, 2850.0))
+    {'show': False, 'more_games': 6, 'reason': 'interval 800 Elo wide, more than 400'}
+    """
+    elo = None if performance is None else performance.get("elo")
+    cr = None if performance is None else performance.get("cr95")
+    if elo is None or not cr:  # why: the estimate's own ``reason`` (not repeated here: every player message)
+        return {"show": False, "more_games": None}
+    lo, hi = float(cr[0]), float(cr[1])
+    width = hi - lo
+    if width > max_width:
+        more = None
+        if games > 0 and max_width > 0:
+            more = max(1, math.ceil(games * (width / max_width) ** 2 - games))
+        return {"show": False, "more_games": more, "reason": f"interval {width:.0f} Elo wide, more than {max_width:.0f}"}
+    if calibrated is not None and not calibrated[0] <= elo <= calibrated[1]:
+        return {"show": False, "more_games": None,
+                "reason": f"outside the calibrated range {calibrated[0]:.0f}-{calibrated[1]:.0f}"}
+    out: dict[str, Any] = {"show": True, "elo": elo, "cr95": [lo, hi]}
+    if calibrated is not None:
+        cut_lo, cut_hi = lo < calibrated[0], hi > calibrated[1]
+        out["cr95"] = [max(lo, calibrated[0]), min(hi, calibrated[1])]
+        if cut_lo or cut_hi:
+            out["open"] = "both" if cut_lo and cut_hi else "low" if cut_lo else "high"
+    return out
