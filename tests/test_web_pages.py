@@ -335,39 +335,19 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
 # -- the fields the pages read when the monitor sends them; "—" when it does not -----------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class RichBoard(BoardState):
-    """A board with the fields a newer monitor adds (game accuracy, titles and federations, move classes)."""
-
-    accuracy: dict[str, float | None] | None = None
-    white_title: str = ""
-    black_title: str = ""
-    white_fed: str = ""
-    black_fed: str = ""
-    move_classes: tuple[str | None, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class RichPlayer(PlayerEstimate):
-    accuracy: float | None = None
-    classes: dict[str, int] | None = None
-    results: dict[str, Any] | None = None
-
-
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
 
 
 async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
     hub = Hub()
-    hub.publish(RichBoard("g1", "Carlsen, Magnus", "Caruana, Fabiano", 2830, 2795, FEN, 4, "Nc6", "b8c6", None,
-                          (20, 30, 25, None, None), 3500.0, 3550.0, event="Norway Chess", round="3",
-                          accuracy={"white": 93.4, "black": None}, white_title="GM", white_fed="NOR",
-                          move_classes=(None, None, "inaccuracy", None, None)))
-    hub.publish(RichPlayer("Carlsen, Magnus", 2830, 2, -5.0, 0.4, -60.0, None, accuracy=91.25,
+    hub.publish(BoardState("g1", "Carlsen, Magnus", "Caruana, Fabiano", 2830, 2795, FEN, 4, "Nc6", "b8c6", None,
+                           (20, 30, 100, None, None), 3500.0, 3550.0, event="Norway Chess", round="3",
+                           accuracy={"white": 93.4, "black": None}, white_title="GM", white_fed="NOR"))
+    hub.publish(PlayerEstimate("Carlsen, Magnus", 2830, 2, -5.0, 0.4, -60.0, None, accuracy=91.34,
                            classes={"inaccuracy": 1, "mistake": 0, "blunder": 0},
                            results={"score": 2.5, "games": 3, "tpr": 2901.0, "rating_change": 4.2},
                            performance={"elo": 2850.0, "cr95": [2400.0, 3300.0], "positions": 40, "profile": "p", "calibration": "c"}))
-    hub.publish(RichPlayer("Caruana, Fabiano", 2795, 2, -9.0, 0.3, -90.0, None,
+    hub.publish(PlayerEstimate("Caruana, Fabiano", 2795, 2, -9.0, 0.3, -90.0, None,
                            performance={"elo": None, "cr95": None, "positions": 3, "reason": "too few positions"}))
     async with WebServer(hub, WebConfig(port=0)) as srv:
         await page.open(f"{srv.url}/overlay?game=g1", "document.getElementById('white-perf').textContent === '2850'")

@@ -555,6 +555,7 @@ class LiveCore:
         positions that need the engine."""
         if comments or game.plies > 1:  # plies scored before (at ply 1 only the new ply, not yet scored)
             self.estimator.rollback(game.game_id, 1)
+            self._unpublish_moments(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
             if self.screener is not None:
                 for key in self.screener.rollback(game.game_id, 1):
                     self._screen(key, out)
@@ -787,6 +788,10 @@ class LiveCore:
             accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
             classes=figures.to_classes() if figures is not None else None,
             eval_preview=previewed,
+            white_title=info.white_title,
+            black_title=info.black_title,
+            white_fed=info.white_fed,
+            black_fed=info.black_fed,
         )
 
     def unscored_plies(self) -> int:

@@ -445,6 +445,10 @@ class GameInfo(Message):
     round: str = "?"
     date: str = "?"
     site: str = "?"
+    white_title: str = ""  # FIDE title from the WhiteTitle tag (GM, IM, WFM, ...), "" when none
+    black_title: str = ""
+    white_fed: str = ""  # federation from the WhiteFed tag (NOR, IND, ...), "" when none
+    black_fed: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -550,6 +554,10 @@ class BoardState(Outgoing):
     accuracy: dict[str, float | None] | None = None  # lichess's game accuracy {white, black}; null: none yet
     classes: dict[str, dict[str, int] | None] | None = None  # {white: {inaccuracy, mistake, blunder}, black: ...}
     eval_preview: bool = False  # eval_cp (and evals' last) is a quick preview, not the pinned profile's
+    white_title: str = ""  # the players' titles and federations from the PGN tags, "" when none
+    black_title: str = ""
+    white_fed: str = ""
+    black_fed: str = ""
     derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
     """Keys of the JSON made from ``evals`` wherever it goes out (not fields: nothing more kept per message)."""
 

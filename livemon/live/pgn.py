@@ -293,4 +293,18 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
         round=headers.get("Round", "?"),
         date=game_date(headers),
         site=headers.get("Site", "?"),
+        white_title=_short_tag(headers.get("WhiteTitle")),
+        black_title=_short_tag(headers.get("BlackTitle")),
+        white_fed=_short_tag(headers.get("WhiteFed")),
+        black_fed=_short_tag(headers.get("BlackFed")),
     )
+
+
+def _short_tag(value: str | None) -> str:
+    """A title or federation tag as shown beside a name: "" for none, "-" or "?", at most 8 characters.
+
+    >>> _short_tag("GM"), _short_tag("-"), _short_tag(None), _short_tag(" NOR ")
+    ('GM', '', '', 'NOR')
+    """
+    v = (value or "").strip()
+    return "" if v in ("", "-", "?") else v[:8]

@@ -22,7 +22,7 @@ export function winPct(cp) {
 /** White's win% after each ply (index 0: the start): the board's own series when it sends one, else from its
  *  evaluations. */
 export function winSeries(b) {
-  const sent = b && (b.wins || b.win_pcts || b.win_percent);
+  const sent = b && b.win_percents;
   if (Array.isArray(sent)) return sent.map((w) => (present(w) ? w : null));
   return ((b && b.evals) || []).map(winPct);
 }
@@ -31,8 +31,8 @@ const CLASSES = ["inaccuracy", "mistake", "blunder"];
 /** The class of each ply's move (index = ply; null: none or unknown): the board's own when it sends them, else
  *  from the drop in the mover's winning chances (lichess: 0.1, 0.2, 0.3 on the -1..1 scale). */
 export function moveClasses(b, wins) {
-  const sent = b && (b.move_classes || b.classes);
-  if (Array.isArray(sent)) return sent.map((c) => (CLASSES.includes(c) ? c : null));
+  const sent = b && b.move_classes;  // the server's: one a ply, from ply 1
+  if (Array.isArray(sent)) return [null].concat(sent.map((c) => (CLASSES.includes(c) ? c : null)));
   const out = [null];
   for (let ply = 1; ply < wins.length; ply++) {
     const before = wins[ply - 1], after = wins[ply];
@@ -185,10 +185,14 @@ export class Feed {
       this.boards.delete(m.game_id); this.touched.delete(m.game_id);
     } else if (m.kind === "player_removed") {
       this.players.delete(m.name);
-    } else if (m.kind === "moment" || (m.game !== undefined && m.ply !== undefined && m.class !== undefined)) {
-      const key = m.game + "|" + m.ply;
-      const held = this.merged(this.moments.get(key), m);
+    } else if (m.kind === "moment") {
+      // the page's own names for a moment's fields (``game``, ``move``, ``class``, ``best``)
+      const one = { ...m, game: m.game_id, move: m.move_san, class: m.move_class, best: m.best_move_san };
+      const key = one.game + "|" + one.ply;
+      const held = this.merged(this.moments.get(key), one);
       if (held) this.moments.set(key, held);
+    } else if (m.kind === "moment_removed") {
+      this.moments.delete(m.game_id + "|" + m.ply);
     }
   }
 
