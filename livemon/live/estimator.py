@@ -625,6 +625,8 @@ class Estimator:
             return None
         plies = game.plies
         if through is None:
+            if game_id in self._positions:  # finished: its figures stay, what extends them goes
+                self._positions[game_id].settle()
             if not isinstance(plies, (dict, SplitPlies)):
                 return plies
             packed = plies.head.extended(plies.tail) if isinstance(plies, SplitPlies) else PackedPlies(plies)

@@ -534,7 +534,7 @@ class BoardState(Outgoing):
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
-    detail_fields: ClassVar[tuple[str, ...]] = ("evals",)  # the eval series: on game:<id>, not on games
+    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str

@@ -434,7 +434,7 @@ class GameJudge:
         if not m:
             return None, None
         size = min(max(m // 10, 2), 8)
-        if self._m and size == self._size and m > self._m:
+        if self._m and size == self._size and m > self._m and self._weights:
             for k in range(self._m + 1, m + 1):
                 self._wins.append(_WIN[self._index(k)])
                 self._weights.append(_pstdev(self._wins[-size:]))
@@ -453,6 +453,30 @@ class GameJudge:
         s = self._sums
         return ((s[0] / s[1] + s[3] / s[2]) / 2.0 if s[3] and s[1] else None,
                 (s[4] / s[5] + s[7] / s[6]) / 2.0 if s[7] and s[5] else None)
+
+    def settle(self) -> None:
+        """Release what extending the game accuracy needs (a finished game's ~60 bytes a ply); the figures stay,
+        and a later change makes them again whole.
+
+        >>> g = GameJudge()
+        >>> for j, cp in enumerate([0, 20, -300, -280]):
+        ...     g.set(j, cp)
+        >>> before = g.accuracy(); g.settle(); g.accuracy() == before, g._weights
+        (True, [])
+        >>> g.set(4, -250); g.accuracy() == GameJudge.of([0, 20, -300, -280, -250]).accuracy()
+        True
+        """
+        self.accuracy()
+        self._wins, self._weights = [], []
+
+    @classmethod
+    def of(cls, evals: Sequence[int | None]) -> GameJudge:
+        """A judge of these position values (``evals[j]``: after ply j, None while awaited)."""
+        g = cls()
+        for j, cp in enumerate(evals):
+            if cp is not None:
+                g.set(j, cp)
+        return g
 
     def _index(self, j: int) -> int:
         cp = self._cps[j]
