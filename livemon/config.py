@@ -492,7 +492,14 @@ class BusConfig:
     share_group: str = "livemon-workers"
     """Workers take requests from $share/<share_group>/<prefix>/requests: each request goes to one worker."""
     profile: str = ""
-    """Engine profile the monitor expects (e.g. "Stockfish 15.1 depth=12 multipv=4"); empty: the first worker's."""
+    """Engine profile the monitor expects (e.g. "Stockfish 15.1 depth=12 multipv=4"); empty: this machine's
+    [engine] (its name, depth or nodes, MultiPV), or with ``profile_from_workers`` the first worker's."""
+    profile_from_workers: bool = False
+    """With ``profile`` empty, take the profile from the first worker announcement: whoever announces first
+    (a rogue announcing depth=1) then sets it. Off: a profile is never taken from an announcement."""
+    workers: list[str] | None = None
+    """Names of the workers whose answers are used (their broker users, docs/distributed.md); unset: any name
+    the broker lets answer. Answers from others, and on the bare results topic, are refused."""
     request_timeout: float = 30.0
     """Seconds after which an unanswered request is published again (its worker may have died)."""
     requests_per_engine: int = 2
@@ -516,6 +523,9 @@ class BusConfig:
             raise ConfigError(f"bus.prefix: expected a topic without wildcards, $ or leading/trailing /, got {p!r}")
         if not self.share_group or any(c in self.share_group for c in "/+#\0"):
             raise ConfigError(f"bus.share_group: expected a name without / + #, got {self.share_group!r}")
+        for i, name in enumerate(self.workers or ()):
+            if not 1 <= len(name) <= 64 or any(c in name for c in "/+#") or any(ord(c) < 32 for c in name):
+                raise ConfigError(f"bus.workers[{i}]: expected a worker name of 1..64 characters without / + #, got {name!r}")
         if bool(self.cert_file) != bool(self.key_file):
             raise ConfigError("bus.cert_file: cert_file and key_file go together")
         for key in ("ca_file", "cert_file", "key_file"):

@@ -420,9 +420,11 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
 
         async def swallow() -> None:
             async for msg in silent.messages:
-                swallowed.append(AnalysisRequest.parse(msg.payload).key)
+                request = AnalysisRequest.parse(msg.payload)
+                swallowed.append(request.key)
                 if len(swallowed) == 1:  # the first one: "my engines failed"
-                    error = AnalysisResult(swallowed[0], PROFILE, "silent", error="engine died on it, twice")
+                    error = AnalysisResult(swallowed[0], PROFILE, "silent", error="engine died on it, twice",
+                                           request=request.id)
                     await silent.publish(msg.properties.ResponseTopic, error.to_json(), qos=1)
 
         swallower = asyncio.create_task(swallow())
