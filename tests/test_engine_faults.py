@@ -229,3 +229,9 @@ def test_serve_until_done_ends_with_an_engine_that_answers_illegal_moves(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert "refused (illegal bestmove a1a8)" in done.stderr
+    status = subprocess.run([sys.executable, "-m", "livemon.cli", "status", "--config", str(config)], cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    (line,) = [x for x in status.stdout.splitlines() if x.startswith("faults")]
+    refused = int(line.split("engine.refused ")[1].split(",")[0].rstrip(")"))
+    failed = int(line.split("engine.failed_positions ")[1].split(",")[0].rstrip(")"))
+    assert refused == 2 * failed and failed >= 10, line  # every ply: a try and a retry, both refused
