@@ -148,3 +148,46 @@ def test_a_ply_that_never_comes_is_one_line_after_the_wait_saying_what_is_needed
     assert not [m for m in again if isinstance(m, FeedError)]  # said once
     recovered = handler.handle(mv(6, truth[5]), now=GAP_WAIT_S + 70.0)
     assert [m.ply for m in recovered if isinstance(m, MoveEvent)] == list(range(6, 31))
+
+
+# -- HTTP: a source that flaps between a stale and a fresh copy ------------------------------------------------------
+
+
+async def test_a_cdn_serving_stale_and_fresh_copies_in_turn_rolls_nothing_back_and_says_so_once(caplog):
+    import logging
+
+    from livemon.io.feeds.http import STALE_POLLS, HttpFeed
+    from tests.test_feeds_live import MiniHttp, pgn_of, response
+
+    caplog.set_level(logging.INFO, "livemon.io.feeds")
+    games = real_games()[:3]
+    stale = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games).encode()
+    fresh = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games).encode()
+    state = {"mode": "stale", "served": 0}
+
+    async def handler(path: str, headers: dict[str, str], w: asyncio.StreamWriter) -> None:
+        state["served"] += 1
+        if state["mode"] == "stale":
+            body = stale
+        elif state["mode"] == "flap":  # two edges of a CDN, in turn; no ETag, no Last-Modified
+            body = fresh if state["served"] % 2 else stale
+        else:
+            body = stale  # the round really went back (an operator's revert): served steadily
+        w.write(response("200 OK", body, Content_Type="application/x-chess-pgn"))
+        await w.drain()
+
+    got = Rebuilt()
+    async with MiniHttp(handler) as srv:
+        feed = HttpFeed("cdn", srv.url, interval=0.01)
+        async with running(feed, got):
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the first version")
+            state["mode"] = "flap"
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 90, 5, "the fresh version")
+            await until(lambda: feed.stale_bodies >= 20, 10, "twenty stale copies")
+            assert got.counts["GameRollback"] == 0 and sum(len(v) for v in got.moves.values()) == 90
+            state["mode"] = "revert"
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the revert, served steadily")
+    assert got.counts["GameRollback"] == 3  # once per game, for the revert only
+    lines = [r.getMessage() for r in caplog.records if "earlier version" in r.getMessage()]
+    assert len(lines) == 1 and f"served {STALE_POLLS} polls in a row" in lines[0]
+    assert not got.errors
