@@ -191,3 +191,38 @@ async def test_a_cdn_serving_stale_and_fresh_copies_in_turn_rolls_nothing_back_a
     lines = [r.getMessage() for r in caplog.records if "earlier version" in r.getMessage()]
     assert len(lines) == 1 and f"served {STALE_POLLS} polls in a row" in lines[0]
     assert not got.errors
+
+
+# -- junk after the last game ---------------------------------------------------------------------------------------
+
+JUNK = ["garbage here\n", "%%%% junk\n\x00\x01 blah", "}} 1. e4 {", "[Event", "1. e4 e5"]
+
+
+@pytest.mark.parametrize("junk", JUNK, ids=["line", "binary", "braces", "half-tag", "moves"])
+async def test_junk_after_the_last_game_costs_none_of_its_plies_nor_its_result(tmp_path, caplog, junk):
+    import logging
+
+    caplog.set_level(logging.INFO, "livemon.io.feeds")
+    games = real_games()[:2]
+    ucis = [[m.uci() for m in g.mainline_moves()][:20] for g in games]
+    text = "".join(pgn_of_result(g, u, "1-0") for g, u in zip(games, ucis))
+    clean, dirty = tmp_path / "clean.pgn", tmp_path / "dirty.pgn"
+    clean.write_text(text)
+    dirty.write_text(text + junk)
+    got = {}
+    for path in (clean, dirty):
+        sink = got[path.name] = Rebuilt()
+        feed = FileFeed(path.stem, path, interval=0.02)
+        async with running(feed, sink):
+            await until(lambda sink=sink: sum(len(v) for v in sink.moves.values()) == 40 and len(sink.results) == 2,
+                        5, f"both games of {path.name}")
+            await asyncio.sleep(0.2)
+    assert got["dirty.pgn"].moves == got["clean.pgn"].moves and got["dirty.pgn"].results == got["clean.pgn"].results
+    assert list(got["dirty.pgn"].results.values()) == ["1-0", "1-0"]
+    lines = [r.getMessage() for r in caplog.records if "after the last game's result ignored" in r.getMessage()]
+    assert len(lines) == 1 and "dirty.pgn" in lines[0]  # one line, though the file was polled many times
+
+
+def pgn_of_result(game, ucis, result):
+    from tests.test_feeds_live import pgn_of
+    return pgn_of(game, ucis, result=result)

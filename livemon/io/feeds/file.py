@@ -151,7 +151,7 @@ class FileFeed(BaseFeed):
             self.rewrites += 1
             log.info("feed %s: %s was rewritten with its size and mtime kept; read again", self.name, file)
         self._digest[file] = digest
-        text = raw.decode("utf-8", errors="replace")
+        text = self._without_junk(raw.decode("utf-8", errors="replace"), str(file))
         self._seen[file] = sig
         self.reads += 1
         if text_is_cut(text):

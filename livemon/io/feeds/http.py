@@ -159,6 +159,7 @@ class HttpFeed(BaseFeed):
         except LookupError:  # an unknown charset in Content-Type
             text = body.decode("utf-8", errors="replace")
         self._etag, self._last_modified = etag, last_modified
+        text = self._without_junk(text, self.url)
         settled = self._unsettled is not None and text == self._unsettled  # a server without ETags
         self._unsettled = text if text_is_cut(text) and not settled else None
         return self.tracker.update_text(text, source=self.url, final=False, settled=settled, view=self.url)
