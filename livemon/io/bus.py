@@ -36,6 +36,12 @@ profile's depth and MultiPV, integers SQLite can hold); anything else is
 rejected with a log line. The store records which worker computed each cached
 analysis, so a worker found lying can be forgotten (``livemon worker --forget``).
 
+Trust: the profile is ``bus.profile`` or this machine's ``[engine]``, never an
+announcement's unless ``bus.profile_from_workers``; each publish carries a
+random ``id`` that its answer must carry back, once; with ``bus.workers`` only
+those names are heard; a worker a spot check catches lying is quarantined
+(:meth:`RemoteEnginePool.quarantine`); an error answer counts once per worker.
+
 Every request is searched at the workers' configured limit, the one pinned
 profile (the profile name says which); the bus runs no quick previews. The
 queue (cache, in-flight dedup, newest first) is the embedded pool's own
