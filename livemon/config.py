@@ -38,6 +38,71 @@ class ConfigError(LivemonError, ValueError):
     """A bad configuration value; the message names the key."""
 
 
+def _range(where: str, obj: Any, ranges: "typing.Mapping[str, tuple[float, float]]") -> None:
+    """Check each ``key: (lo, hi)`` of ``ranges`` on ``obj`` (None is left to the key's own check): one line
+    naming the key and the accepted range. The upper bounds are what a real deployment could want, many times
+    over; beyond them a value would exhaust memory, CPU or time (a queue of 10^12, a search of depth 10^5).
+
+    >>> _range("engine", EngineConfig(multipv=100000), {"multipv": (1, 256)})
+    Traceback (most recent call last):
+    ...
+    livemon.config.ConfigError: engine.multipv: must be in 1..256, got 100000
+    """
+    for key, (lo, hi) in ranges.items():
+        value = getattr(obj, key)
+        if value is None:
+            continue
+        if not lo <= value <= hi:  # also refuses nan
+            raise ConfigError(f"{where}.{key}: must be in {_num(lo)}..{_num(hi)}, got {value!r}")
+
+
+def _num(x: float) -> str:
+    """A bound as it reads best: 1000000 not 1e+06, 0.05 not 0.05000."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
+
+
+def _host(where: str, value: str) -> None:
+    """A host name or address: not empty (an empty host listens on, or connects to, every interface)."""
+    if not value.strip() or value != value.strip() or any(ord(c) < 33 for c in value) or len(value) > 253:
+        raise ConfigError(f"{where}: expected a host name or address (not empty, no spaces), got {value!r}")
+
+
+def check_topic_filter(where: str, topic: str) -> None:
+    """An MQTT topic filter as the broker takes it: ``#`` only alone as the last level, ``+`` only alone
+    in a level, no NUL, at most 65,535 bytes.
+
+    >>> check_topic_filter("feeds.x.topic", "event/+/moves/#")
+    >>> check_topic_filter("feeds.x.topic", "#/a")
+    Traceback (most recent call last):
+    ...
+    livemon.config.ConfigError: feeds.x.topic: '#' may only be the whole last level of a topic filter, got '#/a'
+    """
+    if not topic or "\0" in topic or len(topic.encode()) > 65535:
+        raise ConfigError(f"{where}: expected a topic filter of 1..65535 bytes without NUL, got {topic!r}")
+    levels = topic.split("/")
+    for i, level in enumerate(levels):
+        if "#" in level and (level != "#" or i != len(levels) - 1):
+            raise ConfigError(f"{where}: '#' may only be the whole last level of a topic filter, got {topic!r}")
+        if "+" in level and level != "+":
+            raise ConfigError(f"{where}: '+' may only be a whole level of a topic filter, got {topic!r}")
+
+
+def _plain_path(where: str, value: str, folder_ok: bool) -> None:
+    """A path that, when it exists, is a regular file (or a folder, where ``folder_ok``): a device such as
+    /dev/zero (endless, and of size 0 to ``stat``) or a FIFO (a read that blocks for ever) is refused."""
+    import stat
+
+    try:
+        mode = os.stat(value).st_mode
+    except OSError:
+        return  # not there (yet): the feed says so when it reads
+    if stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)):
+        return
+    kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+    want = "a regular file or a folder" if folder_ok else "a regular file"
+    raise ConfigError(f"{where}: expected {want}, got {kind}: {value!r}")
+
+
 @dataclass
 class EngineConfig:
     path: str = "/usr/games/stockfish"
@@ -71,19 +136,19 @@ class EngineConfig:
     min_nodes: int = 10000
     """Live pool: node limit of the quick eval-bar previews when ``nodes`` is set."""
 
+    RANGES = {"depth": (1, 100), "nodes": (1, 10**10), "multipv": (1, 256), "threads": (1, 1024),
+              "hash_mb": (1, 65536), "processes": (1, 256), "min_depth": (1, 100), "min_nodes": (1, 10**10),
+              "start_attempts": (1, 100), "retries": (0, 100), "timeout": (0.1, 86400),
+              "start_timeout": (0.1, 3600), "backlog_high": (1, 10**7)}
+    """Accepted range of each numeric key (a depth of 10^5 never ends, a MultiPV over 256 exceeds any
+    position's legal moves, a timeout under 0.1 s fails every search)."""
+
     def validate(self) -> None:
         if self.depth is None and self.nodes is None:
             raise ConfigError("engine: set depth or nodes")
-        for key in ("depth", "nodes", "multipv", "threads", "hash_mb", "processes", "min_depth", "min_nodes",
-                    "start_attempts"):
-            value = getattr(self, key)
-            if value is not None and value < 1:
-                raise ConfigError(f"engine.{key}: must be at least 1, got {value!r}")
-        if self.retries < 0:
-            raise ConfigError(f"engine.retries: must be at least 0, got {self.retries!r}")
-        for key in ("timeout", "start_timeout"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"engine.{key}: must be positive, got {getattr(self, key)!r}")
+        if not self.path.strip():
+            raise ConfigError("engine.path: must not be empty")
+        _range("engine", self, self.RANGES)
         if not 0 <= self.backlog_low < self.backlog_high:
             raise ConfigError(
                 f"engine.backlog_low: must be at least 0 and below backlog_high ({self.backlog_high}), got {self.backlog_low!r}"
@@ -100,10 +165,10 @@ class StoreConfig:
     """Where the backup goes (replaced atomically each time); empty: the store's path + ".backup"."""
 
     def validate(self) -> None:
-        if not self.path:
+        if not self.path.strip():
             raise ConfigError("store.path: must not be empty")
-        if self.backup_minutes < 0:
-            raise ConfigError(f"store.backup_minutes: must be at least 0, got {self.backup_minutes!r}")
+        if self.backup_minutes != 0:  # 0: never; else at least a minute apart (a copy of the whole store each time)
+            _range("store", self, {"backup_minutes": (1, 525600)})
 
 
 @dataclass
@@ -122,10 +187,11 @@ class AnalysisConfig:
     made for another pool (lichess, chess.com, FIDE rapid...) gives a warning, once."""
 
     def validate(self) -> None:
+        _range("analysis", self, {"engine_strength": (-1000, 5000), "skip_moves": (0, 1000), "c_max": (0.01, 100)})
         if not 0 <= self.c_min < self.c_max:
             raise ConfigError(f"analysis.c_min: must be at least 0 and below c_max ({self.c_max}), got {self.c_min!r}")
-        if self.skip_moves < 0:
-            raise ConfigError(f"analysis.skip_moves: must not be negative, got {self.skip_moves!r}")
+        if not self.rating_pool.strip():
+            raise ConfigError("analysis.rating_pool: must not be empty")
 
 
 @dataclass
@@ -157,16 +223,14 @@ class ScreeningConfig:
             raise ConfigError(f"screening.scope: expected event or all, got {self.scope!r}")
         if self.statistic not in ("match", "loss", "max"):
             raise ConfigError(f"screening.statistic: expected match, loss or max, got {self.statistic!r}")
+        _range("screening", self, {"alert_z": (0.1, 100), "min_positions": (1, 10**6), "book_moves": (0, 1000),
+                                   "min_ttt_games": (0, 10**6), "eval_bound": (0.01, 100)})
         if not 0 < self.notice_z <= self.alert_z:
             raise ConfigError(f"screening.notice_z: must be positive and at most alert_z ({self.alert_z}), got {self.notice_z!r}")
-        if self.min_positions < 1:
-            raise ConfigError(f"screening.min_positions: must be at least 1, got {self.min_positions!r}")
-        if self.book_moves < 0:
-            raise ConfigError(f"screening.book_moves: must not be negative, got {self.book_moves!r}")
-        if self.min_ttt_games < 0:
-            raise ConfigError(f"screening.min_ttt_games: must not be negative, got {self.min_ttt_games!r}")
-        if self.eval_bound <= 0:
-            raise ConfigError(f"screening.eval_bound: must be positive, got {self.eval_bound!r}")
+        if not self.event_name.strip():
+            raise ConfigError("screening.event_name: must not be empty")
+        if self.book:
+            _plain_path("screening.book", self.book, folder_ok=False)
         if self.book and not Path(self.book).is_file():
             raise ConfigError(f"screening.book: no such file {self.book!r}")
 
@@ -204,6 +268,12 @@ class TTTConfig:
     elo_sigma: float = 1.0
     """Prior sd, in skill units, of a player with a rating tag."""
 
+    MODEL_RANGES = {
+        "mu0": (-1000, 1000), "sigma0": (1e-3, 1000), "beta": (1e-3, 1000), "tau": (0, 100),
+        "nu0": (-1000, 1000), "zeta0": (1e-6, 100), "zeta": (0, 100), "tolerance": (1e-12, 1),
+        "max_sweeps": (1, 10**6), "inner_passes": (1, 1000)}
+    """Accepted range of the model's keys, in skill units (a beta of 1e308 overflows every message)."""
+
     @classmethod
     def from_table(cls, table: dict[str, Any], prefix: str = "ttt") -> "TTTConfig":
         """Read the flat ``[ttt]`` table: model keys into :attr:`params`, the others here."""
@@ -225,6 +295,7 @@ class TTTConfig:
             params = TTTParams(**model_kw)
         except ValueError as exc:
             raise ConfigError(f"{prefix}.{exc}") from None
+        _range(prefix, params, cls.MODEL_RANGES)
         obj = cls(params, **own_kw)
         obj.validate()
         return obj
@@ -240,12 +311,7 @@ class TTTConfig:
     def validate(self) -> None:
         if self.time_unit not in TIME_UNITS:
             raise ConfigError(f"ttt.time_unit: expected {', '.join(TIME_UNITS)}, got {self.time_unit!r}")
-        for key in ("elo_per_unit", "elo_sigma"):
-            value = getattr(self, key)
-            if not (value > 0 and math.isfinite(value)):
-                raise ConfigError(f"ttt.{key}: must be a finite positive number, got {value!r}")
-        if not math.isfinite(self.elo_at_mu0):
-            raise ConfigError(f"ttt.elo_at_mu0: must be a finite number, got {self.elo_at_mu0!r}")
+        _range("ttt", self, {"elo_per_unit": (1, 10000), "elo_sigma": (1e-3, 1000), "elo_at_mu0": (-10000, 10000)})
 
 
 FEED_TYPES = ("file", "http", "stream", "mqtt", "replay")
@@ -296,8 +362,10 @@ class FeedConfig:
 
     def validate(self) -> None:
         where = f"feeds.{self.name}" if self.name else "feeds"
-        if not self.name:
+        if not self.name.strip():
             raise ConfigError("feeds.name: every feed needs a name")
+        if len(self.name) > 200 or any(ord(c) < 32 for c in self.name):
+            raise ConfigError(f"feeds.name: expected at most 200 characters, no control characters, got {self.name[:200]!r}")
         if self.type not in FEED_TYPES:
             raise ConfigError(f"{where}.type: expected one of {', '.join(FEED_TYPES)}, got {self.type!r}")
         needs = {"file": "path", "replay": "path", "http": "url", "stream": "url", "mqtt": "topic"}[self.type]
@@ -305,18 +373,16 @@ class FeedConfig:
             raise ConfigError(f"{where}.{needs}: required for a {self.type} feed")
         if self.type in ("http", "stream") and not self.url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {self.url!r}")
-        if not 0 < self.port < 65536:
-            raise ConfigError(f"{where}.port: must be in 1..65535, got {self.port!r}")
-        for key in ("interval", "timeout", "max_backoff", "max_delay"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"{where}.{key}: must be positive, got {getattr(self, key)!r}")
-        for key in ("speed", "default_delay", "withdraw_after"):
-            if getattr(self, key) < 0:
-                raise ConfigError(f"{where}.{key}: must be at least 0, got {getattr(self, key)!r}")
+        _range(where, self, {"port": (1, 65535), "interval": (0.05, 86400), "timeout": (0.1, 86400),
+                             "max_backoff": (0.05, 86400), "max_delay": (0.001, 86400), "speed": (0, 10**6),
+                             "default_delay": (0, 86400), "withdraw_after": (0, 10**6), "max_body_mb": (0.001, 4096)})
         if self.identity not in ("auto", "tags"):
             raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
-        if not 0 < self.max_body_mb < 1e6:  # also refuses nan
-            raise ConfigError(f"{where}.max_body_mb: must be a positive number of MB, got {self.max_body_mb!r}")
+        if self.type in ("file", "replay"):
+            _plain_path(f"{where}.path", self.path, folder_ok=self.type == "file")
+        if self.type == "mqtt":
+            _host(f"{where}.host", self.host)
+            check_topic_filter(f"{where}.topic", self.topic)
 
 
 @dataclass
@@ -349,16 +415,17 @@ class WebConfig:
     (at 1,000 boards and 500 clients the fan-out was half of the monitor's CPU). A child that dies is restarted."""
 
     def validate(self) -> None:
-        if not 0 <= self.port < 65536:
-            raise ConfigError(f"web.port: must be in 0..65535, got {self.port!r}")
-        if self.arbiter_token is not None and len(self.arbiter_token) < 8:
-            raise ConfigError("web.arbiter_token: must be at least 8 characters (or unset to disable alerts)")
-        for key in ("max_message_bytes", "client_queue"):
-            if getattr(self, key) < 1:
-                raise ConfigError(f"web.{key}: must be at least 1, got {getattr(self, key)!r}")
-        for key in ("heartbeat_seconds", "send_timeout"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"web.{key}: must be positive, got {getattr(self, key)!r}")
+        _host("web.host", self.host)
+        _range("web", self, {"port": (0, 65535), "max_message_bytes": (64, 2**20), "client_queue": (1, 10**6),
+                             "heartbeat_seconds": (0.1, 3600), "send_timeout": (0.1, 3600)})
+        token = self.arbiter_token
+        if token is not None and (len(token.strip()) < 8 or token != token.strip() or len(set(token)) < 4
+                                  or len(token) > 1024 or any(ord(c) < 32 for c in token)):
+            raise ConfigError("web.arbiter_token: expected 8..1024 characters, at least 4 different ones, no spaces "
+                              "around and no control characters (or unset to disable alerts)")
+        for i, origin in enumerate(self.allowed_origins or ()):
+            if not origin.startswith(("http://", "https://")):
+                raise ConfigError(f"web.allowed_origins[{i}]: expected an http:// or https:// origin, got {origin!r}")
 
 
 @dataclass
@@ -385,12 +452,10 @@ class MqttOutConfig:
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
 
     def validate(self) -> None:
-        if not 0 < self.port < 65536:
-            raise ConfigError(f"mqtt_out.port: must be in 1..65535, got {self.port!r}")
+        _host("mqtt_out.host", self.host)
+        _range("mqtt_out", self, {"port": (1, 65535), "max_backoff": (0.05, 3600)})
         if self.qos not in (0, 1, 2):
             raise ConfigError(f"mqtt_out.qos: expected 0, 1 or 2, got {self.qos!r}")
-        if self.max_backoff <= 0:
-            raise ConfigError(f"mqtt_out.max_backoff: must be positive, got {self.max_backoff!r}")
         for key in ("prefix", "arbiter_prefix"):
             value = getattr(self, key)
             if not value or value.startswith(("/", "$")) or value.endswith("/") or any(c in value for c in "+#\0"):
@@ -430,7 +495,14 @@ class BusConfig:
     share_group: str = "livemon-workers"
     """Workers take requests from $share/<share_group>/<prefix>/requests: each request goes to one worker."""
     profile: str = ""
-    """Engine profile the monitor expects (e.g. "Stockfish 15.1 depth=12 multipv=4"); empty: the first worker's."""
+    """Engine profile the monitor expects (e.g. "Stockfish 15.1 depth=12 multipv=4"); empty: this machine's
+    [engine] (its name, depth or nodes, MultiPV), or with ``profile_from_workers`` the first worker's."""
+    profile_from_workers: bool = False
+    """With ``profile`` empty, take the profile from the first worker announcement: whoever announces first
+    (a rogue announcing depth=1) then sets it. Off: a profile is never taken from an announcement."""
+    workers: list[str] | None = None
+    """Names of the workers whose answers are used (their broker users, docs/distributed.md); unset: any name
+    the broker lets answer. Answers from others, and on the bare results topic, are refused."""
     request_timeout: float = 30.0
     """Seconds after which an unanswered request is published again (its worker may have died)."""
     requests_per_engine: int = 2
@@ -446,18 +518,17 @@ class BusConfig:
             raise ConfigError(f"bus.spot_check: a fraction from 0 to 1, got {self.spot_check!r}")
         if self.mode not in BUS_MODES:
             raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
-        if not 0 < self.port < 65536:
-            raise ConfigError(f"bus.port: must be in 1..65535, got {self.port!r}")
+        _host("bus.host", self.host)
+        _range("bus", self, {"port": (1, 65535), "request_timeout": (0.1, 86400), "max_backoff": (0.05, 3600),
+                             "requests_per_engine": (1, 1000)})
         p = self.prefix
         if not p or p.startswith(("/", "$")) or p.endswith("/") or any(c in p for c in "+#\0"):
             raise ConfigError(f"bus.prefix: expected a topic without wildcards, $ or leading/trailing /, got {p!r}")
         if not self.share_group or any(c in self.share_group for c in "/+#\0"):
             raise ConfigError(f"bus.share_group: expected a name without / + #, got {self.share_group!r}")
-        for key in ("request_timeout", "max_backoff"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"bus.{key}: must be positive, got {getattr(self, key)!r}")
-        if self.requests_per_engine < 1:
-            raise ConfigError(f"bus.requests_per_engine: must be at least 1, got {self.requests_per_engine!r}")
+        for i, name in enumerate(self.workers or ()):
+            if not 1 <= len(name) <= 64 or any(c in name for c in "/+#") or any(ord(c) < 32 for c in name):
+                raise ConfigError(f"bus.workers[{i}]: expected a worker name of 1..64 characters without / + #, got {name!r}")
         if bool(self.cert_file) != bool(self.key_file):
             raise ConfigError("bus.cert_file: cert_file and key_file go together")
         for key in ("ca_file", "cert_file", "key_file"):
@@ -480,11 +551,8 @@ class MonitorConfig:
     """Speed factor of the bundled replay used when no feed is configured."""
 
     def validate(self) -> None:
-        for key in ("status_seconds", "algorithm2_seconds", "ttt_debounce_seconds"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"monitor.{key}: must be positive, got {getattr(self, key)!r}")
-        if self.replay_speed < 0:
-            raise ConfigError(f"monitor.replay_speed: must be at least 0, got {self.replay_speed!r}")
+        _range("monitor", self, {"status_seconds": (0.05, 3600), "algorithm2_seconds": (0.1, 86400),
+                                 "ttt_debounce_seconds": (0.01, 86400), "replay_speed": (0, 10**6)})
 
 
 @dataclass

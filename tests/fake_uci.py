@@ -22,7 +22,16 @@ pool behaves alike):
 - ``FAKE_UCI_HANG_START``: a file path; while that file exists, a process
   never answers ``uci`` (an engine that hangs while starting);
 - ``FAKE_UCI_HANG_NEWGAME``: once ``ucinewgame`` came, never answer ``isready``
-  (an engine that hangs between two searches, before ``go``).
+  (an engine that hangs between two searches, before ``go``);
+- ``FAKE_UCI_BESTMOVE``: send this as the ``bestmove`` (e.g. an illegal ``a1a8``);
+- ``FAKE_UCI_SCORE``: send this in place of every ``cp N`` score (``cp 999999999999``, ``mate 0``);
+- ``FAKE_UCI_PV``: send this as every line's ``pv``;
+- ``FAKE_UCI_BAD_ONCE``: a file path; the three above apply only to the first search (of any
+  process) that creates it, later searches answer normally;
+- ``FAKE_UCI_STDERR``: write this many 100-byte lines to stderr per search (``FAKE_UCI_STDERR_NONL``:
+  the same bytes without a newline);
+- ``FAKE_UCI_FORK``: start a child that sleeps holding stdout and stderr (so a death of the engine
+  does not close its pipes).
 """
 
 from __future__ import annotations
@@ -43,6 +52,13 @@ HANG_ONCE = os.environ.get("FAKE_UCI_HANG_ONCE")
 DEPTH_SCORES = bool(os.environ.get("FAKE_UCI_DEPTH_SCORES"))
 HANG_START = os.environ.get("FAKE_UCI_HANG_START")
 HANG_NEWGAME = bool(os.environ.get("FAKE_UCI_HANG_NEWGAME"))
+BESTMOVE = os.environ.get("FAKE_UCI_BESTMOVE")
+SCORE = os.environ.get("FAKE_UCI_SCORE")
+PV = os.environ.get("FAKE_UCI_PV")
+BAD_ONCE = os.environ.get("FAKE_UCI_BAD_ONCE")
+STDERR = int(os.environ.get("FAKE_UCI_STDERR", "0"))
+STDERR_NONL = bool(os.environ.get("FAKE_UCI_STDERR_NONL"))
+FORK = bool(os.environ.get("FAKE_UCI_FORK"))
 
 
 def say(line: str) -> None:
@@ -67,6 +83,17 @@ def should_hang(fen: str) -> bool:
     return False
 
 
+def bad_now() -> bool:
+    """Whether this search misbehaves (FAKE_UCI_BESTMOVE / _SCORE / _PV): always, or only once with BAD_ONCE."""
+    if not BAD_ONCE:
+        return True
+    try:
+        os.close(os.open(BAD_ONCE, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
 def search(board: chess.Board, limit: str, multipv: int, stop: threading.Event) -> None:
     fen = board.fen()
     if LOG:
@@ -81,13 +108,23 @@ def search(board: chess.Board, limit: str, multipv: int, stop: threading.Event) 
     nodes = int(value) if kind == "nodes" else 1000 * depth
     shift = (depth if kind == "depth" else nodes // 1000) if DEPTH_SCORES else 0
     lines = sorted(((score_of(board, m) + shift, m) for m in board.legal_moves), key=lambda sm: sm[0], reverse=board.turn)
+    if STDERR:
+        sys.stderr.write(("x" * 100 if STDERR_NONL else "x" * 99 + "\n") * STDERR)
+        sys.stderr.flush()
+    bad = (BESTMOVE or SCORE or PV) and bad_now()
     for k, (cp, move) in enumerate(lines[:multipv], start=1):
         mover_cp = cp if board.turn == chess.WHITE else -cp  # UCI scores are from the mover's view
-        say(f"info depth {depth} seldepth {depth} multipv {k} score cp {mover_cp} nodes {nodes} pv {move.uci()}")
-    say(f"bestmove {lines[0][1].uci()}" if lines else "bestmove 0000")
+        score = SCORE if bad and SCORE else f"cp {mover_cp}"
+        pv = PV if bad and PV else move.uci()
+        say(f"info depth {depth} seldepth {depth} multipv {k} score {score} nodes {nodes} pv {pv}")
+    best = BESTMOVE if bad and BESTMOVE else (lines[0][1].uci() if lines else "0000")
+    say(f"bestmove {best}")
 
 
 def main() -> None:
+    if FORK and os.fork() == 0:  # the child keeps the inherited stdout and stderr open
+        time.sleep(3600)
+        os._exit(0)
     board = chess.Board()
     multipv = 1
     searches = 0

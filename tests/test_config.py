@@ -11,7 +11,7 @@ def test_shipped_config_equals_defaults():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("[engine]\ndepth = 0", "engine.depth: must be at least 1, got 0"),
+        ("[engine]\ndepth = 0", "engine.depth: must be in 1..100, got 0"),
         ("[engine]\nmultipv = 'four'", "engine.multipv: expected int, got 'four'"),
         ("[engine]\ndepht = 3", "engine.depht: unknown key"),
         ("[ttt]\ntime_unit = 'fortnight'", "ttt.time_unit"),
@@ -22,7 +22,7 @@ def test_shipped_config_equals_defaults():
         ("[ttt]\nmax_iterations = 0", "ttt.max_sweeps: must be at least 1, got 0"),
         ("[ttt]\nbeat = 1.0", "ttt.beat: unknown key"),
         ("[ttt]\nbeta = 'big'", "ttt.beta: expected float, got 'big'"),
-        ("[screening]\nmin_ttt_games = -1", "screening.min_ttt_games: must not be negative"),
+        ("[screening]\nmin_ttt_games = -1", "screening.min_ttt_games: must be in 0..1000000, got -1"),
         ("[engine\n", "config.toml"),
     ],
 )

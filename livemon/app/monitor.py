@@ -27,6 +27,7 @@ from typing import Any, Iterable
 
 from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
 from livemon.config import Config, FeedConfig
+from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
 from livemon.io.feeds import Feed, open_feeds
@@ -543,8 +544,18 @@ class Monitor:
             "engine_strength": self.core.strength,
             "screening": "on" if self.screener.enabled else f"off: {self.screener.off_reason}",
             "loop_lag": self.loop_lag.to_dict(),
+            "faults": self.faults(),
             "updated": time.time(),
         }
+
+    def faults(self) -> dict[str, int]:
+        """Every expected fault met since start, by kind, in one place: what the adapters refused
+        (:data:`livemon.errors.FAULTS`: engine answers, bus messages, arbiter tokens, feed text) and what
+        the core refused (illegal moves, gaps, feed errors, positions that failed). Kinds with none are left out."""
+        c = self.core.counters
+        core = {"feed.illegal_moves": c.illegal, "feed.gaps": c.gaps, "feed.errors": c.feed_errors,
+                "engine.failed_positions": c.failed_positions}
+        return dict(sorted((k, v) for k, v in {**FAULTS.snapshot(), **core}.items() if v))
 
     def _publish_status(self) -> None:
         s = self.status()

@@ -99,6 +99,9 @@ class EngineWorker:
         self._tasks: set[asyncio.Task[None]] = set()
         self.answered = 0
         self.rejected = 0
+        self.reannounced = 0
+        self._announcement = ""
+        self._last_reannounce = float("-inf")
         self.link = BrokerLink("worker", BrokerSettings.of(self.bus), self._client, stopping=self._stopping, logger=log)
 
     @property
@@ -139,9 +142,11 @@ class EngineWorker:
         no_delay(client)
         p = self.pool.base_profile
         announcement = WorkerAnnouncement(self.worker_id, p.engine, p.depth, p.nodes, p.multipv,
-                                          self.cfg.engine.processes, socket.gethostname())
+                                          self.cfg.engine.processes, socket.gethostname(), self.name)
+        self._announcement = announcement.to_json()
         await client.subscribe(shared_requests_topic(self.bus, self.pool.base_profile.name), qos=1)
-        await client.publish(self.announce_topic, announcement.to_json(), qos=1, retain=True)
+        await client.publish(self.announce_topic, self._announcement, qos=1, retain=True)
+        await client.subscribe(self.announce_topic, qos=1)  # someone else clearing or changing it: announced again
         self.connected.set()
         log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus, self.pool.base_profile.name))
         receiving = asyncio.create_task(self._take(client))
@@ -162,9 +167,34 @@ class EngineWorker:
             receiving.cancel()
 
     async def _take(self, client: aiomqtt.Client) -> None:
-        """Serve every request the broker delivers, each in its own task."""
+        """Serve every request the broker delivers, each in its own task; guard the announcement."""
         async for message in delivered(client):
+            if message.topic.matches(self.announce_topic):
+                self._ack(client, message)
+                if not self._stopping.is_set():
+                    self._spawn(self._guard_announcement(client, message.payload))
+                continue
             self._spawn(self._serve(client, message))
+
+    async def _guard_announcement(self, client: aiomqtt.Client, payload: Any) -> None:
+        """Our retained announcement was cleared or replaced by another client (an empty retained message
+        would stop the monitor sending us requests): announce again, at most once a second, one line."""
+        raw = payload if isinstance(payload, (bytes, str)) else str(payload)
+        if (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw) == self._announcement:
+            return
+        now = asyncio.get_running_loop().time()
+        wait = self._last_reannounce + 1.0 - now
+        self._last_reannounce = max(now, self._last_reannounce + 1.0)
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self.reannounced += 1
+        if self.reannounced == 1 or self.reannounced % 100 == 0:
+            log.warning("worker %s: its announcement on %s was %s by another client (%d times); announced again",
+                        self.worker_id, self.announce_topic, "cleared" if not raw else "replaced", self.reannounced)
+        try:
+            await client.publish(self.announce_topic, self._announcement, qos=1, retain=True)
+        except aiomqtt.MqttError:
+            pass  # the connection went: the next session announces
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -194,9 +224,10 @@ class EngineWorker:
             return
         try:
             done = await self.pool.submit(request.board())
-            result = AnalysisResult(done.key, done.profile.name, self.name, done.analysis, cached=done.cached)
+            result = AnalysisResult(done.key, done.profile.name, self.name, done.analysis, cached=done.cached,
+                                    request=request.id)
         except EngineError as exc:
-            result = AnalysisResult(request.key, profile.name, self.name, error=str(exc))
+            result = AnalysisResult(request.key, profile.name, self.name, error=str(exc), request=request.id)
         out = Properties(PacketTypes.PUBLISH)
         if correlation is not None:
             out.CorrelationData = correlation

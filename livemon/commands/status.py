@@ -63,11 +63,15 @@ def run(args: argparse.Namespace) -> int:
         workers = ", ".join(f"{k} ({w['engines']})" for k, w in bus["workers"].items()) or "none"
         print(f"bus     {bus['broker']} {'connected' if bus['connected'] else 'DISCONNECTED'}  workers {workers}  "
               f"re-requests {bus['rerequests']}  rejected {bus['rejected']}")
+        for name, why in (bus.get("quarantined") or {}).items():
+            print(f"bus     worker {name} QUARANTINED: {why}")
     print(f"moves   {status['moves']} in {status['games']} games  unscored {status['unscored_plies']}  "
           f"lag {status['lag_seconds']:.1f}s  duplicates {status['duplicates']}  rollbacks {status['rollbacks']}  "
           f"TTT refreshes {status['ttt_refreshes']}")
     print(f"screening {status.get('screening', '?')}  notices {sum(lv == 'notice' for lv, _ in raised)}  "
           f"alerts {sum(lv == 'alert' for lv, _ in raised)}")
+    faults = status.get("faults") or {}
+    print(f"faults  {sum(faults.values())}" + (f"  ({', '.join(f'{k} {v}' for k, v in faults.items())})" if faults else ""))
     for f in status["feeds"]:
         print(f"feed    {f['name']:<24} {f['type']:<7} {f['state']:<9} games {f['games']:<4} plies {f['plies']:<6} "
               f"errors {f['errors']}" + (f"  last error: {f['last_error']}" if f.get("last_error") else ""))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import chess
@@ -76,6 +76,8 @@ class BusStatus:
     answers_by_worker: dict[str, int]
     spot_checks: dict[str, Any] | None = None
     """Re-searches of accepted results on this machine's engine (``bus.spot_check``), and alarms per worker."""
+    quarantined: dict[str, str] = field(default_factory=dict)
+    """Workers shut out (a spot check caught them lying), and why: their answers are refused."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,12 @@ profile's depth and MultiPV, integers SQLite can hold); anything else is
 rejected with a log line. The store records which worker computed each cached
 analysis, so a worker found lying can be forgotten (``livemon worker --forget``).
 
+Trust: the profile is ``bus.profile`` or this machine's ``[engine]``, never an
+announcement's unless ``bus.profile_from_workers``; each publish carries a
+random ``id`` that its answer must carry back, once; with ``bus.workers`` only
+those names are heard; a worker a spot check catches lying is quarantined
+(:meth:`RemoteEnginePool.quarantine`); an error answer counts once per worker.
+
 Every request is searched at the workers' configured limit, the one pinned
 profile (the profile name says which); the bus runs no quick previews. The
 queue (cache, in-flight dedup, newest first) is the embedded pool's own
@@ -63,7 +69,7 @@ from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import EngineError
 from livemon.live.values import EngineProfile, PositionAnalysis, board_from_fen, position_key
 from livemon.live.messages import Message
-from livemon.errors import InputError
+from livemon.errors import FAULTS, InputError
 from livemon.io.broker import (
     BrokerLink,
     BrokerSettings,
@@ -153,6 +159,8 @@ class AnalysisRequest(Message):
     kind: ClassVar[str] = "request"
     fen: str
     profile: str
+    id: str = ""
+    """A fresh random token per publish; the answer must carry it back (an answer to nothing asked is refused)."""
 
     @property
     def key(self) -> str:
@@ -166,6 +174,9 @@ class AnalysisRequest(Message):
         """The request in ``payload``, or BusMessageError (bad JSON, bad FEN, terminal position)."""
         d = _object(payload)
         fen, profile = _field(d, "fen", str), _field(d, "profile", str)
+        rid = d.get("id", "")
+        if not isinstance(rid, str) or len(rid) > 64:
+            raise BusMessageError(f"'id': expected a string of at most 64 characters, got {str(rid)[:80]!r}")
         try:
             board = board_from_fen(fen)
         except ValueError as exc:
@@ -174,7 +185,7 @@ class AnalysisRequest(Message):
             raise BusMessageError(f"'fen': not a legal position: {fen}")
         if not needs_search(board):
             raise BusMessageError(f"'fen': scored by rule, not searched: {fen}")
-        return cls(fen, profile)
+        return cls(fen, profile, rid)
 
 
 @dataclass(frozen=True)
@@ -191,10 +202,12 @@ class AnalysisResult(Message):
     analysis: PositionAnalysis | None = None
     error: str | None = None
     cached: bool = False
+    request: str = ""
+    """The ``id`` of the request this answers."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "key": self.key, "profile": self.profile, "worker": self.worker,
-                             "cached": self.cached}
+                             "cached": self.cached, "request": self.request}
         if self.analysis is not None:
             d["analysis"] = json.loads(self.analysis.to_json())
         if self.error is not None:
@@ -216,14 +229,17 @@ class AnalysisResult(Message):
         """
         d = _object(payload)
         key, profile, worker = _field(d, "key", str), _field(d, "profile", str), _field(d, "worker", str)
+        request = d.get("request", "")
+        if not isinstance(request, str):
+            raise BusMessageError(f"'request': got {request!r}")
         error = d.get("error")
         if error is not None:
-            return cls(key, profile, worker, None, str(error)[:500])
+            return cls(key, profile, worker, None, str(error)[:500], request=request[:64])
         a = d.get("analysis")
         analysis = _analysis(a)
         if analysis is None:
             raise BusMessageError(f"'analysis': expected score, candidates [[uci, cp], ...], depth, nodes: {str(a)[:80]}")
-        return cls(key, profile, worker, analysis, None, d.get("cached") is True)
+        return cls(key, profile, worker, analysis, None, d.get("cached") is True, request[:64])
 
 
 def _whole(x: Any) -> bool:
@@ -265,6 +281,8 @@ class WorkerAnnouncement(Message):
     multipv: int
     engines: int
     host: str = ""
+    name: str = ""
+    """The worker's name (its broker user): the one its answers carry; "" from older workers."""
 
     @property
     def profile(self) -> EngineProfile:
@@ -286,7 +304,7 @@ class WorkerAnnouncement(Message):
         if engines < 1:
             raise BusMessageError(f"'engines': got {engines!r}")
         return cls(_field(d, "worker", str), _field(d, "engine", str), depth, nodes, _field(d, "multipv", int),
-                   engines, str(d.get("host", "")))
+                   engines, str(d.get("host", ""))[:256], str(d.get("name", ""))[:64])
 
 
 # -- the monitor side -----------------------------------------------------------------
@@ -302,6 +320,10 @@ class _Request(Job):
     publishes: int = 0
     errors: int = 0
     """error answers so far (a worker whose engines failed on it)."""
+    ids: list[str] = field(default_factory=list)
+    """The ids of its publishes (the last few): an answer must carry one."""
+    error_workers: set[str] = field(default_factory=set)
+    """Workers that answered it with an error (each counts once: one worker's flood cannot fail it)."""
 
 
 @dataclass
@@ -317,6 +339,7 @@ class _Counters:
     connects: int = 0
     round_trip_seconds: float = 0.0
     by_worker: dict[str, int] = field(default_factory=dict)
+    refused_quarantined: int = 0
 
 
 class RemoteEnginePool(PinnedBackend):
@@ -336,7 +359,13 @@ class RemoteEnginePool(PinnedBackend):
         self.store = store
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
-        self._base: EngineProfile | None = EngineProfile.parse(cfg.profile) if cfg.profile else None
+        try:
+            self._base: EngineProfile | None = EngineProfile.parse(cfg.profile) if cfg.profile else None
+        except ValueError as exc:
+            raise EngineError(f"bus.profile: {exc}") from None
+        self.quarantined: dict[str, str] = {}  # worker name -> why (a spot check caught it lying)
+        self._rejected_by: dict[str, int] = {}  # worker name -> results of it refused
+        self._no_worker_logged = False
         self._profile_known = asyncio.Event()
         self._workers: dict[str, WorkerAnnouncement] = {}
         self.queue: RequestQueue[_Request] = RequestQueue(store, _Request)  # wanted and not answered
@@ -356,6 +385,8 @@ class RemoteEnginePool(PinnedBackend):
         """Connect (retrying in the background) and wait until the engine profile is known."""
         self._closing = False
         self._stop_link.clear()
+        if self._base is None and not self.cfg.profile_from_workers:
+            self._base = await self._local_profile()
         if self._base is not None:
             self._profile_known.set()
         self._task = asyncio.create_task(self._connection(), name="bus")
@@ -368,9 +399,28 @@ class RemoteEnginePool(PinnedBackend):
                             workers_topic(self.cfg), self.cfg.host, self.cfg.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
         if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
-            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store)
+            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store,
+                               on_alarm=self.quarantine)
             if await spot.start():
                 self.spot = spot
+
+    async def _local_profile(self) -> EngineProfile:
+        """The profile of this machine's [engine] (started once to read its name): the profile when
+        ``bus.profile`` is empty, so that no announcement can choose it."""
+        from livemon.io.engine import UciEngine
+
+        if self.engine_cfg is None:
+            raise EngineError("bus.profile: not set, and no [engine] to take it from: set bus.profile "
+                              "(e.g. \"Stockfish 15.1 depth=12 multipv=4\") or bus.profile_from_workers = true")
+        try:
+            engine = await UciEngine.open(self.engine_cfg)
+        except EngineError as exc:
+            raise EngineError(f"bus.profile: not set, and this machine's [engine] cannot give it ({exc}): set "
+                              "bus.profile (e.g. \"Stockfish 15.1 depth=12 multipv=4\")") from None
+        profile = engine.profile
+        await engine.close()
+        log.info("bus: engine profile %s, from this machine's [engine] (bus.profile is empty)", profile.name)
+        return profile
 
     async def close(self) -> None:
         """Disconnect and fail what is still wanted (the monitor is stopping).
@@ -425,8 +475,14 @@ class RemoteEnginePool(PinnedBackend):
     @property
     def capacity(self) -> int:
         """Requests kept on the broker: requests_per_engine × the engines of workers on our profile."""
-        engines = sum(w.engines for w in self._workers.values() if w.profile == self._base)
+        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
         return self.cfg.requests_per_engine * engines
+
+    def _serves(self, w: WorkerAnnouncement) -> bool:
+        """Does the worker of this announcement count (our profile, not quarantined, trusted if bus.workers)?"""
+        name = w.name or w.worker
+        return (w.profile == self._base and name not in self.quarantined
+                and (self.cfg.workers is None or name in self.cfg.workers))
 
     @property
     def waiting(self) -> int:
@@ -518,7 +574,9 @@ class RemoteEnginePool(PinnedBackend):
         props = Properties(PacketTypes.PUBLISH)
         props.ResponseTopic = self.reply_topic
         props.CorrelationData = job.key.encode()
-        request = AnalysisRequest(job.board.fen(), self.base_profile.name)
+        rid = uuid.uuid4().hex
+        job.ids = [*job.ids[-7:], rid]
+        request = AnalysisRequest(job.board.fen(), self.base_profile.name, rid)
         job.sent = time.monotonic()
         job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
         job.publishes += 1
@@ -531,12 +589,17 @@ class RemoteEnginePool(PinnedBackend):
             if gone is not None:
                 log.info("bus: worker %s left (%d engines)", worker_id, gone.engines)
                 self._requeue_outstanding(f"worker {worker_id} left")
+                if not self.capacity and not self._no_worker_logged:
+                    self._no_worker_logged = True
+                    log.warning("bus: no worker left on profile %s: requests wait at the monitor until one announces "
+                                "itself (a worker re-announces at once if someone else cleared its announcement)",
+                                self._base.name if self._base else "?")
             return
         try:
             w = WorkerAnnouncement.parse(payload)
         except BusMessageError as exc:
-            self.counters.rejected += 1
-            log.warning("bus: malformed worker announcement on %s rejected: %s: %s", worker_id, exc, excerpt(payload))
+            self._refused(f"announcement {worker_id}",
+                          f"bus: malformed worker announcement on {worker_id} rejected: {exc}: {excerpt(payload)}")
             return
         if self._base is None:
             self._base = w.profile
@@ -547,28 +610,51 @@ class RemoteEnginePool(PinnedBackend):
                         w.worker, w.profile.name, self._base.name)
         elif worker_id not in self._workers:
             log.info("bus: worker %s on %s joined with %d engines", w.worker, w.host or "?", w.engines)
+            self._no_worker_logged = False
         self._workers[worker_id] = w
         self._wake.set()
 
     def _reject(self, what: str, result: AnalysisResult, why: str) -> None:
+        self._refused(result.worker, f"bus: {what} for {result.key} from worker {result.worker} rejected: {why}")
+
+    def _refused(self, sender: str, line: str) -> None:
+        """Count and log a refused message: the first 5 from a sender (a worker's name, or its topic) one by
+        one, then every 100th (a flood from one worker must not flood the log; ``livemon status`` counts all)."""
         self.counters.rejected += 1
-        log.warning("bus: %s for %s from worker %s rejected: %s", what, result.key, result.worker, why)
+        FAULTS.count("bus.rejected")
+        if len(self._rejected_by) > 10000:  # names chosen by senders: bounded
+            self._rejected_by.clear()
+        n = self._rejected_by.get(sender, 0) + 1
+        self._rejected_by[sender] = n
+        if n <= 5 or n % 100 == 0:
+            log.warning("%s%s", line, f" ({n} rejected from {sender})" if n > 5 else "")
 
     def _on_result(self, payload: bytes | str, named: str | None = None) -> None:
         """A result; ``named`` is the worker name of its topic (``None``: the bare reply topic)."""
         try:
             result = AnalysisResult.parse(payload)
         except BusMessageError as exc:
-            self.counters.rejected += 1
-            log.warning("bus: malformed result rejected: %s: %s", exc, excerpt(payload))
+            self._refused(named or "?", f"bus: malformed result rejected: {exc}: {excerpt(payload)}")
             return
         if self._base is None or result.profile != self._base.name:
-            self.counters.rejected += 1
-            log.warning("bus: result for %s from worker %s rejected: profile %r, this monitor uses %r",
-                        result.key, result.worker, result.profile, self._base.name if self._base else None)
+            self._reject("result", result, f"profile {result.profile!r}, this monitor uses "
+                                           f"{self._base.name if self._base else None!r}")
             return
         if named is not None and result.worker != named:
             self._reject("result", result, f"it names worker {result.worker!r} but came on the topic of {named!r}")
+            return
+        if self.cfg.workers is not None and (named is None or named not in self.cfg.workers):
+            self._reject("result", result, "not from a worker of bus.workers" + ("" if named else " (no name in its topic)"))
+            return
+        if result.worker in self.quarantined:
+            self.counters.refused_quarantined += 1
+            FAULTS.count("bus.refused_quarantined")
+            log.debug("bus: result for %s from quarantined worker %s refused", result.key, result.worker)
+            job = self.queue.jobs.get((result.key, result.profile))
+            if job is not None and result.request in job.ids:  # it took our request: ask the others at once
+                job.ids.remove(result.request)
+                job.sent = _DUE
+                self._wake.set()
             return
         job = self.queue.jobs.get((result.key, result.profile))
         if job is None:
@@ -581,14 +667,28 @@ class RemoteEnginePool(PinnedBackend):
                 self._reject("result", result, problem)
                 return
         elif job.key not in self._outstanding:
-            self.counters.rejected += 1
-            log.warning("bus: error result for %s from worker %s rejected: not requested yet", result.key, result.worker)
+            self._reject("error result", result, "not requested yet")
             return
-        else:
+        if result.request not in job.ids:
+            self._reject("error result" if result.analysis is None else "result", result,
+                         "it answers no request of this monitor (unknown or already answered request id)")
+            return
+        job.ids.remove(result.request)  # one answer per publish
+        if result.analysis is None:
             job.errors += 1
-            if job.errors < WORKER_ERRORS:  # that worker's engines failed (after its own retries): another may not
-                log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
-                            result.key, result.error)
+            FAULTS.count("bus.error_answers")
+            first_from_it = result.worker not in job.error_workers
+            job.error_workers.add(result.worker)
+            # One worker's errors count once: a worker that answers errors (broken or hostile) cannot fail a
+            # position another worker can search. It fails after WORKER_ERRORS error answers from
+            # WORKER_ERRORS workers, or from every worker there is.
+            workers_now = max(1, len({w.name or w.worker for w in self._workers.values() if self._serves(w)}))
+            if len(job.error_workers) < min(WORKER_ERRORS, workers_now) or job.errors < WORKER_ERRORS:
+                # asked again at once (each error answers one publish: no loop faster than the answers);
+                # a line for the first error of each worker on it
+                if first_from_it:
+                    log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
+                                result.key, result.error)
                 job.sent = _DUE
                 self._wake.set()
                 return
@@ -616,6 +716,33 @@ class RemoteEnginePool(PinnedBackend):
             self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
 
+    def quarantine(self, worker: str, why: str) -> None:
+        """Shut ``worker`` out: its answers are refused from now on, the analyses it gave are dropped from
+        the cache and searched again by the others; one ERROR line, and ``livemon status`` lists it."""
+        if worker in self.quarantined:
+            return
+        self.quarantined[worker] = why
+        FAULTS.count("bus.quarantined")
+        keys: list[str] = []
+        if self.store is not None:
+            self.store.commit_batch()
+            self.store.flush(force=True)  # its answers still held are in the table before they are dropped
+            keys = [row[0] for row in self.store.db.execute(
+                "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
+            self.store.forget_worker(worker)
+        log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
+                  "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
+        now = time.monotonic()
+        for key in keys:
+            try:
+                board = board_from_fen(f"{key} 0 1")
+            except ValueError:
+                continue
+            answer = self.queue.request(board, self.base_profile, None, now)
+            if not isinstance(answer, PooledAnalysis):
+                answer.future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._wake.set()
+
     # -- status ---------------------------------------------------------------
 
     def engine_pids(self) -> list[int]:
@@ -627,7 +754,7 @@ class RemoteEnginePool(PinnedBackend):
         engines restart inside the workers, out of the monitor's sight."""
         c, q = self.counters, self.queue.counters
         profile = self._base
-        engines = sum(w.engines for w in self._workers.values() if w.profile == profile)
+        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
         answered = sum(c.by_worker.values())
         return EngineStatus(
             engines=engines,
@@ -662,6 +789,7 @@ class RemoteEnginePool(PinnedBackend):
                 answers_by_worker=dict(sorted(c.by_worker.items())),
                 spot_checks=None if self.spot is None else {**vars(self.spot.counters),
                                                             "alarms_by_worker": dict(self.spot.alarmed)},
+                quarantined=dict(self.quarantined),
             ),
         )
 

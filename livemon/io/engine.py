@@ -13,6 +13,9 @@ import asyncio
 import logging
 import os
 import shutil
+import signal
+import time
+from collections import deque
 from typing import Any
 
 import chess
@@ -20,13 +23,211 @@ import chess.engine
 
 from livemon.config import EngineConfig
 from livemon.live.values import EngineProfile, PositionAnalysis, position_key
-from livemon.errors import LivemonError
+from livemon.errors import FAULTS, LivemonError
 from livemon.rating.evaluation import score_cp
 
-__all__ = ["EngineError", "EngineProfile", "PositionAnalysis", "UciEngine", "analysis_board", "position_key",
-           "resolve_engine_path", "search_limit"]
+__all__ = ["EngineError", "EngineProfile", "PositionAnalysis", "UciEngine", "analysis_board", "check_info_line",
+           "position_key", "resolve_engine_path", "search_limit"]
 
 log = logging.getLogger(__name__)
+
+MAX_ENGINE_CP = 100_000
+"""The largest centipawn score an answer may carry: a real engine's largest (a tablebase win) is about
+a tenth of it; beyond is a broken or hostile engine, and its answer is refused, not clamped."""
+
+STDERR_LINES = 5
+"""Lines of an engine's stderr kept (the last ones, for the message of its failure); the rest is read and dropped."""
+
+STDERR_LINE_CHARS = 200
+"""Characters kept of each stderr line."""
+
+MAX_LINE_BYTES = 64 * 1024
+"""Longest stdout line an engine may send; a longer one (or endless bytes without a newline) is a fault."""
+
+
+class _QuietChessLog(logging.Filter):
+    """python-chess logs a line for each piece of engine output it cannot parse: an engine that writes
+    junk in a loop would fill the log. Let through the first few of each kind a minute; count the rest."""
+
+    def __init__(self, per_minute: int = 3) -> None:
+        super().__init__()
+        self.per_minute = per_minute
+        self._seen: dict[str, tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        now = time.monotonic()
+        start, n = self._seen.get(str(record.msg), (now, 0))
+        if now - start > 60:
+            start, n = now, 0
+        self._seen[str(record.msg)] = (start, n + 1)
+        if n >= self.per_minute:
+            FAULTS.count("engine.output_dropped")
+            return False
+        return True
+
+
+_chess_log = logging.getLogger("chess.engine")
+if not any(isinstance(f, _QuietChessLog) for f in _chess_log.filters):
+    _chess_log.addFilter(_QuietChessLog())
+
+
+def _legal(board: chess.Board, uci: str) -> chess.Move | None:
+    """The move ``uci`` if it is legal in ``board`` (python-chess's reading of UCI moves), else None."""
+    try:
+        move = board.parse_uci(uci.lower())
+    except ValueError:
+        return None
+    return move if move else None
+
+
+def check_info_line(board: chess.Board, line: str) -> str | None:
+    """Why an engine's ``info`` or ``bestmove`` line about ``board`` cannot be taken, or None when it can.
+
+    Checked: every move of a ``pv`` is legal in turn, ``currmove`` and ``bestmove`` are legal, a score is
+    an integer of at most :data:`MAX_ENGINE_CP` centipawns or a mate in a nonzero number of moves (a
+    position being searched is not mate), ``multipv`` a positive integer. Other info fields are left to
+    python-chess.
+
+    >>> b = chess.Board()
+    >>> check_info_line(b, "info depth 3 multipv 1 score cp 20 nodes 30 pv e2e4 e7e5")
+    >>> check_info_line(b, "info depth 3 score cp 20 pv e2e5")
+    'illegal pv move e2e5'
+    >>> check_info_line(b, "info depth 3 score cp 999999999999 pv e2e4")
+    'score cp 999999999999 beyond 100000'
+    >>> check_info_line(b, "info depth 3 score mate 0 pv e2e4")
+    'score mate 0 in a position that is not mate'
+    >>> check_info_line(b, "bestmove a1a8"), check_info_line(b, "bestmove g1f3 ponder e7e5")
+    ('illegal bestmove a1a8', None)
+    >>> check_info_line(b, "info string anything at all")
+    """
+    tokens = line.split()
+    if not tokens:
+        return None
+    if tokens[0] == "bestmove":
+        if len(tokens) < 2 or _legal(board, tokens[1]) is None:
+            return f"illegal bestmove {tokens[1] if len(tokens) > 1 else '(missing)'}"
+        return None
+    if tokens[0] != "info" or (len(tokens) > 1 and tokens[1] == "string"):
+        return None
+    i = 1
+    while i < len(tokens):
+        field = tokens[i]
+        if field == "string":
+            return None
+        if field == "score":
+            kind = tokens[i + 1] if i + 1 < len(tokens) else ""
+            raw = tokens[i + 2] if i + 2 < len(tokens) else ""
+            try:
+                value = int(raw)
+            except ValueError:
+                return f"score {kind} {raw!r} is not an integer"
+            if kind == "cp":
+                if abs(value) > MAX_ENGINE_CP:
+                    return f"score cp {value} beyond {MAX_ENGINE_CP}"
+            elif kind == "mate":
+                if value == 0 and not board.is_checkmate():
+                    return "score mate 0 in a position that is not mate"
+            else:
+                return f"score of unknown kind {kind!r}"
+            i += 3
+            continue
+        if field == "multipv":
+            raw = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if not raw.isdigit() or int(raw) < 1:
+                return f"multipv {raw!r} is not a positive integer"
+            i += 2
+            continue
+        if field == "currmove":
+            raw = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if _legal(board, raw) is None:
+                return f"illegal currmove {raw}"
+            i += 2
+            continue
+        if field == "pv":
+            position = board.copy(stack=False)
+            i += 1
+            if i >= len(tokens):
+                return "empty pv"
+            while i < len(tokens) and chess.engine.UCI_REGEX.match(tokens[i]):
+                move = _legal(position, tokens[i])
+                if move is None:
+                    return f"illegal pv move {tokens[i]}"
+                position.push(move)
+                i += 1
+            continue
+        i += 1
+    return None
+
+
+class _GuardedUci(chess.engine.UciProtocol):
+    """python-chess's UCI protocol with a guard on what the engine sends.
+
+    - every ``info``/``bestmove`` line is checked (:func:`check_info_line`) before python-chess sees it;
+      the first bad one sets :attr:`fault` (the search is then refused) and nothing of it is used;
+    - the process's exit, or the end of its stdout, sets :attr:`gone` at once (python-chess notices a
+      death only when every pipe has closed, and not at all for a search waiting on ``readyok``);
+    - stderr is read as it comes and dropped but for its last :data:`STDERR_LINES` lines, cut to
+      :data:`STDERR_LINE_CHARS` characters (an engine that writes to stderr costs no memory and no log);
+    - a stdout line over :data:`MAX_LINE_BYTES` is a fault, not a growing buffer.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fault: asyncio.Future[str] = self.loop.create_future()
+        self.gone: asyncio.Future[str] = self.loop.create_future()
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
+        self.stderr_bytes = 0
+
+    def _refuse(self, why: str) -> None:
+        if not self.fault.done():
+            self.fault.set_result(why)
+
+    def _end(self, why: str) -> None:
+        if not self.gone.done():
+            self.gone.set_result(why)
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 2:
+            raw = data.encode() if isinstance(data, str) else data
+            self.stderr_bytes += len(raw)
+            buf = self.buffer[2]
+            buf.extend(raw)
+            *lines, rest = bytes(buf).split(b"\n")
+            for line in lines[-STDERR_LINES:]:
+                text = line.rstrip(b"\r").decode("utf-8", "replace")[:STDERR_LINE_CHARS]
+                if text:
+                    self.stderr_tail.append(text)
+            self.buffer[2] = bytearray(rest[:STDERR_LINE_CHARS])
+            return
+        if self.fault.done():  # refused: the rest of its output is not read into anything
+            self.buffer[fd].clear()
+            return
+        super().pipe_data_received(fd, data)
+        if len(self.buffer[fd]) > MAX_LINE_BYTES:
+            self.buffer[fd].clear()
+            self._refuse(f"a line of over {MAX_LINE_BYTES} bytes")
+
+    def _line_received(self, line: str) -> None:
+        if self.fault.done():
+            return
+        if self.command is not None and line.startswith(("info", "bestmove")):
+            problem = check_info_line(self.board, line)
+            if problem is not None:
+                self._refuse(problem)
+                return
+        super()._line_received(line)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self._end("its stdout closed")
+        super().pipe_connection_lost(fd, exc)
+
+    def process_exited(self) -> None:
+        code = self.transport.get_returncode() if self.transport is not None else None
+        self._end(f"it exited (code {code})")
+        super().process_exited()
 
 
 class EngineError(LivemonError, RuntimeError):
@@ -84,7 +285,7 @@ class UciEngine:
     Use :meth:`open`; then :meth:`analyse` positions; :meth:`close` at the end.
     """
 
-    def __init__(self, protocol: chess.engine.UciProtocol, transport: Any, profile: EngineProfile, cfg: EngineConfig):
+    def __init__(self, protocol: _GuardedUci, transport: Any, profile: EngineProfile, cfg: EngineConfig):
         self._protocol = protocol
         self._transport = transport
         self.profile = profile
@@ -120,7 +321,7 @@ class UciEngine:
     async def _open_once(cls, path: str, cfg: EngineConfig) -> "UciEngine":
         """One start: spawn, then the UCI handshake and options within ``cfg.start_timeout`` (else killed and reaped)."""
         try:
-            transport, protocol = await chess.engine.UciProtocol.popen(path, setpgrp=True)
+            transport, protocol = await _GuardedUci.popen(path, setpgrp=True)
         except OSError as exc:
             raise EngineError(exc.strerror or str(exc)) from None
         engine = cls(protocol, transport, EngineProfile("?", None, None, 1), cfg)
@@ -156,27 +357,75 @@ class UciEngine:
             self._protocol.analyse(position, search_limit(profile), multipv=profile.multipv, game=object())
         )
         search.add_done_callback(_retrieve)
-        done, _ = await asyncio.wait({search}, timeout=self._cfg.timeout)
-        if not done:
+        fault, gone = self._protocol.fault, self._protocol.gone
+        watched: set[asyncio.Future[Any]] = {search, fault, gone}
+        await asyncio.wait(watched, timeout=self._cfg.timeout, return_when=asyncio.FIRST_COMPLETED)
+        if fault.done():
+            FAULTS.count("engine.refused")
+            await self.kill()
+            raise EngineError(f"engine answer refused ({fault.result()}) on {position.fen()}")
+        if gone.done() and not search.done():
+            # an exit at the end of a search may come with its last lines still in the pipe
+            await asyncio.wait({search}, timeout=0.1)
+            if not search.done() or search.exception() is not None:
+                FAULTS.count("engine.died")
+                await self.kill()
+                raise EngineError(f"engine died ({gone.result()}{self._stderr_note()}) on {position.fen()}")
+        if not search.done():
+            FAULTS.count("engine.timeout")
             log.warning("engine %d: search over %ss, killing it", self.pid, self._cfg.timeout)
             await self.kill()
             raise EngineError(f"engine search timed out after {self._cfg.timeout}s on {position.fen()}")
         try:
             infos = search.result()
+        except chess.engine.EngineTerminatedError as exc:  # (an EngineError too: caught first)
+            FAULTS.count("engine.died")
+            raise EngineError(f"engine died on {position.fen()}: {exc}{self._stderr_note()}") from None
         except chess.engine.EngineError as exc:
+            FAULTS.count("engine.refused")
             raise EngineError(f"engine failed on {position.fen()}: {exc}") from None
-        except chess.engine.EngineTerminatedError as exc:
-            raise EngineError(f"engine died on {position.fen()}: {exc}") from None
         self.searches += 1
-        candidates = []
+        try:
+            return self._checked(position, infos)
+        except EngineError:
+            FAULTS.count("engine.refused")
+            raise
+
+    @staticmethod
+    def _checked(position: chess.Board, infos: list[chess.engine.InfoDict]) -> PositionAnalysis:
+        """The analysis of ``infos``, or EngineError when it is not a legal, finite analysis of ``position``."""
+        candidates: list[tuple[str, int]] = []
         for info in infos:
             if "pv" not in info or not info["pv"] or "score" not in info:
                 continue
-            candidates.append((info["pv"][0].uci(), score_cp(info["score"].white())))
+            move = info["pv"][0]
+            if move not in position.legal_moves:
+                raise EngineError(f"engine answer refused (illegal move {move.uci()}) on {position.fen()}")
+            score = info["score"].white()
+            if score.is_mate():
+                if score.mate() == 0 and not position.is_checkmate():
+                    raise EngineError(f"engine answer refused (mate 0, not mate) on {position.fen()}")
+            else:
+                cp = score.score()
+                if not isinstance(cp, int) or abs(cp) > MAX_ENGINE_CP:
+                    raise EngineError(f"engine answer refused (score cp {cp}) on {position.fen()}")
+            if any(m == move.uci() for m, _ in candidates):
+                raise EngineError(f"engine answer refused (move {move.uci()} in two lines) on {position.fen()}")
+            candidates.append((move.uci(), score_cp(score)))
         if not candidates:
             raise EngineError(f"engine returned no line for {position.fen()}")
         best = infos[0]
         return PositionAnalysis(candidates[0][1], tuple(candidates), int(best.get("depth", 0)), int(best.get("nodes", 0)))
+
+    def _stderr_note(self) -> str:
+        """The engine's last stderr lines, for the message of its failure ("" when it wrote none)."""
+        tail = self._protocol.stderr_tail
+        return f"; its stderr ended: {' | '.join(tail)}" if tail else ""
+
+    @property
+    def stderr_bytes(self) -> int:
+        """Bytes the engine has written to stderr (read and dropped but for the last lines)."""
+        return self._protocol.stderr_bytes
 
     @property
     def pid(self) -> int:
@@ -186,7 +435,8 @@ class UciEngine:
     @property
     def alive(self) -> bool:
         """False once the process has exited (crashed, killed or quit)."""
-        return self._transport.get_returncode() is None and not self._protocol.returncode.done()
+        p = self._protocol
+        return self._transport.get_returncode() is None and not (p.returncode.done() or p.gone.done() or p.fault.done())
 
     async def kill(self) -> None:
         """Kill the process at once and wait until it is reaped: the way out of a hung engine.
@@ -202,6 +452,10 @@ class UciEngine:
         for command in commands:
             for fut in (command.result, command.finished):
                 fut.add_done_callback(_retrieve)  # seen whenever it ends, however many turns that takes
+        try:  # its process group (its own, see open): a child it started, holding its pipes, goes with it
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         if self._transport.get_returncode() is None:
             try:
                 self._transport.kill()

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import random
 from dataclasses import dataclass
+from typing import Callable
 
 import chess
 
@@ -48,12 +49,14 @@ class SpotChecker:
     """
 
     def __init__(self, engine: EngineConfig, fraction: float, profile: str, store: Store | None = None,
-                 tolerance: int = 100, seed: int | None = None) -> None:
+                 tolerance: int = 100, seed: int | None = None,
+                 on_alarm: Callable[[str, str], None] | None = None) -> None:
         self.engine_cfg = engine
         self.fraction = fraction
         self.profile = profile
         self.store = store
         self.tolerance = tolerance
+        self.on_alarm = on_alarm  # (worker, why): the bus quarantines the worker
         self.counters = SpotCounters()
         self.alarmed: dict[str, int] = {}  # worker -> alarms
         self._rng = random.Random(seed)
@@ -128,5 +131,8 @@ class SpotChecker:
                               remote.candidates[0][0], worker)
                     if self.store is not None:
                         self.store.put_analysis(position_key(board), self.profile, local)
+                    if self.on_alarm is not None:
+                        self.on_alarm(worker, f"it said {remote.score:+d} for {position_key(board)}, "
+                                              f"a search here {local.score:+d}")
             finally:
                 self._queue.task_done()

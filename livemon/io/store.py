@@ -225,6 +225,7 @@ class Store:
         self._last_error: str | None = None
         self._last_retry = 0.0
         self._lock_fd: int | None = None
+        self._db_lock_fd: int | None = None
         self._backup_thread: threading.Thread | None = None
         self._checkpointer: threading.Thread | None = None
         self._checkpoint_stop = threading.Event()
@@ -476,8 +477,12 @@ class Store:
     def lock(self) -> None:
         """Take the store for this process (one monitor per store); StoreError naming the holder if taken.
 
-        The lock is ``flock`` on ``<store>.lock`` (released by the kernel when the process dies, even by
-        SIGKILL); the file holds the holder's pid, for the message.
+        Two ``flock`` locks, both released by the kernel when the process dies (even by SIGKILL): one on
+        the database file itself, which cannot be removed from under a running monitor without removing
+        its store, and one on ``<store>.lock``, which holds the holder's pid for the message (deleting
+        that file therefore frees nothing). ``flock`` and SQLite's own ``fcntl`` byte-range locks are
+        independent on a local filesystem; the descriptor on the database file stays open until the
+        connection is closed (closing it earlier would drop SQLite's locks of this process).
         """
         import fcntl
 
@@ -488,21 +493,32 @@ class Store:
         except OSError as exc:
             raise StoreError(f"store {self.path}: cannot create its lock file {self.lock_path}: {_reason(exc)}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            db_fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
             os.close(fd)
-            raise StoreError(f"store {self.path} is in use by another monitor (pid {holder}): stop it, "
-                             "or give this one its own store (--store)") from None
+            raise StoreError(f"store {self.path}: cannot open it to lock it: {_reason(exc)}") from None
+        for held in (db_fd, fd):
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+                os.close(fd)
+                os.close(db_fd)
+                raise StoreError(f"store {self.path} is in use by another monitor (pid {holder}): stop it, "
+                                 "or give this one its own store (--store)") from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
+        self._db_lock_fd = db_fd
 
     def unlock(self) -> None:
         """Release the lock (the file stays: removing it could let two processes lock two different files)."""
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        if self._db_lock_fd is not None:
+            os.close(self._db_lock_fd)
+            self._db_lock_fd = None
 
     def check(self, full: bool = False) -> list[str]:
         """Problems SQLite finds in the file (``PRAGMA quick_check``, or ``integrity_check`` if ``full``); [] if sound.

@@ -77,8 +77,11 @@ Abuse limits (fixed, docs/websocket.md): a client may ask for at most
 ``SNAPSHOT_BURST`` snapshots at once and ``SNAPSHOT_RATE`` a second after that
 (``rate_limited`` error frames beyond); a wrong arbiter token is logged with the
 client's address, and ``ARBITER_TRIES`` wrong tokens close the connection
-(1008), as do any tries from an address with ``ARBITER_TRIES_PER_ADDRESS``
-wrong tokens in the last ``ARBITER_WINDOW`` seconds. A TCP connection that
+(1008). Once an address has ``ARBITER_TRIES_PER_ADDRESS`` wrong tokens in the
+last ``ARBITER_WINDOW`` seconds, each further try from it waits
+``ARBITER_SLOW`` seconds before it is checked and a wrong one closes its
+connection: the guesses are limited, never the arbiter (the right token is
+always accepted, behind a NAT or a proxy shared with a guesser too). A TCP connection that
 never completes a handshake (a port scan, a health check, a browser closing
 early) is one DEBUG line, never a traceback.
 """
@@ -108,6 +111,7 @@ from websockets.protocol import State
 
 from livemon import __version__
 from livemon.config import WebConfig
+from livemon.errors import FAULTS
 from livemon.faces.hub import LOG_SIZE, PUBLIC_CHANNELS, Hub, channels_of
 from livemon.live.messages import ARBITER, Outgoing, channel_audience, is_detail_channel
 from livemon.faces.web import protocol as p
@@ -127,9 +131,12 @@ SNAPSHOT_RATE = 2.0
 ARBITER_TRIES = 3
 """Wrong arbiter tokens on one connection before it is closed (1008)."""
 ARBITER_TRIES_PER_ADDRESS = 10
-"""Wrong arbiter tokens from one address within ``ARBITER_WINDOW`` after which its tries are refused unheard."""
+"""Wrong arbiter tokens from one address within ``ARBITER_WINDOW`` after which its tries are slowed."""
 ARBITER_WINDOW = 60.0
 """Seconds over which wrong arbiter tokens from one address are counted."""
+ARBITER_SLOW = 1.0
+"""Seconds a token try from an address over its budget waits before it is checked (right or wrong alike,
+so the wait tells nothing); a wrong one then closes its connection: one guess per connection and second."""
 BATCH_BYTES = 256 * 1024
 """A ``deltas`` frame takes messages until their JSON reaches this size (clients' frame limits: 1 MiB by default)."""
 BIG_SNAPSHOT = 200
@@ -328,7 +335,8 @@ class WebServer:
         self._chjson: dict[tuple[str, ...], str] = {}  # delivered channels -> their JSON array
         self._snapshots: dict[str, tuple[int, str]] = {}  # channel -> (hub seq, messages JSON) of the last snapshot
         self._snapshot_parts: dict[str, dict[int, str]] = {}  # channel -> seq -> JSON of its latest messages
-        self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its recent wrong arbiter tokens
+        self._wrong_tokens: dict[str, deque[float]] = {}  # address -> times of its last wrong arbiter tokens
+        self._slow_logged: dict[str, float] = {}  # address -> when its "keeps coming" line was last logged
         self._overlay = resources.files("livemon.faces.web").joinpath("static/overlay.html").read_bytes()
         self._static = _static_files()  # "/static/<path>" -> (body, content type): only what the package ships
         # the pump (see the module docstring)
@@ -492,6 +500,8 @@ class WebServer:
                                         self.cfg.heartbeat_seconds, self.cfg.max_message_bytes, __version__))
             client.live = client in self._clients  # from here on the pump owns every write to this socket
             async for raw in ws:
+                if not client.arbiter and isinstance(raw, str) and '"token"' in raw and self._over_budget(client.address):
+                    await asyncio.sleep(ARBITER_SLOW)  # a guesser's address: each of its tries costs it time
                 self._on_message(client, raw)
                 if client.close_reason is not None:
                     log.warning("web: closing client %s: %s", client.peer, client.close_reason)
@@ -579,20 +589,24 @@ class WebServer:
         if c.arbiter or token is None:
             return c.arbiter
         now = time.monotonic()
-        recent = self._wrong_tokens.setdefault(c.address, deque())
-        while recent and now - recent[0] > ARBITER_WINDOW:
-            recent.popleft()
-        if len(recent) >= ARBITER_TRIES_PER_ADDRESS:
-            log.warning("web: arbiter token from %s refused unheard: %d wrong tokens from %s in the last %g s",
-                        c.peer, len(recent), c.address, ARBITER_WINDOW)
-            c.close_reason = "too many wrong arbiter tokens from this address"
-            return False
-        if hmac.compare_digest(token.encode(), want.encode()):
+        over = self._over_budget(c.address)
+        if hmac.compare_digest(token.encode(), want.encode()):  # checked whatever the address did before
             c.arbiter = True
             log.info("web: client %s is an arbiter", c.peer)
             return True
+        FAULTS.count("web.wrong_arbiter_token")
         c.wrong_tokens += 1
+        recent = self._wrong_tokens.setdefault(c.address, deque(maxlen=ARBITER_TRIES_PER_ADDRESS))
         recent.append(now)
+        if over:  # one guess per connection, each after ARBITER_SLOW; a line a minute per address, not per guess
+            c.close_reason = "too many wrong arbiter tokens from this address"
+            logged = self._slow_logged.get(c.address)
+            if logged is None or now - logged > ARBITER_WINDOW:
+                self._slow_logged[c.address] = now
+                log.warning("web: wrong arbiter tokens from %s keep coming (%d in the last %g s): each further try "
+                            "from it waits %g s and a wrong one closes its connection (a line a minute)",
+                            c.address, ARBITER_TRIES_PER_ADDRESS, ARBITER_WINDOW, ARBITER_SLOW)
+            return False
         log.warning("web: wrong arbiter token from %s (%d of %d on this connection, %d from %s in %g s)",
                     c.peer, c.wrong_tokens, ARBITER_TRIES, len(recent), c.address, ARBITER_WINDOW)
         if c.wrong_tokens >= ARBITER_TRIES:
@@ -600,7 +614,14 @@ class WebServer:
         if len(self._wrong_tokens) > 10000:  # forget quiet addresses (a scan from many must not grow this forever)
             for addr in [a for a, d in self._wrong_tokens.items() if not d or now - d[-1] > ARBITER_WINDOW]:
                 del self._wrong_tokens[addr]
+                self._slow_logged.pop(addr, None)
         return False
+
+    def _over_budget(self, address: str) -> bool:
+        """Has ``address`` sent ``ARBITER_TRIES_PER_ADDRESS`` wrong tokens within the last ``ARBITER_WINDOW`` s?"""
+        recent = self._wrong_tokens.get(address)
+        return (recent is not None and len(recent) >= ARBITER_TRIES_PER_ADDRESS
+                and time.monotonic() - recent[0] <= ARBITER_WINDOW)
 
     def _snapshot(self, c: _Client, channels: list[str], reason: str, force: bool = False) -> None:
         """Queue a snapshot of ``channels`` behind every delta due before it (so order holds).

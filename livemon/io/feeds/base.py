@@ -71,6 +71,7 @@ class BaseFeed:
         self.name = name
         self.tracker = GameTracker(name, key, withdraw_after)
         self.status = FeedStatus(name, self.type)
+        self._junk_logged: dict[str, str] = {}  # source -> the junk last logged for it
 
     def __aiter__(self) -> AsyncIterator[Message]:
         return self.run()
@@ -85,6 +86,21 @@ class BaseFeed:
     async def run(self) -> AsyncIterator[Message]:  # pragma: no cover - abstract
         raise NotImplementedError
         yield  # noqa
+
+    def _without_junk(self, text: str, source: str) -> str:
+        """``text`` without junk after its last game (:mod:`livemon.io.feeds.junk`); one log line per new junk
+        of a source (a file re-read, a body re-sent with the same junk, say nothing again)."""
+        from livemon.errors import FAULTS
+        from livemon.io.feeds.junk import cut_junk
+
+        kept, junk = cut_junk(text)
+        if junk:
+            if self._junk_logged.get(source) != junk:
+                self._junk_logged[source] = junk
+                FAULTS.count("feed.junk")
+                log.warning("feed %s: %s: %d characters after the last game's result ignored (not a game): %r",
+                            self.name, source, len(junk), junk[:60])
+        return kept
 
     def _account(self, messages: Iterable[Message]) -> list[Message]:
         """Update the status from messages about to be yielded."""

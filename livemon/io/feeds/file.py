@@ -2,7 +2,13 @@
 
 Polls size and mtime rather than using inotify: it works the same on every
 filesystem (including network shares, where broadcast PCs often write) and
-the cost is one ``stat`` per file per interval.
+the cost is one ``stat`` per file per interval. Size and mtime can stay the
+same across a rewrite (a same-size correction copied with ``cp -p`` or
+``rsync -t``, a share with coarse timestamps), so a file whose ``stat`` has
+not changed is still read and hashed every ``HASH_RECHECK_S`` seconds: a
+rewrite is noticed by its content within that time. Only regular files are
+read: a device (``/dev/zero``: endless, and of size 0 to ``stat``) or a FIFO
+(a read that blocks for ever) is one error line, not a read.
 
 A folder is read as DGT LiveChess writes it: if any ``game-*.pgn`` files
 exist below it (``round-N/game-M.pgn``) only those are read, since the
@@ -18,7 +24,9 @@ when it changed), so a game that is no longer in it is withdrawn after
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import stat
 import time
 from pathlib import Path
 from typing import AsyncIterator
@@ -29,6 +37,9 @@ from livemon.live.tracker import KeyFunc
 from livemon.live.messages import FeedError, Message
 
 log = logging.getLogger(__name__)
+
+HASH_RECHECK_S = 10.0
+"""Seconds after which a file whose size and mtime have not changed is read again and compared by content."""
 
 
 def pgn_files(path: Path) -> list[Path]:
@@ -62,6 +73,9 @@ class FileFeed(BaseFeed):
         self.interval = interval
         self.follow = follow
         self._seen: dict[Path, tuple[int, int]] = {}
+        self._digest: dict[Path, bytes] = {}  # content hash of each file as last read
+        self._hashed: dict[Path, float] = {}  # when each file was last read (monotonic)
+        self.rewrites = 0  # rewrites noticed by content alone (size and mtime unchanged)
         self.reads = 0  # files actually read (changed since the last poll)
         self._unsettled: dict[Path, tuple[tuple[int, int], str]] = {}  # last game had no result or *
 
@@ -94,10 +108,19 @@ class FileFeed(BaseFeed):
                 self.status.state = "stopped"
 
     def _poll(self, file: Path) -> list[Message]:
+        now = time.monotonic()
         try:
             st = file.stat()
             sig = (st.st_mtime_ns, st.st_size)
-            if self._seen.get(file) == sig:
+            if not stat.S_ISREG(st.st_mode):
+                if self._seen.get(file) == sig:
+                    return []
+                self._seen[file] = sig  # one error per version of it
+                self.tracker.unlisted(str(file))
+                kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+                return [FeedError(self.name, f"{file}: {kind}, not a regular file; not read")]
+            recheck = self._seen.get(file) == sig and now - self._hashed.get(file, now) >= HASH_RECHECK_S
+            if self._seen.get(file) == sig and not recheck:
                 pending = self._unsettled.pop(file, None)
                 if pending is not None and pending[0] == sig:
                     # unchanged for a poll: the writer is done; the game just lacks a result or *
@@ -106,13 +129,30 @@ class FileFeed(BaseFeed):
                 return []
             if st.st_size > self.max_body:
                 self._seen[file] = sig  # one error per version of the file
+                self._hashed[file] = now
                 self.tracker.unlisted(str(file))
                 return [FeedError(self.name, f"{file}: {st.st_size / 2**20:.1f} MB, over the limit of "
                                   f"{self.max_body / 2**20:g} MB (feeds.{self.name}.max_body_mb); not read")]
-            text = file.read_text(encoding="utf-8", errors="replace")
+            with file.open("rb") as f:
+                raw = f.read(self.max_body + 1)  # bounded, whatever stat said
         except OSError as exc:
             self.tracker.unlisted(str(file))
             return [FeedError(self.name, f"{file}: {exc.strerror or exc}")]
+        if len(raw) > self.max_body:
+            self._seen[file] = sig
+            self._hashed[file] = now
+            self.tracker.unlisted(str(file))
+            return [FeedError(self.name, f"{file}: over the limit of {self.max_body / 2**20:g} MB "
+                              f"(feeds.{self.name}.max_body_mb) though its size said less; not read")]
+        digest = hashlib.blake2b(raw, digest_size=16).digest()
+        self._hashed[file] = now
+        if recheck:
+            if digest == self._digest.get(file):
+                return []
+            self.rewrites += 1
+            log.info("feed %s: %s was rewritten with its size and mtime kept; read again", self.name, file)
+        self._digest[file] = digest
+        text = self._without_junk(raw.decode("utf-8", errors="replace"), str(file))
         self._seen[file] = sig
         self.reads += 1
         if text_is_cut(text):

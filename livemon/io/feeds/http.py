@@ -17,24 +17,37 @@ Every 200 body is the whole round, and a 304 says it is unchanged: a game the
 round no longer lists is withdrawn after ``withdraw_after`` seconds
 (:meth:`~livemon.live.tracker.GameTracker.poll_done`); a failed poll counts
 for nothing.
+
+A source that flaps (a CDN whose edges serve a stale and a fresh copy in turn)
+must not roll games back and forth: a body identical to the version before the
+last one applied, and shorter than the last (an older copy of a growing
+round), is stale, and is ignored until it has been served ``STALE_POLLS`` polls
+in a row (an operator's real revert comes through then). A full body after a
+cut one is never stale: it is the longer.
+The first stale body of a run is one log line; the rest are counted
+(``feed.stale_bodies`` in the status's faults).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from typing import AsyncIterator
 
 import httpx
 
-from livemon.errors import LivemonError
+from livemon.errors import FAULTS, LivemonError
 from livemon.io.feeds.base import Backoff, BaseFeed
 from livemon.live.movetext import text_is_cut
 from livemon.live.tracker import KeyFunc
 from livemon.live.messages import Message
 
 log = logging.getLogger(__name__)
+
+STALE_POLLS = 3
+"""Polls in a row an earlier version must be served before it is taken (a revert), not ignored as stale."""
 
 
 class HttpFeed(BaseFeed):
@@ -58,6 +71,10 @@ class HttpFeed(BaseFeed):
         self.requests = 0
         self.not_modified = 0
         self._unsettled: str | None = None  # last body, if its last game had no result or *
+        self._versions: list[tuple[bytes, int]] = []  # (digest, size) of the last two bodies applied
+        self._stale: tuple[bytes, int] | None = None  # the stale body being served, and polls in a row
+        self.stale_bodies = 0
+        self._stale_logged = False
 
     async def run(self) -> AsyncIterator[Message]:
         client = self._client or httpx.AsyncClient(timeout=self.timeout, follow_redirects=True)
@@ -121,11 +138,29 @@ class HttpFeed(BaseFeed):
 
     def _apply(self, body: bytes, encoding: str, etag: str | None, last_modified: str | None) -> list[Message]:
         """Decode and parse a 200 body (in a worker thread; only this feed's task uses the tracker)."""
+        digest = hashlib.blake2b(body, digest_size=16).digest()
+        versions = self._versions
+        if len(versions) >= 2 and versions[-2][0] == digest and len(body) < versions[-1][1]:  # A, B, A: stale?
+            run = self._stale[1] + 1 if self._stale is not None and self._stale[0] == digest else 1
+            self._stale = (digest, run)
+            if run < STALE_POLLS:
+                self.stale_bodies += 1
+                FAULTS.count("feed.stale_bodies")
+                if not self._stale_logged:
+                    self._stale_logged = True
+                    log.warning("feed %s: %s served an earlier version of the round again (a stale cache?): "
+                                "ignored unless it is served %d polls in a row; logged once", self.name, self.url,
+                                STALE_POLLS)
+                return []
+        self._stale = None
+        if not versions or versions[-1][0] != digest:
+            self._versions = [*versions[-1:], (digest, len(body))]
         try:
             text = body.decode(encoding, errors="replace")
         except LookupError:  # an unknown charset in Content-Type
             text = body.decode("utf-8", errors="replace")
         self._etag, self._last_modified = etag, last_modified
+        text = self._without_junk(text, self.url)
         settled = self._unsettled is not None and text == self._unsettled  # a server without ETags
         self._unsettled = text if text_is_cut(text) and not settled else None
         return self.tracker.update_text(text, source=self.url, final=False, settled=settled, view=self.url)

@@ -2,8 +2,13 @@
 
 Ply continuity is checked here, legality by the tracker: the next ply is
 appended; a repeat of a known ply is ignored; a known ply with a different
-move is a correction (everything from it is rolled back); a gap or an illegal
-move is a FeedError and nothing changes, so a later good message still fits.
+move is a correction (everything from it is rolled back); an illegal move is a
+FeedError and nothing changes (not even the tags or the result the message
+carried), so a later good message still fits. A ply that arrives before the
+one it follows (out of order) is held, up to ``GAP_HOLD`` plies a game, and
+applied as soon as the missing ply comes; if it has not come within
+``GAP_WAIT_S`` seconds, one FeedError says which ply is missing and how many
+are held for it (the line comes with the next message of the feed).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 import uuid
 from typing import Any, AsyncIterator
 
@@ -41,6 +47,11 @@ TAG_FIELDS = {
     "event": "Event", "round": "Round", "date": "Date", "site": "Site",
 }
 
+
+GAP_WAIT_S = 30.0
+"""Seconds a game waits for a missing ply before one line says what it needs."""
+GAP_HOLD = 256
+"""Plies held per game while one before them is missing; beyond, they are refused (one line)."""
 
 MAX_MESSAGE = 65536
 """Largest move message accepted, bytes (a real one is a few hundred)."""
@@ -94,9 +105,32 @@ class MoveMessages:
         self._plies: dict[str, list[Ply]] = {}
         self._headers: dict[str, dict[str, str]] = {}
         self.duplicates = 0
+        self._held: dict[str, dict[int, dict[str, Any]]] = {}  # game -> ply -> its message, waiting for a gap
+        self._gap_since: dict[str, float] = {}  # game -> when its first held ply came
+        self._gap_reported: set[str] = set()
+        self.held = 0  # plies that ever had to wait for an earlier one
 
-    def handle(self, payload: bytes | str) -> list[Message]:
+    def handle(self, payload: bytes | str, now: float | None = None) -> list[Message]:
         """The messages one payload gives; never raises (a fault is a FeedError and a log line)."""
+        now = time.monotonic() if now is None else now
+        out = self._handle_payload(payload, now)
+        return out + self._overdue(now)
+
+    def _overdue(self, now: float) -> list[Message]:
+        """One line per game whose missing ply has not come within GAP_WAIT_S."""
+        out: list[Message] = []
+        for gid, since in self._gap_since.items():
+            if gid in self._gap_reported or now - since < GAP_WAIT_S:
+                continue
+            self._gap_reported.add(gid)
+            held = self._held.get(gid, {})
+            missing = len(self._plies.get(gid, [])) + 1
+            out.append(FeedError(self.feed.name, f"{gid}: ply {missing} has not arrived in {GAP_WAIT_S:g} s; "
+                                 f"{len(held)} later plies (to ply {max(held, default=missing)}) are held for it: "
+                                 f"re-send ply {missing} to recover them", gid))
+        return out
+
+    def _handle_payload(self, payload: bytes | str, now: float) -> list[Message]:
         try:
             try:
                 d = _decode(payload)
@@ -106,14 +140,14 @@ class MoveMessages:
         except ValueError as exc:
             return [FeedError(self.feed.name, f"bad message {excerpt(payload)}: {exc}")]
         try:
-            return self._handle(gid, d)
+            return self._handle(gid, d, now)
         except FieldError as exc:
             return [FeedError(self.feed.name, f"{gid}: bad message: {exc}", gid)]
         except Exception as exc:  # noqa: BLE001 - a bug must not end the feed: one line, go on
             msg = f"{gid}: message not handled ({type(exc).__name__}: {str(exc)[:120]}): {excerpt(payload)}"
             return [FeedError(self.feed.name, msg, gid)]
 
-    def _handle(self, gid: str, d: dict[str, Any]) -> list[Message]:
+    def _handle(self, gid: str, d: dict[str, Any], now: float) -> list[Message]:
         dropped: list[str] = []
 
         def optional(key: str, check: Any) -> Any:
@@ -148,7 +182,8 @@ class MoveMessages:
         if dropped:
             where = f"ply {n}" if uci is not None else "message"
             out.append(FeedError(self.feed.name, f"{gid}: {where}: ignored {', '.join(dropped)}", gid))
-        headers = self._headers.setdefault(gid, {"Result": "*"})
+        # the tags and result of this message count only if it is taken (a refused message carries nothing)
+        headers = dict(self._headers.get(gid, {"Result": "*"}))
         for tag, value in tags.items():
             if value is not None:
                 headers[tag] = str(value)
@@ -157,18 +192,44 @@ class MoveMessages:
         known = self._plies.get(gid, [])
         candidate = known
         if ply is not None:
-            if n > len(known) + 1:
-                return out + [FeedError(self.feed.name, f"{gid}: ply {n} arrived but ply {len(known) + 1} is the next (gap)", gid)]
+            if n > len(known) + 1:  # out of order: held until the missing ply comes
+                held = self._held.setdefault(gid, {})
+                if n not in held and len(held) >= GAP_HOLD:
+                    return out + [FeedError(self.feed.name, f"{gid}: ply {n} refused: {GAP_HOLD} plies already wait "
+                                            f"for ply {len(known) + 1}", gid)]
+                held[n] = d
+                self.held += 1
+                self._gap_since.setdefault(gid, now)
+                return out
             if n <= len(known) and known[n - 1].uci == ply.uci:
                 self.duplicates += 1
-                if result is None:
+                if result is None and headers == self._headers.get(gid, {"Result": "*"}):
                     return out
             else:
                 candidate = known[: n - 1] + [ply]
         got = self.tracker.update(Snapshot(dict(headers), list(candidate), True, fen), game_id=gid)
-        if not any(isinstance(m, FeedError) for m in got):
-            self._plies[gid] = candidate
-        return out + got
+        if any(isinstance(m, FeedError) for m in got):
+            return out + got
+        self._plies[gid] = candidate
+        self._headers[gid] = headers
+        return out + got + self._release(gid, now)
+
+    def _release(self, gid: str, now: float) -> list[Message]:
+        """The held plies that follow now, applied in order."""
+        held = self._held.get(gid)
+        out: list[Message] = []
+        while held:
+            for n in [k for k in held if k <= len(self._plies.get(gid, []))]:  # overtaken by a correction
+                del held[n]
+            nxt = held.pop(len(self._plies.get(gid, [])) + 1, None)
+            if nxt is None:
+                break
+            out += self._handle(gid, nxt, now)
+        if not held:
+            self._held.pop(gid, None)
+            self._gap_since.pop(gid, None)
+            self._gap_reported.discard(gid)
+        return out
 
 
 def _result_field(value: Any) -> str:

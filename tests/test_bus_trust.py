@@ -1,0 +1,252 @@
+"""Trust on the engine bus: only the analysis asked, of the pinned profile, from a worker the monitor trusts.
+
+A real mosquitto; honest workers are real ``livemon worker`` processes running the scripted UCI engine of
+tests/fake_uci.py (quick, and its scores depend on the position alone, so a spot check on this machine agrees
+with them exactly); rogues are raw MQTT clients doing what the documented ACL still lets a worker do (take
+requests from the share, answer under its own name, write announcements).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import aiomqtt
+import chess
+import pytest
+
+from livemon.config import BusConfig, EngineConfig
+from livemon.errors import FAULTS
+from livemon.io.broker import shared_requests_topic, workers_topic
+from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
+from livemon.io.engine import EngineError, PositionAnalysis, position_key
+from livemon.io.store import Store
+from tests.conftest import REPO
+from tests.test_distributed import until
+from tests.test_pool import game_boards
+
+DEPTH = 5
+PROFILE = f"FakeUCI 1.0 depth={DEPTH} multipv=4"
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> str:
+    wrapper = tmp_path / "fake-engine"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@contextlib.contextmanager
+def honest_workers(tmp_path: Path, port: int, engine: str, names: list[str],
+                   delay: float = 0) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Real ``livemon worker`` processes on the fake engine, named ``names`` (``delay``: seconds a search takes)."""
+    procs = []
+    try:
+        for name in names:
+            cfg = tmp_path / f"{name}.toml"
+            cfg.write_text(f'[engine]\npath = "{engine}"\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / name}.sqlite"\n'
+                           f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {port}\nmax_backoff = 1.0\n')
+            log = open(tmp_path / f"{name}.log", "wb")
+            procs.append(subprocess.Popen([sys.executable, "-m", "livemon.cli", "worker", "--config", str(cfg),
+                                           "--name", name], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True, env={**os.environ, "FAKE_UCI_DELAY": str(delay)}))
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+def bus_cfg(port: int, **kw: Any) -> BusConfig:
+    base: dict[str, Any] = {"host": "127.0.0.1", "port": port, "max_backoff": 1.0, "mode": "mqtt"}
+    base.update(kw)
+    cfg = BusConfig(**base)
+    cfg.validate()
+    return cfg
+
+
+def engine_cfg(engine: str) -> EngineConfig:
+    cfg = EngineConfig(path=engine, depth=DEPTH, timeout=10)
+    cfg.validate()
+    return cfg
+
+
+def lie(board: chess.Board) -> PositionAnalysis:
+    """A well-formed lie: a legal move, a score in range, the profile's depth; far from any honest score."""
+    move = next(iter(board.legal_moves)).uci()
+    return PositionAnalysis(3000, ((move, 3000),), DEPTH, 100)
+
+
+async def rogue_worker(port: int, name: str, answer: str, stop: asyncio.Event, seen: list[str]) -> None:
+    """A worker that takes requests from the share and answers under its own name: ``lie`` (a well-formed lie
+    with the request's id) or ``errors`` (three error answers per request)."""
+    async with aiomqtt.Client("127.0.0.1", port, protocol=aiomqtt.ProtocolVersion.V5, identifier=name) as client:
+        bus = BusConfig()
+        await client.subscribe(shared_requests_topic(bus, PROFILE), qos=1)
+        await client.publish(workers_topic(bus, name), WorkerAnnouncement(name, "FakeUCI 1.0", DEPTH, None, 4, 4).to_json(),
+                             qos=1, retain=True)
+
+        async def serve() -> None:
+            async for msg in client.messages:
+                request = AnalysisRequest.parse(msg.payload)
+                seen.append(request.key)
+                reply = f"{msg.properties.ResponseTopic}/{name}"
+                if answer == "lie":
+                    out = [AnalysisResult(request.key, PROFILE, name, lie(request.board()), request=request.id)]
+                else:
+                    out = [AnalysisResult(request.key, PROFILE, name, error="no engine here", request=request.id)] * 3
+                for result in out:
+                    await client.publish(reply, result.to_json(), qos=1)
+
+        task = asyncio.create_task(serve())
+        await stop.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await client.publish(workers_topic(bus, name), b"", qos=1, retain=True)
+
+
+# -- the profile ------------------------------------------------------------------------------------------------
+
+
+async def test_a_profile_is_never_taken_from_an_announcement_unless_configured_so(broker, engine, caplog):
+    caplog.set_level(logging.INFO, "livemon.io.bus")
+    async with aiomqtt.Client("127.0.0.1", broker.port) as rogue:  # a rogue announces depth=1, retained, first
+        await rogue.publish(workers_topic(BusConfig(), "rogue"),
+                            WorkerAnnouncement("rogue", "FakeUCI 1.0", 1, None, 1, 8).to_json(), qos=1, retain=True)
+    async with RemoteEnginePool(bus_cfg(broker.port), engine=engine_cfg(engine)) as pool:
+        assert pool.base_profile.name == PROFILE  # this machine's [engine], not the announcement
+        await until(lambda: "runs profile 'FakeUCI 1.0 depth=1 multipv=1'" in caplog.text, 10, "the rogue's announcement")
+        assert pool.capacity == 0  # the rogue gets no requests: it runs another profile
+    with pytest.raises(EngineError, match=r"^bus\.profile: not set, and no \[engine\]"):
+        async with RemoteEnginePool(bus_cfg(broker.port)):
+            pass
+    async with RemoteEnginePool(bus_cfg(broker.port, profile_from_workers=True)) as pool:  # asked for: taken
+        assert pool.base_profile.name == "FakeUCI 1.0 depth=1 multipv=1"
+    async with aiomqtt.Client("127.0.0.1", broker.port) as rogue:
+        await rogue.publish(workers_topic(BusConfig(), "rogue"), b"", qos=1, retain=True)
+
+
+# -- announcements ----------------------------------------------------------------------------------------------
+
+
+async def test_an_empty_retained_announcement_cannot_stop_analysis(tmp_path, broker, engine, caplog):
+    caplog.set_level(logging.INFO, "livemon.io.bus")
+    boards = game_boards()[:6]
+    with honest_workers(tmp_path, broker.port, engine, ["good"]):
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE)) as pool:
+            await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
+            (worker_id,) = pool.status().bus.workers
+            first = await asyncio.wait_for(pool.submit(boards[0]), 30)
+            async with aiomqtt.Client("127.0.0.1", broker.port) as rogue:
+                for _ in range(5):  # cleared, again and again
+                    await rogue.publish(workers_topic(BusConfig(), worker_id), b"", qos=1, retain=True)
+                    await asyncio.sleep(0.3)
+            await until(lambda: pool.capacity > 0, 5, "the worker's announcement again")
+            rest = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards[1:])), 30)
+    assert first.key == position_key(boards[0]) and [r.key for r in rest] == [position_key(b) for b in boards[1:]]
+    log = (tmp_path / "good.log").read_text()
+    assert log.count("was cleared by another client") == 1, log  # one line, however often
+
+
+# -- answers ----------------------------------------------------------------------------------------------------
+
+
+async def test_an_answer_to_nothing_asked_or_from_an_untrusted_worker_is_refused(tmp_path, broker, engine, caplog):
+    caplog.set_level(logging.INFO, "livemon.io.bus")
+    board = game_boards()[3]
+    key = position_key(board)
+    with honest_workers(tmp_path, broker.port, engine, ["good"], delay=2), Store(tmp_path / "m.sqlite") as store:
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, workers=["good"]), store) as pool:
+            await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
+            wanted = asyncio.create_task(pool.submit(board))
+            await until(lambda: any(k == key for k, _ in pool.queue.jobs), 5, "the request")
+            async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as rogue:
+                forged = [
+                    (f"{pool.reply_topic}/good", AnalysisResult(key, PROFILE, "good", lie(board), request="guessed")),
+                    (f"{pool.reply_topic}/evil", AnalysisResult(key, PROFILE, "evil", lie(board), request="x")),
+                    (pool.reply_topic, AnalysisResult(key, PROFILE, "good", lie(board), request="x")),
+                ]
+                for topic, result in forged:
+                    await rogue.publish(topic, result.to_json(), qos=1)
+            answer = await asyncio.wait_for(wanted, 30)
+    assert answer.analysis.score != 3000  # the honest one
+    text = caplog.text
+    assert "it answers no request of this monitor" in text
+    assert text.count("not from a worker of bus.workers") == 2
+    with Store(tmp_path / "m.sqlite") as store:
+        assert store.analyses_by_worker() == {"good": 1}
+
+
+async def test_a_liar_caught_by_a_spot_check_is_quarantined_and_its_answers_searched_again(tmp_path, broker, engine,
+                                                                                          caplog):
+    caplog.set_level(logging.INFO, "livemon")
+    boards = game_boards()[:24]
+    stop, seen = asyncio.Event(), []
+    before = FAULTS.snapshot().get("bus.quarantined", 0)
+    with honest_workers(tmp_path, broker.port, engine, ["good"]), Store(tmp_path / "m.sqlite") as store:
+        rogue = asyncio.create_task(rogue_worker(broker.port, "liar", "lie", stop, seen))
+        bus = bus_cfg(broker.port, profile=PROFILE, spot_check=1.0, request_timeout=3.0)
+        async with RemoteEnginePool(bus, store, engine=engine_cfg(engine)) as pool:
+            await until(lambda: len(pool.status().bus.workers) == 2, 30, "both announcements")
+            answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards)), 60)
+            await until(lambda: "liar" in pool.quarantined, 20, "the spot check")
+            await pool.spot.wait_idle()
+            await until(lambda: not pool.queue.jobs, 30, "the liar's positions searched again")
+            later = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in game_boards()[24:40])), 60)
+            status = pool.status()
+        stop.set()
+        await rogue
+        lies_left = store.db.execute("SELECT COUNT(*) FROM analyses WHERE worker = 'liar'").fetchone()[0]
+        cached = store.count_analyses(PROFILE)
+    assert seen, "the liar took no request: the test proves nothing"
+    assert lies_left == 0 and cached >= 40  # every analysis it gave was dropped and searched again by "good"
+    assert all(a.analysis.score != 3000 for a in later)  # nothing of it used once caught
+    assert status.bus.quarantined.keys() == {"liar"} and "said +3000" in status.bus.quarantined["liar"]
+    assert FAULTS.snapshot()["bus.quarantined"] == before + 1
+    assert sum("QUARANTINED" in r.getMessage() for r in caplog.records) == 1
+    assert any(a.analysis.score == 3000 for a in answers)  # (the lies used before it was caught: see docs)
+
+
+async def test_error_answers_from_one_worker_take_no_ply_out(tmp_path, broker, engine, caplog):
+    caplog.set_level(logging.INFO, "livemon.io.bus")
+    boards = game_boards()[:20]
+    stop, seen = asyncio.Event(), []
+    with honest_workers(tmp_path, broker.port, engine, ["good"]):
+        rogue = asyncio.create_task(rogue_worker(broker.port, "flooder", "errors", stop, seen))
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, request_timeout=5.0)) as pool:
+            await until(lambda: len(pool.status().bus.workers) == 2, 30, "both announcements")
+            answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards)), 60)
+            status = pool.status()
+        stop.set()
+        await rogue
+    assert seen, "the flooder took no request: the test proves nothing"
+    assert [a.key for a in answers] == [position_key(b) for b in boards] and status.failures == 0
+    assert status.bus.answers_by_worker == {"good": 20}
+    lines = [r for r in caplog.records if "rejected" in r.getMessage() and "flooder" in r.getMessage()]
+    assert len(lines) <= 6  # its repeats are refused (unknown id), without a line each after the fifth
+    assert sum("rejected" in r.getMessage() for r in caplog.records) < len(seen) * 2
+
+
+def test_the_documented_acl_keeps_answers_private(tmp_path):
+    """The ACL of docs/distributed.md: a worker may write results only under its own name and read none."""
+    from tests.test_distributed import docs_acl
+
+    acl = docs_acl()
+    worker = acl[acl.index("user worker1"):acl.index("user worker2")]
+    assert "topic write livemon/bus/results/+/worker1" in worker
+    assert "results" not in "".join(line for line in worker.splitlines() if line.startswith("topic read"))
+    # (the broker-level check of this very ACL: tests/test_distributed.py, the TLS test)

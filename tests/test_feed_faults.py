@@ -1,0 +1,228 @@
+"""Feed quirks that must change no number: real files rewritten by the test.
+
+- a same-size correction whose mtime is kept (``cp -p``, ``rsync -t``, a share with coarse timestamps) is
+  noticed by its content;
+- a path that is a device (``/dev/zero``) or a FIFO is one error line, never a read (an endless read, or one
+  that blocks for ever).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import chess
+import pytest
+
+import livemon.io.feeds.file as file_feed
+from livemon.io.feeds.file import FileFeed
+from tests.test_feeds_live import Rebuilt, real_games, running, until
+
+
+def plain_pgn(headers: dict[str, str], sans: list[str], result: str = "*") -> str:
+    moves = " ".join((f"{i // 2 + 1}. " if i % 2 == 0 else "") + san for i, san in enumerate(sans))
+    tags = "".join(f'[{k} "{v}"]\n' for k, v in {**headers, "Result": result}.items())
+    return f"{tags}\n{moves} {result}\n"
+
+
+def same_length_alternative(board: chess.Board, san: str) -> str:
+    """Another legal move of the position whose SAN is as long as ``san``."""
+    for move in board.legal_moves:
+        other = board.san(move)
+        if other != san and len(other) == len(san):
+            return other
+    raise AssertionError("no same-length alternative")
+
+
+async def test_a_same_size_rewrite_with_its_mtime_kept_is_noticed_by_content(tmp_path, monkeypatch):
+    monkeypatch.setattr(file_feed, "HASH_RECHECK_S", 0.2)
+    game = real_games()[0]
+    headers = dict(game.headers)
+    board, sans, ucis = game.board(), [], []
+    for move in list(game.mainline_moves())[:20]:
+        sans.append(board.san(move))
+        ucis.append(move.uci())
+        board.push(move)
+    board.pop()
+    fixed_san = same_length_alternative(board, sans[-1])
+    fixed_uci = board.parse_san(fixed_san).uci()
+    path = tmp_path / "round.pgn"
+    path.write_text(plain_pgn(headers, sans))
+    got = Rebuilt()
+    feed = FileFeed("board-pc", path, interval=0.02)
+    async with running(feed, got):
+        await until(lambda: sum(len(m) for m in got.moves.values()) == 20, 5, "the first version")
+        (gid,) = got.moves
+        before = os.stat(path)
+        wrong = path.read_text()
+        right = plain_pgn(headers, [*sans[:-1], fixed_san])
+        assert len(right) == len(wrong) and right != wrong
+        path.write_text(right)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # what cp -p / rsync -t leave
+        after = os.stat(path)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        await until(lambda: got.moves[gid][-1] == fixed_uci, 5, "the correction")
+        reads = feed.reads
+        await asyncio.sleep(0.6)  # unchanged since: rechecked by its hash, not read into the tracker again
+    assert got.moves[gid] == [*ucis[:-1], fixed_uci] and got.counts["GameRollback"] == 1
+    assert feed.rewrites == 1 and feed.reads == reads and not got.errors
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+async def test_a_device_or_a_fifo_is_one_error_line_and_never_read(tmp_path, kind):
+    if kind == "device":
+        path = "/dev/zero"
+    else:
+        path = str(tmp_path / "round.pgn")
+        os.mkfifo(path)
+    got = Rebuilt()
+    feed = FileFeed("hall", path, interval=0.02, max_body=2**20)
+    started = time.monotonic()
+    async with running(feed, got):
+        await until(lambda: bool(got.errors), 5, "the error")
+        await asyncio.sleep(0.3)  # a dozen polls more: no second line, no read
+    assert time.monotonic() - started < 5
+    (error,) = got.errors
+    assert ("a FIFO" if kind == "fifo" else "a device or socket") in error.message and "not read" in error.message
+    assert feed.reads == 0 and not got.moves
+
+
+# -- MQTT: out-of-order plies, and a refused message carries nothing ------------------------------------------------
+
+
+def mv(ply: int, uci: str, **extra: object) -> str:
+    import json
+    return json.dumps({"game": "board-7", "ply": ply, "uci": uci, "white": "A", "black": "B", **extra})
+
+
+async def test_mqtt_out_of_order_plies_wait_for_the_missing_one_and_a_refused_message_carries_nothing(broker):
+    import aiomqtt
+
+    from livemon.io.feeds.mqtt import MqttFeed
+    from livemon.live.messages import FeedError, GameResult
+
+    g = real_games()[0]
+    truth = [m.uci() for m in g.mainline_moves()][:40]
+    feed = MqttFeed("boards", "livemon/test/moves/#", "127.0.0.1", broker.port)
+    msgs: list = []
+    async with running(feed, msgs), aiomqtt.Client("127.0.0.1", broker.port) as pub:
+        await asyncio.wait_for(feed.connected.wait(), 5)
+        topic = "livemon/test/moves/board-7"
+        order = [*range(1, 11), *range(12, 31), 11]  # ply 11 arrives last: 19 plies wait for it
+        for ply in order:
+            await pub.publish(topic, mv(ply, truth[ply - 1]), qos=1)
+        await pub.publish(topic, mv(31, "e1e8", result="0-1"), qos=1)  # illegal, with a result: refused whole
+        await pub.publish(topic, mv(31, truth[30]), qos=1)  # the good ply 31, no result
+        await until(lambda: sum(1 for m in msgs if type(m).__name__ == "MoveEvent") == 31, 10, "31 plies")
+        await asyncio.sleep(0.3)
+    got = Rebuilt()
+    for m in msgs:
+        got.add(m)
+    assert got.moves == {"board-7": truth[:31]}  # nothing lost to the late ply
+    errors = [m.message for m in msgs if isinstance(m, FeedError)]
+    assert len(errors) == 1 and "illegal" in errors[0], errors  # the late ply cost no line at all
+    assert not [m for m in msgs if isinstance(m, GameResult)]  # the refused message's 0-1 was not kept
+    assert feed.handler.held == 19
+
+
+def test_a_ply_that_never_comes_is_one_line_after_the_wait_saying_what_is_needed():
+    from livemon.io.feeds.base import BaseFeed
+    from livemon.io.feeds.mqtt import GAP_WAIT_S, MoveMessages
+    from livemon.live.messages import FeedError, MoveEvent
+
+    g = real_games()[0]
+    truth = [m.uci() for m in g.mainline_moves()][:30]
+    handler = MoveMessages(BaseFeed("boards"))
+    out = []
+    for ply in range(1, 6):
+        out += handler.handle(mv(ply, truth[ply - 1]), now=0.0)
+    for ply in range(7, 30):  # ply 6 lost for good
+        out += handler.handle(mv(ply, truth[ply - 1]), now=1.0 + ply)
+    assert not [m for m in out if isinstance(m, FeedError)]  # waiting, silently
+    late = handler.handle(mv(30, truth[29]), now=GAP_WAIT_S + 8.0)  # the wait is over
+    again = handler.handle(mv(30, truth[29]), now=GAP_WAIT_S + 60.0)
+    (line,) = [m.message for m in late if isinstance(m, FeedError)]
+    assert line == (f"board-7: ply 6 has not arrived in {GAP_WAIT_S:g} s; 24 later plies (to ply 30) are held for it: "
+                    "re-send ply 6 to recover them")
+    assert not [m for m in again if isinstance(m, FeedError)]  # said once
+    recovered = handler.handle(mv(6, truth[5]), now=GAP_WAIT_S + 70.0)
+    assert [m.ply for m in recovered if isinstance(m, MoveEvent)] == list(range(6, 31))
+
+
+# -- HTTP: a source that flaps between a stale and a fresh copy ------------------------------------------------------
+
+
+async def test_a_cdn_serving_stale_and_fresh_copies_in_turn_rolls_nothing_back_and_says_so_once(caplog):
+    import logging
+
+    from livemon.io.feeds.http import STALE_POLLS, HttpFeed
+    from tests.test_feeds_live import MiniHttp, pgn_of, response
+
+    caplog.set_level(logging.INFO, "livemon.io.feeds")
+    games = real_games()[:3]
+    stale = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games).encode()
+    fresh = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games).encode()
+    state = {"mode": "stale", "served": 0}
+
+    async def handler(path: str, headers: dict[str, str], w: asyncio.StreamWriter) -> None:
+        state["served"] += 1
+        if state["mode"] == "stale":
+            body = stale
+        elif state["mode"] == "flap":  # two edges of a CDN, in turn; no ETag, no Last-Modified
+            body = fresh if state["served"] % 2 else stale
+        else:
+            body = stale  # the round really went back (an operator's revert): served steadily
+        w.write(response("200 OK", body, Content_Type="application/x-chess-pgn"))
+        await w.drain()
+
+    got = Rebuilt()
+    async with MiniHttp(handler) as srv:
+        feed = HttpFeed("cdn", srv.url, interval=0.01)
+        async with running(feed, got):
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the first version")
+            state["mode"] = "flap"
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 90, 5, "the fresh version")
+            await until(lambda: feed.stale_bodies >= 20, 10, "twenty stale copies")
+            assert got.counts["GameRollback"] == 0 and sum(len(v) for v in got.moves.values()) == 90
+            state["mode"] = "revert"
+            await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the revert, served steadily")
+    assert got.counts["GameRollback"] == 3  # once per game, for the revert only
+    lines = [r.getMessage() for r in caplog.records if "earlier version" in r.getMessage()]
+    assert len(lines) == 1 and f"served {STALE_POLLS} polls in a row" in lines[0]
+    assert not got.errors
+
+
+# -- junk after the last game ---------------------------------------------------------------------------------------
+
+JUNK = ["garbage here\n", "%%%% junk\n\x00\x01 blah", "}} 1. e4 {", "[Event", "1. e4 e5"]
+
+
+@pytest.mark.parametrize("junk", JUNK, ids=["line", "binary", "braces", "half-tag", "moves"])
+async def test_junk_after_the_last_game_costs_none_of_its_plies_nor_its_result(tmp_path, caplog, junk):
+    import logging
+
+    caplog.set_level(logging.INFO, "livemon.io.feeds")
+    games = real_games()[:2]
+    ucis = [[m.uci() for m in g.mainline_moves()][:20] for g in games]
+    text = "".join(pgn_of_result(g, u, "1-0") for g, u in zip(games, ucis))
+    clean, dirty = tmp_path / "clean.pgn", tmp_path / "dirty.pgn"
+    clean.write_text(text)
+    dirty.write_text(text + junk)
+    got = {}
+    for path in (clean, dirty):
+        sink = got[path.name] = Rebuilt()
+        feed = FileFeed(path.stem, path, interval=0.02)
+        async with running(feed, sink):
+            await until(lambda sink=sink: sum(len(v) for v in sink.moves.values()) == 40 and len(sink.results) == 2,
+                        5, f"both games of {path.name}")
+            await asyncio.sleep(0.2)
+    assert got["dirty.pgn"].moves == got["clean.pgn"].moves and got["dirty.pgn"].results == got["clean.pgn"].results
+    assert list(got["dirty.pgn"].results.values()) == ["1-0", "1-0"]
+    lines = [r.getMessage() for r in caplog.records if "after the last game's result ignored" in r.getMessage()]
+    assert len(lines) == 1 and "dirty.pgn" in lines[0]  # one line, though the file was polled many times
+
+
+def pgn_of_result(game, ucis, result):
+    from tests.test_feeds_live import pgn_of
+    return pgn_of(game, ucis, result=result)
