@@ -612,7 +612,10 @@ class LiveCore:
         ttt = self.ttt.get(player.name)
         c_map = self.estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
+        blocks = self.estimator.estimates(player)
         return PlayerEstimate(
+            estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
+            results_estimate=blocks["results_estimate"],
             name=player.name,
             elo=player.elo,
             moves=live.n,

@@ -595,6 +595,9 @@ class PlayerEstimate(Outgoing):
     ttt_sigma: float | None = None
     gain_histogram: Mapping[str, int] | None = None  # sparse {gain: count}, for the histogram plot (GainCounts)
     performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
+    estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
+    field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)
+    results_estimate: dict[str, Any] | None = None  # FIDE's performance from results (mean opponent + dp(p))
 
 
 @dataclass(frozen=True)
