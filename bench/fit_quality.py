@@ -78,6 +78,8 @@ class Side:
     part: str  # "fit" or "test"
     features: np.ndarray  # (moves, features)
     decisions: list[tuple[int, Decision]] = field(default_factory=list)  # (ply, decision) of the counted moves
+    all_moves: list[tuple[int, Decision]] = field(default_factory=list)  # every non-forced move (the open: counted only)
+    gains: list[int] = field(default_factory=list)  # Ferreira's gains (cp; none for the open's export)
 
 
 def _features(moves: list[tuple[int, Decision]]) -> np.ndarray:
@@ -103,9 +105,12 @@ def calibration_sides(paths: Sequence[Path], book_moves: int = BOOK_MOVES, eval_
                 moves = [(sp.ply, sp.decision) for sp in g.plies
                          if sp.white_moved == white and sp.decision is not None and not sp.forced
                          and screening_exclusion(sp.decision, sp.ply, book_moves, eval_bound) is None]
+                every = [(sp.ply, sp.decision) for sp in g.plies
+                         if sp.white_moved == white and sp.decision is not None and not sp.forced]
+                gains = [sp.gain for sp in g.plies if sp.white_moved == white and sp.gain is not None]
                 out.append(Side(g.event, key, f"{g.file}#{g.index}", None if elo is None else float(elo),
                                 None if opp is None else float(opp), None if pts is None else pts[0 if white else 1],
-                                g.part, _features(moves), moves))
+                                g.part, _features(moves), moves, every, gains))
     return out
 
 
@@ -134,7 +139,7 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
         pts = POINTS.get(h.get("Result", "*"))
         out.append(Side(OPEN_EVENT, player, f"open#{game}", elos.get(player),
                         float(opp_elo) if opp_elo.isdigit() and int(opp_elo) > 0 else None,
-                        None if pts is None else pts[0 if white else 1], "fit", _features(ms), ms))
+                        None if pts is None else pts[0 if white else 1], "fit", _features(ms), ms, ms))
     return out
 
 

@@ -47,7 +47,8 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, PROFILE, GameData, load, profile_of  # noqa: E402
+import fit_quality as fq  # noqa: E402
+from calibration_data import DEFAULT, PROFILE, GameData, profile_of  # noqa: E402
 
 from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
@@ -220,11 +221,131 @@ def fmt(name: str, f: dict[str, object]) -> str:
             f"{f['spearman']:5.2f}   {cov}")
 
 
+# -- every estimator side by side, on the quality bench's units -------------------------------
+
+SECTIONS = (("per game", "game", 1), ("per player-event, >= 5 games", "event", 5),
+            ("per player-event, >= 7 games", "event", 7))
+
+
+def shipped_estimators(cal: Calibration, perf: Calibration, engine_strength: float) -> dict[str, fq.Estimator]:
+    """The shipped estimators on a unit of sides (their calibration is the shipped one, fitted on the fit events)."""
+    model = PerformanceModel.from_calibration(perf)
+
+    def performance(u: fq.Unit) -> Estimate:
+        p = model.estimate([d for s in u.sides for ply, d in s.all_moves if model.counts(d, ply)], u.games)
+        return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
+
+    def perceived(u: fq.Unit) -> Estimate:
+        gains = [g for s in u.sides for g in s.gains]
+        if not gains:
+            return None
+        d = rating_difference(expected_score_vs_engine(GainHistogram.from_gains(gains)))
+        return (engine_strength + d, None) if math.isfinite(d) else None
+
+    def c_elo(u: fq.Unit) -> Estimate:
+        post = CPosterior()
+        for s in u.sides:
+            for _, d in s.decisions:
+                post.add(d)
+        summ = post.summary()
+        if summ is None:
+            return None
+        scale = cal.elo_scale(summ.mean, summ.cr95[0], summ.cr95[1])
+        return None if scale is None else (scale["elo"], (scale["cr95"][0], scale["cr95"][1]))
+
+    def acpl(u: fq.Unit) -> Estimate:
+        gains = [g for s in u.sides for g in s.gains]
+        if not gains:
+            return None
+        return (3100.0 * math.exp(-0.01 * float(np.mean([min(max(-g, 0), ACPL_CAP) for g in gains]))), None)
+
+    return {"performance": performance, "perceived": perceived, "c_elo": c_elo, "acpl": acpl}
+
+
+def new_estimators(train: Sequence[fq.Side], fields: dict[str, dict[str, float]]) -> dict[str, fq.Estimator]:
+    model = fq.fit(train)
+    mean_elo = float(np.mean([s.elo for s in train if s.elo is not None]))
+    return fq.estimators(model, fields, mean_elo)
+
+
+def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: Sequence[str]) -> dict[str, object]:
+    """MAE, MAE ÷ predict-the-mean (the same units), bias per band, coverage and mean width, per estimator."""
+    out: dict[str, object] = {}
+    base_rows = [(u.elo, e["mean"]) for u, e in rows if e.get("mean") is not None and u.elo is not None]
+    base = float(np.mean([abs(est[0] - elo) for elo, est in base_rows])) if base_rows else float("nan")
+    for name in names:
+        got = [(u.elo, e[name]) for u, e in rows if e.get(name) is not None and u.elo is not None]
+        if not got:
+            out[name] = {"n": 0}
+            continue
+        elo = np.array([g[0] for g in got], dtype=float)
+        err = np.array([g[1][0] for g in got]) - elo
+        f: dict[str, object] = {"n": len(got), "of": len(rows), "mae": float(np.abs(err).mean()), "bias": float(err.mean())}
+        mean_rows = [abs(e["mean"][0] - u.elo) for u, e in rows if e.get(name) is not None and e.get("mean") and u.elo]
+        f["mae_over_mean"] = float(f["mae"]) / float(np.mean(mean_rows)) if mean_rows else None  # type: ignore[arg-type]
+        f["bands"] = {b[2]: {"n": int(m.sum()), "bias": float(err[m].mean()) if m.any() else None}
+                      for b in BANDS for m in [(elo >= b[0]) & (elo < b[1])]}
+        iv = [(g[0], g[1][1]) for g in got if g[1][1] is not None]
+        if iv:
+            f["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in iv]))
+            f["width"] = float(np.mean([hi - lo for _, (lo, hi) in iv]))
+            f["with_interval"] = len(iv)
+        out[name] = f
+    out["_mean_mae"] = base
+    return out
+
+
+def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], held_back: bool) -> dict[str, object]:
+    """Every event left out in turn (``held_back`` False) or the fixed held-back events (True)."""
+    fields = fq.field_of(sides)
+    rows: dict[str, list[tuple[fq.Unit, dict[str, Estimate]]]] = {key: [] for _, key, _ in SECTIONS}
+    by_event: dict[str, list[fq.Side]] = defaultdict(list)
+    for s in sides:
+        by_event[s.event].append(s)
+    if held_back:
+        plan = [([s for s in sides if s.part == "fit"], [s for s in sides if s.part == "test"])]
+    else:
+        plan = [([s for s in sides if s.event != ev], by_event[ev]) for ev in sorted(by_event)]
+    for train, test in plan:
+        est = {**shipped_est, **new_estimators(train, fields)}
+        for title, per, mg in SECTIONS:
+            for u in fq.units(test, per, mg):
+                if u.elo is None:
+                    continue  # estimated, but never counted against a rating it does not have
+                rows[title].append((u, {k: f(u) for k, f in est.items()}))
+    names = [*shipped_est, "quality", "quality_field", "results", "moves+results", "mean"]
+    return {title: section_figures(rows[title], names) for title, _, _ in SECTIONS}
+
+
+DESCRIBE = {
+    "performance": "shipped E(c) performance map (fitted on the fit events: in-sample there)",
+    "perceived": "Ferreira's perceived Elo (Algorithm 4)",
+    "c_elo": "c-bar through the screening map",
+    "acpl": "3100*exp(-0.01*ACPL)",
+    "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
+    "quality_field": "the same in this field (others' ratings as prior)",
+    "results": "FIDE results performance (mean opp + dp(p))",
+    "moves+results": "quality and results combined (measured, not shipped)",
+    "mean": "predict the training players' mean rating",
+}
+
+
+def fmt_row(name: str, f: dict[str, object]) -> str:
+    if not f.get("n"):
+        return f"  {name:<14} (no estimate)"
+    bands = f["bands"]  # type: ignore[index]
+    b = " ".join(f"{v['bias']:+6.0f}" if v["bias"] is not None else "     -" for v in bands.values())  # type: ignore[union-attr]
+    cov = (f"{100 * f['coverage']:5.1f}% {f['width']:5.0f}" if "coverage" in f else "     -      -")  # type: ignore[operator]
+    ratio = f"{f['mae_over_mean']:5.2f}" if f.get("mae_over_mean") is not None else "    -"
+    return f"  {name:<14} {f['n']:>5} {f['mae']:5.0f} {ratio} {b}  {cov}  {DESCRIBE.get(name, '')}"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrations", type=Path, default=None, help="calibrations JSON (default: the shipped one)")
+    p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     profile = profile_of(args.export)
@@ -234,48 +355,50 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no calibration of {profile!r} in {args.calibrations or 'the shipped calibrations'}: fit it first "
               "(bench/fit_calibration.py)")
         return 2
-    games = list(load(args.export))
     cal, perf = pc.c_map, pc.performance_map
     withheld = cal is None and isinstance(fit.get("c_map_withheld"), dict)
     if withheld:  # the profile ships no screening map: measure the one kept on record (fit.c_map_withheld)
         cal = Calibration.from_dict(fit["c_map_withheld"]["c_map"])  # type: ignore[index]
     assert cal is not None and perf is not None and pc.engine_strength is not None
-    pool = perf.pool
-    test = [g for g in games if g.part == "test"]
-    per_game = player_games(test)
-    per_event = player_events(per_game)
-    mean_elo = float(fit.get("mean_elo", 2300.0))  # type: ignore[arg-type]
-    est = make_estimators(cal, perf, pc.engine_strength, mean_elo)
-    report = {
-        "profile": profile, "pool": pool, "calibration": fit,
-        "held_back": {"games": len(test), "events": sorted({g.event for g in test}),
-                      "player_games": len(per_game), "player_events": len(per_event)},
-        "per_game": {k: figures(per_game, f) for k, f in est.items()},
-        "per_event": {k: figures(per_event, f) for k, f in est.items()},
-        "screening": screening_check(per_event, cal), "c_map_withheld": withheld,
-        "load": os.getloadavg()[0], "seconds": time.perf_counter() - t0,
+    sides = fq.all_sides(args.export, with_open=not args.no_open and profile == PROFILE)
+    events = sorted({s.event for s in sides})
+    test_events = sorted({s.event for s in sides if s.part == "test"})
+    sh = shipped_estimators(cal, perf, pc.engine_strength)
+    report: dict[str, object] = {
+        "profile": profile, "pool": perf.pool, "calibration": fit,
+        "data": {"games": len({s.game for s in sides}), "events": events, "held_back": test_events,
+                 "player_games": sum(1 for s in sides if s.elo is not None)},
+        "leave_one_event_out": evaluate(sides, sh, held_back=False),
+        "held_back": evaluate(sides, sh, held_back=True),
     }
+    per_event = [fq.Unit(u.event, u.player, u.elo, u.sides) for u in fq.units([s for s in sides if s.part == "test"],
+                                                                              "event", MIN_EVENT_GAMES)]
+    samples = [Sample(u.player, u.event, float(u.elo), [d for s in u.sides for _, d in s.decisions]) for u in per_event
+               if u.elo is not None]
+    report["screening"] = screening_check(samples, cal)
+    report["c_map_withheld"] = withheld
+    report["load"], report["seconds"] = os.getloadavg()[0], time.perf_counter() - t0
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    hb = report["held_back"]
-    print(f"profile {profile}; calibration: {pool}; held back: {hb['games']} games of "  # type: ignore[index]
-          f"{len(hb['events'])} events, {hb['player_games']} player-games, "  # type: ignore[index]
-          f"{hb['player_events']} player-events of >= {MIN_EVENT_GAMES} games")  # type: ignore[index]
-    head = "  estimate        n/of      MAE   bias  " + " ".join(f"{b[2]:>6}" for b in BANDS) + "   rho     cover95 (width)"
-    for part in ("per_game", "per_event"):
-        print(f"{part.replace('_', ' ')} (bias by band: <1800 1800-2200 2200-2500 >=2500)")
-        print(head)
-        for k, f in report[part].items():  # type: ignore[union-attr]
-            print(fmt(k, f))
+    d = report["data"]
+    print(f"profile {profile}; calibration: {perf.pool}; {d['games']} games, {len(events)} events, "  # type: ignore[index]
+          f"{d['player_games']} rated player-games; held back: {', '.join(test_events)}")  # type: ignore[index]
+    head = ("  estimator          n   MAE  /mean " + " ".join(f"{b[2]:>6}" for b in BANDS)
+            + "  cover95 width")
+    for part in ("leave_one_event_out", "held_back"):
+        for title, f in report[part].items():  # type: ignore[union-attr]
+            print(f"{part.replace('_', ' ')}, {title} (bias by band <1800 1800-2200 2200-2500 >=2500)")
+            print(head)
+            for name, fig in f.items():
+                if not name.startswith("_"):
+                    print(fmt_row(name, fig))
     sc = report["screening"]
     if withheld:
-        print("c-Elo and screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
+        print("screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
     if sc.get("n"):  # type: ignore[union-attr]
         print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
-        print("  z mean per event: " + ", ".join(f"{e} {v['mean']:+.2f} ({v['n']})"  # type: ignore[union-attr]
-                                                   for e, v in sc["events"].items()))  # type: ignore[index]
     print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
     return 0
 
