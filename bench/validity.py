@@ -298,7 +298,7 @@ def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: 
 def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], held_back: bool) -> dict[str, object]:
     """Every event left out in turn (``held_back`` False) or the fixed held-back events (True)."""
     fields = fq.field_of(sides)
-    rows: dict[str, list[tuple[fq.Unit, dict[str, Estimate]]]] = {key: [] for _, key, _ in SECTIONS}
+    rows: dict[str, list[tuple[fq.Unit, dict[str, Estimate]]]] = {title: [] for title, _, _ in SECTIONS}
     by_event: dict[str, list[fq.Side]] = defaultdict(list)
     for s in sides:
         by_event[s.event].append(s)
