@@ -266,7 +266,8 @@ class QualityModel:
 
     def score(self, stats: QualityStats) -> float:
         """The mean per-move score of the counted moves (Elo): the point estimate."""
-        return float(self.intercept + np.dot(np.array(self.weights), stats.means()))
+        n = FIXED * max(stats.positions, 1)
+        return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
 
     def variance(self, positions: int, games: int) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²).
@@ -422,7 +423,7 @@ def results_performance(games: Sequence[tuple[float, float]], model: QualityMode
         return QualityEstimate(None, None, None, 0, 0, "results", reason="no finished game against a rated opponent",
                                label="FIDE performance (results)")
     k = len(games)
-    elo = float(np.mean([r for r, _ in games])) + fide_dp(sum(p for _, p in games) / k)
+    elo = sum(r for r, _ in games) / k + fide_dp(sum(p for _, p in games) / k)
     sd = to150 = None
     cr = None
     note = None
@@ -433,7 +434,8 @@ def results_performance(games: Sequence[tuple[float, float]], model: QualityMode
         sd = math.sqrt(var)
         cr = (elo - _Z95 * sd, elo + _Z95 * sd)
         target = (TARGET_HALF_WIDTH / _Z95) ** 2
-        to150 = next((j for j in range(501) if model.results["a"] + model.results["b"] / (k + j) <= target), None)
+        a, b = model.results["a"], model.results["b"]
+        to150 = None if a >= target else max(math.ceil(b / (target - a) - 1e-9) - k, 0)
     return QualityEstimate(elo, cr, sd, 0, k, "results", to150, note=note, label="FIDE performance (results)")
 
 
