@@ -1,27 +1,37 @@
-"""How right is the headline performance estimate? Measured on held-back real games only.
+"""How right are the estimates? Every estimator side by side, on events the fit never saw.
 
-Reads the exported analyses of the calibration games (``bench/calibration_data.py``;
-split by event in ``bench/calibration_split.py``: the fit never saw a held-back
-event), and compares, on the **held-back** games only, per player-game and per
-player-event of at least 7 games, against the players' FIDE ratings:
+The units are those of ``bench/fit_quality.py``: the analysed calibration games
+(``bench/calibration_data.py`` exports, split by event in ``bench/calibration_split.py``) and the
+2025 open's screened decisions, one rated player per game, merged per player-event. Two
+measures, each per game and per player-event of at least 5 and at least 7 games, against the
+players' FIDE ratings (a player without a rating tag is estimated, never counted):
 
-* ``performance`` — the headline estimate (:mod:`livemon.rating.performance`) with
-  the shipped calibration of the profile (``livemon/data/calibrations.json``);
-* ``perceived`` — Ferreira's perceived Elo (Algorithm 4: r̄_e + 200·√2·Φ⁻¹(p));
-* ``c_elo`` — the E(c) posterior mean c̄ mapped through the calibration line;
-* ``acpl`` — the one-line baseline 3100·exp(−0.01·ACPL), ACPL the mean centipawn
-  loss of the player's moves (each loss capped at 1000 cp), same evaluations;
-* ``mean`` — predict the mean rating of the fit games' players, for everyone.
+* **leave one event out**: every event in turn is left out, the new estimators are refitted on
+  the others and estimate it;
+* **held back**: the four fixed held-back events, with the fit on the fit events only (what ships).
 
-For each: mean absolute error, bias per band (< 1800, 1800–2200, 2200–2500,
-≥ 2500), Spearman's rank correlation, and the coverage of the 95% interval (the
-estimates that have one). It also checks screening on the same footing: the z of
-every held-back honest player-event against c_r of their rating (mean and sd of z,
-notices at z ≥ 2.5 against the nominal rate).
+The estimators:
+
+* ``quality`` — the headline (:mod:`livemon.rating.quality`): twenty move-quality features,
+  Elo → features by OLS, inverted by GLS, with the measured noise as its interval;
+* ``quality_field`` — the same "in this field" (the event's other players' ratings as prior);
+* ``results`` — FIDE's performance from results (mean opponent rating + dp(p));
+* ``moves+results`` — quality and results combined by their measured variances (measured here,
+  not shipped: it is not sharper than results alone);
+* ``performance`` — the E(c) performance map (:mod:`livemon.rating.performance`) with the shipped
+  calibration (fitted on the fit events: in-sample on them);
+* ``perceived`` — Ferreira's perceived Elo (Algorithm 4); ``acpl`` — 3100·exp(−0.01·ACPL)
+  (both need the gains, which the open's export does not hold);
+* ``c_elo`` — the E(c) posterior mean c̄ through the screening map;
+* ``mean`` — predict the training players' mean rating.
+
+For each: MAE, MAE ÷ predict-the-mean on the same units, bias per band (< 1800, 1800–2200,
+2200–2500, ≥ 2500), and the coverage and mean width of the 95% intervals shown. It also checks
+screening on the held-back honest player-events (mean and sd of z, notices at z ≥ 2.5).
 
 Usage::
 
-    python bench/validity.py [EXPORT] [--calibrations FILE] [--json]
+    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open]
 
 The profile is the export's (its header line); its calibration is read from
 ``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
