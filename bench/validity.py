@@ -49,7 +49,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,74 +126,10 @@ def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -
     return [m for m in merged.values() if m.games >= min_games]
 
 
-# -- the estimators ---------------------------------------------------------------------------
-
 Estimate = tuple[float, tuple[float, float] | None] | None
 
 
-def make_estimators(cal: Calibration, perf: Calibration, engine_strength: float,
-                    mean_elo: float) -> dict[str, Callable[[Sample], Estimate]]:
-    model = PerformanceModel.from_calibration(perf)
-
-    def performance(s: Sample) -> Estimate:
-        p = model.estimate([d for ply, d in s.moves if model.counts(d, ply)], s.games)
-        return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
-
-    def perceived(s: Sample) -> Estimate:
-        if not s.gains:
-            return None
-        d = rating_difference(expected_score_vs_engine(GainHistogram.from_gains(s.gains)))
-        return (engine_strength + d, None) if math.isfinite(d) else None
-
-    def c_elo(s: Sample) -> Estimate:
-        post = CPosterior()
-        for d in s.decisions:
-            post.add(d)
-        summ = post.summary()
-        if summ is None:
-            return None
-        scale = cal.elo_scale(summ.mean, summ.cr95[0], summ.cr95[1])
-        return None if scale is None else (scale["elo"], (scale["cr95"][0], scale["cr95"][1]))
-
-    def acpl(s: Sample) -> Estimate:
-        if not s.gains:
-            return None
-        loss = float(np.mean([min(max(-g, 0), ACPL_CAP) for g in s.gains]))
-        return (3100.0 * math.exp(-0.01 * loss), None)
-
-    def mean(s: Sample) -> Estimate:
-        return (mean_elo, None)
-
-    return {"performance": performance, "perceived": perceived, "c_elo": c_elo, "acpl": acpl, "mean": mean}
-
-
 # -- the figures ------------------------------------------------------------------------------
-
-def figures(samples: Sequence[Sample], estimate: Callable[[Sample], Estimate]) -> dict[str, object]:
-    """MAE, bias per band, Spearman and 95% coverage of one estimator over samples."""
-    rows = [(s.elo, e) for s in samples if (e := estimate(s)) is not None]
-    if not rows:
-        return {"n": 0}
-    elo = np.array([r[0] for r in rows])
-    est = np.array([r[1][0] for r in rows])
-    err = est - elo
-    out: dict[str, object] = {"n": len(rows), "of": len(samples), "mae": float(np.abs(err).mean()),
-                              "bias": float(err.mean())}
-    rho = stats.spearmanr(est, elo).statistic if len(rows) > 2 and np.ptp(est) > 0 else float("nan")
-    out["spearman"] = float(rho)
-    bands = {}
-    for lo, hi, name in BANDS:
-        m = (elo >= lo) & (elo < hi)
-        bands[name] = {"n": int(m.sum()), "mae": float(np.abs(err[m]).mean()) if m.any() else None,
-                       "bias": float(err[m].mean()) if m.any() else None}
-    out["bands"] = bands
-    intervals = [(r[0], r[1][1]) for r in rows if r[1][1] is not None]
-    if intervals:
-        inside = [lo <= e <= hi for e, (lo, hi) in intervals]
-        out["coverage"] = float(np.mean(inside))
-        out["width"] = float(np.median([hi - lo for _, (lo, hi) in intervals]))
-    return out
-
 
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
     """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
@@ -219,16 +155,6 @@ def shipped(profile: str = PROFILE, path: Path | None = None) -> tuple[ProfileCa
 
     entry = json.loads((path or SHIPPED_CALIBRATIONS).read_text(encoding="utf-8"))[profile]
     return ProfileCalibration.from_dict(entry), entry.get("fit", {})
-
-
-def fmt(name: str, f: dict[str, object]) -> str:
-    if not f.get("n"):
-        return f"  {name:<12} (no estimate)"
-    bands = f["bands"]  # type: ignore[index]
-    b = " ".join(f"{(v['bias'] if v['bias'] is not None else float('nan')):+6.0f}" for v in bands.values())  # type: ignore[union-attr]
-    cov = f"{100 * f['coverage']:5.1f}% ({f['width']:.0f})" if "coverage" in f else "      —     "  # type: ignore[operator]
-    return (f"  {name:<12} {f['n']:>4}/{f['of']:<4} {f['mae']:6.0f} {f['bias']:+6.0f} {b}   "
-            f"{f['spearman']:5.2f}   {cov}")
 
 
 # -- every estimator side by side, on the quality bench's units -------------------------------
