@@ -160,7 +160,11 @@ def shipped(profile: str = PROFILE, path: Path | None = None) -> tuple[ProfileCa
 # -- every estimator side by side, on the quality bench's units -------------------------------
 
 SECTIONS = (("per game", "game", 1), ("per player-event, >= 5 games", "event", 5),
-            ("per player-event, >= 7 games", "event", 7))
+            ("per player-event, >= 7 games", "event", 7),
+            ("early in the event: a 7+ game player-event after its first game", "first", 1),
+            ("early in the event: after 3 games", "first", 3), ("early in the event: after 5 games", "first", 5))
+"""(title, unit, games): ``first`` k: the first k games (in the order of the files: by round) of the
+player-events of at least 7 games, what a commentator sees part way through an event."""
 
 
 def shipped_estimators(cal: Calibration, perf: Calibration, engine_strength: float) -> dict[str, fq.Estimator]:
@@ -245,7 +249,9 @@ def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], hel
     for train, test in plan:
         est = {**shipped_est, **new_estimators(train, fields)}
         for title, per, mg in SECTIONS:
-            for u in fq.units(test, per, mg):
+            units = (fq.units(test, per, mg) if per != "first" else
+                     [fq.Unit(u.event, u.player, u.elo, u.sides[:mg]) for u in fq.units(test, "event", MIN_EVENT_GAMES)])
+            for u in units:
                 if u.elo is None:
                     continue  # estimated, but never counted against a rating it does not have
                 rows[title].append((u, {k: f(u) for k, f in est.items()}))
@@ -261,7 +267,7 @@ DESCRIBE = {
     "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
     "quality_field": "the same in this field (others' ratings as prior)",
     "results": "FIDE results performance (mean opp + dp(p))",
-    "moves+results": "quality and results combined (measured, not shipped)",
+    "moves+results": "quality and results combined (labelled)",
     "mean": "predict the training players' mean rating",
 }
 

@@ -615,7 +615,7 @@ class LiveCore:
         blocks = self.estimator.estimates(player)
         return PlayerEstimate(
             estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
-            results_estimate=blocks["results_estimate"],
+            results_estimate=blocks["results_estimate"], combined_estimate=blocks["combined_estimate"],
             name=player.name,
             elo=player.elo,
             moves=live.n,

@@ -27,7 +27,15 @@ from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
-from livemon.rating.quality import QualityEstimate, QualityModel, QualityTally, field_estimate_from, results_performance, told_apart
+from livemon.rating.quality import (
+    QualityEstimate,
+    QualityModel,
+    QualityTally,
+    combine,
+    field_estimate_from,
+    results_performance,
+    told_apart,
+)
 from livemon.rating.quality_params import model_for
 from livemon.rating.gain import (
     GainHistogram,
@@ -794,11 +802,26 @@ class Estimator:
         model = self._quality_model()
         return results_performance(self.results_of(player), None if isinstance(model, str) else model)
 
+    def combined_quality(self, player: PlayerState, moves: QualityEstimate | None = None,
+                         results: QualityEstimate | None = None) -> QualityEstimate:
+        """Moves and results combined by their measured variances and error correlation (labelled)."""
+        model = self._quality_model()
+        moves = moves or self.quality(player)
+        if isinstance(model, str) or player.quality is None:
+            return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results", reason=moves.reason)
+        if moves.elo is None and moves.sd is not None:  # its interval alone too wide to show: the point still weighs
+            stats = player.quality.stats()
+            if stats.positions >= 5:
+                moves = QualityEstimate(model.score(stats), None, moves.sd, moves.positions, moves.games, "moves")
+        return combine(model, moves, results or self.results_quality(player))
+
     def estimates(self, player: PlayerState) -> dict[str, dict[str, Any]]:
-        """The ``estimate``, ``field_estimate`` and ``results_estimate`` blocks of a player's report."""
+        """The ``estimate``, ``field_estimate``, ``results_estimate`` and ``combined_estimate`` blocks of a report."""
         moves = self.quality(player)
+        results = self.results_quality(player)
         return {"estimate": moves.to_dict(), "field_estimate": self.field_quality(player, moves).to_dict(),
-                "results_estimate": self.results_quality(player).to_dict()}
+                "results_estimate": results.to_dict(),
+                "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 
     def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
         c = self.c_summary(player)

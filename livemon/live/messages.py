@@ -598,6 +598,7 @@ class PlayerEstimate(Outgoing):
     estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
     field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)
     results_estimate: dict[str, Any] | None = None  # FIDE's performance from results (mean opponent + dp(p))
+    combined_estimate: dict[str, Any] | None = None  # moves and results together (labelled)
 
 
 @dataclass(frozen=True)
