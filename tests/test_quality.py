@@ -242,3 +242,33 @@ def test_bench_reads_what_livemon_sums(prague):
     unit = fit_quality.Unit("e", "p", 2000.0, [side])
     tally = QualityTally.of(model, [(info.game_id, d, ply) for ply, d in moves])
     assert unit.stats() == tally.stats()
+
+
+def test_combined_lies_between_moves_and_results_and_is_labelled(prague):
+    est = _estimator(prague)
+    seen = 0
+    for p in est.players.values():
+        b = est.estimates(p)
+        c, r = b["combined_estimate"], b["results_estimate"]
+        assert c["kind"] == "moves+results"
+        if c["elo"] is None:
+            continue
+        stats = p.quality.stats()
+        model = model_for(PROFILE)
+        moves_point = model.score(stats)
+        lo, hi = sorted((moves_point, r["elo"]))
+        assert lo - 1e-6 <= c["elo"] <= hi + 1e-6 and c["label"].startswith("moves and results")
+        assert c["sd"] <= min(x for x in (b["estimate"]["sd"], r["sd"]) if x is not None) + 1e-6
+        seen += 1
+    assert seen >= 5
+
+
+def test_game_report_says_whether_the_players_can_be_told_apart(prague):
+    est = _estimator(prague)
+    for g in est.games.values():
+        t = est.game_report(g)["told_apart"]
+        if t["apart"] is None:
+            assert t["reason"]
+        else:
+            lo, hi = t["cr95"]
+            assert t["apart"] == (lo > 0 or hi < 0) and 0.0 <= t["p_first_stronger"] <= 1.0
