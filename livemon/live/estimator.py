@@ -751,7 +751,8 @@ class Estimator:
         """
         model = self._quality_model()
         if isinstance(model, str):
-            return QualityEstimate(None, None, None, player.observed, len(player.sides), "moves", reason=model)
+            games = sum(1 for seq in player.sides if seq in self._by_seq)  # a withdrawn game's seq may linger
+            return QualityEstimate(None, None, None, player.observed, games, "moves", reason=model)
         tally = player.quality
         if tally is None or tally.model is not model:
             tally = player.quality = QualityTally.of(model, self._decisions_of(player))
