@@ -25,6 +25,8 @@ Usage::
 
     python bench/calibration_data.py export --store cal.sqlite [--store cal2.sqlite ...] \
         [--profile "Stockfish 15.1 depth=14 multipv=4"] [--out bench/data/calibration_d14.jsonl.gz]
+    python bench/calibration_data.py export --store cal_d12_extra.sqlite --skip bench/data/calibration_d12.jsonl.gz \
+        --out bench/data/calibration_d12_extra.jsonl.gz     # only the games not in the first export
     python bench/calibration_data.py summary [EXPORT]
 
 Several stores (e.g. one per analysing process) are merged: a position may be in
@@ -119,10 +121,22 @@ def profile_of(path: Path) -> str:
         return str(json.loads(f.readline())["profile"])
 
 
-def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE) -> None:
-    """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``."""
+def exported(paths: Sequence[Path]) -> set[tuple[str, int]]:
+    """(file, index) of the games already in these exports."""
+    out: set[tuple[str, int]] = set()
+    for path in paths:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            next(f)
+            out |= {(r["file"], r["index"]) for r in map(json.loads, f)}
+    return out
+
+
+def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: Sequence[Path] = ()) -> None:
+    """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``
+    (but those already in the exports ``skip``: an export beside them holds only the new games)."""
     if isinstance(store_paths, str):
         store_paths = [store_paths]
+    done = exported(skip)
     n = 0
     store = MergedStores(store_paths)
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
@@ -131,7 +145,7 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE) -> Non
                             "source": "../shared/data/calibration", "split": "bench/calibration_split.py"}) + "\n")
         for name, index, text, headers, _ in games:
             where = part(headers.get("Event", ""), name)
-            if where is None:
+            if where is None or (name, index) in done:
                 continue
             game = chess.pgn.read_game(io.StringIO(text))
             board = game.board()
@@ -190,11 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--store", required=True, action="append", help="a store (repeat to merge several)")
     e.add_argument("--out", type=Path, default=DEFAULT)
     e.add_argument("--profile", default=PROFILE)
+    e.add_argument("--skip", type=Path, action="append", default=[], help="leave out the games of this export")
     s = sub.add_parser("summary")
     s.add_argument("path", nargs="?", type=Path, default=DEFAULT)
     args = p.parse_args(argv)
     if args.cmd == "export":
-        export(args.store, args.out, args.profile)
+        export(args.store, args.out, args.profile, args.skip)
     else:
         games = list(load(args.path))
         for where in ("fit", "test"):

@@ -20,9 +20,26 @@ low bands over-sampled). ``plan`` writes the selected games as PGN chunks of 10
 games, held-back and fit chunks alternating, so that an analysis stopped at any
 chunk leaves both parts usable.
 
+A second round of analysis (``plan-extra``) completes whole multi-game events,
+above all those with players under 1800 and Swiss/open events, so that every
+player of them has an event's worth of games. No new event is held back: the
+added events are fit data (``part`` unchanged) and every bench measures them
+leave-one-event-out. In order, until the engine time runs out:
+
+1. ch-VIE 2022 (a 9-round Swiss, 1716-2522): the games of its players under 2000
+   first, lowest first, then the rest round by round;
+2. 44th Olympiad 2022: the games of its players under 1800 who played all five
+   rounds, player by player from the lowest rating, so that each such
+   player-event is complete before the next starts;
+3. ch-SRB Semi-Final 2022 (a Swiss, 1590-2519), round by round.
+
+Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
+so stopping the analysis at any time loses at most the chunk in progress.
+
 Usage::
 
     python bench/calibration_split.py OUTDIR     # writes OUTDIR/chunkNNN_{test,fit}.pgn
+    python bench/calibration_split.py plan-extra OUTDIR --skip bench/data/calibration_d12.jsonl.gz
 """
 
 from __future__ import annotations
@@ -122,5 +139,71 @@ def plan(outdir: Path) -> None:
     print(f"{len(test)} held-back games, {len(fit)} fit games, {n} chunks -> {outdir}")
 
 
+EXTRA_EVENTS = ("ch-VIE 2022", "44th Olympiad 2022", "ch-SRB Semi-Final 2022")
+
+
+def _key(h: chess.pgn.Headers, colour: str) -> str:
+    return h.get(f"{colour}FideId", "") or h.get(colour, "")
+
+
+def _round(h: chess.pgn.Headers) -> tuple[int, int]:
+    r, _, b = h.get("Round", "0").partition(".")
+    return (int(r) if r.isdigit() else 0, int(b) if b.isdigit() else 0)
+
+
+def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
+    """The games of the second round of analysis, in the order they should be analysed."""
+    usable = [g for g in games if part(g[3].get("Event", ""), g[0]) == "fit" and g[4] >= 20
+              and (g[0], g[1]) not in skip]
+    order: list = []
+    # 1. ch-VIE: games of players under 2000 first (lowest first), then round by round
+    vie = sorted((g for g in usable if g[3]["Event"] == EXTRA_EVENTS[0]), key=lambda g: _round(g[3]))
+    low = {}
+    for g in vie:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None and r < 2000:
+                low[_key(g[3], c)] = r
+    for k in sorted(low, key=low.__getitem__):
+        order += [g for g in vie if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order]
+    order += [g for g in vie if g not in order]
+    # 2. Olympiad: whole 5-game player-events of players under 1800, lowest first
+    oly = [g for g in games if g[3].get("Event") == EXTRA_EVENTS[1] and g[4] >= 20]
+    count: dict[str, int] = {}
+    rating: dict[str, int] = {}
+    for g in oly:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None:
+                count[_key(g[3], c)] = count.get(_key(g[3], c), 0) + 1
+                rating[_key(g[3], c)] = r
+    for k in sorted((k for k, n in count.items() if n >= 5 and rating[k] < 1800), key=rating.__getitem__):
+        order += [g for g in oly if k in (_key(g[3], "White"), _key(g[3], "Black"))
+                  and (g[0], g[1]) not in skip and g not in order]
+    # 3. ch-SRB Semi-Final, round by round
+    order += sorted((g for g in usable if g[3]["Event"] == EXTRA_EVENTS[2]), key=lambda g: _round(g[3]))
+    return order
+
+
+def plan_extra(outdir: Path, skip_exports: list[Path]) -> None:
+    import gzip
+    import json
+
+    skip: set[tuple[str, int]] = set()
+    for path in skip_exports:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            next(f)
+            skip |= {(r["file"], r["index"]) for r in map(json.loads, f)}
+    games = select_extra(read_all(), skip)
+    outdir.mkdir(parents=True, exist_ok=True)
+    for n, i in enumerate(range(0, len(games), 5)):
+        (outdir / f"chunk{n:03d}_fit.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
+    print(f"{len(games)} fit games in {(len(games) + 4) // 5} chunks -> {outdir}")
+
+
 if __name__ == "__main__":
-    plan(Path(sys.argv[1]))
+    if sys.argv[1] == "plan-extra":
+        plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
+                   if "--skip" in sys.argv else [])
+    else:
+        plan(Path(sys.argv[1]))

@@ -1,27 +1,37 @@
-"""How right is the headline performance estimate? Measured on held-back real games only.
+"""How right are the estimates? Every estimator side by side, on events the fit never saw.
 
-Reads the exported analyses of the calibration games (``bench/calibration_data.py``;
-split by event in ``bench/calibration_split.py``: the fit never saw a held-back
-event), and compares, on the **held-back** games only, per player-game and per
-player-event of at least 7 games, against the players' FIDE ratings:
+The units are those of ``bench/fit_quality.py``: the analysed calibration games
+(``bench/calibration_data.py`` exports, split by event in ``bench/calibration_split.py``) and the
+2025 open's screened decisions, one rated player per game, merged per player-event. Two
+measures, each per game and per player-event of at least 5 and at least 7 games, against the
+players' FIDE ratings (a player without a rating tag is estimated, never counted):
 
-* ``performance`` — the headline estimate (:mod:`livemon.rating.performance`) with
-  the shipped calibration of the profile (``livemon/data/calibrations.json``);
-* ``perceived`` — Ferreira's perceived Elo (Algorithm 4: r̄_e + 200·√2·Φ⁻¹(p));
-* ``c_elo`` — the E(c) posterior mean c̄ mapped through the calibration line;
-* ``acpl`` — the one-line baseline 3100·exp(−0.01·ACPL), ACPL the mean centipawn
-  loss of the player's moves (each loss capped at 1000 cp), same evaluations;
-* ``mean`` — predict the mean rating of the fit games' players, for everyone.
+* **leave one event out**: every event in turn is left out, the new estimators are refitted on
+  the others and estimate it;
+* **held back**: the four fixed held-back events, with the fit on the fit events only (what ships).
 
-For each: mean absolute error, bias per band (< 1800, 1800–2200, 2200–2500,
-≥ 2500), Spearman's rank correlation, and the coverage of the 95% interval (the
-estimates that have one). It also checks screening on the same footing: the z of
-every held-back honest player-event against c_r of their rating (mean and sd of z,
-notices at z ≥ 2.5 against the nominal rate).
+The estimators:
+
+* ``quality`` — the headline (:mod:`livemon.rating.quality`): twenty move-quality features,
+  Elo → features by OLS, inverted by GLS, with the measured noise as its interval;
+* ``quality_field`` — the same "in this field" (the event's other players' ratings as prior);
+* ``results`` — FIDE's performance from results (mean opponent rating + dp(p));
+* ``moves+results`` — quality and results combined by their measured variances (measured here,
+  not shipped: it is not sharper than results alone);
+* ``performance`` — the E(c) performance map (:mod:`livemon.rating.performance`) with the shipped
+  calibration (fitted on the fit events: in-sample on them);
+* ``perceived`` — Ferreira's perceived Elo (Algorithm 4); ``acpl`` — 3100·exp(−0.01·ACPL)
+  (both need the gains, which the open's export does not hold);
+* ``c_elo`` — the E(c) posterior mean c̄ through the screening map;
+* ``mean`` — predict the training players' mean rating.
+
+For each: MAE, MAE ÷ predict-the-mean on the same units, bias per band (< 1800, 1800–2200,
+2200–2500, ≥ 2500), and the coverage and mean width of the 95% intervals shown. It also checks
+screening on the held-back honest player-events (mean and sd of z, notices at z ≥ 2.5).
 
 Usage::
 
-    python bench/validity.py [EXPORT] [--calibrations FILE] [--json]
+    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open]
 
 The profile is the export's (its header line); its calibration is read from
 ``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
@@ -39,7 +49,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +57,8 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, PROFILE, GameData, load, profile_of  # noqa: E402
+import fit_quality as fq  # noqa: E402
+from calibration_data import DEFAULT, PROFILE, GameData, profile_of  # noqa: E402
 
 from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
@@ -115,74 +126,10 @@ def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -
     return [m for m in merged.values() if m.games >= min_games]
 
 
-# -- the estimators ---------------------------------------------------------------------------
-
 Estimate = tuple[float, tuple[float, float] | None] | None
 
 
-def make_estimators(cal: Calibration, perf: Calibration, engine_strength: float,
-                    mean_elo: float) -> dict[str, Callable[[Sample], Estimate]]:
-    model = PerformanceModel.from_calibration(perf)
-
-    def performance(s: Sample) -> Estimate:
-        p = model.estimate([d for ply, d in s.moves if model.counts(d, ply)], s.games)
-        return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
-
-    def perceived(s: Sample) -> Estimate:
-        if not s.gains:
-            return None
-        d = rating_difference(expected_score_vs_engine(GainHistogram.from_gains(s.gains)))
-        return (engine_strength + d, None) if math.isfinite(d) else None
-
-    def c_elo(s: Sample) -> Estimate:
-        post = CPosterior()
-        for d in s.decisions:
-            post.add(d)
-        summ = post.summary()
-        if summ is None:
-            return None
-        scale = cal.elo_scale(summ.mean, summ.cr95[0], summ.cr95[1])
-        return None if scale is None else (scale["elo"], (scale["cr95"][0], scale["cr95"][1]))
-
-    def acpl(s: Sample) -> Estimate:
-        if not s.gains:
-            return None
-        loss = float(np.mean([min(max(-g, 0), ACPL_CAP) for g in s.gains]))
-        return (3100.0 * math.exp(-0.01 * loss), None)
-
-    def mean(s: Sample) -> Estimate:
-        return (mean_elo, None)
-
-    return {"performance": performance, "perceived": perceived, "c_elo": c_elo, "acpl": acpl, "mean": mean}
-
-
 # -- the figures ------------------------------------------------------------------------------
-
-def figures(samples: Sequence[Sample], estimate: Callable[[Sample], Estimate]) -> dict[str, object]:
-    """MAE, bias per band, Spearman and 95% coverage of one estimator over samples."""
-    rows = [(s.elo, e) for s in samples if (e := estimate(s)) is not None]
-    if not rows:
-        return {"n": 0}
-    elo = np.array([r[0] for r in rows])
-    est = np.array([r[1][0] for r in rows])
-    err = est - elo
-    out: dict[str, object] = {"n": len(rows), "of": len(samples), "mae": float(np.abs(err).mean()),
-                              "bias": float(err.mean())}
-    rho = stats.spearmanr(est, elo).statistic if len(rows) > 2 and np.ptp(est) > 0 else float("nan")
-    out["spearman"] = float(rho)
-    bands = {}
-    for lo, hi, name in BANDS:
-        m = (elo >= lo) & (elo < hi)
-        bands[name] = {"n": int(m.sum()), "mae": float(np.abs(err[m]).mean()) if m.any() else None,
-                       "bias": float(err[m].mean()) if m.any() else None}
-    out["bands"] = bands
-    intervals = [(r[0], r[1][1]) for r in rows if r[1][1] is not None]
-    if intervals:
-        inside = [lo <= e <= hi for e, (lo, hi) in intervals]
-        out["coverage"] = float(np.mean(inside))
-        out["width"] = float(np.median([hi - lo for _, (lo, hi) in intervals]))
-    return out
-
 
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
     """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
@@ -210,14 +157,129 @@ def shipped(profile: str = PROFILE, path: Path | None = None) -> tuple[ProfileCa
     return ProfileCalibration.from_dict(entry), entry.get("fit", {})
 
 
-def fmt(name: str, f: dict[str, object]) -> str:
+# -- every estimator side by side, on the quality bench's units -------------------------------
+
+SECTIONS = (("per game", "game", 1), ("per player-event, >= 5 games", "event", 5),
+            ("per player-event, >= 7 games", "event", 7),
+            ("early in the event: a 7+ game player-event after its first game", "first", 1),
+            ("early in the event: after 3 games", "first", 3), ("early in the event: after 5 games", "first", 5))
+"""(title, unit, games): ``first`` k: the first k games (in the order of the files: by round) of the
+player-events of at least 7 games, what a commentator sees part way through an event."""
+
+
+def shipped_estimators(cal: Calibration, perf: Calibration, engine_strength: float) -> dict[str, fq.Estimator]:
+    """The shipped estimators on a unit of sides (their calibration is the shipped one, fitted on the fit events)."""
+    model = PerformanceModel.from_calibration(perf)
+
+    def performance(u: fq.Unit) -> Estimate:
+        p = model.estimate([d for s in u.sides for ply, d in s.all_moves if model.counts(d, ply)], u.games)
+        return None if p.elo is None or p.cr95 is None else (p.elo, p.cr95)
+
+    def perceived(u: fq.Unit) -> Estimate:
+        gains = [g for s in u.sides for g in s.gains]
+        if not gains:
+            return None
+        d = rating_difference(expected_score_vs_engine(GainHistogram.from_gains(gains)))
+        return (engine_strength + d, None) if math.isfinite(d) else None
+
+    def c_elo(u: fq.Unit) -> Estimate:
+        post = CPosterior()
+        for s in u.sides:
+            for _, d in s.decisions:
+                post.add(d)
+        summ = post.summary()
+        if summ is None:
+            return None
+        scale = cal.elo_scale(summ.mean, summ.cr95[0], summ.cr95[1])
+        return None if scale is None else (scale["elo"], (scale["cr95"][0], scale["cr95"][1]))
+
+    def acpl(u: fq.Unit) -> Estimate:
+        gains = [g for s in u.sides for g in s.gains]
+        if not gains:
+            return None
+        return (3100.0 * math.exp(-0.01 * float(np.mean([min(max(-g, 0), ACPL_CAP) for g in gains]))), None)
+
+    return {"performance": performance, "perceived": perceived, "c_elo": c_elo, "acpl": acpl}
+
+
+def new_estimators(train: Sequence[fq.Side], fields: dict[str, dict[str, float]]) -> dict[str, fq.Estimator]:
+    model = fq.fit(train)
+    mean_elo = float(np.mean([s.elo for s in train if s.elo is not None]))
+    return fq.estimators(model, fields, mean_elo)
+
+
+def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: Sequence[str]) -> dict[str, object]:
+    """MAE, MAE ÷ predict-the-mean (the same units), bias per band, coverage and mean width, per estimator."""
+    out: dict[str, object] = {}
+    base_rows = [(u.elo, e["mean"]) for u, e in rows if e.get("mean") is not None and u.elo is not None]
+    base = float(np.mean([abs(est[0] - elo) for elo, est in base_rows])) if base_rows else float("nan")
+    for name in names:
+        got = [(u.elo, e[name]) for u, e in rows if e.get(name) is not None and u.elo is not None]
+        if not got:
+            out[name] = {"n": 0}
+            continue
+        elo = np.array([g[0] for g in got], dtype=float)
+        err = np.array([g[1][0] for g in got]) - elo
+        f: dict[str, object] = {"n": len(got), "of": len(rows), "mae": float(np.abs(err).mean()), "bias": float(err.mean())}
+        mean_rows = [abs(e["mean"][0] - u.elo) for u, e in rows if e.get(name) is not None and e.get("mean") and u.elo]
+        f["mae_over_mean"] = float(f["mae"]) / float(np.mean(mean_rows)) if mean_rows else None  # type: ignore[arg-type]
+        f["bands"] = {b[2]: {"n": int(m.sum()), "bias": float(err[m].mean()) if m.any() else None}
+                      for b in BANDS for m in [(elo >= b[0]) & (elo < b[1])]}
+        iv = [(g[0], g[1][1]) for g in got if g[1][1] is not None]
+        if iv:
+            f["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in iv]))
+            f["width"] = float(np.mean([hi - lo for _, (lo, hi) in iv]))
+            f["with_interval"] = len(iv)
+        out[name] = f
+    out["_mean_mae"] = base
+    return out
+
+
+def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], held_back: bool) -> dict[str, object]:
+    """Every event left out in turn (``held_back`` False) or the fixed held-back events (True)."""
+    fields = fq.field_of(sides)
+    rows: dict[str, list[tuple[fq.Unit, dict[str, Estimate]]]] = {title: [] for title, _, _ in SECTIONS}
+    by_event: dict[str, list[fq.Side]] = defaultdict(list)
+    for s in sides:
+        by_event[s.event].append(s)
+    if held_back:
+        plan = [([s for s in sides if s.part == "fit"], [s for s in sides if s.part == "test"])]
+    else:
+        plan = [([s for s in sides if s.event != ev], by_event[ev]) for ev in sorted(by_event)]
+    for train, test in plan:
+        est = {**shipped_est, **new_estimators(train, fields)}
+        for title, per, mg in SECTIONS:
+            units = (fq.units(test, per, mg) if per != "first" else
+                     [fq.Unit(u.event, u.player, u.elo, u.sides[:mg]) for u in fq.units(test, "event", MIN_EVENT_GAMES)])
+            for u in units:
+                if u.elo is None:
+                    continue  # estimated, but never counted against a rating it does not have
+                rows[title].append((u, {k: f(u) for k, f in est.items()}))
+    names = [*shipped_est, "quality", "quality_field", "results", "moves+results", "mean"]
+    return {title: section_figures(rows[title], names) for title, _, _ in SECTIONS}
+
+
+DESCRIBE = {
+    "performance": "shipped E(c) performance map (fitted on the fit events: in-sample there)",
+    "perceived": "Ferreira's perceived Elo (Algorithm 4)",
+    "c_elo": "c-bar through the screening map",
+    "acpl": "3100*exp(-0.01*ACPL)",
+    "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
+    "quality_field": "the same in this field (others' ratings as prior)",
+    "results": "FIDE results performance (mean opp + dp(p))",
+    "moves+results": "quality and results combined (labelled)",
+    "mean": "predict the training players' mean rating",
+}
+
+
+def fmt_row(name: str, f: dict[str, object]) -> str:
     if not f.get("n"):
-        return f"  {name:<12} (no estimate)"
+        return f"  {name:<14} (no estimate)"
     bands = f["bands"]  # type: ignore[index]
-    b = " ".join(f"{(v['bias'] if v['bias'] is not None else float('nan')):+6.0f}" for v in bands.values())  # type: ignore[union-attr]
-    cov = f"{100 * f['coverage']:5.1f}% ({f['width']:.0f})" if "coverage" in f else "      —     "  # type: ignore[operator]
-    return (f"  {name:<12} {f['n']:>4}/{f['of']:<4} {f['mae']:6.0f} {f['bias']:+6.0f} {b}   "
-            f"{f['spearman']:5.2f}   {cov}")
+    b = " ".join(f"{v['bias']:+6.0f}" if v["bias"] is not None else "     -" for v in bands.values())  # type: ignore[union-attr]
+    cov = (f"{100 * f['coverage']:5.1f}% {f['width']:5.0f}" if "coverage" in f else "     -      -")  # type: ignore[operator]
+    ratio = f"{f['mae_over_mean']:5.2f}" if f.get("mae_over_mean") is not None else "    -"
+    return f"  {name:<14} {f['n']:>5} {f['mae']:5.0f} {ratio} {b}  {cov}  {DESCRIBE.get(name, '')}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("export", nargs="?", type=Path, default=DEFAULT)
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrations", type=Path, default=None, help="calibrations JSON (default: the shipped one)")
+    p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     profile = profile_of(args.export)
@@ -234,48 +297,50 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no calibration of {profile!r} in {args.calibrations or 'the shipped calibrations'}: fit it first "
               "(bench/fit_calibration.py)")
         return 2
-    games = list(load(args.export))
     cal, perf = pc.c_map, pc.performance_map
     withheld = cal is None and isinstance(fit.get("c_map_withheld"), dict)
     if withheld:  # the profile ships no screening map: measure the one kept on record (fit.c_map_withheld)
         cal = Calibration.from_dict(fit["c_map_withheld"]["c_map"])  # type: ignore[index]
     assert cal is not None and perf is not None and pc.engine_strength is not None
-    pool = perf.pool
-    test = [g for g in games if g.part == "test"]
-    per_game = player_games(test)
-    per_event = player_events(per_game)
-    mean_elo = float(fit.get("mean_elo", 2300.0))  # type: ignore[arg-type]
-    est = make_estimators(cal, perf, pc.engine_strength, mean_elo)
-    report = {
-        "profile": profile, "pool": pool, "calibration": fit,
-        "held_back": {"games": len(test), "events": sorted({g.event for g in test}),
-                      "player_games": len(per_game), "player_events": len(per_event)},
-        "per_game": {k: figures(per_game, f) for k, f in est.items()},
-        "per_event": {k: figures(per_event, f) for k, f in est.items()},
-        "screening": screening_check(per_event, cal), "c_map_withheld": withheld,
-        "load": os.getloadavg()[0], "seconds": time.perf_counter() - t0,
+    sides = fq.all_sides(args.export, with_open=not args.no_open and profile == PROFILE)
+    events = sorted({s.event for s in sides})
+    test_events = sorted({s.event for s in sides if s.part == "test"})
+    sh = shipped_estimators(cal, perf, pc.engine_strength)
+    report: dict[str, object] = {
+        "profile": profile, "pool": perf.pool, "calibration": fit,
+        "data": {"games": len({s.game for s in sides}), "events": events, "held_back": test_events,
+                 "player_games": sum(1 for s in sides if s.elo is not None)},
+        "leave_one_event_out": evaluate(sides, sh, held_back=False),
+        "held_back": evaluate(sides, sh, held_back=True),
     }
+    per_event = [fq.Unit(u.event, u.player, u.elo, u.sides) for u in fq.units([s for s in sides if s.part == "test"],
+                                                                              "event", MIN_EVENT_GAMES)]
+    samples = [Sample(u.player, u.event, float(u.elo), [d for s in u.sides for _, d in s.decisions]) for u in per_event
+               if u.elo is not None]
+    report["screening"] = screening_check(samples, cal)
+    report["c_map_withheld"] = withheld
+    report["load"], report["seconds"] = os.getloadavg()[0], time.perf_counter() - t0
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
-    hb = report["held_back"]
-    print(f"profile {profile}; calibration: {pool}; held back: {hb['games']} games of "  # type: ignore[index]
-          f"{len(hb['events'])} events, {hb['player_games']} player-games, "  # type: ignore[index]
-          f"{hb['player_events']} player-events of >= {MIN_EVENT_GAMES} games")  # type: ignore[index]
-    head = "  estimate        n/of      MAE   bias  " + " ".join(f"{b[2]:>6}" for b in BANDS) + "   rho     cover95 (width)"
-    for part in ("per_game", "per_event"):
-        print(f"{part.replace('_', ' ')} (bias by band: <1800 1800-2200 2200-2500 >=2500)")
-        print(head)
-        for k, f in report[part].items():  # type: ignore[union-attr]
-            print(fmt(k, f))
+    d = report["data"]
+    print(f"profile {profile}; calibration: {perf.pool}; {d['games']} games, {len(events)} events, "  # type: ignore[index]
+          f"{d['player_games']} rated player-games; held back: {', '.join(test_events)}")  # type: ignore[index]
+    head = ("  estimator          n   MAE  /mean " + " ".join(f"{b[2]:>6}" for b in BANDS)
+            + "  cover95 width")
+    for part in ("leave_one_event_out", "held_back"):
+        for title, f in report[part].items():  # type: ignore[union-attr]
+            print(f"{part.replace('_', ' ')}, {title} (bias by band <1800 1800-2200 2200-2500 >=2500)")
+            print(head)
+            for name, fig in f.items():
+                if not name.startswith("_"):
+                    print(fmt_row(name, fig))
     sc = report["screening"]
     if withheld:
-        print("c-Elo and screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
+        print("screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
     if sc.get("n"):  # type: ignore[union-attr]
         print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
-        print("  z mean per event: " + ", ".join(f"{e} {v['mean']:+.2f} ({v['n']})"  # type: ignore[union-attr]
-                                                   for e, v in sc["events"].items()))  # type: ignore[index]
     print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
     return 0
 

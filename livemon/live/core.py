@@ -722,7 +722,10 @@ class LiveCore:
         cal = self.estimator.perf_map or c_map
         display = display_rules(performance, len(player.sides), self.max_interval_width,
                                 None if cal is None else (cal.elo_min, cal.elo_max))
+        blocks = self.estimator.estimates(player)
         return PlayerEstimate(
+            estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
+            results_estimate=blocks["results_estimate"], combined_estimate=blocks["combined_estimate"],
             name=player.name,
             elo=player.elo,
             moves=live.n,

@@ -28,6 +28,16 @@ from livemon.live.shelf import Shelf, Shelved
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
+from livemon.rating.quality import (
+    QualityEstimate,
+    QualityModel,
+    QualityTally,
+    combine,
+    field_estimate_from,
+    results_performance,
+    told_apart,
+)
+from livemon.rating.quality_params import model_for
 from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
@@ -369,6 +379,8 @@ class PlayerState:
     """Those of them that enter c (past ``skip_moves``)."""
     performance: PerformanceTally | None = None
     """The decisions the performance model counts, summed as they come (made when first asked)."""
+    quality: QualityTally | None = None
+    """The quality features of the moves the quality model counts, summed as they come (made when first asked)."""
     stamp: int = 0
     """The estimator's change count when ``histogram`` last changed (Algorithm 1 pairs are cached by it)."""
 
@@ -397,6 +409,7 @@ class Estimator:
         self.players: dict[str, PlayerState] = {}
         self._by_seq: dict[int, GameState] = {}
         self._changes = 0  # bumped by every change that may move Algorithms 2 and 3
+        self._tags = 0  # bumped by every game registered or re-tagged (the field's ratings may change)
         self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
         self.shelf: Shelf | None = None
@@ -412,6 +425,7 @@ class Estimator:
     def add_game(self, info: GameInfo) -> None:
         """Register a game (again: its tags are refreshed, its plies kept)."""
         self._changes += 1
+        self._tags += 1
         state = self.games.get(info.game_id)
         if state is None:
             state = self.games[info.game_id] = GameState(info, len(self.games))
@@ -458,6 +472,8 @@ class Estimator:
             player.observed += 1
             if player.performance is not None:
                 player.performance.add(game.seq, sp.decision, sp.ply)
+            if player.quality is not None:
+                player.quality.add(game.seq, sp.decision, sp.ply)
         if sp.decision is not None and self.uses_decision(sp.ply):
             if player.posterior is None:
                 player.posterior = CPosterior(self.c_min, self.c_max, source=lambda: self._posterior_decisions(player))
@@ -532,6 +548,8 @@ class Estimator:
                 player.observed -= 1
                 if player.performance is not None:
                     player.performance.remove(game.seq, sp.decision, ply)
+                if player.quality is not None:
+                    player.quality.remove(game.seq, sp.decision, ply)
                 if self.uses_decision(ply):
                     player.decisions -= 1
                     if player.posterior is not None:
@@ -547,6 +565,7 @@ class Estimator:
             return []
         self.rollback(game_id, 1)
         self._changes += 1
+        self._tags += 1
         state = self.games.pop(game_id)
         self._by_seq.pop(state.seq, None)
         self._positions.pop(game_id, None)
@@ -739,6 +758,9 @@ class Estimator:
         }
         if game.unscored_plies:
             out["unscored_plies"] = game.unscored_plies
+        w, b = self.players.get(game.info.white), self.players.get(game.info.black)
+        if w is not None and b is not None:
+            out["told_apart"] = told_apart(self.quality(w), self.quality(b))
         return out
 
     def performance(self, player: PlayerState) -> Performance:
@@ -775,6 +797,100 @@ class Estimator:
         self.__dict__["_perf"] = (cal, model)
         return model
 
+    # -- the multi-feature estimate (livemon.rating.quality) --------------------------
+
+    def _quality_model(self) -> QualityModel | str:
+        """The fitted quality model of exactly this profile, or the reason there is none."""
+        cached = self.__dict__.get("_quality")
+        if cached is not None and cached[0] == self.profile:
+            return cached[1]  # type: ignore[no-any-return]
+        model: QualityModel | str | None = model_for(self.profile) if self.profile else None
+        if model is None:
+            model = f"uncalibrated: no quality model of the engine profile {self.profile or '(unknown)'}"
+        self.__dict__["_quality"] = (self.profile, model)
+        return model
+
+    def quality(self, player: PlayerState) -> QualityEstimate:
+        """The headline estimate from the player's move quality, with its 95% interval and games to ±150.
+
+        Kept up to date move by move (:class:`~livemon.rating.quality.QualityTally`: integer sums of the
+        moves' features, the same in any order, so live equals batch).
+        """
+        model = self._quality_model()
+        if isinstance(model, str):
+            games = sum(1 for seq in player.sides if seq in self._by_seq)  # a withdrawn game's seq may linger
+            return QualityEstimate(None, None, None, player.observed, games, "moves", reason=model)
+        tally = player.quality
+        if tally is None or tally.model is not model:
+            tally = player.quality = QualityTally.of(model, self._decisions_of(player))
+        return model.estimate(tally.stats())
+
+    def field_prior(self, player: PlayerState) -> tuple[int, float, float]:
+        """Count, mean and variance (ddof 1) of the event's OTHER rated players' ratings: the field estimate's
+        prior, never the player's own rating. The roster's integer sums are kept until a game's tags change."""
+        key = ("roster", len(self.players), len(self.games))
+        known = self.__dict__.get("_roster")
+        if known is None or known[0] != key or known[1] != self._tags:
+            rated = [p.elo for p in self.players.values() if p.elo is not None]
+            known = self.__dict__["_roster"] = (key, self._tags, len(rated), sum(rated), sum(r * r for r in rated))
+        n, s, ss = known[2], known[3], known[4]
+        if player.elo is not None:
+            n, s, ss = n - 1, s - player.elo, ss - player.elo * player.elo
+        if n < 2:
+            return n, float(s / n) if n else 0.0, 0.0
+        mean = s / n
+        return n, mean, max((ss - n * mean * mean) / (n - 1), 0.0)
+
+    def field_quality(self, player: PlayerState, moves: QualityEstimate | None = None) -> QualityEstimate:
+        """"In this field": the quality estimate with the other players' ratings as its prior (labelled)."""
+        model = self._quality_model()
+        moves = moves or self.quality(player)
+        if isinstance(model, str) or player.quality is None:
+            return QualityEstimate(None, None, None, moves.positions, moves.games, "field", reason=moves.reason)
+        return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player))
+
+    def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
+        """(opponent's rating, points) of the player's finished games against a rated opponent."""
+        out = []
+        for seq in sorted(player.sides):
+            game = self._by_seq.get(seq)
+            if game is None or game.result not in ("1-0", "0-1", "1/2-1/2"):
+                continue
+            white = player.sides[seq] == 1
+            info = game.info
+            opponent = self.players.get(info.black if white else info.white)
+            if opponent is None or opponent.elo is None:
+                continue
+            points = 0.5 if game.result == "1/2-1/2" else float((game.result == "1-0") == white)
+            out.append((float(opponent.elo), points))
+        return out
+
+    def results_quality(self, player: PlayerState) -> QualityEstimate:
+        """FIDE's performance from results (mean opponent rating + dp(p)), labelled, beside the moves estimate."""
+        model = self._quality_model()
+        return results_performance(self.results_of(player), None if isinstance(model, str) else model)
+
+    def combined_quality(self, player: PlayerState, moves: QualityEstimate | None = None,
+                         results: QualityEstimate | None = None) -> QualityEstimate:
+        """Moves and results combined by their measured variances and error correlation (labelled)."""
+        model = self._quality_model()
+        moves = moves or self.quality(player)
+        if isinstance(model, str) or player.quality is None:
+            return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results", reason=moves.reason)
+        if moves.elo is None and moves.sd is not None:  # its interval alone too wide to show: the point still weighs
+            stats = player.quality.stats()
+            if stats.positions >= 5:
+                moves = QualityEstimate(model.score(stats), None, moves.sd, moves.positions, moves.games, "moves")
+        return combine(model, moves, results or self.results_quality(player))
+
+    def estimates(self, player: PlayerState) -> dict[str, dict[str, Any]]:
+        """The ``estimate``, ``field_estimate``, ``results_estimate`` and ``combined_estimate`` blocks of a report."""
+        moves = self.quality(player)
+        results = self.results_quality(player)
+        return {"estimate": moves.to_dict(), "field_estimate": self.field_quality(player, moves).to_dict(),
+                "results_estimate": results.to_dict(),
+                "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
+
     def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
         c = self.c_summary(player)
         live = player.live
@@ -782,6 +898,7 @@ class Estimator:
             "name": player.name,
             "elo": player.elo,
             "performance": self.performance(player).to_dict(),
+            **self.estimates(player),
             "moves": player.histogram.n,
             "mean_gain": player.histogram.mean if player.histogram.n else None,
             "expected_score_vs_engine": live.expected_score if live.n else None,

@@ -1,0 +1,577 @@
+"""The headline estimate from move quality: many per-move features, fitted Elo → features and inverted.
+
+Each counted move of a player gives a vector of quality features (:func:`move_features`:
+capped centipawn loss, win-probability loss, lichess-style move accuracy, top-1 match,
+rank of the played move, E(c) log-distance and likelihood, blunder rates, Regan-style
+scaled loss, position difficulty, |eval|). A fit on real rated games
+(:func:`fit_quality_model`) regresses each feature's per-game mean on Elo
+(``x̄ = α + β·Elo + e``) and inverts the regression by generalised least squares:
+
+    Elo^ = argmin_r (x̄ − α − β r)ᵀ Σ⁻¹ (x̄ − α − β r) = βᵀΣ⁻¹(x̄ − α) / βᵀΣ⁻¹β,
+
+Σ the residual covariance of one game's features. Because the regression goes from
+Elo to features (not the other way), the estimate is unbiased at every rating where
+the lines hold: a club player is not pulled up to the middle, nor a grandmaster down.
+It is linear in the features, so it is the **mean over the player's moves of a
+per-move score** ``u = c₀ + W·f``: a player's sufficient statistics are the sums of
+their features and their number of moves and games, updated in O(1) per move
+(:class:`QualityTally`, in fixed point, so that live and batch agree bit for bit).
+
+The 95% interval comes from the noise measured on the fit's games, in three parts
+(:meth:`QualityModel.variance`): a persistent part per player-event σ_p (a player's
+level in an event against their rating: it never averages away), a day-to-day part per
+game σ_d (averages over k games) and the sampling noise of moves σ_m (averages over n
+moves): Var = σ_p² + σ_d²/k + σ_m²/n.
+
+Beside it, labelled: the **field estimate** (:func:`field_estimate`, empirical Bayes
+with the other players' ratings of the event as the prior; never the player's own),
+the **results performance** (:func:`results_performance`, FIDE's mean opponent
+rating + dp(p)), and their combination (:func:`combine`); with each, how many more
+games until the interval is ±150 (:meth:`QualityModel.games_to`) and whether two
+players can be told apart yet (:func:`told_apart`).
+
+>>> from livemon.rating.quality_params import model_for
+>>> model = model_for("Stockfish 15.1 depth=12 multipv=4")
+>>> tally = QualityTally(model)
+>>> good = [Decision((0.3, 0.2, 0.1, -0.2), 0) for _ in range(40)]
+>>> bad = [Decision((0.3, 0.2, 0.1, -2.0), 3) for _ in range(40)]
+>>> for i, d in enumerate(good):
+...     _ = tally.add("g1", d, 30 + 2 * i)
+>>> good_stats = tally.stats()
+>>> bad_stats = QualityTally.of(model, [("g1", d, 30 + 2 * i) for i, d in enumerate(bad)]).stats()
+>>> model.score(good_stats) > model.score(bad_stats), good_stats.positions, good_stats.games
+(True, 40, 1)
+>>> print(model.estimate(good_stats).reason)  # one game: the interval is still wider than the ratings fitted
+40 positions: the 95% interval (±...) would be wider than the rating range fitted on (...)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from livemon.rating.agent import K as _K
+from livemon.rating.agent import Decision
+from livemon.rating import fide
+from livemon.rating.screening import screening_exclusion
+
+_Z95 = 1.959963984540054
+TARGET_HALF_WIDTH = 150.0
+"""The ± of an interval a commentator can quote: :meth:`QualityModel.games_to` counts the games to reach it."""
+FIXED = 2.0**32
+"""Fixed point of the feature sums (units of 2⁻³²): integer sums are exact in any order."""
+MIN_POSITIONS = 5
+RESULTS_MIN_GAMES = 5
+"""A results performance has an interval from this many games (its noise was measured on such events)."""
+
+FEATURES = (
+    "loss_cap1", "loss_cap3", "win_loss", "accuracy", "top1", "rank", "outside_top4", "log_distance",
+    "ec_loglik", "inaccuracy", "mistake", "blunder", "loss_ge_half", "loss_ge_1", "loss_ge_2",
+    "scaled_loss", "good_moves", "gap", "abs_eval", "expected_loss",
+)
+"""The per-move features, in the order of :func:`move_features`."""
+
+_EC_C = 0.7  # the c at which the E(c) likelihood feature is read (a ~2000 player on the default profile)
+
+
+def win_percent(pawns: float) -> float:
+    """Lichess's win percentage of an evaluation (mover's view, pawns), 0-100.
+
+    >>> win_percent(0.0), round(win_percent(3.0), 1)
+    (50.0, 75.1)
+    """
+    return 50.0 + 50.0 * (2.0 / (1.0 + math.exp(-0.368208 * pawns)) - 1.0)
+
+
+def _signed_log(x: float) -> float:
+    return math.copysign(math.log1p(abs(x)), x)
+
+
+def move_features(d: Decision) -> tuple[float, ...]:
+    """The quality features of one decision (:data:`FEATURES`), from its candidate values (pawns, mover's view).
+
+    >>> f = dict(zip(FEATURES, move_features(Decision((0.5, 0.2, -1.5), 2))))
+    >>> f["loss_cap1"], f["loss_cap3"], f["top1"], f["rank"], f["mistake"], round(f["accuracy"], 1)
+    (1.0, 2.0, 0.0, 2.0, 0.0, 43.8)
+    """
+    values = d.values
+    best = max(values)
+    vp = values[d.played]
+    loss = max(best - vp, 0.0)
+    wl = max(win_percent(best) - win_percent(vp), 0.0)
+    acc = min(max(103.1668 * math.exp(-0.04354 * wl) - 3.1669, 0.0), 100.0)
+    rank = sum(1 for v in values if v > vp)
+    a = [math.log((best - v + _K) / _K) for v in values]
+    e = [-x * _EC_C for x in a]
+    mx = max(e)
+    lse = mx + math.log(sum(math.exp(x - mx) for x in e))
+    p = [math.exp(x - lse) for x in e]
+    others = sorted((v for i, v in enumerate(values) if v != best or i != values.index(best)), reverse=True)
+    gap = min(best - others[0], 2.0) if others else 2.0
+    return (
+        min(loss, 1.0), min(loss, 3.0), wl, acc, 1.0 if loss == 0.0 else 0.0, float(min(rank, 4)),
+        1.0 if d.played >= 4 else 0.0, a[d.played], e[d.played] - lse,
+        1.0 if wl >= 10.0 else 0.0, 1.0 if wl >= 20.0 else 0.0, 1.0 if wl >= 30.0 else 0.0,
+        1.0 if loss >= 0.5 else 0.0, 1.0 if loss >= 1.0 else 0.0, 1.0 if loss >= 2.0 else 0.0,
+        min(abs(_signed_log(best) - _signed_log(vp)), 3.0),
+        float(sum(1 for v in values if v >= best - 0.3) - 1), gap, min(abs(best), 3.0),
+        sum(pi * min(best - v, 3.0) for pi, v in zip(p, values)),
+    )
+
+
+def fixed_features(d: Decision) -> tuple[int, ...]:
+    """:func:`move_features` in fixed point (:data:`FIXED`): what a tally sums."""
+    return tuple(int(round(x * FIXED)) for x in move_features(d))
+
+
+@dataclass(frozen=True)
+class QualityStats:
+    """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from."""
+
+    sums: tuple[int, ...]
+    positions: int
+    games: int
+
+    def means(self) -> np.ndarray:
+        """The mean of each feature over the counted moves."""
+        return np.array(self.sums, dtype=float) / (FIXED * max(self.positions, 1))
+
+
+class QualityTally:
+    """One player's counted moves summed as they come: O(features) per move added or removed, exact (integers)."""
+
+    def __init__(self, model: QualityModel) -> None:
+        self.model = model
+        self._sums = [0] * len(FEATURES)
+        self._n = 0
+        self._games: dict[Hashable, int] = {}
+
+    @classmethod
+    def of(cls, model: QualityModel, moves: Iterable[tuple[Hashable, Decision, int]]) -> QualityTally:
+        """A tally of ``(game, decision, ply)`` moves."""
+        t = cls(model)
+        for game, d, ply in moves:
+            t.add(game, d, ply)
+        return t
+
+    def add(self, game: Hashable, decision: Decision, ply: int) -> bool:
+        """A move entered the player's record; True when the model counts it."""
+        if not self.model.counts(decision, ply):
+            return False
+        for i, x in enumerate(fixed_features(decision)):
+            self._sums[i] += x
+        self._n += 1
+        self._games[game] = self._games.get(game, 0) + 1
+        return True
+
+    def remove(self, game: Hashable, decision: Decision, ply: int) -> None:
+        """A move left the record (a corrected game); nothing when it was not counted."""
+        if not self.model.counts(decision, ply):
+            return
+        for i, x in enumerate(fixed_features(decision)):
+            self._sums[i] -= x
+        self._n -= 1
+        left = self._games[game] - 1
+        if left:
+            self._games[game] = left
+        else:
+            del self._games[game]
+
+    def stats(self) -> QualityStats:
+        """The sufficient statistics now."""
+        return QualityStats(tuple(self._sums), self._n, len(self._games))
+
+
+@dataclass(frozen=True)
+class QualityEstimate:
+    """An Elo estimate with its 95% interval (or the reason there is none) and how far it is from ±150.
+
+    ``sd`` is the standard deviation behind ``cr95``; ``games_to_150`` the further games
+    (at the player's moves per game) until the interval is ±150, 0 when it is already,
+    None when more games will not get there (``note`` says why); ``kind`` names the
+    estimate (``moves``, ``field``, ``results``, ``moves+results``).
+
+    >>> QualityEstimate(None, None, None, 3, 1, "moves", reason="3 positions: at least 5 needed").to_dict()["reason"]
+    '3 positions: at least 5 needed'
+    """
+
+    elo: float | None
+    cr95: tuple[float, float] | None
+    sd: float | None
+    positions: int
+    games: int
+    kind: str
+    games_to_150: int | None = None
+    reason: str | None = None
+    note: str | None = None
+    extrapolated: bool = False
+    label: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``estimate`` / ``field_estimate`` / ``results_estimate`` / ``combined_estimate``."""
+        d: dict[str, Any] = {
+            "elo": None if self.elo is None else round(self.elo, 1),
+            "cr95": None if self.cr95 is None else [round(self.cr95[0], 1), round(self.cr95[1], 1)],
+            "sd": None if self.sd is None else round(self.sd, 1),
+            "positions": self.positions, "games": self.games, "kind": self.kind,
+            "games_to_150": self.games_to_150,
+        }
+        for key in ("reason", "note"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.extrapolated:
+            d["extrapolated"] = True
+        if self.label:
+            d["label"] = self.label
+        return d
+
+
+@dataclass(frozen=True)
+class QualityModel:
+    """A fitted quality model of one engine profile: per-move score weights and the measured noise.
+
+    ``weights`` and ``intercept`` give the per-move score u = intercept + weights·f (Elo);
+    ``sigma_persist``, ``sigma_day``, ``sigma_move`` the noise parts (Elo); ``elo_min``-``elo_max``
+    the ratings fitted on; ``book_moves``/``eval_bound`` the positions it counts (as screening's).
+    """
+
+    profile: str
+    intercept: float
+    weights: tuple[float, ...]
+    sigma_persist: float
+    sigma_day: float
+    sigma_move: float
+    elo_min: float
+    elo_max: float
+    book_moves: int = 8
+    eval_bound: float = 3.0
+    features: tuple[str, ...] = FEATURES
+    moves_per_game: float = 30.0
+    pool: str = "FIDE classical"
+    fitted_on: str = ""
+    results: dict[str, float] = field(default_factory=dict)
+    """Noise of the results performance around the rating (``a`` + ``b``/k, Elo²) and its error
+    correlation with the moves estimate (``rho``): what :func:`combine` weighs with."""
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(FEATURES) or self.features != FEATURES:
+            raise ValueError("QualityModel: the weights do not match this livemon's features")
+
+    def counts(self, decision: Decision, ply: int) -> bool:
+        """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
+        return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
+
+    def score(self, stats: QualityStats) -> float:
+        """The mean per-move score of the counted moves (Elo): the point estimate."""
+        n = FIXED * max(stats.positions, 1)
+        return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
+
+    def variance(self, positions: int, games: int) -> float:
+        """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²).
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
+        >>> round(math.sqrt(m.variance(30, 1))), round(math.sqrt(m.variance(270, 9)))
+        (289, 135)
+        """
+        k = max(games, 1)
+        return self.sigma_persist**2 + self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
+
+    def games_to(self, positions: int, games: int, prior_var: float | None = None,
+                 half_width: float = TARGET_HALF_WIDTH) -> int | None:
+        """Further games (at the player's moves per game) until the 95% interval is ±``half_width``.
+
+        0: it is already; None: never (the persistent spread alone is wider, or after 500 games).
+        ``prior_var``: the field's prior variance of :func:`field_estimate`, when the interval is its.
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 50.0, 200.0, 1000.0, 1400, 2800)
+        >>> m.games_to(30, 1), m.games_to(3000, 100)
+        (21, 0)
+        >>> QualityModel("p", 0.0, (0.0,) * len(FEATURES), 80.0, 200.0, 1000.0, 1400, 2800).games_to(30, 1) is None
+        True
+        """
+        per_game = positions / games if games and positions else self.moves_per_game
+        target = (half_width / _Z95) ** 2
+        for extra in range(0, 501):
+            v = self.variance(int(round(positions + extra * per_game)), games + extra)
+            if prior_var is not None:
+                v = 1.0 / (1.0 / v + 1.0 / prior_var)
+            if v <= target:
+                return extra
+            if extra == 0 and prior_var is None and self.sigma_persist**2 >= target:
+                return None
+        return None
+
+    @property
+    def label(self) -> str:
+        """How the estimate is labelled: the rating pool and the fit's extent."""
+        return f"{self.pool}, moves, Elo {self.elo_min:.0f}-{self.elo_max:.0f}"
+
+    def estimate(self, stats: QualityStats) -> QualityEstimate:
+        """The moves-only estimate with its interval, or the reason there is none.
+
+        No interval wider than the rating range fitted on is shown: the reason says how wide it is.
+        """
+        n, k = stats.positions, max(stats.games, 1)
+        if n < MIN_POSITIONS:
+            return QualityEstimate(None, None, None, n, stats.games, "moves",
+                                   reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
+        elo = self.score(stats)
+        sd = math.sqrt(self.variance(n, k))
+        to150 = self.games_to(n, k)
+        note = None if to150 is not None else (
+            f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist:.0f}: a player's level in one event "
+            "differs from their rating by that much")
+        if 2 * _Z95 * sd > self.elo_max - self.elo_min:
+            return QualityEstimate(None, None, sd, n, stats.games, "moves", to150,
+                                   reason=f"{n} positions: the 95% interval (±{_Z95 * sd:.0f}) would be wider than the "
+                                          f"rating range fitted on ({self.elo_min:.0f}-{self.elo_max:.0f})",
+                                   note=note, label=self.label)
+        return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, n, stats.games, "moves", to150, None, note,
+                               not self.elo_min <= elo <= self.elo_max, self.label)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able form (what ``bench/fit_quality.py`` writes into :mod:`livemon.rating.quality_params`)."""
+        return {"profile": self.profile, "intercept": self.intercept, "weights": list(self.weights),
+                "sigma_persist": self.sigma_persist, "sigma_day": self.sigma_day, "sigma_move": self.sigma_move,
+                "elo_min": self.elo_min, "elo_max": self.elo_max, "book_moves": self.book_moves,
+                "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
+                "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> QualityModel:
+        """Inverse of :meth:`to_dict` (ValueError when its features are not this livemon's)."""
+        return cls(str(d["profile"]), float(d["intercept"]), tuple(float(w) for w in d["weights"]),
+                   float(d["sigma_persist"]), float(d["sigma_day"]), float(d["sigma_move"]),
+                   float(d["elo_min"]), float(d["elo_max"]), int(d["book_moves"]), float(d["eval_bound"]),
+                   tuple(d["features"]), float(d.get("moves_per_game", 30.0)), str(d.get("pool", "FIDE classical")),
+                   str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()})
+
+
+def field_estimate(model: QualityModel, est: QualityEstimate, stats: QualityStats,
+                   field_ratings: Sequence[float]) -> QualityEstimate:
+    """"In this field": the moves estimate shrunk toward the event's field (empirical Bayes).
+
+    The prior is N(mean, sd²) of the OTHER players' ratings of the event (never the player's
+    own); the posterior is the precision-weighted mean. It is the right number for "how is
+    this player doing among these players"; the headline (no prior) is the one to compare
+    players of different events or bands. Needs two other rated players.
+
+    >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
+    >>> s = QualityStats((0,) * len(FEATURES), 270, 9)
+    >>> e = QualityEstimate(2600.0, (2300.0, 2900.0), 150.0, 270, 9, "moves")
+    >>> f = field_estimate(m, e, s, [2400.0, 2500.0, 2450.0])
+    >>> 2450 < f.elo < 2600, f.kind, f.sd < 50
+    (True, 'field', True)
+    """
+    ratings = [float(r) for r in field_ratings]
+    n = len(ratings)
+    mu = sum(ratings) / n if n else 0.0
+    var = sum((r - mu) ** 2 for r in ratings) / (n - 1) if n > 1 else 0.0
+    return field_estimate_from(model, est, stats, n, mu, var)
+
+
+def field_estimate_from(model: QualityModel, est: QualityEstimate, stats: QualityStats, n: int, mu: float,
+                        var: float) -> QualityEstimate:
+    """:func:`field_estimate` from the field's count, mean and variance (ddof 1) of the other players' ratings."""
+    if n < 2:
+        return QualityEstimate(None, None, None, est.positions, est.games, "field",
+                               reason="the field needs two other rated players", label="in this field")
+    if est.sd is None or stats.positions < MIN_POSITIONS:
+        return QualityEstimate(None, None, None, est.positions, est.games, "field",
+                               reason=est.reason or "no moves estimate", label="in this field")
+    prior_var = max(var, 25.0**2)
+    v = est.sd**2
+    elo = model.score(stats) if est.elo is None else est.elo
+    post_var = 1.0 / (1.0 / v + 1.0 / prior_var)
+    post = post_var * (elo / v + mu / prior_var)
+    sd = math.sqrt(post_var)
+    to150 = model.games_to(stats.positions, max(stats.games, 1), prior_var)
+    return QualityEstimate(post, (post - _Z95 * sd, post + _Z95 * sd), sd, est.positions, est.games, "field",
+                           to150, label=f"in this field (prior {mu:.0f} ± {math.sqrt(prior_var):.0f}, "
+                                        f"{n} other players)")
+
+
+def fide_dp(p: float) -> float:
+    """FIDE's rating difference dp of a score fraction (:func:`livemon.rating.fide.dp`, table 8.1a), as a float.
+
+    >>> fide_dp(0.5), fide_dp(0.75), fide_dp(0.25), fide_dp(1.0)
+    (0.0, 193.0, -193.0, 800.0)
+    """
+    return float(fide.dp(min(max(p, 0.0), 1.0)))
+
+
+def results_performance(games: Sequence[tuple[float, float]], model: QualityModel | None = None) -> QualityEstimate:
+    """FIDE's performance rating from results: mean opponent rating + dp(p), ``games`` = (opponent rating, points).
+
+    With a model whose fit measured the results' noise, an interval (sd² = a + b/k) and games to ±150.
+
+    >>> e = results_performance([(2400.0, 1.0), (2500.0, 0.5), (2600.0, 0.0)])
+    >>> e.elo, e.games, e.kind, e.cr95
+    (2500.0, 3, 'results', None)
+    """
+    if not games:
+        return QualityEstimate(None, None, None, 0, 0, "results", reason="no finished game against a rated opponent",
+                               label="FIDE performance (results)")
+    k = len(games)
+    elo = sum(r for r, _ in games) / k + fide_dp(sum(p for _, p in games) / k)
+    sd = to150 = None
+    cr = None
+    note = None
+    if k < RESULTS_MIN_GAMES:
+        note = f"{k} games: no interval before {RESULTS_MIN_GAMES} (its noise was measured on events of 5+ games)"
+    elif model is not None and "a" in model.results:
+        var = max(model.results["a"] + model.results["b"] / k, 1.0)
+        sd = math.sqrt(var)
+        cr = (elo - _Z95 * sd, elo + _Z95 * sd)
+        target = (TARGET_HALF_WIDTH / _Z95) ** 2
+        a, b = model.results["a"], model.results["b"]
+        to150 = None if a >= target else max(math.ceil(b / (target - a) - 1e-9) - k, 0)
+    return QualityEstimate(elo, cr, sd, 0, k, "results", to150, note=note, label="FIDE performance (results)")
+
+
+def combine(model: QualityModel, moves: QualityEstimate, results: QualityEstimate) -> QualityEstimate:
+    """Moves and results together: the two estimates weighed by their measured variances and error correlation.
+
+    Sharper than either early in an event, as sharp as results alone by its end (``bench/validity.py``,
+    "early in the event"); ``elo`` may come from a moves estimate whose own interval is not shown.
+
+    >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
+    ...                  results={"a": 10000.0, "b": 200000.0, "rho": 0.3})
+    >>> mv = QualityEstimate(2500.0, (2200.0, 2800.0), 150.0, 270, 9, "moves")
+    >>> rs = QualityEstimate(2300.0, (2000.0, 2600.0), 180.0, 0, 9, "results")
+    >>> c = combine(m, mv, rs)
+    >>> 2300 < c.elo < 2500, c.sd < 150, c.kind
+    (True, True, 'moves+results')
+    >>> combine(m, mv, QualityEstimate(None, None, None, 0, 0, "results", reason="no finished game")).reason
+    'no finished game'
+
+    """
+    if moves.elo is None or moves.sd is None or results.elo is None or "b" not in model.results:
+        return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results",
+                               reason=moves.reason or results.reason or "no results noise fitted",
+                               label="moves and results")
+    vm = moves.sd**2
+    # the results' variance b/k also before the results' own interval is shown (5 games): on the player-events
+    # of 7+ games left out in turn it covered 92-96% after 1-4 games
+    vr = results.sd**2 if results.sd is not None else model.results["a"] + model.results["b"] / max(results.games, 1)
+    c = model.results["rho"] * math.sqrt(vm * vr)
+    den = vm + vr - 2 * c
+    lam = (vr - c) / den if den > 0 else 1.0
+    lam = min(max(lam, 0.0), 1.0)
+    elo = lam * moves.elo + (1 - lam) * results.elo
+    var = lam**2 * vm + (1 - lam) ** 2 * vr + 2 * lam * (1 - lam) * c
+    sd = math.sqrt(max(var, 1.0))
+    return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, moves.positions, moves.games, "moves+results",
+                           label=f"moves and results ({lam:.0%} moves)")
+
+
+def told_apart(a: QualityEstimate, b: QualityEstimate) -> dict[str, Any]:
+    """Whether two players' estimates can be told apart yet: the difference, its 95% interval, and a yes/no.
+
+    >>> x = QualityEstimate(2700.0, (2500.0, 2900.0), 100.0, 200, 7, "moves")
+    >>> y = QualityEstimate(2300.0, (2100.0, 2500.0), 100.0, 200, 7, "moves")
+    >>> told_apart(x, y)["apart"], told_apart(x, x)["apart"]
+    (True, False)
+    """
+    if a.elo is None or b.elo is None or a.sd is None or b.sd is None:
+        return {"apart": None, "difference": None, "cr95": None, "reason": a.reason or b.reason or "no estimate"}
+    d = a.elo - b.elo
+    sd = math.hypot(a.sd, b.sd)
+    lo, hi = d - _Z95 * sd, d + _Z95 * sd
+    return {"apart": bool(lo > 0 or hi < 0), "difference": round(d, 1), "cr95": [round(lo, 1), round(hi, 1)],
+            "p_first_stronger": round(0.5 * math.erfc(-d / (sd * math.sqrt(2))), 4)}
+
+
+@dataclass
+class GameSample:
+    """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features."""
+
+    elo: float
+    player_event: Hashable
+    features: np.ndarray  # (moves, len(FEATURES))
+
+
+def _pooled_noise(samples: Sequence[GameSample], intercept: float, w: np.ndarray) -> tuple[float, float, float]:
+    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring."""
+    within, dof, d2, inv_n = 0.0, 0, [], []
+    groups: dict[Hashable, list[float]] = {}
+    for s in samples:
+        u = intercept + s.features @ w
+        n = len(u)
+        if n > 1:
+            within += float(((u - u.mean()) ** 2).sum())
+            dof += n - 1
+        e = float(u.mean()) - s.elo
+        d2.append(e * e)
+        inv_n.append(1.0 / n)
+        groups.setdefault(s.player_event, []).append(e)
+    sm2 = within / max(dof, 1)
+    num = den = 0.0
+    for es in groups.values():
+        k = len(es)
+        if k > 1:
+            num += sum(es) ** 2 - sum(e * e for e in es)
+            den += k * (k - 1)
+    sp2 = max(num / den, 0.0) if den else 0.0
+    sd2 = max(float(np.mean(d2)) - sp2 - sm2 * float(np.mean(inv_n)), 0.0)
+    return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
+
+
+def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
+                      ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
+                      fitted_on: str = "", by_event: int = 0) -> QualityModel:
+    """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
+
+    ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
+    each feature's own variance added to the residual covariance's diagonal (it keeps the
+    inversion stable with correlated features). ValueError with fewer than 10 games.
+
+    >>> rng = np.random.default_rng(1)
+    >>> games = []
+    >>> for i in range(300):
+    ...     elo = 1400 + 5 * i
+    ...     f = rng.normal(0, 1, (30, len(FEATURES))) + (elo - 2000) / 1000
+    ...     games.append(GameSample(elo, i // 3, f))
+    >>> m = fit_quality_model(games, "sim")
+    >>> abs(m.score(QualityStats(tuple(int(30 * FIXED) for _ in FEATURES), 30, 1)) - 3000) < 100
+    True
+    """
+    if len(samples) < 10:
+        raise ValueError("fit_quality_model: fewer than 10 games")
+    keep = np.array([name in use for name in FEATURES])
+    units: list[tuple[float, np.ndarray]] = [(s.elo, s.features) for s in samples]
+    if by_event:  # the line and the weights from player-events of at least ``by_event`` games, moves pooled
+        pe: dict[Hashable, list[GameSample]] = {}
+        for s in samples:
+            pe.setdefault(s.player_event, []).append(s)
+        pooled = [(float(np.mean([g.elo for g in gs])), np.concatenate([g.features for g in gs]))
+                  for gs in pe.values() if len(gs) >= by_event]
+        if len(pooled) >= 30:
+            units = pooled
+    x = np.array([f.mean(axis=0) for _, f in units])[:, keep]
+    r = np.array([e for e, _ in units])
+    center = float(r.mean())
+    t = (r - center) / 1000.0
+    mean, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    z = (x - mean) / sd
+    design = np.column_stack([np.ones_like(t), t])
+    coef, *_ = np.linalg.lstsq(design, z, rcond=None)
+    alpha, beta = coef[0], coef[1]
+    resid = z - design @ coef
+    cov = np.cov(resid, rowvar=False) if resid.shape[1] > 1 else np.atleast_2d(resid.var())
+    cov = cov + ridge * np.diag(np.diag(cov))
+    prec_beta = np.linalg.solve(cov, beta)
+    wz = prec_beta / float(beta @ prec_beta)  # t^ = wz · (z - alpha)
+    w_keep = 1000.0 * wz / sd
+    intercept = center - 1000.0 * float(wz @ (alpha + mean / sd))
+    w = np.zeros(len(FEATURES))
+    w[keep] = w_keep
+    sp, sdd, sm = _pooled_noise(samples, intercept, w)
+    moves = float(np.mean([len(s.features) for s in samples]))
+    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, float(r.min()), float(r.max()),
+                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on)

@@ -1,0 +1,274 @@
+"""The multi-feature estimate (livemon.rating.quality) on real analysed games: exact tallies, live = batch,
+the field prior, results, and the reasons shown instead of numbers."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+
+import chess.pgn
+import numpy as np
+import pytest
+
+from livemon.io.engine import PositionAnalysis
+from livemon.live.analysis import position_value, scored_ply
+from livemon.live.estimator import Estimator, ScoredPly
+from livemon.live.messages import GameInfo
+from livemon.rating.quality import (
+    FEATURES,
+    FIXED,
+    QualityTally,
+    fide_dp,
+    results_performance,
+)
+from livemon.rating.quality_params import model_for
+
+REPO = Path(__file__).resolve().parent.parent
+EXPORT = REPO / "bench" / "data" / "calibration_d12.jsonl.gz"
+CALIBRATION = REPO.parent / "shared" / "data" / "calibration"
+PROFILE = "Stockfish 15.1 depth=12 multipv=4"
+
+pytestmark = pytest.mark.skipif(not CALIBRATION.exists(), reason="the calibration games are not here")
+
+
+def _game_text(name: str, index: int) -> str:
+    text = (CALIBRATION / name).read_text(encoding="ascii")
+    chunks = ["[Event" + c for c in text.split("\n\n[Event")]
+    chunks[0] = chunks[0][len("[Event"):]
+    return chunks[index - 1]
+
+
+def real_games(event: str, n: int) -> list[tuple[GameInfo, str, list[ScoredPly]]]:
+    """The first ``n`` analysed games of ``event`` in the committed export, scored as livemon scores them."""
+    out = []
+    with gzip.open(EXPORT, "rt", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            row = json.loads(line)
+            game = chess.pgn.read_game(io.StringIO(_game_text(row["file"], row["index"])))
+            h = game.headers
+            if h.get("Event") != event:
+                continue
+            gid = f"{row['file']}#{row['index']}"
+            analyses = [None if a is None else PositionAnalysis(int(a[0]), tuple((m, int(s)) for m, s in a[1]), int(a[2]))
+                        for a in row["a"]]
+            board = game.board()
+            plies = []
+            for ply, node in enumerate(game.mainline(), start=1):
+                before_board = board.copy(stack=False)
+                board.push(node.move)
+                before = position_value(before_board, analyses[ply - 1])
+                after = position_value(board, analyses[ply])
+                plies.append(scored_ply(gid, ply, before_board, node.move, before, after, analyses[ply - 1]))
+            elo = {c: int(h[f"{c}Elo"]) if h.get(f"{c}Elo", "").isdigit() else None for c in ("White", "Black")}
+            out.append((GameInfo(gid, h["White"], h["Black"], elo["White"], elo["Black"], event), h["Result"], plies))
+            if len(out) == n:
+                break
+    return out
+
+
+@pytest.fixture(scope="module")
+def prague():
+    return real_games("4th Prague Masters 2022", 12)
+
+
+def _estimator(games, order: str = "game") -> Estimator:
+    est = Estimator()
+    est.use_calibration(PROFILE, None)
+    for info, _, _ in games:
+        est.add_game(info)
+    if order == "game":
+        for info, result, plies in games:
+            for sp in plies:
+                est.add_ply(sp)
+            est.set_result(info.game_id, result)
+    else:  # interleaved, newest game first, with a correction (a rollback and the same plies again)
+        longest = max(len(p) for _, _, p in games)
+        for i in range(longest):
+            for _, _, plies in reversed(games):
+                if i < len(plies):
+                    est.add_ply(plies[i])
+        info, _, plies = games[0]
+        est.rollback(info.game_id, 10)
+        for sp in plies[9:]:
+            est.add_ply(sp)
+        for info, result, _ in games:
+            est.set_result(info.game_id, result)
+    return est
+
+
+def test_live_equals_batch_on_real_games(prague):
+    """Fed in game order, or interleaved with a correction, every player's blocks are the same, bit for bit."""
+    a, b = _estimator(prague), _estimator(prague, "interleaved")
+    for name, pa in a.players.items():
+        pa.quality = None  # a's made from scratch when asked, b's kept move by move
+        assert a.estimates(pa) == b.estimates(b.players[name])
+    # and the batch tally is what the estimator kept move by move
+    model = model_for(PROFILE)
+    assert model is not None
+    name = next(iter(b.players))
+    kept = b.players[name].quality
+    assert kept is not None
+    fresh = QualityTally.of(model, b._decisions_of(b.players[name]))
+    assert kept.stats() == fresh.stats() and kept.stats().positions > 20
+
+
+def test_tally_sums_are_exact_in_any_order(prague):
+    model = model_for(PROFILE)
+    assert model is not None
+    moves = [(info.game_id, sp.decision, sp.ply) for info, _, plies in prague[:3] for sp in plies if sp.decision]
+    forward = QualityTally.of(model, moves)
+    backward = QualityTally.of(model, reversed(moves))
+    assert forward.stats() == backward.stats()
+    t = QualityTally.of(model, moves)
+    for m in moves[: len(moves) // 2]:
+        t.remove(*m)
+    assert t.stats() == QualityTally.of(model, moves[len(moves) // 2:]).stats()
+    means = forward.stats().means()
+    assert means.shape == (len(FEATURES),) and np.all(np.isfinite(means))
+    assert 0.0 <= means[FEATURES.index("top1")] <= 1.0  # a share of moves
+    assert all(isinstance(x, int) for x in forward.stats().sums) and FIXED == 2.0**32
+
+
+def test_after_one_game_no_interval_wider_than_the_fitted_range(prague):
+    """One game: either an interval no wider than the ratings fitted on, or the reason instead."""
+    model = model_for(PROFILE)
+    assert model is not None
+    span = model.elo_max - model.elo_min
+    for info, _, plies in prague[:6]:
+        est = Estimator()
+        est.use_calibration(PROFILE, None)
+        est.add_game(info)
+        for sp in plies:
+            est.add_ply(sp)
+        for p in est.players.values():
+            e = est.quality(p)
+            if e.cr95 is None:
+                assert e.elo is None and "wider than the rating range" in (e.reason or "")
+            else:
+                assert e.cr95[1] - e.cr95[0] <= span
+
+
+def test_event_estimate_has_an_interval_and_games_to_150(prague):
+    est = _estimator(prague)
+    blocks = [est.estimates(p) for p in est.players.values() if len(p.sides) >= 3]
+    assert blocks
+    for b in blocks:
+        m = b["estimate"]
+        if m["elo"] is not None:
+            lo, hi = m["cr95"]
+            assert lo < m["elo"] < hi
+        # from moves alone the persistent spread is wider than ±150: never reachable, and said so
+        assert m["games_to_150"] is None and "cannot narrow" in m["note"]
+        f = b["field_estimate"]
+        assert f["kind"] == "field" and f["label"].startswith("in this field")
+        if f["elo"] is not None and m["sd"] is not None:
+            assert f["sd"] < m["sd"]  # the field's prior narrows it
+
+
+def test_field_prior_never_uses_the_players_own_rating(prague):
+    est = _estimator(prague)
+    player = max(est.players.values(), key=lambda p: len(p.sides))
+    before = est.field_quality(player)
+    n, mean, _ = est.field_prior(player)
+    others = [p.elo for p in est.players.values() if p is not player and p.elo is not None]
+    assert n == len(others) and mean == pytest.approx(np.mean(others))
+    player.elo = 1000  # the player's own rating changes: the field estimate does not
+    est._tags += 1
+    assert est.field_quality(player) == before
+    other = next(p for p in est.players.values() if p is not player)
+    other.elo = (other.elo or 2000) - 600
+    est._tags += 1
+    assert est.field_quality(player).elo != before.elo
+
+
+def test_results_performance_matches_fide(prague):
+    est = _estimator(prague)
+    for p in est.players.values():
+        res = est.results_of(p)
+        r = est.results_quality(p)
+        if not res:
+            assert r.elo is None
+            continue
+        expected = np.mean([o for o, _ in res]) + fide_dp(sum(pt for _, pt in res) / len(res))
+        assert r.elo == pytest.approx(expected) and r.games == len(res)
+        assert (r.cr95 is None) == (len(res) < 5)
+    assert fide_dp(0.0) == -800 and fide_dp(0.5) == 0 and fide_dp(0.84) == 284
+    assert results_performance([]).reason == "no finished game against a rated opponent"
+
+
+def test_a_profile_without_a_model_shows_the_reason(prague):
+    est = Estimator()
+    est.use_calibration("Stockfish 15.1 depth=14 multipv=9", None)
+    info, _, plies = prague[0]
+    est.add_game(info)
+    for sp in plies:
+        est.add_ply(sp)
+    block = est.estimates(est.players[info.white])["estimate"]
+    assert block["elo"] is None and block["reason"].startswith("uncalibrated: no quality model of the engine profile")
+
+
+def test_unrated_player_is_estimated(prague):
+    """A player without a rating tag still gets the moves estimate (and is never counted against a rating)."""
+    est = Estimator()
+    est.use_calibration(PROFILE, None)
+    games = [g for g in prague if g[0].white == prague[0][0].white or g[0].black == prague[0][0].white]
+    name = prague[0][0].white
+    for info, result, plies in games:
+        est.add_game(GameInfo(info.game_id, info.white, info.black,
+                              None if info.white == name else info.white_elo,
+                              None if info.black == name else info.black_elo, info.event))
+        for sp in plies:
+            est.add_ply(sp)
+        est.set_result(info.game_id, result)
+    p = est.players[name]
+    assert p.elo is None and est.quality(p).positions > 0
+
+
+def test_bench_reads_what_livemon_sums(prague):
+    """bench/fit_quality.py's per-game features, summed, are the tally's integers."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import fit_quality
+
+    model = model_for(PROFILE)
+    assert model is not None
+    info, _, plies = prague[0]
+    moves = [(sp.ply, sp.decision) for sp in plies if sp.white_moved and sp.decision is not None and not sp.forced
+             and model.counts(sp.decision, sp.ply)]
+    side = fit_quality.Side("e", "p", "g", 2000.0, None, None, "fit", fit_quality._features(moves), moves)
+    unit = fit_quality.Unit("e", "p", 2000.0, [side])
+    tally = QualityTally.of(model, [(info.game_id, d, ply) for ply, d in moves])
+    assert unit.stats() == tally.stats()
+
+
+def test_combined_lies_between_moves_and_results_and_is_labelled(prague):
+    est = _estimator(prague)
+    seen = 0
+    for p in est.players.values():
+        b = est.estimates(p)
+        c, r = b["combined_estimate"], b["results_estimate"]
+        assert c["kind"] == "moves+results"
+        if c["elo"] is None:
+            continue
+        stats = p.quality.stats()
+        model = model_for(PROFILE)
+        moves_point = model.score(stats)
+        lo, hi = sorted((moves_point, r["elo"]))
+        assert lo - 1e-6 <= c["elo"] <= hi + 1e-6 and c["label"].startswith("moves and results")
+        assert c["sd"] <= min(x for x in (b["estimate"]["sd"], r["sd"]) if x is not None) + 1e-6
+        seen += 1
+    assert seen >= 5
+
+
+def test_game_report_says_whether_the_players_can_be_told_apart(prague):
+    est = _estimator(prague)
+    for g in est.games.values():
+        t = est.game_report(g)["told_apart"]
+        if t["apart"] is None:
+            assert t["reason"]
+        else:
+            lo, hi = t["cr95"]
+            assert t["apart"] == (lo > 0 or hi < 0) and 0.0 <= t["p_first_stronger"] <= 1.0
