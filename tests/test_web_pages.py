@@ -319,9 +319,12 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
     if live_id:
         ply = await page.js(f"window.livemon.boards.get({json.dumps(gid)}).ply")
         await page.wait_for(f"window.livemon.boards.get({json.dumps(gid)}).ply > {ply + 2}", True, timeout=40 * PACE)
-        moves = await page.js("[...document.querySelectorAll('#d-moves .mv')].map((m) => m.textContent)")
-        seen = await page.js(f"window.livemon.boards.get({json.dumps(gid)})._sans.filter(Boolean).length")
-        assert seen >= 3 and len(moves) >= seen  # the moves seen since the page opened, each in the list
+        # the moves seen since the page opened, each in the list (once the page has drawn the newest: it draws
+        # at most ~10 times a second, so a move may arrive between a drawing and this check)
+        seen_js = f"window.livemon.boards.get({json.dumps(gid)})._sans.filter(Boolean).length"
+        await page.wait_for(f"document.querySelectorAll('#d-moves .mv').length >= {seen_js}", True, timeout=10)
+        seen = await page.js(seen_js)
+        assert seen >= 3
         white = await page.js(f"window.livemon.boards.get({json.dumps(gid)}).white")
         game = next(g for g in served.games if g.headers["White"] == white)
         sans = [n.san() for n in game.mainline()]
