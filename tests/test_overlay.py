@@ -9,6 +9,7 @@ The pictures in docs/ come from tests/test_web_pages.py (a real ``livemon serve`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import base64
 import itertools
 import json
@@ -79,9 +80,9 @@ class CDP:
         raise AssertionError(f"{expression} = {value!r}, expected {expected!r} within {timeout} s")
 
 
-@pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
-    profile = tmp_path / "profile"
+@contextlib.asynccontextmanager
+async def devtools_page(profile: Path) -> AsyncIterator[str]:
+    """A headless Chromium with its own ``profile`` folder: the DevTools WebSocket URL of its page."""
     proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -94,9 +95,7 @@ async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
         port = int(port_file.read_text().split()[0])
         async with httpx.AsyncClient() as http:
             targets = (await http.get(f"http://127.0.0.1:{port}/json/list")).json()
-        page = next(t for t in targets if t["type"] == "page")
-        async with connect(page["webSocketDebuggerUrl"], max_size=None) as ws:
-            yield CDP(ws)
+        yield next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"]
     finally:
         proc.terminate()
         try:
@@ -104,6 +103,12 @@ async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
+    async with devtools_page(tmp_path / "profile") as url, connect(url, max_size=None) as ws:
+        yield CDP(ws)
 
 
 def text(element_id: str) -> str:

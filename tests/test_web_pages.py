@@ -41,7 +41,7 @@ from livemon.faces.web import WebServer
 from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, free_port, real
-from tests.test_overlay import CDP, CHROMIUM_FLAGS, chromium_path
+from tests.test_overlay import CDP, devtools_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 BOARDS = 4
@@ -111,33 +111,12 @@ class Page(CDP):
 
 @pytest.fixture
 async def page(tmp_path: Path) -> AsyncIterator[Page]:
-    profile = tmp_path / "chromium"
-    proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Chromium did not start its DevTools endpoint (exit code {proc.poll()})")
-            await asyncio.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
-        async with httpx.AsyncClient() as http:
-            targets = (await http.get(f"http://127.0.0.1:{port}/json/list")).json()
-        target = next(t for t in targets if t["type"] == "page")
-        async with connect(target["webSocketDebuggerUrl"], max_size=None) as ws:
-            p = Page(ws)
-            for domain in ("Page", "Runtime", "Log"):
-                await p.call(f"{domain}.enable")
-            await p.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
-            yield p
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    async with devtools_page(tmp_path / "chromium") as url, connect(url, max_size=None) as ws:
+        p = Page(ws)
+        for domain in ("Page", "Runtime", "Log"):
+            await p.call(f"{domain}.enable")
+        await p.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
+        yield p
 
 
 @dataclasses.dataclass

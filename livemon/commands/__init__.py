@@ -6,6 +6,11 @@ import sys
 from livemon.config import Config, ConfigError, load_config
 
 
+def say(line: str) -> None:
+    """One line for the user on stderr, as every command says a bad input or a note."""
+    print(f"livemon: {line}", file=sys.stderr, flush=True)
+
+
 def add_store_arguments(p: argparse.ArgumentParser) -> None:
     """``--config`` and ``--store``, shared by the commands that use the monitor's store."""
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")

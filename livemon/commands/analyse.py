@@ -9,7 +9,7 @@ import math
 import sys
 from typing import Any
 
-from livemon.commands import add_engine_arguments, engine_config_from_args
+from livemon.commands import add_engine_arguments, engine_config_from_args, say
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,30 +32,27 @@ def run(args: argparse.Namespace) -> int:
     from livemon.live.screener import screening_report
     from livemon.rating.performance import pool_warning
 
-    def report(line: str) -> None:
-        print(f"livemon: {line}", file=sys.stderr, flush=True)
-
     cfg = engine_config_from_args(args)
     if cfg is None:
         return 2
     if args.one_event:
         cfg.screening.scope = "all"
-    planned = read_files(args.pgn, report)
+    planned = read_files(args.pgn, say)
     if not planned:
-        report("no game to analyse")
+        say("no game to analyse")
         return 1
     with Store(cfg.store.path) as store:
-        result = asyncio.run(analyse_games(planned, cfg, store, report, screen=args.screen))
+        result = asyncio.run(analyse_games(planned, cfg, store, say, screen=args.screen))
         strength, source = engine_strength_for(result, store, args.engine_strength)
         calibration = store.get_calibration(result.profile)
         result.estimator.use_calibration(result.profile, calibration)
         result.estimator.k_factor = cfg.results.k_factor  # FIDE's K of the results' rating change
         warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
         if warning:
-            report(f"warning: {warning}")
+            say(f"warning: {warning}")
         screener = result.screener
     for note in result.notes:
-        report(note)
+        say(note)
     out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
     if screener is not None:
         out["screening"] = screening_report(screener)

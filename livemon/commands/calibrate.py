@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from typing import TYPE_CHECKING
 
-from livemon.commands import add_engine_arguments, engine_config_from_args
+from livemon.commands import add_engine_arguments, engine_config_from_args, say
 
 if TYPE_CHECKING:  # imported where used: ``calibrate --help`` starts at once
     from livemon.app.batch import PlannedGame
@@ -136,57 +136,54 @@ def run(args: argparse.Namespace) -> int:
     from livemon.live.pgn import game_info
     from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit
 
-    def report(line: str) -> None:
-        print(f"livemon: {line}", file=sys.stderr, flush=True)
-
     cfg = engine_config_from_args(args)
     if cfg is None:
         return 2
     if args.bin_width < 1:
-        report(f"--bin-width: must be at least 1, got {args.bin_width}")
+        say(f"--bin-width: must be at least 1, got {args.bin_width}")
         return 2
     cfg.analysis.skip_moves = 0  # the screening filter below decides (book_moves)
     planned: list[PlannedGame] = []
-    for game in read_files(args.pgn, report, use_comments=False):
+    for game in read_files(args.pgn, say, use_comments=False):
         info = game_info(game.game.headers, game.game_id)
         if info.white_elo is None and info.black_elo is None:
-            report(f"skipped {game.label}: no Elo tags")
+            say(f"skipped {game.label}: no Elo tags")
             continue
         planned.append(game)
     if not planned:
-        report("no game with Elo tags to calibrate on")
+        say("no game with Elo tags to calibrate on")
         return 1
     with Store(cfg.store.path) as store:
         if args.cached_only:
             try:
-                planned = asyncio.run(fully_cached(planned, cfg, store, report))
+                planned = asyncio.run(fully_cached(planned, cfg, store, say))
             except EngineError as exc:
-                report(str(exc))
+                say(str(exc))
                 return 1
             if not planned:
-                report("no game is fully analysed in the store under this profile")
+                say("no game is fully analysed in the store under this profile")
                 return 1
-        result = asyncio.run(analyse_games(planned, cfg, store, report))
+        result = asyncio.run(analyse_games(planned, cfg, store, say))
         if result.profile == COMMENTS_PROFILE:
-            report("calibration needs the engine (none could be started)")
+            say("calibration needs the engine (none could be started)")
             return 1
         moves, excluded = screened_moves(result.estimator, cfg.screening)
         players = by_player(moves)
-        report(f"fitting c = a + b·Elo on {len(moves)} positions of {len(players)} rated players")
+        say(f"fitting c = a + b·Elo on {len(moves)} positions of {len(players)} rated players")
         try:
             cal = Calibration.fit_decisions(players.values(), profile=result.profile,
                                             z_min_positions=cfg.screening.min_positions)
         except ValueError as exc:
-            report(f"cannot calibrate: {exc}")
+            say(f"cannot calibrate: {exc}")
             return 1
         cal = replace(cal, book_moves=cfg.screening.book_moves, eval_bound=cfg.screening.eval_bound)
         if not cal.b > 0:
-            report("warning: the fitted slope b is not positive: c does not map back to Elo (no c-Elo will be shown)")
+            say("warning: the fitted slope b is not positive: c does not map back to Elo (no c-Elo will be shown)")
         if cal.n < 20 or cal.elo_max - cal.elo_min < 300:
-            report(f"warning: {cal.n} players over {cal.elo_max - cal.elo_min:.0f} Elo: too few or too narrow for a reliable map")
+            say(f"warning: {cal.n} players over {cal.elo_max - cal.elo_min:.0f} Elo: too few or too narrow for a reliable map")
         rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players() if p.elo is not None]
         strength = engine_strength_fit(rated)
-        perf = performance_fit(result.estimator, result.profile, cfg.analysis.rating_pool, report)
+        perf = performance_fit(result.estimator, result.profile, cfg.analysis.rating_pool, say)
         stored = ProfileCalibration(result.profile, None if strength is None else strength[0], cal, perf)
         store.put_calibration(stored)
     out = {

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 
-from livemon.commands import add_engine_arguments, engine_config_from_args
+from livemon.commands import add_engine_arguments, engine_config_from_args, say
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,34 +24,31 @@ def run(args: argparse.Namespace) -> int:
     from livemon.faces.report import render_html
     from livemon.io.store import Store
 
-    def report(line: str) -> None:
-        print(f"livemon: {line}", file=sys.stderr, flush=True)
-
     cfg = engine_config_from_args(args)
     if cfg is None:
         return 2
     out = Path(args.output)
     if not out.parent.is_dir():
-        report(f"{out}: no such directory {out.parent}")
+        say(f"{out}: no such directory {out.parent}")
         return 2
-    planned = read_files(args.pgn, report)
+    planned = read_files(args.pgn, say)
     if not planned:
-        report("no game to report")
+        say("no game to report")
         return 1
     with Store(cfg.store.path) as store:
-        result = asyncio.run(analyse_games(planned, cfg, store, report))
+        result = asyncio.run(analyse_games(planned, cfg, store, say))
         result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
         result.estimator.k_factor = cfg.results.k_factor
         data = event_report(planned, result, store, cfg, args.title)
     for note in result.notes:
-        report(note)
+        say(note)
     if not data["games"]:
-        report("no game could be analysed")
+        say("no game could be analysed")
         return 1
     try:
         out.write_text(render_html(data), encoding="utf-8")
     except OSError as exc:
-        report(f"{out}: cannot write ({exc.strerror or exc})")
+        say(f"{out}: cannot write ({exc.strerror or exc})")
         return 1
     print(f"{out}: {len(data['games'])} games, {len(data['players'])} players")
     return 0

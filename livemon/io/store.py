@@ -325,7 +325,7 @@ class Store:
         """From now on writes share one transaction, begun at the first write, until :meth:`commit_batch`.
 
         The monitor batches each event-loop turn's writes: a burst's moves are one commit, not
-        one each (issue 14: 33 -> 8 µs a move). Reads see the writes at once. A write the disk
+        one each (a commit per move would cost several times a move's other work). Reads see the writes at once. A write the disk
         refuses rolls the transaction back and holds its writes with it, in order, as if each had
         failed alone (:meth:`flush` retries them); so does a refused commit. False when a batch was
         already open (or the store is read-only): nothing changes.

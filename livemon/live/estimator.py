@@ -88,7 +88,7 @@ class PackedPlies(Mapping[int, ScoredPly]):
 
     Read as the ``{ply: ScoredPly}`` it was made from (each :class:`ScoredPly` is made again
     on access, equal to the original); the estimator and the screener keep a finished game
-    this way (issue 14: memory over a long event), and unpack it if a correction comes.
+    this way (memory over a long event), and unpack it if a correction comes.
 
     >>> d = Decision((0.3, 0.1, -0.2), 1)
     >>> plies = {1: ScoredPly("g", 1, 20, 30, d, "e2e4", "e4", False, 7), 2: ScoredPly("g", 2, None, 30, None, "e7e5", "e5")}
@@ -210,7 +210,7 @@ class PackedPlies(Mapping[int, ScoredPly]):
 
 class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
     """A finished game's :class:`PackedPlies` put on a :class:`~livemon.live.shelf.Shelf`: read from it on
-    access, as the same ``{ply: ScoredPly}``; in memory only its key and length (issue 14 item 5).
+    access, as the same ``{ply: ScoredPly}``; in memory only its key and length.
 
     >>> plies = {1: ScoredPly("g", 1, 20, 30, Decision((0.3, 0.1), 1), "e2e4", "e4")}
     >>> shelf = Shelf()
@@ -252,8 +252,8 @@ class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
 class SplitPlies(Mapping[int, ScoredPly]):
     """A live game's scored plies: those through ply ``cut`` packed (:class:`PackedPlies`), the newer ones a dict.
 
-    A live game's plies were several hundred bytes each as objects until the game finished (the monitor's
-    growth at 1,000 boards before their games end, issue 14 item 5); its settled plies are packed a chunk at a time
+    A live game's plies are several hundred bytes each as objects until the game finishes (the monitor's
+    growth at 1,000 boards before their games end); its settled plies are packed a chunk at a time
     (:meth:`Estimator.pack` with ``through``), the newest ones stay objects (they may still be corrected).
 
     >>> d = Decision((0.3, 0.1), 1)
@@ -372,7 +372,7 @@ class PlayerState:
     posterior: CPosterior | None = None
     sides: dict[int, int] = field(default_factory=dict)
     """Game seq -> the player's side in it (ply % 2): their plies are the games' own records
-    (:meth:`Estimator.plies_of`), not copied per player (issue 14: memory per ply)."""
+    (:meth:`Estimator.plies_of`), not copied per player (memory per ply)."""
     observed: int = 0
     """Scored plies with an E(c) decision."""
     decisions: int = 0

@@ -71,7 +71,7 @@ _ATOMS = frozenset((str, int, float, bool, type(None)))
 class GainCounts(Mapping[str, int]):
     """A player's sparse gain histogram as a message carries it: ``{"gain": count}``, read-only, in two
     int arrays (~8 bytes a bin instead of ~80 as a dict of strings: the hub's log keeps thousands of
-    player messages, and their histograms were most of its memory, issue 14 item 5).
+    player messages, and their histograms would be most of its memory).
 
     Equal to the dict it reads as; JSON (:meth:`Message.to_dict`) gives that dict.
 

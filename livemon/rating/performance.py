@@ -189,7 +189,7 @@ def _elo_posterior(like: np.ndarray, lo: int, c: np.ndarray, elo_at: np.ndarray,
     grid's step (a few hundred taps, made per call), read at each rating's c = a + b·r
     (``elo_at``) by linear interpolation: the Gaussian's τ spans ~17 steps, so the interpolation
     moves a quantile by far less than an Elo. It replaced a dense 641 × 400 kernel per τ (1 MB each
-    in float32, 8 kept: the largest thing still filling in ``bench/round.py``'s long event, issue 14).
+    in float32, 8 kept, the largest thing filling a long event's memory).
 
     >>> c = np.linspace(0.0, 1.0, 401)
     >>> like = np.zeros(401); like[200] = 1.0  # all the likelihood at c = 0.5
@@ -289,7 +289,7 @@ class PerformanceModel:
         ll = ll_fixed * (1.0 / LL_SCALE)
         like_c = np.exp(ll - ll.max())
         # ∝ L(r) on the Elo grid (flat prior), over the c where the likelihood is not nil (a player's moves
-        # narrow it to a fraction of the grid: the convolution is most of an estimate's cost, issue 14)
+        # narrow it to a fraction of the grid: the convolution is most of an estimate's cost)
         support = np.flatnonzero(like_c > LIKELIHOOD_FLOOR)
         lo_c, hi_c = int(support[0]), int(support[-1]) + 1
         post = _elo_posterior(like_c[lo_c:hi_c], lo_c, c, c_of_elo, tau)
@@ -347,7 +347,7 @@ class PerformanceTally:
     model's, whatever the number of games (τ) becomes, so the sum is made from ``moves`` only
     once, when first asked. The estimate is cached until the next change.
 
-    The tally keeps no move itself (issue 14: memory per ply): ``moves()`` gives every move
+    The tally keeps no move itself (memory per ply): ``moves()`` gives every move
     of the player as ``(game, decision, ply)`` from the caller's own record, which
     :meth:`add` and :meth:`remove` follow (call them as a move enters or leaves it).
 

@@ -2,8 +2,8 @@
 
 Why this shape: the monitor must never wait for a browser, and hundreds of
 clients (overlays) on the same channels must not cost hundreds of times the
-work of one (issue 14: the old per-client queues and senders were ~65% of the
-monitor's CPU with 500 clients). So the fan-out is done once per *kind* of
+work of one (per-client queues and senders would be most of the monitor's CPU
+with 500 clients). So the fan-out is done once per *kind* of
 client, not once per client:
 
 * **one shared log** — the hub keeps the last messages in a ring
@@ -146,9 +146,9 @@ PUMP_SLICE = 0.005
 BUILD_ENTRIES = 256
 """Log entries built into one client group's frames at once, at most: a client further behind gets its frames in
 several builds, each shared by the group's clients at that place, and the pump checks its slice between them
-(issue 14: at 1,000 boards a client ~1 s behind needed ~1,000 entries built in one step of 50-78 ms, the loop's lag)."""
+(at 1,000 boards a client ~1 s behind needs ~1,000 entries: built in one step, they would be the loop's lag)."""
 LATENCY_SAMPLE = 50
-"""One client in this many (by connection order) has each message's publish -> write latency recorded (issue 14: one
+"""One client in this many (by connection order) has each message's publish -> write latency recorded (one
 in 10 was 3% of the monitor's CPU at 1,000 boards with 500 clients, ~55,000 stamps a second; one in 50 still gives
 ~10,000 a second there, and client 1 is always sampled)."""
 ROUND_GAP = 0.02
