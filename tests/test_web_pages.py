@@ -329,8 +329,10 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
                            classes={"inaccuracy": 1, "mistake": 0, "blunder": 0},
                            results={"score": 2.5, "games": 3, "tpr": 2901.0, "rating_change": 4.2},
                            performance={"elo": 2850.0, "cr95": [2400.0, 3300.0], "positions": 40, "profile": "p", "calibration": "c"}))
-    hub.publish(PlayerEstimate("Caruana, Fabiano", 2795, 2, -9.0, 0.3, -90.0, None,
-                           performance={"elo": None, "cr95": None, "positions": 3, "reason": "too few positions"}))
+    hub.publish(PlayerEstimate("Caruana, Fabiano", 2795, 2, -9.0, 0.3, -90.0, None,  # an interval too wide to show
+                               performance={"elo": 2790.0, "cr95": [1900.0, 3600.0], "positions": 30, "profile": "p",
+                                            "calibration": "c"},
+                               display={"show": False, "more_games": 4, "reason": "interval 1700 Elo wide, more than 1000"}))
     async with WebServer(hub, WebConfig(port=0)) as srv:
         await page.open(f"{srv.url}/overlay?game=g1", "document.getElementById('white-perf').textContent === '2850'")
         t = "document.getElementById(%r).textContent"
@@ -338,6 +340,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert await page.js(t % "black-title") == "" and await page.js(t % "white-acc") == "93.4"
         assert await page.js(t % "black-acc") == "—"  # a missing accuracy: never 0 or 100
         assert await page.js(t % "black-perf") == "—" and await page.js(t % "white-score") == "2½/3"
+        assert await page.js(t % "black-range") == "4 more games"  # the display rules: no figure, how long until one
         assert await page.js(t % "eval-text") == "—"  # no evaluation yet: a dash and a half, grey bar
         assert await page.js("document.getElementById('evalbar').className") == "evalbar horizontal unknown"
         assert await page.js("document.querySelectorAll('#chart .dot.inaccuracy').length") == 1  # the board's own class

@@ -304,6 +304,18 @@ export function winChart(el, wins, classes, opts = {}) {
   el.dataset.last = wins.length && wins[wins.length - 1] !== null ? wins[wins.length - 1].toFixed(1) : "";
 }
 
+/** The performance a screen may show, by the monitor's display rules (``display``: no figure while its interval is
+ *  wider than ``[display] max_interval_width``, never an interval past the calibrated range): ``{elo, cr95, why}``,
+ *  ``elo`` null with ``why`` ("n more games" or the reason) when it is not to be shown. */
+export function shownPerf(p) {
+  const perf = p && p.performance;
+  if (!perf || !present(perf.elo)) return { elo: null, cr95: null, why: (perf && perf.reason) || "" };
+  const d = p.display;
+  if (!d) return { elo: perf.elo, cr95: perf.cr95, why: "" };
+  if (!d.show) return { elo: null, cr95: null, why: d.more_games ? `${d.more_games} more games` : d.reason || "" };
+  return { elo: present(d.elo) ? d.elo : perf.elo, cr95: d.cr95 || perf.cr95, why: "" };
+}
+
 /** A player's results ({score, games, tpr, rating_change}) when the server sends them; null when not. */
 export const results = (p) => (p && p.results) || null;
 /** A player's event accuracy (0-100), null when not sent or not known yet. */
