@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -105,6 +106,20 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 # descendant still alive is named, killed, and the session fails.
 
 PR_SET_CHILD_SUBREAPER = 36
+
+
+def stop_groups(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each process's group (started with ``start_new_session``), then wait; SIGKILL a group still there
+    after 20 s."""
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
 
 
 def _set_subreaper() -> bool:

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,7 @@ from livemon.io.broker import shared_requests_topic, workers_topic
 from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
 from livemon.io.engine import EngineError, PositionAnalysis, position_key
 from livemon.io.store import Store
-from tests.conftest import REPO
+from tests.conftest import REPO, stop_groups
 from tests.test_distributed import until
 from tests.test_pool import game_boards
 
@@ -60,15 +59,7 @@ def honest_workers(tmp_path: Path, port: int, engine: str, names: list[str],
                                           start_new_session=True, env={**os.environ, "FAKE_UCI_DELAY": str(delay)}))
         yield procs
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        stop_groups(procs)
 
 
 def bus_cfg(port: int, **kw: Any) -> BusConfig:

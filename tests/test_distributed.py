@@ -38,7 +38,7 @@ from livemon.app.export import export_report
 from livemon.app.monitor import Monitor
 from livemon.live.pgn import split_games
 from livemon.io.store import Store
-from tests.conftest import REPO, mosquitto, real
+from tests.conftest import REPO, mosquitto, real, stop_groups
 
 DEPTH = 5
 PROFILE = f"Stockfish 15.1 depth={DEPTH} multipv=4"
@@ -91,15 +91,7 @@ def workers(tmp_path: Path, port: int, n: int, **bus: Any) -> Iterator[list[subp
                                           cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         yield procs
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        stop_groups(procs)
 
 
 async def wait_for_workers(port: int, n: int, timeout: float = 60) -> None:

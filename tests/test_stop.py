@@ -32,7 +32,7 @@ from livemon.io.engine import EngineError
 from livemon.io.store import Store, StoreError
 from livemon.live.analysis import needs_search
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, free_port, real
+from tests.conftest import REPO, free_port, real, stop_groups
 
 PROFILE = "Stockfish 15.1 depth=5 multipv=4"
 LONDON = "london_chess_classic_2011_twic.pgn"
@@ -170,15 +170,7 @@ async def test_serve_in_bus_mode_stops_within_seconds_of_sigterm_under_load(tmp_
         with Store(db, create=False) as s:
             assert s.count_analyses() < moves  # the stop came with analyses still wanted
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        stop_groups(procs)
 
 
 @pytest.fixture(autouse=True)
