@@ -599,10 +599,12 @@ class LiveCore:
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
         book = self.screener is not None and self.screener.in_book is not None
-        analyses = dict(game.analyses)  # ready() releases them; a moment names the engine's best move
+        # ready() releases the positions and analyses of the plies it scores; a moment names the engine's best
+        # move on the position before it: kept here for that (references, not copies)
+        analyses, boards = dict(game.analyses), list(game.boards)
         for sp in game.ready(zobrist=book):
             player = self.estimator.add_ply(sp)
-            self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), out)
+            self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
             if self.coalesce:
                 self._dirty_players[player.name] = None
             else:
@@ -633,7 +635,7 @@ class LiveCore:
             self.screener.pack(game.game_id, head, through)
 
     def _moment(self, game: LiveGame, ply: int, san: str, analysis: PositionAnalysis | None,
-                out: list[Effect]) -> None:
+                boards: list[chess.Board | None], out: list[Effect]) -> None:
         """Publish ply ``ply`` as a moment when it is one (:func:`~livemon.live.audience.moment_kinds`)."""
         evals = game.evals
         if ply >= len(evals):
@@ -647,7 +649,7 @@ class LiveCore:
         best = None
         if analysis is not None and analysis.candidates:
             try:
-                board = self._board_before(game, ply)
+                board = self._board_before(game, ply, boards)
                 best = board.san(chess.Move.from_uci(analysis.candidates[0][0]))
             except (ValueError, AssertionError):
                 best = None
@@ -658,9 +660,10 @@ class LiveCore:
                                   info.event, info.round)))
 
     @staticmethod
-    def _board_before(game: LiveGame, ply: int) -> chess.Board:
-        """The position before ``ply``: kept, or replayed from the game's first FEN (a moment is rare)."""
-        kept = game.boards[ply - 1] if ply - 1 < len(game.boards) else None
+    def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None]) -> chess.Board:
+        """The position before ``ply``: kept (``boards``: the game's positions before its plies were scored), or
+        replayed from the game's first FEN."""
+        kept = boards[ply - 1] if ply - 1 < len(boards) else None
         if kept is not None:
             return kept
         board = board_from_fen(game.start_fen or chess.STARTING_FEN)
