@@ -63,6 +63,10 @@ class CDP:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
+            self._event(reply)
+
+    def _event(self, reply: dict[str, Any]) -> None:
+        """An event (a message without the call's id) that came while waiting for an answer: ignored here."""
 
     async def js(self, expression: str) -> Any:
         result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)

@@ -55,16 +55,6 @@ class Page(CDP):
         super().__init__(ws)
         self.errors: list[str] = []
 
-    async def call(self, method: str, **params: Any) -> dict[str, Any]:
-        rid = next(self.ids)
-        await self.ws.send(json.dumps({"id": rid, "method": method, "params": params}))
-        while True:
-            reply = json.loads(await asyncio.wait_for(self.ws.recv(), 20))
-            if reply.get("id") == rid:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self._event(reply)
 
     async def js(self, expression: str) -> Any:
         result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)

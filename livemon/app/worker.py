@@ -8,8 +8,8 @@ loses them —
 
 - it connects with **Receive Maximum = its engine count**, and
 - it **acknowledges a request only after its result is published** (manual
-  acks; aiomqtt has no API for them yet, so paho's ``manual_ack_set``/``ack``
-  are used through ``client._client``, as in aiomqtt issue #345),
+  acks; aiomqtt has no public API for them, so paho's ``manual_ack_set``/``ack``
+  are used through ``client._client``),
 
 so the broker never hands it more requests than it has engines, and a request
 whose worker dies mid-search was never acknowledged (the monitor asks again).
@@ -135,7 +135,7 @@ class EngineWorker:
         # engine, ~52/s with 16)
         client = client_for(self.bus, self.worker_id, receive_maximum=self.cfg.engine.processes * self.bus.requests_per_engine,
                             will=aiomqtt.Will(self.announce_topic, b"", qos=1, retain=True))
-        client._client.manual_ack_set(True)  # aiomqtt has no API for it yet (issue #345)
+        client._client.manual_ack_set(True)  # aiomqtt has no public API for manual acks
         return client
 
     async def _session(self, client: aiomqtt.Client) -> None:
