@@ -2,7 +2,7 @@
 
 Engine time is the scarce resource of this project: every position of the
 calibration games analysed under a profile is exported here once, compactly, so
-that no later session searches it again. The export is one gzipped JSON line per
+that no later run searches it again. The export is one gzipped JSON line per
 game::
 
     {"file": "A10_prague_masters_2022.pgn", "index": 3, "part": "test",

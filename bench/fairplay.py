@@ -1,4 +1,4 @@
-"""Bench: fair-play screening (issue 6, "Must show") — false-alert rate, power, real players.
+"""Bench: fair-play screening — false-alert rate, power, real players.
 
 Three tables, all through :mod:`livemon.rating.screening`:
 

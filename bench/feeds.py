@@ -1,4 +1,4 @@
-"""The feeds' own cost (issue 14 item 2): moves/s through ``GameTracker`` with and without the append-only path.
+"""The feeds' own cost: moves/s through ``GameTracker`` with and without the append-only path.
 
 500 real games (clocks in comments, ``tests/data`` and ``../shared/data/real``) are followed live the
 way the round bench feeds them: every game starts at a random ply of its first half, then each read

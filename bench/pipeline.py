@@ -1,4 +1,4 @@
-"""The live pipeline's own costs (issue 4): overhead, analyses per ply, loop lag.
+"""The live pipeline's own costs: overhead, analyses per ply, loop lag.
 
 1. **Overhead**: every position already in the cache, so the engine never
    searches; what is left is the monitor's own work per move (store the move,
@@ -6,7 +6,7 @@
    publish to the hub with one subscriber draining it). Measured two ways:
    throughput (all moves of R copies of the London 2011 event handed in at
    once) and latency (one move at a time: from ``Monitor.handle`` until the
-   ply is scored). Goal: >= 10,000 moves/s on one core (issue 14).
+   ply is scored). Goal: >= 10,000 moves/s on one core.
 2. **Analyses per ply** with the real engine on a cold cache: searches / plies
    (goal <= 1.0: one search per position, shared openings searched once).
 3. **Event-loop lag during a TTT refresh** of N finished games: a ticker asks
@@ -49,7 +49,7 @@ from livemon.live.pgn import white_score
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
 LONDON = REAL / "london_chess_classic_2011_twic.pgn"
 GOAL_BURST = 10_000
-"""Moves/s through the monitor in a burst with every position cached (issue 14)."""
+"""Moves/s through the monitor in a burst with every position cached."""
 
 
 async def replay_messages(path: Path) -> list[Message]:

@@ -1,7 +1,7 @@
 """Engine analyses of any set of positions, exported from stores and imported into one: no search repeated.
 
 For analyses that are not (yet) whole games of the calibration set (``bench/calibration_data.py``
-has those): e.g. the 2025 open at depth 14, analysed in part by one session and finished by a
+has those): e.g. the 2025 open at depth 14, analysed in part by one run and finished by a
 later one. One gzipped JSON line per position, after a header::
 
     {"format": "livemon position analyses 1", "profile": "...", "positions": N, "source": "..."}

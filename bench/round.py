@@ -41,7 +41,7 @@ with ``os.getloadavg()`` before and after.
     python bench/round.py --quick --engine depth --depth 2 --data tests/data   # no ../shared needed
 
 Measured (docs/round.md; the README sums it up): 1,000 boards at 20x (441 moves/s offered), 500
-clients, batched frames, load 2.9-5.2 (session 6): the monitor handled every ply offered (435-438
+clients, batched frames, load 2.9-5.2: the monitor handled every ply offered (435-438
 moves/s, caught up 0.8-2.0 s after the end; 3.6 at the first run), 1.9 ms CPU per move, 0 plies
 lost or duplicated, loop lag p99 130-150 ms, client p95 613-751 ms (every 10th client timed; the
 clients' processes used ~95 s of CPU in 120 s), RSS peak ~465 MiB growing with the analyses waiting
@@ -1034,7 +1034,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="clients ask for whole messages (default: patches, a state's changed fields, as the overlay)")
     ap.add_argument("--overlay", action="store_true",
                     help="each client reads one board and its two players, as the overlay page does (default: every "
-                         "board on games and every player on players, the issue's scenario)")
+                         "board on games and every player on players, the scenario of a broadcast)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--engines", type=int, default=2, help="engines per worker")
     ap.add_argument("--engine", choices=("cache", "depth"), default="cache",

@@ -1,6 +1,6 @@
 """Start-up time of every ``livemon`` command: wall time from spawn to its first line of output.
 
-Issue 14 item 3: every command should start in < 0.3 s wall on an idle 2-core
+Goal: every command should start in < 0.3 s wall on an idle 2-core
 machine. Each command runs ``--runs`` times (default 7) as a real subprocess
 (``python -m livemon.cli``, as the installed ``livemon`` script does); the time
 is from ``Popen`` to the first line on stdout or stderr (merged); the median and

@@ -1,4 +1,4 @@
-"""A memory census inside ``livemon serve``, by owner: what grows over a long event (issue 14 item 5).
+"""A memory census inside ``livemon serve``, by owner: what grows over a long event.
 
 Loaded by Python's ``site`` at start-up when this folder is on ``PYTHONPATH``, and active only in a
 ``livemon serve`` process with ``LIVEMON_CENSUS`` set (a path prefix). Each SIGUSR1 then appends one

@@ -1,4 +1,4 @@
-"""Which callbacks make the event loop's long turns, inside ``livemon serve`` (issue 14: loop lag).
+"""Which callbacks make the event loop's long turns, inside ``livemon serve`` (loop lag).
 
 Loaded by Python's ``site`` at start-up when this folder is on ``PYTHONPATH``, and active only in a
 ``livemon serve`` process with ``LIVEMON_TURNS`` set (a path prefix). It times every callback the
