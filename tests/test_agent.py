@@ -326,7 +326,7 @@ def test_credible_region_coverage_at_fixed_realistic_c():
 
 
 def test_posterior_reading_the_callers_record_equals_one_keeping_its_own_counts():
-    """Issue 14: the live posterior keeps no decision (``source``: the estimator's record); through re-grids
+    """The live posterior keeps no decision (``source``: the estimator's record); through re-grids
     and removals it gives what a posterior keeping its own counts gives."""
     rng = np.random.default_rng(5)
     decisions = [Decision(tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, 3))))), int(rng.integers(0, 4)))

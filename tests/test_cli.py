@@ -20,7 +20,7 @@ HEAVY = ("numpy", "scipy", "numba", "textual", "websockets", "aiomqtt", "httpx")
 @pytest.mark.parametrize("argv", [["--help"], ["status"], ["doctor"], ["export"]]
                          + [[name, "--help"] for name in COMMANDS])
 def test_start_up_imports_nothing_heavy(argv, tmp_path):
-    """Issue 14 item 3: heavy libraries load where they are used (bench/startup.py times it)."""
+    """Heavy libraries load where they are used (bench/startup.py times it)."""
     import subprocess
     import sys
 

@@ -1,4 +1,4 @@
-"""The monitor's tasks share one budget of work per event-loop turn (livemon.app.turns, issue 14: loop lag)."""
+"""The monitor's tasks share one budget of work per event-loop turn (livemon.app.turns: loop lag)."""
 
 from __future__ import annotations
 
