@@ -351,7 +351,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
 from livemon.config import WebConfig  # noqa: E402
 from livemon.faces.hub import Hub  # noqa: E402
 from livemon.faces.web import serve_web  # noqa: E402
-from livemon.faces.web import server as web_server  # noqa: E402
+from livemon.faces.web import auth as web_auth  # noqa: E402
 from livemon.live.messages import Alert, BoardState  # noqa: E402
 from tests.test_web import TOKEN, client, recv, recv_until, subscribe  # noqa: E402
 
@@ -371,9 +371,9 @@ async def test_wrong_arbiter_tokens_are_limited_per_connection_and_per_address_b
     caplog.set_level(logging.INFO, "livemon")
     hub = Hub()
     hub.publish(Alert("Cheater, C", "Open", 40, 3.9, 0.71, 3.0))
-    tries = web_server.ARBITER_TRIES
-    per_address = web_server.ARBITER_TRIES_PER_ADDRESS
-    slow = web_server.ARBITER_SLOW
+    tries = web_auth.ARBITER_TRIES
+    per_address = web_auth.ARBITER_TRIES_PER_ADDRESS
+    slow = web_auth.ARBITER_SLOW
     async with serve_web(hub, WebConfig(port=0, host="127.0.0.1", arbiter_token=TOKEN)) as srv:
         # one connection: ARBITER_TRIES wrong tokens, then it is closed (1008)
         attacker = await client(srv)
@@ -464,7 +464,7 @@ async def test_snapshot_spam_is_rate_limited_and_errors_echo_the_id(caplog):
     print(f"snapshot spam: {n} requests in {elapsed:.2f} s: {snapshots} snapshots, {limited} refused; "
           f"ping latency meanwhile {latency * 1000:.0f} ms")
     assert pong["id"] == "p" and latency < 1.0
-    allowed = web_server.SNAPSHOT_BURST - 1 + web_server.SNAPSHOT_RATE * elapsed + 1
+    allowed = web_auth.SNAPSHOT_BURST - 1 + web_auth.SNAPSHOT_RATE * elapsed + 1
     assert snapshots <= allowed and limited >= n - allowed
     lines = [r for r in caplog.records if "rate_limited" in r.getMessage()]
     assert 1 <= len(lines) <= 5 + n // 100  # a flood does not flood the log

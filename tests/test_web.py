@@ -209,8 +209,10 @@ async def test_overflowed_client_gets_a_fresh_snapshot() -> None:
         await ws.close()
 
 
-async def test_slow_client_does_not_delay_the_others() -> None:
-    """A client that never reads: the fast ones keep their latency; the slow one is dropped."""
+async def test_slow_client_is_dropped_and_the_others_miss_nothing() -> None:
+    """A client that never reads, over real sockets: it blocks, is dropped after ``send_timeout``, and the fast
+    ones get every message in order meanwhile. (That the others are served in the same round whatever the
+    blocked one does is shown without sockets or timing: tests/test_web_sansio.py.)"""
     hub = Hub()
     cfg = WebConfig(port=0, client_queue=64, send_timeout=1.0)
     async with serve_web(hub, cfg) as srv:
@@ -223,7 +225,10 @@ async def test_slow_client_does_not_delay_the_others() -> None:
         sock.connect(("127.0.0.1", srv.port))
         slow = await connect(f"ws://127.0.0.1:{srv.port}/ws", sock=sock, max_queue=1)
         await slow.send(json.dumps({"op": "subscribe", "channels": ["players"]}))
-        await asyncio.sleep(0.1)
+        for _ in range(200):
+            if srv.clients == 4 and sorted(n for *_, n in srv.fanout.groups()) == [4]:
+                break
+            await asyncio.sleep(0.01)
         assert srv.clients == 4
 
         received: list[dict[int, float]] = [{} for _ in fast]
@@ -239,34 +244,32 @@ async def test_slow_client_does_not_delay_the_others() -> None:
 
         readers = [asyncio.create_task(reader(ws, out)) for ws, out in zip(fast, received)]
         published: dict[int, float] = {}
-        stuck_from: float | None = None
-        deadline = time.monotonic() + 20
+        blocked = False
+        deadline = time.monotonic() + 30
         i = 0
         while srv.stats["dropped"] == 0 and time.monotonic() < deadline:
             published[hub.publish(player(f"P{i % 10}", 2000 + i, histogram=150))] = time.monotonic()
             i += 1
-            if stuck_from is None and any(c.sending_since and time.monotonic() - c.sending_since > 0.2 for c in srv._clients):
-                stuck_from = time.monotonic()
+            blocked = blocked or any(c.sending_since is not None for c in srv.fanout.clients)
             await asyncio.sleep(0.002)
-        assert stuck_from is not None, "the slow client never blocked a send"
+        assert blocked, "the slow client never blocked a send"
         assert srv.stats["dropped"] == 1, "the slow client was not dropped"
-        for _ in range(20):  # and afterwards, still fine
-            published[hub.publish(player("after", 1500.0 + _))] = time.monotonic()
+        for k in range(20):  # and afterwards, still fine
+            published[hub.publish(player("after", 1500.0 + k))] = time.monotonic()
             await asyncio.sleep(0.005)
-        await asyncio.sleep(0.3)
-
-        while_stuck = [s for s, t in published.items() if t >= stuck_from]
-        assert len(while_stuck) > 100
+        last = max(published)
+        for _ in range(500):
+            if all(last in out for out in received):
+                break
+            await asyncio.sleep(0.01)
         lat = []
         for out in received:
             assert set(published) <= set(out), "a fast client missed messages"
-            lat += [out[s] - published[s] for s in while_stuck]
+            lat += [out[s] - published[s] for s in published]
         lat.sort()
-        p95 = lat[int(0.95 * (len(lat) - 1))]
-        print(f"\nfast clients while the slow one was stuck: {len(while_stuck)} messages, "
-              f"p50 {1000 * statistics.median(lat):.1f} ms, p95 {1000 * p95:.1f} ms, max {1000 * lat[-1]:.1f} ms")
-        assert p95 < 0.1 and lat[-1] < 0.5
-        assert srv.clients == 3 and sorted(len(g.clients) for g in srv._groups.values()) == [3]  # the slow one forgotten
+        print(f"\nfast clients: {len(published)} messages, p50 {1000 * statistics.median(lat):.1f} ms, "
+              f"max {1000 * lat[-1]:.1f} ms (not asserted: the machine's load decides it)")
+        assert srv.clients == 3 and [n for *_, n in srv.fanout.groups()] == [3]  # the slow one forgotten
         for task in readers:
             task.cancel()
         for ws in fast:

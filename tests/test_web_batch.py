@@ -151,16 +151,16 @@ async def test_control_frames_keep_their_place() -> None:
         ws = await client(srv)
         state = State()
         state.frame((await subscribe(ws, "players", batch=True))[0])
-        (c,) = srv._clients
+        (c,) = srv.fanout.clients
         # Requests placed between two publishes without yielding to the loop (through the server's own
         # request handler, as if the frames had arrived then): a ping, then a subscribe (a snapshot).
         for i in range(5):
             hub.publish(player(NAMES[i], 2500))
         first = hub.seq
-        srv._on_message(c, json.dumps({"op": "ping", "id": 1}))
+        srv.fanout.receive(c, json.dumps({"op": "ping", "id": 1}), time.monotonic())
         for i in range(5):
             hub.publish(player(NAMES[i], 2600))
-        srv._on_message(c, json.dumps({"op": "subscribe", "channels": ["games"]}))
+        srv.fanout.receive(c, json.dumps({"op": "subscribe", "channels": ["games"]}), time.monotonic())
         hub.publish(board("g1", 1, 20))
         hub.publish(player("P00", 2700))
         frames = await read_until_seq(ws, state, hub.seq)
@@ -283,7 +283,7 @@ async def test_a_client_far_behind_is_served_in_bounded_builds_across_loop_turns
         for i in range(1000):
             hub.publish(player(f"R{i:04d}", 2500))
         await asyncio.sleep(0)  # the hub's wake, then this task: one build went out
-        (c,) = srv._clients
+        (c,) = srv.fanout.clients
         assert c.cursor == before + web_server.BUILD_ENTRIES
         frames = await read_until_seq(ws, state, hub.seq)
         assert len(frames) >= 1000 // web_server.BUILD_ENTRIES

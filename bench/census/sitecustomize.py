@@ -53,9 +53,11 @@ if "serve" in sys.argv and os.environ.get("LIVEMON_CENSUS"):
         if core.screener is not None:
             roots += [(f"scr.{k}", v) for k, v in vars(core.screener).items()]
         roots += [("core.rest", core), ("hub._latest", hub._latest), ("hub._log", hub._log)]
-        faces = [o for o in gc.get_objects() if type(o).__name__ in ("WebServer", "MqttOut")]
+        shorts = {"Fanout": "web", "WebServer": "webserver", "MqttOut": "mqtt"}  # the fan-out holds the caches, clients
+        faces = [o for o in gc.get_objects() if type(o).__name__ in shorts]
+        faces.sort(key=lambda o: type(o).__name__ != "Fanout")  # its caches are counted under it, not the server
         for face in faces:  # each attribute on its own first (the web face's caches, its clients), then the rest
-            short = "web" if type(face).__name__ == "WebServer" else "mqtt"
+            short = shorts[type(face).__name__]
             roots += [(f"{short}.{k}", v) for k, v in vars(face).items()]
         roots += [(f"obj.{type(o).__name__}", o) for o in faces]
         roots += [(f"feed{i}", feed) for i, feed in enumerate(monitor.feeds)]

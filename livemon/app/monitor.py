@@ -52,7 +52,7 @@ from livemon.live.effects import (
     StoreResult,
 )
 from livemon.live.estimator import Estimator, PlayerState
-from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate
+from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate, WorkerQuarantined
 from livemon.io.book import open_book
 from livemon.live.screener import Screener
 from livemon.live.shelf import Shelf
@@ -205,7 +205,9 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            self.pool: EngineBackend = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            bus = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            bus.on_quarantine = self._quarantined  # the arbiters' status says so
+            self.pool: EngineBackend = bus
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         a = cfg.analysis
@@ -574,6 +576,10 @@ class Monitor:
                 ttt_refreshes=s["ttt_refreshes"],
             )
         )
+
+    def _quarantined(self, worker: str, why: str, replaced: int) -> None:
+        """The engine bus shut ``worker`` out: a line on the arbiters' status channel (never a public one)."""
+        self.hub.publish(WorkerQuarantined.of(worker, why, replaced))
 
     async def _status_loop(self) -> None:
         behind = False

@@ -23,13 +23,13 @@ when a class is defined.
 >>> MoveEvent.from_json(m.to_json()) == m
 True
 >>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
-(True, ['alert', 'board', 'board_removed', 'moment', 'moment_removed', 'player', 'player_removed', 'screening',
-        'screening_removed', 'status', 'ttt'])
+(True, ['alert', 'board', 'board_removed', 'moment', 'moment_removed', 'player', 'player_removed', 'quarantine',
+        'screening', 'screening_removed', 'status', 'ttt'])
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
 >>> b.channels(), b.key, b.audience
 (('games', 'game:r1/b2'), 'r1/b2', 'public')
 >>> PUBLIC_CHANNELS, ARBITER_CHANNELS
-(('games', 'players', 'ttt', 'status', 'moments'), ('alerts', 'screening'))
+(('games', 'players', 'ttt', 'status', 'moments'), ('alerts', 'screening', 'arbiter_status'))
 """
 
 from __future__ import annotations
@@ -740,6 +740,39 @@ class ScreeningRemoved(Outgoing):
     player: str
     event: str
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class WorkerQuarantined(Outgoing):
+    """An engine worker the monitor shut out (a spot check caught it lying): for arbiters only.
+
+    Published on the arbiter-only ``arbiter_status`` channel when the engine bus quarantines a
+    worker: which worker, why, and how many of its analyses were dropped from the cache and searched
+    again by the others (``replaced``); ``line`` says it in one sentence for a screen. Keyed by the
+    worker, so an arbiter who connects later finds it in the channel's snapshot. Public faces never
+    see it: whether the numbers of a round were touched by a liar is for the arbiters to judge.
+
+    >>> WorkerQuarantined.of("w7", "said +3000 where this machine found +20", 12).line
+    'engine worker w7 quarantined: said +3000 where this machine found +20; its 12 answers replaced'
+    >>> WorkerQuarantined.of("w7", "lied", 1).channels(), WorkerQuarantined.audience
+    (('arbiter_status',), 'arbiter')
+    """
+
+    kind: ClassVar[str] = "quarantine"
+    channel: ClassVar[str] = "arbiter_status"
+    audience: ClassVar[Audience] = ARBITER
+    key_fields: ClassVar[tuple[str, ...]] = ("worker",)
+    worker: str
+    reason: str
+    replaced: int
+    line: str
+
+    @classmethod
+    def of(cls, worker: str, reason: str, replaced: int) -> WorkerQuarantined:
+        """The message with its line."""
+        answers = "answer" if replaced == 1 else "answers"
+        return cls(worker, reason, replaced,
+                   f"engine worker {worker} quarantined: {reason}; its {replaced} {answers} replaced")
 
 
 @dataclass(frozen=True)

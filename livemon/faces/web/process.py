@@ -4,7 +4,7 @@ At a whole round (1,000 boards, 500 overlay clients) the fan-out was half of the
 CPU: building frames and writing ~300 MiB/s into 500 sockets, on the loop that also reads the
 feeds and scores the plies. In this mode the monitor only relays each published message,
 once, as a line of JSON over a pipe to a child process, which keeps a replica of the hub and
-runs the unchanged :class:`~livemon.faces.web.server.WebServer` on it.
+runs the same :class:`~livemon.faces.web.server.WebServer` on it.
 
 The relay protocol (one JSON object a line, parent → child on the child's stdin)::
 

@@ -215,8 +215,13 @@ def channels_json(channels: list[str]) -> str:
     return _dumps(channels)
 
 
-def heartbeat_frame(seq: int, last: int) -> str:
-    return _dumps({"type": "heartbeat", "seq": seq, "last": last, "time": round(time.time(), 3)})
+def heartbeat_frame(seq: int, last: int, now: float = 0.0) -> str:
+    """A heartbeat at the hub's ``seq``, the client's ``last`` data seq and ``now`` (Unix time; 0: the clock's).
+
+    >>> heartbeat_frame(7, 5, 1700000000.0)
+    '{"type":"heartbeat","seq":7,"last":5,"time":1700000000.0}'
+    """
+    return _dumps({"type": "heartbeat", "seq": seq, "last": last, "time": round(now or time.time(), 3)})
 
 
 def error_frame(code: str, message: str, rid: Any = None, channel: str | None = None) -> str:
