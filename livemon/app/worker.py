@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import socket
 import uuid
 from typing import Any
@@ -243,3 +244,11 @@ class EngineWorker:
     def _ack(client: aiomqtt.Client, message: aiomqtt.Message) -> None:
         if message.qos > 0:
             client._client.ack(message.mid, message.qos)
+
+
+async def serve(worker: EngineWorker) -> None:
+    """Run ``worker`` until SIGINT or SIGTERM, which stop it cleanly (the searches in hand are answered)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, worker.stop)
+    await worker.run()
