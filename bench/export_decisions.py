@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 
 from livemon.app.batch import analyse_games, read_files
-from livemon.commands.calibrate import fully_cached, screened_moves
+from livemon.app.calibrate import fully_cached, screened_moves
 from livemon.config import load_config
 from livemon.io.store import Store
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from livemon.config import Config, FeedConfig
+from livemon.config import Config, ReplayFeedConfig
 from livemon.io.feeds import open_feed
 from livemon.live.messages import GameInfo, GameResult, Message, MoveEvent
 from livemon.app.monitor import Monitor
@@ -54,7 +54,7 @@ GOAL_BURST = 10_000
 
 async def replay_messages(path: Path) -> list[Message]:
     """Every message a speed-0 replay of ``path`` yields, in order."""
-    feed = open_feed(FeedConfig(name="bench", type="replay", path=str(path), speed=0.0))
+    feed = open_feed(ReplayFeedConfig(name="bench", path=str(path), speed=0.0))
     return [m async for m in feed]
 
 

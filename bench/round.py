@@ -691,10 +691,11 @@ depth = {depth}
 [store]
 path = "{store}"
 backup_minutes = 0
-[bus]
-mode = "mqtt"
+[broker]
 host = "127.0.0.1"
 port = {broker}
+[bus]
+mode = "mqtt"
 request_timeout = 120.0
 # the workers answer from their cache in a millisecond: 2 requests per engine in flight (the default, for
 # searches of ~0.6 s) would cap the answers at 8 per round trip through the monitor's loop
@@ -775,7 +776,7 @@ async def run(args: argparse.Namespace) -> Report:
                 (tmp / f"worker{i}.toml").write_text(
                     f'[engine]\npath = "{STOCKFISH}"\ndepth = {depth}\nthreads = 1\nhash_mb = 16\nprocesses = {args.engines}\n'
                     f'[store]\npath = "{wstore}"\nbackup_minutes = 0\n'
-                    f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {broker}\n'
+                    f'[broker]\nhost = "127.0.0.1"\nport = {broker}\n[bus]\nmode = "mqtt"\n'
                     + (f"requests_per_engine = {REQUESTS_PER_ENGINE}\n" if args.engine == "cache" else ""))
                 start(procs, [sys.executable, "-m", "livemon.cli", "worker", "--config", str(tmp / f"worker{i}.toml"),
                               "--name", f"w{i}"], tmp / f"worker{i}.log")

@@ -50,7 +50,7 @@ import chess.pgn
 from livemon.live.analysis import needs_search
 from livemon.io.broker import workers_topic
 from livemon.io.bus import RemoteEnginePool
-from livemon.config import BusConfig, EngineConfig
+from livemon.config import BrokerConfig, BusConfig, EngineConfig
 from livemon.io.engine import position_key
 from livemon.live.pgn import split_games
 from livemon.io.pool import EnginePool
@@ -118,7 +118,7 @@ def workers(tmp: Path, port: int, n: int, depth: int, tag: str) -> Iterator[None
             cfg = tmp / f"{tag}-{i}.toml"
             cfg.write_text(f'[engine]\ndepth = {depth}\nthreads = 1\nprocesses = 1\n'
                            f'[store]\npath = "{tmp / f"{tag}-{i}.sqlite"}"\n'
-                           f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {port}\nrequest_timeout = 600.0\n')
+                           f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\nrequest_timeout = 600.0\n')
             procs.append(subprocess.Popen([sys.executable, "-m", "livemon.cli", "worker", "--config", str(cfg)],
                                           cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True))
@@ -153,7 +153,7 @@ async def remote(port: int, workers_n: int, tmp: Path, depth: int, tag: str, boa
     """Throughput through the broker with ``workers_n`` fresh workers."""
     with workers(tmp, port, workers_n, depth, tag):
         await wait_for_workers(port, workers_n)
-        cfg = BusConfig(mode="mqtt", host="127.0.0.1", port=port, request_timeout=600.0)
+        cfg = BusConfig(mode="mqtt", broker=BrokerConfig(host="127.0.0.1", port=port), request_timeout=600.0)
         async with RemoteEnginePool(cfg, store=None) as pool:
             while pool.capacity < workers_n * cfg.requests_per_engine:  # every worker announced
                 await asyncio.sleep(0.05)
@@ -168,7 +168,7 @@ async def paired_latency(port: int, tmp: Path, depth: int, boards: list[chess.Bo
     engine = EngineConfig(depth=depth, threads=1, processes=1)
     with workers(tmp, port, 1, depth, "lat"):
         await wait_for_workers(port, 1)
-        cfg = BusConfig(mode="mqtt", host="127.0.0.1", port=port, request_timeout=600.0)
+        cfg = BusConfig(mode="mqtt", broker=BrokerConfig(host="127.0.0.1", port=port), request_timeout=600.0)
         async with EnginePool(engine, store=None, quick=False) as local, RemoteEnginePool(cfg, store=None) as far:
             while far.capacity == 0:
                 await asyncio.sleep(0.05)

@@ -319,70 +319,190 @@ FEED_TYPES = ("file", "http", "stream", "mqtt", "replay")
 
 @dataclass
 class FeedConfig:
-    """One live feed, a ``[[feeds]]`` table in config.toml (see docs/feeds.md)."""
+    """One live feed, a ``[[feeds]]`` table in config.toml (docs/feeds.md): its ``type`` picks the class
+    that reads the rest (:class:`FileFeedConfig`, :class:`HttpFeedConfig`, :class:`StreamFeedConfig`,
+    :class:`MqttFeedConfig`, :class:`ReplayFeedConfig`), so a key of another type is an unknown key.
+
+    >>> cfg = load_config_text('[[feeds]]\\nname = "hall"\\ntype = "file"\\npath = "round.pgn"')
+    >>> type(cfg.feeds[0]).__name__, cfg.feeds[0].interval
+    ('FileFeedConfig', 2.0)
+    >>> load_config_text('[[feeds]]\\nname = "r"\\npath = "games.pgn"\\ninterval = 1')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    livemon.config.ConfigError: feeds.r.interval: unknown key of a replay feed (known: default_delay, identity, ...)
+    """
 
     name: str = ""
     """Unique name, used in messages, logs and ``livemon status``."""
     type: str = "replay"
     """file, http, stream, mqtt or replay."""
-    path: str = ""
-    """file: a PGN file or a DGT LiveChess round folder; replay: a PGN file of finished games."""
-    url: str = ""
-    """http: a URL returning a multi-game PGN; stream: a lichess-style round stream."""
-    topic: str = ""
-    """mqtt: the topic (wildcards allowed) carrying JSON move messages."""
-    host: str = "localhost"
-    """mqtt: broker host."""
-    port: int = 1883
-    """mqtt: broker port."""
-    username: str | None = None
-    """mqtt: broker user, if the broker wants one."""
-    password: str | None = None
-    """mqtt: broker password."""
-    interval: float = 2.0
-    """file and http: seconds between polls; stream and mqtt: first reconnect delay."""
-    timeout: float = 30.0
-    """http: seconds per request; stream: seconds without data before reconnecting."""
-    max_backoff: float = 60.0
-    """Longest wait between retries after errors (the wait doubles per error up to this)."""
-    speed: float = 1.0
-    """replay: time factor (10 = ten times faster than the real game; 0 = no waiting)."""
-    max_delay: float = 10.0
-    """replay: cap, in seconds, on any single wait."""
-    default_delay: float = 1.0
-    """replay: think time of a ply that has neither [%emt] nor [%clk]."""
-    follow: bool = True
-    """file: keep watching for changes (false: read once and finish)."""
-    identity: str = "auto"
-    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
-    max_body_mb: float = 64.0
-    """file, http: largest file or response body read, in MB; stream: largest single game. Larger: one error, skipped."""
-    withdraw_after: float = 10.0
-    """file, http: seconds (and at least 3 whole reads) a game must be missing from its round before it is withdrawn; 0 = never."""
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], prefix: str = "feeds") -> "FeedConfig":
+        """The feed class of the table's ``type`` (default replay), built from the table."""
+        name = table.get("name")
+        where = f"feeds.{name}" if isinstance(name, str) and name.strip() else prefix
+        kind = table.get("type", "replay")
+        if kind not in FEED_CLASSES:
+            raise ConfigError(f"{where}.type: expected one of {', '.join(FEED_TYPES)}, got {kind!r}")
+        feed: FeedConfig = _build(FEED_CLASSES[kind], table, where)
+        return feed
+
+    @property
+    def where(self) -> str:
+        return f"feeds.{self.name}" if self.name.strip() else "feeds"
 
     def validate(self) -> None:
-        where = f"feeds.{self.name}" if self.name else "feeds"
         if not self.name.strip():
             raise ConfigError("feeds.name: every feed needs a name")
         if len(self.name) > 200 or any(ord(c) < 32 for c in self.name):
             raise ConfigError(f"feeds.name: expected at most 200 characters, no control characters, got {self.name[:200]!r}")
-        if self.type not in FEED_TYPES:
-            raise ConfigError(f"{where}.type: expected one of {', '.join(FEED_TYPES)}, got {self.type!r}")
-        needs = {"file": "path", "replay": "path", "http": "url", "stream": "url", "mqtt": "topic"}[self.type]
-        if not getattr(self, needs):
-            raise ConfigError(f"{where}.{needs}: required for a {self.type} feed")
-        if self.type in ("http", "stream") and not self.url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {self.url!r}")
-        _range(where, self, {"port": (1, 65535), "interval": (0.05, 86400), "timeout": (0.1, 86400),
-                             "max_backoff": (0.05, 86400), "max_delay": (0.001, 86400), "speed": (0, 10**6),
-                             "default_delay": (0, 86400), "withdraw_after": (0, 10**6), "max_body_mb": (0.001, 4096)})
-        if self.identity not in ("auto", "tags"):
-            raise ConfigError(f"{where}.identity: expected auto or tags, got {self.identity!r}")
-        if self.type in ("file", "replay"):
-            _plain_path(f"{where}.path", self.path, folder_ok=self.type == "file")
-        if self.type == "mqtt":
-            _host(f"{where}.host", self.host)
-            check_topic_filter(f"{where}.topic", self.topic)
+        kind = _FEED_TYPE_OF.get(type(self))
+        if self.type != kind:
+            raise ConfigError(f"{self.where}.type: expected {kind!r} for a {type(self).__name__}, got {self.type!r}")
+        identity = getattr(self, "identity", "auto")
+        if identity not in ("auto", "tags"):
+            raise ConfigError(f"{self.where}.identity: expected auto or tags, got {identity!r}")
+
+
+@dataclass
+class FileFeedConfig(FeedConfig):
+    """``type = "file"``: a PGN file or a DGT LiveChess round folder, polled."""
+
+    type: str = "file"
+    path: str = ""
+    """A PGN file or a DGT LiveChess round folder."""
+    interval: float = 2.0
+    """Seconds between polls."""
+    follow: bool = True
+    """Keep watching for changes (false: read once and finish)."""
+    identity: str = "auto"
+    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """Largest file read, in MB; larger: one error, skipped."""
+    withdraw_after: float = 10.0
+    """Seconds (and at least 3 whole reads) a game must be missing from its round before it is withdrawn; 0 = never."""
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.path:
+            raise ConfigError(f"{self.where}.path: required for a file feed")
+        _range(self.where, self, {"interval": (0.05, 86400), "withdraw_after": (0, 10**6), "max_body_mb": (0.001, 4096)})
+        _plain_path(f"{self.where}.path", self.path, folder_ok=True)
+
+
+@dataclass
+class HttpFeedConfig(FeedConfig):
+    """``type = "http"``: a URL returning a round's multi-game PGN, polled with conditional requests."""
+
+    type: str = "http"
+    url: str = ""
+    """An http:// or https:// URL returning a multi-game PGN."""
+    interval: float = 2.0
+    """Seconds between polls (and the first retry delay after an error)."""
+    timeout: float = 30.0
+    """Seconds a poll may take in all (connecting, headers, the whole body)."""
+    max_backoff: float = 60.0
+    """Longest wait between retries after errors (the wait doubles per error up to this)."""
+    identity: str = "auto"
+    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """Largest response body read, in MB; larger: one error, skipped."""
+    withdraw_after: float = 10.0
+    """Seconds (and at least 3 whole reads) a game must be missing from its round before it is withdrawn; 0 = never."""
+
+    def validate(self) -> None:
+        super().validate()
+        _url(self.where, self.url, "http")
+        _range(self.where, self, {"interval": (0.05, 86400), "timeout": (0.1, 86400), "max_backoff": (0.05, 86400),
+                                  "withdraw_after": (0, 10**6), "max_body_mb": (0.001, 4096)})
+
+
+@dataclass
+class StreamFeedConfig(FeedConfig):
+    """``type = "stream"``: one long-lived GET in the lichess broadcast round-stream format."""
+
+    type: str = "stream"
+    url: str = ""
+    """An http:// or https:// round stream (``/api/stream/broadcast/round/{id}.pgn``)."""
+    interval: float = 2.0
+    """First reconnect delay, seconds (doubling per failure up to ``max_backoff``)."""
+    timeout: float = 30.0
+    """Seconds without data before reconnecting."""
+    max_backoff: float = 60.0
+    """Longest wait between reconnection attempts."""
+    identity: str = "auto"
+    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+    max_body_mb: float = 64.0
+    """Largest single game read, in MB; larger: one error, skipped."""
+
+    def validate(self) -> None:
+        super().validate()
+        _url(self.where, self.url, "stream")
+        _range(self.where, self, {"interval": (0.05, 86400), "timeout": (0.1, 86400), "max_backoff": (0.05, 86400),
+                                  "max_body_mb": (0.001, 4096)})
+
+
+@dataclass
+class MqttFeedConfig(FeedConfig):
+    """``type = "mqtt"``: one JSON message per ply on a topic of the broker (``[broker]``, or ``broker``)."""
+
+    type: str = "mqtt"
+    topic: str = ""
+    """The topic filter (wildcards allowed) carrying JSON move messages."""
+    broker: "BrokerConfig | None" = None
+    """A broker of this feed's own (a ``broker`` table); unset: the shared ``[broker]``."""
+    interval: float = 2.0
+    """First reconnect delay, seconds (doubling per failure up to ``max_backoff``)."""
+    max_backoff: float = 60.0
+    """Longest wait between reconnection attempts."""
+    gap_wait: float = 30.0
+    """Seconds a game waits for a missing ply (the later ones held) before one line says what recovers them."""
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.topic:
+            raise ConfigError(f"{self.where}.topic: required for a mqtt feed")
+        _range(self.where, self, {"interval": (0.05, 86400), "max_backoff": (0.05, 86400), "gap_wait": (0.1, 86400)})
+        check_topic_filter(f"{self.where}.topic", self.topic)
+
+
+@dataclass
+class ReplayFeedConfig(FeedConfig):
+    """``type = "replay"`` (the default): finished games played again as if live."""
+
+    type: str = "replay"
+    path: str = ""
+    """A PGN file of finished games."""
+    speed: float = 1.0
+    """Time factor (10 = ten times faster than the real game; 0 = no waiting)."""
+    max_delay: float = 10.0
+    """Cap, in seconds, on any single wait."""
+    default_delay: float = 1.0
+    """Think time of a ply that has neither [%emt] nor [%clk]."""
+    identity: str = "auto"
+    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.path:
+            raise ConfigError(f"{self.where}.path: required for a replay feed")
+        _range(self.where, self, {"max_delay": (0.001, 86400), "speed": (0, 10**6), "default_delay": (0, 86400)})
+        _plain_path(f"{self.where}.path", self.path, folder_ok=False)
+
+
+FEED_CLASSES: dict[str, type[FeedConfig]] = {
+    "file": FileFeedConfig, "http": HttpFeedConfig, "stream": StreamFeedConfig, "mqtt": MqttFeedConfig,
+    "replay": ReplayFeedConfig}
+"""The config class of each feed type."""
+_FEED_TYPE_OF = {cls: kind for kind, cls in FEED_CLASSES.items()}
+
+
+def _url(where: str, url: str, kind: str) -> None:
+    if not url:
+        raise ConfigError(f"{where}.url: required for a {kind} feed")
+    if not url.startswith(("http://", "https://")) or len(url) > 8192 or any(ord(c) < 33 for c in url):
+        raise ConfigError(f"{where}.url: expected an http:// or https:// URL (no spaces, at most 8192 characters), got {url[:200]!r}")
 
 
 @dataclass
@@ -428,20 +548,70 @@ class WebConfig:
                 raise ConfigError(f"web.allowed_origins[{i}]: expected an http:// or https:// origin, got {origin!r}")
 
 
+BROKER_KEYS = ("host", "port", "username", "password", "tls", "ca_file", "cert_file", "key_file")
+"""The keys of a broker table ([broker], or a section's own ``broker``)."""
+
+
+@dataclass
+class BrokerConfig:
+    """An MQTT broker: where it is and how to log in (docs/distributed.md, docs/mqtt.md).
+
+    ``[broker]`` is the one broker of the engine bus (``[bus]``), MQTT out (``[mqtt_out]``) and the mqtt
+    feeds. Each of them may add a ``broker`` table of its own: without ``host`` it is ``[broker]`` with the
+    keys it sets (another user on the same broker, the usual case: the ACL gives the monitor, the
+    publisher and each worker a user of its own); with ``host`` it is another broker, read from its
+    own keys alone (no credentials of ``[broker]`` go to another host).
+
+    >>> cfg = load_config_text('[broker]\\nhost = "mq.example"\\nport = 8883\\n[mqtt_out.broker]\\nusername = "livemon"')
+    >>> cfg.bus.broker.host, cfg.mqtt_out.broker.host, cfg.mqtt_out.broker.port, cfg.mqtt_out.broker.username
+    ('mq.example', 'mq.example', 8883, 'livemon')
+    """
+
+    host: str = "localhost"
+    """Broker host."""
+    port: int = 1883
+    """Broker port (8883 is the usual TLS port)."""
+    username: str | None = None
+    """Broker user (docs/distributed.md: the monitor, the publisher and each worker get users of their own)."""
+    password: str | None = None
+    """Broker password."""
+    tls: bool = False
+    """Connect with TLS; ``ca_file`` checks the broker (unset: the system's CAs)."""
+    ca_file: str = ""
+    """CA certificate(s) of the broker, PEM; empty: the system's CAs."""
+    cert_file: str = ""
+    """Client certificate, PEM, when the broker wants one (with ``key_file``)."""
+    key_file: str = ""
+    """Private key of ``cert_file``, PEM."""
+
+    def validate(self, where: str = "broker") -> None:
+        _host(f"{where}.host", self.host)
+        _range(where, self, {"port": (1, 65535)})
+        for key in ("username", "password"):
+            value = getattr(self, key)
+            if value is not None and not 1 <= len(value.encode()) <= 65535:
+                raise ConfigError(f"{where}.{key}: expected 1..65535 bytes (or unset), got {len(value.encode())} bytes")
+        if self.username is not None and ("\0" in self.username or self.username != self.username.strip()):
+            raise ConfigError(f"{where}.username: expected no NUL and no spaces around, got {self.username!r}")
+        if bool(self.cert_file) != bool(self.key_file):
+            raise ConfigError(f"{where}.cert_file: cert_file and key_file go together")
+        for key in ("ca_file", "cert_file", "key_file"):
+            value = getattr(self, key)
+            if value and not self.tls:
+                raise ConfigError(f"{where}.{key}: set only with tls = true, got {value!r}")
+            if value and not Path(value).is_file():
+                raise ConfigError(f"{where}.{key}: no such file {value!r}")
+
+
 @dataclass
 class MqttOutConfig:
     """Publishing estimates, boards and TTT posteriors to an MQTT broker (docs/mqtt.md)."""
 
     enabled: bool = False
     """Publish to the broker below; the monitor starts the publisher only when true."""
-    host: str = "localhost"
-    """Broker host."""
-    port: int = 1883
-    """Broker port."""
-    username: str | None = None
-    """Broker user (the ACL of docs/mqtt.md gives it write access to both topic trees)."""
-    password: str | None = None
-    """Broker password."""
+    broker: BrokerConfig | None = None
+    """A broker (or a user) of its own, a ``[mqtt_out.broker]`` table; unset: ``[broker]``. The ACL of
+    docs/mqtt.md gives its user write access to both topic trees."""
     prefix: str = "livemon/default"
     """Root of the public topics: <prefix>/games/<id>, <prefix>/players/<name>, <prefix>/ttt/<name>, <prefix>/status."""
     arbiter_prefix: str = "livemon-arbiter/default"
@@ -452,8 +622,7 @@ class MqttOutConfig:
     """Longest wait between reconnection attempts (the wait doubles from 1 s up to this)."""
 
     def validate(self) -> None:
-        _host("mqtt_out.host", self.host)
-        _range("mqtt_out", self, {"port": (1, 65535), "max_backoff": (0.05, 3600)})
+        _range("mqtt_out", self, {"max_backoff": (0.05, 3600)})
         if self.qos not in (0, 1, 2):
             raise ConfigError(f"mqtt_out.qos: expected 0, 1 or 2, got {self.qos!r}")
         for key in ("prefix", "arbiter_prefix"):
@@ -474,22 +643,9 @@ class BusConfig:
 
     mode: str = "embedded"
     """embedded (the monitor's own engine pool) or mqtt (``livemon worker`` processes through the broker)."""
-    host: str = "localhost"
-    """Broker host."""
-    port: int = 1883
-    """Broker port (8883 is the usual TLS port)."""
-    username: str | None = None
-    """Broker user (docs/distributed.md: monitors and workers get different ACLs)."""
-    password: str | None = None
-    """Broker password."""
-    tls: bool = False
-    """Connect with TLS; ``ca_file`` checks the broker (unset: the system's CAs)."""
-    ca_file: str = ""
-    """CA certificate(s) of the broker, PEM; empty: the system's CAs."""
-    cert_file: str = ""
-    """Client certificate, PEM, when the broker wants one (with ``key_file``)."""
-    key_file: str = ""
-    """Private key of ``cert_file``, PEM."""
+    broker: BrokerConfig | None = None
+    """A broker (or a user) of its own, a ``[bus.broker]`` table; unset: ``[broker]``. A worker's name is
+    its broker user (docs/distributed.md: monitors and workers get different ACLs)."""
     prefix: str = "livemon/bus"
     """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker id>."""
     share_group: str = "livemon-workers"
@@ -518,8 +674,7 @@ class BusConfig:
             raise ConfigError(f"bus.spot_check: a fraction from 0 to 1, got {self.spot_check!r}")
         if self.mode not in BUS_MODES:
             raise ConfigError(f"bus.mode: expected embedded or mqtt, got {self.mode!r}")
-        _host("bus.host", self.host)
-        _range("bus", self, {"port": (1, 65535), "request_timeout": (0.1, 86400), "max_backoff": (0.05, 3600),
+        _range("bus", self, {"request_timeout": (0.1, 86400), "max_backoff": (0.05, 3600),
                              "requests_per_engine": (1, 1000)})
         p = self.prefix
         if not p or p.startswith(("/", "$")) or p.endswith("/") or any(c in p for c in "+#\0"):
@@ -529,14 +684,6 @@ class BusConfig:
         for i, name in enumerate(self.workers or ()):
             if not 1 <= len(name) <= 64 or any(c in name for c in "/+#") or any(ord(c) < 32 for c in name):
                 raise ConfigError(f"bus.workers[{i}]: expected a worker name of 1..64 characters without / + #, got {name!r}")
-        if bool(self.cert_file) != bool(self.key_file):
-            raise ConfigError("bus.cert_file: cert_file and key_file go together")
-        for key in ("ca_file", "cert_file", "key_file"):
-            value = getattr(self, key)
-            if value and not self.tls:
-                raise ConfigError(f"bus.{key}: set only with tls = true, got {value!r}")
-            if value and not Path(value).is_file():
-                raise ConfigError(f"bus.{key}: no such file {value!r}")
 
 
 @dataclass
@@ -603,6 +750,16 @@ class Config:
     """What the faces may show the audience (the performance figure's interval width)."""
     results: ResultsConfig = field(default_factory=ResultsConfig)
     """Score, TPR and rating change from results (FIDE's K)."""
+    broker: BrokerConfig = field(default_factory=BrokerConfig)
+    """The MQTT broker of the engine bus, MQTT out and the mqtt feeds (each may have a ``broker`` of its own)."""
+    deprecations: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+    """Keys of an older release read under their new names, one line each (said with :meth:`warnings`)."""
+
+    def __post_init__(self) -> None:
+        # a section without a broker of its own uses the shared one
+        for section in (self.bus, self.mqtt_out, *self.feeds):
+            if getattr(section, "broker", False) is None:
+                section.broker = self.broker  # type: ignore[attr-defined]
 
     def validate(self) -> None:
         seen: set[str] = set()
@@ -613,7 +770,7 @@ class Config:
 
     def warnings(self) -> list[str]:
         """Valid but doubtful settings, one line each (the commands print them at start)."""
-        out = []
+        out = list(self.deprecations)
         cpus = os.cpu_count() or 1
         if self.engine.processes > cpus:
             out.append(f"engine.processes = {self.engine.processes} is more than the {cpus} CPUs of this machine: "
@@ -631,11 +788,14 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
         for option in options:
             if option is type(None):
                 continue
+            if dataclasses.is_dataclass(option) and isinstance(value, dict):  # a table: its own faults, by name
+                return _check_type(key, value, option)
             try:
                 return _check_type(key, value, option)
             except ConfigError:
                 pass
-        names = " or ".join(getattr(o, "__name__", str(o)) for o in options if o is not type(None))
+        names = " or ".join("a table" if dataclasses.is_dataclass(o) else getattr(o, "__name__", str(o))
+                            for o in options if o is not type(None))
         raise ConfigError(f"{key}: expected {names}, got {value!r}")
     if origin is list:
         if not isinstance(value, list):
@@ -654,21 +814,63 @@ def _check_type(key: str, value: Any, hint: Any) -> Any:
 
 
 def _build(cls: type, table: dict[str, Any], prefix: str = "") -> Any:
-    if hasattr(cls, "from_table"):  # a table with its own reader (TTTConfig)
-        return cls.from_table(table, prefix)
+    if "from_table" in cls.__dict__:  # a table with its own reader (TTTConfig, FeedConfig)
+        return cls.from_table(table, prefix)  # type: ignore[attr-defined]
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    kind = _FEED_TYPE_OF.get(cls)
     kwargs = {}
     for key, value in table.items():
         full = f"{prefix}.{key}" if prefix else key
         if key not in names:
-            raise ConfigError(f"{full}: unknown key (known: {', '.join(sorted(names))})")
+            of = f" of a {kind} feed" if kind else ""
+            raise ConfigError(f"{full}: unknown key{of} (known: {', '.join(sorted(names))})")
         kwargs[key] = _check_type(full, value, hints[key])
     obj = cls(**kwargs)
-    validate = getattr(obj, "validate", None)
-    if validate:
-        validate()
+    if cls is BrokerConfig:
+        obj.validate(prefix or "broker")
+    elif hasattr(obj, "validate"):
+        obj.validate()
     return obj
+
+
+def _brokers(table: dict[str, Any]) -> list[str]:
+    """Give each broker user ([bus], [mqtt_out], mqtt feeds) its whole ``broker`` table, in place; return the
+    deprecation lines of the keys an older release read flat in those sections.
+
+    An own ``broker`` table without ``host`` is [broker] with its keys over it; with ``host``, another broker
+    (its own keys alone). The flat keys (``[bus] host = …``) are read as that section's own broker, as an
+    older release did, with one line per section naming the new keys.
+    """
+    shared = table.get("broker", {})
+    if not isinstance(shared, dict):
+        raise ConfigError(f"broker: expected a table, got {shared!r}")
+    _build(BrokerConfig, shared, "broker")  # checked first: a fault of it is named as [broker]'s
+    users: list[tuple[str, dict[str, Any]]] = []
+    for section_name in ("bus", "mqtt_out"):
+        if isinstance(table.get(section_name), dict):
+            users.append((section_name, table[section_name]))
+    feeds = table.get("feeds")
+    for i, feed in enumerate(feeds if isinstance(feeds, list) else ()):
+        if isinstance(feed, dict) and feed.get("type") == "mqtt":
+            name = feed.get("name")
+            users.append((f"feeds.{name}" if isinstance(name, str) and name.strip() else f"feeds[{i}]", feed))
+    lines = []
+    for where, section in users:
+        flat = {key: section.pop(key) for key in BROKER_KEYS if key in section}
+        if flat:
+            if "broker" in section:
+                raise ConfigError(f"{where}.{next(iter(flat))}: set the broker in {where}.broker (or [broker]), not both")
+            _build(BrokerConfig, flat, where)  # a bad value is named as it was written
+            section["broker"] = flat
+            old = ", ".join(f"{where}.{key}" for key in flat)
+            new = ", ".join(f"{where}.broker.{key}" for key in flat)
+            lines.append(f"{old}: deprecated, read as {new}; move them to [broker] (shared by [bus], [mqtt_out] and "
+                         f"the mqtt feeds) or to a [{where}.broker] table: the next release refuses them")
+        own = section.get("broker")
+        if isinstance(own, dict) and "host" not in own:
+            section["broker"] = {**shared, **own}
+    return lines
 
 
 def load_config_text(text: str, source: str = "config.toml") -> Config:
@@ -683,7 +885,10 @@ def load_config_text(text: str, source: str = "config.toml") -> Config:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: TOML syntax: {exc}") from None
-    return _build(Config, table)
+    deprecations = _brokers(table)
+    cfg: Config = _build(Config, table)
+    cfg.deprecations = deprecations
+    return cfg
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -21,7 +21,7 @@ import aiomqtt
 import chess
 import pytest
 
-from livemon.config import BusConfig, EngineConfig
+from livemon.config import BrokerConfig, BusConfig, EngineConfig
 from livemon.errors import FAULTS
 from livemon.io.broker import shared_requests_topic, workers_topic
 from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
@@ -52,7 +52,7 @@ def honest_workers(tmp_path: Path, port: int, engine: str, names: list[str],
         for name in names:
             cfg = tmp_path / f"{name}.toml"
             cfg.write_text(f'[engine]\npath = "{engine}"\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / name}.sqlite"\n'
-                           f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {port}\nmax_backoff = 1.0\n')
+                           f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\nmax_backoff = 1.0\n')
             log = open(tmp_path / f"{name}.log", "wb")
             procs.append(subprocess.Popen([sys.executable, "-m", "livemon.cli", "worker", "--config", str(cfg),
                                            "--name", name], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
@@ -63,7 +63,7 @@ def honest_workers(tmp_path: Path, port: int, engine: str, names: list[str],
 
 
 def bus_cfg(port: int, **kw: Any) -> BusConfig:
-    base: dict[str, Any] = {"host": "127.0.0.1", "port": port, "max_backoff": 1.0, "mode": "mqtt"}
+    base: dict[str, Any] = {"broker": BrokerConfig(host="127.0.0.1", port=port), "max_backoff": 1.0, "mode": "mqtt"}
     base.update(kw)
     cfg = BusConfig(**base)
     cfg.validate()

@@ -97,3 +97,47 @@ def test_more_engine_processes_than_cpus_is_a_warning(tmp_path, capsys):
     assert f"engine.processes = {(os.cpu_count() or 1) + 62} is more than the {os.cpu_count()} CPUs" in err
     assert "warning" in err.splitlines()[0]
     assert load_config(path).warnings() and not Config().warnings()
+
+
+# -- one broker: [broker], shared by the bus, MQTT out and the mqtt feeds ------------------------------------------
+
+
+def test_one_broker_section_is_shared_and_a_section_may_change_its_user_or_its_broker():
+    from livemon.io.broker import BrokerSettings
+
+    cfg = load_config_text(
+        '[broker]\nhost = "mq.example"\nport = 8883\nusername = "monitor"\npassword = "pw"\n'
+        '[mqtt_out.broker]\nusername = "livemon"\npassword = "pw2"\n'
+        '[[feeds]]\nname = "boards"\ntype = "mqtt"\ntopic = "club/+/moves"\n'
+        '[[feeds]]\nname = "club"\ntype = "mqtt"\ntopic = "x/#"\nbroker = { host = "club.example" }\n')
+    bus, out = BrokerSettings.of(cfg.bus), BrokerSettings.of(cfg.mqtt_out)
+    boards, club = (BrokerSettings.of(f) for f in cfg.feeds)
+    assert (bus.where, bus.username, bus.password) == ("mq.example:8883", "monitor", "pw")
+    assert (out.where, out.username, out.password) == ("mq.example:8883", "livemon", "pw2")  # same broker, own user
+    assert boards == BrokerSettings("mq.example", 8883, "monitor", "pw", max_backoff=60.0)
+    assert (club.where, club.username, club.password) == ("club.example:1883", None, None)  # no credentials leak
+    assert not cfg.warnings()
+
+
+def test_the_older_flat_broker_keys_are_read_with_one_line_naming_the_new_keys(tmp_path, capsys):
+    from livemon.cli import main
+    from livemon.io.broker import BrokerSettings
+
+    text = ('[bus]\nmode = "mqtt"\nhost = "10.0.0.5"\nport = 1884\nusername = "monitor"\n'
+            '[mqtt_out]\nhost = "10.0.0.6"\n'
+            '[[feeds]]\nname = "m"\ntype = "mqtt"\ntopic = "t/#"\nport = 1999\n')
+    cfg = load_config_text(text)
+    assert BrokerSettings.of(cfg.bus).where == "10.0.0.5:1884" and BrokerSettings.of(cfg.bus).username == "monitor"
+    assert BrokerSettings.of(cfg.mqtt_out).where == "10.0.0.6:1883"
+    assert BrokerSettings.of(cfg.feeds[0]).where == "localhost:1999"  # as the older release read them
+    lines = cfg.warnings()
+    assert len(lines) == 3
+    assert lines[0].startswith("bus.host, bus.port, bus.username: deprecated, read as bus.broker.host, "
+                               "bus.broker.port, bus.broker.username; move them to [broker]")
+    assert lines[2].startswith("feeds.m.port: deprecated, read as feeds.m.broker.port")
+    path = tmp_path / "old.toml"
+    path.write_text(text, encoding="utf-8")
+    main(["status", "--config", str(path), "--store", str(tmp_path / "none.sqlite")])
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "deprecated" in line]
+    assert len(said) == 3 and all(line.startswith("livemon: config: warning: ") for line in said)

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from livemon.config import (AnalysisConfig, BusConfig, Config, ConfigError, EngineConfig, FeedConfig, MonitorConfig, MqttOutConfig,
-                            ScreeningConfig, StoreConfig, TTTConfig, WebConfig, load_config_text)
+from livemon.config import (FEED_CLASSES, AnalysisConfig, BrokerConfig, BusConfig, Config, ConfigError, EngineConfig,
+                            MonitorConfig, MqttOutConfig, ScreeningConfig, StoreConfig, TTTConfig, WebConfig,
+                            load_config_text)
 from livemon.rating.ttt_params import TTTParams
 
-FEED = '[[feeds]]\nname = "x"\ntype = "mqtt"\ntopic = "event/moves"\n'
+FEEDS = {"file": 'path = "round.pgn"', "http": 'url = "https://x.example/a.pgn"',
+         "stream": 'url = "https://x.example/stream.pgn"', "mqtt": 'topic = "event/moves"', "replay": 'path = "a.pgn"'}
+"""What each feed type needs besides the key under test."""
 
 BAD = [
     ("[web]\nclient_queue = 1000000000000", "web.client_queue: must be in 1..1000000, got 1000000000000"),
@@ -25,8 +28,14 @@ BAD = [
     ("[ttt]\nbeta = 1e308", "ttt.beta: must be in 0.001..1000, got 1e+308"),
     ("[ttt]\nsigma0 = 1e300", "ttt.sigma0: must be in 0.001..1000"),
     ('[web]\nhost = ""', "web.host: expected a host name or address (not empty, no spaces), got ''"),
-    ('[bus]\nhost = " "', "bus.host: expected a host name or address"),
+    ('[broker]\nhost = ""', "broker.host: expected a host name or address"),
+    ('[broker]\nport = 0', "broker.port: must be in 1..65535, got 0"),
+    ('[broker]\nusername = ""', "broker.username: expected 1..65535 bytes (or unset)"),
+    ('[bus.broker]\nhost = " "', "bus.broker.host: expected a host name or address"),
+    ('[mqtt_out.broker]\nport = 70000', "mqtt_out.broker.port: must be in 1..65535"),
+    ('[bus]\nhost = " "', "bus.host: expected a host name or address"),  # the older flat keys, checked as written
     ('[mqtt_out]\nhost = ""', "mqtt_out.host: expected a host name or address"),
+    ('[bus]\nhost = "a"\nbroker = { host = "b" }', "bus.host: set the broker in bus.broker (or [broker]), not both"),
     ("[monitor]\nstatus_seconds = 1e-9", "monitor.status_seconds: must be in 0.05..3600, got 1e-09"),
     ("[monitor]\nalgorithm2_seconds = 1e-9", "monitor.algorithm2_seconds: must be in 0.1..86400"),
     ('[[feeds]]\nname = "f"\ntype = "http"\nurl = "http://x/a.pgn"\ninterval = 1e-9',
@@ -43,6 +52,10 @@ BAD = [
     ('[[feeds]]\nname = "m"\ntype = "mqtt"\ntopic = "a/b#"', "feeds.m.topic: '#' may only be the whole last level"),
     ('[[feeds]]\nname = "m"\ntype = "mqtt"\ntopic = "a/x+/c"', "feeds.m.topic: '+' may only be a whole level"),
     ('[[feeds]]\nname = "m"\ntype = "mqtt"\ntopic = "a"\nhost = ""', "feeds.m.host: expected a host name"),
+    ('[[feeds]]\nname = "m"\ntype = "mqtt"\ntopic = "a"\nbroker = { host = "" }', "feeds.m.broker.host: expected a host"),
+    ('[[feeds]]\nname = "f"\ntype = "file"\npath = "a.pgn"\nspeed = 2', "feeds.f.speed: unknown key of a file feed"),
+    ('[[feeds]]\nname = "h"\ntype = "http"\nurl = "http://x/a.pgn"\ntopic = "t"', "feeds.h.topic: unknown key of a http feed"),
+    ('[[feeds]]\nname = "h"\ntype = "gopher"', "feeds.h.type: expected one of file, http, stream, mqtt, replay"),
     ('[[feeds]]\nname = "f"\ntype = "file"\npath = "/dev/zero"',
      "feeds.f.path: expected a regular file or a folder, got a device or socket: '/dev/zero'"),
     ('[[feeds]]\nname = "r"\ntype = "replay"\npath = "/dev/zero"', "feeds.r.path: expected a regular file, got a device"),
@@ -103,9 +116,13 @@ def numeric_keys() -> list[tuple[str, str, type]]:
     for name, hint in typing.get_type_hints(TTTConfig).items():
         if hint in (int, float):
             out.append(("ttt", name, hint))
-    for name, hint in typing.get_type_hints(FeedConfig).items():
+    for name, hint in typing.get_type_hints(BrokerConfig).items():
         if hint in (int, float):
-            out.append(("feeds", name, hint))
+            out.append(("broker", name, hint))
+    for kind, cls in FEED_CLASSES.items():
+        for name, hint in typing.get_type_hints(cls).items():
+            if hint in (int, float):
+                out.append((f"feeds/{kind}", name, hint))
     return out
 
 
@@ -113,8 +130,9 @@ def numeric_keys() -> list[tuple[str, str, type]]:
 @pytest.mark.parametrize("sign", [1, -1])
 def test_every_numeric_key_has_a_range(section, key, kind, sign):
     value = sign * 10**15 if kind is int else sign * 1e15
-    if section == "feeds":
-        text, where = f'{FEED}{key} = {value}', f"feeds.x.{key}"
+    if section.startswith("feeds/"):
+        kind = section.split("/")[1]
+        text, where = f'[[feeds]]\nname = "x"\ntype = "{kind}"\n{FEEDS[kind]}\n{key} = {value}', f"feeds.x.{key}"
     else:
         text, where = f"[{section}]\n{key} = {value}", f"{section}.{key}"
     with pytest.raises(ConfigError) as caught:

@@ -32,7 +32,7 @@ from livemon.io.bus import (
     WorkerAnnouncement,
 )
 from livemon.io.broker import requests_topic, shared_requests_topic, workers_topic
-from livemon.config import BusConfig, ConfigError, load_config, load_config_text
+from livemon.config import BROKER_KEYS, BrokerConfig, BusConfig, ConfigError, load_config, load_config_text
 from livemon.io.engine import PositionAnalysis, position_key
 from livemon.app.export import export_report
 from livemon.app.monitor import Monitor
@@ -71,8 +71,10 @@ def write_config(path: Path, port: int, *, mode: str = "mqtt", pgn: Path | None 
     """A monitor config (with ``pgn``: a replay at full speed) or a worker config."""
     text = (f'[engine]\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{path.with_suffix(".sqlite")}"\n'
             f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
-            f'[bus]\nmode = "{mode}"\nhost = "127.0.0.1"\nport = {port}\nmax_backoff = 1.0\n')
-    text += "".join(f"{k} = {json.dumps(v)}\n" for k, v in bus.items())
+            f'[bus]\nmode = "{mode}"\nmax_backoff = 1.0\n')
+    text += "".join(f"{k} = {json.dumps(v)}\n" for k, v in bus.items() if k not in BROKER_KEYS)
+    text += f'[broker]\nhost = "127.0.0.1"\nport = {port}\n'
+    text += "".join(f"{k} = {json.dumps(v)}\n" for k, v in bus.items() if k in BROKER_KEYS)
     if pgn is not None:
         text += f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n'
     path.write_text(text)
@@ -281,7 +283,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
 
 async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, stockfish):
     caplog.set_level(logging.INFO, "livemon.io.bus")
-    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, max_backoff=1.0)
+    bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=PROFILE, max_backoff=1.0)
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     key = position_key(board)
     analysis = PositionAnalysis(50, (("e1e8", 50),), 5, 100)  # an illegal move
@@ -352,7 +354,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
             async with aiomqtt.Client("127.0.0.1", port, timeout=3):
                 pass
         tls = dict(tls=True, ca_file=str(ca))
-        bus = BusConfig(host="127.0.0.1", port=port, username="monitor", profile=PROFILE, **tls)
+        bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=port, username="monitor", **tls), profile=PROFILE)
         with workers(tmp_path, port, 1, username="worker1", **tls), Store(tmp_path / "m.sqlite") as store:
             async with RemoteEnginePool(bus, store) as pool:
                 await until(lambda: pool.capacity > 0, 60, "the worker's announcement through TLS and the ACL")
@@ -403,7 +405,8 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
     """A worker that answers with an error, then takes requests and never answers (hung, cut off):
     the monitor asks again each time, and a real worker answers."""
     caplog.set_level(logging.INFO, "livemon.io.bus")
-    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, request_timeout=1.0, max_backoff=1.0)
+    bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=PROFILE, request_timeout=1.0,
+                    max_backoff=1.0)
     swallowed: list[str] = []
     async with aiomqtt.Client("127.0.0.1", broker.port, protocol=aiomqtt.ProtocolVersion.V5) as silent:
         await silent.subscribe(shared_requests_topic(bus, PROFILE), qos=1)

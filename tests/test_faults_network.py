@@ -57,7 +57,7 @@ def mqtt_monitor_config(tmp_path: Path, port: int) -> Path:
     path.write_text(
         f'[engine]\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
-        f'[[feeds]]\nname = "mq"\ntype = "mqtt"\nhost = "127.0.0.1"\nport = {port}\ntopic = "club/+/moves"\n'
+        f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[[feeds]]\nname = "mq"\ntype = "mqtt"\ntopic = "club/+/moves"\n'
         f'interval = 0.2\nmax_backoff = 1.0\n'
     )
     return path
@@ -227,7 +227,7 @@ async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, c
 async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
 
     from livemon.cli import main
-    from livemon.config import BusConfig
+    from livemon.config import BrokerConfig, BusConfig
     from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, results_topic
     from livemon.io.engine import PositionAnalysis, position_key
     from tests.test_distributed import workers
@@ -240,7 +240,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
         b.push(move)
         boards.append(b.copy(stack=False))
     poisoned, honest = boards[:3], boards[3:]
-    bus = BusConfig(host="127.0.0.1", port=broker.port, username="monitor", password="pw-monitor",
+    bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port, username="monitor", password="pw-monitor"),
                     profile=BUS_PROFILE, max_backoff=1.0, request_timeout=5.0)
     store_path = tmp_path / "monitor.sqlite"
     monitor_cfg = tmp_path / "monitor.toml"
@@ -779,7 +779,7 @@ async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, stock
 
 async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, stockfish):
     """bus.spot_check = 1: every remote result is searched again here; the +3900 lie raises one alarm line."""
-    from livemon.config import BusConfig, EngineConfig
+    from livemon.config import BrokerConfig, BusConfig, EngineConfig
     from livemon.io.bus import AnalysisResult, RemoteEnginePool
     from livemon.io.engine import PositionAnalysis, UciEngine, position_key
 
@@ -794,7 +794,8 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
         truths = [await honest.analyse(board) for board in boards]
     finally:
         await honest.close()
-    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=BUS_PROFILE, max_backoff=1.0, spot_check=1.0)
+    bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=BUS_PROFILE, max_backoff=1.0,
+                    spot_check=1.0)
     with Store(tmp_path / "monitor.sqlite") as store:
         pool = RemoteEnginePool(bus, store, monitor_id="m1", engine=engine_cfg)
         await pool.start()

@@ -3,7 +3,10 @@
 - a same-size correction whose mtime is kept (``cp -p``, ``rsync -t``, a share with coarse timestamps) is
   noticed by its content;
 - a path that is a device (``/dev/zero``) or a FIFO is one error line, never a read (an endless read, or one
-  that blocks for ever).
+  that blocks for ever);
+- an MQTT ply that never comes is one line on time (a real mosquitto, no later message to carry it), saying what
+  recovers the plies held for it; plies refused beyond the hold are one line per gap;
+- a file or a URL that flaps between a stale and a fresh copy rolls nothing back and says so once.
 """
 
 from __future__ import annotations
@@ -99,12 +102,13 @@ def mv(ply: int, uci: str, **extra: object) -> str:
 async def test_mqtt_out_of_order_plies_wait_for_the_missing_one_and_a_refused_message_carries_nothing(broker):
     import aiomqtt
 
+    from livemon.io.broker import BrokerSettings
     from livemon.io.feeds.mqtt import MqttFeed
     from livemon.live.messages import FeedError, GameResult
 
     g = real_games()[0]
     truth = [m.uci() for m in g.mainline_moves()][:40]
-    feed = MqttFeed("boards", "livemon/test/moves/#", "127.0.0.1", broker.port)
+    feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", broker.port))
     msgs: list = []
     async with running(feed, msgs), aiomqtt.Client("127.0.0.1", broker.port) as pub:
         await asyncio.wait_for(feed.connected.wait(), 5)
@@ -148,6 +152,97 @@ def test_a_ply_that_never_comes_is_one_line_after_the_wait_saying_what_is_needed
     assert not [m for m in again if isinstance(m, FeedError)]  # said once
     recovered = handler.handle(mv(6, truth[5]), now=GAP_WAIT_S + 70.0)
     assert [m.ply for m in recovered if isinstance(m, MoveEvent)] == list(range(6, 31))
+
+
+async def test_a_ply_that_never_comes_is_one_line_on_time_with_no_later_message_and_a_resend_recovers(broker, caplog):
+    """The wait is driven by the feed's own timer: after the gap, nothing more is published."""
+    import aiomqtt
+
+    from livemon.io.broker import BrokerSettings
+    from livemon.io.feeds.mqtt import MqttFeed
+    from livemon.live.messages import FeedError, MoveEvent
+
+    truth = [m.uci() for m in real_games()[0].mainline_moves()][:12]
+    feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", broker.port), gap_wait=0.5)
+    msgs: list = []
+    topic = "livemon/test/moves/board-7"
+    async with running(feed, msgs), aiomqtt.Client("127.0.0.1", broker.port) as pub:
+        await asyncio.wait_for(feed.connected.wait(), 5)
+        for ply in [*range(1, 6), *range(7, 13)]:  # ply 6 lost
+            await pub.publish(topic, mv(ply, truth[ply - 1]), qos=1)
+        await until(lambda: sum(isinstance(m, MoveEvent) for m in msgs) == 5, 5, "plies 1-5")
+        gap_from = time.monotonic()
+        await until(lambda: any(isinstance(m, FeedError) for m in msgs), 5, "the gap's line")
+        waited = time.monotonic() - gap_from
+        await asyncio.sleep(1.0)  # two waits more: said once
+        errors = [m.message for m in msgs if isinstance(m, FeedError)]
+        await pub.publish(topic, mv(6, truth[5]), qos=1)
+        await until(lambda: sum(isinstance(m, MoveEvent) for m in msgs) == 12, 5, "the held plies, recovered")
+    assert errors == ["board-7: ply 6 has not arrived in 0.5 s; 6 later plies (to ply 12) are held for it: "
+                      "re-send ply 6 to recover them"]
+    assert waited < 2.5, waited  # on its timer, not on a next message (none came)
+    assert [m.uci for m in msgs if isinstance(m, MoveEvent)] == truth
+
+
+def test_the_wait_is_told_to_the_driver_and_refused_plies_are_one_line_per_gap():
+    from livemon.io.feeds.base import BaseFeed
+    from livemon.io.feeds.mqtt import GAP_HOLD, MoveMessages
+    from livemon.live.messages import FeedError
+
+    truth = [m.uci() for m in real_games()[0].mainline_moves()]
+    handler = MoveMessages(BaseFeed("boards"), gap_wait=5.0)
+    assert handler.deadline() is None
+    handler.handle(mv(1, truth[0]), now=0.0)
+    handler.handle(mv(3, truth[2]), now=10.0)  # ply 2 missing from t = 10
+    assert handler.deadline() == 15.0 and handler.overdue(14.9) == []
+    (line,) = handler.overdue(15.0)
+    assert "ply 2 has not arrived in 5 s" in line.message and handler.deadline() is None  # said: nothing more due
+    out = []
+    for ply in range(4, 4 + GAP_HOLD + 10):  # beyond the hold: refused, one line for the gap
+        out += handler.handle(mv(ply, "e2e4"), now=20.0)
+    (refused,) = [m.message for m in out if isinstance(m, FeedError)]
+    assert refused.startswith(f"board-7: ply {3 + GAP_HOLD} refused, and any later ply until ply 2 comes")
+    assert handler.refused == 11
+
+
+# -- a file that flaps between a stale and a fresh copy -------------------------------------------------------------
+
+
+async def test_a_file_flapping_between_a_stale_and_a_fresh_copy_rolls_nothing_back_and_says_so_once(tmp_path, caplog):
+    import logging
+
+    from livemon.io.feeds.stale import STALE_POLLS
+    from tests.test_feeds_live import pgn_of
+
+    caplog.set_level(logging.INFO, "livemon.io.feeds")
+    games = real_games()[:3]
+    stale = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games)
+    fresh = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games)
+    path = tmp_path / "round.pgn"
+    path.write_text(stale)
+    got = Rebuilt()
+    feed = FileFeed("mirror", path, interval=0.05)
+
+    async def polled() -> None:
+        seen = feed.polls
+        await until(lambda: feed.polls > seen, 5, "a poll")
+
+    async with running(feed, got):
+        await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the first version")
+        path.write_text(fresh)
+        await until(lambda: sum(len(v) for v in got.moves.values()) == 90, 5, "the fresh version")
+        for i in range(20):  # two mirrors copying in turn, each copy seen by a poll or two
+            path.write_text(stale if i % 2 == 0 else fresh)
+            await polled()
+        await polled()
+        assert got.counts["GameRollback"] == 0 and sum(len(v) for v in got.moves.values()) == 90
+        assert feed.stale_versions >= 10
+        path.write_text(stale)  # the round really went back, and stays so
+        await until(lambda: sum(len(v) for v in got.moves.values()) == 60, 5, "the revert, kept steadily")
+    assert got.counts["GameRollback"] == 3  # once per game, for the revert only
+    lines = [r.getMessage() for r in caplog.records if "earlier version of the file" in r.getMessage()]
+    assert len(lines) == 1 and f"unless it stays {STALE_POLLS} polls" in lines[0]
+    assert not got.errors
 
 
 # -- HTTP: a source that flaps between a stale and a fresh copy ------------------------------------------------------

@@ -10,7 +10,7 @@ import chess
 import chess.pgn
 import pytest
 
-from livemon.config import ConfigError, FeedConfig, load_config_text
+from livemon.config import ConfigError, FileFeedConfig, load_config_text
 from livemon.io.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
 from livemon.rating.evaluation import MATE_CP
 from livemon.live.movetext import is_terminated
@@ -342,9 +342,10 @@ def test_feed_config_validation_names_the_key(tmp_path):
         ('[[feeds]]\nname = "a"\ntype = "replay"\npath = "x.pgn"\nspeed = -1\n', "feeds.a.speed"),
         ('[[feeds]]\nname = "a"\ntype = "mqtt"\ntopic = "t"\nport = 0\n', "feeds.a.port"),
         ('[[feeds]]\ntype = "mqtt"\ntopic = "t"\n', "feeds.name"),
-        ('[[feeds]]\nname = "a"\ntype = "mqtt"\ntopic = "t"\nbroker = "x"\n', "feeds[0].broker"),
+        ('[[feeds]]\nname = "a"\ntype = "mqtt"\ntopic = "t"\nbroker = "x"\n', "feeds.a.broker: expected a table, got 'x'"),
+        ('[[feeds]]\nname = "a"\ntype = "file"\npath = "x.pgn"\nbroker = {}\n', "feeds.a.broker: unknown key of a file feed"),
     ]:
         with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
             load_config_text(text)
-    feed = open_feed(FeedConfig(name="f", type="file", path=str(tmp_path)))
+    feed = open_feed(FileFeedConfig(name="f", path=str(tmp_path)))
     assert feed.status.name == "f" and feed.status.type == "file" and feed.status.state == "starting"

@@ -20,7 +20,9 @@ import chess
 import chess.pgn
 import pytest
 
-from livemon.config import FeedConfig
+from livemon.config import (BrokerConfig, FileFeedConfig, HttpFeedConfig, MqttFeedConfig, ReplayFeedConfig,
+                            StreamFeedConfig)
+from livemon.io.broker import BrokerSettings
 from livemon.io.feeds import open_feed, open_feeds
 from livemon.io.feeds.file import FileFeed
 from livemon.io.feeds.http import HttpFeed
@@ -496,7 +498,7 @@ async def test_mqtt_moves_duplicates_gaps_illegal_corrections(mosquitto):
 
     g = real_games()[0]
     nodes = list(g.mainline())[:12]
-    feed = MqttFeed("boards", "livemon/test/moves/#", "127.0.0.1", mosquitto)
+    feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", mosquitto))
     msgs: list[Message] = []
 
     def mv(ply: int, uci: str, **extra: Any) -> str:
@@ -578,22 +580,22 @@ async def test_replay_uses_emt_and_clk_scaled_and_capped(tmp_path):
 # ------------------------------------------------------------------ factory
 def test_open_feed_builds_each_type(tmp_path):
     cfgs = [
-        FeedConfig(name="f", type="file", path=str(tmp_path)),
-        FeedConfig(name="h", type="http", url="http://127.0.0.1:1/x.pgn", interval=3),
-        FeedConfig(name="s", type="stream", url="https://lichess.org/api/stream/broadcast/round/abc.pgn"),
-        FeedConfig(name="m", type="mqtt", topic="t/#", host="broker", port=1884),
-        FeedConfig(name="r", type="replay", path=str(BROADCAST), speed=0, identity="tags"),
+        FileFeedConfig(name="f", path=str(tmp_path)),
+        HttpFeedConfig(name="h", url="http://127.0.0.1:1/x.pgn", interval=3),
+        StreamFeedConfig(name="s", url="https://lichess.org/api/stream/broadcast/round/abc.pgn"),
+        MqttFeedConfig(name="m", topic="t/#", broker=BrokerConfig(host="broker", port=1884)),
+        ReplayFeedConfig(name="r", path=str(BROADCAST), speed=0, identity="tags"),
     ]
     feeds = open_feeds(cfgs)
     assert [type(f).__name__ for f in feeds] == ["FileFeed", "HttpFeed", "StreamFeed", "MqttFeed", "ReplayFeed"]
-    assert feeds[1].interval == 3 and feeds[3].port == 1884
+    assert feeds[1].interval == 3 and feeds[3].link.settings.where == "broker:1884"
     assert [f.status.to_dict()["state"] for f in feeds] == ["starting"] * 5
     with pytest.raises(Exception, match="two feeds"):
         open_feeds(cfgs + [cfgs[0]])
 
 
 async def test_replay_with_tag_identity_and_status():
-    feed = open_feed(FeedConfig(name="r", type="replay", path=str(REAL / "byrne_fischer_1956_pgnmentor.pgn"), speed=0,
+    feed = open_feed(ReplayFeedConfig(name="r", path=str(REAL / "byrne_fischer_1956_pgnmentor.pgn"), speed=0,
                                 identity="tags"))
     msgs = [m async for m in feed]
     assert {m.game_id for m in msgs if isinstance(m, GameInfo)} == {"New York Rosenwald|?|Byrne, Donald|Fischer, Robert James"}

@@ -16,7 +16,7 @@ from typing import AsyncIterator
 import aiomqtt
 import pytest
 
-from livemon.config import ConfigError, MqttOutConfig, load_config_text
+from livemon.config import BrokerConfig, ConfigError, MqttOutConfig, load_config_text
 from livemon.faces.hub import Hub
 from livemon.live.messages import Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
 from livemon.faces.mqtt import MqttPublisher
@@ -72,8 +72,8 @@ def messages() -> list:
 
 
 def cfg(port: int, **kw) -> MqttOutConfig:
-    return MqttOutConfig(enabled=True, host="127.0.0.1", port=port, prefix=PREFIX, arbiter_prefix=ARBITER,
-                         username="livemon", max_backoff=1.0, **kw)
+    return MqttOutConfig(enabled=True, broker=BrokerConfig(host="127.0.0.1", port=port, username="livemon"), prefix=PREFIX,
+                         arbiter_prefix=ARBITER, max_backoff=1.0, **kw)
 
 
 async def wait_until(cond, timeout: float = 10.0) -> None:
@@ -142,7 +142,7 @@ async def test_broker_down_is_retried_and_nothing_is_lost(tmp_path: Path) -> Non
 
 def test_config_keys_are_validated() -> None:
     cfg = load_config_text('[mqtt_out]\nenabled = true\nprefix = "livemon/wcc"\nqos = 0')
-    assert (cfg.mqtt_out.enabled, cfg.mqtt_out.prefix, cfg.mqtt_out.qos, cfg.mqtt_out.port) == (True, "livemon/wcc", 0, 1883)
+    assert (cfg.mqtt_out.enabled, cfg.mqtt_out.prefix, cfg.mqtt_out.qos, cfg.mqtt_out.broker.port) == (True, "livemon/wcc", 0, 1883)
     assert load_config_text("").mqtt_out.enabled is False
     with pytest.raises(ConfigError, match=r"^mqtt_out\.qos: "):
         load_config_text("[mqtt_out]\nqos = 3")

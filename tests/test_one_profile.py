@@ -22,7 +22,7 @@ import pytest
 
 from livemon.app.export import rebuild
 from livemon.app.monitor import Monitor
-from livemon.config import Config, EngineConfig, FeedConfig
+from livemon.config import Config, EngineConfig, ReplayFeedConfig
 from livemon.io.store import Store
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, real
@@ -49,7 +49,7 @@ def config(tmp_path: Path, pgn: Path) -> Config:
     cfg.engine = EngineConfig(path=fake_engine(tmp_path), depth=10, min_depth=4, backlog_high=3, backlog_low=1,
                               processes=1, timeout=10.0)
     cfg.store.path = str(tmp_path / "live.sqlite")
-    cfg.feeds = [FeedConfig(name="replay", type="replay", path=str(pgn), speed=0.0)]
+    cfg.feeds = [ReplayFeedConfig(name="replay", path=str(pgn), speed=0.0)]
     cfg.monitor.status_seconds = 0.2
     cfg.monitor.ttt_debounce_seconds = 0.1
     return cfg

@@ -22,7 +22,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from livemon.cli import main
-from livemon.config import Config, FeedConfig, MqttOutConfig, ScreeningConfig, WebConfig
+from livemon.config import BrokerConfig, Config, MqttOutConfig, ReplayFeedConfig, ScreeningConfig, WebConfig
 from livemon.io.engine import UciEngine
 from livemon.live.messages import Alert, ScreeningNumbers
 from livemon.app.monitor import Monitor
@@ -61,7 +61,7 @@ def live_config(tmp_path: Path, pgn: Path, screening: ScreeningConfig, db: str =
     cfg.engine.depth, cfg.engine.backlog_high = DEPTH, 1_000_000  # one profile for every search
     cfg.store.path = str(tmp_path / db)
     cfg.monitor.status_seconds, cfg.monitor.ttt_debounce_seconds = 0.2, 0.1
-    cfg.feeds = [FeedConfig(name="replay", type="replay", path=str(pgn), speed=0, max_delay=0.05)]
+    cfg.feeds = [ReplayFeedConfig(name="replay", path=str(pgn), speed=0, max_delay=0.05)]
     cfg.screening = screening
     return cfg
 
@@ -167,8 +167,8 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
     cfg = live_config(tmp_path, pgn, ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=5))
     cfg.web = WebConfig(port=0, arbiter_token=TOKEN)
     port = free_port()
-    cfg.mqtt_out = MqttOutConfig(enabled=True, host="127.0.0.1", port=port, prefix=PREFIX, arbiter_prefix=ARBITER,
-                                 username="livemon", max_backoff=1.0)
+    cfg.mqtt_out = MqttOutConfig(enabled=True, broker=BrokerConfig(host="127.0.0.1", port=port, username="livemon"),
+                                 prefix=PREFIX, arbiter_prefix=ARBITER, max_backoff=1.0)
     calibrate(cfg.store.path, await profile_name(cfg))
     monitor = Monitor(cfg)
     frames: dict[str, list[str]] = {"public": [], "arbiter": [], "mqtt_public": [], "mqtt_arbiter": []}

@@ -26,7 +26,7 @@ import chess.pgn
 import pytest
 import websockets
 
-from livemon.config import BusConfig
+from livemon.config import BrokerConfig, BusConfig
 from livemon.io.bus import RemoteEnginePool
 from livemon.io.engine import EngineError
 from livemon.io.store import Store, StoreError
@@ -60,7 +60,7 @@ async def test_a_remote_pool_closes_at_once_when_work_arrives_as_it_stops(broker
     """Thousands of positions wanted, one more asked for in the very turn the pool is closed."""
     positions = real_positions(1200)
     assert len(positions) == 1200
-    bus = BusConfig(host="127.0.0.1", port=broker.port, profile=PROFILE, max_backoff=1.0)
+    bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=PROFILE, max_backoff=1.0)
     for attempt in range(5):  # each attempt hits the race (the old sender hung on the first)
         pool = RemoteEnginePool(bus, store=None, monitor_id=f"m{attempt}")
         await pool.start()
@@ -84,13 +84,13 @@ def write_configs(tmp_path: Path, port: int, pgn: Path, db: Path) -> tuple[Path,
     monitor.write_text(
         f'[engine]\ndepth = 1\n[store]\npath = "{db}"\nbackup_minutes = 0\n'
         f'[monitor]\nstatus_seconds = 0.2\n'
-        f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {port}\nmax_backoff = 1.0\n'
+        f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\nmax_backoff = 1.0\n'
         f'[web]\nport = {free_port()}\n'
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.01\n')
     worker = tmp_path / "worker.toml"
     worker.write_text(f'[engine]\ndepth = 1\nthreads = 1\nhash_mb = 16\nprocesses = 2\n'
                       f'[store]\npath = "{tmp_path / "worker.sqlite"}"\nbackup_minutes = 0\n'
-                      f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {port}\n')
+                      f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\n')
     return monitor, worker
 
 

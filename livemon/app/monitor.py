@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any, Iterable
 
 from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
-from livemon.config import Config, FeedConfig
+from livemon.config import Config, ReplayFeedConfig
 from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
@@ -102,10 +102,10 @@ STATUS_VERSION = 2
 for a remote pool), and ``gaps``/``illegal_moves`` counters."""
 
 
-def bundled_replay(speed: float = 2.0) -> FeedConfig:
+def bundled_replay(speed: float = 2.0) -> ReplayFeedConfig:
     """The default feed: the bundled London Chess Classic 2011, replayed as if live."""
     path = resources.files("livemon") / "data" / "london_2011.pgn"
-    return FeedConfig(name="london-2011-replay", type="replay", path=str(path), speed=speed)
+    return ReplayFeedConfig(name="london-2011-replay", path=str(path), speed=speed)
 
 
 class LoopLagProbe:

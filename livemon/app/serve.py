@@ -128,3 +128,26 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
             mqtt.cancel()
         if web is not None:
             await web.close()
+
+
+async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
+    """The monitor with its faces and the Textual commentary screen (``livemon run``), until the screen is
+    closed or SIGTERM; then a clean stop. A failure of the monitor is raised once the screen is down."""
+    from multiprocessing import resource_tracker
+
+    from livemon.faces.tui import CommentaryApp
+
+    # Start multiprocessing's helper before Textual replaces sys.stderr: it passes
+    # stderr's fd to its child, and the TTT worker process needs it.
+    resource_tracker.ensure_running()
+    async with faces(monitor):
+        task = asyncio.create_task(monitor.run())
+        app = CommentaryApp(monitor.hub, arbiter=arbiter)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, app.exit)  # systemd, kill: a clean stop
+        try:
+            await app.run_async()
+        finally:
+            monitor.stop()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.done() and not task.cancelled() and task.exception():
+        raise task.exception()  # type: ignore[misc]

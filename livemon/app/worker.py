@@ -16,7 +16,7 @@ whose worker dies mid-search was never acknowledged (the monitor asks again).
 A bad request (bad JSON or FEN, a response topic outside the bus, another
 engine profile) is acknowledged and dropped with a log line.
 
-A worker has a **name**: ``--name``, else its broker user (``bus.username``),
+A worker has a **name**: ``--name``, else its broker user (``bus.broker.username``, by default ``[broker] username``),
 else ``<host name>-<pid>``. Results carry it and are published under it
 (``<response topic>/<name>``), so a broker ACL that lets each worker's user
 write only under its own name makes the name trustworthy; the monitor records
@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import socket
 import uuid
 from typing import Any
@@ -72,7 +73,7 @@ def check_worker_name(name: str) -> str:
 
 def worker_name(cfg: Config, name: str | None = None) -> str:
     """The worker's name: given, else its broker user, else ``<host name>-<pid>`` (no user: nothing to trust)."""
-    return check_worker_name(name or cfg.bus.username or f"{socket.gethostname()}-{os.getpid()}")
+    return check_worker_name(name or BrokerSettings.of(cfg.bus).username or f"{socket.gethostname()}-{os.getpid()}")
 
 
 def forget_worker(store: Store, name: str) -> int:
@@ -117,7 +118,7 @@ class EngineWorker:
         await self.pool.start()
         profile = self.pool.base_profile
         print(f"worker {self.worker_id} (name {self.name}): {self.cfg.engine.processes} engines, profile {profile.name}, "
-              f"broker {self.bus.host}:{self.bus.port}", flush=True)
+              f"broker {self.link.settings.where}", flush=True)
         try:
             await self.link.run(self._session, on_down=self.connected.clear)
         finally:
@@ -243,3 +244,11 @@ class EngineWorker:
     def _ack(client: aiomqtt.Client, message: aiomqtt.Message) -> None:
         if message.qos > 0:
             client._client.ack(message.mid, message.qos)
+
+
+async def serve(worker: EngineWorker) -> None:
+    """Run ``worker`` until SIGINT or SIGTERM, which stop it cleanly (the searches in hand are answered)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, worker.stop)
+    await worker.run()

@@ -1,9 +1,9 @@
-"""``livemon analyse PGN...``: rate the players of finished games."""
+"""``livemon analyse PGN...``: rate the players of finished games (the analysis is :mod:`livemon.app.analyse`'s;
+this parses the arguments and prints the tables or the JSON)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import sys
@@ -27,35 +27,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from livemon.app.batch import analyse_games, batch_report, engine_strength_for, read_files
-    from livemon.io.store import Store
-    from livemon.live.screener import screening_report
-    from livemon.rating.performance import pool_warning
+    from livemon.app.analyse import NothingToAnalyse, analyse
 
     cfg = engine_config_from_args(args)
     if cfg is None:
         return 2
     if args.one_event:
         cfg.screening.scope = "all"
-    planned = read_files(args.pgn, say)
-    if not planned:
-        say("no game to analyse")
+    try:
+        out = analyse(args.pgn, cfg, say, screen=args.screen, engine_strength=args.engine_strength,
+                      all_pairs=args.all_pairs)
+    except NothingToAnalyse as exc:
+        say(str(exc))
         return 1
-    with Store(cfg.store.path) as store:
-        result = asyncio.run(analyse_games(planned, cfg, store, say, screen=args.screen))
-        strength, source = engine_strength_for(result, store, args.engine_strength)
-        calibration = store.get_calibration(result.profile)
-        result.estimator.use_calibration(result.profile, calibration)
-        result.estimator.k_factor = cfg.results.k_factor  # FIDE's K of the results' rating change
-        warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
-        if warning:
-            say(f"warning: {warning}")
-        screener = result.screener
-    for note in result.notes:
-        say(note)
-    out = batch_report(result, strength, source, args.all_pairs or cfg.analysis.all_pairs)
-    if screener is not None:
-        out["screening"] = screening_report(screener)
     if not out["games"]:
         return 1
     if args.json:
@@ -63,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(out))
-        if screener is not None:
+        if "screening" in out:
             sys.stdout.write(render_screening(out["screening"]))
     return 0
 

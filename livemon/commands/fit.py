@@ -14,7 +14,8 @@ prints the model's own units, β), or with ``--json`` one object::
 chosen β and τ are said on stderr and the object has ``"search": {"beta", "tau",
 "evaluations"}``.
 
-Defaults come from the ``[ttt]`` table of the config (:class:`livemon.config.TTTConfig`).
+Defaults come from the ``[ttt]`` table of the config (:class:`livemon.config.TTTConfig`). The arguments
+are read and the result printed here; the reading and the fit are :mod:`livemon.app.fit`'s.
 """
 
 from __future__ import annotations
@@ -23,16 +24,10 @@ import argparse
 import dataclasses
 import json
 import sys
-import time
 from typing import Any
 
-from typing import TYPE_CHECKING
-
+from livemon.commands import say
 from livemon.config import ConfigError, TTTConfig, load_config
-from livemon.live.results import ResultsReport, ScoredGame, read_results
-
-if TYPE_CHECKING:  # numba and scipy load in run(): ``fit --help`` starts at once
-    from livemon.rating import ttt
 
 TIME_UNITS = ("day", "week", "month", "year", "round")
 """The time steps of :data:`livemon.rating.ttt.TIME_UNITS` (repeated here to keep numba out of ``--help``)."""
@@ -75,124 +70,25 @@ def _settings(args: argparse.Namespace) -> TTTConfig:
     return cfg
 
 
-def params_from_config(cfg: TTTConfig) -> ttt.TTTParams:
-    """The model parameters of a ``[ttt]`` config table."""
-    return cfg.params
-
-
-def rating_priors(results: list[ScoredGame], cfg: TTTConfig) -> dict[str, tuple[float, float]]:
-    """Prior (mu, sigma) per player from their first rating tag, in skill units."""
-    priors: dict[str, tuple[float, float]] = {}
-    for r in sorted(results, key=lambda r: (str(type(r.time)), r.time)):
-        for name, elo in ((r.white, r.white_elo), (r.black, r.black_elo)):
-            if elo is not None and elo > 0 and name not in priors:
-                priors[name] = cfg.elo_prior(elo)
-    return priors
-
-
-def _same_kind_of_time(results: list[ScoredGame], report: ResultsReport) -> list[ScoredGame]:
-    """Keep the results whose time is of the first result's kind (number or date)."""
-    if not results:
-        return results
-    kind = isinstance(results[0].time, str)
-    kept = []
-    for r in results:
-        if isinstance(r.time, str) == kind:
-            kept.append(r)
-        else:
-            what = "a date" if kind else "a number"
-            report.errors.append(f"{r.source} line {r.line}: time {r.time!r} is not {what} like the first game's")
-    return kept
-
-
-def _json_time(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
-    from livemon.rating import ttt
-
-    def say(line: str) -> None:
-        print(f"livemon: {line}", file=sys.stderr, flush=True)
+    from livemon.app.fit import FitFailed, fit_files
 
     try:
         cfg = _settings(args)
-        params = params_from_config(cfg)
     except (ConfigError, ValueError) as exc:
         say(f"config: {exc}")
         return 2
-    report = ResultsReport()
-    for path in args.files:
-        report.extend(read_results(path))
-    results = _same_kind_of_time(report.results, report)
-    for line in report.errors:
-        say(line)
-    say(f"{len(results)} games read from {len(args.files)} file(s); "
-        f"{report.unfinished} unfinished skipped; {len(report.errors)} bad skipped")
-    if not results:
-        say("no finished game to fit")
+    try:
+        out = fit_files(args.files, cfg, say, search=args.search)
+    except FitFailed as exc:
+        say(str(exc))
         return 1
-    games = ttt.make_games([r.white for r in results], [r.black for r in results],
-                           [r.time for r in results], [r.score for r in results], unit=cfg.time_unit)
-    priors = rating_priors(results, cfg) if cfg.rating_priors else {}
-    started = time.monotonic()
-    last = [0.0]
-
-    def on_sweep(sweeps: int, step: float) -> None:
-        now = time.monotonic()
-        if sweeps == 1 or now - last[0] >= 1.0:
-            last[0] = now
-            say(f"fit sweep {sweeps}: largest change {step:.2e} (tolerance {params.tolerance:g})")
-
-    def on_trial(trial: ttt.TTTParams, log_evidence: float) -> None:
-        say(f"search beta={trial.beta:.4f} tau={trial.tau:.5f}: log-evidence {log_evidence:.4f}")
-
-    evaluations = [0]
-
-    def on_trial_counted(trial: ttt.TTTParams, log_evidence: float) -> None:
-        evaluations[0] += 1
-        on_trial(trial, log_evidence)
-
-    if args.search:
-        result = ttt.search_parameters(games, params, priors=priors, progress=on_trial_counted)
-    else:
-        result = ttt.fit(games, params, priors=priors, progress=on_sweep)
-    say(f"{'converged' if result.converged else 'NOT converged'} after {result.sweeps} sweeps "
-        f"in {time.monotonic() - started:.2f} s; log-evidence {result.log_evidence:.4f}")
-    out = fit_report(result, cfg.time_unit, cfg)
-    if args.search:
-        chosen = result.params
-        say(f"search chose beta={chosen.beta:.4f} ({chosen.beta * cfg.elo_per_unit:.0f} Elo) "
-            f"tau={chosen.tau:.5f} per {cfg.time_unit} ({chosen.tau * cfg.elo_per_unit:.1f} Elo) "
-            f"after {evaluations[0]} evaluations, log-evidence {result.log_evidence:.4f}")
-        out["search"] = {"beta": chosen.beta, "tau": chosen.tau, "evaluations": evaluations[0]}
-    out["games"] = len(results)
-    out["unfinished"] = report.unfinished
-    out["skipped"] = len(report.errors)
     if args.json:
         json.dump(out, sys.stdout)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(out, elo=not args.skill))
     return 0
-
-
-def fit_report(result: ttt.TTTFit, time_unit: str, cfg: TTTConfig | None = None) -> dict[str, Any]:
-    """The JSON object of a fit (documented in the module docstring)."""
-    cfg = cfg or TTTConfig()
-    p = result.params
-    params: dict[str, Any] = {"mu0": p.mu0, "sigma0": p.sigma0, "beta": p.beta, "tau": p.tau,
-                              "p_draw": p.p_draw, "draw_margin": p.margin, "time_unit": time_unit}
-    if p.model == "ttt-d":
-        params.update(nu0=p.margin_prior_mean, zeta0=p.zeta0, zeta=p.zeta)
-    players = {str(name): [dict(pt, t=_json_time(pt["t"])) for pt in points]
-               for name, points in result.curves().items()}
-    return {"model": p.model, "params": params, "log_evidence": result.log_evidence,
-            "iterations": result.sweeps, "converged": result.converged,
-            "elo_scale": {"mu0": p.mu0, "elo_at_mu0": cfg.elo_at_mu0, "elo_per_unit": cfg.elo_per_unit},
-            "players": players}
 
 
 def render_table(out: dict[str, Any], elo: bool = True) -> str:
@@ -235,4 +131,4 @@ def render_table(out: dict[str, Any], elo: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["add_arguments", "run", "params_from_config", "rating_priors", "fit_report", "render_table"]
+__all__ = ["add_arguments", "run", "render_table"]

@@ -19,11 +19,7 @@ side by side on fewer cores than engines share them, so measure with the machine
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
-import time
-from typing import Any
 
 from livemon.commands import add_store_arguments, config_from_args
 
@@ -41,70 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_store_arguments(p)
 
 
-def budget(search_seconds: float, engines: int, boards: int, move_seconds: float,
-           engines_per_worker: int | None = None) -> dict[str, Any]:
-    """The arithmetic of a round's engine budget (``search_seconds``: mean search time of one position).
-
-    >>> b = budget(0.5, 4, 100, 45.0, engines_per_worker=2)
-    >>> b["positions_per_second"], b["boards_followable"], b["demand_per_second"] > 2
-    (8.0, 360, True)
-    >>> b["backlog_per_hour"], b["workers_needed"]
-    (0, 1)
-    >>> budget(0.5, 2, 1000, 45.0, 2)["backlog_per_hour"]
-    65600
-    """
-    per_engine = 1.0 / search_seconds
-    rate = engines * per_engine
-    demand = boards / move_seconds
-    per_worker = (engines_per_worker or engines) * per_engine
-    return {
-        "search_seconds": search_seconds,
-        "positions_per_second": rate,
-        "engines": engines,
-        "boards": boards,
-        "move_seconds": move_seconds,
-        "demand_per_second": demand,
-        "boards_followable": int(rate * move_seconds),
-        "backlog_per_hour": max(0, round((demand - rate) * 3600)),
-        "workers_needed": max(1, math.ceil(demand / per_worker)),
-        "engines_needed": max(1, math.ceil(demand / per_engine)),
-    }
-
-
-async def measure(cfg: Any, positions: int) -> tuple[float, str, int]:
-    """Mean seconds per search of ``positions`` real positions with the configured engine; its profile name."""
-    import io
-    from importlib import resources
-
-    import chess
-    import chess.pgn
-
-    from livemon.io.engine import UciEngine
-    from livemon.live.analysis import needs_search
-
-    boards: list[chess.Board] = []
-    text = (resources.files("livemon") / "data" / "london_2011.pgn").read_text(encoding="utf-8")
-    with io.StringIO(text) as f:
-        while len(boards) < positions and (game := chess.pgn.read_game(f)) is not None:
-            board = game.board()
-            for ply, move in enumerate(game.mainline_moves(), start=1):
-                board.push(move)
-                if ply in (16, 30, 44) and needs_search(board):
-                    boards.append(board.copy(stack=False))
-    boards = boards[:positions]
-    engine = await UciEngine.open(cfg.engine)
-    try:
-        await engine.analyse(boards[0])  # warm-up (hash, first-search costs), not counted
-        t0 = time.perf_counter()
-        for board in boards:
-            await engine.analyse(board)
-        return (time.perf_counter() - t0) / len(boards), engine.profile.name, len(boards)
-    finally:
-        await engine.close()
-
-
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import json
 
     cfg = config_from_args(args)
@@ -113,24 +46,22 @@ def run(args: argparse.Namespace) -> int:
     if args.boards < 1 or args.move_seconds <= 0 or args.positions < 1 or (args.workers is not None and args.workers < 1):
         print("livemon plan: --boards, --move-seconds, --positions and --workers must be positive", file=sys.stderr)
         return 2
+    from livemon.app.plan import plan
     from livemon.errors import LivemonError
 
     try:
-        seconds, profile, searched = asyncio.run(measure(cfg, args.positions))
+        b = plan(cfg, args.boards, args.move_seconds, args.positions, args.workers)
     except LivemonError as exc:
         print(f"livemon plan: {exc}", file=sys.stderr)
         return 1
-    per = cfg.engine.processes
-    mqtt = cfg.bus.mode == "mqtt" or args.workers is not None
-    engines = per * (args.workers or 1) if mqtt else per
-    b = budget(seconds, engines, args.boards, args.move_seconds, per)
-    b.update(profile=profile, measured_positions=searched, load=os.getloadavg()[0], mode="mqtt" if mqtt else "embedded")
+    per = b.pop("engines_per_worker")
+    workers = b.pop("workers")
     if args.json:
         print(json.dumps(b, indent=1))
         return 0
-    where = f"{args.workers or 1} worker(s) x {per} engine(s)" if mqtt else f"{per} embedded engine(s)"
-    print(f"profile {profile}: {seconds * 1e3:.0f} ms per position (mean of {searched} real positions, one engine, "
-          f"load {b['load']:.2f})")
+    where = f"{workers} worker(s) x {per} engine(s)" if b["mode"] == "mqtt" else f"{per} embedded engine(s)"
+    print(f"profile {b['profile']}: {b['search_seconds'] * 1e3:.0f} ms per position (mean of {b['measured_positions']} "
+          f"real positions, one engine, load {b['load']:.2f})")
     print(f"{where}: {b['positions_per_second']:.1f} positions/s -> {b['boards_followable']} boards followable "
           f"at one move per board every {args.move_seconds:g} s")
     if b["backlog_per_hour"]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from livemon.commands import add_engine_arguments, engine_config_from_args, say
@@ -19,10 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from livemon.app.batch import analyse_games, read_files
-    from livemon.app.report import event_report
+    from livemon.app.analyse import NothingToAnalyse, event_page
     from livemon.faces.report import render_html
-    from livemon.io.store import Store
 
     cfg = engine_config_from_args(args)
     if cfg is None:
@@ -31,19 +28,10 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         say(f"{out}: no such directory {out.parent}")
         return 2
-    planned = read_files(args.pgn, say)
-    if not planned:
-        say("no game to report")
-        return 1
-    with Store(cfg.store.path) as store:
-        result = asyncio.run(analyse_games(planned, cfg, store, say))
-        result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
-        result.estimator.k_factor = cfg.results.k_factor
-        data = event_report(planned, result, store, cfg, args.title)
-    for note in result.notes:
-        say(note)
-    if not data["games"]:
-        say("no game could be analysed")
+    try:
+        data = event_page(args.pgn, cfg, say, args.title)
+    except NothingToAnalyse as exc:
+        say(str(exc))
         return 1
     try:
         out.write_text(render_html(data), encoding="utf-8")

@@ -10,15 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from livemon.commands import add_store_arguments, config_from_args
-
-if TYPE_CHECKING:
-    from livemon.app.monitor import Monitor
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,34 +36,12 @@ def log_path(store_path: str, given: str | None) -> Path:
     return Path("livemon.log") if store_path == ":memory:" else Path(store_path).parent / "livemon.log"
 
 
-async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
-    from multiprocessing import resource_tracker
-
-    from livemon.app.serve import faces
-    from livemon.faces.tui import CommentaryApp
-
-    # Start multiprocessing's helper before Textual replaces sys.stderr: it passes
-    # stderr's fd to its child, and the TTT worker process needs it.
-    resource_tracker.ensure_running()
-    async with faces(monitor):
-        task = asyncio.create_task(monitor.run())
-        app = CommentaryApp(monitor.hub, arbiter=arbiter)
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, app.exit)  # systemd, kill: a clean stop
-        try:
-            await app.run_async()
-        finally:
-            monitor.stop()
-            await asyncio.gather(task, return_exceptions=True)
-    if task.done() and not task.cancelled() and task.exception():
-        raise task.exception()  # type: ignore[misc]
-
-
 def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2
     from livemon.app.monitor import Monitor
-    from livemon.app.serve import StartError
+    from livemon.app.serve import StartError, run_with_screen
     from livemon.io.engine import EngineError
     from livemon.io.store import StoreError, open_monitor_store
 

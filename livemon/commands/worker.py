@@ -5,34 +5,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
-from typing import TYPE_CHECKING
 
 from livemon.commands import config_from_args
 
-if TYPE_CHECKING:
-    from livemon.app.worker import EngineWorker
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="F", help="config.toml: [engine] (processes = engines here), [bus] (the broker), "
+    p.add_argument("--config", metavar="F", help="config.toml: [engine] (processes = engines here), [broker] and [bus], "
                    "[store] (this worker's cache); default: ./config.toml if present")
     p.add_argument("--name", metavar="NAME", help="the name results are published and cached under "
-                   "(default: bus.username, else <host name>-<pid>); docs/distributed.md")
+                   "(default: its broker user, else <host name>-<pid>); docs/distributed.md")
     p.add_argument("--forget", metavar="NAME", help="instead of serving: delete every analysis worker NAME computed "
                    "from the store of --config (the monitor's), so those positions are searched again")
 
 
-async def serve(worker: EngineWorker) -> None:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, worker.stop)
-    await worker.run()
-
-
 def run(args: argparse.Namespace) -> int:
-    from livemon.app.worker import EngineWorker
+    from livemon.app.worker import EngineWorker, serve
     from livemon.io.engine import EngineError
 
     cfg = config_from_args(args)

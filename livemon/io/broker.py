@@ -6,8 +6,8 @@ Four parts of livemon talk to a broker: the monitor's engine bus
 They share this module:
 
 * :class:`BrokerSettings` — where the broker is and how to log in (host,
-  port, user, password, TLS files, longest back-off), read from any config
-  section that has those keys (``[bus]``, ``[mqtt_out]``, an mqtt ``[[feeds]]``).
+  port, user, password, TLS files, longest back-off), read from a config
+  section's ``broker`` (``[broker]``, shared by ``[bus]``, ``[mqtt_out]`` and the mqtt ``[[feeds]]``).
 * :func:`make_client` — an :class:`aiomqtt.Client` for those settings.
 * :func:`delivered` — what the broker delivers to a client, every message
   already queued taken without a loop turn each (aiomqtt's own iterator costs
@@ -78,14 +78,21 @@ class BrokerSettings:
 
     @classmethod
     def of(cls, section: Any) -> BrokerSettings:
-        """The broker settings of a config section (``[bus]``, ``[mqtt_out]``, an mqtt feed): the keys it has.
+        """The broker settings of a config section (``[bus]``, ``[mqtt_out]``, an mqtt feed): its ``broker``
+        (the shared ``[broker]`` once loaded; a section made in code without one: the defaults) and its
+        ``max_backoff``.
 
-        >>> from livemon.config import BusConfig, MqttOutConfig
-        >>> BrokerSettings.of(MqttOutConfig(port=1999, max_backoff=5.0)).where, BrokerSettings.of(BusConfig(tls=True)).tls
-        ('localhost:1999', True)
+        >>> from livemon.config import BrokerConfig, BusConfig, MqttOutConfig
+        >>> BrokerSettings.of(MqttOutConfig(broker=BrokerConfig(port=1999), max_backoff=5.0)).where
+        'localhost:1999'
+        >>> BrokerSettings.of(BusConfig(broker=BrokerConfig(tls=True))).tls, BrokerSettings.of(BusConfig()).where
+        (True, 'localhost:1883')
         """
-        defaults = cls()
-        return cls(**{name: getattr(section, name, getattr(defaults, name)) for name in cls.__dataclass_fields__})
+        from livemon.config import BrokerConfig
+
+        broker = getattr(section, "broker", None) or BrokerConfig()
+        return cls(broker.host, broker.port, broker.username, broker.password, broker.tls, broker.ca_file,
+                   broker.cert_file, broker.key_file, max_backoff=getattr(section, "max_backoff", cls.max_backoff))
 
     @property
     def where(self) -> str:

@@ -398,7 +398,7 @@ class RemoteEnginePool(PinnedBackend):
                     await self._profile_known.wait()
             except TimeoutError:
                 log.warning("bus: waiting for a worker to announce its engine profile on %s (broker %s:%d)",
-                            workers_topic(self.cfg), self.cfg.host, self.cfg.port)
+                            workers_topic(self.cfg), self.link.settings.host, self.link.settings.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
         if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
             spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store,
@@ -782,7 +782,7 @@ class RemoteEnginePool(PinnedBackend):
             mean_search_s=c.round_trip_seconds / answered if answered else None,
             bus=BusStatus(
                 monitor=self.monitor_id,
-                broker=f"{self.cfg.host}:{self.cfg.port}",
+                broker=self.link.settings.where,
                 connected=self.connected.is_set(),
                 connects=c.connects,
                 workers={k: WorkerStatus(w.engines, w.profile.name, w.host) for k, w in sorted(self._workers.items())},

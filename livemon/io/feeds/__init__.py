@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from livemon.config import ConfigError, FeedConfig
+from livemon.config import (
+    ConfigError,
+    FeedConfig,
+    FileFeedConfig,
+    HttpFeedConfig,
+    MqttFeedConfig,
+    ReplayFeedConfig,
+    StreamFeedConfig,
+)
 from livemon.io.feeds.base import Backoff, BaseFeed, Feed, FeedStatus
 from livemon.live.splitter import PgnStreamSplitter
 from livemon.live.tracker import (
@@ -34,31 +42,31 @@ __all__ = [
 
 
 def open_feed(cfg: FeedConfig) -> Feed:
-    """The feed a config table describes (validated already by the config loader)."""
+    """The feed a config table describes (validated already by the config loader): one class per type."""
     cfg.validate()
-    key = tags_key if cfg.identity == "tags" else None
-    if cfg.type == "file":
+    key = tags_key if getattr(cfg, "identity", "auto") == "tags" else None
+    if isinstance(cfg, FileFeedConfig):
         from livemon.io.feeds.file import FileFeed
 
         return FileFeed(cfg.name, cfg.path, interval=cfg.interval, follow=cfg.follow, key=key,
                         max_body=int(cfg.max_body_mb * 2**20), withdraw_after=cfg.withdraw_after or None)
-    if cfg.type == "http":
+    if isinstance(cfg, HttpFeedConfig):
         from livemon.io.feeds.http import HttpFeed
 
         return HttpFeed(cfg.name, cfg.url, interval=cfg.interval, timeout=cfg.timeout,
                         max_backoff=cfg.max_backoff, key=key, max_body=int(cfg.max_body_mb * 2**20),
                         withdraw_after=cfg.withdraw_after or None)
-    if cfg.type == "stream":
+    if isinstance(cfg, StreamFeedConfig):
         from livemon.io.feeds.stream import StreamFeed
 
         return StreamFeed(cfg.name, cfg.url, timeout=cfg.timeout, reconnect=cfg.interval,
                           max_backoff=cfg.max_backoff, key=key, max_game=int(cfg.max_body_mb * 2**20))
-    if cfg.type == "mqtt":
+    if isinstance(cfg, MqttFeedConfig):
+        from livemon.io.broker import BrokerSettings
         from livemon.io.feeds.mqtt import MqttFeed
 
-        return MqttFeed(cfg.name, cfg.topic, cfg.host, cfg.port, cfg.username, cfg.password,
-                        reconnect=cfg.interval, max_backoff=cfg.max_backoff)
-    if cfg.type == "replay":
+        return MqttFeed(cfg.name, cfg.topic, BrokerSettings.of(cfg), reconnect=cfg.interval, gap_wait=cfg.gap_wait)
+    if isinstance(cfg, ReplayFeedConfig):
         from livemon.io.feeds.replay import ReplayFeed
 
         return ReplayFeed(cfg.name, cfg.path, speed=cfg.speed, max_delay=cfg.max_delay,

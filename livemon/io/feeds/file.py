@@ -19,6 +19,13 @@ different moment; otherwise every ``games.pgn`` below it, otherwise every
 Every poll reads the whole round (the files of the folder, each re-read only
 when it changed), so a game that is no longer in it is withdrawn after
 ``withdraw_after`` seconds (:meth:`~livemon.live.tracker.GameTracker.poll_done`).
+
+A file that flaps (two writers, or a mirror that copies a stale and a fresh
+version in turn) must not roll games back and forth: a stale version
+(:class:`~livemon.io.feeds.stale.StaleCopies`) is not read, and is looked at
+again next poll; it is taken only once it has stayed ``STALE_POLLS`` polls in a
+row (an operator's real revert). The feed's first stale version is one log
+line; the rest are counted (``feed.stale_files`` in the status's faults).
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ import time
 from pathlib import Path
 from typing import AsyncIterator
 
+from livemon.errors import FAULTS
 from livemon.io.feeds.base import BaseFeed
+from livemon.io.feeds.stale import STALE_POLLS, StaleCopies
 from livemon.live.movetext import text_is_cut
 from livemon.live.tracker import KeyFunc
 from livemon.live.messages import FeedError, Message
@@ -77,7 +86,9 @@ class FileFeed(BaseFeed):
         self._hashed: dict[Path, float] = {}  # when each file was last read (monotonic)
         self.rewrites = 0  # rewrites noticed by content alone (size and mtime unchanged)
         self.reads = 0  # files actually read (changed since the last poll)
+        self.polls = 0  # whole rounds looked at
         self._unsettled: dict[Path, tuple[tuple[int, int], str]] = {}  # last game had no result or *
+        self._copies = StaleCopies()  # the versions taken of each file, to tell a stale copy
 
     async def run(self) -> AsyncIterator[Message]:
         self.status.state = "running"
@@ -99,6 +110,7 @@ class FileFeed(BaseFeed):
                     # the whole round was read: games it no longer lists are withdrawn (after a while)
                     for m in self._account(self.tracker.poll_done([str(f) for f in files], time.monotonic())):
                         yield m
+                    self.polls += 1
                 if not self.follow:
                     self.status.state = "finished"
                     return
@@ -106,6 +118,11 @@ class FileFeed(BaseFeed):
         finally:
             if self.status.state != "finished":
                 self.status.state = "stopped"
+
+    @property
+    def stale_versions(self) -> int:
+        """Stale versions of its files ignored so far."""
+        return self._copies.stale
 
     def _poll(self, file: Path) -> list[Message]:
         now = time.monotonic()
@@ -146,6 +163,13 @@ class FileFeed(BaseFeed):
                               f"(feeds.{self.name}.max_body_mb) though its size said less; not read")]
         digest = hashlib.blake2b(raw, digest_size=16).digest()
         self._hashed[file] = now
+        if not self._copies.take(str(file), digest, len(raw)):
+            # not remembered as seen: read again next poll, and taken once it has stayed STALE_POLLS polls
+            FAULTS.count("feed.stale_files")
+            if self._copies.stale == 1:
+                log.warning("feed %s: %s: an earlier version of the file came back (two writers, or a mirror "
+                            "flapping?): ignored unless it stays %d polls; logged once", self.name, file, STALE_POLLS)
+            return []
         if recheck:
             if digest == self._digest.get(file):
                 return []

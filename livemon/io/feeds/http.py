@@ -19,12 +19,10 @@ round no longer lists is withdrawn after ``withdraw_after`` seconds
 for nothing.
 
 A source that flaps (a CDN whose edges serve a stale and a fresh copy in turn)
-must not roll games back and forth: a body identical to the version before the
-last one applied, and shorter than the last (an older copy of a growing
-round), is stale, and is ignored until it has been served ``STALE_POLLS`` polls
-in a row (an operator's real revert comes through then). A full body after a
-cut one is never stale: it is the longer.
-The first stale body of a run is one log line; the rest are counted
+must not roll games back and forth: a stale body
+(:class:`~livemon.io.feeds.stale.StaleCopies`) is ignored until it has been
+served ``STALE_POLLS`` polls in a row (an operator's real revert comes through
+then). The feed's first stale body is one log line; the rest are counted
 (``feed.stale_bodies`` in the status's faults).
 """
 
@@ -40,15 +38,12 @@ import httpx
 
 from livemon.errors import FAULTS, LivemonError
 from livemon.io.feeds.base import Backoff, BaseFeed
+from livemon.io.feeds.stale import STALE_POLLS, StaleCopies
 from livemon.live.movetext import text_is_cut
 from livemon.live.tracker import KeyFunc
 from livemon.live.messages import Message
 
 log = logging.getLogger(__name__)
-
-STALE_POLLS = 3
-"""Polls in a row an earlier version must be served before it is taken (a revert), not ignored as stale."""
-
 
 class HttpFeed(BaseFeed):
     """Polls ``url`` every ``interval`` seconds."""
@@ -71,10 +66,7 @@ class HttpFeed(BaseFeed):
         self.requests = 0
         self.not_modified = 0
         self._unsettled: str | None = None  # last body, if its last game had no result or *
-        self._versions: list[tuple[bytes, int]] = []  # (digest, size) of the last two bodies applied
-        self._stale: tuple[bytes, int] | None = None  # the stale body being served, and polls in a row
-        self.stale_bodies = 0
-        self._stale_logged = False
+        self._copies = StaleCopies()  # the bodies taken, to tell a stale copy of the round
 
     async def run(self) -> AsyncIterator[Message]:
         client = self._client or httpx.AsyncClient(timeout=self.timeout, follow_redirects=True)
@@ -136,25 +128,21 @@ class HttpFeed(BaseFeed):
             return []
         return await asyncio.to_thread(self._apply, b"".join(chunks), encoding, etag, last_modified)
 
+    @property
+    def stale_bodies(self) -> int:
+        """Stale bodies ignored so far."""
+        return self._copies.stale
+
     def _apply(self, body: bytes, encoding: str, etag: str | None, last_modified: str | None) -> list[Message]:
         """Decode and parse a 200 body (in a worker thread; only this feed's task uses the tracker)."""
         digest = hashlib.blake2b(body, digest_size=16).digest()
-        versions = self._versions
-        if len(versions) >= 2 and versions[-2][0] == digest and len(body) < versions[-1][1]:  # A, B, A: stale?
-            run = self._stale[1] + 1 if self._stale is not None and self._stale[0] == digest else 1
-            self._stale = (digest, run)
-            if run < STALE_POLLS:
-                self.stale_bodies += 1
-                FAULTS.count("feed.stale_bodies")
-                if not self._stale_logged:
-                    self._stale_logged = True
-                    log.warning("feed %s: %s served an earlier version of the round again (a stale cache?): "
-                                "ignored unless it is served %d polls in a row; logged once", self.name, self.url,
-                                STALE_POLLS)
-                return []
-        self._stale = None
-        if not versions or versions[-1][0] != digest:
-            self._versions = [*versions[-1:], (digest, len(body))]
+        if not self._copies.take(self.url, digest, len(body)):
+            FAULTS.count("feed.stale_bodies")
+            if self._copies.stale == 1:
+                log.warning("feed %s: %s served an earlier version of the round again (a stale cache?): "
+                            "ignored unless it is served %d polls in a row; logged once", self.name, self.url,
+                            STALE_POLLS)
+            return []
         try:
             text = body.decode(encoding, errors="replace")
         except LookupError:  # an unknown charset in Content-Type

@@ -7,19 +7,24 @@ FeedError and nothing changes (not even the tags or the result the message
 carried), so a later good message still fits. A ply that arrives before the
 one it follows (out of order) is held, up to ``GAP_HOLD`` plies a game, and
 applied as soon as the missing ply comes; if it has not come within
-``GAP_WAIT_S`` seconds, one FeedError says which ply is missing and how many
-are held for it (the line comes with the next message of the feed).
+``gap_wait`` seconds (``GAP_WAIT_S`` by default), one FeedError says which ply
+is missing, how many are held for it and what recovers them. The line comes
+on time whether or not the feed gets another message: :class:`MoveMessages`
+(sans I/O) says when the next gap falls due (:meth:`MoveMessages.deadline`) and
+what is overdue at a time handed in (:meth:`MoveMessages.overdue`); the feed's
+driver wakes up then. Plies refused because too many wait are one line per gap.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
 import time
 import uuid
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator
 
 import aiomqtt
 import chess
@@ -99,33 +104,41 @@ class MoveMessages:
     ``result``) is dropped with one FeedError naming it, and the move is kept.
     """
 
-    def __init__(self, feed: BaseFeed) -> None:
+    def __init__(self, feed: BaseFeed, gap_wait: float = GAP_WAIT_S) -> None:
         self.feed = feed
         self.tracker = feed.tracker
+        self.gap_wait = gap_wait
         self._plies: dict[str, list[Ply]] = {}
         self._headers: dict[str, dict[str, str]] = {}
         self.duplicates = 0
         self._held: dict[str, dict[int, dict[str, Any]]] = {}  # game -> ply -> its message, waiting for a gap
         self._gap_since: dict[str, float] = {}  # game -> when its first held ply came
         self._gap_reported: set[str] = set()
+        self._refusal_reported: set[str] = set()  # games whose gap has said it refuses plies
         self.held = 0  # plies that ever had to wait for an earlier one
+        self.refused = 0  # plies refused because GAP_HOLD plies already waited
 
     def handle(self, payload: bytes | str, now: float | None = None) -> list[Message]:
         """The messages one payload gives; never raises (a fault is a FeedError and a log line)."""
         now = time.monotonic() if now is None else now
         out = self._handle_payload(payload, now)
-        return out + self._overdue(now)
+        return out + self.overdue(now)
 
-    def _overdue(self, now: float) -> list[Message]:
-        """One line per game whose missing ply has not come within GAP_WAIT_S."""
+    def deadline(self) -> float | None:
+        """When the next gap not yet reported falls due (the clock of ``now``), or None: the driver wakes then."""
+        due = [since + self.gap_wait for gid, since in self._gap_since.items() if gid not in self._gap_reported]
+        return min(due, default=None)
+
+    def overdue(self, now: float) -> list[Message]:
+        """One line per game whose missing ply has not come within ``gap_wait`` seconds (once per gap)."""
         out: list[Message] = []
         for gid, since in self._gap_since.items():
-            if gid in self._gap_reported or now - since < GAP_WAIT_S:
+            if gid in self._gap_reported or now - since < self.gap_wait:
                 continue
             self._gap_reported.add(gid)
             held = self._held.get(gid, {})
             missing = len(self._plies.get(gid, [])) + 1
-            out.append(FeedError(self.feed.name, f"{gid}: ply {missing} has not arrived in {GAP_WAIT_S:g} s; "
+            out.append(FeedError(self.feed.name, f"{gid}: ply {missing} has not arrived in {self.gap_wait:g} s; "
                                  f"{len(held)} later plies (to ply {max(held, default=missing)}) are held for it: "
                                  f"re-send ply {missing} to recover them", gid))
         return out
@@ -195,8 +208,12 @@ class MoveMessages:
             if n > len(known) + 1:  # out of order: held until the missing ply comes
                 held = self._held.setdefault(gid, {})
                 if n not in held and len(held) >= GAP_HOLD:
-                    return out + [FeedError(self.feed.name, f"{gid}: ply {n} refused: {GAP_HOLD} plies already wait "
-                                            f"for ply {len(known) + 1}", gid)]
+                    self.refused += 1
+                    if gid in self._refusal_reported:
+                        return out
+                    self._refusal_reported.add(gid)
+                    return out + [FeedError(self.feed.name, f"{gid}: ply {n} refused, and any later ply until ply "
+                                            f"{len(known) + 1} comes: {GAP_HOLD} plies already wait for it", gid)]
                 held[n] = d
                 self.held += 1
                 self._gap_since.setdefault(gid, now)
@@ -229,7 +246,22 @@ class MoveMessages:
             self._held.pop(gid, None)
             self._gap_since.pop(gid, None)
             self._gap_reported.discard(gid)
+            self._refusal_reported.discard(gid)
         return out
+
+
+def _payload(message: aiomqtt.Message) -> bytes | str:
+    payload = message.payload
+    if isinstance(payload, bytearray):
+        return bytes(payload)
+    return payload if isinstance(payload, (bytes, str)) else str(payload)
+
+
+async def _next(messages: AsyncIterator[aiomqtt.Message]) -> aiomqtt.Message | None:
+    try:
+        return await anext(messages)
+    except StopAsyncIteration:
+        return None
 
 
 def _result_field(value: Any) -> str:
@@ -249,19 +281,18 @@ def excerpt(value: Any, n: int = 80) -> str:
 
 
 class MqttFeed(BaseFeed):
-    """Subscribes to ``topic`` on ``host:port``; reconnects with back-off."""
+    """Subscribes to ``topic`` on the broker of ``settings``; reconnects with back-off (``reconnect`` s doubling
+    to the settings' ``max_backoff``)."""
 
     type = "mqtt"
 
-    def __init__(self, name: str, topic: str, host: str = "localhost", port: int = 1883,
-                 username: str | None = None, password: str | None = None,
-                 reconnect: float = 1.0, max_backoff: float = 60.0) -> None:
+    def __init__(self, name: str, topic: str, settings: BrokerSettings | None = None, *,
+                 reconnect: float = 1.0, gap_wait: float = GAP_WAIT_S) -> None:
         super().__init__(name)
-        self.topic, self.host, self.port = topic, host, port
-        self.username, self.password = username, password
-        settings = BrokerSettings(host, port, username, password, max_backoff=max_backoff)
+        self.topic = topic
+        settings = settings or BrokerSettings(max_backoff=60.0)
         self.link = BrokerLink(f"feed {name}", settings, self._client, base_delay=reconnect, logger=log)
-        self.handler = MoveMessages(self)
+        self.handler = MoveMessages(self, gap_wait)
         self.connected = asyncio.Event()  # set while subscribed (tests and status wait on it)
 
     def _client(self) -> aiomqtt.Client:
@@ -276,20 +307,46 @@ class MqttFeed(BaseFeed):
                         await client.subscribe(self.topic, qos=1)
                         self.status.state = "running"
                         self.connected.set()
-                        log.info("feed %s: subscribed to %s on %s:%d", self.name, self.topic, self.host, self.port)
-                        async for message in delivered(client):
-                            payload = message.payload
-                            if not isinstance(payload, (bytes, bytearray, str)):
-                                payload = str(payload)
-                            for m in self._account(self.handler.handle(bytes(payload) if isinstance(payload, bytearray) else payload)):
-                                yield m
+                        log.info("feed %s: subscribed to %s on %s", self.name, self.topic, self.link.settings.where)
+                        async with contextlib.aclosing(self._timed(client)) as timed:
+                            async for got in timed:
+                                for m in self._account(got):
+                                    yield m
                 except aiomqtt.MqttError as exc:
                     self.connected.clear()
                     first = self.link.backoff.failures == 0
                     self.link.lost(exc, quiet=True)  # _io_error logs it
-                    for m in self._io_error(f"mqtt {self.host}:{self.port}: {exc}", first):
+                    for m in self._io_error(f"mqtt {self.link.settings.where}: {exc}", first):
                         yield m
                     self.status.state = "waiting"
         finally:
             self.connected.clear()
             self.status.state = "stopped"
+
+    async def _timed(self, client: aiomqtt.Client) -> AsyncGenerator[list[Message], None]:
+        """What each delivered message gives and, while a gap waits, what falls due when it does (on time,
+        whether or not another message comes). Raises :class:`aiomqtt.MqttError` when the connection goes."""
+        messages = aiter(delivered(client))
+        pending: asyncio.Task[aiomqtt.Message | None] | None = None
+        try:
+            while True:
+                due = self.handler.deadline()
+                if due is None and pending is None:  # no gap: the plain wait for the next message
+                    message = await _next(messages)
+                else:
+                    if pending is None:
+                        pending = asyncio.ensure_future(_next(messages))
+                    wait = None if due is None else max(0.0, due - time.monotonic())
+                    done, _ = await asyncio.wait({pending}, timeout=wait)
+                    if not done:
+                        yield self.handler.overdue(time.monotonic())
+                        continue
+                    message, pending = pending.result(), None
+                if message is None:
+                    return
+                yield self.handler.handle(_payload(message))
+        finally:
+            if pending is not None:
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await pending

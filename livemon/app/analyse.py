@@ -1,0 +1,74 @@
+"""``livemon analyse`` and ``livemon report``: finished games read, replayed through the batch path
+(:mod:`livemon.app.batch`: the monitor's own core) and made into the JSON object or the event page's
+figures the commands print or write.
+
+The profile's calibration (``livemon calibrate``) and FIDE's K (``[results] k_factor``) are handed to
+the estimator before the figures are read; notes and warnings go to ``report``, one line each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from livemon.config import Config
+from livemon.errors import LivemonError
+
+
+class NothingToAnalyse(LivemonError):
+    """No game could be read or analysed; the message is the command's one line."""
+
+
+def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, screen: bool = False,
+            engine_strength: float | None = None, all_pairs: bool = False) -> dict[str, Any]:
+    """The ``analyse --json`` object of the games of ``pgn`` (with ``screen``: its ``screening`` table).
+
+    Raises :class:`NothingToAnalyse` when no file holds a game; an object with no game (none could be
+    analysed) is returned as it is, for the command to print and exit 1 on.
+    """
+    from livemon.app.batch import analyse_games, batch_report, engine_strength_for, read_files
+    from livemon.io.store import Store
+    from livemon.live.screener import screening_report
+    from livemon.rating.performance import pool_warning
+
+    planned = read_files(pgn, report)
+    if not planned:
+        raise NothingToAnalyse("no game to analyse")
+    with Store(cfg.store.path) as store:
+        result = asyncio.run(analyse_games(planned, cfg, store, report, screen=screen))
+        strength, source = engine_strength_for(result, store, engine_strength)
+        result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
+        result.estimator.k_factor = cfg.results.k_factor  # FIDE's K of the results' rating change
+        warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
+        if warning:
+            report(f"warning: {warning}")
+    for note in result.notes:
+        report(note)
+    out = batch_report(result, strength, source, all_pairs or cfg.analysis.all_pairs)
+    if result.screener is not None:
+        out["screening"] = screening_report(result.screener)
+    return out
+
+
+def event_page(pgn: list[str], cfg: Config, report: Callable[[str], None], title: str | None = None) -> dict[str, Any]:
+    """The figures of ``livemon report``'s page (:func:`livemon.app.report.event_report`) of the games of ``pgn``.
+
+    Raises :class:`NothingToAnalyse` when no file holds a game or none could be analysed.
+    """
+    from livemon.app.batch import analyse_games, read_files
+    from livemon.app.report import event_report
+    from livemon.io.store import Store
+
+    planned = read_files(pgn, report)
+    if not planned:
+        raise NothingToAnalyse("no game to report")
+    with Store(cfg.store.path) as store:
+        result = asyncio.run(analyse_games(planned, cfg, store, report))
+        result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
+        result.estimator.k_factor = cfg.results.k_factor
+        data = event_report(planned, result, store, cfg, title)
+    for note in result.notes:
+        report(note)
+    if not data["games"]:
+        raise NothingToAnalyse("no game could be analysed")
+    return data
