@@ -48,27 +48,6 @@ class Diagnosis:
         return not self.problems
 
 
-def lock_holder(path: str) -> int | None:
-    """The pid of the monitor holding ``path``'s lock, or None if nobody holds it."""
-    import fcntl
-
-    lock = path + ".lock"
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        text = os.read(fd, 64).decode(errors="replace").strip()
-        return int(text) if text.isdigit() else -1
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
 def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -81,7 +60,7 @@ def diagnose(cfg: Config, full: bool = False) -> Diagnosis:
     """The checks of ``cfg``'s store and, if any fails, the steps to recover."""
     import sqlite3
 
-    from livemon.io.store import Store, StoreError, open_reader
+    from livemon.io.store import Store, StoreError, lock_holder, open_reader
 
     path = cfg.store.path
     backup = cfg.store.backup_path or path + ".backup"

@@ -128,6 +128,27 @@ CHECKPOINT_SECONDS = 1.0
 """How often a live monitor's store copies its WAL into the database file (in a thread: :meth:`Store.checkpoint_in_background`)."""
 
 
+def lock_holder(path: str) -> int | None:
+    """The pid of the monitor holding ``path``'s lock, or None if nobody holds it."""
+    import fcntl
+
+    lock = path + ".lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        text = os.read(fd, 64).decode(errors="replace").strip()
+        return int(text) if text.isdigit() else -1
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def open_monitor_store(cfg: StoreConfig) -> "Store":
     """The store of a live monitor: created if new, locked (one monitor per store), checked, backups scheduled.
 
