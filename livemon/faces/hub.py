@@ -296,3 +296,13 @@ class Hub:
     @property
     def subscribers(self) -> int:
         return len(self._subscribers)
+
+    @property
+    def readers(self) -> int:
+        """How many log readers (web servers) are woken after a publish."""
+        return len(self._readers)
+
+    @property
+    def detail_channels(self) -> frozenset[str]:
+        """The detail channels (``game:<id>``) with a message still in the log."""
+        return frozenset(self._detail_seqs)
