@@ -631,7 +631,7 @@ def test_the_timer_compacts_only_games_corrected_since_their_compaction():
     assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
     d.feed(GameRollback("g2", 21))  # cut back to ply 20
     assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
-    d.core.results = _NoWalk(d.core.results)
+    d.core._results = _NoWalk(d.core._results)  # noqa: SLF001 - the test is that tick walks no result
     d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
     assert d.core.games["g2"].compacted and not d.core._recompact
     d.apply(d.core.tick())

@@ -22,6 +22,7 @@ import math
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Iterable
 
@@ -230,15 +231,15 @@ class Monitor:
 
     # the core's state, for the faces' tests and benches that look inside
     @property
-    def games(self) -> dict[str, LiveGame]:
+    def games(self) -> Mapping[str, LiveGame]:
         return self.core.games
 
     @property
-    def infos(self) -> dict[str, GameInfo]:
+    def infos(self) -> Mapping[str, GameInfo]:
         return self.core.infos
 
     @property
-    def results(self) -> dict[str, str]:
+    def results(self) -> Mapping[str, str]:
         return self.core.results
 
     @property
