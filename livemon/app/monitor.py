@@ -39,6 +39,7 @@ from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore
 from livemon.live.effects import (
+    Shelve,
     Analyse,
     DeleteGame,
     DeleteMoves,
@@ -206,16 +207,19 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            self.pool: EngineBackend = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            remote = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            remote.on_quarantine = self._quarantined  # a liar's answers replaced in the numbers too
+            self.pool: EngineBackend = remote
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
-                                          shelf=Shelf(ShelfDB()),  # finished games' records out of memory
                                           max_interval_width=cfg.display.max_interval_width,
                                           k_factor=cfg.results.k_factor)
+        self.shelf = Shelf(ShelfDB())
+        """Where finished games' records go (a private temporary database): the :class:`Shelve` effects."""
         self._flush_due = False  # a flush task is scheduled or running
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)
@@ -258,6 +262,11 @@ class Monitor:
     @property
     def engine_strength(self) -> float | None:
         return self.core.strength
+
+    def _quarantined(self, worker: str, keys: list[str]) -> None:
+        """A worker found lying and shut out (the bus): every ply scored with one of its answers is scored again
+        with the answers that replace them (:meth:`LiveCore.forget`; the bus searches them again)."""
+        self.apply(self.core.forget(keys, f"worker {worker} quarantined, its analyses replaced"))
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -437,6 +446,8 @@ class Monitor:
                     self.hub.publish(e.alert)
             elif isinstance(e, RefreshTTT):
                 self._ttt_wanted.set()
+            elif isinstance(e, Shelve):
+                self.core.shelve(e.game_id, self.shelf)  # a finished game's records out of memory
             elif isinstance(e, Log):
                 log.log(e.level, "%s", e.text)
 

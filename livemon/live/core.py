@@ -65,6 +65,7 @@ from livemon.live.effects import (
     Publish,
     RaiseAlert,
     RefreshTTT,
+    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -147,6 +148,8 @@ class CoreCounters:
     """Analyses refused because they came under another profile than the pinned one (must stay 0)."""
     ttt_refreshes: int = 0
     withdrawn: int = 0
+    rescored: int = 0
+    """Plies scored again because analyses they used were withdrawn (:meth:`LiveCore.forget`)."""
 
 
 @dataclass
@@ -184,14 +187,13 @@ class LiveCore:
     def __init__(self, profile: str = "", estimator: Estimator | None = None, screener: Screener | None = None, *,
                  given_strength: float | None = None, calibrated_strength: float | None = None,
                  all_pairs: bool = False, previews: bool = False, coalesce: bool = False,
-                 shelf: Shelf | None = None, max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
+                 max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
                  k_factor: float | None = None) -> None:
         self._profile = profile
         self._estimator = estimator if estimator is not None else Estimator()
         self._screener = screener
         self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
         self._all_pairs, self._previews, self._coalesce = all_pairs, previews, coalesce
-        self._shelf = shelf
         self._max_interval_width = max_interval_width
         self._games: dict[str, LiveGame] = {}
         self._infos: dict[str, GameInfo] = {}
@@ -211,8 +213,6 @@ class LiveCore:
         self._moments: dict[str, set[int]] = {}
         """The plies of each game published as moments (a correction withdraws those it takes back)."""
         self._strength, self._strength_source = engine_strength(given_strength, calibrated_strength)
-        if shelf is not None:
-            self._estimator.shelf = shelf
         if profile and not self._estimator.profile:
             self._estimator.profile = profile  # labels the performance estimate
         if k_factor is not None:
@@ -382,7 +382,7 @@ class LiveCore:
             game.set_analysis(request.index, analysis)  # else a correction replaced the position meanwhile
             self._score(game, out)
             self._board_changed(game.game_id, out)
-            self._settle(game)
+            self._settle(game, out)
         return out
 
     def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
@@ -441,13 +441,16 @@ class LiveCore:
         in one go. A driver may run other work between batches; each estimate is built from the
         state at that moment (a player gone by then is skipped), so none is stale.
         """
+        shelve: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self._games.get(game_id)
             if game is None or game.compacted:
                 del self._recompact[game_id]
             elif self._results.get(game_id) in FINISHED and game.settled:
-                self._compact(game)
+                self._compact(game, shelve)
                 del self._recompact[game_id]
+        if shelve:
+            yield shelve
         stale = self._estimator.stale_pairs(self._all_pairs)
         for start in range(0, len(stale), pairs):  # Algorithm 1 on the pairs that moved, a few a batch
             self._estimator.refresh_pairs(stale[start:start + pairs])
@@ -509,8 +512,7 @@ class LiveCore:
         touched = self._screener.remove_game(game_id) if self._screener is not None else []
         gone = self._estimator.remove_game(game_id)
         game = self._games.pop(game_id)
-        if self._shelf is not None:
-            self._shelf.discard(game.shelf_key)
+        game.moves.discard()  # off the shelf, if the driver shelved it
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
         finished = self._results.pop(game_id, None) in FINISHED
@@ -532,6 +534,30 @@ class LiveCore:
                 out.append(Publish(self.player_estimate(self._estimator.players[name])))
         if finished:
             out.append(RefreshTTT())
+        return out
+
+    def forget(self, keys: Iterable[str], reason: str = "their analyses were withdrawn") -> list[Effect]:
+        """The analyses of these positions (keys of :func:`~livemon.live.values.position_key`) are not to be
+        trusted any more (the engine worker that gave them was found lying and shut out): every ply that used
+        one is rolled out of the estimates and the screening, as a correction rolls a game back, and scored
+        again once the new answers come; the moves, the store and the result stay. Returns the requests for
+        the positions (the backend answers them anew; the cache those it still trusts) and the figures they
+        change."""
+        wanted = set(keys)
+        out: list[Effect] = []
+        if not wanted:
+            return out
+        plies = games = 0
+        for game in list(self._games.values()):
+            found = game.engine_positions(wanted)
+            if found:
+                ply = max(found[0], 1)  # position j is the "after" of ply j and the "before" of ply j + 1
+                plies += game.plies - ply + 1
+                games += 1
+                self._rescore(game, ply, reason, out)
+        if plies:
+            self._counters.rescored += plies
+            out.insert(0, Log(logging.WARNING, f"{plies} plies of {games} games scored again: {reason}"))
         return out
 
     # -- decisions ----------------------------------------------------------------------
@@ -618,6 +644,26 @@ class LiveCore:
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
 
+    def _rescore(self, game: LiveGame, ply: int, reason: str, out: list[Effect]) -> None:
+        """Ply ``ply`` on of ``game`` out of every figure and scored again as its positions are valued anew
+        (:meth:`forget`): what a correction does, the moves kept."""
+        game_id = game.game_id
+        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._estimator.rollback(game_id, ply)
+        self._unpublish_moments(game_id, ply, reason, out)
+        if self._screener is not None:
+            for key in self._screener.rollback(game_id, ply):
+                self._screen(key, out)
+        self._preview.pop(game_id, None)
+        result = self._results.get(game_id)
+        if result is not None:
+            self._estimator.set_result(game_id, result)  # a rollback takes it; the game is still finished
+        self._analyse(game, game.replay_from(ply), out)
+        self._score(game, out)
+        self._results_changed(game_id, out)  # both players' figures lost the plies
+        self._dirty_games.pop(game_id, None)
+        out.append(Publish(self.board_state(game_id)))
+
     def _revalue(self, game: LiveGame, comments: bool, out: list[Effect]) -> list[int]:
         """The game's valuation switches between its comments and the engine (the one rule of
         :class:`LiveGame`): its scored plies are rolled back and every ply scored again. Returns the
@@ -645,20 +691,34 @@ class LiveCore:
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)
         out.append(RefreshTTT())
-        self._settle(self._games[game_id])
+        self._settle(self._games[game_id], out)
 
-    def _settle(self, game: LiveGame) -> None:
+    def _settle(self, game: LiveGame, out: list[Effect]) -> None:
         """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
         if not game.compacted and not game.expanded and game.settled and self._results.get(game.game_id) in FINISHED:
-            self._compact(game)
+            self._compact(game, out)
 
-    def _compact(self, game: LiveGame) -> None:
-        """A finished, settled game: its positions released and its scored plies packed, here and in the
-        estimates (the store keeps every move and analysis; a correction brings them back)."""
-        game.compact(self._shelf)
+    def _compact(self, game: LiveGame, out: list[Effect]) -> None:
+        """A finished, settled game: its positions released and its moves and scored plies packed, here and
+        in the estimates (the store keeps every move and analysis; a correction brings them back); the driver
+        may then move the packed records out of memory (:class:`Shelve`)."""
+        game.compact()
         packed = self._estimator.pack(game.game_id)
         if self._screener is not None and packed is not None:
             self._screener.pack(game.game_id, packed)
+        out.append(Shelve(game.game_id))
+
+    def shelve(self, game_id: str, shelf: Shelf) -> None:
+        """Carry out a :class:`Shelve` effect: the game's packed moves, evaluations and scored plies go onto
+        ``shelf`` (the driver's storage, handed in) and are read from it when needed (a correction, a
+        re-grid, a board message). Nothing happens to a game corrected or withdrawn since."""
+        game = self._games.get(game_id)
+        if game is None or not game.compacted or game.moves.shelved:
+            return
+        plies = self._estimator.shelve(game_id, shelf)
+        if plies is not None and self._screener is not None:
+            self._screener.repoint(game_id, plies)
+        game.shelve(shelf)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
         if self._coalesce:
@@ -696,7 +756,7 @@ class LiveCore:
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self._estimator.games.get(game.game_id)
-        if game.compacted or state is None or through - state.packed_through < PACK_CHUNK:
+        if game.compacted or state is None or through - state.plies.packed_through < PACK_CHUNK:
             return
         game.pack(through)
         head = self._estimator.pack(game.game_id, through)
