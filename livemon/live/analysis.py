@@ -256,9 +256,9 @@ class LiveGame:
         board = board_from_fen(self.start_fen)
         found = []
         compacted = self.compacted
-        for j in range(len(self.moves) + 1):
-            if j:
-                board.push(chess.Move.from_uci(self.moves[j - 1].uci))
+        for j, ev in enumerate((None, *self.moves)):  # the moves read once (a shelved game's from its record)
+            if ev is not None:
+                board.push(chess.Move.from_uci(ev.uci))
             if position_key(board) in keys and (self._comment(j) is None if compacted else self.needs_engine(j)):
                 found.append(j)
         return found
