@@ -241,3 +241,66 @@ def test_the_documented_acl_keeps_answers_private(tmp_path):
     assert "topic write livemon/bus/results/+/worker1" in worker
     assert "results" not in "".join(line for line in worker.splitlines() if line.startswith("topic read"))
     # (the broker-level check of this very ACL: tests/test_distributed.py, the TLS test)
+
+
+async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers(tmp_path, broker, engine):
+    """A monitor on the bus with an honest worker and a liar that answers from the shared requests: once a
+    spot check catches the liar, every ply scored with one of its answers is scored again with the answers
+    that replace them, and every player's numbers equal those of a run that never saw the liar."""
+    from livemon.app.monitor import Monitor
+    from livemon.config import load_config
+    from livemon.live.pgn import split_games
+    from tests.conftest import real
+
+    import io
+
+    import chess.pgn
+
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:2]
+    pgn = tmp_path / "london.pgn"
+    pgn.write_text("\n".join(chunks))
+    plies = sum(len(list(chess.pgn.read_game(io.StringIO(c)).mainline_moves())) for c in chunks)  # type: ignore[union-attr]
+
+    async def monitored(name: str, liar: bool) -> tuple[dict[str, Any], int, dict[str, str]]:
+        cfg_path = tmp_path / f"{name}.toml"
+        cfg_path.write_text(
+            f'[engine]\npath = "{engine}"\ndepth = {DEPTH}\ntimeout = 10\nbacklog_high = 1000000\n'
+            f'[store]\npath = "{tmp_path / name}.sqlite"\n[monitor]\nstatus_seconds = 0.2\n'
+            f'[bus]\nmode = "mqtt"\nhost = "127.0.0.1"\nport = {broker.port}\nmax_backoff = 1.0\n'
+            f'profile = "{PROFILE}"\nspot_check = 1.0\nrequest_timeout = 3.0\n'
+            f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n')
+        monitor = Monitor(load_config(cfg_path))
+        stop, seen = asyncio.Event(), []
+        rogue = asyncio.create_task(rogue_worker(broker.port, "liar", "lie", stop, seen)) if liar else None
+        run = asyncio.create_task(monitor.run())
+        try:
+            pool = monitor.pool
+            assert isinstance(pool, RemoteEnginePool)
+            await until(lambda: monitor.counters.moves == plies, 120, "the replay")
+            if liar:
+                await until(lambda: "liar" in pool.quarantined, 60, "the spot check")
+            while True:  # every answer scored, spot-checked, and what a quarantine asked again answered
+                await monitor.drain()
+                if pool.spot is not None:
+                    await pool.spot.wait_idle()
+                await monitor.drain()
+                if not pool.queue.jobs and not monitor.core.unscored_plies():
+                    break
+                await asyncio.sleep(0.1)
+            report = monitor.estimator.report(None)
+            return report, monitor.counters.rescored, dict(pool.quarantined)
+        finally:
+            monitor.stop()
+            await asyncio.wait_for(run, 60)
+            stop.set()
+            if rogue is not None:
+                await rogue
+                assert seen, "the liar took no request: the test proves nothing"
+
+    with honest_workers(tmp_path, broker.port, engine, ["good"]):
+        clean, rescored_clean, _ = await monitored("clean", False)
+        lied, rescored, quarantined = await monitored("lied", True)
+    assert quarantined.keys() == {"liar"}
+    assert len(clean["players"]) == 4 and all(p["moves"] for p in clean["players"])
+    assert lied["players"] == clean["players"] and lied["games"] == clean["games"]
+    assert rescored > 0 and rescored_clean == 0  # its answers had been used, and were taken out

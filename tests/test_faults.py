@@ -589,7 +589,7 @@ def test_a_full_shelf_keeps_finished_games_in_memory_with_one_line(caplog):
     """The monitor's shelf (a private temporary SQLite database) refusing writes (its directory full) loses
     no record and says so once: the records it refused are kept in memory, read back and deleted as the rest."""
     from livemon.io.shelfdb import ShelfDB
-    from livemon.live.estimator import PackedPlies, ScoredPly, ShelvedPlies
+    from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
     from livemon.live.shelf import Shelf
     from livemon.rating.agent import Decision
 

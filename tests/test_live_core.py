@@ -26,6 +26,7 @@ from livemon.live.effects import (
     Preview,
     Publish,
     RefreshTTT,
+    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -46,6 +47,7 @@ from livemon.live.messages import (
     ScreeningRemoved,
     TTTRating,
 )
+from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis, position_key
 
 PROFILE = "Fake 1.0 depth=8 multipv=3"
@@ -86,6 +88,8 @@ class Driver:
     moves: dict[tuple[str, int], MoveEvent] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     ttt_wanted: int = 0
+    shelf: Shelf | None = None
+    """Where finished games' records go (:class:`Shelve` carried out, as the monitor does); None: kept in memory."""
 
     def apply(self, effects: list[Effect]) -> None:
         for e in effects:
@@ -114,6 +118,8 @@ class Driver:
                 self.ttt_wanted += 1
             elif isinstance(e, Log):
                 self.logs.append(e.text)
+            elif isinstance(e, Shelve) and self.shelf is not None:
+                self.core.shelve(e.game_id, self.shelf)
 
     def feed(self, *msgs: object) -> None:
         for m in msgs:
@@ -631,7 +637,7 @@ def test_the_timer_compacts_only_games_corrected_since_their_compaction():
     assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
     d.feed(GameRollback("g2", 21))  # cut back to ply 20
     assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
-    d.core.results = _NoWalk(d.core.results)
+    d.core._results = _NoWalk(d.core._results)  # noqa: SLF001 - the test is that tick walks no result
     d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
     assert d.core.games["g2"].compacted and not d.core._recompact
     d.apply(d.core.tick())
@@ -673,7 +679,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     assert d.core.strength == fresh.engine_strength()
 
 
-def _calibrated_core(shelf: object = None, eval_bound: float = 3.0) -> LiveCore:
+def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
     from livemon.config import ScreeningConfig
     from livemon.live.screener import Screener
     from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -683,7 +689,7 @@ def _calibrated_core(shelf: object = None, eval_bound: float = 3.0) -> LiveCore:
                        eval_bound=3.0)
     c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
     core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0, eval_bound=eval_bound),
-                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE), shelf=shelf)
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
     core.estimator.c_map, core.estimator.perf_map = c_map, perf
     return core
 
@@ -694,15 +700,13 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     copies; or on a shelf out of memory, as the monitor keeps them) give exactly the estimates, performance and
     screening figures of the same games scored from scratch, before and after a correction of a finished game."""
     from livemon.io.shelfdb import ShelfDB
-    from livemon.live.estimator import PackedPlies, ShelvedPlies
-    from livemon.live.shelf import Shelf
 
     shelf = Shelf(ShelfDB()) if shelved else None
     names = ["W0", "B0", "W1", "B1"]
     infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
                       white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
     games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
-    live = Driver(_calibrated_core(shelf))
+    live = Driver(_calibrated_core(), shelf=shelf)
     for info in infos:  # game by game, each finished: compacted as it ends
         live.feed(info, *moves_of(info.game_id, games[info.game_id]))
         live.answer("shuffle", seed=len(info.game_id))
@@ -713,15 +717,16 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     assert shelved or all(m.game_id is live.core.games["g1"].game_id for m in kept)  # one string, not one a move
     # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
     packs = [g.plies for g in live.core.estimator.games.values()]
-    assert all(isinstance(p, ShelvedPlies if shelved else PackedPlies) and len(p) == 70 for p in packs)
+    assert all(p.packed and p.shelved == shelved and len(p) == 70 for p in packs)
     assert shelf is None or len(shelf) == 8  # each game's plies and its moves with their evaluations
     if shelf is not None:
-        from livemon.live.analysis import ShelvedMoves
-        assert all(isinstance(g.moves, ShelvedMoves) and not g.evals for g in live.core.games.values())
+        assert all(g.moves.shelved and not g.evals for g in live.core.games.values())
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
     assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
-    assert all(any(rec.plies is p for p in packs) and len(rec.used) == len(rec.p0) > 20 for rec in track.packed.values())
+    from livemon.live.plies import ShelvedPlies
+    assert all(len(rec.used) == len(rec.p0) > 20 and isinstance(rec.plies, ShelvedPlies) == shelved  # the estimator's record
+               for rec in track.packed.values())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
         d = Driver(_calibrated_core())
@@ -749,7 +754,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
         assert shelf.reads > 0 and len(shelf) == 8
-        assert isinstance(live.core.estimator.games["g2"].plies, ShelvedPlies)
+        assert live.core.estimator.games["g2"].plies.shelved
         board = live.core.board_state("g2")  # the board of a shelved game: its evaluations read back
         assert board.ply == 30 and len(board.evals) == 31 and board.evals == scratch(corrected).core.board_state("g2").evals
         live.apply(live.core.withdraw("g3"))  # a withdrawn game leaves nothing on the shelf
@@ -761,8 +766,6 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     (as objects they were ~500 bytes a ply until the game finished): every estimate, performance and screening
     figure is that of a run that never packed, before and after corrections in the newest plies (nothing
     unpacked) and in the packed ones (the game unpacked, then packed again as it goes on)."""
-    from livemon.live.analysis import LiveMoves
-    from livemon.live.estimator import SplitPlies
     from livemon.live.screener import _PLY_MASK
 
     names = ["W0", "B0", "W1", "B1"]
@@ -813,11 +816,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     live = run(True)
     for gid in games:
         plies = live.core.estimator.games[gid].plies
-        assert isinstance(plies, SplitPlies) and 70 - 8 - 16 < plies.cut <= 70 - 8 and len(plies) == 70
-        assert len(plies.tail) == 70 - plies.cut
+        assert 70 - 8 - 16 < plies.packed_through <= 70 - 8 and len(plies) == 70 and not plies.packed
         moves = live.core.games[gid].moves  # the moves too: packed through the same ply
-        assert isinstance(moves, LiveMoves) and len(moves.head) == plies.cut and len(moves) == 70
-    cut = live.core.estimator.games["g0"].plies.cut  # type: ignore[union-attr]
+        assert moves.packed_through == plies.packed_through and len(moves) == 70
+    cut = live.core.estimator.games["g0"].plies.packed_through
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
     tracks = live.core.screener.tracks.values()  # type: ignore[union-attr]
@@ -828,10 +830,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         live.feed(*msgs)
         live.answer("shuffle")
     live.apply(live.core.tick())
-    assert isinstance(live.core.estimator.games["g1"].plies, SplitPlies)
-    assert isinstance(live.core.games["g1"].moves, LiveMoves) and isinstance(live.core.games["g2"].moves, LiveMoves)
-    g2 = live.core.estimator.games["g2"].plies
-    assert isinstance(g2, SplitPlies) and len(g2) == 50 and g2[25].uci == longer[24]
+    assert live.core.estimator.games["g1"].plies.packed_through > 0  # the last ply corrected: nothing unpacked
+    assert live.core.games["g1"].moves.packed_through > 0 and live.core.games["g2"].moves.packed_through > 0
+    g2 = live.core.estimator.games["g2"].plies  # unpacked by the correction at ply 20, packed again as it went on
+    assert g2.packed_through > 20 and len(g2) == 50 and g2[25].uci == longer[24]
     same(live, after)
 
 
@@ -957,3 +959,55 @@ def test_the_settings_come_in_as_one_event():
     assert core.estimator.profile == PROFILE
     core.configure(PROFILE, None, given_strength=3100.0, calibrated_strength=2950.0)
     assert (core.strength, core.strength_source, core.previews) == (3100.0, "given", False)
+
+
+def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_never_had_them():
+    """A worker found lying: the core forgets the analyses it gave (by position key), rolls back every ply that
+    used one (finished and packed games, a live one, the screening), and once the positions are answered
+    anew every estimate, screening row and board equals that of a run that only ever had the true answers."""
+    names = ["W0", "B0", "W1", "B1"]
+    infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
+                      white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
+    games = {info.game_id: random_game(40 + i, 60) for i, info in enumerate(infos)}
+
+    def run(liar: bool) -> tuple[Driver, set[str]]:
+        d = Driver(_calibrated_core())
+        lies: set[str] = set()
+        for n, info in enumerate(infos):
+            d.feed(info, *moves_of(info.game_id, games[info.game_id]))
+            while d.pending:
+                batch, d.pending = d.pending, []
+                for k, r in enumerate(batch):
+                    if liar and k % 5 == 2:  # a well-formed lie: a legal move, far from the true score
+                        lies.add(position_key(r.board))
+                        move = next(iter(r.board.legal_moves)).uci()
+                        d.apply(d.core.analysed(r, PositionAnalysis(900, ((move, 900),), 8, 1000), PROFILE))
+                    else:
+                        d.apply(d.core.analysed(r, analysis_of(r.board), PROFILE))
+            if n < 3:  # the last game goes on
+                d.feed(GameResult(info.game_id, "1-0", len(games[info.game_id])))
+        d.apply(d.core.tick())
+        return d, lies
+
+    honest, _ = run(False)
+    lied, lies = run(True)
+    assert lies and lied.core.estimator.report(None) != honest.core.estimator.report(None)  # the lies counted
+    assert lied.core.games["g0"].compacted  # a finished game packed: forget reaches it too
+    lied.logs.clear()
+    lied.apply(lied.core.forget(lies, "worker liar quarantined"))
+    assert lied.pending and {position_key(r.board) for r in lied.pending} >= lies
+    assert sum("scored again: worker liar quarantined" in line for line in lied.logs) == 1
+    lied.answer()
+    lied.apply(lied.core.tick())
+    assert lied.core.counters.rescored > 0
+    assert lied.core.estimator.report(None) == honest.core.estimator.report(None)
+    for name in names:
+        a, b = (d.core.player_estimate(d.core.estimator.players[name]) for d in (lied, honest))
+        c_fields = ("c_mean", "c_sd", "c_cr95", "c_elo", "c_elo_cr95")  # the running posterior: sums in another order
+        assert dataclasses.replace(a, **{k: None for k in c_fields}) == dataclasses.replace(b, **{k: None for k in c_fields})
+        assert a.c_mean == pytest.approx(b.c_mean, abs=1e-6) and a.c_sd == pytest.approx(b.c_sd, abs=1e-6)
+        assert lied.core.screener.numbers((name, "Test")) == honest.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
+    for gid in games:
+        assert lied.core.board_state(gid) == honest.core.board_state(gid)
+        assert lied.core.games[gid].compacted == honest.core.games[gid].compacted
+    assert lied.core.forget(set()) == [] and lied.core.forget({"8/8/8/8/8/8/8/8 w - -"}) == []

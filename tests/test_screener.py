@@ -339,7 +339,7 @@ def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
 def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction():
     """Issue 14 item 5: a finished game's positions packed (no entry per position) change no number, top move,
     re-rating or rollback: the same as a screener that never packed, before and after a correction."""
-    from livemon.live.estimator import PackedPlies
+    from livemon.live.plies import PackedPlies
 
     rng = np.random.default_rng(11)
     cfg = ScreeningConfig(min_positions=5, book_moves=2)

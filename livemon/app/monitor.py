@@ -22,6 +22,7 @@ import math
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Iterable
 
@@ -38,6 +39,7 @@ from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore
 from livemon.live.effects import (
+    Shelve,
     Analyse,
     DeleteGame,
     DeleteMoves,
@@ -205,18 +207,19 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            bus = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
-            bus.on_quarantine = self._quarantined  # the arbiters' status says so
-            self.pool: EngineBackend = bus
+            remote = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            remote.on_quarantine = self._quarantined  # a liar's answers replaced, the arbiters told
+            self.pool: EngineBackend = remote
         else:
             self.pool = EnginePool(cfg.engine, self.store)
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
-                                          shelf=Shelf(ShelfDB()),  # finished games' records out of memory
                                           max_interval_width=cfg.display.max_interval_width,
                                           k_factor=cfg.results.k_factor)
+        self.shelf = Shelf(ShelfDB())
+        """Where finished games' records go (a private temporary database): the :class:`Shelve` effects."""
         self._flush_due = False  # a flush task is scheduled or running
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)
@@ -232,15 +235,15 @@ class Monitor:
 
     # the core's state, for the faces' tests and benches that look inside
     @property
-    def games(self) -> dict[str, LiveGame]:
+    def games(self) -> Mapping[str, LiveGame]:
         return self.core.games
 
     @property
-    def infos(self) -> dict[str, GameInfo]:
+    def infos(self) -> Mapping[str, GameInfo]:
         return self.core.infos
 
     @property
-    def results(self) -> dict[str, str]:
+    def results(self) -> Mapping[str, str]:
         return self.core.results
 
     @property
@@ -259,6 +262,13 @@ class Monitor:
     @property
     def engine_strength(self) -> float | None:
         return self.core.strength
+
+    def _quarantined(self, worker: str, why: str, keys: list[str]) -> None:
+        """A worker found lying and shut out (the bus): every ply scored with one of its answers is scored again
+        with the answers that replace them (:meth:`LiveCore.forget`; the bus searches them again), and a line
+        on the arbiters' status channel (never a public one) says so."""
+        self.apply(self.core.forget(keys, f"worker {worker} quarantined, its analyses replaced"))
+        self.hub.publish(WorkerQuarantined.of(worker, why, len(keys)))
 
     # -- life cycle ------------------------------------------------------------------
 
@@ -438,6 +448,8 @@ class Monitor:
                     self.hub.publish(e.alert)
             elif isinstance(e, RefreshTTT):
                 self._ttt_wanted.set()
+            elif isinstance(e, Shelve):
+                self.core.shelve(e.game_id, self.shelf)  # a finished game's records out of memory
             elif isinstance(e, Log):
                 log.log(e.level, "%s", e.text)
 
@@ -576,10 +588,6 @@ class Monitor:
                 ttt_refreshes=s["ttt_refreshes"],
             )
         )
-
-    def _quarantined(self, worker: str, why: str, replaced: int) -> None:
-        """The engine bus shut ``worker`` out: a line on the arbiters' status channel (never a public one)."""
-        self.hub.publish(WorkerQuarantined.of(worker, why, replaced))
 
     async def _status_loop(self) -> None:
         behind = False

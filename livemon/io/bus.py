@@ -364,8 +364,10 @@ class RemoteEnginePool(PinnedBackend):
         except ValueError as exc:
             raise EngineError(f"bus.profile: {exc}") from None
         self.quarantined: dict[str, str] = {}  # worker name -> why (a spot check caught it lying)
-        self.on_quarantine: Callable[[str, str, int], None] | None = None
-        """Told (worker, why, analyses of it replaced) when a worker is quarantined: the monitor's arbiters' status."""
+        self.on_quarantine: Callable[[str, str, list[str]], None] | None = None
+        """Told (worker, why, the keys of the positions it answered) when a worker is quarantined: the monitor
+        has the numbers built on them scored again (:meth:`livemon.live.core.LiveCore.forget`) and says so on
+        the arbiters' status."""
         self._rejected_by: dict[str, int] = {}  # worker name -> results of it refused
         self._no_worker_logged = False
         self._profile_known = asyncio.Event()
@@ -402,7 +404,7 @@ class RemoteEnginePool(PinnedBackend):
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
         if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
             spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store,
-                               on_alarm=lambda worker, why: self.quarantine(worker, why, replaced=int(self.store is not None)))
+                               on_alarm=self.quarantine)
             if await spot.start():
                 self.spot = spot
 
@@ -718,11 +720,12 @@ class RemoteEnginePool(PinnedBackend):
             self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
 
-    def quarantine(self, worker: str, why: str, replaced: int = 0) -> None:
+    def quarantine(self, worker: str, why: str, caught: str | None = None) -> None:
         """Shut ``worker`` out: its answers are refused from now on, the analyses it gave are dropped from
-        the cache and searched again by the others; one ERROR line, ``livemon status`` lists it, and
-        :attr:`on_quarantine` is told how many of its answers were replaced (those plus ``replaced``: the
-        ones the caller replaced itself, the spot check's own search of the lie it caught)."""
+        the cache and searched again by the others; one ERROR line, and ``livemon status`` lists it.
+        ``caught``: the key of the position it was caught on (its lie there already replaced in the cache, yet
+        used). :attr:`on_quarantine` is then told every position it answered, so the numbers built on them
+        are scored again with the new answers."""
         if worker in self.quarantined:
             return
         self.quarantined[worker] = why
@@ -734,10 +737,9 @@ class RemoteEnginePool(PinnedBackend):
             keys = [row[0] for row in self.store.db.execute(
                 "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
             self.store.forget_worker(worker)
+        answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
         log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
                   "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
-        if self.on_quarantine is not None:
-            self.on_quarantine(worker, why, len(keys) + replaced)
         now = time.monotonic()
         for key in keys:
             try:
@@ -748,6 +750,8 @@ class RemoteEnginePool(PinnedBackend):
             if not isinstance(answer, PooledAnalysis):
                 answer.future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._wake.set()
+        if self.on_quarantine is not None:
+            self.on_quarantine(worker, why, answered)
 
     # -- status ---------------------------------------------------------------
 

@@ -50,13 +50,13 @@ class SpotChecker:
 
     def __init__(self, engine: EngineConfig, fraction: float, profile: str, store: Store | None = None,
                  tolerance: int = 100, seed: int | None = None,
-                 on_alarm: Callable[[str, str], None] | None = None) -> None:
+                 on_alarm: Callable[[str, str, str], None] | None = None) -> None:
         self.engine_cfg = engine
         self.fraction = fraction
         self.profile = profile
         self.store = store
         self.tolerance = tolerance
-        self.on_alarm = on_alarm  # (worker, why): the bus quarantines the worker
+        self.on_alarm = on_alarm  # (worker, why, the position's key): the bus quarantines the worker
         self.counters = SpotCounters()
         self.alarmed: dict[str, int] = {}  # worker -> alarms
         self._rng = random.Random(seed)
@@ -133,6 +133,6 @@ class SpotChecker:
                         self.store.put_analysis(position_key(board), self.profile, local)
                     if self.on_alarm is not None:
                         self.on_alarm(worker, f"it said {remote.score:+d} for {position_key(board)}, "
-                                              f"a search here {local.score:+d}")
+                                              f"a search here {local.score:+d}", position_key(board))
             finally:
                 self._queue.task_done()

@@ -9,22 +9,17 @@ before a move gives both its evaluation (best line) and the E(c) decision
 from __future__ import annotations
 
 import itertools
-import math
-import sys
-from array import array
-from collections.abc import Iterator, Sequence
-from typing import overload
+from collections.abc import Container
 
 import chess
 import chess.polyglot
 
-from livemon.live.memo import Memo
-from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen
+from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, position_key
 from livemon.live.messages import MoveEvent
-from livemon.live.estimator import ScoredPly
-from livemon.live.shelf import Shelf, Shelved
+from livemon.live.plies import GameMoves, ScoredPly, _shared
+from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
-from livemon.rating.evaluation import MAX_CP, from_mover, terminal_cp
+from livemon.rating.evaluation import from_mover, terminal_cp
 
 
 def needs_search(board: chess.Board) -> bool:
@@ -123,220 +118,6 @@ def scored_ply(
     )
 
 
-_NO_EVAL = -(2**31)
-
-
-class PackedMoves(Sequence[MoveEvent]):
-    """A compacted game's moves in a few flat arrays (~30 bytes a ply instead of ~250 as objects).
-
-    Read as the list of :class:`MoveEvent` it was made from, without their FENs (the game's
-    first FEN and the moves rebuild every position: :meth:`LiveGame.expand`).
-
-    >>> moves = [MoveEvent("g", 1, "e2e4", "e4", "", clock=5400.0), MoveEvent("g", 2, "e7e5", "e5", "", eval_cp=-20)]
-    >>> packed = PackedMoves("g", moves)
-    >>> list(packed) == moves, packed[-1].eval_cp, [m.san for m in packed[-2:]], len(packed)
-    (True, -20, ['e4', 'e5'], 2)
-    """
-
-    __slots__ = ("_clock", "_emt", "_eval", "_feeds", "_game_id", "_san", "_uci")
-
-    def __init__(self, game_id: str, moves: Sequence[MoveEvent]) -> None:
-        nan = math.nan
-        self._game_id = game_id
-        self._uci = " ".join(m.uci for m in moves)
-        self._san = " ".join(m.san for m in moves)
-        self._clock = array("d", [nan if m.clock is None else m.clock for m in moves])
-        self._emt = array("d", [nan if m.emt is None else m.emt for m in moves])
-        self._eval = array("i", [_NO_EVAL if m.eval_cp is None else m.eval_cp for m in moves])
-        feeds = {m.feed for m in moves}
-        self._feeds: str | tuple[str, ...] = feeds.pop() if len(feeds) == 1 else tuple(m.feed for m in moves)
-
-    def extended(self, moves: Sequence[MoveEvent]) -> PackedMoves:
-        """These moves and ``moves`` (the next ones) packed, these not made again (:meth:`LiveGame.pack`).
-
-        >>> moves = [MoveEvent("g", k, "e2e4", "e4", "", clock=60.0 * k, feed="a" if k < 4 else "b") for k in (1, 2, 3, 4)]
-        >>> list(PackedMoves("g", moves[:2]).extended(moves[2:])) == moves
-        True
-        """
-        new = PackedMoves(self._game_id, moves)
-        if not len(new) or not len(self):
-            return self if not len(new) else new
-        out = object.__new__(PackedMoves)
-        out._game_id = self._game_id
-        out._uci, out._san = f"{self._uci} {new._uci}", f"{self._san} {new._san}"
-        out._clock, out._emt, out._eval = self._clock + new._clock, self._emt + new._emt, self._eval + new._eval
-        if isinstance(self._feeds, str) and self._feeds == new._feeds:
-            out._feeds = self._feeds
-        else:
-            out._feeds = tuple(f for p in (self, new) for f in (
-                p._feeds if isinstance(p._feeds, tuple) else (p._feeds,) * len(p)))
-        return out
-
-    def __len__(self) -> int:
-        return len(self._eval)
-
-    @overload
-    def __getitem__(self, i: int) -> MoveEvent: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[MoveEvent]: ...
-
-    def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
-        ucis, sans = self._uci.split(" "), self._san.split(" ")
-        if isinstance(i, slice):
-            return [self._move(k, ucis, sans) for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._move(i, ucis, sans)
-
-    def __iter__(self) -> Iterator[MoveEvent]:
-        return iter(self[:])
-
-    def _move(self, k: int, ucis: list[str], sans: list[str]) -> MoveEvent:
-        clock, emt, cp = self._clock[k], self._emt[k], self._eval[k]
-        return MoveEvent(self._game_id, k + 1, ucis[k], sans[k], "", None if math.isnan(clock) else clock,
-                         None if math.isnan(emt) else emt, None if cp == _NO_EVAL else cp,
-                         self._feeds if isinstance(self._feeds, str) else self._feeds[k])
-
-
-class LiveMoves(Sequence[MoveEvent]):
-    """A live game's moves: the settled ones packed (:class:`PackedMoves`), the newest ones objects
-    (:meth:`LiveGame.pack`: a move object is ~110 bytes kept until the game finishes; packed, ~30).
-
-    >>> moves = [MoveEvent("g", k, "e2e4" if k % 2 else "e7e5", "x", "", clock=60.0 * k) for k in range(1, 6)]
-    >>> live = LiveMoves(PackedMoves("g", moves[:3]), moves[3:])
-    >>> list(live) == moves, live[-1].ply, live[1].clock, [m.ply for m in live[2:4]], len(live)
-    (True, 5, 120.0, [3, 4], 5)
-    >>> [live[i].ply for i in (0, 2, 3, 4, -1, -2, -3, -5)], [m.ply for m in live[::2]]
-    ([1, 3, 4, 5, 5, 4, 3, 1], [1, 3, 5])
-    >>> live[5]  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    IndexError: 5
-    >>> live[-6]  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    IndexError: -6
-    """
-
-    __slots__ = ("head", "tail")
-
-    def __init__(self, head: PackedMoves, tail: list[MoveEvent]) -> None:
-        self.head, self.tail = head, tail
-
-    def __len__(self) -> int:
-        return len(self.head) + len(self.tail)
-
-    @overload
-    def __getitem__(self, i: int) -> MoveEvent: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[MoveEvent]: ...
-
-    def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
-        n, tail = len(self.head), self.tail
-        if isinstance(i, slice):
-            start, stop, step = i.indices(n + len(tail))
-            if step != 1:
-                return [self[k] for k in range(start, stop, step)]
-            return (self.head[start:min(stop, n)] if start < n else []) + tail[max(start - n, 0):max(stop - n, 0)]
-        if i >= n:  # the live path reads the newest moves: the tail's, at a list's cost
-            return tail[i - n]
-        if i < 0:
-            return tail[i] if -i <= len(tail) else self.head[i + len(tail)]
-        return self.head[i]
-
-    def __iter__(self) -> Iterator[MoveEvent]:
-        yield from self.head
-        yield from self.tail
-
-    def append(self, ev: MoveEvent) -> None:
-        self.tail.append(ev)
-
-
-def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
-    """``ev`` as a live game keeps it: without its FEN (~120 bytes a ply; only a game's first FEN is read,
-    :attr:`LiveGame.start_fen`, and a compacted game's moves have none either: :class:`PackedMoves`), and
-    with one object for each of its values that repeat: the game's own id, one str per move text (UCI,
-    SAN), one int per evaluation, one float per clock reading. A feed makes them anew for every move
-    (the game id per poll): ~160 bytes a live ply kept until the game is compacted.
-
-    >>> ev = MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN, clock=5400.0)
-    >>> _kept(ev, "g")
-    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='', start_eval_cp=None)
-    >>> again = MoveEvent("".join("g"), 1, "".join(["e2", "e4"]), "".join("e4"), "", clock=float("5400"))
-    >>> kept = _kept(again, "g")
-    >>> kept.uci is _kept(ev, "g").uci, kept.clock is _kept(ev, "g").clock, kept.game_id is _kept(ev, "g").game_id
-    (True, True, True)
-    """
-    return MoveEvent(game_id, ev.ply, sys.intern(ev.uci), sys.intern(ev.san), "", _seconds(ev.clock),
-                     _seconds(ev.emt), _shared(ev.eval_cp), ev.feed)
-
-
-_SECONDS = Memo[float, float](20_000)
-"""One float object per clock reading (``[%clk]`` and ``[%emt]`` are whole seconds: a few thousand values)."""
-
-
-def _seconds(s: float | None) -> float | None:
-    """The one float object of a clock reading."""
-    return None if s is None else _SECONDS.one(s)
-
-
-_CP = Memo[int, int](2 * MAX_CP + 1)
-"""One int object per evaluation value (at most 2 × MAX_CP + 1 of them, ~250 KB: never cleared)."""
-
-
-def _shared(cp: int | None) -> int | None:
-    """The one int object of an evaluation (an int above 256 is an object of its own: a board message's
-    ~80 evaluations were ~2.5 KB of ints, kept per game and per message in the hub).
-
-    >>> a, b = int("1234"), int("1234")
-    >>> a is b, _shared(a) is _shared(b), _shared(None)
-    (False, True, None)
-    """
-    if cp is None or not -MAX_CP <= cp <= MAX_CP:
-        return cp
-    return _CP.one(cp)
-
-
-class ShelvedMoves(Shelved, Sequence[MoveEvent]):
-    """A compacted game's :class:`PackedMoves` and evaluations put on a :class:`~livemon.live.shelf.Shelf`:
-    read from it on access; in memory only its key and length.
-
-    >>> from livemon.live.shelf import Shelf
-    >>> moves = [MoveEvent("g", 1, "e2e4", "e4", ""), MoveEvent("g", 2, "e7e5", "e5", "", eval_cp=-20)]
-    >>> shelved = ShelvedMoves(Shelf(), "g", PackedMoves("g", moves), [20, 30, -20])
-    >>> list(shelved) == moves, shelved[-1].san, len(shelved), shelved.evals
-    (True, 'e5', 2, (20, 30, -20))
-    """
-
-    __slots__ = ()
-
-    def __init__(self, shelf: Shelf, key: str, moves: PackedMoves, evals: Sequence[int | None]) -> None:
-        super().__init__(shelf, key, (moves, tuple(evals)), len(moves))
-
-    @property
-    def _record(self) -> tuple[PackedMoves, tuple[int | None, ...]]:
-        return self.record  # type: ignore[no-any-return]
-
-    @property
-    def evals(self) -> tuple[int | None, ...]:
-        """The value of each position (as :attr:`LiveGame.evals`)."""
-        return self._record[1]
-
-    @overload
-    def __getitem__(self, i: int) -> MoveEvent: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[MoveEvent]: ...
-
-    def __getitem__(self, i: int | slice) -> MoveEvent | list[MoveEvent]:
-        return self._record[0][i]
-
-    def __iter__(self) -> Iterator[MoveEvent]:
-        return iter(self._record[0])
-
-
 class LiveGame:
     """The positions of one live game and how far its plies are scored — sans I/O.
 
@@ -372,7 +153,7 @@ class LiveGame:
         self.forced: list[bool] = []  # one legal move (or none) in each position
         self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
-        self.moves: list[MoveEvent] | LiveMoves = []  # LiveMoves: the settled ones packed (:meth:`pack`)
+        self.moves = GameMoves(game_id)  # packed as they settle (:meth:`pack`), shelved if the driver says so
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
@@ -416,7 +197,7 @@ class LiveGame:
             self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
         board.push(chess.Move.from_uci(ev.uci))
-        self.moves.append(_kept(ev, self.game_id))
+        self.moves.append(ev)
         self._add_position(board)
         self.fen = fast_fen(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))
@@ -437,11 +218,7 @@ class LiveGame:
             if keep and keep <= len(self.moves) and self.needs_engine(keep):
                 again.append(keep)
         keep = max(from_ply - 1, 0)
-        moves = self.moves
-        if isinstance(moves, LiveMoves) and keep >= len(moves.head):
-            del moves.tail[keep - len(moves.head):]
-        else:
-            self.moves = list(moves)[:keep]
+        self.moves.truncate(keep)
         del self.boards[keep + 1 if keep else 0 :]
         del self.epochs[len(self.boards) :]
         self.epoch += 1
@@ -457,6 +234,34 @@ class LiveGame:
                 again.append(keep)  # its analysis was released too: the cache answers it again
         self.fen = fast_fen(self.board(-1)) if self.boards else chess.STARTING_FEN
         return again
+
+    def replay_from(self, ply: int) -> list[int]:
+        """Every ply from ``ply`` on unscored and its positions added again (the same moves, new tokens: an
+        answer asked before is dropped); the caller rolls the estimates back first. Returns the positions
+        that need the engine (the cache answers those it still holds)."""
+        start, start_eval = self.start_fen or chess.STARTING_FEN, self.start_eval
+        moves = list(self.moves)[ply - 1:]
+        positions = self.truncate(ply)
+        for ev in moves:
+            if ev.ply == 1:
+                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval)
+            positions.extend(self.add_move(ev))
+        return sorted(set(positions))
+
+    def engine_positions(self, keys: Container[str]) -> list[int]:
+        """The positions valued by the engine whose key (:func:`~livemon.live.values.position_key`) is in
+        ``keys``, replayed from the game's first FEN (a rare event: every position is made again)."""
+        if self.start_fen is None or not self.moves:
+            return []
+        board = board_from_fen(self.start_fen)
+        found = []
+        compacted = self.compacted
+        for j, ev in enumerate((None, *self.moves)):  # the moves read once (a shelved game's from its record)
+            if ev is not None:
+                board.push(chess.Move.from_uci(ev.uci))
+            if position_key(board) in keys and (self._comment(j) is None if compacted else self.needs_engine(j)):
+                found.append(j)
+        return found
 
     def board(self, j: int) -> chess.Board:
         """Position ``j`` (``-1``: the newest), rebuilt and kept again if it was released."""
@@ -513,7 +318,7 @@ class LiveGame:
         start = self.start_fen or chess.STARTING_FEN
         start_eval = self.start_eval
         moves = list(self.moves)
-        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = [], [], [], [], [], []
+        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = GameMoves(self.game_id), [], [], [], [], []
         self.analyses, self.pending, self._candidates = {}, set(), set()
         self.compacted = self.expanded = False
         self.comments = comments
@@ -592,51 +397,44 @@ class LiveGame:
     # -- memory ---------------------------------------------------------------------
 
     def pack(self, through: int) -> None:
-        """Pack the moves through ply ``through`` (:class:`LiveMoves`; the core's ``_pack_settled`` packs a live
-        game's settled plies a chunk at a time)."""
-        moves = self.moves
-        if self.compacted or through > len(moves):
-            return
-        if not isinstance(moves, LiveMoves):
-            self.moves = LiveMoves(PackedMoves(self.game_id, moves[:through]), moves[through:])
-        elif through > len(moves.head):
-            n = len(moves.head)
-            self.moves = LiveMoves(moves.head.extended(moves.tail[:through - n]), moves.tail[through - n:])
+        """Pack the moves through ply ``through`` (the core packs a live game's settled plies a chunk at a time)."""
+        if not self.compacted:
+            self.moves.pack(through)
 
     @property
     def settled(self) -> bool:
         """Every ply scored: nothing awaited from the engine for it."""
         return not self.pending
 
-    def compact(self, shelf: Shelf | None = None) -> None:
+    def compact(self) -> None:
         """Release the per-position state of a settled game (boards, analyses, per-ply caches).
 
-        Kept: the moves without their FENs (duplicates and corrections are recognised,
-        the board message shows the last move and clocks), the evaluations, the newest FEN;
-        with a ``shelf``, the moves and evaluations are put there (:class:`ShelvedMoves`).
+        Kept: the moves without their FENs, packed (duplicates and corrections are recognised,
+        the board message shows the last move and clocks), the evaluations, the newest FEN.
         """
         if self.compacted or self.pending or not self.moves:
             return
         self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
-        moves = self.moves
-        packed = moves.head.extended(moves.tail) if isinstance(moves, LiveMoves) else PackedMoves(self.game_id, moves)
-        if shelf is None:
-            self.moves = packed  # type: ignore[assignment]
-        else:
-            self.moves = ShelvedMoves(shelf, self.shelf_key, packed, self.evals)  # type: ignore[assignment]
-            self.evals = []  # in the record: :meth:`evaluations`
+        self.moves.pack()
         self.compacted = True
+
+    def shelve(self, shelf: Shelf) -> bool:
+        """Move a compacted game's moves and evaluations onto ``shelf`` (the driver's
+        :class:`~livemon.live.effects.Shelve`); whether they moved."""
+        if not self.compacted or not self.moves.shelve(shelf, self.shelf_key, self.evals):
+            return False
+        self.evals = []  # in the record: :meth:`evaluations`
+        return True
 
     @property
     def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`compact`)."""
+        """The key of this game's record on a shelf (:meth:`shelve`)."""
         return f"moves {self.game_id}"
 
     def evaluations(self) -> tuple[int | None, ...]:
         """The value of each position (:attr:`evals`, read from the shelf for a shelved game)."""
-        moves = self.moves
-        return moves.evals if isinstance(moves, ShelvedMoves) else tuple(self.evals)
+        return self.moves.evals if self.moves.shelved else tuple(self.evals)
 
     def expand(self) -> None:
         """Rebuild the positions of a compacted game from its first FEN and moves (before a correction).
@@ -646,9 +444,9 @@ class LiveGame:
         """
         if not self.compacted or self.start_fen is None:
             return
-        if isinstance(self.moves, ShelvedMoves):
+        if self.moves.shelved:
             self.evals = [_shared(v) for v in self.moves.evals]
-        self.moves = list(self.moves)
+        self.moves.unpack()
         board = board_from_fen(self.start_fen)
         self._add_position(board)
         for ev in self.moves:

@@ -45,7 +45,10 @@ What it decides:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Iterable, Iterator
 
 import chess
@@ -62,6 +65,7 @@ from livemon.live.effects import (
     Publish,
     RaiseAlert,
     RefreshTTT,
+    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -144,6 +148,8 @@ class CoreCounters:
     """Analyses refused because they came under another profile than the pinned one (must stay 0)."""
     ttt_refreshes: int = 0
     withdrawn: int = 0
+    rescored: int = 0
+    """Plies scored again because analyses they used were withdrawn (:meth:`LiveCore.forget`)."""
 
 
 @dataclass
@@ -161,62 +167,125 @@ def _shown(elo: float | None) -> int | None:
     return None if elo is None or elo != elo else round(elo)
 
 
-@dataclass
 class LiveCore:
     """Games, estimates, screening and what to publish, driven by events; see the module docstring.
 
     ``profile``: the event's pinned engine profile (its name); every analysis
     handed to :meth:`analysed` must be of it. ``previews``: emit
     :class:`~livemon.live.effects.Preview` for each game's newest position.
+    ``coalesce``: hold the estimate, screening and evaluation updates of scored plies until
+    :meth:`flush` (one message per player, player-event and board however many plies a burst
+    scores; a level is then judged on the burst's final figures); a move's own board message is
+    never held. ``max_interval_width``: ``[display] max_interval_width`` (no performance figure is
+    shown while its interval is wider); ``k_factor``: ``[results] k_factor`` (FIDE's K below 2400;
+    None: the estimator's, 20).
+
+    Its state is its own: drivers, faces and tests read it through the read-only properties
+    below and change it only by events, so every change goes through one of its methods.
     """
 
-    profile: str = ""
-    estimator: Estimator = field(default_factory=Estimator)
-    screener: Screener | None = None
-    given_strength: float | None = None
-    calibrated_strength: float | None = None
-    all_pairs: bool = False
-    previews: bool = False
-    coalesce: bool = False
-    """Hold the estimate, screening and evaluation updates of scored plies until :meth:`flush` (one message
-    per player, player-event and board however many plies a burst scores; a level is then judged on the
-    burst's final figures); a move's own board message is never held."""
-    games: dict[str, LiveGame] = field(default_factory=dict)
-    infos: dict[str, GameInfo] = field(default_factory=dict)
-    results: dict[str, str] = field(default_factory=dict)
-    finished: FinishedGames = field(default_factory=FinishedGames)
-    """The finished games in the order they finished: what the TTT fit is made of (a refresh takes the games
-    after those it had while nothing else changed: :mod:`livemon.io.tttjob`)."""
-    ttt: dict[str, TTTRating] = field(default_factory=dict)
-    counters: CoreCounters = field(default_factory=CoreCounters)
-    strength: float | None = None
-    strength_source: str = "none"
-    event_perceived: dict[str, float] = field(default_factory=dict)
-    _arrivals: int = 0
-    _preview: dict[str, _Preview] = field(default_factory=dict)
-    _persist: bool = True
-    _dirty_players: dict[str, None] = field(default_factory=dict)
-    _dirty_games: dict[str, None] = field(default_factory=dict)
-    _dirty_tracks: dict[TrackKey, None] = field(default_factory=dict)
-    _recompact: dict[str, None] = field(default_factory=dict)
-    """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
-    shelf: Shelf | None = None
-    """Where finished games' packed records go (the driver's storage; None: kept in memory)."""
-    max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH
-    """``[display] max_interval_width``: no performance figure is shown while its interval is wider."""
-    k_factor: float | None = None
-    """``[results] k_factor``: FIDE's K for players rated below 2400 (None: the estimator's, 20)."""
-    _moments: dict[str, set[int]] = field(default_factory=dict)
-    """The plies of each game published as moments (a correction withdraws those it takes back)."""
+    def __init__(self, profile: str = "", estimator: Estimator | None = None, screener: Screener | None = None, *,
+                 given_strength: float | None = None, calibrated_strength: float | None = None,
+                 all_pairs: bool = False, previews: bool = False, coalesce: bool = False,
+                 max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
+                 k_factor: float | None = None) -> None:
+        self._profile = profile
+        self._estimator = estimator if estimator is not None else Estimator()
+        self._screener = screener
+        self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
+        self._all_pairs, self._previews, self._coalesce = all_pairs, previews, coalesce
+        self._max_interval_width = max_interval_width
+        self._games: dict[str, LiveGame] = {}
+        self._infos: dict[str, GameInfo] = {}
+        self._results: dict[str, str] = {}
+        self._finished = FinishedGames()
+        self._ttt: dict[str, TTTRating] = {}
+        self._counters = CoreCounters()
+        self._event_perceived: dict[str, float] = {}
+        self._arrivals = 0
+        self._preview: dict[str, _Preview] = {}
+        self._persist = True
+        self._dirty_players: dict[str, None] = {}
+        self._dirty_games: dict[str, None] = {}
+        self._dirty_tracks: dict[TrackKey, None] = {}
+        self._recompact: dict[str, None] = {}
+        """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
+        self._moments: dict[str, set[int]] = {}
+        """The plies of each game published as moments (a correction withdraws those it takes back)."""
+        self._strength, self._strength_source = engine_strength(given_strength, calibrated_strength)
+        if profile and not self._estimator.profile:
+            self._estimator.profile = profile  # labels the performance estimate
+        if k_factor is not None:
+            self._estimator.k_factor = k_factor
 
-    def __post_init__(self) -> None:
-        self.strength, self.strength_source = engine_strength(self.given_strength, self.calibrated_strength)
-        if self.shelf is not None:
-            self.estimator.shelf = self.shelf
-        if self.profile and not self.estimator.profile:
-            self.estimator.profile = self.profile  # labels the performance estimate
-        if self.k_factor is not None:
-            self.estimator.k_factor = self.k_factor
+    # -- what drivers, faces and tests read (read-only) -----------------------------------
+
+    @property
+    def profile(self) -> str:
+        """The event's pinned engine profile (:meth:`configure`)."""
+        return self._profile
+
+    @property
+    def estimator(self) -> Estimator:
+        """The estimates (read them; only the core's events change them)."""
+        return self._estimator
+
+    @property
+    def screener(self) -> Screener | None:
+        """The fair-play screening (None: not screened)."""
+        return self._screener
+
+    @property
+    def games(self) -> Mapping[str, LiveGame]:
+        """Every game by id."""
+        return MappingProxyType(self._games)
+
+    @property
+    def infos(self) -> Mapping[str, GameInfo]:
+        """Every game's tags by id."""
+        return MappingProxyType(self._infos)
+
+    @property
+    def results(self) -> Mapping[str, str]:
+        """Every game's result by id (``*`` while it goes on)."""
+        return MappingProxyType(self._results)
+
+    @property
+    def finished(self) -> FinishedGames:
+        """The finished games in the order they finished: what the TTT fit is made of (a refresh takes the
+        games after those it had while nothing else changed: :mod:`livemon.io.tttjob`)."""
+        return self._finished
+
+    @property
+    def ttt(self) -> Mapping[str, TTTRating]:
+        """The latest TrueSkill Through Time rating of each player (:meth:`ttt_ratings`)."""
+        return MappingProxyType(self._ttt)
+
+    @property
+    def counters(self) -> CoreCounters:
+        """What the core saw (a copy: the driver adds it to ``livemon status``)."""
+        return dataclasses.replace(self._counters)
+
+    @property
+    def strength(self) -> float | None:
+        """The engine strength r̄_e in use (:func:`engine_strength`)."""
+        return self._strength
+
+    @property
+    def strength_source(self) -> str:
+        """Where :attr:`strength` came from: ``given``, ``calibration``, ``algorithm 3`` or ``none``."""
+        return self._strength_source
+
+    @property
+    def event_perceived(self) -> Mapping[str, float]:
+        """Algorithm 2's perceived rating of each player (:meth:`tick`)."""
+        return MappingProxyType(self._event_perceived)
+
+    @property
+    def previews(self) -> bool:
+        """Whether the core asks for eval-bar previews (:meth:`configure`)."""
+        return self._previews
+
 
     @classmethod
     def for_analysis(
@@ -242,12 +311,12 @@ class LiveCore:
         """The event's settings, as one event: the pinned engine profile and its calibration, the engine
         strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
         as data). Every figure from then on is of these settings."""
-        self.profile = profile
-        self.estimator.use_calibration(profile, calibration)
-        self.given_strength, self.calibrated_strength = given_strength, calibrated_strength
-        self.strength, self.strength_source = engine_strength(given_strength, calibrated_strength)
-        self.previews = previews
-        self.screener = screener
+        self._profile = profile
+        self._estimator.use_calibration(profile, calibration)
+        self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
+        self._strength, self._strength_source = engine_strength(given_strength, calibrated_strength)
+        self._previews = previews
+        self._screener = screener
         return []
 
 
@@ -263,7 +332,7 @@ class LiveCore:
         elif isinstance(msg, GameResult):
             self._set_result(msg.game_id, msg.result, out)
         elif isinstance(msg, FeedError):
-            self.counters.feed_errors += 1
+            self._counters.feed_errors += 1
             out.append(Log(logging.WARNING, f"feed {msg.feed}: {msg.message}"))
         elif isinstance(msg, GameWithdrawn):
             out.extend(self.withdraw(msg.game_id, f"feed {msg.feed}: {msg.reason}" if msg.feed else msg.reason))
@@ -300,25 +369,25 @@ class LiveCore:
         """
         out: list[Effect] = []
         if error is not None or analysis is None:
-            self.counters.failed_positions += 1
+            self._counters.failed_positions += 1
             out.append(Log(logging.ERROR, f"game {request.game_id}: position {request.index} not analysed: {error}"))
             analysis = None
-        elif profile is not None and self.profile and profile != self.profile:
-            self.counters.foreign_profile += 1
+        elif profile is not None and self._profile and profile != self._profile:
+            self._counters.foreign_profile += 1
             out.append(Log(logging.ERROR, f"game {request.game_id}: position {request.index}: an analysis under "
-                                          f"{profile!r} refused, the event's profile is {self.profile!r}"))
+                                          f"{profile!r} refused, the event's profile is {self._profile!r}"))
             return out
-        game = self.games.get(request.game_id)
+        game = self._games.get(request.game_id)
         if game is not None and game.current(request.index, request.token):
             game.set_analysis(request.index, analysis)  # else a correction replaced the position meanwhile
             self._score(game, out)
             self._board_changed(game.game_id, out)
-            self._settle(game)
+            self._settle(game, out)
         return out
 
     def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
         """A quick evaluation of a game's newest position: the eval bar shows it until the real one comes."""
-        game = self.games.get(request.game_id)
+        game = self._games.get(request.game_id)
         if (analysis is None or game is None or game.plies != request.index
                 or not game.current(request.index, request.token)):
             return []
@@ -339,7 +408,7 @@ class LiveCore:
         out: list[Effect] = []
         tracks, self._dirty_tracks = self._dirty_tracks, {}
         for key in tracks:  # screening numbers and any level reached, on the burst's final figures
-            if self.screener is not None and key in self.screener.tracks:
+            if self._screener is not None and key in self._screener.tracks:
                 try:
                     self._screen(key, out)
                 except Exception as exc:  # screening must never stop the estimates
@@ -349,10 +418,10 @@ class LiveCore:
         players, self._dirty_players = list(self._dirty_players), {}
         games, self._dirty_games = list(self._dirty_games), {}
         for start in range(0, len(players), size):
-            found = self.estimator.players
+            found = self._estimator.players
             yield [Publish(self.player_estimate(found[name])) for name in players[start:start + size] if name in found]
         for start in range(0, len(games), size):
-            yield [Publish(self.board_state(gid)) for gid in games[start:start + size] if gid in self.games]
+            yield [Publish(self.board_state(gid)) for gid in games[start:start + size] if gid in self._games]
 
     @property
     def held(self) -> bool:
@@ -372,29 +441,32 @@ class LiveCore:
         in one go. A driver may run other work between batches; each estimate is built from the
         state at that moment (a player gone by then is skipped), so none is stale.
         """
+        shelve: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
-            game = self.games.get(game_id)
+            game = self._games.get(game_id)
             if game is None or game.compacted:
                 del self._recompact[game_id]
-            elif self.results.get(game_id) in FINISHED and game.settled:
-                self._compact(game)
+            elif self._results.get(game_id) in FINISHED and game.settled:
+                self._compact(game, shelve)
                 del self._recompact[game_id]
-        stale = self.estimator.stale_pairs(self.all_pairs)
+        if shelve:
+            yield shelve
+        stale = self._estimator.stale_pairs(self._all_pairs)
         for start in range(0, len(stale), pairs):  # Algorithm 1 on the pairs that moved, a few a batch
-            self.estimator.refresh_pairs(stale[start:start + pairs])
+            self._estimator.refresh_pairs(stale[start:start + pairs])
             yield []
-        strength = self.strength
-        if self.strength_source in ("algorithm 3", "none"):
-            self.strength, self.strength_source = engine_strength(
-                self.given_strength, self.calibrated_strength, self.estimator)
-        perceived = self.estimator.perceived_ratings(self.all_pairs) or {}
-        before, self.event_perceived = self.event_perceived, perceived
-        if _shown(strength) != _shown(self.strength):
-            changed = sorted(perceived or self.estimator.players)  # every perceived Elo moved
+        strength = self._strength
+        if self._strength_source in ("algorithm 3", "none"):
+            self._strength, self._strength_source = engine_strength(
+                self._given_strength, self._calibrated_strength, self._estimator)
+        perceived = self._estimator.perceived_ratings(self._all_pairs) or {}
+        before, self._event_perceived = self._event_perceived, perceived
+        if _shown(strength) != _shown(self._strength):
+            changed = sorted(perceived or self._estimator.players)  # every perceived Elo moved
         else:  # Algorithm 2 is one solve over the event: re-publish only whom it moved by a shown Elo
             changed = sorted(n for n in perceived.keys() | before.keys() if _shown(perceived.get(n)) != _shown(before.get(n)))
         for start in range(0, len(changed), size):
-            players = self.estimator.players
+            players = self._estimator.players
             yield [Publish(self.player_estimate(players[name])) for name in changed[start:start + size] if name in players]
 
     def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
@@ -404,21 +476,21 @@ class LiveCore:
     def ttt_batches(self, ratings: Iterable[TTTRating], size: int) -> Iterator[list[Effect]]:
         """:meth:`ttt_ratings` in batches of at most ``size`` players (a cold fit moves every player of the event;
         a live refresh passes those it moved)."""
-        self.counters.ttt_refreshes += 1
+        self._counters.ttt_refreshes += 1
         ratings = list(ratings)
         for rating in ratings:
-            self.ttt[rating.name] = rating
+            self._ttt[rating.name] = rating
         for start in range(0, len(ratings), size):
             out: list[Effect] = []
             for rating in ratings[start:start + size]:
                 out.append(Publish(rating))
-                if rating.name in self.estimator.players:
-                    out.append(Publish(self.player_estimate(self.estimator.players[rating.name])))
+                if rating.name in self._estimator.players:
+                    out.append(Publish(self.player_estimate(self._estimator.players[rating.name])))
             yield out
-        if self.screener is not None and ratings:
+        if self._screener is not None and ratings:
             out = []
             elos = {r.name: r.elo for r in ratings}
-            for key in self.screener.set_fallback_ratings(elos, {r.name: r.games for r in ratings}):
+            for key in self._screener.set_fallback_ratings(elos, {r.name: r.games for r in ratings}):
                 self._screen(key, out)
             yield out
 
@@ -431,38 +503,61 @@ class LiveCore:
         :class:`ScreeningRemoved` for a player or screening row left with no game.
         """
         out: list[Effect] = []
-        if game_id not in self.games:
+        if game_id not in self._games:
             return out
-        self.counters.withdrawn += 1
+        self._counters.withdrawn += 1
         out.append(Log(logging.WARNING, f"game {game_id} withdrawn: {reason}"))
-        info = self.infos.pop(game_id, None) or GameInfo(game_id)
-        tracks = set(self.screener.tracks) if self.screener is not None else set()
-        touched = self.screener.remove_game(game_id) if self.screener is not None else []
-        gone = self.estimator.remove_game(game_id)
-        game = self.games.pop(game_id)
-        if self.shelf is not None:
-            self.shelf.discard(game.shelf_key)
+        info = self._infos.pop(game_id, None) or GameInfo(game_id)
+        tracks = set(self._screener.tracks) if self._screener is not None else set()
+        touched = self._screener.remove_game(game_id) if self._screener is not None else []
+        gone = self._estimator.remove_game(game_id)
+        game = self._games.pop(game_id)
+        game.moves.discard()  # off the shelf, if the driver shelved it
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
-        finished = self.results.pop(game_id, None) in FINISHED
-        self.finished.drop(game_id)
+        finished = self._results.pop(game_id, None) in FINISHED
+        self._finished.drop(game_id)
         self._preview.pop(game_id, None)
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
         self._unpublish_moments(game_id, 1, reason, out)
-        for player, event in sorted(tracks - set(self.screener.tracks if self.screener is not None else ())):
+        for player, event in sorted(tracks - set(self._screener.tracks if self._screener is not None else ())):
             out.append(Publish(ScreeningRemoved(player, event, reason)))
         for key in touched:
             self._screen(key, out)
         for name in gone:
-            self.ttt.pop(name, None)
-            self.event_perceived.pop(name, None)
+            self._ttt.pop(name, None)
+            self._event_perceived.pop(name, None)
             out.append(Publish(PlayerRemoved(name, reason)))
         for name in dict.fromkeys((info.white, info.black)):
-            if name in self.estimator.players:  # still playing elsewhere: their figures without this game
-                out.append(Publish(self.player_estimate(self.estimator.players[name])))
+            if name in self._estimator.players:  # still playing elsewhere: their figures without this game
+                out.append(Publish(self.player_estimate(self._estimator.players[name])))
         if finished:
             out.append(RefreshTTT())
+        return out
+
+    def forget(self, keys: Iterable[str], reason: str = "their analyses were withdrawn") -> list[Effect]:
+        """The analyses of these positions (keys of :func:`~livemon.live.values.position_key`) are not to be
+        trusted any more (the engine worker that gave them was found lying and shut out): every ply that used
+        one is rolled out of the estimates and the screening, as a correction rolls a game back, and scored
+        again once the new answers come; the moves, the store and the result stay. Returns the requests for
+        the positions (the backend answers them anew; the cache those it still trusts) and the figures they
+        change."""
+        wanted = set(keys)
+        out: list[Effect] = []
+        if not wanted:
+            return out
+        plies = games = 0
+        for game in list(self._games.values()):
+            found = game.engine_positions(wanted)
+            if found:
+                ply = max(found[0], 1)  # position j is the "after" of ply j and the "before" of ply j + 1
+                plies += game.plies - ply + 1
+                games += 1
+                self._rescore(game, ply, reason, out)
+        if plies:
+            self._counters.rescored += plies
+            out.insert(0, Log(logging.WARNING, f"{plies} plies of {games} games scored again: {reason}"))
         return out
 
     # -- decisions ----------------------------------------------------------------------
@@ -470,31 +565,31 @@ class LiveCore:
     def _add_game(self, info: GameInfo, out: list[Effect]) -> None:
         if self._persist:
             out.append(StoreGame(info))
-        self.infos[info.game_id] = info
-        if self.results.get(info.game_id) in FINISHED:  # new tags of a finished game: the fit's names, dates
-            self.finished.set(info, self.results[info.game_id])
-        self.estimator.add_game(info)
-        if self.screener is not None:
-            for key in self.screener.add_game(info):
+        self._infos[info.game_id] = info
+        if self._results.get(info.game_id) in FINISHED:  # new tags of a finished game: the fit's names, dates
+            self._finished.set(info, self._results[info.game_id])
+        self._estimator.add_game(info)
+        if self._screener is not None:
+            for key in self._screener.add_game(info):
                 self._screen(key, out)
-        self.games.setdefault(info.game_id, LiveGame(info.game_id))
+        self._games.setdefault(info.game_id, LiveGame(info.game_id))
 
     def _add_move(self, ev: MoveEvent, out: list[Effect]) -> None:
-        game = self.games.get(ev.game_id)
+        game = self._games.get(ev.game_id)
         if game is None:
             self._add_game(GameInfo(ev.game_id), out)
-            game = self.games[ev.game_id]
+            game = self._games[ev.game_id]
         if ev.ply < 1:
-            self.counters.illegal += 1
+            self._counters.illegal += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} is not a ply number; ignored"))
             return
         if ev.ply <= game.plies:
             if game.moves[ev.ply - 1].uci == ev.uci:
-                self.counters.duplicates += 1  # a re-sent ply (feed restart, re-sent game)
+                self._counters.duplicates += 1  # a re-sent ply (feed restart, re-sent game)
                 return
             self._rollback(ev.game_id, ev.ply, out)
         if ev.ply != game.plies + 1:
-            self.counters.gaps += 1
+            self._counters.gaps += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} arrived after ply {game.plies}; ignored"))
             return
         if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
@@ -503,18 +598,18 @@ class LiveCore:
             self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out)
         reason = _illegal(game, ev)
         if reason is not None:
-            self.counters.illegal += 1
+            self._counters.illegal += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: {reason} at ply {ev.ply}; ignored"))
             return
         if self._persist:
             out.append(StoreMove(ev))  # stored before it is analysed
-        self.counters.moves += 1
+        self._counters.moves += 1
         self._preview.pop(ev.game_id, None)
         positions = game.add_move(ev)
         if game.breaks_comments(ev.ply):
             positions = self._revalue(game, False, out)
         self._analyse(game, positions, out)
-        if self.previews and self._persist and game.needs_engine(ev.ply):
+        if self._previews and self._persist and game.needs_engine(ev.ply):
             out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply), game.token(ev.ply)))
         self._score(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
@@ -526,27 +621,47 @@ class LiveCore:
             out.append(Analyse(game.game_id, j, game.board(j), float(-self._arrivals), game.token(j)))
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
-        game = self.games.get(game_id)
+        game = self._games.get(game_id)
         if game is None:
             return
-        self.counters.rollbacks += 1
+        self._counters.rollbacks += 1
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
-        self.estimator.rollback(game_id, from_ply)
+        self._estimator.rollback(game_id, from_ply)
         self._unpublish_moments(game_id, from_ply, "a correction took the move back", out)
-        if self.screener is not None:
-            for key in self.screener.rollback(game_id, from_ply):
+        if self._screener is not None:
+            for key in self._screener.rollback(game_id, from_ply):
                 self._screen(key, out)
         again = game.truncate(from_ply)  # a compacted game: the cache answers again
         if not game.comments and game.all_commented():  # the ply without a comment was corrected away
             again = self._revalue(game, True, out)
         self._analyse(game, again, out)
         self._preview.pop(game_id, None)
-        result = self.results.get(game_id)
+        result = self._results.get(game_id)
         if result is not None:
             # a corrected finished game keeps its result: the feeds do not send it again
-            self.estimator.set_result(game_id, result)
+            self._estimator.set_result(game_id, result)
             out.append(StoreResult(game_id, result))
+        out.append(Publish(self.board_state(game_id)))
+
+    def _rescore(self, game: LiveGame, ply: int, reason: str, out: list[Effect]) -> None:
+        """Ply ``ply`` on of ``game`` out of every figure and scored again as its positions are valued anew
+        (:meth:`forget`): what a correction does, the moves kept."""
+        game_id = game.game_id
+        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._estimator.rollback(game_id, ply)
+        self._unpublish_moments(game_id, ply, reason, out)
+        if self._screener is not None:
+            for key in self._screener.rollback(game_id, ply):
+                self._screen(key, out)
+        self._preview.pop(game_id, None)
+        result = self._results.get(game_id)
+        if result is not None:
+            self._estimator.set_result(game_id, result)  # a rollback takes it; the game is still finished
+        self._analyse(game, game.replay_from(ply), out)
+        self._score(game, out)
+        self._results_changed(game_id, out)  # both players' figures lost the plies
+        self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
 
     def _revalue(self, game: LiveGame, comments: bool, out: list[Effect]) -> list[int]:
@@ -554,67 +669,81 @@ class LiveCore:
         :class:`LiveGame`): its scored plies are rolled back and every ply scored again. Returns the
         positions that need the engine."""
         if comments or game.plies > 1:  # plies scored before (at ply 1 only the new ply, not yet scored)
-            self.estimator.rollback(game.game_id, 1)
+            self._estimator.rollback(game.game_id, 1)
             self._unpublish_moments(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
-            if self.screener is not None:
-                for key in self.screener.rollback(game.game_id, 1):
+            if self._screener is not None:
+                for key in self._screener.rollback(game.game_id, 1):
                     self._screen(key, out)
         return game.drop_comments(comments)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
-        if game_id not in self.games:
+        if game_id not in self._games:
             return
         if self._persist:
             out.append(StoreResult(game_id, result))
-        self.results[game_id] = result
+        self._results[game_id] = result
         if result in FINISHED:
-            self.finished.set(self.infos[game_id], result)
+            self._finished.set(self._infos[game_id], result)
         else:
-            self.finished.drop(game_id)
-        self.estimator.set_result(game_id, result)
+            self._finished.drop(game_id)
+        self._estimator.set_result(game_id, result)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)
         out.append(RefreshTTT())
-        self._settle(self.games[game_id])
+        self._settle(self._games[game_id], out)
 
-    def _settle(self, game: LiveGame) -> None:
+    def _settle(self, game: LiveGame, out: list[Effect]) -> None:
         """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
-        if not game.compacted and not game.expanded and game.settled and self.results.get(game.game_id) in FINISHED:
-            self._compact(game)
+        if not game.compacted and not game.expanded and game.settled and self._results.get(game.game_id) in FINISHED:
+            self._compact(game, out)
 
-    def _compact(self, game: LiveGame) -> None:
-        """A finished, settled game: its positions released and its scored plies packed, here and in the
-        estimates (the store keeps every move and analysis; a correction brings them back)."""
-        game.compact(self.shelf)
-        packed = self.estimator.pack(game.game_id)
-        if self.screener is not None and packed is not None:
-            self.screener.pack(game.game_id, packed)
+    def _compact(self, game: LiveGame, out: list[Effect]) -> None:
+        """A finished, settled game: its positions released and its moves and scored plies packed, here and
+        in the estimates (the store keeps every move and analysis; a correction brings them back); the driver
+        may then move the packed records out of memory (:class:`Shelve`)."""
+        game.compact()
+        packed = self._estimator.pack(game.game_id)
+        if self._screener is not None and packed is not None:
+            self._screener.pack(game.game_id, packed)
+        out.append(Shelve(game.game_id))
+
+    def shelve(self, game_id: str, shelf: Shelf) -> None:
+        """Carry out a :class:`Shelve` effect: the game's packed moves, evaluations and scored plies go onto
+        ``shelf`` (the driver's storage, handed in) and are read from it when needed (a correction, a
+        re-grid, a board message). Nothing happens to a game corrected or withdrawn since."""
+        game = self._games.get(game_id)
+        if game is None or not game.compacted or game.moves.shelved:
+            return
+        plies = self._estimator.shelve(game_id, shelf)
+        if plies is not None and self._screener is not None:
+            self._screener.repoint(game_id, plies)
+        game.shelve(shelf)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
-        if self.coalesce:
+        if self._coalesce:
             self._dirty_games[game_id] = None
         else:
             out.append(Publish(self.board_state(game_id)))
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
-        book = self.screener is not None and self.screener.in_book is not None
+        book = self._screener is not None and self._screener.in_book is not None
         # ready() releases the positions and analyses of the plies it scores; a moment names the engine's best
         # move on the position before it: kept here for that (references, not copies)
         analyses, boards = dict(game.analyses), list(game.boards)
         for sp in game.ready(zobrist=book):
-            player = self.estimator.add_ply(sp)
+            player = self._estimator.add_ply(sp)
             self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
-            if self.coalesce:
+            if self._coalesce:
                 self._dirty_players[player.name] = None
             else:
                 out.append(Publish(self.player_estimate(player)))
-            if self.screener is None:
+            if self._screener is None:
                 continue
             try:
-                key = self.screener.add_ply(sp)
+                key = self._screener.add_ply(sp)
                 if key is not None:
-                    if self.coalesce:
+                    if self._coalesce:
                         self._dirty_tracks[key] = None
                     else:
                         self._screen(key, out)
@@ -626,13 +755,13 @@ class LiveCore:
         """Pack a live game's scored plies but the newest :data:`PACK_MARGIN`, once :data:`PACK_CHUNK` more are
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
-        state = self.estimator.games.get(game.game_id)
-        if game.compacted or state is None or through - state.packed_through < PACK_CHUNK:
+        state = self._estimator.games.get(game.game_id)
+        if game.compacted or state is None or through - state.plies.packed_through < PACK_CHUNK:
             return
         game.pack(through)
-        head = self.estimator.pack(game.game_id, through)
-        if head is not None and self.screener is not None:
-            self.screener.pack(game.game_id, head, through)
+        head = self._estimator.pack(game.game_id, through)
+        if head is not None and self._screener is not None:
+            self._screener.pack(game.game_id, head, through)
 
     def _moment(self, game: LiveGame, ply: int, san: str, analysis: PositionAnalysis | None,
                 boards: list[chess.Board | None], out: list[Effect]) -> None:
@@ -653,7 +782,7 @@ class LiveCore:
                 best = board.san(chess.Move.from_uci(analysis.candidates[0][0]))
             except (ValueError, AssertionError):
                 best = None
-        info = self.infos.get(game.game_id) or GameInfo(game.game_id)
+        info = self._infos.get(game.game_id) or GameInfo(game.game_id)
         self._moments.setdefault(game.game_id, set()).add(ply)
         out.append(Publish(Moment(game.game_id, ply, san, tuple(kinds), move_class(before, after, ply % 2 == 1),
                                   win_percent(before), win_percent(after), best, info.white, info.black,
@@ -683,23 +812,23 @@ class LiveCore:
 
     def _results_changed(self, game_id: str, out: list[Effect]) -> None:
         """A game's result came or changed: both players' score, TPR and rating change with it."""
-        info = self.infos.get(game_id)
+        info = self._infos.get(game_id)
         if info is None:
             return
         for name in dict.fromkeys((info.white, info.black)):
-            if name not in self.estimator.players:
+            if name not in self._estimator.players:
                 continue
-            if self.coalesce:
+            if self._coalesce:
                 self._dirty_players[name] = None
             else:
-                out.append(Publish(self.player_estimate(self.estimator.players[name])))
+                out.append(Publish(self.player_estimate(self._estimator.players[name])))
 
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""
-        assert self.screener is not None  # noqa: S101 - invariant: only called with tracks the screener returned
-        numbers = self.screener.numbers(key)
+        assert self._screener is not None  # noqa: S101 - invariant: only called with tracks the screener returned
+        numbers = self._screener.numbers(key)
         out.append(Publish(numbers))
-        for raised in self.screener.new_alerts(key, numbers):
+        for raised in self._screener.new_alerts(key, numbers):
             n = raised.numbers
             alert = Alert(player=n.player, event=n.event, positions=n.positions, z=n.z or 0.0, roi=n.roi or 0.0,
                           threshold=raised.threshold, details=alert_details(raised))
@@ -714,18 +843,18 @@ class LiveCore:
         decisions and posterior), the engine strength and the event's
         Algorithm 2 and TTT figures: add a new per-player figure here.
         """
-        live, strength = player.live, self.strength
+        live, strength = player.live, self._strength
         interval = live.rating_diff_interval() if live.n else None
         c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
-        ttt = self.ttt.get(player.name)
-        c_map = self.estimator.c_map
+        ttt = self._ttt.get(player.name)
+        c_map = self._estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
-        performance = self.estimator.performance(player).to_dict()
-        seen = self.estimator.audience(player.name)
-        cal = self.estimator.perf_map or c_map
-        display = display_rules(performance, len(player.sides), self.max_interval_width,
+        performance = self._estimator.performance(player).to_dict()
+        seen = self._estimator.audience(player.name)
+        cal = self._estimator.perf_map or c_map
+        display = display_rules(performance, len(player.sides), self._max_interval_width,
                                 None if cal is None else (cal.elo_min, cal.elo_max))
-        blocks = self.estimator.estimates(player)
+        blocks = self._estimator.estimates(player)
         return PlayerEstimate(
             estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
             results_estimate=blocks["results_estimate"], combined_estimate=blocks["combined_estimate"],
@@ -740,7 +869,7 @@ class LiveCore:
             perceived_elo_range=None
             if interval is None or strength is None
             else (finite_or_none(strength + interval[0]), finite_or_none(strength + interval[1])),
-            event_perceived_elo=self.event_perceived.get(player.name),
+            event_perceived_elo=self._event_perceived.get(player.name),
             c_mean=c.mean if c else None,
             c_sd=c.sd if c else None,
             c_cr95=(c.cr95[0], c.cr95[1]) if c else None,
@@ -761,8 +890,8 @@ class LiveCore:
         The newest evaluation is the pinned profile's; while it is awaited, a
         quick preview (if any) stands in for it on the eval bar only.
         """
-        game = self.games[game_id]
-        info = self.infos.get(game_id) or GameInfo(game_id)
+        game = self._games[game_id]
+        info = self._infos.get(game_id) or GameInfo(game_id)
         last = game.moves[-1] if game.moves else None
         evals = game.evaluations()
         preview = self._preview.get(game_id)
@@ -770,7 +899,7 @@ class LiveCore:
         if previewed:
             assert preview is not None  # noqa: S101 - checked just above (for mypy)
             evals = evals[:-1] + (preview.score,)
-        figures = self.estimator.figures(game_id) if game_id in self.estimator.games else None
+        figures = self._estimator.figures(game_id) if game_id in self._estimator.games else None
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
@@ -788,7 +917,7 @@ class LiveCore:
             evals=evals,
             white_clock=clocks[0],
             black_clock=clocks[1],
-            result=self.results.get(game_id, "*"),
+            result=self._results.get(game_id, "*"),
             event=info.event,
             round=info.round,
             accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
@@ -801,7 +930,7 @@ class LiveCore:
         )
 
     def unscored_plies(self) -> int:
-        return sum(len(g.pending) for g in self.games.values())
+        return sum(len(g.pending) for g in self._games.values())
 
 
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:

@@ -17,14 +17,14 @@ correction, and renders the ``analyse --json`` shape.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.live.audience import GameFigures, Positions, event_figures, figures_of, player_results
 from livemon.live.messages import GameInfo
-from livemon.live.shelf import Shelf, Shelved
+from livemon.live.plies import GamePlies, PackedPlies, ScoredPly, ShelvedPlies
+from livemon.live.shelf import Shelf
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
@@ -45,313 +45,23 @@ from livemon.rating.gain import (
     algorithm2_pairs,
     engine_strength,
     finite_or_none,
-    gain,
     perceived_ratings_from_histograms,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredPly:
-    """One ply with its evaluations (White's view, cp); ``before`` None = not scorable.
-
-    ``uci``/``san`` name the move, ``forced`` says the position had one legal
-    move and ``zobrist`` is the Polyglot key of the position before it: what
-    fair-play screening needs to list a move and to leave out forced and
-    book positions (:mod:`livemon.live.screener`).
-    """
-
-    game_id: str
-    ply: int
-    before: int | None
-    after: int
-    decision: Decision | None = None
-    uci: str = ""
-    san: str = ""
-    forced: bool = False
-    zobrist: int | None = None
-
-    @property
-    def white_moved(self) -> bool:
-        return self.ply % 2 == 1
-
-    @property
-    def gain(self) -> int | None:
-        return None if self.before is None else gain(self.before, self.after, self.white_moved)
-
-
-_NO_CP = -(2**31)
-"""``before`` of a ply that was not scorable, in :class:`PackedPlies`."""
-
-
-class PackedPlies(Mapping[int, ScoredPly]):
-    """A finished game's scored plies in a few flat arrays: ~90 bytes a ply instead of ~500 as objects.
-
-    Read as the ``{ply: ScoredPly}`` it was made from (each :class:`ScoredPly` is made again
-    on access, equal to the original); the estimator and the screener keep a finished game
-    this way (memory over a long event), and unpack it if a correction comes.
-
-    >>> d = Decision((0.3, 0.1, -0.2), 1)
-    >>> plies = {1: ScoredPly("g", 1, 20, 30, d, "e2e4", "e4", False, 7), 2: ScoredPly("g", 2, None, 30, None, "e7e5", "e5")}
-    >>> packed = PackedPlies(plies)
-    >>> dict(packed) == plies, list(packed), 2 in packed, 3 in packed
-    (True, [1, 2], True, False)
-    """
-
-    __slots__ = ("_after", "_before", "_forced", "_game_id", "_index", "_offsets", "_played", "_plies", "_san",
-                 "_uci", "_values", "_zobrist")
-
-    def __init__(self, plies: Mapping[int, ScoredPly]) -> None:
-        items = sorted(plies.values(), key=lambda sp: sp.ply)
-        self._game_id = items[0].game_id if items else ""
-        self._plies = array("i", [sp.ply for sp in items])
-        self._before = array("i", [_NO_CP if sp.before is None else sp.before for sp in items])
-        self._after = array("i", [sp.after for sp in items])
-        self._played = array("b", [-1 if sp.decision is None else sp.decision.played for sp in items])
-        values: list[float] = []
-        offsets = [0]
-        for sp in items:
-            if sp.decision is not None:
-                values.extend(sp.decision.values)
-            offsets.append(len(values))
-        self._offsets, self._values = array("I", offsets), array("d", values)  # from lists: no spare room
-        self._uci = " ".join(sp.uci for sp in items)
-        self._san = " ".join(sp.san for sp in items)
-        self._forced = bytes(sp.forced for sp in items)
-        self._zobrist = None if all(sp.zobrist is None for sp in items) else (
-            array("Q", [sp.zobrist or 0 for sp in items]), bytes(sp.zobrist is not None for sp in items))
-        self._index_plies()
-
-    def _index_plies(self) -> None:
-        n = len(self._plies)
-        self._index: dict[int, int] | None = None if list(self._plies) == list(range(1, n + 1)) else {
-            ply: i for i, ply in enumerate(self._plies)}
-
-    def extended(self, more: Mapping[int, ScoredPly]) -> PackedPlies:
-        """These plies and ``more`` (each after them) packed, these not made again: a live game's plies are
-        packed a chunk at a time (:meth:`Estimator.pack`), each chunk at the cost of its own plies.
-
-        >>> d = Decision((0.3, 0.1), 1)
-        >>> plies = {k: ScoredPly("g", k, 20, 30, d if k % 2 else None, "e2e4", "e4", False, k if k > 2 else None)
-        ...          for k in range(1, 6)}
-        >>> PackedPlies({k: plies[k] for k in (1, 2)}).extended({k: plies[k] for k in (3, 5)}) == {
-        ...     k: plies[k] for k in (1, 2, 3, 5)}
-        True
-        """
-        new = PackedPlies(more)
-        if not new._plies or not self._plies:
-            return self if not new._plies else new
-        out = object.__new__(PackedPlies)
-        out._game_id = self._game_id
-        out._plies, out._before, out._after = self._plies + new._plies, self._before + new._before, self._after + new._after
-        out._played, out._values = self._played + new._played, self._values + new._values
-        out._offsets = self._offsets + array("I", [o + self._offsets[-1] for o in new._offsets[1:]])
-        out._uci, out._san = f"{self._uci} {new._uci}", f"{self._san} {new._san}"
-        out._forced = self._forced + new._forced
-        if self._zobrist is None and new._zobrist is None:
-            out._zobrist = None
-        else:
-            a, b = (z._zobrist or (array("Q", bytes(8 * len(z))), bytes(len(z))) for z in (self, new))
-            out._zobrist = (a[0] + b[0], a[1] + b[1])
-        out._index_plies()
-        return out
-
-    def __len__(self) -> int:
-        return len(self._plies)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._plies)
-
-    def _at(self, ply: object) -> int:
-        if type(ply) is not int:
-            return -1
-        if self._index is not None:
-            return self._index.get(ply, -1)
-        return ply - 1 if 1 <= ply <= len(self._plies) else -1
-
-    def __contains__(self, ply: object) -> bool:
-        return self._at(ply) >= 0
-
-    def __getitem__(self, ply: int) -> ScoredPly:
-        i = self._at(ply)
-        if i < 0:
-            raise KeyError(ply)
-        return self._row(i, self._uci.split(" "), self._san.split(" "))
-
-    def _row(self, i: int, ucis: list[str], sans: list[str]) -> ScoredPly:
-        before, played = self._before[i], self._played[i]
-        decision = None if played < 0 else Decision.checked(tuple(self._values[self._offsets[i]:self._offsets[i + 1]]), played)
-        return ScoredPly(self._game_id, self._plies[i], None if before == _NO_CP else before, self._after[i],
-                         decision, ucis[i], sans[i], bool(self._forced[i]),
-                         None if self._zobrist is None or not self._zobrist[1][i] else self._zobrist[0][i])
-
-    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
-        """Every ``(ply, ScoredPly)`` in order, or only those of ``plies`` (the move strings split once)."""
-        ucis, sans = self._uci.split(" "), self._san.split(" ")
-        at = range(len(self._plies)) if plies is None else [i for i in map(self._at, plies) if i >= 0]
-        return [(self._plies[i], self._row(i, ucis, sans)) for i in at]
-
-    def values(self) -> list[ScoredPly]:  # type: ignore[override]
-        """Every ply in order."""
-        return [sp for _, sp in self.items()]
-
-    def decisions(self, side: int) -> list[tuple[int, Decision]]:
-        """``(ply, decision)`` of one side's plies (``ply % 2``) that have a decision, in order, without
-        making their :class:`ScoredPly` (a player's posterior and performance re-read only these).
-
-        >>> d = Decision((0.3, 0.1), 1)
-        >>> packed = PackedPlies({k: ScoredPly("g", k, 20, 30, d if k != 3 else None, "e2e4", "e4") for k in range(1, 6)})
-        >>> packed.decisions(1) == [(1, d), (5, d)], packed.decisions(0) == [(2, d), (4, d)]
-        (True, True)
-        """
-        plies, played, offsets, values = self._plies, self._played, self._offsets, self._values
-        return [(plies[i], Decision.checked(tuple(values[offsets[i]:offsets[i + 1]]), played[i]))
-                for i in range(len(plies)) if plies[i] % 2 == side and played[i] >= 0]
-
-
-class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
-    """A finished game's :class:`PackedPlies` put on a :class:`~livemon.live.shelf.Shelf`: read from it on
-    access, as the same ``{ply: ScoredPly}``; in memory only its key and length.
-
-    >>> plies = {1: ScoredPly("g", 1, 20, 30, Decision((0.3, 0.1), 1), "e2e4", "e4")}
-    >>> shelf = Shelf()
-    >>> shelved = ShelvedPlies(shelf, "g", PackedPlies(plies))
-    >>> dict(shelved) == plies, len(shelved), 1 in shelved, shelved.items([1])[0][1].san
-    (True, 1, True, 'e4')
-    """
-
-    __slots__ = ()
-
-    def __init__(self, shelf: Shelf, key: str, packed: PackedPlies) -> None:
-        super().__init__(shelf, key, packed, len(packed))
-
-    @property
-    def packed(self) -> PackedPlies:
-        return self.record  # type: ignore[no-any-return]
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.packed)
-
-    def __contains__(self, ply: object) -> bool:
-        return ply in self.packed
-
-    def __getitem__(self, ply: int) -> ScoredPly:
-        return self.packed[ply]
-
-    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
-        """As :meth:`PackedPlies.items`."""
-        return self.packed.items(plies)
-
-    def values(self) -> list[ScoredPly]:  # type: ignore[override]
-        return self.packed.values()
-
-    def decisions(self, side: int) -> list[tuple[int, Decision]]:
-        """As :meth:`PackedPlies.decisions`."""
-        return self.packed.decisions(side)
-
-
-class SplitPlies(Mapping[int, ScoredPly]):
-    """A live game's scored plies: those through ply ``cut`` packed (:class:`PackedPlies`), the newer ones a dict.
-
-    A live game's plies are several hundred bytes each as objects until the game finishes (the monitor's
-    growth at 1,000 boards before their games end); its settled plies are packed a chunk at a time
-    (:meth:`Estimator.pack` with ``through``), the newest ones stay objects (they may still be corrected).
-
-    >>> d = Decision((0.3, 0.1), 1)
-    >>> plies = {k: ScoredPly("g", k, 20, 30, d if k % 2 else None, "e2e4", "e4") for k in range(1, 6)}
-    >>> split = SplitPlies(PackedPlies({k: plies[k] for k in (1, 2, 3)}), 3, {5: plies[5], 4: plies[4]})
-    >>> dict(split) == plies, list(split), len(split), 4 in split, 6 in split, split[2] == plies[2]
-    (True, [1, 2, 3, 4, 5], 5, True, False, True)
-    >>> [ply for ply, _ in split.items([5, 1, 4])]
-    [1, 4, 5]
-    """
-
-    __slots__ = ("cut", "head", "tail")
-
-    def __init__(self, head: PackedPlies, cut: int, tail: dict[int, ScoredPly]) -> None:
-        self.head, self.cut, self.tail = head, cut, tail
-
-    def __len__(self) -> int:
-        return len(self.head) + len(self.tail)
-
-    def __iter__(self) -> Iterator[int]:
-        """The plies in order (the head's, then the tail's sorted: it fills in any order)."""
-        yield from self.head
-        yield from sorted(self.tail)
-
-    def __contains__(self, ply: object) -> bool:
-        return ply in self.tail or ply in self.head
-
-    def __getitem__(self, ply: int) -> ScoredPly:
-        sp = self.tail.get(ply)
-        return sp if sp is not None else self.head[ply]
-
-    def items(self, plies: Iterable[int] | None = None) -> list[tuple[int, ScoredPly]]:  # type: ignore[override]
-        """As :meth:`PackedPlies.items`: every ``(ply, ScoredPly)`` in order, or those of ``plies``."""
-        if plies is None:
-            return self.head.items() + sorted(self.tail.items())
-        wanted = sorted(plies)
-        tail = self.tail
-        return self.head.items(p for p in wanted if p <= self.cut) + [(p, tail[p]) for p in wanted if p in tail]
-
-    def values(self) -> list[ScoredPly]:  # type: ignore[override]
-        return [sp for _, sp in self.items()]
-
-    def decisions(self, side: int) -> list[tuple[int, Decision]]:
-        """As :meth:`PackedPlies.decisions`: the head's, then the tail's."""
-        return self.head.decisions(side) + sorted(
-            (ply, sp.decision) for ply, sp in self.tail.items() if ply % 2 == side and sp.decision is not None)
-
-
-Plies = dict[int, ScoredPly] | SplitPlies | PackedPlies | ShelvedPlies
-"""A game's scored plies: a dict while it may change, its settled part packed while it goes on
-(:class:`SplitPlies`), all packed (and perhaps shelved) once finished."""
 
 
 @dataclass(slots=True)
 class GameState:
     info: GameInfo
     seq: int  # order in which games were first seen: fixes the order of a player's history
-    plies: Plies = field(default_factory=dict)
-    """A dict while the game may change; :class:`PackedPlies` (on the estimator's shelf if it has one:
-    :class:`ShelvedPlies`) once it is finished (:meth:`Estimator.pack`)."""
+    plies: GamePlies = field(default_factory=GamePlies)
+    """Its scored plies (:class:`~livemon.live.plies.GamePlies`: packed as it settles, shelved once finished
+    if the driver says so)."""
     result: str = "*"
 
     @property
     def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`Estimator.pack`)."""
+        """The key of this game's record on a shelf (:meth:`Estimator.shelve`)."""
         return f"plies {self.info.game_id}"
-
-    def changing(self, from_ply: int = 1) -> dict[int, ScoredPly]:
-        """The plies from ``from_ply`` on as a dict that may change: a live game's unpacked ones when they
-        hold them all, else every ply (a packed game unpacked first)."""
-        plies = self.plies
-        if isinstance(plies, SplitPlies) and from_ply > plies.cut:
-            return plies.tail
-        if not isinstance(plies, dict):
-            plies = self.plies = dict(plies.items())
-        return plies
-
-    @property
-    def packed_through(self) -> int:
-        """The plies through this one are packed (0: none; a game packed whole: its number of plies, known
-        without reading a shelved record)."""
-        plies = self.plies
-        if isinstance(plies, dict):
-            return 0
-        return plies.cut if isinstance(plies, SplitPlies) else len(plies)
-
-    def side(self, side: int) -> list[tuple[int, ScoredPly]]:
-        """The plies of one side (``ply % 2``) in order; a packed game makes only those."""
-        if not isinstance(self.plies, dict):
-            return self.plies.items(ply for ply in self.plies if ply % 2 == side)
-        return sorted((ply, sp) for ply, sp in self.plies.items() if ply % 2 == side)
-
-    def side_decisions(self, side: int) -> list[tuple[int, Decision]]:
-        """``(ply, decision)`` of one side's plies that have a decision, in order (a packed game makes no
-        :class:`ScoredPly` for them)."""
-        if not isinstance(self.plies, dict):
-            return self.plies.decisions(side)
-        return sorted((ply, sp.decision) for ply, sp in self.plies.items() if ply % 2 == side and sp.decision is not None)
 
     def histogram(self, white: bool) -> GainHistogram:
         return GainHistogram.from_gains(
@@ -412,8 +122,6 @@ class Estimator:
         self._tags = 0  # bumped by every game registered or re-tagged (the field's ratings may change)
         self._cached: dict[object, tuple[int, Any]] = {}  # Algorithms 2 and 3 as of a change count
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
-        self.shelf: Shelf | None = None
-        """Where finished games' packed plies are kept (:meth:`pack`); None: in memory."""
         self.k_factor = 20.0
         """FIDE's K for a player rated below 2400 (:func:`livemon.rating.fide.k_factor`; ``[results] k_factor``)."""
         self._positions: dict[str, Positions] = {}  # the audience's figures (:meth:`figures`) are made of these
@@ -458,7 +166,7 @@ class Estimator:
         game = self.games[sp.game_id]
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
-        game.changing(sp.ply)[sp.ply] = sp
+        game.plies.add(sp)
         self._scored(sp)
         player = self.mover(sp.game_id, sp.ply)
         player.sides[game.seq] = sp.ply % 2
@@ -488,7 +196,7 @@ class Estimator:
             game = self._by_seq.get(seq)
             if game is None:
                 continue
-            out.extend(((seq, ply), sp) for ply, sp in game.side(player.sides[seq]))
+            out.extend(((seq, ply), sp) for ply, sp in game.plies.side(player.sides[seq]))
         return out
 
     def _decisions_of(self, player: PlayerState) -> Iterator[tuple[int, Decision, int]]:
@@ -497,7 +205,7 @@ class Estimator:
         for seq in sorted(player.sides):
             game = self._by_seq.get(seq)
             if game is not None:
-                yield from ((seq, decision, ply) for ply, decision in game.side_decisions(player.sides[seq]))
+                yield from ((seq, decision, ply) for ply, decision in game.plies.decisions(player.sides[seq]))
 
     def _posterior_decisions(self, player: PlayerState) -> Iterable[Decision]:
         """The decisions that enter the player's c posterior (past ``skip_moves``), in game order."""
@@ -535,9 +243,8 @@ class Estimator:
         self._figures.pop(game_id, None)
         if game_id in self._positions:
             self._positions[game_id].truncate(from_ply)
-        plies = game.changing(from_ply)
-        for ply in sorted((p for p in plies if p >= from_ply), reverse=True):
-            sp = plies.pop(ply)
+        for sp in game.plies.truncate(from_ply):
+            ply = sp.ply
             player = self.mover(game_id, ply)
             g = sp.gain
             if g is not None:
@@ -563,6 +270,7 @@ class Estimator:
         """
         if game_id not in self.games:
             return []
+        record = self.games[game_id].plies.record
         self.rollback(game_id, 1)
         self._changes += 1
         self._tags += 1
@@ -571,8 +279,8 @@ class Estimator:
         self._positions.pop(game_id, None)
         self._figures.pop(game_id, None)
         self._unlist(state.info)
-        if self.shelf is not None:
-            self.shelf.discard(state.shelf_key)
+        if isinstance(record, ShelvedPlies):
+            record.discard()  # off the shelf
         info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
@@ -632,34 +340,25 @@ class Estimator:
                 "results": player_results(elo, results, default_k=self.k_factor)}
 
     def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
-        """Keep a finished game's plies packed (:class:`PackedPlies`, on :attr:`shelf` if set: :class:`ShelvedPlies`);
-        returns them (None: no such game).
+        """Keep a finished game's plies packed (:meth:`GamePlies.pack`); returns the packed record (None: no
+        such game).
 
         ``through``: a live game's plies through that ply only (they are all scored: the caller knows),
-        the newer ones kept as objects (:class:`SplitPlies`); returns the packed part then, and
-        None when no ply is packed anew. Every figure stays the same; a correction unpacks the game again.
+        the newer ones kept as objects; returns the packed part then, and None when no ply is packed anew.
+        Every figure stays the same; a correction unpacks the game again.
         """
         game = self.games.get(game_id)
         if game is None:
             return None
-        plies = game.plies
-        if through is None:
-            if game_id in self._positions:  # finished: its figures stay, what extends them goes
-                self._positions[game_id].settle()
-            if not isinstance(plies, (dict, SplitPlies)):
-                return plies
-            packed = plies.head.extended(plies.tail) if isinstance(plies, SplitPlies) else PackedPlies(plies)
-            game.plies = kept = packed if self.shelf is None else ShelvedPlies(self.shelf, game.shelf_key, packed)
-            return kept
-        if not isinstance(plies, (dict, SplitPlies)) or through <= game.packed_through:
-            return None
-        tail = plies if isinstance(plies, dict) else plies.tail
-        moving = {ply: sp for ply, sp in tail.items() if ply <= through}
-        if not moving:
-            return None
-        head = plies.head.extended(moving) if isinstance(plies, SplitPlies) else PackedPlies(moving)
-        game.plies = SplitPlies(head, through, {ply: sp for ply, sp in tail.items() if ply > through})
-        return head
+        if through is None and game_id in self._positions:  # finished: its figures stay, what extends them goes
+            self._positions[game_id].settle()
+        return game.plies.pack(through)
+
+    def shelve(self, game_id: str, shelf: Shelf) -> ShelvedPlies | None:
+        """Move a game's packed plies onto ``shelf`` (the driver's :class:`~livemon.live.effects.Shelve`);
+        returns the shelved record (None: the game is not packed whole)."""
+        game = self.games.get(game_id)
+        return None if game is None else game.plies.shelve(shelf, game.shelf_key)
 
     # -- output -------------------------------------------------------------------
 

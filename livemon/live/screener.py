@@ -1,7 +1,7 @@
 """Fair-play screening per player per event, move by move — sans I/O (spec §3).
 
 The :class:`Screener` sits beside the :class:`~livemon.live.estimator.Estimator`
-and is fed the same :class:`~livemon.live.estimator.ScoredPly` records, by the
+and is fed the same :class:`~livemon.live.plies.ScoredPly` records, by the
 live monitor as plies are scored and by ``analyse --screen`` over finished
 games, so a replayed event and a batch run give the same numbers.
 
@@ -67,7 +67,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from livemon.config import ScreeningConfig
-from livemon.live.estimator import Estimator, PackedPlies, ScoredPly, ShelvedPlies
+from livemon.live.estimator import Estimator
+from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.screening import (
@@ -429,6 +430,18 @@ class Screener:
             if not where:
                 del self._where[game_id]
         self._cut[game_id] = max(self._cut.get(game_id, 0), max(moving) if through is None else through)
+
+    def repoint(self, game_id: str, plies: PackedPlies | ShelvedPlies) -> None:
+        """A game's packed plies now read from ``plies`` (the same plies, moved onto a shelf by the driver:
+        :meth:`~livemon.live.core.LiveCore.shelve`), so the in-memory record is let go."""
+        seq = self._seq.get(game_id)
+        if seq is None:
+            return
+        for tkey in {*self._where.get(game_id, {}).values(), *self._where_packed.get(game_id, ())[:2]}:
+            track = self.tracks.get(tkey)
+            rec = None if track is None else track.packed.get(seq)
+            if track is not None and rec is not None:
+                track.packed[seq] = replace(rec, plies=plies)
 
     def _unpack(self, game_id: str, ply: int = 1) -> None:
         """Back to one entry per position (before a correction at or before ``ply`` of a packed game)."""

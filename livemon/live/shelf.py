@@ -75,5 +75,9 @@ class Shelved:
     def record(self) -> Any:
         return self._shelf.get(self._key)
 
+    def discard(self) -> None:
+        """Take the record off its shelf."""
+        self._shelf.discard(self._key)
+
     def __len__(self) -> int:
         return self._len
