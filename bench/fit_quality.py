@@ -149,7 +149,7 @@ def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
 
 
 def samples(sides: Sequence[Side]) -> list[GameSample]:
-    return [GameSample(s.elo, (s.event, s.player), s.features) for s in sides if s.elo is not None and len(s.features)]
+    return [GameSample(s.elo, (s.event, s.player), s.features, s.event) for s in sides if s.elo is not None and len(s.features)]
 
 
 @dataclass

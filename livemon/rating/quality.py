@@ -488,18 +488,25 @@ def told_apart(a: QualityEstimate, b: QualityEstimate) -> dict[str, Any]:
 
 @dataclass
 class GameSample:
-    """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features."""
+    """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features.
+
+    ``event``: what the noise's folds group by (:func:`fit_quality_model`), the player-event when None.
+    """
 
     elo: float
     player_event: Hashable
     features: np.ndarray  # (moves, len(FEATURES))
+    event: Hashable = None
 
 
-def _pooled_noise(samples: Sequence[GameSample], intercept: float, w: np.ndarray) -> tuple[float, float, float]:
-    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring."""
+def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]]) -> tuple[float, float, float]:
+    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring.
+
+    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out).
+    """
     within, dof, d2, inv_n = 0.0, 0, [], []
     groups: dict[Hashable, list[float]] = {}
-    for s in samples:
+    for s, (intercept, w) in zip(samples, scores):
         u = intercept + s.features @ w
         n = len(u)
         if n > 1:
@@ -521,29 +528,14 @@ def _pooled_noise(samples: Sequence[GameSample], intercept: float, w: np.ndarray
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
 
 
-def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
-                      ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
-                      fitted_on: str = "", by_event: int = 0) -> QualityModel:
-    """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
+def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
+                 by_event: int, means: np.ndarray | None = None) -> tuple[float, np.ndarray, float, float]:
+    """(intercept, weights, lowest and highest rating) of the OLS lines Elo → features, inverted by GLS.
 
-    ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
-    each feature's own variance added to the residual covariance's diagonal (it keeps the
-    inversion stable with correlated features). ValueError with fewer than 10 games.
-
-    >>> rng = np.random.default_rng(1)
-    >>> games = []
-    >>> for i in range(300):
-    ...     elo = 1400 + 5 * i
-    ...     f = rng.normal(0, 1, (30, len(FEATURES))) + (elo - 2000) / 1000
-    ...     games.append(GameSample(elo, i // 3, f))
-    >>> m = fit_quality_model(games, "sim")
-    >>> abs(m.score(QualityStats(tuple(int(30 * FIXED) for _ in FEATURES), 30, 1)) - 3000) < 100
-    True
+    ``means``: each sample's mean features, when known (the folds of the noise reuse them).
     """
-    if len(samples) < 10:
-        raise ValueError("fit_quality_model: fewer than 10 games")
-    keep = np.array([name in use for name in FEATURES])
-    units: list[tuple[float, np.ndarray]] = [(s.elo, s.features) for s in samples]
+    x = np.array([s.features.mean(axis=0) for s in samples]) if means is None else means
+    r = np.array([s.elo for s in samples], dtype=float)
     if by_event:  # the line and the weights from player-events of at least ``by_event`` games, moves pooled
         pe: dict[Hashable, list[GameSample]] = {}
         for s in samples:
@@ -551,9 +543,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
         pooled = [(float(np.mean([g.elo for g in gs])), np.concatenate([g.features for g in gs]))
                   for gs in pe.values() if len(gs) >= by_event]
         if len(pooled) >= 30:
-            units = pooled
-    x = np.array([f.mean(axis=0) for _, f in units])[:, keep]
-    r = np.array([e for e, _ in units])
+            x = np.array([f.mean(axis=0) for _, f in pooled])
+            r = np.array([e for e, _ in pooled])
+    x = x[:, keep]
     center = float(r.mean())
     t = (r - center) / 1000.0
     mean, sd = x.mean(axis=0), x.std(axis=0)
@@ -567,11 +559,63 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     cov = cov + ridge * np.diag(np.diag(cov))
     prec_beta = np.linalg.solve(cov, beta)
     wz = prec_beta / float(beta @ prec_beta)  # t^ = wz · (z - alpha)
-    w_keep = 1000.0 * wz / sd
+    w = np.zeros(len(keep))
+    w[keep] = 1000.0 * wz / sd
     intercept = center - 1000.0 * float(wz @ (alpha + mean / sd))
-    w = np.zeros(len(FEATURES))
-    w[keep] = w_keep
-    sp, sdd, sm = _pooled_noise(samples, intercept, w)
+    return intercept, w, float(r.min()), float(r.max())
+
+
+def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
+                      ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
+                      fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None) -> QualityModel:
+    """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
+
+    ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
+    each feature's own variance added to the residual covariance's diagonal (it keeps the
+    inversion stable with correlated features). ValueError with fewer than 10 games.
+
+    The noise (σ_p, σ_d, σ_m) is measured **out of fold**: each event's games (``GameSample.event``)
+    are scored by a fit on the other events (``noise_folds`` None; or the events dealt into that
+    many folds; 0 or 1: in sample), so that the interval also holds the error of the fitted lines
+    themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
+    what unseen events show).
+
+    >>> rng = np.random.default_rng(1)
+    >>> games = []
+    >>> for i in range(300):
+    ...     elo = 1400 + 5 * i
+    ...     f = rng.normal(0, 1, (30, len(FEATURES))) + (elo - 2000) / 1000
+    ...     games.append(GameSample(elo, i // 3, f))
+    >>> m = fit_quality_model(games, "sim")
+    >>> abs(m.score(QualityStats(tuple(int(30 * FIXED) for _ in FEATURES), 30, 1)) - 3000) < 100
+    True
+    >>> m.sigma_persist >= fit_quality_model(games, "sim", noise_folds=0).sigma_persist
+    True
+    """
+    if len(samples) < 10:
+        raise ValueError("fit_quality_model: fewer than 10 games")
+    keep = np.array([name in use for name in FEATURES])
+    means = np.array([s.features.mean(axis=0) for s in samples])
+    intercept, w, lo, hi = _fit_weights(samples, keep, ridge, by_event, means)
+    scores: list[tuple[float, np.ndarray]] = [(intercept, w)] * len(samples)
+    groups = [s.player_event if s.event is None else s.event for s in samples]
+    size: dict[Hashable, int] = {}
+    for g in groups:
+        size[g] = size.get(g, 0) + 1
+    folds = len(size) if noise_folds is None else noise_folds
+    if folds > 1 and len(size) >= folds:
+        # deal the groups, largest first, round the folds: each fold a share of the big events and of the small
+        order = sorted(size, key=lambda g: (-size[g], str(g)))
+        fold = {g: i % folds for i, g in enumerate(order)}
+        which = np.array([fold[g] for g in groups])
+        for f in range(folds):
+            out = np.flatnonzero(which != f)
+            if len(out) < 10:
+                continue
+            ic, wf, _, _ = _fit_weights([samples[int(i)] for i in out], keep, ridge, by_event, means[out])
+            for i in np.flatnonzero(which == f):
+                scores[i] = (ic, wf)
+    sp, sdd, sm = _pooled_noise(samples, scores)
     moves = float(np.mean([len(s.features) for s in samples]))
-    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, float(r.min()), float(r.max()),
+    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
                         book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on)

@@ -41,9 +41,9 @@ MODELS: dict[str, dict[str, Any]] = {
             -104.72947347934925,
             -284.42409715557153
         ],
-        "sigma_persist": 78.62531706693356,
-        "sigma_day": 368.0952140056635,
-        "sigma_move": 1482.095821369778,
+        "sigma_persist": 169.34319410509235,
+        "sigma_day": 500.4231038349749,
+        "sigma_move": 1828.8154596031036,
         "elo_min": 1253.0,
         "elo_max": 2864.0,
         "book_moves": 8,
@@ -75,8 +75,8 @@ MODELS: dict[str, dict[str, Any]] = {
         "fitted_on": "751 games, 31 events, 435 player-events, 37086 positions (fit events, 2025 open)",
         "results": {
             "a": 0.0,
-            "b": 157446.1653467909,
-            "rho": 0.3067517618244036,
+            "b": 157130.2233178054,
+            "rho": 0.3074424042612562,
             "player_events": 138
         }
     }
