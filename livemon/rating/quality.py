@@ -130,11 +130,16 @@ def fixed_features(d: Decision) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class QualityStats:
-    """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from."""
+    """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from.
+
+    ``per_game``: each game's feature sums and moves, in a canonical order (sorted): what the games'
+    weights of :meth:`QualityModel.score` need; empty: the moves are weighed alike.
+    """
 
     sums: tuple[int, ...]
     positions: int
     games: int
+    per_game: tuple[tuple[tuple[int, ...], int], ...] = ()
 
     def means(self) -> np.ndarray:
         """The mean of each feature over the counted moves."""
@@ -149,6 +154,7 @@ class QualityTally:
         self._sums = [0] * len(FEATURES)
         self._n = 0
         self._games: dict[Hashable, int] = {}
+        self._game_sums: dict[Hashable, list[int]] = {}
 
     @classmethod
     def of(cls, model: QualityModel, moves: Iterable[tuple[Hashable, Decision, int]]) -> QualityTally:
@@ -162,8 +168,10 @@ class QualityTally:
         """A move entered the player's record; True when the model counts it."""
         if not self.model.counts(decision, ply):
             return False
+        own = self._game_sums.setdefault(game, [0] * len(FEATURES))
         for i, x in enumerate(fixed_features(decision)):
             self._sums[i] += x
+            own[i] += x
         self._n += 1
         self._games[game] = self._games.get(game, 0) + 1
         return True
@@ -172,18 +180,22 @@ class QualityTally:
         """A move left the record (a corrected game); nothing when it was not counted."""
         if not self.model.counts(decision, ply):
             return
+        own = self._game_sums[game]
         for i, x in enumerate(fixed_features(decision)):
             self._sums[i] -= x
+            own[i] -= x
         self._n -= 1
         left = self._games[game] - 1
         if left:
             self._games[game] = left
         else:
             del self._games[game]
+            del self._game_sums[game]
 
     def stats(self) -> QualityStats:
         """The sufficient statistics now."""
-        return QualityStats(tuple(self._sums), self._n, len(self._games))
+        per_game = tuple(sorted((tuple(self._game_sums[g]), n) for g, n in self._games.items()))
+        return QualityStats(tuple(self._sums), self._n, len(self._games), per_game)
 
 
 @dataclass(frozen=True)
@@ -265,10 +277,45 @@ class QualityModel:
         """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
         return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
 
+    def _game_weights(self, stats: QualityStats) -> list[tuple[float, float]] | None:
+        """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise."""
+        if not stats.per_game or (self.sigma_day <= 0 and self.sigma_move <= 0):
+            return None
+        out = []
+        for sums, n in stats.per_game:
+            if n <= 0:
+                continue
+            mean = self.intercept + sum(w * (s / (FIXED * n)) for w, s in zip(self.weights, sums))
+            out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), mean))
+        return out or None
+
     def score(self, stats: QualityStats) -> float:
-        """The mean per-move score of the counted moves (Elo): the point estimate."""
+        """The point estimate (Elo): the games' mean per-move scores weighed by the inverse of each game's
+        noise, σ_d² + σ_m²/n (a game of few counted moves says less, but no game counts for more than its
+        day); without the games' sums, the mean per-move score of the counted moves.
+
+        >>> m = QualityModel("p", 2000.0, (1000.0,) + (0.0,) * (len(FEATURES) - 1), 100.0, 400.0, 1700.0, 1250, 2850)
+        >>> one = lambda x, n: ((int(x * n * FIXED),) + (0,) * (len(FEATURES) - 1), n)  # n moves scoring 2000 + 1000x
+        >>> games = QualityStats(tuple(a + b for a, b in zip(one(0.5, 40)[0], one(-0.5, 10)[0])), 50, 2,
+        ...                      tuple(sorted([one(0.5, 40), one(-0.5, 10)])))
+        >>> round(m.score(games)), round(m.score(QualityStats(games.sums, 50, 2)))  # by game's noise; by move
+        (2159, 2300)
+        >>> round(math.sqrt(m.variance_of(games))), round(math.sqrt(m.variance(50, 2)))
+        (404, 384)
+        """
+        weighted = self._game_weights(stats)
+        if weighted is not None:
+            total = sum(w for w, _ in weighted)
+            return sum(w * m for w, m in weighted) / total
         n = FIXED * max(stats.positions, 1)
         return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
+
+    def variance_of(self, stats: QualityStats) -> float:
+        """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`)."""
+        weighted = self._game_weights(stats)
+        if weighted is None:
+            return self.variance(stats.positions, stats.games)
+        return self.sigma_persist**2 + 1.0 / sum(w for w, _ in weighted)
 
     def variance(self, positions: int, games: int) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²).
@@ -320,7 +367,7 @@ class QualityModel:
             return QualityEstimate(None, None, None, n, stats.games, "moves",
                                    reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
         elo = self.score(stats)
-        sd = math.sqrt(self.variance(n, k))
+        sd = math.sqrt(self.variance_of(stats))
         to150 = self.games_to(n, k)
         note = None if to150 is not None else (
             f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist:.0f}: a player's level in one event "
