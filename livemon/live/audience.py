@@ -53,10 +53,10 @@ LEAD_MARGIN = 5.0
 """A side "leads" at a win% above 50 + this (about ±30 cp, beyond the noise of a fixed-depth search
 around equality); a lead change is a ply after which the other side leads than the last side that led."""
 DEFAULT_MAX_INTERVAL_WIDTH = 1000.0
-"""``[display] max_interval_width``'s default (Elo). The performance's 95% range is about ±950 Elo on one
-game's moves and about ±475 over an event of 7-9 games (README, "Measured"): at ±500 the figure appears for
-most players by the end of an event and never on one game, where it would mislead; until then screens show
-accuracy and how many more games it takes."""
+"""``[display] max_interval_width``'s default (Elo). The moves estimate's 95% range is about ±1,050 Elo on one
+game's moves and about ±440-480 over an event of 7-9 games (docs/performance.md): at ±500 the figure appears
+for most players from about the seventh game and never on one game, where it would mislead; until then
+screens show accuracy, the estimate in this field and how many more games it takes."""
 _POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 
