@@ -3,7 +3,8 @@
 Data (no engine; every analysis is a committed export):
 
 * the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and, when
-  present, ``calibration_d12_extra.jsonl.gz``: the second round of analysis, same profile);
+  present, ``calibration_d12_extra.jsonl.gz`` and ``calibration_d12_extra2.jsonl.gz``: the second
+  and third rounds of analysis, same profile, fit events only);
 * the 2025 open's screened decisions (``open2025_decisions.jsonl.gz``, all nine rounds; its
   results from the PGN of ``../shared/data/real``).
 
@@ -57,6 +58,7 @@ from livemon.rating.screening import screening_exclusion  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 EXTRA = REPO / "bench" / "data" / "calibration_d12_extra.jsonl.gz"
+EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
@@ -144,12 +146,12 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
-    paths = [export] + ([EXTRA] if export == DEFAULT else [])
+    paths = [export] + ([EXTRA, EXTRA2] if export == DEFAULT else [])
     return calibration_sides(paths) + (open_sides() if with_open else [])
 
 
 def samples(sides: Sequence[Side]) -> list[GameSample]:
-    return [GameSample(s.elo, (s.event, s.player), s.features) for s in sides if s.elo is not None and len(s.features)]
+    return [GameSample(s.elo, (s.event, s.player), s.features, s.event) for s in sides if s.elo is not None and len(s.features)]
 
 
 @dataclass
@@ -168,7 +170,9 @@ class Unit:
     def stats(self) -> QualityStats:
         feats = np.concatenate([s.features for s in self.sides]) if self.sides else np.zeros((0, len(FEATURES)))
         sums = tuple(int(v) for v in np.round(feats * FIXED).sum(axis=0).astype(np.int64)) if len(feats) else (0,) * len(FEATURES)
-        return QualityStats(sums, len(feats), sum(1 for s in self.sides if len(s.features)))
+        per_game = tuple(sorted((tuple(int(v) for v in np.round(s.features * FIXED).sum(axis=0).astype(np.int64)),
+                                 len(s.features)) for s in self.sides if len(s.features)))
+        return QualityStats(sums, len(feats), len(per_game), per_game)
 
     def results(self) -> list[tuple[float, float]]:
         return [(s.opponent_elo, s.points) for s in self.sides if s.opponent_elo is not None and s.points is not None]

@@ -69,6 +69,9 @@ from livemon.rating.screening import screening_exclusion, screening_stats  # noq
 BOOK_MOVES, EVAL_BOUND = 8, 3.0  # the [screening] defaults the calibration is fitted with
 BANDS = ((0, 1800, "<1800"), (1800, 2200, "1800-2200"), (2200, 2500, "2200-2500"), (2500, 9999, ">=2500"))
 MIN_EVENT_GAMES = 7
+BIG_EVENT = 100
+"""Events with at least this many units are broken out of the per-game ratio to predict-the-mean: the ratio
+depends on the spread of the ratings in the units, and a big event near the pool's mean weighs on it."""
 ACPL_CAP = 1000
 
 
@@ -223,13 +226,31 @@ def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: 
         f: dict[str, object] = {"n": len(got), "of": len(rows), "mae": float(np.abs(err).mean()), "bias": float(err.mean())}
         mean_rows = [abs(e["mean"][0] - u.elo) for u, e in rows if e.get(name) is not None and e.get("mean") and u.elo]
         f["mae_over_mean"] = float(f["mae"]) / float(np.mean(mean_rows)) if mean_rows else None  # type: ignore[arg-type]
-        f["bands"] = {b[2]: {"n": int(m.sum()), "bias": float(err[m].mean()) if m.any() else None}
+        f["bands"] = {b[2]: {"n": int(m.sum()), "bias": float(err[m].mean()) if m.any() else None,
+                             "mae": float(np.abs(err[m]).mean()) if m.any() else None}
                       for b in BANDS for m in [(elo >= b[0]) & (elo < b[1])]}
         iv = [(g[0], g[1][1]) for g in got if g[1][1] is not None]
         if iv:
             f["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in iv]))
             f["width"] = float(np.mean([hi - lo for _, (lo, hi) in iv]))
             f["with_interval"] = len(iv)
+            for b in BANDS:
+                inside = [(e, c) for e, c in iv if b[0] <= e < b[1]]
+                band = f["bands"][b[2]]  # type: ignore[index]
+                band["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in inside])) if inside else None
+                band["width"] = float(np.mean([hi - lo for _, (lo, hi) in inside])) if inside else None
+        if name == "quality":  # what the ratio to predict-the-mean depends on: each big event's rating spread
+            by_ev: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+            size: dict[str, int] = defaultdict(int)
+            for u, _ in rows:
+                size[u.event] += 1
+            for u, e in rows:
+                if e.get(name) is not None and e.get("mean") is not None and u.elo is not None:
+                    by_ev[u.event if size[u.event] >= BIG_EVENT else "the rest"].append(
+                        (abs(e[name][0] - u.elo), abs(e["mean"][0] - u.elo), u.elo))
+            f["by_event"] = {ev: {"n": len(v), "mae": float(np.mean([a for a, _, _ in v])),
+                                  "mae_over_mean": float(np.mean([a for a, _, _ in v]) / np.mean([b for _, b, _ in v])),
+                                  "rating_sd": float(np.std([r for _, _, r in v]))} for ev, v in sorted(by_ev.items())}
         out[name] = f
     out["_mean_mae"] = base
     return out
@@ -279,7 +300,15 @@ def fmt_row(name: str, f: dict[str, object]) -> str:
     b = " ".join(f"{v['bias']:+6.0f}" if v["bias"] is not None else "     -" for v in bands.values())  # type: ignore[union-attr]
     cov = (f"{100 * f['coverage']:5.1f}% {f['width']:5.0f}" if "coverage" in f else "     -      -")  # type: ignore[operator]
     ratio = f"{f['mae_over_mean']:5.2f}" if f.get("mae_over_mean") is not None else "    -"
-    return f"  {name:<14} {f['n']:>5} {f['mae']:5.0f} {ratio} {b}  {cov}  {DESCRIBE.get(name, '')}"
+    line = f"  {name:<14} {f['n']:>5} {f['mae']:5.0f} {ratio} {b}  {cov}  {DESCRIBE.get(name, '')}"
+    if "coverage" in f:
+        per = " ".join(f"{100 * v['coverage']:3.0f}%/{v['width']:4.0f}" if v.get("coverage") is not None else "   -/   -"
+                       for v in bands.values())  # type: ignore[union-attr]
+        line += f"\n  {'':<14} {'':>5} coverage/width by band: {per}"
+    for ev, v in (f.get("by_event") or {}).items():  # type: ignore[union-attr]
+        line += (f"\n  {'':<14} {v['n']:>5} {v['mae']:5.0f} {v['mae_over_mean']:5.2f}  {ev} (ratings sd "
+                 f"{v['rating_sd']:.0f})")
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:

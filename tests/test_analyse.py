@@ -117,3 +117,8 @@ def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
     out, _ = capsys.readouterr()
     assert code == 0
     assert "Fischer" in out and "engine profile:" in out and "inf" not in out
+    # the headline is the moves estimate (none at depth 4: no quality model of that profile, and it says so);
+    # the E(c) performance is among the diagnostics
+    header = next(line for line in out.splitlines() if line.startswith("player"))
+    assert header.split()[2:4] == ["est.", "95%"] and header.index("field") < header.index("diagnostics:") < header.index("perf.")
+    assert "no est.: uncalibrated: no quality model of the engine profile" in out

@@ -235,6 +235,8 @@ def test_player_message_says_why_no_performance_is_shown() -> None:
     last = players[-1]
     assert last.display is not None and last.display["show"] is False
     assert last.performance["reason"].startswith("uncalibrated")  # no calibration of [%eval] comments
+    assert last.estimate is not None and last.estimate["reason"].startswith("uncalibrated")  # the headline says why
+    assert last.field_estimate is not None and last.field_estimate["display"]["show"] is False
     assert last.accuracy is not None  # shown instead
 
 

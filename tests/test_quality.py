@@ -15,6 +15,7 @@ import pytest
 
 from livemon.io.engine import PositionAnalysis
 from livemon.live.analysis import position_value, scored_ply
+from livemon.live.audience import estimate_display
 from livemon.live.estimator import Estimator, ScoredPly
 from livemon.live.messages import GameInfo
 from livemon.rating.quality import (
@@ -150,6 +151,39 @@ def test_after_one_game_no_interval_wider_than_the_fitted_range(prague):
                 assert e.elo is None and "wider than the rating range" in (e.reason or "")
             else:
                 assert e.cr95[1] - e.cr95[0] <= span
+
+
+def test_the_screens_display_rules_for_the_headline(prague):
+    """What a screen may show (``estimate_display``): after one game no figure (an interval as wide as the ratings
+    fitted on) and the games it takes instead; over the event a figure whose interval never runs past that range."""
+    model = model_for(PROFILE)
+    assert model is not None
+    info, _, plies = prague[0]
+    one = Estimator()
+    one.use_calibration(PROFILE, None)
+    one.add_game(info)
+    for sp in plies:
+        one.add_ply(sp)
+    for p in one.players.values():
+        block = one.estimates(p)["estimate"]
+        shown = estimate_display(block, model, 1000.0)
+        assert shown["show"] is False and shown["more_games"] >= 1  # one game's interval is ~1,900 Elo wide
+        assert block["elo"] is None and "wider than the rating range" in block["reason"]
+    est = _estimator(prague)
+    shown_at = {1000.0: 0, 4000.0: 0}
+    for p in est.players.values():
+        block = est.estimates(p)["estimate"]
+        for width in shown_at:  # the default, and one wider than any interval the estimate itself gives
+            shown = estimate_display(block, model, width)
+            if shown["show"]:
+                shown_at[width] += 1
+                lo, hi = shown["cr95"]
+                assert model.elo_min <= lo < shown["elo"] < hi <= model.elo_max and hi - lo <= width
+            elif block["elo"] is None or width == 1000.0:
+                assert shown["more_games"] is None or shown["more_games"] >= 1
+            else:
+                assert "outside" in shown["reason"]
+    assert shown_at[4000.0] > shown_at[1000.0]  # 2-3 games each here: intervals of 1,200-1,600 Elo
 
 
 def test_event_estimate_has_an_interval_and_games_to_150(prague):

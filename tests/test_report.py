@@ -108,9 +108,10 @@ def test_report_of_a_round_matches_analyse(capsys, tmp_path: Path, stockfish: st
         assert row[3] == f"{p['results']['score']:g}/{p['results']['games']}"
         assert row[4] == str(p["results"]["tpr"])
         assert row[5] == f"{p['results']['rating_change']:+.1f}"
-        assert row[7] == f"{p['accuracy']:.1f}"
-        assert row[8] == "/".join(str(p["classes"][k]) for k in ("inaccuracy", "mistake", "blunder"))
-        assert row[6] == "—"  # [%eval]s carry no MultiPV: no performance from the moves, never a made-up one
+        assert row[8] == f"{p['accuracy']:.1f}"
+        assert row[9] == "/".join(str(p["classes"][k]) for k in ("inaccuracy", "mistake", "blunder"))
+        # [%eval]s carry no MultiPV: no estimate from the moves (nor in this field), never a made-up one
+        assert row[6] == row[7] == "—" and p["estimate"]["elo"] is None
     # each game: its accuracy, a win% chart with a point per position, its moments as dots and rows
     assert len(page.games) == len(analysed["games"]) == 45
     total_moments = 0

@@ -131,10 +131,40 @@ async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Nobody", c) for c in ("elo", "performance", "range", "c", "ttt")] == ["—"] * 5
-        await pilot.press("s")  # perceived Elo (a diagnostic): no finite value, so sorted last
+        assert [cell(table, "Nobody", c) for c in ("elo", "estimate", "range", "field", "c", "ttt")] == ["—"] * 6
+        await pilot.press("s", "s")  # in this field, then perceived Elo (a diagnostic): no finite value, sorted last
         await pilot.pause()
         assert app.sort == "perceived" and table.order[-1] == "Nobody"
+
+
+async def test_the_headline_is_the_moves_estimate_and_the_field_is_beside_it(hub: Hub) -> None:
+    """The players table leads with the moves estimate (under its display rules) and shows the field estimate
+    beside it; the E(c) performance is only a diagnostic in the player pane."""
+    shown = {"elo": 2480.0, "cr95": [2180.0, 2780.0], "sd": 153.0, "positions": 250, "games": 9, "kind": "moves",
+             "label": "FIDE classical, moves, Elo 1253-2864"}
+    field = {"elo": 2455.0, "cr95": [2300.0, 2610.0], "sd": 79.0, "positions": 250, "games": 9, "kind": "field",
+             "label": "in this field (prior 2440 ± 90, 9 other players)",
+             "display": {"show": True, "elo": 2455.0, "cr95": [2300.0, 2610.0]}}
+    hub.publish(PlayerEstimate("Shown, Sue", 2450, 300, -20.0, 0.3, -140.0, 2300.0, estimate=shown, field_estimate=field,
+                               display={"show": True, "elo": 2480.0, "cr95": [2180.0, 2780.0]},
+                               performance={"elo": 1999.0, "cr95": [1500.0, 2500.0], "positions": 300},
+                               gain_histogram={"0": 200, "-30": 100}))
+    hidden = {"elo": None, "cr95": None, "sd": 480.0, "positions": 25, "games": 1, "kind": "moves",
+              "reason": "25 positions: the 95% interval (±941) would be wider than the rating range fitted on"}
+    hub.publish(PlayerEstimate("Hidden, Hal", 2100, 30, -20.0, 0.3, -140.0, 2300.0, estimate=hidden,
+                               display={"show": False, "more_games": 4},
+                               performance={"elo": 2900.0, "cr95": [2000.0, 3800.0], "positions": 30}))
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(PlayersTable)
+        assert [cell(table, "Shown, Sue", c) for c in ("estimate", "range", "field")] == ["2480", "2180–2780", "2455"]
+        assert [cell(table, "Hidden, Hal", c) for c in ("estimate", "range", "field")] == ["—", "4 more g.", "—"]
+        assert table.order.index("Shown, Sue") < table.order.index("Hidden, Hal")  # by the estimate, none last
+        app.selected_player = "Shown, Sue"
+        await pilot.pause()
+        pane = text(app.query_one(PlayerHistogram))
+        assert "estimate 2480" in pane and "in this field 2455" in pane and "E(c) performance 1999" in pane
 
 
 async def test_help_screen_opens_and_closes(hub: Hub) -> None:
@@ -202,9 +232,11 @@ async def test_sort_key_changes_the_order(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert app.sort == "performance"  # the headline first; the demo's [%eval] games give none
-        assert all(app.state.estimates[n].performance["elo"] is None for n in table.order)  # type: ignore[index]
-        assert "uncalibrated" in app.state.estimates[table.order[0]].performance["reason"]  # type: ignore[index]
+        assert app.sort == "estimate"  # the headline first; the demo's [%eval] games give none
+        assert all(app.state.estimates[n].estimate["elo"] is None for n in table.order)  # type: ignore[index]
+        assert "uncalibrated" in app.state.estimates[table.order[0]].estimate["reason"]  # type: ignore[index]
+        await pilot.press("s")
+        assert app.sort == "field" and "in this field" in str(app.query_one("#players").border_title)
         await pilot.press("s")
         assert app.sort == "perceived"
         by_perceived = table.order

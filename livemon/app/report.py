@@ -15,7 +15,7 @@ import chess
 from livemon.app.batch import BatchResult, PlannedGame
 from livemon.config import Config
 from livemon.io.store import Store
-from livemon.live.audience import display_rules, moment_kinds
+from livemon.live.audience import estimate_display, moment_kinds
 from livemon.live.values import position_key
 from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
 
@@ -40,8 +40,7 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
                  title: str | None = None) -> dict[str, Any]:
     """Everything the page shows, as plain data (the page is :func:`livemon.faces.report.render_html`)."""
     est = result.estimator
-    cal = est.perf_map or est.c_map
-    calibrated = None if cal is None else (cal.elo_min, cal.elo_max)
+    calibrated = None
     games: list[dict[str, Any]] = []
     wanted: dict[str, chess.Board] = {}
     by_id = {g.game_id: g for g in planned}
@@ -87,12 +86,16 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
                     pass
     players = []
     for player in est.players.values():
-        performance = est.performance(player).to_dict()
-        seen = est.audience(player.name)
+        blocks = est.estimates(player)  # the headline (moves), in this field, results, combined
+        model = None if player.quality is None else player.quality.model
+        if model is not None:
+            calibrated = (model.elo_min, model.elo_max)
+        blocks["field_estimate"]["display"] = estimate_display(blocks["field_estimate"], model,
+                                                               cfg.display.max_interval_width)
         players.append({
-            "name": player.name, "elo": player.elo, "performance": performance,
-            "display": display_rules(performance, len(player.sides), cfg.display.max_interval_width, calibrated),
-            **seen,
+            "name": player.name, "elo": player.elo, "performance": est.performance(player).to_dict(), **blocks,
+            "display": estimate_display(blocks["estimate"], model, cfg.display.max_interval_width),
+            **est.audience(player.name),
         })
     players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))
     return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated,

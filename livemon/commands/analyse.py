@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from typing import Any
 
@@ -117,30 +118,36 @@ def render_table(out: dict[str, Any]) -> str:
         p = g["white_expected_score"]
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'perf.':>6} {'95% range':>11} {'pos':>4}   "
-              f"diagnostics: {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} {'c̄ ± σ':>12}"]
-    players = sorted(out["players"], key=lambda p: -((p.get("performance") or {}).get("elo") or -1e9))
+    lines += ["", f"{'player':<28} {'elo':>5} {'est.':>6} {'95% range':>11} {'pos':>4} {'field':>6}   "
+              f"diagnostics: {'perf.':>6} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} "
+              f"{'c̄ ± σ':>12}"]
+    players = sorted(out["players"], key=lambda p: -((p.get("estimate") or {}).get("elo") or -1e9))
     calibrations = set()
     for p in players:
         c = p["c"]
         c_text = "—" if c is None else f"{c['mean']:.2f}±{c['sd']:.2f}"
         perf = p.get("performance") or {}
+        est = p.get("estimate") or {}
         if perf.get("calibration"):
             calibrations.add(perf["calibration"])
         lines.append(
-            f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {_perf_text(perf):>6} {_range_text(perf):>11} "
-            f"{perf.get('positions', 0):>4}                {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
+            f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {_perf_text(est):>6} {_range_text(est):>11} "
+            f"{est.get('positions', 0):>4} {_perf_text(p.get('field_estimate') or {}):>6}                "
+            f"{_perf_text(perf):>6} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
             f"{_num(p['expected_score_vs_engine'], '{:.3f}'):>6} {_num(p['rating_diff_vs_engine']):>6} "
             f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}"
         )
-    reasons = sorted({perf["reason"] for p in players if (perf := p.get("performance") or {}).get("reason")})
+    reasons = sorted({re.sub(r"^\d+ positions: | \(±\d+\)", "", e["reason"])  # one line per kind of reason
+                      for p in players if (e := p.get("estimate") or {}).get("reason")})
     lines += [
         "",
-        "perf.: performance Elo from the quality of the moves (the E(c) evidence through the engine profile's",
-        "calibration: " + ("; ".join(sorted(calibrations)) or "none") + "), ~ = outside the calibrated range;",
-        "95% range: includes the spread of honest players around the calibration (one game says little);",
-        "pos: the moves it rests on (every non-forced move with a MultiPV analysis, as the calibration).",
-    ] + [f"no perf.: {r}" for r in reasons] + [
+        "est.: Elo from the quality of the moves (20 per-move features, the engine profile's quality model);",
+        "95% range: includes a player's spread from event to event and game to game (one game says little);",
+        "pos: the moves it rests on (the first 8 of each side, forced moves and positions beyond ±3 left out);",
+        "field: the same in this field (the other players' ratings as prior: how the player does among them).",
+    ] + [f"no est.: {r}" for r in reasons] + [
+        "perf.: the E(c) performance map (calibration: " + ("; ".join(sorted(calibrations)) or "none")
+        + "), ~ = outside the calibrated range.",
         "diagnostics (Ferreira 2012, not estimates of rating): gain: mean centipawns won per move against the",
         "engine (0 = engine-perfect); p(eng)/d(eng): expected score and Elo difference against the engine",
         "(Algorithm 3); perc.: perceived Elo r̄_e + d (Algorithm 4) and alg2 (Algorithm 2) rest on the sign of",

@@ -1,8 +1,8 @@
 """``livemon report``'s page: one self-contained HTML file (inline CSS and SVG, no script, no server).
 
-For a commentator preparing a show: the leaderboard (score, FIDE TPR and rating change, the
-move-based performance under the display rules, accuracy, inaccuracies/mistakes/blunders), a chart of
-each player's performance with its interval, and each game's win% chart, accuracy and moments. Every
+For a commentator preparing a show: the leaderboard (score, FIDE TPR and rating change, the moves
+estimate under the display rules and the same "in this field", accuracy, inaccuracies/mistakes/blunders),
+a chart of each player's estimate with its interval, and each game's win% chart, accuracy and moments. Every
 figure is from :func:`livemon.app.report.event_report`'s data; nothing is fetched when the page is
 opened (it works from a file, offline).
 
@@ -50,8 +50,9 @@ def _classes(c: dict[str, int] | None) -> str:
             f'<span class="b">{c["blunder"]}</span>')
 
 
-def _performance_cell(p: dict[str, Any]) -> str:
-    d = p.get("display") or {}
+def _performance_cell(p: dict[str, Any], key: str = "estimate") -> str:
+    """The estimate ``key`` names as its display rules allow (the headline's are ``display``, the field's its own)."""
+    d = (p.get("display") if key == "estimate" else (p.get(key) or {}).get("display")) or {}
     if d.get("show"):
         lo, hi = d["cr95"]
         opened = d.get("open")
@@ -59,7 +60,7 @@ def _performance_cell(p: dict[str, Any]) -> str:
         high = ("&gt;" if opened in ("high", "both") else "") + f"{hi:.0f}"
         return f'<b>{d["elo"]:.0f}</b> <span class="muted">{low}–{high}</span>'
     more = d.get("more_games")
-    why = escape(str(d.get("reason") or (p.get("performance") or {}).get("reason") or ""))
+    why = escape(str(d.get("reason") or (p.get(key) or {}).get("reason") or ""))
     text = f"{more} more games" if more else DASH
     return f'<span class="muted" title="{why}">{text}</span>'
 
@@ -74,15 +75,17 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
             f'<tr><td class="num">{rank}</td><td class="l">{escape(p["name"])}</td><td class="num">{_f(p["elo"])}</td>'
             f'<td class="num">{r["score"]:g}/{r["games"]}</td><td class="num" title="{tpr_title}">{_f(r["tpr"])}</td>'
             f'<td class="num">{DASH if change is None else f"{change:+.1f}"}</td>'
-            f'<td class="num">{_performance_cell(p)}</td><td class="num">{_f(p["accuracy"], "{:.1f}")}</td>'
-            f'<td class="num">{_classes(p["classes"])}</td></tr>')
+            f'<td class="num">{_performance_cell(p)}</td><td class="num">{_performance_cell(p, "field_estimate")}</td>'
+            f'<td class="num">{_f(p["accuracy"], "{:.1f}")}</td><td class="num">{_classes(p["classes"])}</td></tr>')
     return ('<table id="leaderboard"><thead><tr><th>#</th><th class="l">Player</th><th>Rating</th><th>Score</th>'
-            '<th>TPR</th><th>±Elo</th><th>Performance (95%)</th><th>Accuracy</th><th>?!/?/??</th></tr></thead>'
+            '<th>TPR</th><th>±Elo</th><th title="Elo from the quality of the moves">Estimate (95%)</th>'
+            '<th title="the estimate with the other players\' ratings as its prior">In this field</th>'
+            '<th>Accuracy</th><th>?!/?/??</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
 def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, float] | None) -> str:
-    """One row per player: the shown performance with its interval (cut at the calibrated range), the TPR
+    """One row per player: the shown estimate with its interval (cut at the fitted range), the TPR
     (◆) and the rating (|); a player whose figure is not shown yet says how many more games."""
     values: list[float] = []
     for p in players:
@@ -93,7 +96,7 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
             if v is not None:
                 values.append(float(v))
     if not values:
-        return '<p class="muted">No performance figure yet.</p>'
+        return '<p class="muted">No estimate yet.</p>'
     lo, hi = min(values) - 50, max(values) + 50
     if calibrated is not None:
         lo, hi = max(lo, calibrated[0] - 50), min(hi, calibrated[1] + 50)
@@ -104,7 +107,7 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * width
 
     parts = [f'<svg id="performance-chart" width="{left + width + 20}" height="{height}" role="img" '
-             f'aria-label="performance with 95% interval">']
+             f'aria-label="estimate with 95% interval">']
     step = 100 if hi - lo <= 1200 else 200
     tick = (int(lo) // step + 1) * step
     while tick < hi:
@@ -119,12 +122,12 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
             a, b = d["cr95"]
             parts.append(f'<line class="interval" x1="{x(a):.1f}" y1="{y}" x2="{x(b):.1f}" y2="{y}" stroke="#2563eb" '
                          f'stroke-width="4" stroke-linecap="round" opacity=".45"><title>95%: {a:.0f}–{b:.0f}</title></line>'
-                         f'<circle cx="{x(d["elo"]):.1f}" cy="{y}" r="5" fill="#2563eb"><title>performance '
+                         f'<circle cx="{x(d["elo"]):.1f}" cy="{y}" r="5" fill="#2563eb"><title>estimate '
                          f'{d["elo"]:.0f}</title></circle>')
         else:
             more = d.get("more_games")
-            note = f"{more} more games" if more else "no performance yet"
-            why = d.get("reason") or (p.get("performance") or {}).get("reason") or ""
+            note = f"{more} more games" if more else "no estimate yet"
+            why = d.get("reason") or (p.get("estimate") or {}).get("reason") or ""
             parts.append(f'<text x="{left + 4}" y="{y + 4}">{escape(note)}<title>{escape(str(why))}</title></text>')
         tpr = p["results"].get("tpr")
         if tpr is not None:
@@ -221,8 +224,9 @@ def render_html(data: dict[str, Any]) -> str:
     title = escape(data["title"])
     games = "".join(_game(g) for g in data["games"])
     cal = data.get("calibrated")
-    cal_text = (f"performance shown only with a 95% interval at most {data['max_interval_width']:.0f} Elo wide, "
-                + (f"cut at the calibrated range {cal[0]:.0f}–{cal[1]:.0f}" if cal else "no calibration of this profile"))
+    cal_text = (f"estimates shown only with a 95% interval at most {data['max_interval_width']:.0f} Elo wide, "
+                + (f"cut at the rating range fitted on {cal[0]:.0f}–{cal[1]:.0f}" if cal
+                   else "no quality model of this profile"))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
@@ -230,6 +234,7 @@ def render_html(data: dict[str, Any]) -> str:
         f'<h1>{title}</h1><p class="muted">{len(data["games"])} games · evaluations: {escape(data["profile"])} · '
         f'{escape(cal_text)}. Accuracy and ?!/?/?? as lichess computes them; TPR and ±Elo by FIDE\'s rules.</p>'
         f'<h2>Leaderboard</h2>{_leaderboard(data["players"])}'
-        f'<h2>Performance</h2><p class="muted">● performance from the moves with its 95% interval · ◆ TPR from '
-        f'results · | rating</p>{_performance_chart(data["players"], cal)}'
+        f'<h2>Estimate</h2><p class="muted">● estimate from the quality of the moves with its 95% interval · ◆ TPR '
+        f'from results · | rating. "In this field": the same with the other players\' ratings as its prior, the '
+        f'number for "how is she doing among these players"</p>{_performance_chart(data["players"], cal)}'
         f'<h2>Games</h2>{games}</main></body></html>\n')

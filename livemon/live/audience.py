@@ -14,7 +14,7 @@ the game's ``[%eval]``s, by the core's one rule) and its result and rating tags,
   game accuracies), the classes summed, and FIDE's score, TPR and rating change
   (:mod:`livemon.rating.fide`) from the finished games;
 - **moments** (:func:`moment_kinds`): blunders, turning points and lead changes (docs/websocket.md);
-- **display rules** (:func:`display_rules`): when a performance figure may be shown.
+- **display rules** (:func:`display_rules`, :func:`estimate_display`): when an estimate may be shown.
 
 >>> f = game_figures([None, 20, 10, -250, -240])
 >>> round(f.white, 1), round(f.black, 1), f.white_classes, f.to_accuracy()["black"] is not None
@@ -41,9 +41,10 @@ from livemon.rating.accuracy import (
     win_percent,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
+from livemon.rating.quality import MIN_POSITIONS, QualityModel
 
 __all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "TURNING_POINT", "display_rules",
-           "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
+           "estimate_display", "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
 
 TURNING_POINT = 60.0
 """A side "has the winning chances" at a win% of at least this (lichess's scale); a turning point is a ply
@@ -52,10 +53,10 @@ LEAD_MARGIN = 5.0
 """A side "leads" at a win% above 50 + this (about ±30 cp, beyond the noise of a fixed-depth search
 around equality); a lead change is a ply after which the other side leads than the last side that led."""
 DEFAULT_MAX_INTERVAL_WIDTH = 1000.0
-"""``[display] max_interval_width``'s default (Elo). The performance's 95% range is about ±950 Elo on one
-game's moves and about ±475 over an event of 7-9 games (README, "Measured"): at ±500 the figure appears for
-most players by the end of an event and never on one game, where it would mislead; until then screens show
-accuracy and how many more games it takes."""
+"""``[display] max_interval_width``'s default (Elo). The moves estimate's 95% range is about ±1,050 Elo on one
+game's moves and about ±440-480 over an event of 7-9 games (docs/performance.md): at ±500 the figure appears
+for most players from about the seventh game and never on one game, where it would mislead; until then
+screens show accuracy, the estimate in this field and how many more games it takes."""
 _POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 
@@ -278,4 +279,27 @@ def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: 
         out["cr95"] = [max(lo, calibrated[0]), min(hi, calibrated[1])]
         if cut_lo or cut_hi:
             out["open"] = "both" if cut_lo and cut_hi else "low" if cut_lo else "high"
+    return out
+
+
+def estimate_display(estimate: Mapping[str, Any] | None, model: QualityModel | None, max_width: float) -> dict[str, Any]:
+    """:func:`display_rules` of a :mod:`livemon.rating.quality` block (``estimate``, ``field_estimate``): the range
+    is the ratings its model was fitted on, and ``more_games`` the model's own count of the games until the interval
+    is ``max_width`` wide (a player's persistent spread makes it narrow more slowly than 1/√games; None: never).
+
+    >>> from livemon.rating.quality import FEATURES
+    >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 400.0, 1700.0, 1250.0, 2850.0)
+    >>> estimate_display({"elo": None, "cr95": None, "positions": 25, "games": 1, "kind": "moves"}, m, 1000.0)
+    {'show': False, 'more_games': 5}
+    >>> estimate_display({"elo": 2500.0, "cr95": [2100.0, 2900.0], "positions": 250, "games": 10}, m, 1000.0)
+    {'show': True, 'elo': 2500.0, 'cr95': [2100.0, 2850.0], 'open': 'high'}
+    """
+    fitted = None if model is None else (model.elo_min, model.elo_max)
+    games = int((estimate or {}).get("games") or 0)
+    out = display_rules(estimate, games, max_width, fitted)
+    positions = int((estimate or {}).get("positions") or 0)
+    if (not out["show"] and model is not None and estimate is not None and estimate.get("kind") == "moves"
+            and positions >= MIN_POSITIONS and "outside" not in str(out.get("reason", ""))):
+        more = model.games_to(positions, max(games, 1), half_width=max_width / 2)
+        out["more_games"] = None if more is None else max(more, 1)
     return out

@@ -54,7 +54,7 @@ from typing import Iterable, Iterator
 import chess
 
 from livemon.live.analysis import LiveGame
-from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, display_rules, moment_kinds
+from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, estimate_display, moment_kinds
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -851,10 +851,11 @@ class LiveCore:
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
         performance = self._estimator.performance(player).to_dict()
         seen = self._estimator.audience(player.name)
-        cal = self._estimator.perf_map or c_map
-        display = display_rules(performance, len(player.sides), self._max_interval_width,
-                                None if cal is None else (cal.elo_min, cal.elo_max))
         blocks = self._estimator.estimates(player)
+        quality = None if player.quality is None else player.quality.model
+        display = estimate_display(blocks["estimate"], quality, self._max_interval_width)  # the headline's
+        blocks["field_estimate"]["display"] = estimate_display(blocks["field_estimate"], quality,
+                                                               self._max_interval_width)
         return PlayerEstimate(
             estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
             results_estimate=blocks["results_estimate"], combined_estimate=blocks["combined_estimate"],

@@ -52,8 +52,9 @@ Audience = Literal["public", "arbiter"]
 PUBLIC: Audience = "public"
 ARBITER: Audience = "arbiter"
 
-MESSAGE_VERSION = 2
-"""Version of the outgoing messages' JSON (``"v"``): 2 added ``ts`` and ``v``; 1 was without both."""
+MESSAGE_VERSION = 3
+"""Version of the outgoing messages' JSON (``"v"``): 3 made a player's ``display`` the headline estimate's
+(``estimate``; it was ``performance``'s); 2 added ``ts`` and ``v``; 1 was without both."""
 
 KINDS: dict[str, type[Message]] = {}
 """Every message class by its ``kind`` (incoming, outgoing and the engine bus's)."""
@@ -374,7 +375,7 @@ class Outgoing(Message):
         >>> a = BoardState("g1", "A", "B", 2700, 2650, "8/8/8/8/8/8/8/8 w - - 0 1", 2, evals=(10, 12))
         >>> b = dataclasses.replace(a, ply=3, eval_cp=15, evals=(10, 12, 15), ts=9.5)
         >>> b.patch_json(b.changed_since(a), skip=b.detail_fields)
-        '{"ts":9.5,"game_id":"g1","ply":3,"eval_cp":15,"kind":"board","v":2,"patch":true}'
+        '{"ts":9.5,"game_id":"g1","ply":3,"eval_cp":15,"kind":"board","v":3,"patch":true}'
         """
         keep = {"ts", *self.key_fields, *fields}.difference(skip)
         d = self._wire_dict(tuple(name for name in _field_names(self) if name not in keep))
@@ -402,7 +403,7 @@ def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
     >>> t = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9, ts=1.5)
     >>> back = outgoing_from_dict(json.loads(t.to_json()))
     >>> back == t, back.ts, json.loads(t.to_json())["v"]
-    (True, 1.5, 2)
+    (True, 1.5, 3)
     """
     cls = OUTGOING.get(str(d.get("kind")))
     if cls is None:
@@ -629,7 +630,7 @@ class PlayerEstimate(Outgoing):
     accuracy: float | None = None  # event accuracy: the mean of the player's lichess game accuracies
     classes: dict[str, int] | None = None  # {inaccuracy, mistake, blunder} over the event
     results: dict[str, Any] | None = None  # FIDE: {score, games, tpr, rating_change, k, rated_games, reason?}
-    display: dict[str, Any] | None = None  # whether a screen shows the performance (live.audience.display_rules)
+    display: dict[str, Any] | None = None  # whether a screen shows the headline estimate (live.audience.estimate_display)
     estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
     field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)
     results_estimate: dict[str, Any] | None = None  # FIDE's performance from results (mean opponent + dp(p))

@@ -130,11 +130,16 @@ def fixed_features(d: Decision) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class QualityStats:
-    """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from."""
+    """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from.
+
+    ``per_game``: each game's feature sums and moves, in a canonical order (sorted): what the games'
+    weights of :meth:`QualityModel.score` need; empty: the moves are weighed alike.
+    """
 
     sums: tuple[int, ...]
     positions: int
     games: int
+    per_game: tuple[tuple[tuple[int, ...], int], ...] = ()
 
     def means(self) -> np.ndarray:
         """The mean of each feature over the counted moves."""
@@ -149,6 +154,7 @@ class QualityTally:
         self._sums = [0] * len(FEATURES)
         self._n = 0
         self._games: dict[Hashable, int] = {}
+        self._game_sums: dict[Hashable, list[int]] = {}
 
     @classmethod
     def of(cls, model: QualityModel, moves: Iterable[tuple[Hashable, Decision, int]]) -> QualityTally:
@@ -162,8 +168,10 @@ class QualityTally:
         """A move entered the player's record; True when the model counts it."""
         if not self.model.counts(decision, ply):
             return False
+        own = self._game_sums.setdefault(game, [0] * len(FEATURES))
         for i, x in enumerate(fixed_features(decision)):
             self._sums[i] += x
+            own[i] += x
         self._n += 1
         self._games[game] = self._games.get(game, 0) + 1
         return True
@@ -172,18 +180,22 @@ class QualityTally:
         """A move left the record (a corrected game); nothing when it was not counted."""
         if not self.model.counts(decision, ply):
             return
+        own = self._game_sums[game]
         for i, x in enumerate(fixed_features(decision)):
             self._sums[i] -= x
+            own[i] -= x
         self._n -= 1
         left = self._games[game] - 1
         if left:
             self._games[game] = left
         else:
             del self._games[game]
+            del self._game_sums[game]
 
     def stats(self) -> QualityStats:
         """The sufficient statistics now."""
-        return QualityStats(tuple(self._sums), self._n, len(self._games))
+        per_game = tuple(sorted((tuple(self._game_sums[g]), n) for g, n in self._games.items()))
+        return QualityStats(tuple(self._sums), self._n, len(self._games), per_game)
 
 
 @dataclass(frozen=True)
@@ -265,10 +277,45 @@ class QualityModel:
         """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
         return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
 
+    def _game_weights(self, stats: QualityStats) -> list[tuple[float, float]] | None:
+        """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise."""
+        if not stats.per_game or (self.sigma_day <= 0 and self.sigma_move <= 0):
+            return None
+        out = []
+        for sums, n in stats.per_game:
+            if n <= 0:
+                continue
+            mean = self.intercept + sum(w * (s / (FIXED * n)) for w, s in zip(self.weights, sums))
+            out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), mean))
+        return out or None
+
     def score(self, stats: QualityStats) -> float:
-        """The mean per-move score of the counted moves (Elo): the point estimate."""
+        """The point estimate (Elo): the games' mean per-move scores weighed by the inverse of each game's
+        noise, σ_d² + σ_m²/n (a game of few counted moves says less, but no game counts for more than its
+        day); without the games' sums, the mean per-move score of the counted moves.
+
+        >>> m = QualityModel("p", 2000.0, (1000.0,) + (0.0,) * (len(FEATURES) - 1), 100.0, 400.0, 1700.0, 1250, 2850)
+        >>> one = lambda x, n: ((int(x * n * FIXED),) + (0,) * (len(FEATURES) - 1), n)  # n moves scoring 2000 + 1000x
+        >>> games = QualityStats(tuple(a + b for a, b in zip(one(0.5, 40)[0], one(-0.5, 10)[0])), 50, 2,
+        ...                      tuple(sorted([one(0.5, 40), one(-0.5, 10)])))
+        >>> round(m.score(games)), round(m.score(QualityStats(games.sums, 50, 2)))  # by game's noise; by move
+        (2159, 2300)
+        >>> round(math.sqrt(m.variance_of(games))), round(math.sqrt(m.variance(50, 2)))
+        (404, 384)
+        """
+        weighted = self._game_weights(stats)
+        if weighted is not None:
+            total = sum(w for w, _ in weighted)
+            return sum(w * m for w, m in weighted) / total
         n = FIXED * max(stats.positions, 1)
         return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
+
+    def variance_of(self, stats: QualityStats) -> float:
+        """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`)."""
+        weighted = self._game_weights(stats)
+        if weighted is None:
+            return self.variance(stats.positions, stats.games)
+        return self.sigma_persist**2 + 1.0 / sum(w for w, _ in weighted)
 
     def variance(self, positions: int, games: int) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²).
@@ -320,7 +367,7 @@ class QualityModel:
             return QualityEstimate(None, None, None, n, stats.games, "moves",
                                    reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
         elo = self.score(stats)
-        sd = math.sqrt(self.variance(n, k))
+        sd = math.sqrt(self.variance_of(stats))
         to150 = self.games_to(n, k)
         note = None if to150 is not None else (
             f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist:.0f}: a player's level in one event "
@@ -488,18 +535,25 @@ def told_apart(a: QualityEstimate, b: QualityEstimate) -> dict[str, Any]:
 
 @dataclass
 class GameSample:
-    """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features."""
+    """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features.
+
+    ``event``: what the noise's folds group by (:func:`fit_quality_model`), the player-event when None.
+    """
 
     elo: float
     player_event: Hashable
     features: np.ndarray  # (moves, len(FEATURES))
+    event: Hashable = None
 
 
-def _pooled_noise(samples: Sequence[GameSample], intercept: float, w: np.ndarray) -> tuple[float, float, float]:
-    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring."""
+def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]]) -> tuple[float, float, float]:
+    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring.
+
+    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out).
+    """
     within, dof, d2, inv_n = 0.0, 0, [], []
     groups: dict[Hashable, list[float]] = {}
-    for s in samples:
+    for s, (intercept, w) in zip(samples, scores):
         u = intercept + s.features @ w
         n = len(u)
         if n > 1:
@@ -521,29 +575,14 @@ def _pooled_noise(samples: Sequence[GameSample], intercept: float, w: np.ndarray
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
 
 
-def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
-                      ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
-                      fitted_on: str = "", by_event: int = 0) -> QualityModel:
-    """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
+def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
+                 by_event: int, means: np.ndarray | None = None) -> tuple[float, np.ndarray, float, float]:
+    """(intercept, weights, lowest and highest rating) of the OLS lines Elo → features, inverted by GLS.
 
-    ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
-    each feature's own variance added to the residual covariance's diagonal (it keeps the
-    inversion stable with correlated features). ValueError with fewer than 10 games.
-
-    >>> rng = np.random.default_rng(1)
-    >>> games = []
-    >>> for i in range(300):
-    ...     elo = 1400 + 5 * i
-    ...     f = rng.normal(0, 1, (30, len(FEATURES))) + (elo - 2000) / 1000
-    ...     games.append(GameSample(elo, i // 3, f))
-    >>> m = fit_quality_model(games, "sim")
-    >>> abs(m.score(QualityStats(tuple(int(30 * FIXED) for _ in FEATURES), 30, 1)) - 3000) < 100
-    True
+    ``means``: each sample's mean features, when known (the folds of the noise reuse them).
     """
-    if len(samples) < 10:
-        raise ValueError("fit_quality_model: fewer than 10 games")
-    keep = np.array([name in use for name in FEATURES])
-    units: list[tuple[float, np.ndarray]] = [(s.elo, s.features) for s in samples]
+    x = np.array([s.features.mean(axis=0) for s in samples]) if means is None else means
+    r = np.array([s.elo for s in samples], dtype=float)
     if by_event:  # the line and the weights from player-events of at least ``by_event`` games, moves pooled
         pe: dict[Hashable, list[GameSample]] = {}
         for s in samples:
@@ -551,9 +590,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
         pooled = [(float(np.mean([g.elo for g in gs])), np.concatenate([g.features for g in gs]))
                   for gs in pe.values() if len(gs) >= by_event]
         if len(pooled) >= 30:
-            units = pooled
-    x = np.array([f.mean(axis=0) for _, f in units])[:, keep]
-    r = np.array([e for e, _ in units])
+            x = np.array([f.mean(axis=0) for _, f in pooled])
+            r = np.array([e for e, _ in pooled])
+    x = x[:, keep]
     center = float(r.mean())
     t = (r - center) / 1000.0
     mean, sd = x.mean(axis=0), x.std(axis=0)
@@ -567,11 +606,63 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     cov = cov + ridge * np.diag(np.diag(cov))
     prec_beta = np.linalg.solve(cov, beta)
     wz = prec_beta / float(beta @ prec_beta)  # t^ = wz · (z - alpha)
-    w_keep = 1000.0 * wz / sd
+    w = np.zeros(len(keep))
+    w[keep] = 1000.0 * wz / sd
     intercept = center - 1000.0 * float(wz @ (alpha + mean / sd))
-    w = np.zeros(len(FEATURES))
-    w[keep] = w_keep
-    sp, sdd, sm = _pooled_noise(samples, intercept, w)
+    return intercept, w, float(r.min()), float(r.max())
+
+
+def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
+                      ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
+                      fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None) -> QualityModel:
+    """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
+
+    ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
+    each feature's own variance added to the residual covariance's diagonal (it keeps the
+    inversion stable with correlated features). ValueError with fewer than 10 games.
+
+    The noise (σ_p, σ_d, σ_m) is measured **out of fold**: each event's games (``GameSample.event``)
+    are scored by a fit on the other events (``noise_folds`` None; or the events dealt into that
+    many folds; 0 or 1: in sample), so that the interval also holds the error of the fitted lines
+    themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
+    what unseen events show).
+
+    >>> rng = np.random.default_rng(1)
+    >>> games = []
+    >>> for i in range(300):
+    ...     elo = 1400 + 5 * i
+    ...     f = rng.normal(0, 1, (30, len(FEATURES))) + (elo - 2000) / 1000
+    ...     games.append(GameSample(elo, i // 3, f))
+    >>> m = fit_quality_model(games, "sim")
+    >>> abs(m.score(QualityStats(tuple(int(30 * FIXED) for _ in FEATURES), 30, 1)) - 3000) < 100
+    True
+    >>> m.sigma_persist >= fit_quality_model(games, "sim", noise_folds=0).sigma_persist
+    True
+    """
+    if len(samples) < 10:
+        raise ValueError("fit_quality_model: fewer than 10 games")
+    keep = np.array([name in use for name in FEATURES])
+    means = np.array([s.features.mean(axis=0) for s in samples])
+    intercept, w, lo, hi = _fit_weights(samples, keep, ridge, by_event, means)
+    scores: list[tuple[float, np.ndarray]] = [(intercept, w)] * len(samples)
+    groups = [s.player_event if s.event is None else s.event for s in samples]
+    size: dict[Hashable, int] = {}
+    for g in groups:
+        size[g] = size.get(g, 0) + 1
+    folds = len(size) if noise_folds is None else noise_folds
+    if folds > 1 and len(size) >= folds:
+        # deal the groups, largest first, round the folds: each fold a share of the big events and of the small
+        order = sorted(size, key=lambda g: (-size[g], str(g)))
+        fold = {g: i % folds for i, g in enumerate(order)}
+        which = np.array([fold[g] for g in groups])
+        for f in range(folds):
+            out = np.flatnonzero(which != f)
+            if len(out) < 10:
+                continue
+            ic, wf, _, _ = _fit_weights([samples[int(i)] for i in out], keep, ridge, by_event, means[out])
+            for i in np.flatnonzero(which == f):
+                scores[i] = (ic, wf)
+    sp, sdd, sm = _pooled_noise(samples, scores)
     moves = float(np.mean([len(s.features) for s in samples]))
-    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, float(r.min()), float(r.max()),
+    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
                         book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on)

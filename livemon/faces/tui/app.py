@@ -70,7 +70,7 @@ class CommentaryApp(App[None]):
 
     selected_game: reactive[str | None] = reactive(None)
     selected_player: reactive[str | None] = reactive(None)
-    sort: reactive[str] = reactive("performance")
+    sort: reactive[str] = reactive("estimate")
 
     def __init__(self, hub: Hub, arbiter: bool = False, queue_size: int = 1000) -> None:
         super().__init__()

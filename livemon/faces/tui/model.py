@@ -29,7 +29,8 @@ from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
 SORTS: dict[str, str] = {
-    "performance": "performance Elo",
+    "estimate": "estimate (moves)",
+    "field": "estimate in this field",
     "perceived": "perceived Elo (diagnostic)",
     "ttt": "TTT μ",
     "elo": "rating",
@@ -57,14 +58,27 @@ class PlayerRow:
         return self.estimate.perceived_elo if self.estimate else None
 
     @property
-    def performance(self) -> dict[str, Any] | None:
-        """The headline estimate (``Performance.to_dict()``), or None before the first message."""
-        return self.estimate.performance if self.estimate else None
+    def headline(self) -> dict[str, Any] | None:
+        """The headline: the moves estimate (``QualityEstimate.to_dict()``; an older monitor's ``performance``
+        block when it sends none), or None before the first message."""
+        if not self.estimate:
+            return None
+        return self.estimate.estimate or self.estimate.performance
 
     @property
-    def performance_elo(self) -> float | None:
-        perf = self.performance
-        return None if perf is None else perf.get("elo")
+    def headline_elo(self) -> float | None:
+        e = self.headline
+        return None if e is None else e.get("elo")
+
+    @property
+    def field(self) -> dict[str, Any] | None:
+        """The estimate "in this field" (the other players' ratings as prior), with its own ``display``."""
+        return self.estimate.field_estimate if self.estimate else None
+
+    @property
+    def performance(self) -> dict[str, Any] | None:
+        """The E(c) performance map's estimate (``Performance.to_dict()``): a diagnostic beside the headline."""
+        return self.estimate.performance if self.estimate else None
 
     @property
     def moves(self) -> int:
@@ -72,7 +86,7 @@ class PlayerRow:
 
     @property
     def display(self) -> dict[str, Any] | None:
-        """Whether the performance figure may be shown (``display_rules``), None before the first message."""
+        """Whether the headline may be shown (``estimate_display``), None before the first message."""
         return self.estimate.display if self.estimate else None
 
 
@@ -87,7 +101,8 @@ def _desc(value: Callable[[PlayerRow], float | None]) -> Callable[[PlayerRow], t
 
 
 _SORT_KEYS: dict[str, Callable[[PlayerRow], tuple[int, float, str]]] = {
-    "performance": _desc(lambda r: r.performance_elo),
+    "estimate": _desc(lambda r: r.headline_elo),
+    "field": _desc(lambda r: (r.field or {}).get("elo")),
     "perceived": _desc(lambda r: r.perceived),
     "ttt": _desc(lambda r: r.ttt.elo if r.ttt else None),
     "elo": _desc(lambda r: r.elo),

@@ -248,8 +248,8 @@ def _classes(counts: dict[str, int] | None) -> str:
 
 
 def performance_cells(perf: dict[str, Any], display: dict[str, Any] | None) -> tuple[str, str]:
-    """The performance and its range as the display rules allow: the figure and its range (cut at the
-    calibrated range) when shown, else a dash and "n more games" (or why not)."""
+    """An estimate and its range as the display rules allow: the figure and its range (cut at the
+    fitted range) when shown, else a dash and "n more games" (or a dash)."""
     if display is None:  # no rules given (an older monitor): the estimate as it is
         return ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")), fmt.elo_range(perf.get("cr95"))
     if not display.get("show"):
@@ -273,14 +273,16 @@ def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
 
 def player_cells(p: PlayerRow) -> Cells:
     e, t = p.estimate, p.ttt
-    perf = p.performance or {}
-    shown, rng = performance_cells(perf, p.display)
+    shown, rng = performance_cells(p.headline or {}, p.display)
+    field = p.field or {}
+    in_field, _ = performance_cells(field, field.get("display"))
     score, tpr, change = _results(e.results if e else None)
     return (
         _name(p.name, 18),
         fmt.dash(p.elo),
         shown,
         rng,
+        in_field,
         fmt.dash(e.accuracy if e else None, "{:.1f}"),
         _classes(e.classes if e else None),
         score,
@@ -293,17 +295,19 @@ def player_cells(p: PlayerRow) -> Cells:
 
 
 class PlayersTable(LiveTable):
-    """Players: performance Elo with its 95% range, c̄ ± σ, TTT μ ± σ (Elo scale), moves analysed.
+    """Players: the moves estimate with its 95% range and the same in this field, accuracy, results, c̄ ± σ,
+    TTT μ ± σ (Elo scale), moves analysed.
 
-    Ferreira's perceived Elo (a diagnostic, not an estimate of rating) is in the player pane.
+    The E(c) performance and Ferreira's perceived Elo (diagnostics, not the headline) are in the player pane.
     """
 
     def __init__(self, **kwargs: Any) -> None:
         cols = [
             ("name", "Player", 18),
             ("elo", "Elo", 4),
-            ("performance", "Perf.", 5),
+            ("estimate", "Est.", 5),
             ("range", "95% range", 11),
+            ("field", "Field", 5),
             ("accuracy", "Acc.", 5),
             ("classes", "?!/?/??", 7),
             ("score", "Score", 5),
@@ -360,9 +364,22 @@ class PlayerHistogram(Widget):
         if e is None or not e.gain_histogram:
             text.append("\nno analysed moves yet")
             return text
+        head = p.headline or {}
+        shown, rng = performance_cells(head, p.display)
+        why = (head.get("reason") or (p.display or {}).get("reason")
+               or f"{head.get('positions', 0)} positions · {head.get('label') or head.get('calibration') or '—'}")
+        text.append(f"\nestimate {shown} ({rng}) · {why}")
+        field = p.field or {}
+        if field:
+            f_shown, f_rng = performance_cells(field, field.get("display"))
+            text.append(f"\nin this field {f_shown} ({f_rng}) · {field.get('label') or field.get('reason') or ''}")
+        for key, name in (("results_estimate", "results (FIDE)"), ("combined_estimate", "moves + results")):
+            b = getattr(e, key) or {}
+            if b:
+                text.append(f"\n{name} {fmt.dash(b.get('elo'))} ({fmt.elo_range(b.get('cr95'))})", style="dim")
         perf = e.performance or {}
-        why = perf.get("reason") or f"{perf.get('positions', 0)} positions · {perf.get('calibration') or '—'}"
-        text.append(f"\nperformance {fmt.dash(perf.get('elo'))} ({fmt.elo_range(perf.get('cr95'))}) · {why}")
+        text.append(f"\ndiagnostics: E(c) performance {fmt.dash(perf.get('elo'))} ({fmt.elo_range(perf.get('cr95'))})",
+                    style="dim")
         text.append(f"\ndiagnostics (Ferreira): perceived {fmt.dash(e.perceived_elo)} · p(eng) "
                     f"{fmt.dash(e.expected_score_vs_engine, '{:.3f}')} — sign of each gain only", style="dim")
         text.append(f"\n{e.moves} moves · mean gain {fmt.dash(e.mean_gain, '{:+.1f}')} cp · √ scale", style="dim")

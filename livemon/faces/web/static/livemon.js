@@ -304,17 +304,38 @@ export function winChart(el, wins, classes, opts = {}) {
   el.dataset.last = wins.length && wins[wins.length - 1] !== null ? wins[wins.length - 1].toFixed(1) : "";
 }
 
-/** The performance a screen may show, by the monitor's display rules (``display``: no figure while its interval is
- *  wider than ``[display] max_interval_width``, never an interval past the calibrated range): ``{elo, cr95, why}``,
- *  ``elo`` null with ``why`` ("n more games" or the reason) when it is not to be shown. */
-export function shownPerf(p) {
-  const perf = p && p.performance;
-  if (!perf || !present(perf.elo)) return { elo: null, cr95: null, why: (perf && perf.reason) || "" };
-  const d = p.display;
-  if (!d) return { elo: perf.elo, cr95: perf.cr95, why: "" };
-  if (!d.show) return { elo: null, cr95: null, why: d.more_games ? `${d.more_games} more games` : d.reason || "" };
-  return { elo: present(d.elo) ? d.elo : perf.elo, cr95: d.cr95 || perf.cr95, why: "" };
+/** The headline estimate a screen may show (the moves estimate, ``estimate``), by the monitor's display rules
+ *  (``display``: no figure while its interval is wider than ``[display] max_interval_width`` or the rating range the
+ *  model was fitted on, never an interval past that range): ``{elo, cr95, why, more}``, ``elo`` null with ``why``
+ *  (the reason) and ``more`` ("n more games", or "") when it is not to be shown. An older monitor without the
+ *  ``estimate`` block: its ``performance`` block, under the same rules. */
+export function shownEstimate(p) {
+  const est = p && (p.estimate || p.performance);
+  return shownBlock(est, p && p.display);
 }
+
+/** The "in this field" estimate a screen may show beside the headline (``field_estimate``: the moves estimate with
+ *  the other players' ratings of the event as its prior), by its own display rules (``field_estimate.display``). */
+export function shownField(p) {
+  const f = p && p.field_estimate;
+  return shownBlock(f, f && f.display);
+}
+
+function shownBlock(est, d) {
+  if (!est || !present(est.elo)) {
+    const more = d && d.more_games ? `${d.more_games} more games` : "";
+    return { elo: null, cr95: null, why: (est && est.reason) || (d && d.reason) || more, more };
+  }
+  if (!d) return { elo: est.elo, cr95: est.cr95, why: "", more: "" };
+  if (!d.show) {
+    const more = d.more_games ? `${d.more_games} more games` : "";
+    return { elo: null, cr95: null, why: more || d.reason || "", more };
+  }
+  return { elo: present(d.elo) ? d.elo : est.elo, cr95: d.cr95 || est.cr95, why: "", more: "" };
+}
+
+/** The old name of :func:`shownEstimate`. */
+export const shownPerf = shownEstimate;
 
 /** A player's results ({score, games, tpr, rating_change}) when the server sends them; null when not. */
 export const results = (p) => (p && p.results) || null;
@@ -323,9 +344,9 @@ export const accuracy = (p) => (p && present(p.accuracy) ? p.accuracy : null);
 /** A game's accuracy for one side, null when not known. */
 export const gameAccuracy = (b, side) => (b && b.accuracy && present(b.accuracy[side]) ? b.accuracy[side] : null);
 
-/** The leaderboard's order: score (from results), then performance Elo, then name. */
+/** The leaderboard's order: score (from results), then the moves estimate (shown or not), then name. */
 export function ranked(players) {
-  const perf = (p) => (p.performance && present(p.performance.elo) ? p.performance.elo : -Infinity);
+  const perf = (p) => { const e = p.estimate || p.performance; return e && present(e.elo) ? e.elo : -Infinity; };
   const score = (p) => (results(p) && present(results(p).score) ? results(p).score : -Infinity);
   return [...players].sort((a, b) => score(b) - score(a) || perf(b) - perf(a) || byId(a.name, b.name));
 }
