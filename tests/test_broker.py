@@ -99,7 +99,7 @@ async def test_make_client_takes_the_settings() -> None:
 
 
 async def test_delivered_takes_a_queued_burst_in_a_few_loop_turns_in_order_and_yields_between_slices(broker) -> None:
-    """aiomqtt 2.5's iterator costs a loop turn or two per message even when hundreds are queued (issue 14: the
+    """aiomqtt 2.5's iterator costs a loop turn or two per message even when hundreds are queued (the
     bus's pace at 1,000 boards); ``delivered`` hands on what is queued at once, letting the loop run every slice."""
     n = 500
     settings = BrokerSettings("127.0.0.1", broker.port)
@@ -137,7 +137,7 @@ async def test_delivered_takes_a_queued_burst_in_a_few_loop_turns_in_order_and_y
 
 
 async def test_handed_messages_go_out_in_one_turn_all_delivered_and_a_lost_connection_raises(broker) -> None:
-    """The bus's requests are handed to paho without awaiting each PUBACK (issue 14: aiomqtt's publish made an
+    """The bus's requests are handed to paho without awaiting each PUBACK (aiomqtt's publish made an
     event and a task per message); every one still reaches the broker, in order, and a client whose connection
     went raises as ``publish`` does."""
     n = 300

@@ -45,7 +45,7 @@ def test_ttt_table_embeds_the_model_parameters_with_their_defaults():
     assert load_config_text("[ttt]\nmax_sweeps = 7").ttt.params.max_sweeps == 7
 
 
-# -- values that used to be accepted and then broke the service (issue 13) ---------------------------------------
+# -- values that used to be accepted and then broke the service ---------------------------------------
 
 BAD_CONFIGS = [
     ("[monitor]\nstatus_seconds = nan\n", "monitor.status_seconds: expected a finite number, got nan"),

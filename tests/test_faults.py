@@ -1,4 +1,4 @@
-"""Faults injected for real (issue 13: store, config, processes, operations).
+"""Faults injected for real (store, config, processes, operations).
 
 Each test breaks something the way it breaks at an event and asserts: the
 service keeps running (or refuses to start with one line), nothing is lost, one
@@ -333,7 +333,7 @@ def test_held_writes_keep_their_order_and_status_is_coalesced(tmp_path):
 
 
 def test_a_batch_the_full_disk_refuses_is_held_whole_in_order_and_stored_after(tmp_path):
-    """Issue 14: a loop turn's writes share one transaction; when the disk refuses it, every write of it is
+    """A loop turn's writes share one transaction; when the disk refuses it, every write of it is
     held (none half-stored), in order, and stored once space returns."""
     from livemon.live.messages import GameInfo, MoveEvent
 

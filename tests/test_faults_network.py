@@ -576,7 +576,7 @@ async def test_two_thousand_connections_do_not_stall_the_loop():
           f"the server's loop: worst stall {worst * 1000:.0f} ms, 99th percentile "
           f"{sorted(gaps)[int(len(gaps) * 0.99)] * 1000:.0f} ms over {len(gaps)} ticks")
     assert report["clients"] == n and connections >= n
-    assert worst < 3.0  # 19 s before (issue 13, item 11), on a machine shared with other work
+    assert worst < 3.0  # on a machine shared with other work
 
 
 # -- item 11 (feeds): big bodies, trickling servers, the stream splitter; PGN files without blank lines --------

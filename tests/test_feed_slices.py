@@ -1,4 +1,4 @@
-"""A poll's messages reach the core in slices (Monitor._run_feed), not one event-loop turn each (issue 14 item 3).
+"""A poll's messages reach the core in slices (Monitor._run_feed), not one event-loop turn each.
 
 A real file feed reads a whole real event at once (every game of the London Chess Classic 2011) into
 a real monitor (its store, Stockfish at depth 1): the moves are handled in far fewer loop turns than

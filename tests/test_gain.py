@@ -159,7 +159,7 @@ def test_histogram_from_gains_matches_adds_and_round_trips(gains: list[int]) -> 
 
 @given(any_gains)
 def test_histogram_keeps_rare_big_gains_out_of_its_array(gains: list[int]) -> None:
-    """Issue 14 item 5: the array spans at most ±DENSE_GAIN (one blunder no longer stretches it to 24 KB);
+    """The array spans at most ±DENSE_GAIN (one blunder no longer stretches it to 24 KB);
     the gains beyond are counted apart, and every figure is the dense histogram's."""
     from livemon.rating.gain import DENSE_GAIN
 
@@ -516,7 +516,7 @@ def test_algorithm2_long_chain_of_pairs() -> None:
 
 
 def test_a_histogram_keeps_only_its_span_and_equals_a_dense_count_array():
-    """Issue 14 item 1: a histogram keeps the window of bins it uses (a player's gains span a few hundred cp),
+    """A histogram keeps the window of bins it uses (a player's gains span a few hundred cp),
     with the same counts, statistics and exact expected scores as the dense 15,601 bins."""
     import random
 
@@ -551,7 +551,7 @@ def test_a_histogram_keeps_only_its_span_and_equals_a_dense_count_array():
 
 
 def test_histogram_window_is_four_bytes_a_bin_and_refuses_to_overflow() -> None:
-    """Issue 14 item 5: a live event keeps one histogram per player; its window's bins are int32 (4 bytes
+    """A live event keeps one histogram per player; its window's bins are int32 (4 bytes
     each), and a count that would not fit is refused rather than wrapped."""
     from livemon.rating import gain
 

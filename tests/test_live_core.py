@@ -242,7 +242,7 @@ def test_a_correction_rolls_back_estimates_store_and_board():
     assert d.core.counters.rollbacks == 1
     assert [k[1] for k in sorted(d.moves)] == list(range(1, 9))
     assert d.moves[("g1", 6)].uci == "g8f6"
-    # a corrected finished game keeps its result (issue 13 item 5): the feed does not send it again
+    # a corrected finished game keeps its result: the feed does not send it again
     assert d.core.results["g1"] == d.results["g1"] == "1-0" and d.core.estimator.games["g1"].result == "1-0"
     assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1-0"
     d.answer()
@@ -251,7 +251,7 @@ def test_a_correction_rolls_back_estimates_store_and_board():
 
 @pytest.mark.parametrize("at", [1, 2, 9, 30, 39])
 def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_goes_on_from(at):
-    """Issue 14: a live game kept a board and an analysis per ply until it finished (tens of MB a minute at
+    """A live game kept a board and an analysis per ply until it finished (tens of MB a minute at
     1,000 boards). Now only positions next to an unscored ply and the newest are kept; a correction at any
     ply rebuilds its position (and asks the cache for its analysis again) and gives the batch's figures."""
     ucis = random_game(7, 40)
@@ -394,7 +394,7 @@ def test_engine_strength_precedence_is_one_rule():
 
 
 def test_a_chess960_game_keeps_every_ply_castling_included():
-    """Issue 13 item 4: a Chess960 start is read in Chess960 mode; no ply is dropped."""
+    """A Chess960 start is read in Chess960 mode; no ply is dropped."""
     start = "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1"
     board = chess.Board(start, chess960=True)
     events = []
@@ -415,7 +415,7 @@ def test_a_chess960_game_keeps_every_ply_castling_included():
 
 
 def test_a_withdrawn_game_leaves_no_phantom_plies_or_players():
-    """Issue 13 item 6: a renamed player re-listed under a new game id; the old game is withdrawn."""
+    """A renamed player re-listed under a new game id; the old game is withdrawn."""
     d = Driver(new_core())
     other = GameInfo("g2", white="White A", black="C", white_elo=2400, black_elo=2200, event="Test")
     renamed = GameInfo("g1-renamed", white="White A", black="Black Bee", white_elo=2400, black_elo=2300, event="Test")
@@ -487,7 +487,7 @@ def test_a_feed_withdrawal_tells_every_face_what_went():
 
 
 def test_a_finished_game_releases_its_positions_and_a_later_correction_still_gives_the_batch_result():
-    """Issue 14 item 5: once finished and scored, a game keeps no boards, analyses or FENs of its moves;
+    """Once finished and scored, a game keeps no boards, analyses or FENs of its moves;
     a correction rebuilds them from the moves (the cache answers the one analysis needed) and ends as a batch."""
     d = Driver(new_core())
     d.feed(INFO, *moves_of("g1", OPENING[:10]))
@@ -561,7 +561,7 @@ def four_games_of_40_plies(d: Driver) -> tuple[list[GameInfo], dict[str, list[st
 
 def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved():
     """Algorithm 2 is one solve over the event: after a move in one game, the timer re-publishes the players
-    whose event figure moved by a shown Elo point (issue 14: a tick re-sent every estimate to every client).
+    whose event figure moved by a shown Elo point (a tick re-sent every estimate to every client).
     With r̄_e fixed (given or calibrated); under Algorithm 3 every perceived Elo moves with it."""
     d = Driver(new_core(given_strength=2500.0))
     infos, games = four_games_of_40_plies(d)
@@ -583,7 +583,7 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
 
 def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for(monkeypatch):
     """tick_batches: the same estimates as tick(), at most ``size`` a batch, each built from the state of its
-    moment (the monitor runs other work between batches; issue 14: 2,000 estimates took ~100 ms at once)."""
+    moment (the monitor runs other work between batches; 2,000 estimates took ~100 ms at once)."""
     d = Driver(new_core())  # no r̄_e given: Algorithm 3 moves, so every player is re-published
     infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 50 * i, black_elo=2020 + 50 * i,
                       event="Test") for i in range(6)]
@@ -627,7 +627,7 @@ class _NoWalk(dict):
 
 
 def test_the_timer_compacts_only_games_corrected_since_their_compaction():
-    """Issue 14 item 3: a tick looks at the games expanded or rolled back since they were compacted, not every result."""
+    """A tick looks at the games expanded or rolled back since they were compacted, not every result."""
     d = Driver(new_core())
     games = {f"g{i}": random_game(10 + i, 30) for i in range(4)}
     for gid, ucis in games.items():
@@ -696,7 +696,7 @@ def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
 
 @pytest.mark.parametrize("shelved", [False, True], ids=["in memory", "shelved"])
 def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shelved):
-    """Issue 14 items 1 and 5: the per-ply records a finished game leaves (kept compactly: shared strings, no
+    """The per-ply records a finished game leaves (kept compactly: shared strings, no
     copies; or on a shelf out of memory, as the monitor keeps them) give exactly the estimates, performance and
     screening figures of the same games scored from scratch, before and after a correction of a finished game."""
     from livemon.io.shelfdb import ShelfDB
@@ -762,7 +762,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
 
 
 def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_never_packed(monkeypatch):
-    """Issue 14 item 5: a live game's settled plies are packed a chunk at a time, in the estimator and the screener
+    """A live game's settled plies are packed a chunk at a time, in the estimator and the screener
     (as objects they were ~500 bytes a ply until the game finished): every estimate, performance and screening
     figure is that of a run that never packed, before and after corrections in the newest plies (nothing
     unpacked) and in the packed ones (the game unpacked, then packed again as it goes on)."""
@@ -838,7 +838,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
 
 
 def test_board_messages_share_their_evaluations_ints():
-    """Issue 14 item 5: every board message holds its game's evaluations, and the hub keeps thousands of
+    """Every board message holds its game's evaluations, and the hub keeps thousands of
     them; an evaluation above 256 cp was an int object of its own in each. They are one object per value."""
     d = Driver(new_core())
     for g in ("g1", "g2"):
@@ -853,7 +853,7 @@ def test_board_messages_share_their_evaluations_ints():
 
 
 def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
-    """fast_epd's castling field is looked up by what it depends on (issue 14 item 2): the same text as
+    """fast_epd's castling field is looked up by what it depends on: the same text as
     python-chess on random standard and Chess960 games, castling rights lost by king and rook moves included."""
     from livemon.live.values import fast_epd, fast_fen
 

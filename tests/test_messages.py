@@ -184,7 +184,7 @@ def test_unknown_channels_and_kinds_are_refused() -> None:
 
 
 def test_to_dict_is_asdict_for_every_shape_of_field():
-    """The live path's fast to_dict/body (issue 14 item 2) give exactly dataclasses.asdict's dicts, copies included."""
+    """The live path's fast to_dict/body give exactly dataclasses.asdict's dicts, copies included."""
     from livemon.live.messages import Alert, BoardState, GameInfo, MoveEvent, PlayerEstimate
 
     details = {"level": "notice", "numbers": {"z": 3.1, "excluded": {"book": 2}}, "top_moves": [{"ply": 7, "p0": 0.5}]}
@@ -213,7 +213,7 @@ def test_to_dict_is_asdict_for_every_shape_of_field():
 
 
 def test_a_player_message_carries_its_histogram_compactly_and_sends_the_same_json():
-    """Issue 14 item 5: the hub's log keeps thousands of player messages; their gain histograms as dicts of
+    """The hub's log keeps thousands of player messages; their gain histograms as dicts of
     strings were most of its memory. GainCounts reads as that dict, compares equal to it, and sends it."""
     import pickle
     import sys
@@ -236,7 +236,7 @@ def test_a_player_message_carries_its_histogram_compactly_and_sends_the_same_jso
 
 
 def test_the_wire_keeps_the_decimals_a_reader_can_use_and_the_hub_stamps_milliseconds():
-    """Issue 14: a round sends ~500 player estimates a second to each of 500 clients; full float reprs made
+    """A round sends ~500 player estimates a second to each of 500 clients; full float reprs made
     a third of each. The JSON keeps each class's wire_decimals; in-process faces get the exact values."""
     from livemon.live.messages import PlayerEstimate, TTTRating
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 1, one profile per number: the monitor under a backlog, and across a restart.
+"""One profile per number: the monitor under a backlog, and across a restart.
 
 The engines are tests/fake_uci.py processes (the real UCI protocol over pipes)
 whose scores depend on the search limit (``FAKE_UCI_DEPTH_SCORES``), so a
@@ -171,7 +171,7 @@ async def test_a_backlog_that_outlasts_the_warning_lag_is_said_once(tmp_path, ev
 
 
 async def test_cached_positions_are_scored_within_handle_and_a_turns_writes_are_one_commit(tmp_path, event, engine_env):
-    """Issue 14: a position the cache holds is answered in the same ``handle`` (no task, no loop turn), and the
+    """A position the cache holds is answered in the same ``handle`` (no task, no loop turn), and the
     moves of a loop turn are stored in one transaction, committed first thing in the next turn."""
     import dataclasses
 
@@ -217,7 +217,7 @@ def stored_copies(path: str) -> int:
 
 
 async def test_engine_answers_are_applied_in_slices_with_the_loop_running_between(tmp_path, monkeypatch):
-    """Issue 14: a burst of answers (a bus delivers them in batches) is applied TURN_BUDGET seconds a loop turn
+    """A burst of answers (a bus delivers them in batches) is applied TURN_BUDGET seconds a loop turn
     (a budget all the monitor's tasks share), in arrival order, with the event loop (faces, timers, feeds)
     running between the slices."""
     from livemon.live.effects import Analyse

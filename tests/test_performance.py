@@ -59,7 +59,7 @@ def test_more_games_narrow_the_interval_down_to_tau_only() -> None:
 
 def test_the_elo_posterior_is_the_dense_kernel_s_to_a_fraction_of_an_elo() -> None:
     """The posterior over ratings is a convolution of the likelihood in c with the Gaussian N(c; a + b·r, τ²)
-    (no dense rating × c kernel per τ, issue 14 item 5): the median and interval equal those of the dense
+    (no dense rating × c kernel per τ): the median and interval equal those of the dense
     product to < 0.5 Elo, for short and long performances and every τ."""
     from livemon.rating.performance import ELO_RANGE, LL_SCALE, fixed_point_log_likelihood
 

@@ -128,7 +128,7 @@ async def test_cache_hits_cost_no_search(fake):
 
 
 async def test_answer_now_takes_a_cached_position_at_once_and_never_a_search_in_flight(fake, monkeypatch):
-    """Issue 14: a cached position needs no task; one being searched is joined through submit, not searched twice."""
+    """A cached position needs no task; one being searched is joined through submit, not searched twice."""
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.2")
     boards = game_boards()[:2]
     async with EnginePool(fake.cfg(), Store(":memory:")) as pool:
@@ -258,7 +258,7 @@ async def test_newest_positions_first_and_caller_priorities(fake, monkeypatch):
     [({"depth": 10, "min_depth": 4}, 4), ({"depth": None, "nodes": 80000, "min_nodes": 20000}, 20000)],
 )
 async def test_backlog_queues_at_the_pinned_limit_and_previews_only_at_the_quick_one(fake, monkeypatch, limit, quick):
-    """Issue 11: a backlog never lowers an estimate's limit; a quick preview is its own profile, never an answer to submit."""
+    """A backlog never lowers an estimate's limit; a quick preview is its own profile, never an answer to submit."""
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.02")
     boards = game_boards()[:12]
     kind = "depth" if limit.get("depth") else "nodes"
@@ -366,7 +366,7 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
 
 
 async def test_real_stockfish_analyses_a_chess960_position_in_chess960_mode(stockfish, tmp_path):
-    """Issue 13 item 4: the engine is told UCI_Chess960; its castling candidates are legal king-takes-rook moves."""
+    """The engine is told UCI_Chess960; its castling candidates are legal king-takes-rook moves."""
     from livemon.live.values import board_from_fen
 
     board = board_from_fen("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1")

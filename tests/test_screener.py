@@ -294,7 +294,7 @@ def test_screening_with_other_exclusions_than_the_calibration_says_so():
 
 
 def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
-    """Issue 14 item 2: a track's sums are kept as positions come, go (rollback) and are re-scored (a new rating),
+    """A track's sums are kept as positions come, go (rollback) and are re-scored (a new rating),
     exactly: the numbers equal those of a fresh screener fed the surviving plies in order, bit for bit."""
     import random
 
@@ -337,7 +337,7 @@ def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
 
 
 def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction():
-    """Issue 14 item 5: a finished game's positions packed (no entry per position) change no number, top move,
+    """A finished game's positions packed (no entry per position) change no number, top move,
     re-rating or rollback: the same as a screener that never packed, before and after a correction."""
     from livemon.live.plies import PackedPlies
 

@@ -172,7 +172,7 @@ def test_store_keeps_a_profile_calibration_and_engine_strength_alone_keeps_the_m
 
 
 def test_tail_z_is_scipy_norm_isf_bit_for_bit():
-    """tail_z skips scipy.stats' argument handling (issue 14 item 2: ~8% of the live path); same floats, edges too."""
+    """tail_z skips scipy.stats' argument handling (~8% of the live path); same floats, edges too."""
     import math
 
     import numpy as np

@@ -1,4 +1,4 @@
-"""Stopping under load (issue 14: at 1,000 boards ``livemon serve`` did not stop on SIGTERM).
+"""Stopping under load (at 1,000 boards ``livemon serve`` did not stop on SIGTERM).
 
 The cause: the engine bus's sender waited for work with ``asyncio.wait_for``, which on Python 3.11
 returns the awaited result instead of raising when it is cancelled in the loop turn that result

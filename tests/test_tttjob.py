@@ -144,7 +144,7 @@ def _sent(job: TTTJob, monkeypatch) -> list[tuple[int, int]]:
 
 
 def test_a_refresh_sends_the_new_games_and_returns_the_players_they_moved(monkeypatch):
-    """Issue 14: the worker keeps the fit; a game just finished is all that travels, and the players
+    """The worker keeps the fit; a game just finished is all that travels, and the players
     returned are those it moved (its own section's), while every rating stays that of a cold fit."""
     games = _groups(6)
     job = TTTJob(TTTConfig())
@@ -346,7 +346,7 @@ def test_worker_dies_with_its_parent(tmp_path, pdeathsig):
 
 
 def test_the_cores_list_is_followed_by_its_new_games_alone_until_a_revision(monkeypatch):
-    """Issue 14: a refresh of the core's finished games (appended as games finish) looks at the games after
+    """A refresh of the core's finished games (appended as games finish) looks at the games after
     those it took, not at every finished game on the event loop; a corrected result is a revision of the
     list and sends it whole; the ratings equal a cold fit's."""
     games = london_2011()

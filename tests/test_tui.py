@@ -1,4 +1,4 @@
-"""The commentary screen, driven by Textual's pilot on a hub of real games (issue 5, part 1).
+"""The commentary screen, driven by Textual's pilot on a hub of real games.
 
 The hub is the demo's (rounds 1–4 of a real broadcast, ``livemon.faces.tui.demo``)
 plus a few fixed TTT ratings and an alert, so every figure is deterministic.

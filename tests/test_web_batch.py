@@ -268,7 +268,7 @@ async def test_a_long_backlog_is_split_into_bounded_frames() -> None:
 
 
 async def test_a_client_far_behind_is_served_in_bounded_builds_across_loop_turns(monkeypatch) -> None:
-    """Issue 14: a client 1,000 messages behind is not built for in one step (50-78 ms at 1,000 boards):
+    """A client 1,000 messages behind is not built for in one step (50-78 ms at 1,000 boards):
     at most BUILD_ENTRIES log entries a build, the pump yields between builds once its slice is spent,
     and the client still gets every message with an unbroken chain."""
     from livemon.faces.web import server as web_server

@@ -1,4 +1,4 @@
-"""The shared fan-out (issue 14) over real loopback sockets: one hub log, frames built once per group.
+"""The shared fan-out over real loopback sockets: one hub log, frames built once per group.
 
 What the per-client queues guaranteed must still hold (tests/test_web.py, tests/test_web_batch.py);
 these check what is new: clients that read alike get the very same bytes, built once; a client
@@ -387,7 +387,7 @@ async def test_a_snapshot_asked_again_encodes_only_the_boards_that_moved(monkeyp
 
 @pytest.mark.parametrize("batch", [False, True])
 async def test_a_boards_evals_go_to_its_game_channel_only(batch: bool) -> None:
-    """Issue 14: every board on ``games`` carried its whole eval series to every client (O(plies) a message);
+    """Every board on ``games`` carried its whole eval series to every client (O(plies) a message);
     now ``games`` (deltas, snapshots, /api/snapshot) has eval_cp only and ``game:<id>`` the series too."""
     import dataclasses
 
@@ -425,7 +425,7 @@ async def test_a_boards_evals_go_to_its_game_channel_only(batch: bool) -> None:
 
 @pytest.mark.parametrize("batch", [False, True])
 async def test_a_players_histogram_goes_to_its_player_channel_only(batch: bool, monkeypatch) -> None:
-    """Issue 14: every player message on ``players`` carried the player's whole gain histogram (O(moves):
+    """Every player message on ``players`` carried the player's whole gain histogram (O(moves):
     two thirds of a message's bytes after 300 moves, sent to every client at every move); now ``players``
     has the figures and ``player:<name>`` the histogram too, which is encoded only for a client reading it."""
     from livemon.live.messages import PlayerEstimate
@@ -467,7 +467,7 @@ async def test_a_players_histogram_goes_to_its_player_channel_only(batch: bool, 
 
 
 async def test_the_server_samples_publish_to_write_latency_for_one_client_in_latency_sample() -> None:
-    """Issue 14: the clients' own CPU made the client-side latency of a whole round unreadable; /healthz
+    """The clients' own CPU made the client-side latency of a whole round unreadable; /healthz
     has the server's part (hub ts -> socket write) for the sampled clients, every message they were sent."""
     import httpx
 
@@ -493,7 +493,7 @@ async def test_the_server_samples_publish_to_write_latency_for_one_client_in_lat
 
 
 async def test_a_client_of_detail_channels_alone_is_served_from_the_hubs_index_not_a_log_scan(monkeypatch) -> None:
-    """Issue 14, ``bench/round.py --overlay``: 500 overlays (a board and its two players each: 500 groups of their
+    """As in ``bench/round.py --overlay``: 500 overlays (a board and its two players each: 500 groups of their
     own) made every round scan the log once per client; at 1,000 boards the pump fell behind and the clients were
     resnapshotted ~500 times a second. A client of detail channels only reads the hub's per-channel index."""
     hub = Hub()

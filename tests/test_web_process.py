@@ -1,4 +1,4 @@
-"""The web face in a process of its own (``[web] process = true``; issue 14: the fan-out was half of the
+"""The web face in a process of its own (``[web] process = true``; the fan-out was half of the
 monitor's CPU at 1,000 boards and 500 clients): the replica hub equals the monitor's, a real ``livemon
 serve`` serves real WebSocket clients from its child, restarts a child that died, and stops both."""
 

@@ -1,4 +1,4 @@
-"""Games that vanish from a feed's view of a round are withdrawn (issue 13 item 6), through the real interfaces.
+"""Games that vanish from a feed's view of a round are withdrawn, through the real interfaces.
 
 A correction that renames a player, or one game listed twice with different move lists, used to leave
 phantom plies for ever (a ``…#2`` game; the old-name game): 62 plies duplicated, a phantom player, McShane
