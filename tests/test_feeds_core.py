@@ -14,7 +14,7 @@ from livemon.config import ConfigError, FileFeedConfig, load_config_text
 from livemon.io.feeds import GameTracker, PgnStreamSplitter, Ply, Snapshot, default_game_key, open_feed, tags_key
 from livemon.rating.evaluation import MATE_CP
 from livemon.live.movetext import is_terminated
-from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
@@ -159,7 +159,7 @@ def test_correction_rolls_back_and_replays(broadcast):
     assert t.moves(gid) == truth[:38]
 
 
-def test_a_finished_game_is_kept_packed_and_a_later_correction_still_replays(broadcast, caplog):
+def test_a_finished_game_is_kept_packed_and_a_later_correction_still_replays(broadcast):
     """A finished game's moves are kept as one string (a long event's round lists every game it has
     played); the round re-sent is silent, and a correction after the result unpacks and replays it."""
     g = broadcast[0]
@@ -177,10 +177,10 @@ def test_a_finished_game_is_kept_packed_and_a_later_correction_still_replays(bro
     assert t._games[gid]._ucis is None
     # the arbiter corrects ply 20 of the finished game: rolled back and replayed, packed again
     fixed, wrong = wrong_at(g, 20, result="1-0")
-    with caplog.at_level(logging.INFO, logger="livemon"):
-        out = t.update_text(fixed)
+    out = t.update_text(fixed)
+    assert out[-1] == FeedNotice("bc", f"{gid}: moves before a result were corrected; the result stands", gid)
+    out = out[:-1]
     assert out == [GameRollback(gid, 20, "bc"), *out[1:]] and [(m.ply, m.uci) for m in out[1:]] == [(20, wrong.uci())]
-    assert "the result stands" in caplog.text
     assert t.moves(gid) == truth[:19] + [wrong.uci()] and t._games[gid]._ucis is None
     assert apply(msgs + out)[gid] == truth[:19] + [wrong.uci()]
 
@@ -256,22 +256,47 @@ def _dgt(game: chess.pgn.Game, tail: str) -> str:
     return f"{body} {tail} {result}\n"
 
 
-def test_dgt_final_king_moves_are_dropped_with_a_log_line(broadcast, caplog):
+def test_dgt_final_king_moves_are_dropped_with_a_notice(broadcast, caplog):
     g = broadcast[0]  # ends 0-1 with Black to move? whatever: both kings jump to the centre
     truth = [m.uci() for m in g.mainline_moves()]
     n = len(truth)
     tail = f"{n // 2 + 1}. Kd4" if n % 2 == 0 else f"{n // 2 + 1}... Kd4"
     t = GameTracker("dgt")
-    with caplog.at_level(logging.INFO, logger="livemon.live.tracker"):
+    with caplog.at_level(logging.DEBUG):
         out = t.update_text(_dgt(g, tail + " Ke5"))
     assert not any(isinstance(m, FeedError) for m in out)
+    notes = [m for m in out if isinstance(m, FeedNotice)]
+    assert [(x.feed, x.game_id, x.level) for x in notes] == [("dgt", g.headers["Site"], "info")]
+    assert caplog.records == []  # said as a message, not logged: the tracker does no I/O
     assert apply(out)[g.headers["Site"]] == truth
     assert [m for m in out if isinstance(m, GameResult)][0].result == g.headers["Result"]
-    assert "dropping DGT end-of-game king move(s) Kd4 Ke5" in caplog.text
+    assert "dropping DGT end-of-game king move(s) Kd4 Ke5" in notes[0].message
     # a single bogus king move too
     t = GameTracker("dgt")
     out = t.update_text(_dgt(g, tail))
     assert apply(out)[g.headers["Site"]] == truth
+
+
+def test_a_monitor_logs_a_trackers_notice_once_and_counts_no_error(broadcast, tmp_path, caplog):
+    """The tracker says a notice once (a round re-sent says nothing again); the monitor logs each notice it
+    is handed once, at the notice's level, and counts it as no feed error."""
+    from livemon.app.monitor import Monitor
+    from livemon.config import Config, StoreConfig
+
+    g = broadcast[0]
+    n = len(list(g.mainline_moves()))
+    text = _dgt(g, f"{n // 2 + 1}. Kd4" if n % 2 == 0 else f"{n // 2 + 1}... Kd4")
+    t = GameTracker("dgt")
+    notes = [m for m in t.update_text(text) + t.update_text(text) if isinstance(m, FeedNotice)]
+    assert len(notes) == 1 and FeedNotice.from_json(notes[0].to_json()) == notes[0]
+    warning = FeedNotice("dgt", "g: result changed from 1-0 to 0-1; keeping the first", "g", "warning")
+    monitor = Monitor(Config(store=StoreConfig(path=tmp_path / "m.sqlite")))
+    with caplog.at_level(logging.INFO, "livemon"):
+        for m in [*notes, warning]:
+            monitor.handle(m)
+    said = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert said == [(logging.INFO, f"feed dgt: {notes[0].message}"), (logging.WARNING, f"feed dgt: {warning.message}")]
+    assert monitor.core._counters.feed_errors == 0
 
 
 def test_illegal_king_move_mid_game_is_an_error_and_keeps_what_was_accepted(broadcast):

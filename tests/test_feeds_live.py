@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import random
 import time
@@ -29,7 +28,7 @@ from livemon.io.feeds.http import HttpFeed
 from livemon.io.feeds.mqtt import MqttFeed
 from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.feeds.stream import StreamFeed
-from livemon.live.messages import FeedError, GameInfo, GameResult, GameRollback, Message, MoveEvent
+from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, GameRollback, Message, MoveEvent
 
 from conftest import REAL
 BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
@@ -263,8 +262,7 @@ async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
     assert got.infos[g.headers["Site"]].black_elo == 2350 and not got.results
 
 
-async def test_dgt_round_folder(tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="livemon.live.tracker")
+async def test_dgt_round_folder(tmp_path):
     games = real_games()[4:7]
     rnd = tmp_path / "live" / "round-1"
     rnd.mkdir(parents=True)
@@ -284,12 +282,15 @@ async def test_dgt_round_folder(tmp_path, caplog):
     (rnd / "games.pgn").write_text(pgn_of(games[0], [m.uci() for m in games[0].mainline_moves()][:10]))
     got = Rebuilt()
     msgs: list[Message] = []
-    async for m in FileFeed("dgt", tmp_path / "live", follow=False):
+    feed = FileFeed("dgt", tmp_path / "live", follow=False)
+    async for m in feed:
         got.add(m)
         msgs.append(m)
     assert got.moves == {g.headers["Site"]: [m.uci() for m in g.mainline_moves()] for g in games}
     assert not got.errors and got.counts["GameRollback"] == 0
-    assert "dropping DGT end-of-game king move" in caplog.text
+    notes = [m for m in msgs if isinstance(m, FeedNotice)]
+    assert notes and all("dropping DGT end-of-game king move" in n.message and n.feed == "dgt" for n in notes)
+    assert feed.status.errors == 0 and feed.status.plies == got.counts["MoveEvent"]  # a notice is no error, no ply
     emts = [m.emt for m in msgs if isinstance(m, MoveEvent) and m.game_id == games[1].headers["Site"]][:4]
     assert emts == [7.0, 7.0, 7.0, None]
 

@@ -33,7 +33,7 @@ from livemon.live.movetext import text_is_cut
 from livemon.live.tracker import WITHDRAW_READS, GameTracker
 from livemon.io.feeds.file import FileFeed
 from livemon.io.store import Store
-from livemon.live.messages import FeedError, GameInfo, GameWithdrawn, MoveEvent
+from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameWithdrawn, Message, MoveEvent
 from livemon.live.pgn import split_games
 from tests.conftest import real
 from tests.test_feeds_live import MiniHttp, Rebuilt, response, running, until
@@ -110,6 +110,11 @@ def test_a_renamed_player_is_withdrawn_after_enough_whole_reads_and_seconds():
     assert sum(isinstance(m, MoveEvent) for m in back) == len(t.moves(old)) > 0
 
 
+def unsaid(messages: list[Message]) -> list[Message]:
+    """The messages that are not notices (what a poll changed)."""
+    return [m for m in messages if not isinstance(m, FeedNotice)]
+
+
 def test_cut_failed_and_emptied_reads_withdraw_nothing():
     games = london_round(2)
     full = text_of(*games)
@@ -128,24 +133,28 @@ def test_cut_failed_and_emptied_reads_withdraw_nothing():
     # or the whole round: never three in a row
     for _ in range(WITHDRAW_READS + 2):
         t.update_text("", view="u", final=False)  # an emptied file or an empty 200: a new view, not a withdrawal
-        assert t.poll_done(["u"], clock) == []
+        assert unsaid(t.poll_done(["u"], clock)) == []
         t.unlisted("u")  # an unreadable read (OSError, a body over the cap): no evidence either way
         assert t.poll_done(["u"], clock) == []
     t.update_text(full, view="u", final=False)
-    assert t.poll_done(["u"], clock) == [] and len(t.game_ids()) == 4
+    assert unsaid(t.poll_done(["u"], clock)) == [] and len(t.game_ids()) == 4
     assert t.poll_done(["never read"], clock) == [] and t.poll_done([], clock) == []
 
 
-def test_a_new_round_at_the_same_url_withdraws_nothing(caplog):
-    caplog.set_level(logging.INFO, "livemon")
+def test_a_new_round_at_the_same_url_withdraws_nothing():
     t = GameTracker("rounds", withdraw_after=0.0)
     t.update_text(text_of(*london_round(1)), view="u")
     t.poll_done(["u"], 0.0)
+    said: list[Message] = []
     for s in range(1, 10):
         t.update_text(text_of(*london_round(2)), view="u")
-        assert t.poll_done(["u"], float(s)) == []
+        polled = t.poll_done(["u"], float(s))
+        assert unsaid(polled) == []
+        said += polled
     assert len(t.game_ids()) == 8
-    assert caplog.text.count("lists none of the 4 games it listed before (4 now): a new view, nothing withdrawn") == 1
+    assert [(n.feed, n.level, n.message) for n in said] == [  # said once, as a message: the tracker logs nothing
+        ("rounds", "info", "its round now lists none of the 4 games it listed before (4 now): a new view, "
+                           "nothing withdrawn")]
     # within the new view, a game that vanishes is withdrawn as usual
     out = []
     for s in range(10, 10 + WITHDRAW_READS):

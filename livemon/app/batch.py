@@ -161,8 +161,8 @@ async def analyse_games(
                 for effect in core.handle(msg):
                     if isinstance(effect, Analyse):
                         requests.append(effect)
-                    elif isinstance(effect, Log):
-                        report(effect.text)
+                    elif isinstance(effect, Log) and effect.level >= logging.WARNING:
+                        report(effect.text)  # a feed's info notices are the monitor's log, not the report's
         if pool is None:
             unvalued: dict[str, int] = {}
             for r in requests:  # nothing to value them with: their plies are not scored

@@ -77,6 +77,7 @@ from livemon.live.messages import (
     BoardRemoved,
     BoardState,
     FeedError,
+    FeedNotice,
     GainCounts,
     GameInfo,
     GameResult,
@@ -334,6 +335,9 @@ class LiveCore:
         elif isinstance(msg, FeedError):
             self._counters.feed_errors += 1
             out.append(Log(logging.WARNING, f"feed {msg.feed}: {msg.message}"))
+        elif isinstance(msg, FeedNotice):
+            out.append(Log(logging.WARNING if msg.level == "warning" else logging.INFO,
+                           f"feed {msg.feed}: {msg.message}" if msg.feed else msg.message))
         elif isinstance(msg, GameWithdrawn):
             out.extend(self.withdraw(msg.game_id, f"feed {msg.feed}: {msg.reason}" if msg.feed else msg.reason))
         return out

@@ -509,6 +509,22 @@ class FeedError(Message):
 
 
 @dataclass(frozen=True)
+class FeedNotice(Message):
+    """Something a feed's games made the tracker do that is worth one log line but is no fault of a game
+    (DGT king moves dropped, a Site shared by several games, a result changed after it was final…).
+
+    The tracker does no I/O: it says these as messages, and whoever reads the feed logs them at ``level``.
+    Not an error: a feed's status does not count it.
+    """
+
+    kind: ClassVar[str] = "feed_notice"
+    feed: str
+    message: str
+    game_id: str | None = None
+    level: Literal["info", "warning"] = "info"
+
+
+@dataclass(frozen=True)
 class GameWithdrawn(Message):
     """A game its feed no longer lists (a renamed player, a game listed twice): everything of it is withdrawn.
 

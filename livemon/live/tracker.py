@@ -11,7 +11,11 @@ it, or a list of plies -- and the tracker answers with only what is new:
   changed (a correction);
 * :class:`~livemon.live.messages.GameResult` once, when the result becomes final;
 * one :class:`~livemon.live.messages.FeedError` per bad game (repeats of the same
-  error for the same game are not re-sent).
+  error for the same game are not re-sent);
+* a :class:`~livemon.live.messages.FeedNotice` for what is worth a log line but
+  is no fault (DGT king moves dropped, a Site URL shared by several games, a
+  result changed after it was final…): the tracker logs nothing itself, whoever
+  reads the feed logs its notices (the monitor's core turns them into log lines).
 
 Snapshots are *complete* (the whole game as the source knows it now: it ended
 in a result or ``*``, or another game followed it) or *incomplete* (the tail
@@ -44,7 +48,7 @@ squares to signal the result and LiveChess may send that as moves. Rule
 (conservative, after lichess's ``RelayInputSanity.fixDgtKingsInTheCenter``):
 when the first illegal move of a game's main line is a king move and it and
 whatever follows it are at most two king moves at the very end of the main
-line, they are dropped with a log line and the game is accepted. A legal
+line, they are dropped with a :class:`FeedNotice` and the game is accepted. A legal
 final king move is kept (it cannot be told from a real one); an illegal king
 move in the middle of a game is a FeedError like any illegal move.
 """
@@ -53,16 +57,23 @@ from __future__ import annotations
 
 import hashlib
 import io
-import logging
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Literal, Mapping, Sequence
 
 import chess
 import chess.pgn
 
 from livemon.live.fields import sane_eval, sane_seconds
-from livemon.live.messages import FeedError, GameResult, GameRollback, GameWithdrawn, Message, MoveEvent
+from livemon.live.messages import (
+    FeedError,
+    FeedNotice,
+    GameResult,
+    GameRollback,
+    GameWithdrawn,
+    Message,
+    MoveEvent,
+)
 from livemon.live.movetext import (
     Tail,
     balanced,
@@ -83,8 +94,6 @@ from livemon.live.pgn import (
     split_games,
 )
 from livemon.rating.evaluation import score_cp
-
-log = logging.getLogger(__name__)
 
 """Centipawn value of a forced mate (either distance), White's view."""
 
@@ -116,6 +125,7 @@ class Snapshot:
     chess960: bool = False
     settled: bool = False  # incomplete but unchanged for a poll: may create the game, still never rolls back
     start_eval: int | None = None  # the [%eval] before the first move (White's view), if any
+    note: str | None = None  # what reading it changed that is worth saying (DGT king moves dropped)
 
 
 @dataclass
@@ -182,17 +192,17 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     if game is None:
         return None
     headers = dict(game.headers)
+    dropped = None
     if game.errors:
         err = game.errors[0]
         dropped = _dgt_trailing_kings(chunk, game, err)
         if dropped is None:
             who = f"{headers.get('White', '?')} - {headers.get('Black', '?')}"
             return BadSnapshot(headers, f"{label}{who}, round {headers.get('Round', '?')}: {err}")
-        log.info(
-            "dropping DGT end-of-game king move(s) %s in %s - %s (illegal after %d plies)",
-            " ".join(dropped), headers.get("White", "?"), headers.get("Black", "?"), len(list(game.mainline())),
-        )
     snap = snapshot_of_game(game, complete)
+    if dropped is not None:
+        snap.note = (f"dropping DGT end-of-game king move(s) {' '.join(dropped)} in {headers.get('White', '?')} - "
+                     f"{headers.get('Black', '?')} (illegal after {len(snap.plies)} plies)")
     return snap
 
 
@@ -247,6 +257,7 @@ class GameTracker:
         self._digest_gid: dict[str, str] = {}
         self._tag_memo: dict[str, chess.pgn.Headers] = {}  # a chunk's tag block -> its tags (_headers_of)
         self._tails: dict[str, Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
+        self._notices: list[Message] = []  # FeedNotices not yet returned (handed out by the next update)
         self.fast_applied = 0
         """Changed chunks applied by the append-only fast path (only their new moves parsed)."""
         self.parsed = 0
@@ -278,7 +289,8 @@ class GameTracker:
     def key_of(self, headers: Mapping[str, str], register: bool = True) -> str:
         """The game id for these tags, remembering Site URLs that turn out shared.
 
-        ``register`` False (tags of a cut game, maybe cut themselves): look up only.
+        ``register`` False (tags of a cut game, maybe cut themselves): look up only. A Site found shared
+        is said by a :class:`FeedNotice` that the next update returns.
         """
         if self._custom_key is not None:
             return self._custom_key(headers)
@@ -297,7 +309,7 @@ class GameTracker:
                 self._alias.setdefault(tk, site)
                 return site
             if register:
-                log.info("Site %s is used by more than one game; telling games apart by tags", site)
+                self._notice(f"Site {site} is used by more than one game; telling games apart by tags")
                 self._shared_urls.add(site)
         return self._alias.get(tk, tk)
 
@@ -333,7 +345,7 @@ class GameTracker:
                                          settled=settled and last, tail_ok=tail_ok))
         if view is not None:
             self._listings[view] = frozenset(gids) if not chunks or completes[-1] else None
-        return out
+        return self._said(out)
 
     def _one_per_key(self, chunks: Sequence[tuple[str, bool]], headers: Sequence[Mapping[str, str]],
                      gids: list[str], source: str) -> tuple[list[str], set[int], list[Message]]:
@@ -372,7 +384,7 @@ class GameTracker:
             complete = is_terminated(chunk)
         unfinished = len(self._games) - self._finished
         headers = self._headers_of([chunk], fresh=len(self._tag_memo) > 2 * unfinished + 100)[0]
-        return self._apply_chunk(chunk, complete, self.key_of(headers, register=complete), label)
+        return self._said(self._apply_chunk(chunk, complete, self.key_of(headers, register=complete), label))
 
     def _headers_of(self, chunks: Sequence[str], fresh: bool) -> list[chess.pgn.Headers]:
         """The tags of each chunk, as :func:`~livemon.live.pgn.chunk_headers` reads them, read once per tag block.
@@ -433,15 +445,16 @@ class GameTracker:
             return []
         if isinstance(parsed, BadSnapshot):
             if not complete:
-                log.debug("ignoring an error in an incomplete game: %s", parsed.error)
-                return []
+                return []  # the rest of the game is not written yet: its complete text says whether it is wrong
             self._tails.pop(gid, None)
             return self._error(gid, parsed.error)
         if not complete and settled:
             parsed.settled = True
             if not tail_ok:
                 parsed.plies = parsed.plies[:-1]
-        out = self.update(parsed, gid)
+        if parsed.note is not None:
+            self._notice(f"{label}{parsed.note}", gid)
+        out = self._update(parsed, gid)
         if complete:
             self._note_tail(chunk, gid, parsed)
         return out
@@ -507,11 +520,14 @@ class GameTracker:
     def update_game(self, game: chess.pgn.Game, complete: bool = True) -> list[Message]:
         """A parsed python-chess game; games with parse errors give a FeedError."""
         if game.errors:
-            return self._error(self.key_of(game.headers), f"{tags_key(game.headers)}: {game.errors[0]}")
+            return self._said(self._error(self.key_of(game.headers), f"{tags_key(game.headers)}: {game.errors[0]}"))
         return self.update(snapshot_of_game(game, complete))
 
     def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
-        """The core: diff a snapshot against what was emitted."""
+        """The core: diff a snapshot against what was emitted (with the notices not yet returned)."""
+        return self._said(self._update(snap, game_id))
+
+    def _update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
         gid = game_id if game_id is not None else self.key_of(snap.headers)
         self._tails.pop(gid, None)  # whoever changes a game otherwise says again whether it may be appended to
         state = self._games.get(gid)
@@ -552,6 +568,8 @@ class GameTracker:
             self._games[gid] = state
             out.append(game_info(snap.headers, gid))
         if rollback:
+            if state.result is not None:
+                self._notice(f"{gid}: moves before a result were corrected; the result stands", gid)
             out.append(GameRollback(gid, p + 1, self.feed))
             self._plies -= len(known) - p  # (known is the game's own list: counted before it is cut)
             state.truncate(p)
@@ -567,14 +585,14 @@ class GameTracker:
                 self._finished += 1
                 out.append(GameResult(gid, res, len(state.ucis), self.feed))
             elif state.result != res:
-                log.warning("%s: result changed from %s to %s; keeping the first", gid, state.result, res)
+                self._notice(f"{gid}: result changed from {state.result} to {res}; keeping the first", gid, "warning")
         if state.result is not None:
             state.pack()
         return out
 
     def error(self, game_id: str, message: str) -> list[Message]:
         """A FeedError for a game, unless the same one was the last sent for it."""
-        return self._error(game_id, message)
+        return self._said(self._error(game_id, message))
 
     # ------------------------------------------------------------- withdrawals
     def unlisted(self, view: str) -> None:
@@ -597,6 +615,9 @@ class GameTracker:
         >>> t.game_ids()
         ['?|?|A|B', '?|?|C|Dee']
         """
+        return self._said(self._poll_done(views, now))
+
+    def _poll_done(self, views: Sequence[str], now: float) -> list[Message]:
         if self.withdraw_after is None or not views:
             return []
         listings = [self._listings.get(v) for v in views]
@@ -606,8 +627,8 @@ class GameTracker:
         listed = frozenset().union(*listings)  # type: ignore[arg-type]
         previous, self._last_listed = self._last_listed, listed
         if previous and not listed & previous:
-            log.info("feed %s: its round now lists none of the %d games it listed before (%d now): a new view, "
-                     "nothing withdrawn", self.feed, len(previous), len(listed))
+            self._notice(f"its round now lists none of the {len(previous)} games it listed before ({len(listed)} now): "
+                         "a new view, nothing withdrawn")
             self._owned = set(listed)
             self._absent.clear()
             return []
@@ -639,6 +660,18 @@ class GameTracker:
             del self._digest_gid[digest]
 
     # -------------------------------------------------------------- internals
+    def _notice(self, message: str, gid: str | None = None, level: Literal["info", "warning"] = "info") -> None:
+        """A :class:`FeedNotice`, returned by the next update (or poll) with its messages."""
+        self._notices.append(FeedNotice(self.feed, message, gid, level))
+
+    def _said(self, out: list[Message]) -> list[Message]:
+        """``out`` and, after it, the notices not yet returned."""
+        if not self._notices:
+            return out
+        out = [*out, *self._notices]
+        self._notices.clear()
+        return out
+
     def _error(self, gid: str, message: str) -> list[Message]:
         if self._errors.get(gid) == message:
             return []
@@ -653,7 +686,7 @@ class GameTracker:
                 continue
             tk = tags_key(headers)
             if seen.setdefault(site, tk) != tk and site not in self._shared_urls:
-                log.info("Site %s is used by more than one game; telling games apart by tags", site)
+                self._notice(f"Site {site} is used by more than one game; telling games apart by tags")
                 self._shared_urls.add(site)
 
 
@@ -710,8 +743,6 @@ class _GameState:
     def truncate(self, n: int) -> None:
         del self.ucis[n:]
         self.board = None
-        if self.result is not None:
-            log.info("moves before a result were corrected; the result stands")
 
     def extend(self, ucis: Iterable[str], board: chess.Board) -> None:
         self.ucis.extend(ucis)
