@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from livemon.rating.accuracy import (
     CLASSES,
@@ -41,7 +41,8 @@ from livemon.rating.accuracy import (
     win_percent,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
-from livemon.rating.quality import MIN_POSITIONS, QualityModel
+if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
+    from livemon.rating.quality import QualityModel
 
 __all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "TURNING_POINT", "display_rules",
            "estimate_display", "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
@@ -287,7 +288,7 @@ def estimate_display(estimate: Mapping[str, Any] | None, model: QualityModel | N
     is the ratings its model was fitted on, and ``more_games`` the model's own count of the games until the interval
     is ``max_width`` wide (a player's persistent spread makes it narrow more slowly than 1/√games; None: never).
 
-    >>> from livemon.rating.quality import FEATURES
+    >>> from livemon.rating.quality import FEATURES, QualityModel
     >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 400.0, 1700.0, 1250.0, 2850.0)
     >>> estimate_display({"elo": None, "cr95": None, "positions": 25, "games": 1, "kind": "moves"}, m, 1000.0)
     {'show': False, 'more_games': 5}
@@ -298,7 +299,11 @@ def estimate_display(estimate: Mapping[str, Any] | None, model: QualityModel | N
     games = int((estimate or {}).get("games") or 0)
     out = display_rules(estimate, games, max_width, fitted)
     positions = int((estimate or {}).get("positions") or 0)
-    if (not out["show"] and model is not None and estimate is not None and estimate.get("kind") == "moves"
+    if model is None:
+        return out
+    from livemon.rating.quality import MIN_POSITIONS  # loaded already: the model is one of its objects
+
+    if (not out["show"] and estimate is not None and estimate.get("kind") == "moves"
             and positions >= MIN_POSITIONS and "outside" not in str(out.get("reason", ""))):
         more = model.games_to(positions, max(games, 1), half_width=max_width / 2)
         out["more_games"] = None if more is None else max(more, 1)
