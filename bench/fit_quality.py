@@ -50,6 +50,7 @@ from livemon.rating.quality import (  # noqa: E402
     QualityStats,
     combine,
     field_estimate,
+    fit_field_prior,
     fit_quality_model,
     move_features,
     results_performance,
@@ -217,7 +218,21 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
         er, em = np.array([x[1] for x in rows]), np.array([x[2] for x in rows])
         model = QualityModel(**{**model.__dict__, "results": {
             "a": 0.0, "b": float(np.mean(k * er**2)), "rho": float(np.corrcoef(em, er)[0, 1]), "player_events": len(rows)}})
-    return model
+    return QualityModel(**{**model.__dict__, "field_table": fit_field_prior(field_rows(sides))})
+
+
+def field_rows(sides: Sequence[Side]) -> list[tuple[float, float, float, list[float]]]:
+    """(rating, mean and variance of the other players' ratings, opponents' ratings by round) of each rated
+    player-event: what :func:`~livemon.rating.quality.fit_field_prior` fits the field's prior on."""
+    fields = field_of(sides)
+    out = []
+    for u in units(sides, "event"):
+        others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
+        if u.elo is None or len(others) < 2:
+            continue
+        out.append((u.elo, float(np.mean(others)), float(np.var(others, ddof=1)),
+                    [s.opponent_elo for s in u.sides if s.opponent_elo is not None]))
+    return out
 
 
 Estimator = Callable[[Unit], tuple[float, tuple[float, float] | None] | None]
@@ -239,7 +254,8 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
         if st.positions < 5:
             return None
         others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
-        f = field_estimate(model, model.estimate(st), st, others)
+        opponents = [s.opponent_elo for s in u.sides if s.opponent_elo is not None]
+        f = field_estimate(model, model.estimate(st), st, others, opponents)
         return None if f.elo is None or f.cr95 is None else (f.elo, f.cr95)
 
     def results(u: Unit) -> tuple[float, tuple[float, float] | None] | None:

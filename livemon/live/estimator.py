@@ -546,7 +546,22 @@ class Estimator:
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "field", reason=moves.reason)
-        return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player))
+        return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player),
+                                   self.opponents_of(player))
+
+    def opponents_of(self, player: PlayerState) -> list[float]:
+        """The ratings of the player's rated opponents, game by game (finished or not): with the field, the
+        field estimate's prior (in a Swiss event the pairings say where a player stands)."""
+        out = []
+        for seq in sorted(player.sides):
+            game = self._by_seq.get(seq)
+            if game is None:
+                continue
+            info = game.info
+            opponent = self.players.get(info.black if player.sides[seq] == 1 else info.white)
+            if opponent is not None and opponent.elo is not None:
+                out.append(float(opponent.elo))
+        return out
 
     def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
         """(opponent's rating, points) of the player's finished games against a rated opponent."""

@@ -268,10 +268,55 @@ class QualityModel:
     results: dict[str, float] = field(default_factory=dict)
     """Noise of the results performance around the rating (``a`` + ``b``/k, Elo²) and its error
     correlation with the moves estimate (``rho``): what :func:`combine` weighs with."""
+    field_table: dict[str, list[float]] = field(default_factory=dict)
+    """The field estimate's prior table (``beta``, ``lambda`` per game against a rated opponent: :func:`field_prior`)."""
+    ratings: tuple[float, float] = (0.0, 0.0)
+    """Mean and sd of the ratings fitted on: where :meth:`level` expects a player to be before their moves say."""
+    noise_level: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    """How the noise grows or shrinks with the player's level, x = (Elo − 2000)/1000: the sd of a game's parts
+    (σ_d, σ_m) is scaled by exp(b + a·x), the persistent part's (σ_p) by exp(b_p + a_p·x), (b, a, b_p, a_p)
+    fitted by maximum likelihood on out-of-fold errors (:meth:`noise_scale`). A club player's games are
+    noisier than a grandmaster's, and their rating a looser guide to their level in an event: one pooled
+    noise would be too narrow for the one and too wide for the other."""
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES) or self.features != FEATURES:
             raise ValueError("QualityModel: the weights do not match this livemon's features")
+
+    def noise_scale(self, elo: float | None, persistent: bool = False) -> float:
+        """The factor on the sd of a game's noise (or of the ``persistent`` part) at a level of ``elo``
+        (clamped to the ratings fitted on); 1 without one.
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
+        ...                  noise_level=(0.0, -0.5, 0.0, -1.0))
+        >>> round(m.noise_scale(1500), 2), m.noise_scale(2000), round(m.noise_scale(2600), 2), m.noise_scale(None)
+        (1.28, 1.0, 0.74, 1.0)
+        >>> round(m.noise_scale(1500, persistent=True), 2)
+        1.65
+        """
+        if elo is None:
+            return 1.0
+        b, a, bp, ap = self.noise_level
+        r = (min(max(elo, self.elo_min), self.elo_max) - 2000.0) / 1000.0
+        return math.exp(bp + ap * r) if persistent else math.exp(b + a * r)
+
+    def level(self, stats: QualityStats, elo: float) -> float:
+        """The level whose noise an estimate ``elo`` of these moves has (:meth:`noise_scale`): the expected rating
+        given the estimate, E[r | elo] = m + ρ·(elo − m), ρ = s²/(s² + Var) with the ratings' mean m and sd s.
+
+        The point estimate stays unshrunk; only the noise it is read at is. After one game (ρ ≈ 0.3) a lucky
+        game of a club player does not earn a grandmaster's narrow interval; over an event ρ nears 1.
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 400.0, 1600.0, 1400, 2800, ratings=(2000.0, 300.0))
+        >>> one, nine = QualityStats((0,) * len(FEATURES), 25, 1), QualityStats((0,) * len(FEATURES), 225, 9)
+        >>> round(m.level(one, 2600.0)), round(m.level(nine, 2600.0))
+        (2149, 2418)
+        """
+        mean, sd = self.ratings
+        if sd <= 0:
+            return elo
+        rho = sd**2 / (sd**2 + self.variance_of(stats))
+        return mean + rho * (elo - mean)
 
     def counts(self, decision: Decision, ply: int) -> bool:
         """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
@@ -310,29 +355,34 @@ class QualityModel:
         n = FIXED * max(stats.positions, 1)
         return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
 
-    def variance_of(self, stats: QualityStats) -> float:
-        """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`)."""
+    def variance_of(self, stats: QualityStats, elo: float | None = None) -> float:
+        """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`),
+        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels)."""
         weighted = self._game_weights(stats)
         if weighted is None:
-            return self.variance(stats.positions, stats.games)
-        return self.sigma_persist**2 + 1.0 / sum(w for w, _ in weighted)
+            return self.variance(stats.positions, stats.games, elo)
+        return ((self.sigma_persist * self.noise_scale(elo, True)) ** 2
+                + self.noise_scale(elo) ** 2 / sum(w for w, _ in weighted))
 
-    def variance(self, positions: int, games: int) -> float:
-        """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²).
+    def variance(self, positions: int, games: int, elo: float | None = None) -> float:
+        """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²),
+        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels).
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
         >>> round(math.sqrt(m.variance(30, 1))), round(math.sqrt(m.variance(270, 9)))
         (289, 135)
         """
         k = max(games, 1)
-        return self.sigma_persist**2 + self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
+        per_games = self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
+        return (self.sigma_persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
 
     def games_to(self, positions: int, games: int, prior_var: float | None = None,
-                 half_width: float = TARGET_HALF_WIDTH) -> int | None:
+                 half_width: float = TARGET_HALF_WIDTH, elo: float | None = None) -> int | None:
         """Further games (at the player's moves per game) until the 95% interval is ±``half_width``.
 
         0: it is already; None: never (the persistent spread alone is wider, or after 500 games).
-        ``prior_var``: the field's prior variance of :func:`field_estimate`, when the interval is its.
+        ``prior_var``: the field's prior variance of :func:`field_estimate`, when the interval is its;
+        ``elo``: the level whose noise it is (:meth:`noise_scale`).
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 50.0, 200.0, 1000.0, 1400, 2800)
         >>> m.games_to(30, 1), m.games_to(3000, 100)
@@ -343,12 +393,12 @@ class QualityModel:
         per_game = positions / games if games and positions else self.moves_per_game
         target = (half_width / _Z95) ** 2
         for extra in range(0, 501):
-            v = self.variance(int(round(positions + extra * per_game)), games + extra)
+            v = self.variance(int(round(positions + extra * per_game)), games + extra, elo)
             if prior_var is not None:
                 v = 1.0 / (1.0 / v + 1.0 / prior_var)
             if v <= target:
                 return extra
-            if extra == 0 and prior_var is None and self.sigma_persist**2 >= target:
+            if extra == 0 and prior_var is None and (self.sigma_persist * self.noise_scale(elo, True)) ** 2 >= target:
                 return None
         return None
 
@@ -367,11 +417,12 @@ class QualityModel:
             return QualityEstimate(None, None, None, n, stats.games, "moves",
                                    reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
         elo = self.score(stats)
-        sd = math.sqrt(self.variance_of(stats))
-        to150 = self.games_to(n, k)
+        level = self.level(stats, elo)
+        sd = math.sqrt(self.variance_of(stats, level))
+        to150 = self.games_to(n, k, elo=level)
         note = None if to150 is not None else (
-            f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist:.0f}: a player's level in one event "
-            "differs from their rating by that much")
+            f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist * self.noise_scale(level, True):.0f}: a player's "
+            "level in one event differs from their rating by that much")
         if 2 * _Z95 * sd > self.elo_max - self.elo_min:
             return QualityEstimate(None, None, sd, n, stats.games, "moves", to150,
                                    reason=f"{n} positions: the 95% interval (±{_Z95 * sd:.0f}) would be wider than the "
@@ -386,7 +437,9 @@ class QualityModel:
                 "sigma_persist": self.sigma_persist, "sigma_day": self.sigma_day, "sigma_move": self.sigma_move,
                 "elo_min": self.elo_min, "elo_max": self.elo_max, "book_moves": self.book_moves,
                 "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
-                "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results)}
+                "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results),
+                "field_table": {k: list(v) for k, v in self.field_table.items()}, "ratings": list(self.ratings),
+                "noise_level": list(self.noise_level)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QualityModel:
@@ -395,17 +448,93 @@ class QualityModel:
                    float(d["sigma_persist"]), float(d["sigma_day"]), float(d["sigma_move"]),
                    float(d["elo_min"]), float(d["elo_max"]), int(d["book_moves"]), float(d["eval_bound"]),
                    tuple(d["features"]), float(d.get("moves_per_game", 30.0)), str(d.get("pool", "FIDE classical")),
-                   str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()})
+                   str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()},
+                   {k: [float(x) for x in v] for k, v in d.get("field_table", {}).items()},
+                   tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
+                   _noise_level(d.get("noise_level")))
+
+
+FIELD_ROUNDS = 9
+"""The field prior's table runs to this many games against rated opponents; longer events use its last row."""
+
+
+def _noise_level(v: Sequence[float] | None) -> tuple[float, float, float, float]:
+    """A stored ``noise_level``: none is (0, 0, 0, 0); a pair (b, a) scales the persistent part alike."""
+    x = [float(t) for t in (v or (0.0, 0.0))]
+    b, a = x[0], x[1]
+    return (b, a, x[2], x[3]) if len(x) >= 4 else (b, a, b, a)
+
+
+def field_prior(model: QualityModel, n: int, mu: float, var: float,
+                opponents: Sequence[float] = ()) -> tuple[float, float]:
+    """(mean, variance) of the field's prior for one player: the other players' ratings, and the player's opponents.
+
+    Centre mu + β_k·(mean opponent − mu), variance λ_k·var, k the games against a rated opponent so far
+    (:attr:`QualityModel.field_table`, fitted by :func:`fit_field_prior`): in a Swiss event the pairings
+    follow the score, so from the middle rounds on a player's opponents say where the player stands in
+    the field (β > 0, λ < 1); in a round robin the opponents are the field. Without a fitted table, or
+    before a game against a rated opponent: the field alone (β 0, λ 1).
+
+    >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
+    ...                  field_table={"beta": [0.0, 1.0], "lambda": [1.0, 0.5]})
+    >>> field_prior(m, 10, 2000.0, 200.0**2), field_prior(m, 10, 2000.0, 200.0**2, [2300.0, 2100.0])
+    ((2000.0, 40000.0), (2200.0, 20000.0))
+    """
+    beta, lam = model.field_table.get("beta", []), model.field_table.get("lambda", [])
+    k = min(len(opponents), len(beta), len(lam))
+    if k == 0:
+        return mu, max(var, 25.0**2)
+    b, lm = beta[k - 1], lam[k - 1]
+    return mu + b * (sum(opponents) / len(opponents) - mu), max(lm * var, 25.0**2)
+
+
+def fit_field_prior(rows: Sequence[tuple[float, float, float, Sequence[float]]],
+                    rounds: int = FIELD_ROUNDS) -> dict[str, list[float]]:
+    """β_k and λ_k of :func:`field_prior` for k = 1 … ``rounds`` games, from rated player-events.
+
+    ``rows``: (the player's rating, the mean and the variance of the OTHER players' ratings, the player's
+    opponents' ratings in the order played). Each player-event enters every k up to its games (what a
+    screen shows after k games): β_k by least squares of (rating − mean) on (mean opponent − mean),
+    weighed by 1/var; λ_k the mean of the squared residual ÷ var. A k with fewer than 20 player-events
+    takes the row before it.
+
+    >>> rows = [(2000.0 + d, 2000.0, 100.0**2, [2000.0 + 0.5 * d] * 5) for d in (-150.0, -50.0, 50.0, 150.0) * 6]
+    >>> t = fit_field_prior(rows, 5)
+    >>> [round(b, 2) for b in t["beta"]], [round(x, 3) for x in t["lambda"]]
+    ([2.0, 2.0, 2.0, 2.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0])
+    """
+    beta: list[float] = []
+    lam: list[float] = []
+    for k in range(1, rounds + 1):
+        y, x, v = [], [], []
+        for elo, mu, var, opp in rows:
+            if var <= 0 or len(opp) < k:
+                continue
+            seen = opp[:k] if k < rounds else opp  # the last row: every opponent of the longer events
+            y.append(elo - mu)
+            x.append(sum(seen) / len(seen) - mu)
+            v.append(var)
+        if len(y) < 20:
+            beta.append(beta[-1] if beta else 0.0)
+            lam.append(lam[-1] if lam else 1.0)
+            continue
+        ya, xa, va = np.array(y), np.array(x), np.array(v)
+        sxx = float((xa * xa / va).sum())
+        b = float((xa * ya / va).sum()) / sxx if sxx > 0 else 0.0
+        beta.append(b)
+        lam.append(float(np.mean((ya - b * xa) ** 2 / va)))
+    return {"beta": beta, "lambda": lam}
 
 
 def field_estimate(model: QualityModel, est: QualityEstimate, stats: QualityStats,
-                   field_ratings: Sequence[float]) -> QualityEstimate:
+                   field_ratings: Sequence[float], opponents: Sequence[float] = ()) -> QualityEstimate:
     """"In this field": the moves estimate shrunk toward the event's field (empirical Bayes).
 
-    The prior is N(mean, sd²) of the OTHER players' ratings of the event (never the player's
-    own); the posterior is the precision-weighted mean. It is the right number for "how is
-    this player doing among these players"; the headline (no prior) is the one to compare
-    players of different events or bands. Needs two other rated players.
+    The prior is made of the OTHER players' ratings of the event (never the player's own): their
+    mean and spread, and the ratings of the player's opponents so far (:func:`field_prior`); the
+    posterior is the precision-weighted mean. It is the right number for "how is this player doing
+    among these players"; the headline (no prior) is the one to compare players of different
+    events or bands. Needs two other rated players.
 
     >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
     >>> s = QualityStats((0,) * len(FEATURES), 270, 9)
@@ -418,28 +547,30 @@ def field_estimate(model: QualityModel, est: QualityEstimate, stats: QualityStat
     n = len(ratings)
     mu = sum(ratings) / n if n else 0.0
     var = sum((r - mu) ** 2 for r in ratings) / (n - 1) if n > 1 else 0.0
-    return field_estimate_from(model, est, stats, n, mu, var)
+    return field_estimate_from(model, est, stats, n, mu, var, opponents)
 
 
 def field_estimate_from(model: QualityModel, est: QualityEstimate, stats: QualityStats, n: int, mu: float,
-                        var: float) -> QualityEstimate:
-    """:func:`field_estimate` from the field's count, mean and variance (ddof 1) of the other players' ratings."""
+                        var: float, opponents: Sequence[float] = ()) -> QualityEstimate:
+    """:func:`field_estimate` from the field's count, mean and variance (ddof 1) of the other players' ratings
+    and the player's opponents' ratings."""
     if n < 2:
         return QualityEstimate(None, None, None, est.positions, est.games, "field",
                                reason="the field needs two other rated players", label="in this field")
     if est.sd is None or stats.positions < MIN_POSITIONS:
         return QualityEstimate(None, None, None, est.positions, est.games, "field",
                                reason=est.reason or "no moves estimate", label="in this field")
-    prior_var = max(var, 25.0**2)
+    centre, prior_var = field_prior(model, n, mu, var, opponents)
     v = est.sd**2
     elo = model.score(stats) if est.elo is None else est.elo
     post_var = 1.0 / (1.0 / v + 1.0 / prior_var)
-    post = post_var * (elo / v + mu / prior_var)
+    post = post_var * (elo / v + centre / prior_var)
     sd = math.sqrt(post_var)
-    to150 = model.games_to(stats.positions, max(stats.games, 1), prior_var)
+    to150 = model.games_to(stats.positions, max(stats.games, 1), prior_var, elo=model.level(stats, elo))
+    with_opponents = f", {len(opponents)} opponents" if opponents and model.field_table.get("beta") else ""
     return QualityEstimate(post, (post - _Z95 * sd, post + _Z95 * sd), sd, est.positions, est.games, "field",
-                           to150, label=f"in this field (prior {mu:.0f} ± {math.sqrt(prior_var):.0f}, "
-                                        f"{n} other players)")
+                           to150, label=f"in this field (prior {centre:.0f} ± {math.sqrt(prior_var):.0f}, "
+                                        f"{n} other players{with_opponents})")
 
 
 def fide_dp(p: float) -> float:
@@ -575,6 +706,58 @@ def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, n
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
 
 
+def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
+                 parts: tuple[float, float, float]) -> tuple[float, float, float, float]:
+    """(b, a, b_p, a_p) of :attr:`QualityModel.noise_level`, by maximum likelihood (normal) on the out-of-fold
+    errors, x = (Elo − 2000)/1000: first each game's error against its pooled sd √(σ_p² + σ_d² + σ_m²/n)
+    scaled by exp(b + a·x); then each player-event's weighted mean error against σ_p·exp(b_p + a_p·x) and its
+    games' part, so that the persistent part (how far a player's level in an event is from their rating)
+    finds its own slope."""
+    sp, sdd, sm = parts
+    x: list[float] = []
+    z2: list[float] = []
+    groups: dict[Hashable, list[float]] = {}
+    for s, (intercept, w) in zip(samples, scores):
+        n = len(s.features)
+        if n == 0:
+            continue
+        e = intercept + float((s.features @ w).mean()) - s.elo
+        x.append((s.elo - 2000.0) / 1000.0)
+        z2.append(e * e / (sp**2 + sdd**2 + sm**2 / n))
+        g = groups.setdefault(s.player_event, [0.0, 0.0, 0.0])  # Σw·e, Σw, x
+        wt = 1.0 / (sdd**2 + sm**2 / n)
+        g[0] += wt * e
+        g[1] += wt
+        g[2] = x[-1]
+    if len(x) < 10 or np.ptp(x) == 0:
+        return 0.0, 0.0, 0.0, 0.0
+    xa, za = np.array(x), np.array(z2)
+
+    def profile(a: float) -> tuple[float, float]:  # the best b at slope a, and the -2 log likelihood there
+        b2 = math.log(float(np.mean(za * np.exp(-2.0 * a * xa))))
+        return b2 / 2.0, float(np.sum(b2 + 2.0 * a * xa + za * np.exp(-2.0 * a * xa - b2)))
+
+    grid = np.linspace(-2.0, 2.0, 401)
+    a = float(grid[int(np.argmin([profile(float(g))[1] for g in grid]))])
+    b = profile(a)[0]
+    if sp <= 0:
+        return b, a, b, a
+    ge = np.array([g[0] / g[1] for g in groups.values()])
+    gx = np.array([g[2] for g in groups.values()])
+    vg = np.exp(2.0 * (b + a * gx)) / np.array([g[1] for g in groups.values()])
+
+    def best(bs: np.ndarray, as_: np.ndarray) -> tuple[float, float]:
+        bp, ap = np.meshgrid(bs, as_, indexing="ij")
+        v = sp**2 * np.exp(2.0 * (bp[..., None] + ap[..., None] * gx)) + vg
+        nll = (np.log(v) + ge**2 / v).sum(axis=-1)
+        i, j = np.unravel_index(int(np.argmin(nll)), nll.shape)
+        return float(bp[i, j]), float(ap[i, j])
+
+    bp, ap = best(np.linspace(-3.0, 2.0, 51), np.linspace(-3.0, 3.0, 61))  # coarse, then within a step of it
+    bp, ap = best(np.linspace(bp - 0.1, bp + 0.1, 21), np.linspace(ap - 0.1, ap + 0.1, 21))
+    return b, a, bp, ap
+
+
 def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
                  by_event: int, means: np.ndarray | None = None) -> tuple[float, np.ndarray, float, float]:
     """(intercept, weights, lowest and highest rating) of the OLS lines Elo → features, inverted by GLS.
@@ -614,7 +797,8 @@ def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
 
 def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
                       ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
-                      fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None) -> QualityModel:
+                      fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None,
+                      by_level: bool = True) -> QualityModel:
     """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
 
     ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
@@ -625,7 +809,8 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     are scored by a fit on the other events (``noise_folds`` None; or the events dealt into that
     many folds; 0 or 1: in sample), so that the interval also holds the error of the fitted lines
     themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
-    what unseen events show).
+    what unseen events show). ``by_level``: also fit how the noise scales with the player's level
+    (:attr:`QualityModel.noise_level`; False: one pooled noise).
 
     >>> rng = np.random.default_rng(1)
     >>> games = []
@@ -663,6 +848,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
             for i in np.flatnonzero(which == f):
                 scores[i] = (ic, wf)
     sp, sdd, sm = _pooled_noise(samples, scores)
+    level = _level_noise(samples, scores, (sp, sdd, sm)) if by_level else (0.0, 0.0, 0.0, 0.0)
     moves = float(np.mean([len(s.features) for s in samples]))
+    elos = np.array([s.elo for s in samples], dtype=float)
     return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
-                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on)
+                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
+                        ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
