@@ -631,11 +631,7 @@ class LiveCore:
         self._counters.rollbacks += 1
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
-        self._estimator.rollback(game_id, from_ply)
-        self._unpublish_moments(game_id, from_ply, "a correction took the move back", out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, from_ply):
-                self._screen(key, out)
+        self._unscore(game_id, from_ply, "a correction took the move back", out)
         again = game.truncate(from_ply)  # a compacted game: the cache answers again
         if not game.comments and game.all_commented():  # the ply without a comment was corrected away
             again = self._revalue(game, True, out)
@@ -653,11 +649,7 @@ class LiveCore:
         (:meth:`forget`): what a correction does, the moves kept."""
         game_id = game.game_id
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
-        self._estimator.rollback(game_id, ply)
-        self._unpublish_moments(game_id, ply, reason, out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, ply):
-                self._screen(key, out)
+        self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
         result = self._results.get(game_id)
         if result is not None:
@@ -673,12 +665,20 @@ class LiveCore:
         :class:`LiveGame`): its scored plies are rolled back and every ply scored again. Returns the
         positions that need the engine."""
         if comments or game.plies > 1:  # plies scored before (at ply 1 only the new ply, not yet scored)
-            self._estimator.rollback(game.game_id, 1)
-            self._unpublish_moments(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
-            if self._screener is not None:
-                for key in self._screener.rollback(game.game_id, 1):
-                    self._screen(key, out)
+            self._unscore(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
         return game.drop_comments(comments)
+
+    def _unscore(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
+        """Ply ``from_ply`` on of a game out of the figures: the estimates, its moments (``reason`` says why they
+        go) and the screening. What becomes of the plies is the caller's: a correction truncates them
+        (:meth:`_rollback`), :meth:`forget` replays them from that ply (:meth:`_rescore`), a switch between
+        comments and engine revalues every ply (:meth:`_revalue`). The estimator's rollback takes the game's
+        result."""
+        self._estimator.rollback(game_id, from_ply)
+        self._unpublish_moments(game_id, from_ply, reason, out)
+        if self._screener is not None:
+            for key in self._screener.rollback(game_id, from_ply):
+                self._screen(key, out)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
         if game_id not in self._games:
