@@ -638,9 +638,7 @@ class LiveCore:
         self._analyse(game, again, out)
         self._preview.pop(game_id, None)
         result = self._results.get(game_id)
-        if result is not None:
-            # a corrected finished game keeps its result: the feeds do not send it again
-            self._estimator.set_result(game_id, result)
+        if result is not None:  # a corrected finished game keeps its result: the feeds do not send it again
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
 
@@ -651,9 +649,6 @@ class LiveCore:
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
-        result = self._results.get(game_id)
-        if result is not None:
-            self._estimator.set_result(game_id, result)  # a rollback takes it; the game is still finished
         self._analyse(game, game.replay_from(ply), out)
         self._score(game, out)
         self._results_changed(game_id, out)  # both players' figures lost the plies
@@ -672,9 +667,12 @@ class LiveCore:
         """Ply ``from_ply`` on of a game out of the figures: the estimates, its moments (``reason`` says why they
         go) and the screening. What becomes of the plies is the caller's: a correction truncates them
         (:meth:`_rollback`), :meth:`forget` replays them from that ply (:meth:`_rescore`), a switch between
-        comments and engine revalues every ply (:meth:`_revalue`). The estimator's rollback takes the game's
-        result."""
+        comments and engine revalues every ply (:meth:`_revalue`). The game keeps its result (the estimator's
+        rollback takes it, so it is given back): the feeds do not send it again."""
         self._estimator.rollback(game_id, from_ply)
+        result = self._results.get(game_id)
+        if result is not None:
+            self._estimator.set_result(game_id, result)
         self._unpublish_moments(game_id, from_ply, reason, out)
         if self._screener is not None:
             for key in self._screener.rollback(game_id, from_ply):
