@@ -392,55 +392,55 @@ class FileFeedConfig(FeedConfig):
 
 
 @dataclass
-class HttpFeedConfig(FeedConfig):
-    """``type = "http"``: a URL returning a round's multi-game PGN, polled with conditional requests."""
+class UrlFeedConfig(FeedConfig):
+    """The keys the feeds read over HTTP share (:class:`HttpFeedConfig` polls a URL, :class:`StreamFeedConfig`
+    holds one GET open); not a ``type`` of its own. The defaults are the same for both."""
 
-    type: str = "http"
     url: str = ""
-    """An http:// or https:// URL returning a multi-game PGN."""
-    interval: float = 2.0
-    """Seconds between polls (and the first retry delay after an error)."""
+    """An http:// or https:// URL: a round's multi-game PGN (http) or a round stream (stream)."""
     timeout: float = 30.0
-    """Seconds a poll may take in all (connecting, headers, the whole body)."""
+    """Seconds before a read is given up: a whole poll (http: connecting, headers, the whole body) or a
+    silence of the stream (stream: then it reconnects)."""
     max_backoff: float = 60.0
     """Longest wait between retries after errors (the wait doubles per error up to this)."""
     identity: str = "auto"
     """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
     max_body_mb: float = 64.0
-    """Largest response body read, in MB; larger: one error, skipped."""
+    """Largest piece read, in MB (http: a response body; stream: a single game); larger: one error, skipped."""
+
+    def validate(self) -> None:
+        super().validate()  # the type is checked there, so it names this feed's own
+        _url(self.where, self.url, self.type)
+        _range(self.where, self, {"timeout": (0.1, 86400), "max_backoff": (0.05, 86400), "max_body_mb": (0.001, 4096)})
+
+
+@dataclass
+class HttpFeedConfig(UrlFeedConfig):
+    """``type = "http"``: a URL returning a round's multi-game PGN, polled with conditional requests."""
+
+    type: str = "http"
+    interval: float = 2.0
+    """Seconds between polls (and the first retry delay after an error)."""
     withdraw_after: float = 10.0
     """Seconds (and at least 3 whole reads) a game must be missing from its round before it is withdrawn; 0 = never."""
 
     def validate(self) -> None:
         super().validate()
-        _url(self.where, self.url, "http")
-        _range(self.where, self, {"interval": (0.05, 86400), "timeout": (0.1, 86400), "max_backoff": (0.05, 86400),
-                                  "withdraw_after": (0, 10**6), "max_body_mb": (0.001, 4096)})
+        _range(self.where, self, {"interval": (0.05, 86400), "withdraw_after": (0, 10**6)})
 
 
 @dataclass
-class StreamFeedConfig(FeedConfig):
-    """``type = "stream"``: one long-lived GET in the lichess broadcast round-stream format."""
+class StreamFeedConfig(UrlFeedConfig):
+    """``type = "stream"``: one long-lived GET in the lichess broadcast round-stream format
+    (``/api/stream/broadcast/round/{id}.pgn``)."""
 
     type: str = "stream"
-    url: str = ""
-    """An http:// or https:// round stream (``/api/stream/broadcast/round/{id}.pgn``)."""
     interval: float = 2.0
     """First reconnect delay, seconds (doubling per failure up to ``max_backoff``)."""
-    timeout: float = 30.0
-    """Seconds without data before reconnecting."""
-    max_backoff: float = 60.0
-    """Longest wait between reconnection attempts."""
-    identity: str = "auto"
-    """How games are told apart: auto (GameURL, unique URL Site, else tags) or tags (Event+Round+White+Black)."""
-    max_body_mb: float = 64.0
-    """Largest single game read, in MB; larger: one error, skipped."""
 
     def validate(self) -> None:
         super().validate()
-        _url(self.where, self.url, "stream")
-        _range(self.where, self, {"interval": (0.05, 86400), "timeout": (0.1, 86400), "max_backoff": (0.05, 86400),
-                                  "max_body_mb": (0.001, 4096)})
+        _range(self.where, self, {"interval": (0.05, 86400)})
 
 
 @dataclass

@@ -1011,3 +1011,22 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
         assert lied.core.board_state(gid) == honest.core.board_state(gid)
         assert lied.core.games[gid].compacted == honest.core.games[gid].compacted
     assert lied.core.forget(set()) == [] and lied.core.forget({"8/8/8/8/8/8/8/8 w - -"}) == []
+
+
+def test_a_finished_commented_game_keeps_its_result_when_a_ply_without_a_comment_switches_it_to_the_engine():
+    """A ply after the result that carries no [%eval] revalues the whole game from the engine: the plies are
+    scored again, and the game stays finished in every figure, as the same game valued by the engine
+    throughout does."""
+    runs = {}
+    for commented in (True, False):
+        d = Driver(new_core())
+        evals = set(range(1, 7)) if commented else set()
+        moves = _with_evals(moves_of("g1", OPENING[:7]), evals)
+        d.feed(INFO, *moves[:6], GameResult("g1", "1-0", 6))
+        d.answer()
+        d.feed(moves[6])  # no [%eval]: the commented game switches to the engine
+        d.answer()
+        assert d.core.board_state("g1").result == "1-0" and not d.pending
+        runs[commented] = d.core.estimator.report(None), d.core.player_estimate(d.core.estimator.players["White A"])
+    assert runs[True][0]["games"][0]["result"] == "1-0"
+    assert runs[True] == runs[False]

@@ -41,6 +41,7 @@ from livemon.rating.accuracy import (
     win_percent,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
+from livemon.rating.limits import MIN_POSITIONS
 if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
     from livemon.rating.quality import QualityModel
 
@@ -301,8 +302,6 @@ def estimate_display(estimate: Mapping[str, Any] | None, model: QualityModel | N
     positions = int((estimate or {}).get("positions") or 0)
     if model is None:
         return out
-    from livemon.rating.quality import MIN_POSITIONS  # loaded already: the model is one of its objects
-
     if (not out["show"] and estimate is not None and estimate.get("kind") == "moves"
             and positions >= MIN_POSITIONS and "outside" not in str(out.get("reason", ""))):
         more = model.games_to(positions, max(games, 1), half_width=max_width / 2)

@@ -631,20 +631,14 @@ class LiveCore:
         self._counters.rollbacks += 1
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
-        self._estimator.rollback(game_id, from_ply)
-        self._unpublish_moments(game_id, from_ply, "a correction took the move back", out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, from_ply):
-                self._screen(key, out)
+        self._unscore(game_id, from_ply, "a correction took the move back", out)
         again = game.truncate(from_ply)  # a compacted game: the cache answers again
         if not game.comments and game.all_commented():  # the ply without a comment was corrected away
             again = self._revalue(game, True, out)
         self._analyse(game, again, out)
         self._preview.pop(game_id, None)
         result = self._results.get(game_id)
-        if result is not None:
-            # a corrected finished game keeps its result: the feeds do not send it again
-            self._estimator.set_result(game_id, result)
+        if result is not None:  # a corrected finished game keeps its result: the feeds do not send it again
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
 
@@ -653,15 +647,8 @@ class LiveCore:
         (:meth:`forget`): what a correction does, the moves kept."""
         game_id = game.game_id
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
-        self._estimator.rollback(game_id, ply)
-        self._unpublish_moments(game_id, ply, reason, out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, ply):
-                self._screen(key, out)
+        self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
-        result = self._results.get(game_id)
-        if result is not None:
-            self._estimator.set_result(game_id, result)  # a rollback takes it; the game is still finished
         self._analyse(game, game.replay_from(ply), out)
         self._score(game, out)
         self._results_changed(game_id, out)  # both players' figures lost the plies
@@ -673,12 +660,23 @@ class LiveCore:
         :class:`LiveGame`): its scored plies are rolled back and every ply scored again. Returns the
         positions that need the engine."""
         if comments or game.plies > 1:  # plies scored before (at ply 1 only the new ply, not yet scored)
-            self._estimator.rollback(game.game_id, 1)
-            self._unpublish_moments(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
-            if self._screener is not None:
-                for key in self._screener.rollback(game.game_id, 1):
-                    self._screen(key, out)
+            self._unscore(game.game_id, 1, "its positions are valued anew (engine or comments)", out)
         return game.drop_comments(comments)
+
+    def _unscore(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
+        """Ply ``from_ply`` on of a game out of the figures: the estimates, its moments (``reason`` says why they
+        go) and the screening. What becomes of the plies is the caller's: a correction truncates them
+        (:meth:`_rollback`), :meth:`forget` replays them from that ply (:meth:`_rescore`), a switch between
+        comments and engine revalues every ply (:meth:`_revalue`). The game keeps its result (the estimator's
+        rollback takes it, so it is given back): the feeds do not send it again."""
+        self._estimator.rollback(game_id, from_ply)
+        result = self._results.get(game_id)
+        if result is not None:
+            self._estimator.set_result(game_id, result)
+        self._unpublish_moments(game_id, from_ply, reason, out)
+        if self._screener is not None:
+            for key in self._screener.rollback(game_id, from_ply):
+                self._screen(key, out)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
         if game_id not in self._games:

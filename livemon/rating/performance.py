@@ -49,13 +49,13 @@ import numpy as np
 
 from livemon.rating.agent import Decision, log_distances, played_log_probs
 from livemon.rating.calibration import Calibration
+from livemon.rating.limits import MIN_POSITIONS as MIN_POSITIONS  # "as": importable from here too
 from livemon.rating.screening import screening_exclusion
 
 _Z95 = 1.959963984540054
 DEFAULT_POOL = "FIDE classical"
 ELO_RANGE = (400.0, 3600.0)
 """Support of the flat prior on the performance Elo (wider than any human rating)."""
-MIN_POSITIONS = 5
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ import numpy as np
 from livemon.rating.agent import K as _K
 from livemon.rating.agent import Decision
 from livemon.rating import fide
+from livemon.rating.limits import MIN_POSITIONS as MIN_POSITIONS  # "as": importable from here too
 from livemon.rating.screening import screening_exclusion
 
 _Z95 = 1.959963984540054
@@ -64,7 +65,6 @@ TARGET_HALF_WIDTH = 150.0
 """The ± of an interval a commentator can quote: :meth:`QualityModel.games_to` counts the games to reach it."""
 FIXED = 2.0**32
 """Fixed point of the feature sums (units of 2⁻³²): integer sums are exact in any order."""
-MIN_POSITIONS = 5
 RESULTS_MIN_GAMES = 5
 """A results performance has an interval from this many games (its noise was measured on such events)."""
 
