@@ -3,8 +3,8 @@
 Data (no engine; every analysis is a committed export):
 
 * the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and, when
-  present, ``calibration_d12_extra.jsonl.gz`` and ``calibration_d12_extra2.jsonl.gz``: the second
-  and third rounds of analysis, same profile, fit events only);
+  present, ``calibration_d12_extra.jsonl.gz``, ``calibration_d12_extra2.jsonl.gz`` and
+  ``calibration_d12_extra3.jsonl.gz``: the further rounds of analysis, same profile, fit events only);
 * the 2025 open's screened decisions (``open2025_decisions.jsonl.gz``, all nine rounds; its
   results from the PGN of ``../shared/data/real``).
 
@@ -60,6 +60,7 @@ from livemon.rating.screening import screening_exclusion  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 EXTRA = REPO / "bench" / "data" / "calibration_d12_extra.jsonl.gz"
 EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
+EXTRA3 = REPO / "bench" / "data" / "calibration_d12_extra3.jsonl.gz"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
@@ -147,7 +148,7 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
-    paths = [export] + ([EXTRA, EXTRA2] if export == DEFAULT else [])
+    paths = [export] + ([EXTRA, EXTRA2, EXTRA3] if export == DEFAULT else [])
     return calibration_sides(paths) + (open_sides() if with_open else [])
 
 
@@ -338,6 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     print(what)
     print(f"sigma persist {model.sigma_persist:.0f}, day {model.sigma_day:.0f}, move {model.sigma_move:.0f}; "
           f"results {model.results}")
+    print("noise scale by level (games' parts / persistent part): " + ", ".join(
+        f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
+    print("field prior per game against a rated opponent (beta, lambda): " + ", ".join(
+        f"{k + 1}: {b:+.2f}/{lm:.2f}" for k, (b, lm) in enumerate(zip(model.field_table.get("beta", []),
+                                                                     model.field_table.get("lambda", [])))))
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

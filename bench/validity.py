@@ -13,8 +13,9 @@ players' FIDE ratings (a player without a rating tag is estimated, never counted
 The estimators:
 
 * ``quality`` — the headline (:mod:`livemon.rating.quality`): twenty move-quality features,
-  Elo → features by OLS, inverted by GLS, with the measured noise as its interval;
-* ``quality_field`` — the same "in this field" (the event's other players' ratings as prior);
+  Elo → features by OLS, inverted by GLS, with the measured noise (by the player's level) as its interval;
+* ``quality_field`` — the same "in this field" (the event's other players' ratings and the player's
+  opponents' as prior);
 * ``results`` — FIDE's performance from results (mean opponent rating + dp(p));
 * ``moves+results`` — quality and results combined by their measured variances (measured here,
   not shipped: it is not sharper than results alone);
@@ -286,7 +287,7 @@ DESCRIBE = {
     "c_elo": "c-bar through the screening map",
     "acpl": "3100*exp(-0.01*ACPL)",
     "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
-    "quality_field": "the same in this field (others' ratings as prior)",
+    "quality_field": "the same in this field (others' ratings and the player's opponents as prior)",
     "results": "FIDE results performance (mean opp + dp(p))",
     "moves+results": "quality and results combined (labelled)",
     "mean": "predict the training players' mean rating",

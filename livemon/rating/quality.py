@@ -41,7 +41,7 @@ players can be told apart yet (:func:`told_apart`).
 >>> bad_stats = QualityTally.of(model, [("g1", d, 30 + 2 * i) for i, d in enumerate(bad)]).stats()
 >>> model.score(good_stats) > model.score(bad_stats), good_stats.positions, good_stats.games
 (True, 40, 1)
->>> print(model.estimate(good_stats).reason)  # one game: the interval is still wider than the ratings fitted
+>>> print(model.estimate(bad_stats).reason)  # one weak game: the interval is still wider than the ratings fitted
 40 positions: the 95% interval (±...) would be wider than the rating range fitted on (...)
 """
 
@@ -312,11 +312,7 @@ class QualityModel:
         >>> round(m.level(one, 2600.0)), round(m.level(nine, 2600.0))
         (2149, 2418)
         """
-        mean, sd = self.ratings
-        if sd <= 0:
-            return elo
-        rho = sd**2 / (sd**2 + self.variance_of(stats))
-        return mean + rho * (elo - mean)
+        return self._level_of(stats, self._game_weights(stats), elo)
 
     def counts(self, decision: Decision, ply: int) -> bool:
         """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
@@ -334,6 +330,26 @@ class QualityModel:
             out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), mean))
         return out or None
 
+    def _score_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None) -> float:
+        if weighted is not None:
+            total = sum(w for w, _ in weighted)
+            return sum(w * m for w, m in weighted) / total
+        n = FIXED * max(stats.positions, 1)
+        return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
+
+    def _variance_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None, elo: float | None) -> float:
+        if weighted is None:
+            return self.variance(stats.positions, stats.games, elo)
+        return ((self.sigma_persist * self.noise_scale(elo, True)) ** 2
+                + self.noise_scale(elo) ** 2 / sum(w for w, _ in weighted))
+
+    def _level_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None, elo: float) -> float:
+        mean, sd = self.ratings
+        if sd <= 0:
+            return elo
+        rho = sd**2 / (sd**2 + self._variance_of(stats, weighted, None))
+        return mean + rho * (elo - mean)
+
     def score(self, stats: QualityStats) -> float:
         """The point estimate (Elo): the games' mean per-move scores weighed by the inverse of each game's
         noise, σ_d² + σ_m²/n (a game of few counted moves says less, but no game counts for more than its
@@ -348,21 +364,12 @@ class QualityModel:
         >>> round(math.sqrt(m.variance_of(games))), round(math.sqrt(m.variance(50, 2)))
         (404, 384)
         """
-        weighted = self._game_weights(stats)
-        if weighted is not None:
-            total = sum(w for w, _ in weighted)
-            return sum(w * m for w, m in weighted) / total
-        n = FIXED * max(stats.positions, 1)
-        return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
+        return self._score_of(stats, self._game_weights(stats))
 
     def variance_of(self, stats: QualityStats, elo: float | None = None) -> float:
         """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`),
         at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels)."""
-        weighted = self._game_weights(stats)
-        if weighted is None:
-            return self.variance(stats.positions, stats.games, elo)
-        return ((self.sigma_persist * self.noise_scale(elo, True)) ** 2
-                + self.noise_scale(elo) ** 2 / sum(w for w, _ in weighted))
+        return self._variance_of(stats, self._game_weights(stats), elo)
 
     def variance(self, positions: int, games: int, elo: float | None = None) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²),
@@ -392,14 +399,25 @@ class QualityModel:
         """
         per_game = positions / games if games and positions else self.moves_per_game
         target = (half_width / _Z95) ** 2
-        for extra in range(0, 501):
+        if prior_var is None and (self.sigma_persist * self.noise_scale(elo, True)) ** 2 >= target:
+            return None
+
+        def there(extra: int) -> bool:  # the variance falls with every further game: search for the first
             v = self.variance(int(round(positions + extra * per_game)), games + extra, elo)
             if prior_var is not None:
                 v = 1.0 / (1.0 / v + 1.0 / prior_var)
-            if v <= target:
-                return extra
-            if extra == 0 and prior_var is None and (self.sigma_persist * self.noise_scale(elo, True)) ** 2 >= target:
-                return None
+            return v <= target
+
+        if not there(500):
+            return None
+        lo, hi = -1, 500  # not there at lo (or lo = -1), there at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if there(mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
         return None
 
     @property
@@ -416,9 +434,10 @@ class QualityModel:
         if n < MIN_POSITIONS:
             return QualityEstimate(None, None, None, n, stats.games, "moves",
                                    reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
-        elo = self.score(stats)
-        level = self.level(stats, elo)
-        sd = math.sqrt(self.variance_of(stats, level))
+        weighted = self._game_weights(stats)  # once: the point, the level and the interval all read them
+        elo = self._score_of(stats, weighted)
+        level = self._level_of(stats, weighted, elo)
+        sd = math.sqrt(self._variance_of(stats, weighted, level))
         to150 = self.games_to(n, k, elo=level)
         note = None if to150 is not None else (
             f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist * self.noise_scale(level, True):.0f}: a player's "
