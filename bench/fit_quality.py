@@ -222,8 +222,8 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
     return QualityModel(**{**model.__dict__, "field_table": fit_field_prior(field_rows(sides))})
 
 
-def field_rows(sides: Sequence[Side]) -> list[tuple[float, float, float, list[float]]]:
-    """(rating, mean and variance of the other players' ratings, opponents' ratings by round) of each rated
+def field_rows(sides: Sequence[Side]) -> list[tuple[float, float, float, list[float], int]]:
+    """(rating, mean and variance of the other players' ratings, opponents' ratings by round, other players) of each rated
     player-event: what :func:`~livemon.rating.quality.fit_field_prior` fits the field's prior on."""
     fields = field_of(sides)
     out = []
@@ -232,7 +232,7 @@ def field_rows(sides: Sequence[Side]) -> list[tuple[float, float, float, list[fl
         if u.elo is None or len(others) < 2:
             continue
         out.append((u.elo, float(np.mean(others)), float(np.var(others, ddof=1)),
-                    [s.opponent_elo for s in u.sides if s.opponent_elo is not None]))
+                    [s.opponent_elo for s in u.sides if s.opponent_elo is not None], len(others)))
     return out
 
 
@@ -341,9 +341,8 @@ def main(argv: list[str] | None = None) -> int:
           f"results {model.results}")
     print("noise scale by level (games' parts / persistent part): " + ", ".join(
         f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
-    print("field prior per game against a rated opponent (beta, lambda): " + ", ".join(
-        f"{k + 1}: {b:+.2f}/{lm:.2f}" for k, (b, lm) in enumerate(zip(model.field_table.get("beta", []),
-                                                                     model.field_table.get("lambda", [])))))
+    print("field prior per game against a rated opponent (beta): " + ", ".join(
+        f"{k + 1}: {b:+.2f}" for k, b in enumerate(model.field_table.get("beta", []))))
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

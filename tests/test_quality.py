@@ -167,8 +167,11 @@ def test_the_screens_display_rules_for_the_headline(prague):
     for p in one.players.values():
         block = one.estimates(p)["estimate"]
         shown = estimate_display(block, model, 1000.0)
-        assert shown["show"] is False and shown["more_games"] >= 1  # one game's interval is ~1,900 Elo wide
-        assert block["elo"] is None and "wider than the rating range" in block["reason"]
+        assert shown["show"] is False and shown["more_games"] >= 1  # one game's interval is 1,200-2,000 Elo wide
+        if block["elo"] is None:  # wider than the ratings fitted on: the reason instead
+            assert "wider than the rating range" in block["reason"]
+        else:  # never an interval wider than that range
+            assert block["cr95"][1] - block["cr95"][0] <= model.elo_max - model.elo_min
     est = _estimator(prague)
     shown_at = {1000.0: 0, 4000.0: 0}
     for p in est.players.values():
@@ -321,6 +324,5 @@ def test_field_prior_reads_the_players_opponents_never_the_player(prague):
         faced.append(info.black if player.sides[seq] == 1 else info.white)
     assert player.name not in faced and len(faced) == len(player.sides) >= 3
     assert est.opponents_of(player) == [float(est.players[n].elo) for n in faced]
-    f = est.field_quality(player)
-    if f.elo is not None:
-        assert f"{len(faced)} opponents" in f.label
+    f = est.field_quality(player)  # a round robin of ten: a closed field, whose opponents are the field
+    assert f.elo is not None and "opponents" not in f.label and "9 other players" in f.label

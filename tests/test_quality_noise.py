@@ -91,19 +91,20 @@ def test_the_field_prior_leans_on_the_opponents_only_as_far_as_fitted() -> None:
     for _ in range(200):
         elo = rng.normal(2000.0, 250.0)
         opponents = [2000.0 + 0.5 * (elo - 2000.0) + rng.normal(0.0, 60.0) for _ in range(9)]
-        rows.append((elo, 2000.0, 250.0**2, opponents))
+        rows.append((elo, 2000.0, 250.0**2, opponents, 150))
     table = fit_field_prior(rows)
     assert len(table["beta"]) == 9 and all(1.6 < b < 2.4 for b in table["beta"][3:])
-    assert table["lambda"][-1] < table["lambda"][0] < 1.0  # more opponents, a tighter prior
     model = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 300.0, 1500.0, 1400, 2800, field_table=table)
     centre, var = field_prior(model, 50, 2000.0, 250.0**2, [2200.0] * 9)
-    assert 2350 < centre < 2450 and var < 250.0**2
+    assert 2350 < centre < 2450 and var == 250.0**2  # the centre moves; the spread stays the field's
     assert field_prior(model, 50, 2000.0, 250.0**2) == (2000.0, 250.0**2)  # no opponent yet: the field alone
+    assert field_prior(model, 9, 2000.0, 250.0**2, [2200.0] * 9) == (2000.0, 250.0**2)  # a round robin's
+    assert fit_field_prior([r[:4] + (9,) for r in rows]) == {"beta": [0.0] * 9}
     # the field estimate moves toward where the opponents put the player, and says so in its label
     stats = QualityStats((0,) * len(FEATURES), 250, 9)
     moves = QualityEstimate(2500.0, (2100.0, 2900.0), 200.0, 250, 9, "moves")
     field = [2000.0 + d for d in np.linspace(-400.0, 400.0, 50)]
     alone, paired = field_estimate(model, moves, stats, field), field_estimate(model, moves, stats, field, [2200.0] * 9)
     assert alone.elo is not None and paired.elo is not None and paired.sd is not None and alone.sd is not None
-    assert alone.elo < paired.elo < 2500 and paired.sd < alone.sd
+    assert alone.elo < paired.elo < 2500 and paired.sd == pytest.approx(alone.sd)
     assert "9 opponents" in paired.label and "opponents" not in alone.label

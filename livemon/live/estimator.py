@@ -541,7 +541,8 @@ class Estimator:
         return n, mean, max((ss - n * mean * mean) / (n - 1), 0.0)
 
     def field_quality(self, player: PlayerState, moves: QualityEstimate | None = None) -> QualityEstimate:
-        """"In this field": the quality estimate with the other players' ratings as its prior (labelled)."""
+        """"In this field": the quality estimate with the other players' ratings and the player's opponents'
+        as its prior (labelled)."""
         model = self._quality_model()
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:

@@ -269,7 +269,7 @@ class QualityModel:
     """Noise of the results performance around the rating (``a`` + ``b``/k, Elo²) and its error
     correlation with the moves estimate (``rho``): what :func:`combine` weighs with."""
     field_table: dict[str, list[float]] = field(default_factory=dict)
-    """The field estimate's prior table (``beta``, ``lambda`` per game against a rated opponent: :func:`field_prior`)."""
+    """The field estimate's prior table (``beta`` per game against a rated opponent: :func:`field_prior`)."""
     ratings: tuple[float, float] = (0.0, 0.0)
     """Mean and sd of the ratings fitted on: where :meth:`level` expects a player to be before their moves say."""
     noise_level: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
@@ -475,6 +475,9 @@ class QualityModel:
 
 FIELD_ROUNDS = 9
 """The field prior's table runs to this many games against rated opponents; longer events use its last row."""
+OPEN_FIELD = 20
+"""Fields of at least this many other rated players are read as Swiss (pairings by score: the opponents say
+where a player stands); smaller ones as closed (a round robin: the opponents are the field, they say nothing)."""
 
 
 def _noise_level(v: Sequence[float] | None) -> tuple[float, float, float, float]:
@@ -488,46 +491,48 @@ def field_prior(model: QualityModel, n: int, mu: float, var: float,
                 opponents: Sequence[float] = ()) -> tuple[float, float]:
     """(mean, variance) of the field's prior for one player: the other players' ratings, and the player's opponents.
 
-    Centre mu + β_k·(mean opponent − mu), variance λ_k·var, k the games against a rated opponent so far
-    (:attr:`QualityModel.field_table`, fitted by :func:`fit_field_prior`): in a Swiss event the pairings
-    follow the score, so from the middle rounds on a player's opponents say where the player stands in
-    the field (β > 0, λ < 1); in a round robin the opponents are the field. Without a fitted table, or
-    before a game against a rated opponent: the field alone (β 0, λ 1).
+    Centre mu + β_k·(mean opponent − mu), k the games against a rated opponent so far
+    (:attr:`QualityModel.field_table`, fitted by :func:`fit_field_prior`), variance var: in a Swiss event
+    the pairings follow the score, so from the middle rounds on a player's opponents say where the player
+    stands in the field (β > 0). The spread stays the field's: how much the pairings tell differs from one
+    event to the next (the residual variance was 0.26 of the field's in one open, 0.74 in another), and a
+    variance fitted on other events narrowed the intervals below their coverage on the one left out. In
+    a closed field (fewer than :data:`OPEN_FIELD` other players: a round robin, where the opponents are
+    the field), without a fitted table, or before a game against a rated opponent: the field alone (β 0).
 
     >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
-    ...                  field_table={"beta": [0.0, 1.0], "lambda": [1.0, 0.5]})
-    >>> field_prior(m, 10, 2000.0, 200.0**2), field_prior(m, 10, 2000.0, 200.0**2, [2300.0, 2100.0])
-    ((2000.0, 40000.0), (2200.0, 20000.0))
+    ...                  field_table={"beta": [0.0, 1.0]})
+    >>> field_prior(m, 50, 2000.0, 200.0**2), field_prior(m, 50, 2000.0, 200.0**2, [2300.0, 2100.0])
+    ((2000.0, 40000.0), (2200.0, 40000.0))
+    >>> field_prior(m, 9, 2000.0, 200.0**2, [2300.0, 2100.0])  # a round robin's field: its opponents say nothing
+    (2000.0, 40000.0)
     """
-    beta, lam = model.field_table.get("beta", []), model.field_table.get("lambda", [])
-    k = min(len(opponents), len(beta), len(lam))
-    if k == 0:
+    beta = model.field_table.get("beta", [])
+    k = min(len(opponents), len(beta))
+    if k == 0 or n < OPEN_FIELD:
         return mu, max(var, 25.0**2)
-    b, lm = beta[k - 1], lam[k - 1]
-    return mu + b * (sum(opponents) / len(opponents) - mu), max(lm * var, 25.0**2)
+    return mu + beta[k - 1] * (sum(opponents) / len(opponents) - mu), max(var, 25.0**2)
 
 
-def fit_field_prior(rows: Sequence[tuple[float, float, float, Sequence[float]]],
+def fit_field_prior(rows: Sequence[tuple[float, float, float, Sequence[float], int]],
                     rounds: int = FIELD_ROUNDS) -> dict[str, list[float]]:
-    """β_k and λ_k of :func:`field_prior` for k = 1 … ``rounds`` games, from rated player-events.
+    """β_k of :func:`field_prior` for k = 1 … ``rounds`` games, from rated player-events of open fields.
 
     ``rows``: (the player's rating, the mean and the variance of the OTHER players' ratings, the player's
-    opponents' ratings in the order played). Each player-event enters every k up to its games (what a
-    screen shows after k games): β_k by least squares of (rating − mean) on (mean opponent − mean),
-    weighed by 1/var; λ_k the mean of the squared residual ÷ var. A k with fewer than 20 player-events
-    takes the row before it.
+    opponents' ratings in the order played, the number of other players). Each player-event of an open
+    field (:data:`OPEN_FIELD`) enters every k up to its games (what a screen shows after k games): β_k by
+    least squares of (rating − mean) on (mean opponent − mean), weighed by 1/var. A k with fewer than 20
+    player-events takes the row before it.
 
-    >>> rows = [(2000.0 + d, 2000.0, 100.0**2, [2000.0 + 0.5 * d] * 5) for d in (-150.0, -50.0, 50.0, 150.0) * 6]
-    >>> t = fit_field_prior(rows, 5)
-    >>> [round(b, 2) for b in t["beta"]], [round(x, 3) for x in t["lambda"]]
-    ([2.0, 2.0, 2.0, 2.0, 2.0], [0.0, 0.0, 0.0, 0.0, 0.0])
+    >>> rows = [(2000.0 + d, 2000.0, 100.0**2, [2000.0 + 0.5 * d] * 5, 50) for d in (-150.0, -50.0, 50.0, 150.0) * 6]
+    >>> [round(b, 2) for b in fit_field_prior(rows, 5)["beta"]]
+    [2.0, 2.0, 2.0, 2.0, 2.0]
     """
     beta: list[float] = []
-    lam: list[float] = []
     for k in range(1, rounds + 1):
         y, x, v = [], [], []
-        for elo, mu, var, opp in rows:
-            if var <= 0 or len(opp) < k:
+        for elo, mu, var, opp, n in rows:
+            if var <= 0 or len(opp) < k or n < OPEN_FIELD:
                 continue
             seen = opp[:k] if k < rounds else opp  # the last row: every opponent of the longer events
             y.append(elo - mu)
@@ -535,14 +540,11 @@ def fit_field_prior(rows: Sequence[tuple[float, float, float, Sequence[float]]],
             v.append(var)
         if len(y) < 20:
             beta.append(beta[-1] if beta else 0.0)
-            lam.append(lam[-1] if lam else 1.0)
             continue
         ya, xa, va = np.array(y), np.array(x), np.array(v)
         sxx = float((xa * xa / va).sum())
-        b = float((xa * ya / va).sum()) / sxx if sxx > 0 else 0.0
-        beta.append(b)
-        lam.append(float(np.mean((ya - b * xa) ** 2 / va)))
-    return {"beta": beta, "lambda": lam}
+        beta.append(float((xa * ya / va).sum()) / sxx if sxx > 0 else 0.0)
+    return {"beta": beta}
 
 
 def field_estimate(model: QualityModel, est: QualityEstimate, stats: QualityStats,
@@ -586,7 +588,8 @@ def field_estimate_from(model: QualityModel, est: QualityEstimate, stats: Qualit
     post = post_var * (elo / v + centre / prior_var)
     sd = math.sqrt(post_var)
     to150 = model.games_to(stats.positions, max(stats.games, 1), prior_var, elo=model.level(stats, elo))
-    with_opponents = f", {len(opponents)} opponents" if opponents and model.field_table.get("beta") else ""
+    used = opponents and n >= OPEN_FIELD and model.field_table.get("beta")
+    with_opponents = f", {len(opponents)} opponents" if used else ""
     return QualityEstimate(post, (post - _Z95 * sd, post + _Z95 * sd), sd, est.positions, est.games, "field",
                            to150, label=f"in this field (prior {centre:.0f} ± {math.sqrt(prior_var):.0f}, "
                                         f"{n} other players{with_opponents})")
