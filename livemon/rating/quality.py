@@ -21,10 +21,12 @@ The 95% interval comes from the noise measured on the fit's games, in three part
 (:meth:`QualityModel.variance`): a persistent part per player-event σ_p (a player's
 level in an event against their rating: it never averages away), a day-to-day part per
 game σ_d (averages over k games) and the sampling noise of moves σ_m (averages over n
-moves): Var = σ_p² + σ_d²/k + σ_m²/n.
+moves): Var = σ_p² + σ_d²/k + σ_m²/n, each part scaled by the player's level (a club player's games
+are noisier than a grandmaster's: :attr:`QualityModel.noise_level`).
 
 Beside it, labelled: the **field estimate** (:func:`field_estimate`, empirical Bayes
-with the other players' ratings of the event as the prior; never the player's own),
+with the other players' ratings of the event and the player's opponents' as the prior; never the
+player's own),
 the **results performance** (:func:`results_performance`, FIDE's mean opponent
 rating + dp(p)), and their combination (:func:`combine`); with each, how many more
 games until the interval is ±150 (:meth:`QualityModel.games_to`) and whether two
