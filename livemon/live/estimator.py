@@ -550,34 +550,29 @@ class Estimator:
         return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player),
                                    self.opponents_of(player))
 
-    def opponents_of(self, player: PlayerState) -> list[float]:
-        """The ratings of the player's rated opponents, game by game (finished or not): with the field, the
-        field estimate's prior (in a Swiss event the pairings say where a player stands)."""
-        out = []
+    def _rated_games(self, player: PlayerState) -> Iterator[tuple[GameState, bool, float]]:
+        """(game, the player had white, the opponent's rating) of each of the player's games against a rated
+        opponent, in the order played: what the field's prior and the results performance both read."""
         for seq in sorted(player.sides):
             game = self._by_seq.get(seq)
             if game is None:
                 continue
-            info = game.info
-            opponent = self.players.get(info.black if player.sides[seq] == 1 else info.white)
+            white = player.sides[seq] == 1
+            opponent = self.players.get(game.info.black if white else game.info.white)
             if opponent is not None and opponent.elo is not None:
-                out.append(float(opponent.elo))
-        return out
+                yield game, white, float(opponent.elo)
+
+    def opponents_of(self, player: PlayerState) -> list[float]:
+        """The ratings of the player's rated opponents, game by game (finished or not): with the field, the
+        field estimate's prior (in a Swiss event the pairings say where a player stands)."""
+        return [elo for _, _, elo in self._rated_games(player)]
 
     def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
         """(opponent's rating, points) of the player's finished games against a rated opponent."""
         out = []
-        for seq in sorted(player.sides):
-            game = self._by_seq.get(seq)
-            if game is None or game.result not in ("1-0", "0-1", "1/2-1/2"):
-                continue
-            white = player.sides[seq] == 1
-            info = game.info
-            opponent = self.players.get(info.black if white else info.white)
-            if opponent is None or opponent.elo is None:
-                continue
-            points = 0.5 if game.result == "1/2-1/2" else float((game.result == "1-0") == white)
-            out.append((float(opponent.elo), points))
+        for game, white, elo in self._rated_games(player):
+            if game.result in ("1-0", "0-1", "1/2-1/2"):
+                out.append((elo, 0.5 if game.result == "1/2-1/2" else float((game.result == "1-0") == white)))
         return out
 
     def results_quality(self, player: PlayerState) -> QualityEstimate:

@@ -472,7 +472,7 @@ class QualityModel:
                    str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()},
                    {k: [float(x) for x in v] for k, v in d.get("field_table", {}).items()},
                    tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
-                   _noise_level(d.get("noise_level")))
+                   tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)))  # type: ignore[arg-type]
 
 
 FIELD_ROUNDS = 9
@@ -480,13 +480,6 @@ FIELD_ROUNDS = 9
 OPEN_FIELD = 20
 """Fields of at least this many other rated players are read as Swiss (pairings by score: the opponents say
 where a player stands); smaller ones as closed (a round robin: the opponents are the field, they say nothing)."""
-
-
-def _noise_level(v: Sequence[float] | None) -> tuple[float, float, float, float]:
-    """A stored ``noise_level``: none is (0, 0, 0, 0); a pair (b, a) scales the persistent part alike."""
-    x = [float(t) for t in (v or (0.0, 0.0))]
-    b, a = x[0], x[1]
-    return (b, a, x[2], x[3]) if len(x) >= 4 else (b, a, b, a)
 
 
 def field_prior(model: QualityModel, n: int, mu: float, var: float,
