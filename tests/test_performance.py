@@ -100,7 +100,7 @@ def test_too_few_positions_and_no_calibration_give_reasons() -> None:
 def _estimator_with_moves(cal: Calibration | None) -> Estimator:
     est = Estimator()
     est.c_map, est.profile = cal, "sf d12"
-    est.add_game(GameInfo("g", "event", "A", "B", 2500, 2400))
+    est.add_game(GameInfo("g", "A", "B", 2500, 2400, event="event"))
     rng = np.random.default_rng(5)
     for ply, d in enumerate(simulated(rng, 0.8, 40), start=1):
         est.add_ply(ScoredPly("g", ply, 0, 0, d))
@@ -221,7 +221,7 @@ def test_estimator_performance_follows_moves_rollbacks_and_a_new_calibration() -
     player = est.players["A"]
     first = est.performance(player)
     rng = np.random.default_rng(9)
-    est.add_game(GameInfo("h", "event", "A", "C", 2500, 2300))
+    est.add_game(GameInfo("h", "A", "C", 2500, 2300, event="event"))
     for ply, d in enumerate(simulated(rng, 0.5, 30), start=1):
         est.add_ply(ScoredPly("h", ply, 0, 0, d))
     model = PerformanceModel.from_calibration(CAL)
