@@ -33,6 +33,10 @@ leave-one-event-out. In order, until the engine time runs out:
    player-event is complete before the next starts;
 3. ch-SRB Semi-Final 2022 (a Swiss, 1590-2519), round by round.
 
+A third plan (``plan-elite``) completes the elite round robins (every player
+2600+), event by event in ``ELITE_EVENTS``' order, so that the band at 2500 and
+above has more than a dozen player-events of 7+ games.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -40,6 +44,7 @@ Usage::
 
     python bench/calibration_split.py OUTDIR     # writes OUTDIR/chunkNNN_{test,fit}.pgn
     python bench/calibration_split.py plan-extra OUTDIR --skip bench/data/calibration_d12.jsonl.gz
+    python bench/calibration_split.py plan-elite OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
 """
 
 from __future__ import annotations
@@ -185,7 +190,19 @@ def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
     return order
 
 
-def plan_extra(outdir: Path, skip_exports: list[Path]) -> None:
+ELITE_EVENTS = ("Superbet Classic 2022", "8th Sinquefield Cup 2021", "10th Norway Chess 2022", "FIDE Candidates 2022",
+                "84th Tata Steel Masters", "9th Norway Chess 2021", "8th Norway Chess 2020")
+
+
+def select_elite(games: list, skip: set[tuple[str, int]]) -> list:
+    """The elite round robins' games, event by event, round by round."""
+    usable = [g for g in games if part(g[3].get("Event", ""), g[0]) == "fit" and g[4] >= 20
+              and (g[0], g[1]) not in skip]
+    return [g for event in ELITE_EVENTS
+            for g in sorted((g for g in usable if g[3]["Event"] == event), key=lambda g: _round(g[3]))]
+
+
+def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     import gzip
     import json
 
@@ -194,7 +211,12 @@ def plan_extra(outdir: Path, skip_exports: list[Path]) -> None:
         with gzip.open(path, "rt", encoding="utf-8") as f:
             next(f)
             skip |= {(r["file"], r["index"]) for r in map(json.loads, f)}
-    games = select_extra(read_all(), skip)
+    return skip
+
+
+def plan_extra(outdir: Path, skip_exports: list[Path], elite: bool = False) -> None:
+    skip = _skipped(skip_exports)
+    games = (select_elite if elite else select_extra)(read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_fit.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
@@ -202,8 +224,8 @@ def plan_extra(outdir: Path, skip_exports: list[Path]) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "plan-extra":
+    if sys.argv[1] in ("plan-extra", "plan-elite"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
-                   if "--skip" in sys.argv else [])
+                   if "--skip" in sys.argv else [], elite=sys.argv[1] == "plan-elite")
     else:
         plan(Path(sys.argv[1]))
