@@ -50,7 +50,7 @@ from livemon.rating.quality import (  # noqa: E402
     QualityStats,
     combine,
     field_estimate,
-    fit_field_prior,
+    fit_field_rho,
     fit_quality_model,
     move_features,
     results_performance,
@@ -219,20 +219,31 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
         er, em = np.array([x[1] for x in rows]), np.array([x[2] for x in rows])
         model = QualityModel(**{**model.__dict__, "results": {
             "a": 0.0, "b": float(np.mean(k * er**2)), "rho": float(np.corrcoef(em, er)[0, 1]), "player_events": len(rows)}})
-    return QualityModel(**{**model.__dict__, "field_table": fit_field_prior(field_rows(sides))})
+    return QualityModel(**{**model.__dict__, "field_rho": fit_field_rho(field_rows(model, sides))})
 
 
-def field_rows(sides: Sequence[Side]) -> list[tuple[float, float, float, list[float], int]]:
-    """(rating, mean and variance of the other players' ratings, opponents' ratings by round, other players) of each rated
-    player-event: what :func:`~livemon.rating.quality.fit_field_prior` fits the field's prior on."""
+def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, float, float, float, float, float]]:
+    """What :func:`~livemon.rating.quality.fit_field_rho` fits on: (kind, rating, mean and sd of the other players'
+    ratings, estimate, sd) of the moves estimate of every rated player-game (what a field estimate has before a
+    result) and of the moves and results combined over every player-event of 5+ games (as the results' noise)."""
     fields = field_of(sides)
     out = []
-    for u in units(sides, "event"):
-        others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
-        if u.elo is None or len(others) < 2:
-            continue
-        out.append((u.elo, float(np.mean(others)), float(np.var(others, ddof=1)),
-                    [s.opponent_elo for s in u.sides if s.opponent_elo is not None], len(others)))
+    for per, kind, min_games in (("game", "moves", 1), ("event", "moves+results", 5)):
+        for u in units(sides, per, min_games):
+            others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
+            st = u.stats()
+            if u.elo is None or len(others) < 2 or st.positions < 5:
+                continue
+            e = model.estimate(st)
+            if e.sd is None:
+                continue
+            e = type(e)(model.score(st) if e.elo is None else e.elo, None, e.sd, e.positions, e.games, "moves")
+            if kind == "moves+results":
+                e = combine(model, e, results_performance(u.results(), model))
+                if e.elo is None or e.sd is None:
+                    continue
+            assert e.elo is not None and e.sd is not None
+            out.append((kind, u.elo, float(np.mean(others)), float(np.std(others, ddof=1)), e.elo, e.sd))
     return out
 
 
@@ -255,8 +266,7 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
         if st.positions < 5:
             return None
         others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
-        opponents = [s.opponent_elo for s in u.sides if s.opponent_elo is not None]
-        f = field_estimate(model, model.estimate(st), st, others, opponents)
+        f = field_estimate(model, model.estimate(st), st, others, results_performance(u.results(), model))
         return None if f.elo is None or f.cr95 is None else (f.elo, f.cr95)
 
     def results(u: Unit) -> tuple[float, tuple[float, float] | None] | None:
@@ -341,8 +351,7 @@ def main(argv: list[str] | None = None) -> int:
           f"results {model.results}")
     print("noise scale by level (games' parts / persistent part): " + ", ".join(
         f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
-    print("field prior per game against a rated opponent (beta): " + ", ".join(
-        f"{k + 1}: {b:+.2f}" for k, b in enumerate(model.field_table.get("beta", []))))
+    print(f"field prior's error correlation with the evidence's: {model.field_rho}")
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

@@ -14,11 +14,10 @@ The estimators:
 
 * ``quality`` — the headline (:mod:`livemon.rating.quality`): twenty move-quality features,
   Elo → features by OLS, inverted by GLS, with the measured noise (by the player's level) as its interval;
-* ``quality_field`` — the same "in this field" (the event's other players' ratings and the player's
-  opponents' as prior);
+* ``quality_field`` — "in this field": the moves and the results with the event's other players'
+  ratings as prior, weighed by the measured correlation of the prior's error with theirs;
 * ``results`` — FIDE's performance from results (mean opponent rating + dp(p));
-* ``moves+results`` — quality and results combined by their measured variances (measured here,
-  not shipped: it is not sharper than results alone);
+* ``moves+results`` — quality and results combined by their measured variances and error correlation;
 * ``performance`` — the E(c) performance map (:mod:`livemon.rating.performance`) with the shipped
   calibration (fitted on the fit events: in-sample on them);
 * ``perceived`` — Ferreira's perceived Elo (Algorithm 4); ``acpl`` — 3100·exp(−0.01·ACPL)
@@ -287,7 +286,7 @@ DESCRIBE = {
     "c_elo": "c-bar through the screening map",
     "acpl": "3100*exp(-0.01*ACPL)",
     "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
-    "quality_field": "the same in this field (others' ratings and the player's opponents as prior)",
+    "quality_field": "in this field: moves and results with the others' ratings as prior",
     "results": "FIDE results performance (mean opp + dp(p))",
     "moves+results": "quality and results combined (labelled)",
     "mean": "predict the training players' mean rating",

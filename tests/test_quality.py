@@ -315,14 +315,11 @@ def test_game_report_says_whether_the_players_can_be_told_apart(prague):
             assert t["apart"] == (lo > 0 or hi < 0) and 0.0 <= t["p_first_stronger"] <= 1.0
 
 
-def test_field_prior_reads_the_players_opponents_never_the_player(prague):
+def test_the_field_estimate_reads_the_moves_and_the_results(prague):
     est = _estimator(prague)
     player = max(est.players.values(), key=lambda p: len(p.sides))
-    faced = []
-    for seq in sorted(player.sides):
-        info = est._by_seq[seq].info
-        faced.append(info.black if player.sides[seq] == 1 else info.white)
-    assert player.name not in faced and len(faced) == len(player.sides) >= 3
-    assert est.opponents_of(player) == [float(est.players[n].elo) for n in faced]
-    f = est.field_quality(player)  # a round robin of ten: a closed field, whose opponents are the field
-    assert f.elo is not None and "opponents" not in f.label and "9 other players" in f.label
+    assert len(est.results_of(player)) >= 3
+    f, both = est.field_quality(player), est.combined_quality(player)
+    assert f.elo is not None and f.sd is not None and both.sd is not None
+    assert "moves and results" in f.label and "9 other players" in f.label
+    assert f.sd < both.sd  # the field's prior narrows what the moves and results say

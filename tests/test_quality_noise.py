@@ -16,8 +16,7 @@ from livemon.rating.quality import (
     QualityModel,
     QualityStats,
     field_estimate,
-    field_prior,
-    fit_field_prior,
+    fit_field_rho,
     fit_quality_model,
 )
 
@@ -84,27 +83,47 @@ def test_the_interval_covers_unseen_simulated_players_at_every_level() -> None:
     assert np.mean(widths["weak"]) > 1.2 * np.mean(widths["strong"])
 
 
-def test_the_field_prior_leans_on_the_opponents_only_as_far_as_fitted() -> None:
-    # a Swiss-like field: the opponents' mean sits half way from the field's mean to the player's rating
-    rng = np.random.default_rng(5)
-    rows = []
-    for _ in range(200):
-        elo = rng.normal(2000.0, 250.0)
-        opponents = [2000.0 + 0.5 * (elo - 2000.0) + rng.normal(0.0, 60.0) for _ in range(9)]
-        rows.append((elo, 2000.0, 250.0**2, opponents, 150))
-    table = fit_field_prior(rows)
-    assert len(table["beta"]) == 9 and all(1.6 < b < 2.4 for b in table["beta"][3:])
-    model = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 300.0, 1500.0, 1400, 2800, field_table=table)
-    centre, var = field_prior(model, 50, 2000.0, 250.0**2, [2200.0] * 9)
-    assert 2350 < centre < 2450 and var == 250.0**2  # the centre moves; the spread stays the field's
-    assert field_prior(model, 50, 2000.0, 250.0**2) == (2000.0, 250.0**2)  # no opponent yet: the field alone
-    assert field_prior(model, 9, 2000.0, 250.0**2, [2200.0] * 9) == (2000.0, 250.0**2)  # a round robin's
-    assert fit_field_prior([r[:4] + (9,) for r in rows]) == {"beta": [0.0] * 9}
-    # the field estimate moves toward where the opponents put the player, and says so in its label
+def _field_case(rng: np.random.Generator, rho: float, n: int = 600) -> list[tuple[float, float, float]]:
+    """(rating, evidence, its sd) of players of a field N(2000, 250²) whose evidence's error (sd 150) leans
+    with the field prior's error by ``rho``, as a results performance does in a Swiss."""
+    out = []
+    for _ in range(n):
+        elo = float(rng.normal(2000.0, 250.0))
+        zp = (2000.0 - elo) / 250.0
+        out.append((elo, elo + 150.0 * (rho * zp + math.sqrt(1 - rho**2) * float(rng.normal())), 150.0))
+    return out
+
+
+def test_the_field_estimate_weighs_the_prior_by_the_fitted_error_correlation() -> None:
+    rng = np.random.default_rng(17)
+    fitted = fit_field_rho([("moves", elo, 2000.0, 250.0, est, sd) for elo, est, sd in _field_case(rng, 0.4)])
+    assert 0.3 < fitted["moves"] < 0.5
+    assert fit_field_rho([("moves", 2000.0, 2000.0, 250.0, 2100.0, 150.0)] * 19) == {"moves": 0.0}  # too few rows
+    field = [2000.0 + d for d in np.linspace(-430.0, 430.0, 40)]  # sd ~250
     stats = QualityStats((0,) * len(FEATURES), 250, 9)
-    moves = QualityEstimate(2500.0, (2100.0, 2900.0), 200.0, 250, 9, "moves")
+    hits: dict[float, list[bool]] = {0.0: [], fitted["moves"]: []}
+    for rho in hits:
+        model = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 300.0, 1500.0, 1400, 2800,
+                             field_rho={"moves": rho})
+        for elo, est, sd in _field_case(np.random.default_rng(23), 0.4):
+            f = field_estimate(model, QualityEstimate(est, (est - 300, est + 300), sd, 250, 9, "moves"), stats, field)
+            assert f.cr95 is not None and f.kind == "field"
+            hits[rho].append(f.cr95[0] <= elo <= f.cr95[1])
+    naive, weighed = float(np.mean(hits[0.0])), float(np.mean(hits[fitted["moves"]]))
+    assert 0.92 <= weighed <= 0.98 and naive < weighed - 0.02, (naive, weighed)
+
+
+def test_the_field_estimate_takes_the_results_in_once_there_are_some() -> None:
+    model = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 130.0, 400.0, 1600.0, 1400, 2800,
+                         results={"a": 0.0, "b": 150000.0, "rho": 0.4}, field_rho={"moves": 0.1, "moves+results": 0.3})
+    stats = QualityStats((0,) * len(FEATURES), 250, 9)
+    moves = QualityEstimate(2300.0, (1900.0, 2700.0), 200.0, 250, 9, "moves")
+    results = QualityEstimate(2450.0, None, None, 0, 9, "results")
     field = [2000.0 + d for d in np.linspace(-400.0, 400.0, 50)]
-    alone, paired = field_estimate(model, moves, stats, field), field_estimate(model, moves, stats, field, [2200.0] * 9)
-    assert alone.elo is not None and paired.elo is not None and paired.sd is not None and alone.sd is not None
-    assert alone.elo < paired.elo < 2500 and paired.sd == pytest.approx(alone.sd)
-    assert "9 opponents" in paired.label and "opponents" not in alone.label
+    alone, both = field_estimate(model, moves, stats, field), field_estimate(model, moves, stats, field, results)
+    assert alone.elo is not None and both.elo is not None and alone.sd is not None and both.sd is not None
+    assert both.sd < alone.sd and both.elo > alone.elo  # sharper, and pulled toward the results
+    assert "moves and results" in both.label and "moves;" in alone.label and "50 other players" in alone.label
+    assert alone.games_to_150 is not None and both.games_to_150 is not None and both.games_to_150 <= alone.games_to_150
+    no_result = QualityEstimate(None, None, None, 0, 0, "results", reason="no finished game")
+    assert field_estimate(model, moves, stats, field, no_result) == alone

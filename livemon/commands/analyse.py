@@ -144,7 +144,7 @@ def render_table(out: dict[str, Any]) -> str:
         "est.: Elo from the quality of the moves (20 per-move features, the engine profile's quality model);",
         "95% range: includes a player's spread from event to event and game to game (one game says little);",
         "pos: the moves it rests on (the first 8 of each side, forced moves and positions beyond ±3 left out);",
-        "field: the same in this field (the other players' ratings as prior: how the player does among them).",
+        "field: in this field (moves and results, the other players' ratings as prior: how the player does among them).",
     ] + [f"no est.: {r}" for r in reasons] + [
         "perf.: the E(c) performance map (calibration: " + ("; ".join(sorted(calibrations)) or "none")
         + "), ~ = outside the calibrated range.",

@@ -79,7 +79,7 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
             f'<td class="num">{_f(p["accuracy"], "{:.1f}")}</td><td class="num">{_classes(p["classes"])}</td></tr>')
     return ('<table id="leaderboard"><thead><tr><th>#</th><th class="l">Player</th><th>Rating</th><th>Score</th>'
             '<th>TPR</th><th>±Elo</th><th title="Elo from the quality of the moves">Estimate (95%)</th>'
-            '<th title="the estimate with the other players\' ratings as its prior">In this field</th>'
+            '<th title="the moves and results with the other players\' ratings as the prior">In this field</th>'
             '<th>Accuracy</th><th>?!/?/??</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
@@ -235,6 +235,6 @@ def render_html(data: dict[str, Any]) -> str:
         f'{escape(cal_text)}. Accuracy and ?!/?/?? as lichess computes them; TPR and ±Elo by FIDE\'s rules.</p>'
         f'<h2>Leaderboard</h2>{_leaderboard(data["players"])}'
         f'<h2>Estimate</h2><p class="muted">● estimate from the quality of the moves with its 95% interval · ◆ TPR '
-        f'from results · | rating. "In this field": the same with the other players\' ratings as its prior, the '
+        f'from results · | rating. "In this field": the moves and results with the other players\' ratings as the prior, the '
         f'number for "how is she doing among these players"</p>{_performance_chart(data["players"], cal)}'
         f'<h2>Games</h2>{games}</main></body></html>\n')

@@ -540,39 +540,28 @@ class Estimator:
         mean = s / n
         return n, mean, max((ss - n * mean * mean) / (n - 1), 0.0)
 
-    def field_quality(self, player: PlayerState, moves: QualityEstimate | None = None) -> QualityEstimate:
-        """"In this field": the quality estimate with the other players' ratings and the player's opponents'
-        as its prior (labelled)."""
+    def field_quality(self, player: PlayerState, moves: QualityEstimate | None = None,
+                      results: QualityEstimate | None = None) -> QualityEstimate:
+        """"In this field": the player's moves and results with the other players' ratings as the prior (labelled)."""
         model = self._quality_model()
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "field", reason=moves.reason)
         return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player),
-                                   self.opponents_of(player))
+                                   results or self.results_quality(player))
 
-    def _rated_games(self, player: PlayerState) -> Iterator[tuple[GameState, bool, float]]:
-        """(game, the player had white, the opponent's rating) of each of the player's games against a rated
-        opponent, in the order played: what the field's prior and the results performance both read."""
+    def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
+        """(opponent's rating, points) of the player's finished games against a rated opponent, in the order played."""
+        out = []
         for seq in sorted(player.sides):
             game = self._by_seq.get(seq)
-            if game is None:
+            if game is None or game.result not in ("1-0", "0-1", "1/2-1/2"):
                 continue
             white = player.sides[seq] == 1
             opponent = self.players.get(game.info.black if white else game.info.white)
             if opponent is not None and opponent.elo is not None:
-                yield game, white, float(opponent.elo)
-
-    def opponents_of(self, player: PlayerState) -> list[float]:
-        """The ratings of the player's rated opponents, game by game (finished or not): with the field, the
-        field estimate's prior (in a Swiss event the pairings say where a player stands)."""
-        return [elo for _, _, elo in self._rated_games(player)]
-
-    def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
-        """(opponent's rating, points) of the player's finished games against a rated opponent."""
-        out = []
-        for game, white, elo in self._rated_games(player):
-            if game.result in ("1-0", "0-1", "1/2-1/2"):
-                out.append((elo, 0.5 if game.result == "1/2-1/2" else float((game.result == "1-0") == white)))
+                points = 0.5 if game.result == "1/2-1/2" else float((game.result == "1-0") == white)
+                out.append((float(opponent.elo), points))
         return out
 
     def results_quality(self, player: PlayerState) -> QualityEstimate:
@@ -597,7 +586,7 @@ class Estimator:
         """The ``estimate``, ``field_estimate``, ``results_estimate`` and ``combined_estimate`` blocks of a report."""
         moves = self.quality(player)
         results = self.results_quality(player)
-        return {"estimate": moves.to_dict(), "field_estimate": self.field_quality(player, moves).to_dict(),
+        return {"estimate": moves.to_dict(), "field_estimate": self.field_quality(player, moves, results).to_dict(),
                 "results_estimate": results.to_dict(),
                 "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 

@@ -72,7 +72,7 @@ class PlayerRow:
 
     @property
     def field(self) -> dict[str, Any] | None:
-        """The estimate "in this field" (the other players' ratings as prior), with its own ``display``."""
+        """The estimate "in this field" (moves and results, the other players' ratings as prior), with its own ``display``."""
         return self.estimate.field_estimate if self.estimate else None
 
     @property

@@ -314,8 +314,8 @@ export function shownEstimate(p) {
   return shownBlock(est, p && p.display);
 }
 
-/** The "in this field" estimate a screen may show beside the headline (``field_estimate``: the moves estimate with
- *  the other players' ratings of the event as its prior), by its own display rules (``field_estimate.display``). */
+/** The "in this field" estimate a screen may show beside the headline (``field_estimate``: the player's moves and
+ *  results with the other players' ratings of the event as the prior), by its own display rules (``field_estimate.display``). */
 export function shownField(p) {
   const f = p && p.field_estimate;
   return shownBlock(f, f && f.display);
