@@ -50,6 +50,7 @@ from livemon.rating.quality import (  # noqa: E402
     QualityStats,
     combine,
     field_estimate,
+    field_prior_var,
     fit_field_rho,
     fit_quality_model,
     move_features,
@@ -224,8 +225,8 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
 
 
 def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, float, float, float, float, float]]:
-    """What :func:`~livemon.rating.quality.fit_field_rho` fits on: (kind, rating, mean and sd of the other players'
-    ratings, estimate, sd) of the moves estimate of every rated player-game (what a field estimate has before a
+    """What :func:`~livemon.rating.quality.fit_field_rho` fits on: (kind, rating, mean of the other players' ratings,
+    the field prior's sd, estimate, sd) of the moves estimate of every rated player-game (what a field estimate has before a
     result) and of the moves and results combined over every player-event of 5+ games (as the results' noise)."""
     fields = field_of(sides)
     out = []
@@ -244,7 +245,8 @@ def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, fl
                 if e.elo is None or e.sd is None:
                     continue
             assert e.elo is not None and e.sd is not None
-            out.append((kind, u.elo, float(np.mean(others)), float(np.std(others, ddof=1)), e.elo, e.sd))
+            prior_sd = float(np.sqrt(field_prior_var(len(others), float(np.var(others, ddof=1)))))
+            out.append((kind, u.elo, float(np.mean(others)), prior_sd, e.elo, e.sd))
     return out
 
 

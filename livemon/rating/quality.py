@@ -488,12 +488,26 @@ def _pair(v1: float, v2: float, rho: float) -> tuple[float, float]:
     return lam, max(lam**2 * v1 + (1 - lam) ** 2 * v2 + 2 * lam * (1 - lam) * c, 1.0)
 
 
+def field_prior_var(n: int, var: float) -> float:
+    """The variance of the field's prior for one more player of a field of ``n`` others whose ratings have the
+    sample variance ``var``: the predictive spread of a new draw, var·(1 + 1/n), widened by Student's t with
+    n − 1 degrees of freedom over the normal's 1.96 (a round robin's nine others say little about the spread
+    of the players that could have joined them), never under 25².
+
+    >>> round(field_prior_var(9, 35.0**2) ** 0.5, 1), round(field_prior_var(140, 160.0**2) ** 0.5, 1)
+    (43.3, 162.0)
+    """
+    nu = max(n - 1, 1)
+    t = _Z95 + (_Z95**3 + _Z95) / (4 * nu) + (5 * _Z95**5 + 16 * _Z95**3 + 3 * _Z95) / (96 * nu**2)  # Cornish-Fisher
+    return max(var * (1 + 1 / max(n, 1)) * (t / _Z95) ** 2, 25.0**2)
+
+
 def fit_field_rho(rows: Sequence[tuple[str, float, float, float, float, float]]) -> dict[str, float]:
     """The correlation, per kind of evidence, between the field prior's error and the evidence's error.
 
-    ``rows``: (kind — ``moves`` or ``moves+results`` —, the player's rating, the mean and the sd of the OTHER
-    players' ratings, the evidence's estimate and sd). Each error is standardised by its own sd (the prior's:
-    the field's sd); the correlation is taken about zero (both are meant to be unbiased). The moves and
+    ``rows``: (kind — ``moves`` or ``moves+results`` —, the player's rating, the mean of the OTHER players'
+    ratings and the prior's sd (:func:`field_prior_var`), the evidence's estimate and sd). Each error is
+    standardised by its own sd; the correlation is taken about zero (both are meant to be unbiased). The moves and
     results of a player above the field's mean tend to read low, of one below it high: their error leans
     with the prior's, and weighing the two as if independent narrowed the field estimate's intervals
     below their coverage on the events left out. A kind with fewer than 20 rows gets 0.
@@ -533,9 +547,9 @@ def field_estimate(model: QualityModel, moves: QualityEstimate, stats: QualitySt
     >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
     >>> s = QualityStats((0,) * len(FEATURES), 270, 9)
     >>> e = QualityEstimate(2600.0, (2300.0, 2900.0), 150.0, 270, 9, "moves")
-    >>> f = field_estimate(m, e, s, [2400.0, 2500.0, 2450.0])
-    >>> 2450 < f.elo < 2600, f.kind, f.sd < 50
-    (True, 'field', True)
+    >>> f = field_estimate(m, e, s, [2400.0 + 12.5 * i for i in range(9)])
+    >>> 2450 < f.elo < 2600, f.kind, f.sd < 50, f.label
+    (True, 'field', True, 'in this field (moves; the field 2450 ± 34, 9 other players)')
     """
     ratings = [float(r) for r in field_ratings]
     n = len(ratings)
@@ -560,7 +574,7 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
         both = combine(model, moves, results)
         if both.elo is not None and both.sd is not None:
             kind, elo, ev_sd = both.kind, both.elo, both.sd
-    prior_var = max(var, 25.0**2)
+    prior_var = field_prior_var(n, var)
     lam, post_var = _pair(ev_sd**2, prior_var, model.field_rho.get(kind, 0.0))
     post = lam * elo + (1 - lam) * mu
     sd = math.sqrt(post_var)
@@ -576,7 +590,7 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
     to150 = model.games_to(stats.positions, max(stats.games, 1), elo=model.level(stats, point), shown=shown)
     what = "moves and results" if kind != "moves" else "moves"
     return QualityEstimate(post, (post - _Z95 * sd, post + _Z95 * sd), sd, moves.positions, moves.games, "field",
-                           to150, label=f"in this field ({what}; the field {mu:.0f} ± {math.sqrt(prior_var):.0f}, "
+                           to150, label=f"in this field ({what}; the field {mu:.0f} ± {math.sqrt(max(var, 0.0)):.0f}, "
                                         f"{n} other players)")
 
 
