@@ -221,7 +221,8 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
         er, em = np.array([x[1] for x in rows]), np.array([x[2] for x in rows])
         model = QualityModel(**{**model.__dict__, "results": {
             "a": 0.0, "b": float(np.mean(k * er**2)), "rho": float(np.corrcoef(em, er)[0, 1]), "player_events": len(rows)}})
-    return QualityModel(**{**model.__dict__, "field_rho": fit_field_rho(field_rows(model, sides))})
+    rho, scale = fit_field_rho(field_rows(model, sides))
+    return QualityModel(**{**model.__dict__, "field_rho": rho, "field_scale": scale})
 
 
 def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, float, float, float, float, float]]:
@@ -354,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
           f"results {model.results}")
     print("noise scale by level (games' parts / persistent part): " + ", ".join(
         f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
-    print(f"field prior's error correlation with the evidence's: {model.field_rho}")
+    print(f"field prior's error correlation with the evidence's: {model.field_rho}; the field's sd scaled by "
+          f"{model.field_scale}")
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

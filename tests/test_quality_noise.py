@@ -96,9 +96,12 @@ def _field_case(rng: np.random.Generator, rho: float, n: int = 600) -> list[tupl
 
 def test_the_field_estimate_weighs_the_prior_by_the_fitted_error_correlation() -> None:
     rng = np.random.default_rng(17)
-    fitted = fit_field_rho([("moves", elo, 2000.0, 250.0, est, sd) for elo, est, sd in _field_case(rng, 0.4)])
-    assert 0.3 < fitted["moves"] < 0.5
-    assert fit_field_rho([("moves", 2000.0, 2000.0, 250.0, 2100.0, 150.0)] * 19) == {"moves": 0.0}  # too few rows
+    fitted, scale = fit_field_rho([("moves", elo, 2000.0, 250.0, est, sd) for elo, est, sd in _field_case(rng, 0.4)])
+    assert 0.3 < fitted["moves"] < 0.5 and 1.0 <= scale["moves"] < 1.1  # the errors are as their sd says
+    assert fit_field_rho([("moves", 2000.0, 2000.0, 250.0, 2100.0, 150.0)] * 19) == ({"moves": 0.0}, {"moves": 1.0})
+    _, wide = fit_field_rho([("moves", elo, 2000.0, 250.0, elo + 2 * (est - elo), sd)  # errors twice their sd
+                             for elo, est, sd in _field_case(rng, 0.0)])
+    assert wide["moves"] > 1.3
     field = [2000.0 + d for d in np.linspace(-430.0, 430.0, 40)]  # sd ~250
     stats = QualityStats((0,) * len(FEATURES), 250, 9)
     hits: dict[float, list[bool]] = {0.0: [], fitted["moves"]: []}

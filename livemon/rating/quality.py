@@ -272,6 +272,9 @@ class QualityModel:
     field_rho: dict[str, float] = field(default_factory=dict)
     """The correlation of the field prior's error with the evidence's, per kind of evidence (``moves``,
     ``moves+results``: :func:`fit_field_rho`): what :func:`field_estimate` weighs with."""
+    field_scale: dict[str, float] = field(default_factory=dict)
+    """The factor (≥ 1) on the field estimate's sd per kind of evidence: the root mean square of its errors
+    in sd on the fit's players (:func:`fit_field_rho`), so that its intervals are as wide as its errors."""
     ratings: tuple[float, float] = (0.0, 0.0)
     """Mean and sd of the ratings fitted on: where :meth:`level` expects a player to be before their moves say."""
     noise_level: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
@@ -457,7 +460,7 @@ class QualityModel:
                 "elo_min": self.elo_min, "elo_max": self.elo_max, "book_moves": self.book_moves,
                 "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
                 "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results),
-                "field_rho": dict(self.field_rho), "ratings": list(self.ratings),
+                "field_rho": dict(self.field_rho), "field_scale": dict(self.field_scale), "ratings": list(self.ratings),
                 "noise_level": list(self.noise_level)}
 
     @classmethod
@@ -469,6 +472,7 @@ class QualityModel:
                    tuple(d["features"]), float(d.get("moves_per_game", 30.0)), str(d.get("pool", "FIDE classical")),
                    str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()},
                    {k: float(v) for k, v in d.get("field_rho", {}).items()},
+                   {k: float(v) for k, v in d.get("field_scale", {}).items()},
                    tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
                    tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)))  # type: ignore[arg-type]
 
@@ -502,35 +506,41 @@ def field_prior_var(n: int, var: float) -> float:
     return max(var * (1 + 1 / max(n, 1)) * (t / _Z95) ** 2, 25.0**2)
 
 
-def fit_field_rho(rows: Sequence[tuple[str, float, float, float, float, float]]) -> dict[str, float]:
-    """The correlation, per kind of evidence, between the field prior's error and the evidence's error.
+def fit_field_rho(rows: Sequence[tuple[str, float, float, float, float, float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per kind of evidence, the correlation between the field prior's error and the evidence's, and the scale
+    of the field estimate's sd: ``(field_rho, field_scale)`` of :class:`QualityModel`.
 
     ``rows``: (kind — ``moves`` or ``moves+results`` —, the player's rating, the mean of the OTHER players'
     ratings and the prior's sd (:func:`field_prior_var`), the evidence's estimate and sd). Each error is
     standardised by its own sd; the correlation is taken about zero (both are meant to be unbiased). The moves and
     results of a player above the field's mean tend to read low, of one below it high: their error leans
     with the prior's, and weighing the two as if independent narrowed the field estimate's intervals
-    below their coverage on the events left out. A kind with fewer than 20 rows gets 0.
+    below their coverage on the events left out. The scale is the root mean square of the field estimate's
+    errors in its sd on these rows, never below 1: even with the correlation its intervals were narrower
+    than its errors (9–11% per player-event). A kind with fewer than 20 rows gets ρ 0 and scale 1.
 
     >>> leaning = [("moves+results", 2000.0 + d, 2000.0, 100.0, 2000.0 + d / 2, 100.0) for d in (-100.0, 100.0)]
     >>> not_leaning = [("moves+results", 2000.0 + d, 2000.0, 100.0, 2000.0 + 1.5 * d, 100.0) for d in (-100.0, 100.0)]
     >>> fit_field_rho((leaning * 3 + not_leaning) * 3)
-    {'moves+results': 0.5}
+    ({'moves+results': 0.5}, {'moves+results': 1.0})
     """
-    out: dict[str, float] = {}
+    rho: dict[str, float] = {}
+    scale: dict[str, float] = {}
     for kind in sorted({r[0] for r in rows}):
-        zp, ze = [], []
-        for k, elo, mu, sd, est, est_sd in rows:
-            if k == kind and sd > 0 and est_sd > 0:
-                zp.append((mu - elo) / sd)
-                ze.append((est - elo) / est_sd)
-        if len(zp) >= 20:
-            a, b = np.array(zp), np.array(ze)
-            den = math.sqrt(float((a * a).mean() * (b * b).mean()))
-            out[kind] = round(float((a * b).mean()) / den, 4) if den > 0 else 0.0
-        else:
-            out[kind] = 0.0
-    return out
+        mine = [r for r in rows if r[0] == kind and r[3] > 0 and r[5] > 0]
+        rho[kind], scale[kind] = 0.0, 1.0
+        if len(mine) < 20:
+            continue
+        a = np.array([(mu - elo) / sd for _, elo, mu, sd, _, _ in mine])
+        b = np.array([(est - elo) / est_sd for _, elo, _, _, est, est_sd in mine])
+        den = math.sqrt(float((a * a).mean() * (b * b).mean()))
+        rho[kind] = round(float((a * b).mean()) / den, 4) if den > 0 else 0.0
+        z = []
+        for _, elo, mu, sd, est, est_sd in mine:
+            lam, var = _pair(est_sd**2, sd**2, rho[kind])
+            z.append((lam * est + (1 - lam) * mu - elo) / math.sqrt(var))
+        scale[kind] = round(max(math.sqrt(float(np.mean(np.square(z)))), 1.0), 4)
+    return rho, scale
 
 
 def field_estimate(model: QualityModel, moves: QualityEstimate, stats: QualityStats, field_ratings: Sequence[float],
@@ -540,7 +550,8 @@ def field_estimate(model: QualityModel, moves: QualityEstimate, stats: QualitySt
     The prior is the OTHER players' ratings of the event (never the player's own): their mean and spread.
     The evidence is the moves estimate, combined with the results performance once there is one
     (:func:`combine`); the two are weighed by their variances and the measured correlation of their errors
-    (:attr:`QualityModel.field_rho`). It is the sharpest number for "how strong is this player playing among
+    (:attr:`QualityModel.field_rho`), the interval widened by the measured scale of its errors
+    (:attr:`QualityModel.field_scale`). It is the sharpest number for "how strong is this player playing among
     these players"; it is pulled toward the field's mean, so the headline (no prior) is the one to compare
     players of different events. Needs two other rated players.
 
@@ -577,15 +588,18 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
     prior_var = field_prior_var(n, var)
     lam, post_var = _pair(ev_sd**2, prior_var, model.field_rho.get(kind, 0.0))
     post = lam * elo + (1 - lam) * mu
-    sd = math.sqrt(post_var)
+    sd = math.sqrt(post_var) * model.field_scale.get(kind, 1.0)
     k = results.games if results is not None and results.elo is not None else 0
 
     def shown(moves_var: float, extra: int) -> float:  # the field's variance after ``extra`` further games
         if k + extra >= 1 and "b" in model.results:
             vr = model.results["a"] + model.results["b"] / (k + extra)
             both_var = _pair(moves_var, vr, model.results["rho"])[1]
-            return _pair(both_var, prior_var, model.field_rho.get("moves+results", 0.0))[1]
-        return _pair(moves_var, prior_var, model.field_rho.get("moves", 0.0))[1]
+            return _pair(both_var, prior_var, model.field_rho.get("moves+results", 0.0))[1] * scale("moves+results")
+        return _pair(moves_var, prior_var, model.field_rho.get("moves", 0.0))[1] * scale("moves")
+
+    def scale(kind: str) -> float:
+        return model.field_scale.get(kind, 1.0) ** 2
 
     to150 = model.games_to(stats.positions, max(stats.games, 1), elo=model.level(stats, point), shown=shown)
     what = "moves and results" if kind != "moves" else "moves"

@@ -83,6 +83,10 @@ MODELS: dict[str, dict[str, Any]] = {
             "moves": 0.0643,
             "moves+results": 0.284
         },
+        "field_scale": {
+            "moves": 1.0355,
+            "moves+results": 1.1147
+        },
         "ratings": [
             2232.59766214178,
             405.86693133624743
