@@ -595,11 +595,10 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
         if k + extra >= 1 and "b" in model.results:
             vr = model.results["a"] + model.results["b"] / (k + extra)
             both_var = _pair(moves_var, vr, model.results["rho"])[1]
-            return _pair(both_var, prior_var, model.field_rho.get("moves+results", 0.0))[1] * scale("moves+results")
-        return _pair(moves_var, prior_var, model.field_rho.get("moves", 0.0))[1] * scale("moves")
+            return _pair(both_var, prior_var, model.field_rho.get("moves+results", 0.0))[1] * scale2["moves+results"]
+        return _pair(moves_var, prior_var, model.field_rho.get("moves", 0.0))[1] * scale2["moves"]
 
-    def scale(kind: str) -> float:
-        return model.field_scale.get(kind, 1.0) ** 2
+    scale2 = {of: model.field_scale.get(of, 1.0) ** 2 for of in ("moves", "moves+results")}
 
     to150 = model.games_to(stats.positions, max(stats.games, 1), elo=model.level(stats, point), shown=shown)
     what = "moves and results" if kind != "moves" else "moves"
