@@ -86,6 +86,15 @@ class Side:
     decisions: list[tuple[int, Decision]] = field(default_factory=list)  # (ply, decision) of the counted moves
     all_moves: list[tuple[int, Decision]] = field(default_factory=list)  # every non-forced move (the open: counted only)
     gains: list[int] = field(default_factory=list)  # Ferreira's gains (cp; none for the open's export)
+    opponent: Side | None = field(default=None, repr=False, compare=False)  # the other side of the game
+
+    def sums(self) -> tuple[int, ...]:
+        """The counted moves' feature sums in fixed point (what a tally holds)."""
+        return tuple(int(v) for v in np.round(self.features * FIXED).sum(axis=0).astype(np.int64))
+
+    def as_opponent(self) -> tuple[tuple[int, ...], int, float] | None:
+        """What the other side's estimate reads of this side (:class:`~livemon.rating.quality.QualityStats`)."""
+        return None if self.elo is None or not len(self.features) else (self.sums(), len(self.features), self.elo)
 
 
 def _features(moves: list[tuple[int, Decision]]) -> np.ndarray:
@@ -150,12 +159,21 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
+    """Every analysed game's sides, each linked to the other side of its game."""
     paths = [export] + ([EXTRA, EXTRA2, EXTRA3, EXTRA4] if export == DEFAULT else [])
-    return calibration_sides(paths) + (open_sides() if with_open else [])
+    out = calibration_sides(paths) + (open_sides() if with_open else [])
+    games: dict[tuple[str, str], list[Side]] = defaultdict(list)
+    for s in out:
+        games[(s.event, s.game)].append(s)
+    for pair in games.values():
+        if len(pair) == 2:
+            pair[0].opponent, pair[1].opponent = pair[1], pair[0]
+    return out
 
 
 def samples(sides: Sequence[Side]) -> list[GameSample]:
-    return [GameSample(s.elo, (s.event, s.player), s.features, s.event) for s in sides if s.elo is not None and len(s.features)]
+    return [GameSample(s.elo, (s.event, s.player), s.features, s.event, (s.event, s.game))
+            for s in sides if s.elo is not None and len(s.features)]
 
 
 @dataclass
@@ -171,12 +189,14 @@ class Unit:
     def games(self) -> int:
         return len(self.sides)
 
-    def stats(self) -> QualityStats:
+    def stats(self, opponents: bool = True) -> QualityStats:
+        """The unit's statistics as livemon's tally makes them; ``opponents``: with each game's other side."""
         feats = np.concatenate([s.features for s in self.sides]) if self.sides else np.zeros((0, len(FEATURES)))
         sums = tuple(int(v) for v in np.round(feats * FIXED).sum(axis=0).astype(np.int64)) if len(feats) else (0,) * len(FEATURES)
-        per_game = tuple(sorted((tuple(int(v) for v in np.round(s.features * FIXED).sum(axis=0).astype(np.int64)),
-                                 len(s.features)) for s in self.sides if len(s.features)))
-        return QualityStats(sums, len(feats), len(per_game), per_game)
+        rows = sorted((((s.sums(), len(s.features)), s.opponent.as_opponent() if opponents and s.opponent else None)
+                       for s in self.sides if len(s.features)), key=lambda r: (r[0], r[1] or ()))
+        opp = tuple(o for _, o in rows) if any(o is not None for _, o in rows) else ()
+        return QualityStats(sums, len(feats), len(rows), tuple(own for own, _ in rows), opp)
 
     def results(self) -> list[tuple[float, float]]:
         return [(s.opponent_elo, s.points) for s in self.sides if s.opponent_elo is not None and s.points is not None]
@@ -357,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
     print(f"field prior's error correlation with the evidence's: {model.field_rho}; the field's sd scaled by "
           f"{model.field_scale}")
+    print(f"opponents' day parts correlated {model.opponent_rho:.3f}: beta at 27 moves " + ", ".join(
+        f"{r}: {model.opponent_beta(27, r):.3f}" for r in (1500, 2000, 2500, 2800)))
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

@@ -283,6 +283,37 @@ def test_bench_reads_what_livemon_sums(prague):
     unit = fit_quality.Unit("e", "p", 2000.0, [side])
     tally = QualityTally.of(model, [(info.game_id, d, ply) for ply, d in moves])
     assert unit.stats() == tally.stats()
+    # and with the other side of the game linked, what the estimator reads of both
+    theirs = [(sp.ply, sp.decision) for sp in plies if not sp.white_moved and sp.decision is not None
+              and not sp.forced and model.counts(sp.decision, sp.ply)]
+    other = fit_quality.Side("e", "q", "g", float(info.black_elo), 2000.0, None, "fit", fit_quality._features(theirs),
+                             theirs)
+    side.elo, side.opponent = float(info.white_elo), other
+    est = _estimator(prague[:1])
+    assert fit_quality.Unit("e", "p", side.elo, [side]).stats() == est.quality_stats(est.players[info.white], model)
+    assert est.quality_stats(est.players[info.white], model).opponents[0] == other.as_opponent()
+
+
+def test_the_opponents_moves_against_their_rating_correct_each_game(prague):
+    """A game the opponent played above their rating was an easy one: the player's score is read lower, and the
+    interval narrower than from the player's moves alone; an unrated opponent's moves say nothing."""
+    est = _estimator(prague)
+    model = model_for(PROFILE)
+    assert model is not None and model.opponent_rho > 0
+    name = prague[0][0].white
+    player = est.players[name]
+    stats = est.quality_stats(player, model)
+    assert len(stats.opponents) == stats.games >= 2 and all(o is not None for o in stats.opponents)
+    both, alone = est.quality(player), model.estimate(player.quality.stats())
+    assert both.elo is not None and alone.elo is not None and both.sd is not None and alone.sd is not None
+    assert both.elo != alone.elo and both.sd < alone.sd
+    opponent = est.players[prague[0][0].black]
+    assert opponent.elo is not None
+    opponent.elo -= 200  # the same moves from a player rated 200 lower: above their rating
+    assert est.quality(player).elo < both.elo  # type: ignore[operator]
+    opponent.elo = None
+    unrated = est.quality_stats(player, model)
+    assert sum(o is None for o in unrated.opponents) == 1
 
 
 def test_combined_lies_between_moves_and_results_and_is_labelled(prague):
@@ -294,8 +325,8 @@ def test_combined_lies_between_moves_and_results_and_is_labelled(prague):
         assert c["kind"] == "moves+results"
         if c["elo"] is None:
             continue
-        stats = p.quality.stats()
         model = model_for(PROFILE)
+        stats = est.quality_stats(p, model)
         moves_point = model.score(stats)
         lo, hi = sorted((moves_point, r["elo"]))
         assert lo - 1e-6 <= c["elo"] <= hi + 1e-6 and c["label"].startswith("moves and results")

@@ -17,7 +17,7 @@ correction, and renders the ``analyse --json`` shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,10 @@ from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.performance import Performance, PerformanceModel, PerformanceTally
 from livemon.rating.quality import (
+    Opponent,
     QualityEstimate,
     QualityModel,
+    QualityStats,
     QualityTally,
     combine,
     field_estimate_from,
@@ -519,10 +521,29 @@ class Estimator:
         if isinstance(model, str):
             games = sum(1 for seq in player.sides if seq in self._by_seq)  # a withdrawn game's seq may linger
             return QualityEstimate(None, None, None, player.observed, games, "moves", reason=model)
+        return model.estimate(self.quality_stats(player, model))
+
+    def _tally(self, player: PlayerState, model: QualityModel) -> QualityTally:
         tally = player.quality
         if tally is None or tally.model is not model:
             tally = player.quality = QualityTally.of(model, self._decisions_of(player))
-        return model.estimate(tally.stats())
+        return tally
+
+    def quality_stats(self, player: PlayerState, model: QualityModel) -> QualityStats:
+        """The player's quality statistics, each game with its rated opponent's moves there (the control variate
+        of :attr:`~livemon.rating.quality.QualityModel.opponent_rho`): one function of the games' moves and
+        the players' ratings, so live equals batch."""
+        def opponent(seq: Hashable) -> Opponent | None:
+            game = self._by_seq.get(seq) if isinstance(seq, int) else None
+            if game is None:
+                return None
+            other = self.players.get(game.info.black if player.sides[game.seq] == 1 else game.info.white)
+            if other is None or other is player or other.elo is None:
+                return None
+            theirs = self._tally(other, model).game(seq)
+            return None if theirs is None else (*theirs, float(other.elo))
+
+        return self._tally(player, model).stats(opponent if model.opponent_rho > 0 else None)
 
     def field_prior(self, player: PlayerState) -> tuple[int, float, float]:
         """Count, mean and variance (ddof 1) of the event's OTHER rated players' ratings: the field estimate's
@@ -547,7 +568,7 @@ class Estimator:
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "field", reason=moves.reason)
-        return field_estimate_from(model, moves, player.quality.stats(), *self.field_prior(player),
+        return field_estimate_from(model, moves, self.quality_stats(player, model), *self.field_prior(player),
                                    results or self.results_quality(player))
 
     def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
@@ -577,7 +598,7 @@ class Estimator:
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results", reason=moves.reason)
         if moves.elo is None and moves.sd is not None:  # its interval alone too wide to show: the point still weighs
-            stats = player.quality.stats()
+            stats = self.quality_stats(player, model)
             if stats.positions >= 5:
                 moves = QualityEstimate(model.score(stats), None, moves.sd, moves.positions, moves.games, "moves")
         return combine(model, moves, results or self.results_quality(player))

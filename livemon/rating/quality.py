@@ -24,6 +24,12 @@ game σ_d (averages over k games) and the sampling noise of moves σ_m (averages
 moves): Var = σ_p² + σ_d²/k + σ_m²/n, each part scaled by the player's level (a club player's games
 are noisier than a grandmaster's: :attr:`QualityModel.noise_level`).
 
+Much of a game's day part is the game's, not the player's: a quiet game makes both sides' moves
+look better than their ratings, a wild one worse. The opponent's moves in the same game, against
+the opponent's rating, measure it: each game's score is corrected by that control variate,
+``u − β·(u_opp − r_opp)`` (:attr:`QualityModel.opponent_rho`). Its mean is zero at any rating, so the
+estimate stays unbiased; its correlation with the player's own error takes a share of σ_d away.
+
 Beside it, labelled: the **field estimate** (:func:`field_estimate`, empirical Bayes: the moves and
 the results with the other players' ratings of the event as the prior, never the player's own),
 the **results performance** (:func:`results_performance`, FIDE's mean opponent
@@ -48,6 +54,7 @@ players can be told apart yet (:func:`told_apart`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -129,18 +136,25 @@ def fixed_features(d: Decision) -> tuple[int, ...]:
     return tuple(int(round(x * FIXED)) for x in move_features(d))
 
 
+Opponent = tuple[tuple[int, ...], int, float]
+"""An opponent in one game: their feature sums (fixed point) and counted moves there, and their rating."""
+
+
 @dataclass(frozen=True)
 class QualityStats:
     """A player's sufficient statistics: feature sums (fixed point), moves counted, games they come from.
 
     ``per_game``: each game's feature sums and moves, in a canonical order (sorted): what the games'
     weights of :meth:`QualityModel.score` need; empty: the moves are weighed alike.
+    ``opponents``: beside each of ``per_game``, the opponent's feature sums and moves in that game and
+    the opponent's rating (None: unrated, or no counted move yet); empty: none known.
     """
 
     sums: tuple[int, ...]
     positions: int
     games: int
     per_game: tuple[tuple[tuple[int, ...], int], ...] = ()
+    opponents: tuple[Opponent | None, ...] = ()
 
     def means(self) -> np.ndarray:
         """The mean of each feature over the counted moves."""
@@ -193,10 +207,18 @@ class QualityTally:
             del self._games[game]
             del self._game_sums[game]
 
-    def stats(self) -> QualityStats:
-        """The sufficient statistics now."""
-        per_game = tuple(sorted((tuple(self._game_sums[g]), n) for g, n in self._games.items()))
-        return QualityStats(tuple(self._sums), self._n, len(self._games), per_game)
+    def game(self, game: Hashable) -> tuple[tuple[int, ...], int] | None:
+        """The feature sums and counted moves of one game (None: no counted move in it)."""
+        n = self._games.get(game)
+        return None if n is None else (tuple(self._game_sums[game]), n)
+
+    def stats(self, opponents: Callable[[Hashable], Opponent | None] | None = None) -> QualityStats:
+        """The sufficient statistics now; ``opponents``: each game's opponent (:class:`QualityStats`), if known."""
+        rows = sorted((((tuple(self._game_sums[g]), n), None if opponents is None else opponents(g))
+                       for g, n in self._games.items()), key=lambda r: (r[0], r[1] or ()))
+        per_game = tuple(own for own, _ in rows)
+        opp = tuple(o for _, o in rows) if opponents is not None and any(o is not None for _, o in rows) else ()
+        return QualityStats(tuple(self._sums), self._n, len(self._games), per_game, opp)
 
 
 @dataclass(frozen=True)
@@ -275,6 +297,9 @@ class QualityModel:
     field_scale: dict[str, float] = field(default_factory=dict)
     """The factor (≥ 1) on the field estimate's sd per kind of evidence: the root mean square of its errors
     in sd on the fit's players (:func:`fit_field_rho`), so that its intervals are as wide as its errors."""
+    opponent_rho: float = 0.0
+    """The correlation of two opponents' day parts in one game (σ_d's share that is the game's): each game's
+    score is corrected by the opponent's error against their rating (:meth:`_game_weights`); 0: none."""
     ratings: tuple[float, float] = (0.0, 0.0)
     """Mean and sd of the ratings fitted on: where :meth:`level` expects a player to be before their moves say."""
     noise_level: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
@@ -323,16 +348,39 @@ class QualityModel:
         """Whether a (non-forced) move enters the estimate: the positions the model was fitted on."""
         return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
 
+    def _game_mean(self, sums: Sequence[int], n: int) -> float:
+        return self.intercept + sum(w * (s / (FIXED * n)) for w, s in zip(self.weights, sums))
+
+    def opponent_beta(self, moves: int, elo: float) -> float:
+        """The control variate's coefficient on an opponent rated ``elo`` with ``moves`` counted moves in the game:
+        β = ρσ_d² / Var(their game's error), the covariance of the two games' errors over the variance of theirs
+        (both sides read at the opponent's level); 0 without :attr:`opponent_rho`.
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 0.0, 400.0, 2000.0, 1400, 2800, opponent_rho=0.5)
+        >>> round(m.opponent_beta(25, 2000.0), 3), round(m.opponent_beta(1000, 2000.0), 3)  # few moves: a noisy control
+        (0.25, 0.488)
+        """
+        if self.opponent_rho <= 0 or moves <= 0:
+            return 0.0
+        persist = (self.sigma_persist * self.noise_scale(elo, True) / self.noise_scale(elo)) ** 2
+        day = self.sigma_day**2
+        return self.opponent_rho * day / (day + self.sigma_move**2 / moves + persist)
+
     def _game_weights(self, stats: QualityStats) -> list[tuple[float, float]] | None:
-        """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise."""
+        """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise; with the
+        opponent's moves and rating, the score less β·(their score − their rating) and σ_d² less its share ρβ."""
         if not stats.per_game or (self.sigma_day <= 0 and self.sigma_move <= 0):
             return None
         out = []
-        for sums, n in stats.per_game:
+        for i, (sums, n) in enumerate(stats.per_game):
             if n <= 0:
                 continue
-            mean = self.intercept + sum(w * (s / (FIXED * n)) for w, s in zip(self.weights, sums))
-            out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), mean))
+            mean, day = self._game_mean(sums, n), self.sigma_day**2
+            opp = stats.opponents[i] if stats.opponents else None
+            if opp is not None and (beta := self.opponent_beta(opp[1], opp[2])) > 0:
+                mean -= beta * (self._game_mean(opp[0], opp[1]) - opp[2])
+                day *= 1.0 - self.opponent_rho * beta
+            out.append((1.0 / (day + self.sigma_move**2 / n), mean))
         return out or None
 
     def _score_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None) -> float:
@@ -461,7 +509,7 @@ class QualityModel:
                 "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
                 "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results),
                 "field_rho": dict(self.field_rho), "field_scale": dict(self.field_scale), "ratings": list(self.ratings),
-                "noise_level": list(self.noise_level)}
+                "noise_level": list(self.noise_level), "opponent_rho": self.opponent_rho}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QualityModel:
@@ -473,6 +521,7 @@ class QualityModel:
                    str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()},
                    {k: float(v) for k, v in d.get("field_rho", {}).items()},
                    {k: float(v) for k, v in d.get("field_scale", {}).items()},
+                   float(d.get("opponent_rho", 0.0)),
                    tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
                    tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)))  # type: ignore[arg-type]
 
@@ -698,31 +747,41 @@ def told_apart(a: QualityEstimate, b: QualityEstimate) -> dict[str, Any]:
 class GameSample:
     """One rated player's counted moves in one game, for :func:`fit_quality_model`: the per-move features.
 
-    ``event``: what the noise's folds group by (:func:`fit_quality_model`), the player-event when None.
+    ``event``: what the noise's folds group by (:func:`fit_quality_model`), the player-event when None;
+    ``game``: the game it is one side of (two samples with the same ``game`` are opponents), None: unknown.
     """
 
     elo: float
     player_event: Hashable
     features: np.ndarray  # (moves, len(FEATURES))
     event: Hashable = None
+    game: Hashable = None
 
 
-def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]]) -> tuple[float, float, float]:
+Controls = Sequence[tuple[float, float]]
+"""Per sample, its game's control variate: (β·the opponent's error, 1 − ρβ the share of σ_d² left); (0, 1): none."""
+
+
+def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
+                  controls: Controls | None = None) -> tuple[float, float, float]:
     """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring.
 
-    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out).
+    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out);
+    ``controls``: each game's score corrected by its control variate, σ_d² read through the share it leaves.
     """
-    within, dof, d2, inv_n = 0.0, 0, [], []
+    within, dof, d2, inv_n, left = 0.0, 0, [], [], []
     groups: dict[Hashable, list[float]] = {}
-    for s, (intercept, w) in zip(samples, scores):
+    for i, (s, (intercept, w)) in enumerate(zip(samples, scores)):
         u = intercept + s.features @ w
         n = len(u)
         if n > 1:
             within += float(((u - u.mean()) ** 2).sum())
             dof += n - 1
-        e = float(u.mean()) - s.elo
+        shift, share = controls[i] if controls is not None else (0.0, 1.0)
+        e = float(u.mean()) - s.elo - shift
         d2.append(e * e)
         inv_n.append(1.0 / n)
+        left.append(share)
         groups.setdefault(s.player_event, []).append(e)
     sm2 = within / max(dof, 1)
     num = den = 0.0
@@ -732,12 +791,46 @@ def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, n
             num += sum(es) ** 2 - sum(e * e for e in es)
             den += k * (k - 1)
     sp2 = max(num / den, 0.0) if den else 0.0
-    sd2 = max(float(np.mean(d2)) - sp2 - sm2 * float(np.mean(inv_n)), 0.0)
+    sd2 = max(float(np.mean(d2)) - sp2 - sm2 * float(np.mean(inv_n)), 0.0) / float(np.mean(left))
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
 
 
+def _opponents(samples: Sequence[GameSample]) -> list[int | None]:
+    """Each sample's opponent: the other sample of its ``game`` (None: unknown, or not one other)."""
+    sides: dict[Hashable, list[int]] = {}
+    for i, s in enumerate(samples):
+        if s.game is not None and len(s.features):
+            sides.setdefault(s.game, []).append(i)
+    out: list[int | None] = [None] * len(samples)
+    for pair in sides.values():
+        if len(pair) == 2:
+            out[pair[0]], out[pair[1]] = pair[1], pair[0]
+    return out
+
+
+def _opponent_controls(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
+                       model: QualityModel, opponents: Sequence[int | None]) -> tuple[float, list[tuple[float, float]]]:
+    """:attr:`QualityModel.opponent_rho` by the method of moments on the out-of-fold errors of the games both of
+    whose sides were fitted on, Σ e_a·e_b / Σ σ_d,a·σ_d,b (each σ_d at its player's level, within [0, 0.95]);
+    and each sample's control variate at that ρ (:data:`Controls`)."""
+    err = [intercept + float((s.features @ w).mean()) - s.elo if len(s.features) else 0.0
+           for s, (intercept, w) in zip(samples, scores)]
+    num = den = 0.0
+    for i, j in enumerate(opponents):
+        if j is not None and i < j:
+            num += err[i] * err[j]
+            den += model.sigma_day**2 * model.noise_scale(samples[i].elo) * model.noise_scale(samples[j].elo)
+    rho = min(max(num / den, 0.0), 0.95) if den > 0 else 0.0
+    at = dataclasses.replace(model, opponent_rho=rho)
+    controls = []
+    for j in opponents:
+        beta = 0.0 if j is None else at.opponent_beta(len(samples[j].features), samples[j].elo)
+        controls.append((0.0, 1.0) if j is None else (beta * err[j], 1.0 - rho * beta))
+    return rho, controls
+
+
 def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
-                 parts: tuple[float, float, float]) -> tuple[float, float, float, float]:
+                 parts: tuple[float, float, float], controls: Controls | None = None) -> tuple[float, float, float, float]:
     """(b, a, b_p, a_p) of :attr:`QualityModel.noise_level`, by maximum likelihood (normal) on the out-of-fold
     errors, x = (Elo − 2000)/1000: first each game's error against its pooled sd √(σ_p² + σ_d² + σ_m²/n)
     scaled by exp(b + a·x); then each player-event's weighted mean error against σ_p·exp(b_p + a_p·x) and its
@@ -747,15 +840,16 @@ def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np
     x: list[float] = []
     z2: list[float] = []
     groups: dict[Hashable, list[float]] = {}
-    for s, (intercept, w) in zip(samples, scores):
+    for i, (s, (intercept, w)) in enumerate(zip(samples, scores)):
         n = len(s.features)
         if n == 0:
             continue
-        e = intercept + float((s.features @ w).mean()) - s.elo
+        shift, share = controls[i] if controls is not None else (0.0, 1.0)
+        e = intercept + float((s.features @ w).mean()) - s.elo - shift
         x.append((s.elo - 2000.0) / 1000.0)
-        z2.append(e * e / (sp**2 + sdd**2 + sm**2 / n))
+        z2.append(e * e / (sp**2 + share * sdd**2 + sm**2 / n))
         g = groups.setdefault(s.player_event, [0.0, 0.0, 0.0])  # Σw·e, Σw, x
-        wt = 1.0 / (sdd**2 + sm**2 / n)
+        wt = 1.0 / (share * sdd**2 + sm**2 / n)
         g[0] += wt * e
         g[1] += wt
         g[2] = x[-1]
@@ -828,7 +922,7 @@ def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
 def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
                       ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
                       fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None,
-                      by_level: bool = True) -> QualityModel:
+                      by_level: bool = True, opponents: bool = True) -> QualityModel:
     """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
 
     ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
@@ -840,7 +934,8 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     many folds; 0 or 1: in sample), so that the interval also holds the error of the fitted lines
     themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
     what unseen events show). ``by_level``: also fit how the noise scales with the player's level
-    (:attr:`QualityModel.noise_level`; False: one pooled noise).
+    (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: measure how much of a game's
+    day part the two sides share (:attr:`QualityModel.opponent_rho`, from the samples' ``game``).
 
     >>> rng = np.random.default_rng(1)
     >>> games = []
@@ -877,10 +972,16 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
             ic, wf, _, _ = _fit_weights([samples[int(i)] for i in out], keep, ridge, by_event, means[out])
             for i in np.flatnonzero(which == f):
                 scores[i] = (ic, wf)
-    sp, sdd, sm = _pooled_noise(samples, scores)
-    level = _level_noise(samples, scores, (sp, sdd, sm)) if by_level else (0.0, 0.0, 0.0, 0.0)
     moves = float(np.mean([len(s.features) for s in samples]))
     elos = np.array([s.elo for s in samples], dtype=float)
-    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
-                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
-                        ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
+    pairs = _opponents(samples) if opponents else [None] * len(samples)
+    controls: Controls | None = None
+    rho = 0.0
+    for _ in range(3 if any(j is not None for j in pairs) else 1):  # the noise, then ρ and the noise left by it
+        sp, sdd, sm = _pooled_noise(samples, scores, controls)
+        level = _level_noise(samples, scores, (sp, sdd, sm), controls) if by_level else (0.0, 0.0, 0.0, 0.0)
+        model = QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
+                             book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
+                             opponent_rho=rho, ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
+        rho, controls = _opponent_controls(samples, scores, model, pairs)
+    return model
