@@ -258,9 +258,9 @@ def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, fl
             if u.elo is None or len(others) < 2 or st.positions < 5:
                 continue
             e = model.estimate(st)
-            if e.sd is None:
+            if e.sd is None or e.point is None:
                 continue
-            e = type(e)(model.score(st) if e.elo is None else e.elo, None, e.sd, e.positions, e.games, "moves")
+            e = type(e)(e.point, None, e.sd, e.positions, e.games, "moves", point=e.point)
             if kind == "moves+results":
                 e = combine(model, e, results_performance(u.results(), model))
                 if e.elo is None or e.sd is None:
@@ -282,7 +282,7 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
             return None
         e = model.estimate(st)
         if e.elo is None:  # interval wider than the fitted range: the point is still measured, without interval
-            return (model.score(st), None)
+            return None if e.point is None else (e.point, None)
         return (e.elo, e.cr95)
 
     def in_field(u: Unit) -> tuple[float, tuple[float, float] | None] | None:
@@ -301,10 +301,7 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
         st = u.stats()
         if st.positions < 5:
             return None
-        m = model.estimate(st)
-        if m.elo is None and m.sd is not None:
-            m = type(m)(model.score(st), None, m.sd, m.positions, m.games, "moves")
-        c = combine(model, m, results_performance(u.results(), model))
+        c = combine(model, model.estimate(st), results_performance(u.results(), model))
         return None if c.elo is None or c.cr95 is None else (c.elo, c.cr95)
 
     return {"quality": moves, "quality_field": in_field, "results": results, "moves+results": both,

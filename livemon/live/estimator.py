@@ -597,10 +597,6 @@ class Estimator:
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results", reason=moves.reason)
-        if moves.elo is None and moves.sd is not None:  # its interval alone too wide to show: the point still weighs
-            stats = self.quality_stats(player, model)
-            if stats.positions >= 5:
-                moves = QualityEstimate(model.score(stats), None, moves.sd, moves.positions, moves.games, "moves")
         return combine(model, moves, results or self.results_quality(player))
 
     def estimates(self, player: PlayerState) -> dict[str, dict[str, Any]]:

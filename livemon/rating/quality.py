@@ -228,7 +228,8 @@ class QualityEstimate:
     ``sd`` is the standard deviation behind ``cr95``; ``games_to_150`` the further games
     (at the player's moves per game) until the interval is ±150, 0 when it is already,
     None when more games will not get there (``note`` says why); ``kind`` names the
-    estimate (``moves``, ``field``, ``results``, ``moves+results``).
+    estimate (``moves``, ``field``, ``results``, ``moves+results``). ``point``: the measured point also where
+    ``elo`` is not shown (its interval too wide): what a combination with other evidence weighs, never a screen.
 
     >>> QualityEstimate(None, None, None, 3, 1, "moves", reason="3 positions: at least 5 needed").to_dict()["reason"]
     '3 positions: at least 5 needed'
@@ -245,6 +246,7 @@ class QualityEstimate:
     note: str | None = None
     extrapolated: bool = False
     label: str = ""
+    point: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``estimate`` / ``field_estimate`` / ``results_estimate`` / ``combined_estimate``."""
@@ -497,9 +499,9 @@ class QualityModel:
             return QualityEstimate(None, None, sd, n, stats.games, "moves", to150,
                                    reason=f"{n} positions: the 95% interval (±{_Z95 * sd:.0f}) would be wider than the "
                                           f"rating range fitted on ({self.elo_min:.0f}-{self.elo_max:.0f})",
-                                   note=note, label=self.label)
+                                   note=note, label=self.label, point=elo)
         return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, n, stats.games, "moves", to150, None, note,
-                               not self.elo_min <= elo <= self.elo_max, self.label)
+                               not self.elo_min <= elo <= self.elo_max, self.label, elo)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form (what ``bench/fit_quality.py`` writes into :mod:`livemon.rating.quality_params`)."""
@@ -627,9 +629,12 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
     if moves.sd is None or stats.positions < MIN_POSITIONS:
         return QualityEstimate(None, None, None, moves.positions, moves.games, "field",
                                reason=moves.reason or "no moves estimate", label="in this field")
-    point = model.score(stats) if moves.elo is None else moves.elo  # an interval too wide to show: the point weighs
+    point = moves.elo if moves.elo is not None else moves.point  # an interval too wide to show: the point weighs
+    if point is None:
+        return QualityEstimate(None, None, None, moves.positions, moves.games, "field",
+                               reason=moves.reason or "no moves estimate", label="in this field")
     kind, elo, ev_sd = "moves", point, moves.sd
-    moves = QualityEstimate(point, None, ev_sd, moves.positions, moves.games, "moves")
+    moves = QualityEstimate(point, None, ev_sd, moves.positions, moves.games, "moves", point=point)
     if results is not None and results.elo is not None:
         both = combine(model, moves, results)
         if both.elo is not None and both.sd is not None:
@@ -711,7 +716,8 @@ def combine(model: QualityModel, moves: QualityEstimate, results: QualityEstimat
     'no finished game'
 
     """
-    if moves.elo is None or moves.sd is None or results.elo is None or "b" not in model.results:
+    point = moves.elo if moves.elo is not None else moves.point
+    if point is None or moves.sd is None or results.elo is None or "b" not in model.results:
         return QualityEstimate(None, None, None, moves.positions, moves.games, "moves+results",
                                reason=moves.reason or results.reason or "no results noise fitted",
                                label="moves and results")
@@ -720,7 +726,7 @@ def combine(model: QualityModel, moves: QualityEstimate, results: QualityEstimat
     # of 7+ games left out in turn it covered 92-96% after 1-4 games
     vr = results.sd**2 if results.sd is not None else model.results["a"] + model.results["b"] / max(results.games, 1)
     lam, var = _pair(vm, vr, model.results["rho"])
-    elo = lam * moves.elo + (1 - lam) * results.elo
+    elo = lam * point + (1 - lam) * results.elo
     sd = math.sqrt(var)
     return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, moves.positions, moves.games, "moves+results",
                            label=f"moves and results ({lam:.0%} moves)")
