@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,7 +230,8 @@ class QualityEstimate:
     (at the player's moves per game) until the interval is ±150, 0 when it is already,
     None when more games will not get there (``note`` says why); ``kind`` names the
     estimate (``moves``, ``field``, ``results``, ``moves+results``). ``point``: the measured point also where
-    ``elo`` is not shown (its interval too wide): what a combination with other evidence weighs, never a screen.
+    ``elo`` is not shown (its interval too wide): what a combination with other evidence weighs, never a screen;
+    ``level``: the level its noise was read at (:meth:`QualityModel.level`).
 
     >>> QualityEstimate(None, None, None, 3, 1, "moves", reason="3 positions: at least 5 needed").to_dict()["reason"]
     '3 positions: at least 5 needed'
@@ -247,6 +249,7 @@ class QualityEstimate:
     extrapolated: bool = False
     label: str = ""
     point: float | None = None
+    level: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``estimate`` / ``field_estimate`` / ``results_estimate`` / ``combined_estimate``."""
@@ -351,7 +354,7 @@ class QualityModel:
         return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
 
     def _game_mean(self, sums: Sequence[int], n: int) -> float:
-        return self.intercept + sum(w * (s / (FIXED * n)) for w, s in zip(self.weights, sums))
+        return self.intercept + sum(map(operator.mul, self.weights, sums)) / (FIXED * n)
 
     def opponent_beta(self, moves: int, elo: float) -> float:
         """The control variate's coefficient on an opponent rated ``elo`` with ``moves`` counted moves in the game:
@@ -367,6 +370,11 @@ class QualityModel:
         persist = (self.sigma_persist * self.noise_scale(elo, True) / self.noise_scale(elo)) ** 2
         day = self.sigma_day**2
         return self.opponent_rho * day / (day + self.sigma_move**2 / moves + persist)
+
+    def day_share(self, moves: int, elo: float | None) -> float:
+        """The share 1 − ρβ of a game's σ_d² left against a rated opponent of ``moves`` counted moves at ``elo``
+        (None: 2000)."""
+        return 1.0 - self.opponent_rho * self.opponent_beta(moves, 2000.0 if elo is None else elo)
 
     def _game_weights(self, stats: QualityStats) -> list[tuple[float, float]] | None:
         """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise; with the
@@ -426,16 +434,17 @@ class QualityModel:
         at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels)."""
         return self._variance_of(stats, self._game_weights(stats), elo)
 
-    def variance(self, positions: int, games: int, elo: float | None = None) -> float:
+    def variance(self, positions: int, games: int, elo: float | None = None, day_share: float = 1.0) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²),
-        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels).
+        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels); ``day_share``: the share of
+        σ_d² left in each game (:meth:`day_share`: against a rated opponent).
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
         >>> round(math.sqrt(m.variance(30, 1))), round(math.sqrt(m.variance(270, 9)))
         (289, 135)
         """
         k = max(games, 1)
-        per_games = self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
+        per_games = day_share * self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
         return (self.sigma_persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
 
     def games_to(self, positions: int, games: int, half_width: float = TARGET_HALF_WIDTH, elo: float | None = None,
@@ -445,7 +454,8 @@ class QualityModel:
         0: it is already; None: never (the persistent spread alone is wider, or after 500 games).
         ``elo``: the level whose noise it is (:meth:`noise_scale`); ``shown``: the variance of the interval
         shown from the moves' variance after so many further games, when it is not the moves' own
-        (:func:`field_estimate`'s, with the results and the field).
+        (:func:`field_estimate`'s, with the results and the field). Further games are read as
+        against rated opponents (:attr:`opponent_rho`), as a round's games usually are.
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 50.0, 200.0, 1000.0, 1400, 2800)
         >>> m.games_to(30, 1), m.games_to(3000, 100)
@@ -458,8 +468,12 @@ class QualityModel:
         if shown is None and (self.sigma_persist * self.noise_scale(elo, True)) ** 2 >= target:
             return None
 
-        def there(extra: int) -> bool:  # the variance falls with every further game: search for the first
-            v = self.variance(int(round(positions + extra * per_game)), games + extra, elo)
+        persist = (self.sigma_persist * self.noise_scale(elo, True)) ** 2
+        k2 = self.noise_scale(elo) ** 2
+        day = self.day_share(int(round(per_game)), elo) * self.sigma_day**2
+
+        def there(extra: int) -> bool:  # the variance falls with every further game (as :meth:`variance`)
+            v = persist + k2 * (day / (games + extra) + self.sigma_move**2 / max(int(round(positions + extra * per_game)), 1))
             return (v if shown is None else shown(v, extra)) <= target
 
         if not there(500):
@@ -499,9 +513,9 @@ class QualityModel:
             return QualityEstimate(None, None, sd, n, stats.games, "moves", to150,
                                    reason=f"{n} positions: the 95% interval (±{_Z95 * sd:.0f}) would be wider than the "
                                           f"rating range fitted on ({self.elo_min:.0f}-{self.elo_max:.0f})",
-                                   note=note, label=self.label, point=elo)
+                                   note=note, label=self.label, point=elo, level=level)
         return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, n, stats.games, "moves", to150, None, note,
-                               not self.elo_min <= elo <= self.elo_max, self.label, elo)
+                               not self.elo_min <= elo <= self.elo_max, self.label, elo, level)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form (what ``bench/fit_quality.py`` writes into :mod:`livemon.rating.quality_params`)."""
@@ -634,7 +648,8 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
         return QualityEstimate(None, None, None, moves.positions, moves.games, "field",
                                reason=moves.reason or "no moves estimate", label="in this field")
     kind, elo, ev_sd = "moves", point, moves.sd
-    moves = QualityEstimate(point, None, ev_sd, moves.positions, moves.games, "moves", point=point)
+    moves = QualityEstimate(point, None, ev_sd, moves.positions, moves.games, "moves", point=point,
+                            level=moves.level)
     if results is not None and results.elo is not None:
         both = combine(model, moves, results)
         if both.elo is not None and both.sd is not None:
@@ -654,7 +669,8 @@ def field_estimate_from(model: QualityModel, moves: QualityEstimate, stats: Qual
 
     scale2 = {of: model.field_scale.get(of, 1.0) ** 2 for of in ("moves", "moves+results")}
 
-    to150 = model.games_to(stats.positions, max(stats.games, 1), elo=model.level(stats, point), shown=shown)
+    level = moves.level if moves.level is not None else model.level(stats, point)
+    to150 = model.games_to(stats.positions, max(stats.games, 1), elo=level, shown=shown)
     what = "moves and results" if kind != "moves" else "moves"
     return QualityEstimate(post, (post - _Z95 * sd, post + _Z95 * sd), sd, moves.positions, moves.games, "field",
                            to150, label=f"in this field ({what}; the field {mu:.0f} ± {math.sqrt(max(var, 0.0)):.0f}, "
