@@ -354,7 +354,7 @@ class QualityModel:
         return screening_exclusion(decision, ply, self.book_moves, self.eval_bound) is None
 
     def _game_mean(self, sums: Sequence[int], n: int) -> float:
-        return self.intercept + sum(map(operator.mul, self.weights, sums)) / (FIXED * n)
+        return self.intercept + float(sum(map(operator.mul, self.weights, sums))) / (FIXED * n)
 
     def opponent_beta(self, moves: int, elo: float) -> float:
         """The control variate's coefficient on an opponent rated ``elo`` with ``moves`` counted moves in the game:
