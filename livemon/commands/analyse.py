@@ -141,7 +141,8 @@ def render_table(out: dict[str, Any]) -> str:
                       for p in players if (e := p.get("estimate") or {}).get("reason")})
     lines += [
         "",
-        "est.: Elo from the quality of the moves (20 per-move features, the engine profile's quality model);",
+        "est.: Elo from the quality of the moves (20 per-move features, the engine profile's quality model),",
+        "      each game read against the opponent's moves and rating there (a quiet game flatters both sides);",
         "95% range: includes a player's spread from event to event and game to game (one game says little);",
         "pos: the moves it rests on (the first 8 of each side, forced moves and positions beyond ±3 left out);",
         "field: in this field (moves and results, the other players' ratings as prior: how the player does among them).",

@@ -78,7 +78,8 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
             f'<td class="num">{_performance_cell(p)}</td><td class="num">{_performance_cell(p, "field_estimate")}</td>'
             f'<td class="num">{_f(p["accuracy"], "{:.1f}")}</td><td class="num">{_classes(p["classes"])}</td></tr>')
     return ('<table id="leaderboard"><thead><tr><th>#</th><th class="l">Player</th><th>Rating</th><th>Score</th>'
-            '<th>TPR</th><th>±Elo</th><th title="Elo from the quality of the moves">Estimate (95%)</th>'
+            '<th>TPR</th><th>±Elo</th><th title="Elo from the quality of the moves, each game read against the '
+            'opponent\'s play and rating">Estimate (95%)</th>'
             '<th title="the moves and results with the other players\' ratings as the prior">In this field</th>'
             '<th>Accuracy</th><th>?!/?/??</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
