@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 import zlib
 from dataclasses import dataclass, field
 
@@ -1030,3 +1031,25 @@ def test_a_finished_commented_game_keeps_its_result_when_a_ply_without_a_comment
         runs[commented] = d.core.estimator.report(None), d.core.player_estimate(d.core.estimator.players["White A"])
     assert runs[True][0]["games"][0]["result"] == "1-0"
     assert runs[True] == runs[False]
+
+
+def test_a_ply_republishes_the_opponent_whose_estimate_reads_its_moves(monkeypatch):
+    """Each game's headline score reads the opponent's moves there (the quality model's control): a ply moves
+    both players' estimates, so both go out, and what the faces last got is each player's estimate now."""
+    from livemon.rating.quality_params import model_for
+
+    shipped = "Stockfish 15.1 depth=12 multipv=4"
+    model = model_for(shipped)
+    assert model is not None and model.opponent_rho > 0
+    monkeypatch.setattr(sys.modules[__name__], "PROFILE", shipped)
+    d = Driver(new_core())
+    d.feed(INFO, *moves_of("g1", random_game(7, 60)))
+    d.answer()
+    sent = [m for m in d.published if isinstance(m, PlayerEstimate)]
+    assert [m.name for m in sent[:4]] == ["White A", "Black B", "Black B", "White A"]  # each ply: mover, opponent
+    players = d.core.estimator.players
+    assert players["White A"].elo and players["Black B"].elo  # both rated: each corrects the other's games
+    last = {m.name: m for m in sent}
+    assert last["Black B"].estimate["positions"] > 5 and last["White A"].estimate["positions"] > 5
+    for name, m in last.items():
+        assert m == d.core.player_estimate(players[name])

@@ -736,10 +736,12 @@ class LiveCore:
         for sp in game.ready(zobrist=book):
             player = self._estimator.add_ply(sp)
             self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
-            if self._coalesce:
-                self._dirty_players[player.name] = None
-            else:
-                out.append(Publish(self.player_estimate(player)))
+            # the mover, and the opponent: each game's score reads the other side's moves (the headline's control)
+            for moved in self._estimator.players_of(sp.game_id, player):
+                if self._coalesce:
+                    self._dirty_players[moved.name] = None
+                else:
+                    out.append(Publish(self.player_estimate(moved)))
             if self._screener is None:
                 continue
             try:

@@ -529,6 +529,16 @@ class Estimator:
             tally = player.quality = QualityTally.of(model, self._decisions_of(player))
         return tally
 
+    def players_of(self, game_id: str, mover: PlayerState) -> list[PlayerState]:
+        """Whose estimates a ply of the game moves: the mover's, and the opponent's (whose games read the mover's
+        moves when the quality model corrects by the opponent: :meth:`quality_stats`)."""
+        game = self.games.get(game_id)
+        model = self._quality_model()
+        if game is None or isinstance(model, str) or model.opponent_rho <= 0:
+            return [mover]
+        other = self.players.get(game.info.black if game.info.white == mover.name else game.info.white)
+        return [mover] if other is None or other is mover else [mover, other]
+
     def quality_stats(self, player: PlayerState, model: QualityModel) -> QualityStats:
         """The player's quality statistics, each game with its rated opponent's moves there (the control variate
         of :attr:`~livemon.rating.quality.QualityModel.opponent_rho`): one function of the games' moves and
