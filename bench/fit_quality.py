@@ -374,8 +374,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{r}: {model.noise_scale(r):.2f}/{model.noise_scale(r, True):.2f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
     print(f"field prior's error correlation with the evidence's: {model.field_rho}; the field's sd scaled by "
           f"{model.field_scale}")
-    print(f"opponents' day parts correlated {model.opponent_rho:.3f}: beta at 27 moves " + ", ".join(
-        f"{r}: {model.opponent_beta(27, r):.3f}" for r in (1500, 2000, 2500, 2800)))
+    j = model.joint
+    if j is not None:
+        print(f"a game read from both sides: sigma persist {j.sigma_persist:.0f}, day {j.sigma_day:.0f}, move "
+              f"{j.sigma_move:.0f}, the opponent's moves {j.sigma_move_opponent:.0f}; per Elo of the opponent's "
+              f"rating {j.opponent_elo:+.3f}")
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

@@ -1040,7 +1040,7 @@ def test_a_ply_republishes_the_opponent_whose_estimate_reads_its_moves(monkeypat
 
     shipped = "Stockfish 15.1 depth=12 multipv=4"
     model = model_for(shipped)
-    assert model is not None and model.opponent_rho > 0
+    assert model is not None and model.joint is not None
     monkeypatch.setattr(sys.modules[__name__], "PROFILE", shipped)
     d = Driver(new_core())
     d.feed(INFO, *moves_of("g1", random_game(7, 60)))

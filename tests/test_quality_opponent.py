@@ -1,11 +1,12 @@
-"""The opponent's moves as a control variate of a game's score (livemon.rating.quality), on simulated games whose
-truth is known: two sides of a game share part of their day's noise (a quiet game flatters both)."""
+"""A game read from both sides (livemon.rating.quality.JointWeights), on simulated games whose truth is known: the
+two sides share part of their day (a quiet game flatters both), and a strong opponent's hard positions make a
+player's moves look weaker."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from livemon.rating.quality import FEATURES, FIXED, GameSample, QualityModel, QualityStats, fit_quality_model
+from livemon.rating.quality import FEATURES, FIXED, GameSample, QualityStats, fit_quality_model
 
 SHARE = 0.6  # the share of a game's day part the two sides have in common
 
@@ -14,8 +15,9 @@ def _sums(f: np.ndarray) -> tuple[int, ...]:
     return tuple(int(v) for v in np.round(f * FIXED).sum(axis=0).astype(np.int64))
 
 
-def _games(events: int, seed: int) -> list[tuple[GameSample, GameSample]]:
-    """Round robins of 10 players 1400-2800: per game a shared part, each side's own part and its moves' noise."""
+def _games(events: int, seed: int, opponent_effect: float = 0.0) -> list[tuple[GameSample, GameSample]]:
+    """Round robins of 10 players 1400-2800: per game a shared part, each side's own part and its moves' noise;
+    ``opponent_effect``: how much the opponent's rating lowers a side's features (harder positions)."""
     rng = np.random.default_rng(seed)
     out = []
     for e in range(events):
@@ -25,9 +27,10 @@ def _games(events: int, seed: int) -> list[tuple[GameSample, GameSample]]:
             for j in range(i + 1, 10):
                 shared = rng.normal(0.0, 0.4)
                 pair = []
-                for p in (i, j):
+                for p, q in ((i, j), (j, i)):
                     day = np.sqrt(SHARE) * shared + np.sqrt(1 - SHARE) * rng.normal(0.0, 0.4)
-                    f = (elos[p] - 2000.0) / 1000.0 + shift[p] + day + rng.normal(0.0, 2.0, (25, len(FEATURES)))
+                    level = (elos[p] - 2000.0) / 1000.0 - opponent_effect * (elos[q] - 2000.0) / 1000.0
+                    f = level + shift[p] + day + rng.normal(0.0, 2.0, (25, len(FEATURES)))
                     pair.append(GameSample(float(elos[p]), (e, p), f, e, (e, i, j)))
                 out.append((pair[0], pair[1]))
     return out
@@ -38,40 +41,51 @@ def _one_game(g: GameSample, opp: GameSample | None) -> QualityStats:
     return QualityStats(own[0], own[1], 1, (own,), () if opp is None else ((_sums(opp.features), len(opp.features), opp.elo),))
 
 
-def test_the_shared_part_is_measured_and_taken_out_without_bias() -> None:
+def _errors(model, games) -> dict[str, list[tuple[float, float, float]]]:
+    """(player's rating, opponent's rating, error) of each side, read from its own moves and from both sides."""
+    out: dict[str, list[tuple[float, float, float]]] = {"alone": [], "both": []}
+    for a, b in games:
+        for me, them in ((a, b), (b, a)):
+            out["alone"].append((me.elo, them.elo, model.score(_one_game(me, None)) - me.elo))
+            out["both"].append((me.elo, them.elo, model.score(_one_game(me, them)) - me.elo))
+    return out
+
+
+def test_a_game_read_from_both_sides_is_sharper_and_stays_unbiased() -> None:
     fit = [s for pair in _games(8, seed=5) for s in pair]
     model = fit_quality_model(fit, "sim")
-    assert 0.4 < model.opponent_rho < 0.8  # the simulated share, 0.6
-    blind = fit_quality_model([GameSample(s.elo, s.player_event, s.features, s.event) for s in fit], "sim")
-    assert blind.opponent_rho == 0.0  # no game keys: no pairs to measure it on
-    assert fit_quality_model(fit, "sim", opponents=False).opponent_rho == 0.0
-    errors: dict[str, list[float]] = {"alone": [], "with": []}
-    by_level: dict[bool, list[float]] = {True: [], False: []}
-    for a, b in _games(12, seed=17):
-        for me, them in ((a, b), (b, a)):
-            alone, both = model.score(_one_game(me, None)), model.score(_one_game(me, them))
-            errors["alone"].append(alone - me.elo)
-            errors["with"].append(both - me.elo)
-            by_level[me.elo < 2100].append(both - me.elo)
-    mae = {k: float(np.mean(np.abs(v))) for k, v in errors.items()}
-    assert mae["with"] < 0.93 * mae["alone"]  # sharper per game
-    for errs in by_level.values():  # and still unbiased at either end of the range (sd of a mean: ~15)
-        assert abs(float(np.mean(errs))) < 45
-    # the interval narrows with the opponent's moves, by the day part's share removed
+    assert model.joint is not None
+    assert fit_quality_model([GameSample(s.elo, s.player_event, s.features, s.event) for s in fit], "sim").joint is None
+    assert fit_quality_model(fit, "sim", opponents=False).joint is None
+    errors = _errors(model, _games(12, seed=17))
+    mae = {k: float(np.mean([abs(e) for _, _, e in v])) for k, v in errors.items()}
+    assert mae["both"] < 0.93 * mae["alone"]  # the shared part of the day is read off the opponent's moves
+    for weak in (True, False):  # and still unbiased at either end of the range (sd of a mean: ~15)
+        assert abs(float(np.mean([e for r, _, e in errors["both"] if (r < 2100) == weak]))) < 45
     a, b = _games(1, seed=2)[0]
-    assert model.variance_of(_one_game(a, b)) < model.variance_of(_one_game(a, None))
+    assert model.variance_of(_one_game(a, b)) < model.variance_of(_one_game(a, None))  # and the interval narrows
+    # an opponent who played above their rating: the game was an easy one, the player's score lower
+    better = GameSample(b.elo, b.player_event, b.features + 0.3, b.event, b.game)
+    assert model.score(_one_game(a, better)) < model.score(_one_game(a, b)) - 30
 
 
-def test_no_opponent_reads_as_before() -> None:
-    model = QualityModel("p", 2000.0, (1000.0,) + (0.0,) * (len(FEATURES) - 1), 100.0, 400.0, 1500.0, 1400, 2800,
-                         opponent_rho=0.5)
-    a, b = _games(1, seed=4)[0]
-    alone = _one_game(a, None)
-    assert model.score(alone) == QualityModel(**{**model.__dict__, "opponent_rho": 0.0}).score(_one_game(a, b))
-    # an opponent who played exactly to their rating changes nothing; one who played above it lowers the score
-    to_rating = np.full((30, len(FEATURES)), (b.elo - 2000.0) / 1000.0)
-    fair = GameSample(b.elo, b.player_event, to_rating, b.event, b.game)
-    assert abs(model.score(_one_game(a, fair)) - model.score(alone)) < 1e-6
-    better = GameSample(b.elo, b.player_event, to_rating + 0.3, b.event, b.game)
-    assert model.score(_one_game(a, better)) < model.score(alone) - 50
-    assert model.opponent_beta(0, 2000.0) == 0.0
+def test_a_strong_opponents_hard_positions_are_not_read_as_weakness() -> None:
+    """Where a stronger opponent lowers a side's features, moves alone read the player low against strong opponents
+    and high against weak ones; the joint reading, on both ratings, does not."""
+    model = fit_quality_model([s for pair in _games(10, seed=8, opponent_effect=0.3) for s in pair], "sim")
+    errors = _errors(model, _games(12, seed=21, opponent_effect=0.3))
+
+    def bias(kind: str, stronger: bool) -> float:
+        return float(np.mean([e for r, o, e in errors[kind] if (o - r > 300) == stronger and abs(o - r) > 300]))
+
+    assert bias("alone", True) < -60 and bias("alone", False) > 40
+    assert abs(bias("both", True)) < 40 and abs(bias("both", False)) < 40
+
+
+def test_no_opponent_reads_as_the_players_moves_alone() -> None:
+    fit = [s for pair in _games(4, seed=3) for s in pair]
+    model = fit_quality_model(fit, "sim")
+    single = fit_quality_model(fit, "sim", opponents=False)
+    a, _ = _games(1, seed=4)[0]
+    assert model.score(_one_game(a, None)) == single.score(_one_game(a, None))
+    assert model.variance_of(_one_game(a, None)) == single.variance_of(_one_game(a, None))

@@ -534,14 +534,14 @@ class Estimator:
         moves when the quality model corrects by the opponent: :meth:`quality_stats`)."""
         game = self.games.get(game_id)
         model = self._quality_model()
-        if game is None or isinstance(model, str) or model.opponent_rho <= 0:
+        if game is None or isinstance(model, str) or model.joint is None:
             return [mover]
         other = self.players.get(game.info.black if game.info.white == mover.name else game.info.white)
         return [mover] if other is None or other is mover else [mover, other]
 
     def quality_stats(self, player: PlayerState, model: QualityModel) -> QualityStats:
-        """The player's quality statistics, each game with its rated opponent's moves there (the control variate
-        of :attr:`~livemon.rating.quality.QualityModel.opponent_rho`): one function of the games' moves and
+        """The player's quality statistics, each game with its rated opponent's moves there (what the joint reading
+        of :attr:`~livemon.rating.quality.QualityModel.joint` reads): one function of the games' moves and
         the players' ratings, so live equals batch."""
         def opponent(seq: Hashable) -> Opponent | None:
             game = self._by_seq.get(seq) if isinstance(seq, int) else None
@@ -553,7 +553,7 @@ class Estimator:
             theirs = self._tally(other, model).game(seq)
             return None if theirs is None else (*theirs, float(other.elo))
 
-        return self._tally(player, model).stats(opponent if model.opponent_rho > 0 else None)
+        return self._tally(player, model).stats(opponent if model.joint is not None else None)
 
     def field_prior(self, player: PlayerState) -> tuple[int, float, float]:
         """Count, mean and variance (ddof 1) of the event's OTHER rated players' ratings: the field estimate's

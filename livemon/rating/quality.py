@@ -24,11 +24,14 @@ game σ_d (averages over k games) and the sampling noise of moves σ_m (averages
 moves): Var = σ_p² + σ_d²/k + σ_m²/n, each part scaled by the player's level (a club player's games
 are noisier than a grandmaster's: :attr:`QualityModel.noise_level`).
 
-Much of a game's day part is the game's, not the player's: a quiet game makes both sides' moves
-look better than their ratings, a wild one worse. The opponent's moves in the same game, against
-the opponent's rating, measure it: each game's score is corrected by that control variate,
-``u − β·(u_opp − r_opp)`` (:attr:`QualityModel.opponent_rho`). Its mean is zero at any rating, so the
-estimate stays unbiased; its correlation with the player's own error takes a share of σ_d away.
+A game has two sides, and both say something of each player: a quiet game makes both sides' moves
+look better than their ratings, a wild one worse, and a strong opponent's hard positions make a
+player's moves look weaker. So where the opponent is rated, a game is read **jointly**
+(:class:`JointWeights`): each side's per-game feature means are regressed on both players' ratings
+(x̄_A = α + β·r_A + δ·r_B, and the same for B), the 2 × 20 features' residual covariance holds what
+the two sides share, and the GLS inversion for r_A given r_B reads both sides' features. It stays an
+Elo → features inversion (nothing is regressed on the error), unbiased where the lines hold, and
+linear in the two sides' feature sums.
 
 Beside it, labelled: the **field estimate** (:func:`field_estimate`, empirical Bayes: the moves and
 the results with the other players' ratings of the event as the prior, never the player's own),
@@ -54,7 +57,6 @@ players can be told apart yet (:func:`told_apart`).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -271,6 +273,56 @@ class QualityEstimate:
 
 
 @dataclass(frozen=True)
+class JointWeights:
+    """A game read from both sides (:attr:`QualityModel.joint`): the GLS inversion for the player's rating of both
+    sides' feature means, each side's lines on both ratings, the opponent's rating known.
+
+    Score = ``intercept`` + ``own``·x̄ + ``opponent``·x̄_opp + ``opponent_elo``·r_opp (x̄ the feature means of the
+    game's counted moves); its noise around the rating: σ_p (``sigma_persist``, a player's level in the event)
+    and per game σ_d² + σ_m²/n + σ_m,opp²/n_opp (the day, the player's moves, the opponent's moves), measured
+    out of fold like the single side's and scaled by the same :attr:`QualityModel.noise_level`.
+
+    >>> j = JointWeights(2000.0, (100.0,) + (0.0,) * (len(FEATURES) - 1), (-50.0,) + (0.0,) * (len(FEATURES) - 1),
+    ...                  0.1, 80.0, 300.0, 1400.0, 600.0)
+    >>> one = lambda x, n: ((int(x * n * FIXED),) + (0,) * (len(FEATURES) - 1), n)
+    >>> j.score(*one(1.0, 30), (*one(1.0, 30), 2000.0))  # 2000 + 100 - 50 + 200
+    2250.0
+    >>> round(math.sqrt(j.game_variance(30, 30)))
+    409
+    """
+
+    intercept: float
+    own: tuple[float, ...]
+    opponent: tuple[float, ...]
+    opponent_elo: float
+    sigma_persist: float
+    sigma_day: float
+    sigma_move: float
+    sigma_move_opponent: float
+
+    def score(self, sums: Sequence[int], n: int, opponent: Opponent) -> float:
+        """One game's score (Elo) from the player's ``sums`` of ``n`` counted moves and the ``opponent``'s."""
+        theirs, m, elo = opponent
+        return (self.intercept + float(sum(map(operator.mul, self.own, sums))) / (FIXED * n)
+                + float(sum(map(operator.mul, self.opponent, theirs))) / (FIXED * m) + self.opponent_elo * elo)
+
+    def game_variance(self, n: int, m: int) -> float:
+        """A game's noise (Elo², before the level's scale): the day, ``n`` of the player's moves, ``m`` of theirs."""
+        return self.sigma_day**2 + self.sigma_move**2 / max(n, 1) + self.sigma_move_opponent**2 / max(m, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intercept": self.intercept, "own": list(self.own), "opponent": list(self.opponent),
+                "opponent_elo": self.opponent_elo, "sigma_persist": self.sigma_persist, "sigma_day": self.sigma_day,
+                "sigma_move": self.sigma_move, "sigma_move_opponent": self.sigma_move_opponent}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> JointWeights:
+        return cls(float(d["intercept"]), tuple(float(w) for w in d["own"]), tuple(float(w) for w in d["opponent"]),
+                   float(d["opponent_elo"]), float(d["sigma_persist"]), float(d["sigma_day"]), float(d["sigma_move"]),
+                   float(d["sigma_move_opponent"]))
+
+
+@dataclass(frozen=True)
 class QualityModel:
     """A fitted quality model of one engine profile: per-move score weights and the measured noise.
 
@@ -302,9 +354,9 @@ class QualityModel:
     field_scale: dict[str, float] = field(default_factory=dict)
     """The factor (≥ 1) on the field estimate's sd per kind of evidence: the root mean square of its errors
     in sd on the fit's players (:func:`fit_field_rho`), so that its intervals are as wide as its errors."""
-    opponent_rho: float = 0.0
-    """The correlation of two opponents' day parts in one game (σ_d's share that is the game's): each game's
-    score is corrected by the opponent's error against their rating (:meth:`_game_weights`); 0: none."""
+    joint: JointWeights | None = None
+    """How a game against a rated opponent is read, from both sides' moves (:class:`JointWeights`); None: from
+    the player's moves alone."""
     ratings: tuple[float, float] = (0.0, 0.0)
     """Mean and sd of the ratings fitted on: where :meth:`level` expects a player to be before their moves say."""
     noise_level: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
@@ -356,57 +408,44 @@ class QualityModel:
     def _game_mean(self, sums: Sequence[int], n: int) -> float:
         return self.intercept + float(sum(map(operator.mul, self.weights, sums))) / (FIXED * n)
 
-    def opponent_beta(self, moves: int, elo: float) -> float:
-        """The control variate's coefficient on an opponent rated ``elo`` with ``moves`` counted moves in the game:
-        β = ρσ_d² / Var(their game's error), the covariance of the two games' errors over the variance of theirs
-        (both sides read at the opponent's level); 0 without :attr:`opponent_rho`.
-
-        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 0.0, 400.0, 2000.0, 1400, 2800, opponent_rho=0.5)
-        >>> round(m.opponent_beta(25, 2000.0), 3), round(m.opponent_beta(1000, 2000.0), 3)  # few moves: a noisy control
-        (0.25, 0.488)
-        """
-        if self.opponent_rho <= 0 or moves <= 0:
-            return 0.0
-        persist = (self.sigma_persist * self.noise_scale(elo, True) / self.noise_scale(elo)) ** 2
-        day = self.sigma_day**2
-        return self.opponent_rho * day / (day + self.sigma_move**2 / moves + persist)
-
-    def day_share(self, moves: int, elo: float | None) -> float:
-        """The share 1 − ρβ of a game's σ_d² left against a rated opponent of ``moves`` counted moves at ``elo``
-        (None: 2000)."""
-        return 1.0 - self.opponent_rho * self.opponent_beta(moves, 2000.0 if elo is None else elo)
-
-    def _game_weights(self, stats: QualityStats) -> list[tuple[float, float]] | None:
-        """(weight, mean score) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise; with the
-        opponent's moves and rating, the score less β·(their score − their rating) and σ_d² less its share ρβ."""
+    def _game_weights(self, stats: QualityStats) -> list[tuple[float, float, bool]] | None:
+        """(weight, score, read jointly) of each game: weights 1/(σ_d² + σ_m²/n), the inverse of a game's noise;
+        against a rated opponent with counted moves, the joint score and its noise (:class:`JointWeights`)."""
         if not stats.per_game or (self.sigma_day <= 0 and self.sigma_move <= 0):
             return None
         out = []
+        j = self.joint
         for i, (sums, n) in enumerate(stats.per_game):
             if n <= 0:
                 continue
-            mean, day = self._game_mean(sums, n), self.sigma_day**2
             opp = stats.opponents[i] if stats.opponents else None
-            if opp is not None and (beta := self.opponent_beta(opp[1], opp[2])) > 0:
-                mean -= beta * (self._game_mean(opp[0], opp[1]) - opp[2])
-                day *= 1.0 - self.opponent_rho * beta
-            out.append((1.0 / (day + self.sigma_move**2 / n), mean))
+            if j is not None and opp is not None and opp[1] > 0:
+                out.append((1.0 / j.game_variance(n, opp[1]), j.score(sums, n, opp), True))
+            else:
+                out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), self._game_mean(sums, n), False))
         return out or None
 
-    def _score_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None) -> float:
+    def _persist(self, weighted: list[tuple[float, float, bool]] | None) -> float:
+        """σ_p of these games: the joint reading's when every game is read jointly."""
+        if self.joint is not None and weighted and all(joint for _, _, joint in weighted):
+            return self.joint.sigma_persist
+        return self.sigma_persist
+
+    def _score_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None) -> float:
         if weighted is not None:
-            total = sum(w for w, _ in weighted)
-            return sum(w * m for w, m in weighted) / total
+            total = sum(w for w, _, _ in weighted)
+            return sum(w * m for w, m, _ in weighted) / total
         n = FIXED * max(stats.positions, 1)
         return self.intercept + sum(w * (s / n) for w, s in zip(self.weights, stats.sums))
 
-    def _variance_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None, elo: float | None) -> float:
+    def _variance_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None,
+                     elo: float | None) -> float:
         if weighted is None:
             return self.variance(stats.positions, stats.games, elo)
-        return ((self.sigma_persist * self.noise_scale(elo, True)) ** 2
-                + self.noise_scale(elo) ** 2 / sum(w for w, _ in weighted))
+        return ((self._persist(weighted) * self.noise_scale(elo, True)) ** 2
+                + self.noise_scale(elo) ** 2 / sum(w for w, _, _ in weighted))
 
-    def _level_of(self, stats: QualityStats, weighted: list[tuple[float, float]] | None, elo: float) -> float:
+    def _level_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None, elo: float) -> float:
         mean, sd = self.ratings
         if sd <= 0:
             return elo
@@ -434,18 +473,21 @@ class QualityModel:
         at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels)."""
         return self._variance_of(stats, self._game_weights(stats), elo)
 
-    def variance(self, positions: int, games: int, elo: float | None = None, day_share: float = 1.0) -> float:
+    def variance(self, positions: int, games: int, elo: float | None = None, joint: bool = False) -> float:
         """Var of the estimate around the rating for ``positions`` moves over ``games`` games (Elo²),
-        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels); ``day_share``: the share of
-        σ_d² left in each game (:meth:`day_share`: against a rated opponent).
+        at the level of ``elo`` (:meth:`noise_scale`; None: pooled over levels); ``joint``: every game read
+        jointly, against a rated opponent of as many moves (:class:`JointWeights`).
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
         >>> round(math.sqrt(m.variance(30, 1))), round(math.sqrt(m.variance(270, 9)))
         (289, 135)
         """
-        k = max(games, 1)
-        per_games = day_share * self.sigma_day**2 / k + self.sigma_move**2 / max(positions, 1)
-        return (self.sigma_persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
+        k, n = max(games, 1), max(positions, 1)
+        j = self.joint if joint else None
+        persist = self.sigma_persist if j is None else j.sigma_persist
+        per_games = (self.sigma_day**2 / k + self.sigma_move**2 / n if j is None
+                     else j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n)
+        return (persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
 
     def games_to(self, positions: int, games: int, half_width: float = TARGET_HALF_WIDTH, elo: float | None = None,
                  shown: Callable[[float, int], float] | None = None) -> int | None:
@@ -455,7 +497,7 @@ class QualityModel:
         ``elo``: the level whose noise it is (:meth:`noise_scale`); ``shown``: the variance of the interval
         shown from the moves' variance after so many further games, when it is not the moves' own
         (:func:`field_estimate`'s, with the results and the field). Further games are read as
-        against rated opponents (:attr:`opponent_rho`), as a round's games usually are.
+        against rated opponents (:attr:`joint`), as a round's games usually are.
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 50.0, 200.0, 1000.0, 1400, 2800)
         >>> m.games_to(30, 1), m.games_to(3000, 100)
@@ -465,15 +507,16 @@ class QualityModel:
         """
         per_game = positions / games if games and positions else self.moves_per_game
         target = (half_width / _Z95) ** 2
-        if shown is None and (self.sigma_persist * self.noise_scale(elo, True)) ** 2 >= target:
+        j = self.joint
+        persist = (self.sigma_persist if j is None else j.sigma_persist) * self.noise_scale(elo, True)
+        if shown is None and persist**2 >= target:
             return None
-
-        persist = (self.sigma_persist * self.noise_scale(elo, True)) ** 2
         k2 = self.noise_scale(elo) ** 2
-        day = self.day_share(int(round(per_game)), elo) * self.sigma_day**2
+        day, move = ((self.sigma_day**2, self.sigma_move**2) if j is None
+                     else (j.sigma_day**2, j.sigma_move**2 + j.sigma_move_opponent**2))
 
         def there(extra: int) -> bool:  # the variance falls with every further game (as :meth:`variance`)
-            v = persist + k2 * (day / (games + extra) + self.sigma_move**2 / max(int(round(positions + extra * per_game)), 1))
+            v = persist**2 + k2 * (day / (games + extra) + move / max(int(round(positions + extra * per_game)), 1))
             return (v if shown is None else shown(v, extra)) <= target
 
         if not there(500):
@@ -525,7 +568,8 @@ class QualityModel:
                 "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
                 "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results),
                 "field_rho": dict(self.field_rho), "field_scale": dict(self.field_scale), "ratings": list(self.ratings),
-                "noise_level": list(self.noise_level), "opponent_rho": self.opponent_rho}
+                "noise_level": list(self.noise_level),
+                "joint": None if self.joint is None else self.joint.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> QualityModel:
@@ -537,7 +581,7 @@ class QualityModel:
                    str(d.get("fitted_on", "")), {k: float(v) for k, v in d.get("results", {}).items()},
                    {k: float(v) for k, v in d.get("field_rho", {}).items()},
                    {k: float(v) for k, v in d.get("field_scale", {}).items()},
-                   float(d.get("opponent_rho", 0.0)),
+                   None if not d.get("joint") else JointWeights.from_dict(d["joint"]),
                    tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
                    tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)))  # type: ignore[arg-type]
 
@@ -780,40 +824,40 @@ class GameSample:
     game: Hashable = None
 
 
-Controls = Sequence[tuple[float, float]]
-"""Per sample, its game's control variate: (β·the opponent's error, 1 − ρβ the share of σ_d² left); (0, 1): none."""
+def _within(u: np.ndarray) -> tuple[float, int]:
+    """The sum of squares of per-move scores about their game's mean, and its degrees of freedom."""
+    return (float(((u - u.mean()) ** 2).sum()), len(u) - 1) if len(u) > 1 else (0.0, 0)
 
 
-def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
-                  controls: Controls | None = None) -> tuple[float, float, float]:
-    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring.
-
-    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out);
-    ``controls``: each game's score corrected by its control variate, σ_d² read through the share it leaves.
-    """
-    within, dof, d2, inv_n, left = 0.0, 0, [], [], []
-    groups: dict[Hashable, list[float]] = {}
-    for i, (s, (intercept, w)) in enumerate(zip(samples, scores)):
-        u = intercept + s.features @ w
-        n = len(u)
-        if n > 1:
-            within += float(((u - u.mean()) ** 2).sum())
-            dof += n - 1
-        shift, share = controls[i] if controls is not None else (0.0, 1.0)
-        e = float(u.mean()) - s.elo - shift
-        d2.append(e * e)
-        inv_n.append(1.0 / n)
-        left.append(share)
-        groups.setdefault(s.player_event, []).append(e)
-    sm2 = within / max(dof, 1)
+def _persistent(groups: dict[Hashable, list[float]]) -> float:
+    """σ_p²: the mean product of the errors of two different games of one player-event."""
     num = den = 0.0
     for es in groups.values():
         k = len(es)
         if k > 1:
             num += sum(es) ** 2 - sum(e * e for e in es)
             den += k * (k - 1)
-    sp2 = max(num / den, 0.0) if den else 0.0
-    sd2 = max(float(np.mean(d2)) - sp2 - sm2 * float(np.mean(inv_n)), 0.0) / float(np.mean(left))
+    return max(num / den, 0.0) if den else 0.0
+
+
+def _pooled_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]]) -> tuple[float, float, float]:
+    """(σ_p, σ_d, σ_m) of the per-move score over games (Elo): see the module docstring.
+
+    ``scores[i]`` = (intercept, weights) that score ``samples[i]`` (the fit of a fold that left it out).
+    """
+    within, dof, d2, inv_n = 0.0, 0, [], []
+    groups: dict[Hashable, list[float]] = {}
+    for s, (intercept, w) in zip(samples, scores):
+        u = intercept + s.features @ w
+        ss, df = _within(u)
+        within, dof = within + ss, dof + df
+        e = float(u.mean()) - s.elo
+        d2.append(e * e)
+        inv_n.append(1.0 / len(u))
+        groups.setdefault(s.player_event, []).append(e)
+    sm2 = within / max(dof, 1)
+    sp2 = _persistent(groups)
+    sd2 = max(float(np.mean(d2)) - sp2 - sm2 * float(np.mean(inv_n)), 0.0)
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2)
 
 
@@ -830,29 +874,8 @@ def _opponents(samples: Sequence[GameSample]) -> list[int | None]:
     return out
 
 
-def _opponent_controls(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
-                       model: QualityModel, opponents: Sequence[int | None]) -> tuple[float, list[tuple[float, float]]]:
-    """:attr:`QualityModel.opponent_rho` by the method of moments on the out-of-fold errors of the games both of
-    whose sides were fitted on, Σ e_a·e_b / Σ σ_d,a·σ_d,b (each σ_d at its player's level, within [0, 0.95]);
-    and each sample's control variate at that ρ (:data:`Controls`)."""
-    err = [intercept + float((s.features @ w).mean()) - s.elo if len(s.features) else 0.0
-           for s, (intercept, w) in zip(samples, scores)]
-    num = den = 0.0
-    for i, j in enumerate(opponents):
-        if j is not None and i < j:
-            num += err[i] * err[j]
-            den += model.sigma_day**2 * model.noise_scale(samples[i].elo) * model.noise_scale(samples[j].elo)
-    rho = min(max(num / den, 0.0), 0.95) if den > 0 else 0.0
-    at = dataclasses.replace(model, opponent_rho=rho)
-    controls = []
-    for j in opponents:
-        beta = 0.0 if j is None else at.opponent_beta(len(samples[j].features), samples[j].elo)
-        controls.append((0.0, 1.0) if j is None else (beta * err[j], 1.0 - rho * beta))
-    return rho, controls
-
-
 def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np.ndarray]],
-                 parts: tuple[float, float, float], controls: Controls | None = None) -> tuple[float, float, float, float]:
+                 parts: tuple[float, float, float]) -> tuple[float, float, float, float]:
     """(b, a, b_p, a_p) of :attr:`QualityModel.noise_level`, by maximum likelihood (normal) on the out-of-fold
     errors, x = (Elo − 2000)/1000: first each game's error against its pooled sd √(σ_p² + σ_d² + σ_m²/n)
     scaled by exp(b + a·x); then each player-event's weighted mean error against σ_p·exp(b_p + a_p·x) and its
@@ -862,16 +885,15 @@ def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np
     x: list[float] = []
     z2: list[float] = []
     groups: dict[Hashable, list[float]] = {}
-    for i, (s, (intercept, w)) in enumerate(zip(samples, scores)):
+    for s, (intercept, w) in zip(samples, scores):
         n = len(s.features)
         if n == 0:
             continue
-        shift, share = controls[i] if controls is not None else (0.0, 1.0)
-        e = intercept + float((s.features @ w).mean()) - s.elo - shift
+        e = intercept + float((s.features @ w).mean()) - s.elo
         x.append((s.elo - 2000.0) / 1000.0)
-        z2.append(e * e / (sp**2 + share * sdd**2 + sm**2 / n))
+        z2.append(e * e / (sp**2 + sdd**2 + sm**2 / n))
         g = groups.setdefault(s.player_event, [0.0, 0.0, 0.0])  # Σw·e, Σw, x
-        wt = 1.0 / (share * sdd**2 + sm**2 / n)
+        wt = 1.0 / (sdd**2 + sm**2 / n)
         g[0] += wt * e
         g[1] += wt
         g[2] = x[-1]
@@ -941,6 +963,77 @@ def _fit_weights(samples: Sequence[GameSample], keep: np.ndarray, ridge: float,
     return intercept, w, float(r.min()), float(r.max())
 
 
+Joint = tuple[float, tuple[float, ...], tuple[float, ...], float]
+"""(intercept, own weights, opponent's weights, weight of the opponent's rating) of :class:`JointWeights`."""
+
+
+def _fit_joint(samples: Sequence[GameSample], pairs: Sequence[int | None], keep: np.ndarray, ridge: float,
+               means: np.ndarray) -> Joint | None:
+    """The joint reading's weights: each side's per-game feature means on both ratings (OLS, every game from
+    both sides), inverted for the player's rating by GLS with the 2 × features residual covariance, the
+    opponent's rating known. None with fewer than 20 such sides."""
+    rows = [(i, j) for i, j in enumerate(pairs) if j is not None]
+    if len(rows) < 20:
+        return None
+    ia, ib = np.array([i for i, _ in rows]), np.array([j for _, j in rows])
+    r = np.array([s.elo for s in samples], dtype=float)
+    x = means[:, keep]
+    center = float(r[ia].mean())
+    mean, sd = x[ia].mean(axis=0), x[ia].std(axis=0)
+    sd[sd == 0] = 1.0
+    z = (x - mean) / sd
+    t = (r - center) / 1000.0
+    design = np.column_stack([np.ones(len(ia)), t[ia], t[ib]])
+    coef, *_ = np.linalg.lstsq(design, z[ia], rcond=None)
+    alpha, beta, delta = coef
+    res = z[ia] - design @ coef  # row k: side ia[k]'s residual; its opponent's is the row of ib[k] as a side
+    row_of = {int(i): k for k, i in enumerate(ia)}
+    res_opp = res[[row_of[int(j)] for j in ib]]
+    both = np.hstack([res, res_opp])
+    cov = np.cov(both, rowvar=False)
+    cov = cov + ridge * np.diag(np.diag(cov))
+    b = np.concatenate([beta, delta])  # how the player's rating enters their features and the opponent's
+    prec_b = np.linalg.solve(cov, b)
+    wz = prec_b / float(b @ prec_b)  # t^ = wz · (z_own − α − δ t_opp ; z_opp − α − β t_opp)
+    wa, wb = wz[: len(beta)], wz[len(beta):]
+    own, opp = np.zeros(len(keep)), np.zeros(len(keep))
+    own[keep], opp[keep] = 1000.0 * wa / sd, 1000.0 * wb / sd
+    slope = -float(wa @ delta + wb @ beta)  # per unit of t_opp, in t
+    intercept = center - 1000.0 * float((wa + wb) @ (alpha + mean / sd)) - slope * center
+    return intercept, tuple(float(v) for v in own), tuple(float(v) for v in opp), slope
+
+
+def _joint_noise(samples: Sequence[GameSample], pairs: Sequence[int | None],
+                 scores: Sequence[Joint | None]) -> tuple[float, float, float, float] | None:
+    """(σ_p, σ_d, σ_m, σ_m,opp) of the joint reading on the out-of-fold scores of the games with both sides (as
+    :func:`_pooled_noise`: σ_m from the spread of each side's per-move part within a game, σ_p from two games of
+    one player-event, σ_d the rest)."""
+    own_ss = opp_ss = 0.0
+    own_df = opp_df = 0
+    d2, moves = [], []
+    groups: dict[Hashable, list[float]] = {}
+    for i, j in enumerate(pairs):
+        sc = scores[i]
+        if j is None or sc is None:
+            continue
+        c, own, opp, slope = sc
+        a, b = samples[i].features @ np.array(own), samples[j].features @ np.array(opp)
+        ss, df = _within(a)
+        own_ss, own_df = own_ss + ss, own_df + df
+        ss, df = _within(b)
+        opp_ss, opp_df = opp_ss + ss, opp_df + df
+        e = c + float(a.mean()) + float(b.mean()) + slope * samples[j].elo - samples[i].elo
+        d2.append(e * e)
+        moves.append((len(a), len(b)))
+        groups.setdefault(samples[i].player_event, []).append(e)
+    if len(d2) < 10:
+        return None
+    sm2, smo2 = own_ss / max(own_df, 1), opp_ss / max(opp_df, 1)
+    sp2 = _persistent(groups)
+    sd2 = max(float(np.mean(d2)) - sp2 - float(np.mean([sm2 / n + smo2 / m for n, m in moves])), 0.0)
+    return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2), math.sqrt(smo2)
+
+
 def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
                       ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
                       fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None,
@@ -956,8 +1049,8 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     many folds; 0 or 1: in sample), so that the interval also holds the error of the fitted lines
     themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
     what unseen events show). ``by_level``: also fit how the noise scales with the player's level
-    (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: measure how much of a game's
-    day part the two sides share (:attr:`QualityModel.opponent_rho`, from the samples' ``game``).
+    (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: also fit the joint reading of a
+    game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``).
 
     >>> rng = np.random.default_rng(1)
     >>> games = []
@@ -977,6 +1070,10 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     means = np.array([s.features.mean(axis=0) for s in samples])
     intercept, w, lo, hi = _fit_weights(samples, keep, ridge, by_event, means)
     scores: list[tuple[float, np.ndarray]] = [(intercept, w)] * len(samples)
+    pairs = _opponents(samples) if opponents else [None] * len(samples)
+    paired = any(j is not None for j in pairs)
+    joint = _fit_joint(samples, pairs, keep, ridge, means) if paired else None
+    joint_scores: list[Joint | None] = [joint] * len(samples)
     groups = [s.player_event if s.event is None else s.event for s in samples]
     size: dict[Hashable, int] = {}
     for g in groups:
@@ -992,18 +1089,19 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
             if len(out) < 10:
                 continue
             ic, wf, _, _ = _fit_weights([samples[int(i)] for i in out], keep, ridge, by_event, means[out])
+            # the joint lines from the training games whose both sides are in the training fold
+            kept = set(out.tolist())
+            jf = _fit_joint(samples, [j if i in kept and j in kept else None for i, j in enumerate(pairs)],
+                            keep, ridge, means) if paired else None
             for i in np.flatnonzero(which == f):
                 scores[i] = (ic, wf)
+                joint_scores[i] = jf
+    sp, sdd, sm = _pooled_noise(samples, scores)
+    level = _level_noise(samples, scores, (sp, sdd, sm)) if by_level else (0.0, 0.0, 0.0, 0.0)
     moves = float(np.mean([len(s.features) for s in samples]))
     elos = np.array([s.elo for s in samples], dtype=float)
-    pairs = _opponents(samples) if opponents else [None] * len(samples)
-    controls: Controls | None = None
-    rho = 0.0
-    for _ in range(3 if any(j is not None for j in pairs) else 1):  # the noise, then ρ and the noise left by it
-        sp, sdd, sm = _pooled_noise(samples, scores, controls)
-        level = _level_noise(samples, scores, (sp, sdd, sm), controls) if by_level else (0.0, 0.0, 0.0, 0.0)
-        model = QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
-                             book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
-                             opponent_rho=rho, ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
-        rho, controls = _opponent_controls(samples, scores, model, pairs)
-    return model
+    noise = _joint_noise(samples, pairs, joint_scores) if joint is not None else None
+    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
+                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
+                        joint=None if joint is None or noise is None else JointWeights(*joint, *noise),
+                        ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
