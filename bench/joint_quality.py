@@ -1,14 +1,15 @@
-"""A study, not the shipped model: how much a game's score gains from the other side of the game.
+"""A study: how much a game's score gains from the other side of the game, variant by variant.
 
-The shipped headline (``livemon/rating/quality.py``) scores a game from the player's moves, inverting
-per-feature lines Elo → mean feature by GLS, and corrects it by one control variate, the opponent's
-score against the opponent's rating. This script measures, on the same committed analyses and leave
-one event out, simpler stand-ins of that and of the fuller model it points to:
+The shipped headline (``livemon/rating/quality.py``) reads a game against a rated opponent from both
+sides (``JointWeights``: the ``joint`` variant below, with its noise model). This script measures, on
+the same committed analyses and leave one event out, that reading beside the simpler ones it was
+chosen over, on one footing:
 
 * ``own``: the player's features, lines on the player's rating only (the single-side inversion);
 * ``own+opp rating``: the lines on both ratings (x̄_A = α + β·r_A + δ·r_B), inverted for r_A with r_B
   known: a strong opponent's hard positions no longer read as the player's weakness;
-* ``own+opp rating+control``: that, with the opponent's score error as a scalar control variate;
+* ``own+opp rating+control``: that, with the opponent's score error as a scalar control variate
+  (β fitted on the player's error);
 * ``joint``: both sides' features in one GLS, each side's lines on both ratings
   (x̄_A = α + β·r_A + δ·r_B, x̄_B = α + β·r_B + δ·r_A), the residual covariance of the 40 features
   (the shared part of a game included), inverted for r_A with r_B known. Linear in the two sides'
