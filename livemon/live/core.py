@@ -736,7 +736,7 @@ class LiveCore:
         for sp in game.ready(zobrist=book):
             player = self._estimator.add_ply(sp)
             self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
-            # the mover, and the opponent: each game's score reads the other side's moves (the headline's control)
+            # the mover, and the opponent: each game's score reads the other side's moves (a game read from both sides)
             for moved in self._estimator.players_of(sp.game_id, player):
                 if self._coalesce:
                     self._dirty_players[moved.name] = None

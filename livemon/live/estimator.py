@@ -531,7 +531,7 @@ class Estimator:
 
     def players_of(self, game_id: str, mover: PlayerState) -> list[PlayerState]:
         """Whose estimates a ply of the game moves: the mover's, and the opponent's (whose games read the mover's
-        moves when the quality model corrects by the opponent: :meth:`quality_stats`)."""
+        moves when the quality model reads a game from both sides: :meth:`quality_stats`)."""
         game = self.games.get(game_id)
         model = self._quality_model()
         if game is None or isinstance(model, str) or model.joint is None:
