@@ -1046,7 +1046,13 @@ def test_a_ply_republishes_the_opponent_whose_estimate_reads_its_moves(monkeypat
     d.feed(INFO, *moves_of("g1", random_game(7, 60)))
     d.answer()
     sent = [m for m in d.published if isinstance(m, PlayerEstimate)]
-    assert [m.name for m in sent[:4]] == ["White A", "Black B", "Black B", "White A"]  # each ply: mover, opponent
+    # each ply: the mover; and the opponent when the ply is one the model counts (not the first 8 moves of a side,
+    # not a forced move, not past ±3)
+    plies = d.core.estimator.games["g1"].plies
+    counted = [model.counts(plies[p].decision, p) for p in sorted(plies)]  # type: ignore[arg-type]
+    expected = [n for p, c in zip(sorted(plies), counted) for n in (["White A", "Black B"] if p % 2 else
+                                                                     ["Black B", "White A"])[: 1 + c]]
+    assert [m.name for m in sent] == expected and 10 < sum(counted) < len(counted) == 60
     players = d.core.estimator.players
     assert players["White A"].elo and players["Black B"].elo  # both rated: each corrects the other's games
     last = {m.name: m for m in sent}

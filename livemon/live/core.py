@@ -737,7 +737,7 @@ class LiveCore:
             player = self._estimator.add_ply(sp)
             self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
             # the mover, and the opponent: each game's score reads the other side's moves (a game read from both sides)
-            for moved in self._estimator.players_of(sp.game_id, player):
+            for moved in self._estimator.players_of(sp, player):
                 if self._coalesce:
                     self._dirty_players[moved.name] = None
                 else:

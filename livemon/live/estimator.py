@@ -529,12 +529,14 @@ class Estimator:
             tally = player.quality = QualityTally.of(model, self._decisions_of(player))
         return tally
 
-    def players_of(self, game_id: str, mover: PlayerState) -> list[PlayerState]:
-        """Whose estimates a ply of the game moves: the mover's, and the opponent's (whose games read the mover's
-        moves when the quality model reads a game from both sides: :meth:`quality_stats`)."""
-        game = self.games.get(game_id)
+    def players_of(self, sp: ScoredPly, mover: PlayerState) -> list[PlayerState]:
+        """Whose estimates the scored ply ``sp`` moves: the mover's, and the opponent's when the ply enters the
+        quality model's counted moves and the mover is rated (the opponent's games read the mover's moves then:
+        :meth:`quality_stats`)."""
+        game = self.games.get(sp.game_id)
         model = self._quality_model()
-        if game is None or isinstance(model, str) or model.joint is None:
+        if (game is None or isinstance(model, str) or model.joint is None or mover.elo is None
+                or sp.decision is None or not model.counts(sp.decision, sp.ply)):
             return [mover]
         other = self.players.get(game.info.black if game.info.white == mover.name else game.info.white)
         return [mover] if other is None or other is mover else [mover, other]
