@@ -538,8 +538,13 @@ class Estimator:
         if (game is None or isinstance(model, str) or model.joint is None or mover.elo is None
                 or sp.decision is None or not model.counts(sp.decision, sp.ply)):
             return [mover]
-        other = self.players.get(game.info.black if game.info.white == mover.name else game.info.white)
-        return [mover] if other is None or other is mover else [mover, other]
+        other = self._opponent(game, mover)
+        return [mover] if other is None else [mover, other]
+
+    def _opponent(self, game: GameState, player: PlayerState) -> PlayerState | None:
+        """The player's opponent in ``game`` (None: not known, or the player against themselves)."""
+        other = self.players.get(game.info.black if player.sides.get(game.seq) == 1 else game.info.white)
+        return None if other is player else other
 
     def quality_stats(self, player: PlayerState, model: QualityModel) -> QualityStats:
         """The player's quality statistics, each game with its rated opponent's moves there (what the joint reading
@@ -549,8 +554,8 @@ class Estimator:
             game = self._by_seq.get(seq) if isinstance(seq, int) else None
             if game is None:
                 return None
-            other = self.players.get(game.info.black if player.sides[game.seq] == 1 else game.info.white)
-            if other is None or other is player or other.elo is None:
+            other = self._opponent(game, player)
+            if other is None or other.elo is None:
                 return None
             theirs = self._tally(other, model).game(seq)
             return None if theirs is None else (*theirs, float(other.elo))
@@ -574,13 +579,14 @@ class Estimator:
         return n, mean, max((ss - n * mean * mean) / (n - 1), 0.0)
 
     def field_quality(self, player: PlayerState, moves: QualityEstimate | None = None,
-                      results: QualityEstimate | None = None) -> QualityEstimate:
-        """"In this field": the player's moves and results with the other players' ratings as the prior (labelled)."""
+                      results: QualityEstimate | None = None, stats: QualityStats | None = None) -> QualityEstimate:
+        """"In this field": the player's moves and results with the other players' ratings as the prior (labelled);
+        ``stats``: the player's :meth:`quality_stats`, when already made."""
         model = self._quality_model()
         moves = moves or self.quality(player)
         if isinstance(model, str) or player.quality is None:
             return QualityEstimate(None, None, None, moves.positions, moves.games, "field", reason=moves.reason)
-        return field_estimate_from(model, moves, self.quality_stats(player, model), *self.field_prior(player),
+        return field_estimate_from(model, moves, stats or self.quality_stats(player, model), *self.field_prior(player),
                                    results or self.results_quality(player))
 
     def results_of(self, player: PlayerState) -> list[tuple[float, float]]:
@@ -613,9 +619,12 @@ class Estimator:
 
     def estimates(self, player: PlayerState) -> dict[str, dict[str, Any]]:
         """The ``estimate``, ``field_estimate``, ``results_estimate`` and ``combined_estimate`` blocks of a report."""
-        moves = self.quality(player)
+        model = self._quality_model()
+        stats = None if isinstance(model, str) else self.quality_stats(player, model)  # made once for both blocks
+        moves = self.quality(player) if stats is None or isinstance(model, str) else model.estimate(stats)
         results = self.results_quality(player)
-        return {"estimate": moves.to_dict(), "field_estimate": self.field_quality(player, moves, results).to_dict(),
+        return {"estimate": moves.to_dict(),
+                "field_estimate": self.field_quality(player, moves, results, stats).to_dict(),
                 "results_estimate": results.to_dict(),
                 "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 
