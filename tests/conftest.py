@@ -9,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -35,6 +36,19 @@ def stockfish() -> str:
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):
         pytest.fail(f"Stockfish not found at {STOCKFISH} (apt-get install stockfish)")
     return STOCKFISH
+
+
+@pytest.fixture
+def fake_engine(tmp_path: Path) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path: the real protocol over pipes, scores made
+    from the position alone (deterministic), no search. For tests whose subject is not the engine."""
+    wrapper = tmp_path / "fake-engine"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+FAKE_PROFILE = "FakeUCI 1.0 depth={depth} multipv={multipv}"
 
 
 # -- a real mosquitto broker, started by the test (shared by the MQTT tests) --------------------------
