@@ -38,17 +38,27 @@ def stockfish() -> str:
     return STOCKFISH
 
 
-@pytest.fixture
-def fake_engine(tmp_path: Path) -> str:
-    """The scripted UCI engine of tests/fake_uci.py as an engine path: the real protocol over pipes, scores made
-    from the position alone (deterministic), no search. For tests whose subject is not the engine."""
-    wrapper = tmp_path / "fake-engine"
+def write_fake_engine(folder: Path) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path (a one-line wrapper in ``folder``)."""
+    wrapper = folder / "fake-engine"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
     wrapper.chmod(0o755)
     return str(wrapper)
 
 
-FAKE_PROFILE = "FakeUCI 1.0 depth={depth} multipv={multipv}"
+@pytest.fixture
+def fake_engine(tmp_path: Path) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path: the real protocol over pipes, scores made
+    from the position alone (deterministic), no search. For tests whose subject is not the engine."""
+    return write_fake_engine(tmp_path)
+
+
+@pytest.fixture
+def fake_stockfish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """:func:`fake_engine` answering as "Stockfish 15.1" (``FAKE_UCI_NAME``, inherited by the processes a test
+    starts): for tests about profiles, stores and buses whose expected profile names are the real engine's."""
+    monkeypatch.setenv("FAKE_UCI_NAME", "Stockfish 15.1")
+    return write_fake_engine(tmp_path)
 
 
 # -- a real mosquitto broker, started by the test (shared by the MQTT tests) --------------------------
