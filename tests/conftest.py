@@ -280,14 +280,10 @@ async def browser_tab(_shared_chromium: int) -> AsyncIterator[str]:
             await call("Target.disposeBrowserContext", browserContextId=context)
 
 
-def _shares_a_module_fixture(item: pytest.Item) -> bool:
-    """Whether the test uses a module- or class-scoped fixture of the suite (one the module's tests share)."""
-    info = getattr(item, "_fixtureinfo", None)
-    for defs in (info.name2fixturedefs.values() if info is not None else ()):
-        for d in defs:
-            if d.scope in ("module", "class") and str(getattr(d, "baseid", "")).startswith("tests"):
-                return True
-    return False
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two test processes per core. The tests spend about half their time waiting (on the
+    processes they start, on sockets, on timers), so a core runs one test's work while another's waits."""
+    return 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -295,8 +291,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         used = set(getattr(item, "fixturenames", ()))
         for mark in sorted({m for f, m in TIER_OF_FIXTURE.items() if f in used}):
             item.add_marker(mark)
-        if _shares_a_module_fixture(item):  # with --dist loadgroup its module runs on one process: set up once
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 # -- the suite leaves no process behind ---------------------------------------------------------------
