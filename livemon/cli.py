@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run the live monitor with the commentary screen (Textual)"),
     "serve": ("serve", "run the live monitor headless, with a compact live log"),
     "export": ("export", "print the monitor's current estimates from the store"),
+    "forecast": ("forecast", "who can still win: the event's final standings simulated from its games so far (PGN)"),
     "report": ("report", "write one self-contained HTML page of a finished event or round (PGN): leaderboard, charts, moments"),
     "status": ("status", "show feeds, engine backlog and lag of the monitor"),
     "plan": ("plan", "measure the engine profile and say how many boards it follows live, and how many workers to start"),

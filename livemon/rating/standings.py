@@ -14,9 +14,10 @@ Formats:
   the second game has the first game's colours reversed; otherwise colours come from the Berger tables when
   the players' pairing numbers are known (:func:`berger`), and are taken as even (the mean of both
   colours' probabilities) when not.
-* ``swiss``: each remaining round is paired in every simulation by score groups, Dutch-like: players
-  sorted by score then rating, each group made even by floating its last player down, top half against
-  bottom half; the player with fewer Whites gets White; an odd player out gets a bye worth ``bye_points``.
+* ``swiss``: the games in progress are played out first; each remaining round is then paired in every
+  simulation by score groups, Dutch-like: players sorted by score then rating, each group made even by
+  floating its last player down, top half against bottom half; the player with fewer Whites gets White; an
+  odd player out gets a bye worth ``bye_points``.
   Repeat pairings are not avoided inside a simulation.
 * ``ko``: matches of ``games_per_match`` games, then a tiebreak won with the Elo expected score (no draws);
   winners of adjacent matches meet next.
@@ -42,7 +43,7 @@ from numpy.typing import NDArray
 
 from livemon.rating.forecast import DEFAULT, ForecastParams, pregame_arrays
 
-__all__ = ["Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger", "FORMATS", "TIEBREAKS"]
+__all__ = ["StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger", "FORMATS", "TIEBREAKS"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
@@ -50,6 +51,10 @@ Float = NDArray[np.float64]
 Int = NDArray[np.int64]
 GameModel = Callable[[Float, Float], Float]
 """(white ratings, black ratings) -> (n, 3) win/draw/loss probabilities."""
+
+
+class StateError(ValueError):
+    """An event state the simulation cannot play on (unknown rounds or format, bad indices); one line."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class PlayerForecast:
     p_top3: float
     expected_score: float
     max_score: float
+    """The score with every game left won."""
     distribution: dict[float, float]
     needs: float | None
     """The lowest final score that gives at least even chances of (shared) first; None if none reachable does."""
@@ -235,7 +241,8 @@ def _shares(final2: Int, slots: int) -> Float:
 
 
 def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
-        games: _Games) -> tuple[Int, int]:
+        games: _Games) -> tuple[Int, int, Int]:
+    """Final scores (half-points) of ``n`` simulations, the rounds left, and each player's games left."""
     p = len(st.players)
     legs = 2 if st.format == "drr" else 1
     ratings = np.asarray(st.ratings, np.float64)
@@ -296,7 +303,8 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
         base = 2 * np.bincount(b_idx, minlength=p)
         final2 += (r.astype(np.float32) @ inc).round().astype(np.int64) + base
     per_round = max(1, (p - len(st.withdrawn)) // 2)
-    return final2, math.ceil(len(a_idx) / per_round)
+    left = np.bincount(a_idx, minlength=p) + np.bincount(b_idx, minlength=p)
+    return final2, math.ceil(len(a_idx) / per_round), left
 
 
 def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, games: _Games,
@@ -319,6 +327,15 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         return final2.astype(np.int64)
     rank = np.argsort(np.argsort(-ratings[active], kind="stable"), kind="stable").astype(np.int32)  # 0 = highest
     rows = np.arange(n)[:, None]
+    if st.ongoing:  # the games of the round in progress, with their own probabilities
+        wo = np.array([w for w, _, _ in st.ongoing], np.int64)
+        bo = np.array([b for _, b, _ in st.ongoing], np.int64)
+        r0 = _draw(np.asarray([q for _, _, q in st.ongoing], np.float64), rng.random((n, len(wo)), dtype=np.float32))
+        games.add(wo, bo, r0)
+        final2[:, wo] += r0
+        final2[:, bo] += np.int8(2) - r0
+        bal[:, wo] += 1
+        bal[:, bo] -= 1
     for _ in range(rounds_left):
         key = rank - final2[:, active] * np.int32(m + 1)  # lower key = higher placed
         srt = active[np.argsort(key, axis=1, kind="stable")]
@@ -370,7 +387,7 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel) -> F
     ratings = np.asarray(st.ratings, np.float64)
     bracket = list(st.bracket or [])
     if len(bracket) == 0:
-        raise ValueError("knockout: the players still in (their bracket order) are not known")
+        raise StateError("knockout: the players still in (their bracket order) are not known")
     # current match scores between bracket neighbours, from this round's results
     cur = st.rounds_played
     alive = np.broadcast_to(np.asarray(bracket, np.int64), (n, len(bracket))).copy()
@@ -414,27 +431,27 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     player-rows: the arrays stay in memory already touched); raises ValueError on a state it cannot play on
     (unknown rounds, an unknown format)."""
     if st.format not in FORMATS:
-        raise ValueError(f"event format {st.format!r}: expected one of {', '.join(FORMATS)}")
+        raise StateError(f"event format {st.format!r}: expected one of {', '.join(FORMATS)}")
     for tb in st.tiebreaks:
         if tb not in TIEBREAKS:
-            raise ValueError(f"tiebreak {tb!r}: expected one of {', '.join(TIEBREAKS)}")
+            raise StateError(f"tiebreak {tb!r}: expected one of {', '.join(TIEBREAKS)}")
     p = len(st.players)
     if p < 2:
-        raise ValueError("fewer than two players: nothing to forecast")
+        raise StateError("fewer than two players: nothing to forecast")
     if chunk is None:
         chunk = max(1000, min(25_000, 1_500_000 // p))
     if len(st.ratings) != p:
-        raise ValueError("one rating per player is needed")
+        raise StateError("one rating per player is needed")
     for r in st.results:
         if not (0 <= r.white < p and 0 <= r.black < p) or r.score not in (0.0, 0.5, 1.0):
-            raise ValueError(f"a result out of range: {r}")
+            raise StateError(f"a result out of range: {r}")
     game_model: GameModel = model or (lambda w, b: pregame_arrays(w, b, params))
     rng = np.random.default_rng(seed)
     notes: list[str] = []
     rounds_left = 0
     if st.format in ("swiss", "ko"):
         if st.rounds is None and st.format == "swiss":
-            raise ValueError("the number of rounds is not known: give it (--rounds N or [event] rounds)")
+            raise StateError("the number of rounds is not known: give it (--rounds N or [event] rounds)")
         done = st.rounds_played if st.rounds_played is not None else max(
             (r.round or 0 for r in st.results), default=0)
         rounds_left = max(0, (st.rounds or 0) - done)
@@ -443,38 +460,41 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     winner = np.zeros(p)
     top3 = np.zeros(p)
     total = np.zeros(p)
-    hist = np.zeros((p, 4 * p + 8))
-    cond_sum = np.zeros((p, 4 * p + 8))
-    max2 = now2.copy()
-    left = n
-    while left > 0:
-        m = min(chunk, left)
-        left -= m
+    size = int(now2.max()) + 2 * max(2 * p, (st.rounds or 0) + 1) + 2  # above any final score in half-points
+    hist = np.zeros((p, size))
+    cond_sum = np.zeros((p, size))
+    left = np.zeros(p, np.int64)  # games (or byes) each player has left: the best final score
+    todo = n
+    while todo > 0:
+        m = min(chunk, todo)
+        todo -= m
         games = _Games()
         played = [r for r in st.results if not r.forfeit]  # finished games take part in the tiebreaks
         if played:
             games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
                       np.broadcast_to(np.array([round(2 * r.score) for r in played], np.int8), (m, len(played))))
         if st.format in ("rr", "drr"):
-            final2, rounds_left = _rr(st, m, rng, game_model, games)
+            final2, rounds_left, left = _rr(st, m, rng, game_model, games)
         elif st.format == "swiss":
             final2 = _swiss(st, m, rng, game_model, games, rounds_left)
+            left = np.array([0 if i in st.withdrawn else rounds_left for i in range(p)], np.int64)
+            for wo, bo, _ in st.ongoing:
+                left[[wo, bo]] += 1
         else:
-            w = _ko(st, m, rng, game_model)
-            first += w.sum(axis=0)
-            winner += w.sum(axis=0)
+            ko_win = _ko(st, m, rng, game_model)
+            first += ko_win.sum(axis=0)
+            winner += ko_win.sum(axis=0)
             continue
         share = _shares(final2, 1)
         first += share.sum(axis=0)
         top3 += _shares(final2, min(3, p)).sum(axis=0)
         winner += (_winners(final2, games, st.tiebreaks) if st.tiebreaks else share).sum(axis=0)
         total += final2.sum(axis=0)
-        max2 = np.maximum(max2, final2.max(axis=0))
         for i in range(p):
             hist[i] += np.bincount(final2[:, i], minlength=hist.shape[1])[: hist.shape[1]]
             cond_sum[i] += np.bincount(final2[:, i], weights=share[:, i], minlength=hist.shape[1])[: hist.shape[1]]
     if st.format == "ko":
-        players = [PlayerForecast(st.players[i], now2[i] / 2, first[i] / n, winner[i] / n, float("nan"),
+        players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
         return Forecast(players, n, rounds_left, notes)
     out = []
@@ -485,6 +505,6 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             if hist[i, s] >= 20 and cond_sum[i, s] / hist[i, s] >= 0.5:
                 needs = s / 2
                 break
-        out.append(PlayerForecast(st.players[i], now2[i] / 2, float(first[i] / n), float(winner[i] / n),
-                                  float(top3[i] / n), float(total[i] / n / 2), float(max2[i] / 2), dist, needs))
+        out.append(PlayerForecast(st.players[i], float(now2[i] / 2), float(first[i] / n), float(winner[i] / n),
+                                  float(top3[i] / n), float(total[i] / n / 2), float(now2[i] / 2 + left[i]), dist, needs))
     return Forecast(out, n, rounds_left, notes)

@@ -1,0 +1,288 @@
+"""``livemon forecast``: an event's games so far (PGN) made into its state, simulated to the end, and reported.
+
+The state (:class:`livemon.rating.standings.EventState`) is read from the games' tags: players by FIDE id
+(else name), ratings on today's FIDE scale by each game's date, results, rounds; a game without moves but with
+a result is a forfeit (its points count, it is no game of play); a game still going (``*``) is played out with
+the in-game model on its last ``[%eval]`` (and ``[%clk]``) when it has one, the pre-game model otherwise. A
+player without a rating plays with today's rating floor as a stand-in, said once. The format and the number of
+rounds are taken from the command line, then the config's ``[event]``, then guessed from the games, and the
+guess is said; a Swiss (or knockout) whose number of rounds is not known is refused in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import math
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import chess
+import chess.pgn
+
+from livemon.config import EventConfig
+from livemon.errors import LivemonError
+from livemon.live.pgn import BadGame, read_games, white_score
+from livemon.rating.forecast import DEFAULT, ForecastParams, ingame, material, pregame
+from livemon.rating.scale import FLOOR_AFTER, to_current_scale
+from livemon.rating.standings import EventState, Forecast, Result, StateError, simulate
+
+_BYE = re.compile(r"^\(?\s*(bye|BYE|Bye)\s*\)?$")
+PARAMS_FILE = Path(__file__).resolve().parent.parent / "data" / "forecast.json"
+
+
+class ForecastError(LivemonError):
+    """The event cannot be forecast as given; the message is the command's one line."""
+
+
+@dataclasses.dataclass
+class ReadEvent:
+    state: EventState
+    name: str
+    format_source: str
+    rounds_source: str
+    notes: list[str]
+
+
+def load_params() -> ForecastParams:
+    """The shipped game model (``livemon/data/forecast.json``); the built-in figures when it is missing."""
+    import json
+
+    try:
+        return ForecastParams.from_mapping(json.loads(PARAMS_FILE.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return DEFAULT
+
+
+def _date(text: str) -> datetime.date | None:
+    try:
+        y, m, d = (int(x) for x in text.split("."))
+        return datetime.date(y, m, d)
+    except ValueError:
+        return None
+
+
+def _round(text: str) -> int | None:
+    head = text.split(".", 1)[0].strip()
+    return int(head) if head.isdigit() else None
+
+
+def _rating(text: str | None, played: datetime.date | None) -> int | None:
+    if text is None or not text.strip().isdigit() or int(text) <= 0:
+        return None
+    return to_current_scale(int(text), played)
+
+
+def _live_probabilities(game: chess.pgn.Game, rw: float, rb: float,
+                        params: ForecastParams) -> tuple[float, float, float]:
+    """A game in progress: the in-game model on its last evaluation comment, else the pre-game model."""
+    board = game.board()
+    last_eval: int | None = None
+    last_ply = 0
+    clocks: list[float | None] = [None, None]
+    for ply, node in enumerate(game.mainline(), 1):
+        clocks[0 if board.turn == chess.WHITE else 1] = node.clock()
+        board.push(node.move)
+        ev = node.eval()
+        if ev is not None:
+            last_eval, last_ply = ev.white().score(mate_score=3900), ply
+    if last_eval is None:
+        return pregame(rw, rb, params)
+    both = None if clocks[0] is None or clocks[1] is None else (float(clocks[0]), float(clocks[1]))
+    return ingame(rw, rb, last_eval, last_ply, material(board.fen()), both, params)
+
+
+def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: int | None,
+               report: Callable[[str], None], params: ForecastParams) -> ReadEvent:
+    """The event's state from its PGN files; raises :class:`ForecastError` with the one line to say."""
+    keys: dict[str, int] = {}
+    names: list[str] = []
+    ratings: list[int | None] = []
+    results: list[Result] = []
+    byes: list[tuple[int, float]] = []
+    ongoing: list[tuple[int, int, tuple[float, float, float]]] = []
+    events: dict[str, int] = {}
+    rounds_seen: set[int] = set()
+    pending: list[tuple[int, int, chess.pgn.Game, int | None]] = []
+
+    def player(h: chess.pgn.Headers, colour: str, played: datetime.date | None) -> int:
+        name = h.get(colour, "?").strip() or "?"
+        key = h.get(f"{colour}FideId", "").strip() or name
+        if key not in keys:
+            keys[key] = len(names)
+            names.append(name)
+            ratings.append(None)
+        i = keys[key]
+        r = _rating(h.get(f"{colour}Elo"), played)
+        if r is not None:
+            ratings[i] = r
+        return i
+
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ForecastError(f"{path}: cannot read ({exc.strerror})") from None
+        for parsed in read_games(text, Path(path).name):
+            if isinstance(parsed, BadGame):
+                report(f"skipped {parsed.error}")
+                continue
+            g = parsed.game
+            h = g.headers
+            events[h.get("Event", "?")] = events.get(h.get("Event", "?"), 0) + 1
+            played = _date(h.get("Date", ""))
+            rnd = _round(h.get("Round", ""))
+            if rnd is not None:
+                rounds_seen.add(rnd)
+            score = white_score(h.get("Result"))
+            wname, bname = h.get("White", "").strip(), h.get("Black", "").strip()
+            if _BYE.match(wname) or _BYE.match(bname):
+                if score is not None:
+                    real = "Black" if _BYE.match(wname) else "White"
+                    pts = score if real == "White" else 1.0 - score
+                    byes.append((player(h, real, played), pts))
+                continue
+            w, b = player(h, "White", played), player(h, "Black", played)
+            if w == b:
+                report(f"skipped {parsed.label}: a player against themself")
+                continue
+            if score is None:
+                pending.append((w, b, g, rnd))
+            else:
+                results.append(Result(w, b, score, rnd, forfeit=g.end() is g))
+    if len(names) < 2:
+        raise ForecastError("no games with two players: nothing to forecast")
+    notes: list[str] = []
+    unrated = [names[i] for i, r in enumerate(ratings) if r is None]
+    if unrated:
+        notes.append(f"{len(unrated)} player(s) without a rating play as {FLOOR_AFTER} (today's floor): "
+                     + ", ".join(unrated[:5]) + (" ..." if len(unrated) > 5 else ""))
+    full = [float(FLOOR_AFTER if r is None else r) for r in ratings]
+    for w, b, g, _ in pending:
+        ongoing.append((w, b, _live_probabilities(g, full[w], full[b], params)))
+    # a player in two games at once (a round's pairing and a stale game): keep the first
+    busy: set[int] = set()
+    kept = []
+    for w, b, q in ongoing:
+        if w in busy or b in busy:
+            continue
+        busy |= {w, b}
+        kept.append((w, b, q))
+    ongoing = kept
+
+    n = len(names)
+    met: dict[tuple[int, int], int] = {}
+    for r in results:
+        k = (min(r.white, r.black), max(r.white, r.black))
+        met[k] = met.get(k, 0) + 1
+    fmt_source = "given"
+    if fmt is None and event.format:
+        fmt, fmt_source = event.format, "config"
+    if fmt is None:
+        fmt_source = "guessed"
+        most = max(met.values(), default=0)
+        per_round = max(1, n // 2)
+        if n == 2:
+            fmt = "drr"
+        elif most >= 2:
+            fmt = "drr"
+        elif n <= 24 and len(rounds_seen) <= n and len(results) + len(ongoing) <= n * (n - 1) // 2:
+            fmt = "rr" if len(rounds_seen) * per_round * 2 >= len(results) else "swiss"
+        else:
+            fmt = "swiss"
+        notes.append(f"format guessed: {fmt} ({n} players, {len(rounds_seen)} rounds seen"
+                     f"{', a pair met twice' if most >= 2 else ''}); give --format or [event] format to set it")
+    rounds_source = "given"
+    if rounds is None and event.rounds:
+        rounds, rounds_source = event.rounds, "config"
+    if rounds is None:
+        if fmt in ("rr", "drr"):
+            rounds_source = "by the format"
+            rounds = (n - 1 + n % 2) * (2 if fmt == "drr" else 1)
+        else:
+            raise ForecastError(f"the number of rounds of this {fmt} is not known ({max(rounds_seen, default=0)} "
+                                "seen): give --rounds N or [event] rounds")
+    rounds_played = max(rounds_seen, default=0)
+    if fmt == "swiss" and ongoing:
+        rounds_played = max(rounds_played, 1)
+    bracket = None
+    if fmt == "ko":
+        last = max(rounds_seen, default=0)
+        order: list[int] = []
+        for r in results:
+            if r.round == last:
+                order += [p for p in (r.white, r.black) if p not in order]
+        for w, b, _ in ongoing:
+            order += [p for p in (w, b) if p not in order]
+        bracket = order
+        rounds_played = last - 1
+    name = max(events, key=lambda e: events[e]) if events else "?"
+    if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
+        name = Path(paths[0]).stem
+    state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(),
+                       None, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
+    if fmt == "swiss" and rounds_played >= rounds and not ongoing:
+        notes.append(f"all {rounds} rounds are played: the standings are final")
+    return ReadEvent(state, name, fmt_source, rounds_source, notes)
+
+
+def _clean(x: float) -> float | None:
+    return None if isinstance(x, float) and math.isnan(x) else round(x, 6)
+
+
+def forecast_json(read: ReadEvent, f: Forecast) -> dict[str, Any]:
+    st = read.state
+    players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
+    return {
+        "event": read.name,
+        "format": st.format,
+        "format_source": read.format_source,
+        "rounds": st.rounds,
+        "rounds_source": read.rounds_source,
+        "rounds_left": f.rounds_left,
+        "games_in_progress": len(st.ongoing),
+        "simulations": f.simulations,
+        "tiebreaks": list(st.tiebreaks),
+        "players": [{
+            "name": p.name, "score": p.score, "p_first": _clean(p.p_first), "p_winner": _clean(p.p_winner),
+            "p_top3": _clean(p.p_top3), "expected_score": _clean(p.expected_score), "max_score": _clean(p.max_score),
+            "needs": p.needs, "distribution": {f"{k:g}": round(v, 6) for k, v in p.distribution.items()},
+        } for p in players],
+        "notes": read.notes + f.notes,
+    }
+
+
+def forecast_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: int | None,
+                   simulations: int | None, seed: int | None, report: Callable[[str], None]) -> dict[str, Any]:
+    """The ``livemon forecast --json`` object of the games of ``paths``."""
+    params = load_params()
+    read = read_event(paths, event, fmt, rounds, report, params)
+    n = simulations or event.simulations
+    if read.state.format == "swiss" and simulations is None:
+        n = min(n, 20_000)  # a Swiss is paired in every simulation: 20,000 keep it to seconds
+    try:
+        f = simulate(read.state, n, seed=seed, params=params)
+    except StateError as exc:
+        raise ForecastError(str(exc)) from None
+    return forecast_json(read, f)
+
+
+def forecast_text(data: dict[str, Any]) -> str:
+    """The forecast as a table, most likely winner first."""
+    lines = [f"{data['event']}: {data['format']} ({data['format_source']}), {data['rounds']} rounds "
+             f"({data['rounds_source']}), {data['rounds_left']} left, {data['games_in_progress']} games in progress; "
+             f"{data['simulations']:,} simulations"]
+    tb = bool(data["tiebreaks"])
+    head = f"{'player':<28} {'score':>5} {'max':>5} {'exp':>5} {'first':>6}" + (f" {'winner':>6}" if tb else "") + \
+        f" {'top 3':>6}  needs"
+    lines.append(head)
+    for p in data["players"]:
+        def pct(x: float | None) -> str:
+            return "   -  " if x is None else f"{100 * x:5.1f}%"
+        needs = "-" if p["needs"] is None else f"{p['needs']:g}"
+        row = f"{p['name'][:28]:<28} {p['score']:>5g} {p['max_score'] or 0:>5g} {p['expected_score'] or 0:>5.2f} " \
+              f"{pct(p['p_first'])}" + (f" {pct(p['p_winner'])}" if tb else "") + f" {pct(p['p_top3'])}  {needs}"
+        lines.append(row)
+    lines += [f"note: {n}" for n in data["notes"]]
+    return "\n".join(lines)
