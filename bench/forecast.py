@@ -13,11 +13,15 @@ The split is bench/forecast_data.py's (held-back events written there).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # timed on one core: no BLAS threads behind the matrix products
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forecast_data as fd  # noqa: E402

@@ -1,12 +1,14 @@
 """The real games the forecast's game model is fitted and measured on, read without an engine.
 
-* **Results** (pre-game model, the event replays): every game of ``../shared/data/calibration/`` by its tags.
+* **Results** (pre-game model, the event replays): every game of the calibration set (``calibration/`` of the
+  shared data folder, ``--data``) by its tags.
   The split is bench/calibration_split.py's, by event: its ``TEST_EVENTS`` (Prague Masters 2022, Charlotte
   Spring IMB 2022, Ekrem Galijatovic Memorial, 1st Guwahati Open 2022) are held back from every fit; the rapid
   files (A03, A14) are in neither part.
 * **Evaluations** (in-game model): the committed engine exports ``bench/data/calibration_d12*.jsonl.gz``
   (Stockfish 15.1 depth 12, the same split), every position's best score.
-* **Clocks**: the 2025 open (``broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn``, rounds 5-8 analysed in
+* **Clocks** (``real/`` of the shared data folder): the 2025 open
+  (``broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn``, rounds 5-8 analysed in
   ``bench/data/open2025_d14_analyses.jsonl.gz``) fits the clock term; the 2025 round robin
   (``broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn``, lichess's ``[%eval]`` and ``[%clk]``) is held back to
   measure it.
