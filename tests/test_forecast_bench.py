@@ -28,8 +28,8 @@ def test_replay_of_a_finished_round_robin() -> None:
     assert y.sum() == pytest.approx(1.0) and y.max() == 1.0  # Kramnik won London 2011 alone
     rows = bench.replay([ev], {"london": "rr"}, 2000)
     assert set(rows) == set(bench.MODELS) and all(len(r) == len(bench.CUTS) for r in rows.values())
-    for name, rs in rows.items():
-        for _, _, cut, p, _ in rs:
+    for rs in rows.values():
+        for *_, p, _ in rs:
             assert p.sum() == pytest.approx(1.0)
             ll, brier = bench._score(p, y)
             assert math.isfinite(ll) and 0 <= brier <= 2
