@@ -26,7 +26,7 @@ import numpy as np
 
 import forecast_data as fd
 from livemon.rating.forecast import DEFAULT, pregame_arrays
-from livemon.rating.standings import EventState, Result, simulate
+from livemon.rating.standings import EventState, Result, infer_numbers, simulate
 
 FIT_DRAW = 0.361
 """The draw rate of the pre-game fit's games (bench/forecast.py fit prints it)."""
@@ -72,6 +72,9 @@ class Event:
                     rating[k] = float(r)
         self.ratings = [rating.get(k, 1400.0) for k in keys]
         self.rounds = max(_round(g) or 0 for g in self.games) if self.games else 0
+        boards = [(_round(g) or 0, int(g.round.split(".")[1]), self.index[g.white], self.index[g.black])
+                  for g in self.games if g.round.count(".") == 1 and g.round.split(".")[1].isdigit()]
+        self.numbers = infer_numbers(len(keys), boards)
 
     def kind(self) -> str | None:
         n = len(self.players)
@@ -137,7 +140,8 @@ def replay(evs: list[Event], fmt_of: dict[str, str], sims: int) -> dict[str, lis
         for cut in CUTS:
             k = max(1, round(ev.rounds * cut))
             for name, model in MODELS.items():
-                st = EventState(ev.players, ev.ratings, fmt_of[ev.name], ev.rounds, ev.results(k), rounds_played=k)
+                st = EventState(ev.players, ev.ratings, fmt_of[ev.name], ev.rounds, ev.results(k), rounds_played=k,
+                                numbers=ev.numbers if fmt_of[ev.name] in ("rr", "drr") else None)
                 f = simulate(st, sims, seed=k, model=model)
                 rows[name].append((ev.name, ev.held_back, cut, np.array([x.p_first for x in f.players]), y))
     return rows
@@ -174,7 +178,8 @@ def _reliability(rows: list[tuple[str, bool, float, np.ndarray, np.ndarray]]) ->
 def run(data: Path) -> None:
     rrs, swiss = events(data)
     fmt_of = {ev.name: ev.kind() or "swiss" for ev in rrs + swiss}
-    print(f"{len(rrs)} complete round robins ({sum(e.held_back for e in rrs)} held back): "
+    print(f"{len(rrs)} complete round robins ({sum(e.held_back for e in rrs)} held back; "
+          f"{sum(e.numbers is not None for e in rrs)} follow the Berger tables by their Round tags): "
           + ", ".join(f"{e.name} ({len(e.players)}, {fmt_of[e.name]}{', held back' if e.held_back else ''})" for e in rrs))
     t0 = time.perf_counter()
     rows = replay(rrs, fmt_of, 20_000)

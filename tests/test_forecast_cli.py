@@ -121,3 +121,15 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     assert out.returncode == 1 and "nothing to forecast" in out.stderr
     with pytest.raises(ForecastError):
         read_event([str(empty)], EventConfig(), None, None, lambda line: None, DEFAULT)
+
+
+def test_round_robin_colours_from_the_berger_tables(tmp_path: Path) -> None:
+    read = read_event([str(_cut(PRAGUE, 3, tmp_path / "r3.pgn"))], EventConfig(), "rr", None, lambda line: None,
+                      DEFAULT)
+    assert read.state.numbers is not None and sorted(read.state.numbers) == list(range(1, 11))
+    assert any("Berger tables" in n for n in read.notes)
+    # boards shuffled: the games no longer follow the tables, and that is said
+    text = (tmp_path / "r3.pgn").read_text(encoding="utf-8").replace('[Round "1.1"]', '[Round "1.9"]')
+    (tmp_path / "odd.pgn").write_text(text, encoding="utf-8")
+    read = read_event([str(tmp_path / "odd.pgn")], EventConfig(), "rr", None, lambda line: None, DEFAULT)
+    assert read.state.numbers is None and any("each taken as even" in n for n in read.notes)

@@ -26,7 +26,7 @@ from livemon.errors import LivemonError
 from livemon.live.pgn import BadGame, read_games, white_score
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame, material, pregame
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
-from livemon.rating.standings import EventState, Forecast, Result, StateError, simulate
+from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
 
 _BYE = re.compile(r"^\(?\s*(bye|BYE|Bye)\s*\)?$")
 PARAMS_FILE = Path(__file__).resolve().parent.parent / "data" / "forecast.json"
@@ -68,6 +68,11 @@ def _round(text: str) -> int | None:
     return int(head) if head.isdigit() else None
 
 
+def _board(text: str) -> int | None:
+    parts = text.strip().split(".")
+    return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else None
+
+
 def _rating(text: str | None, played: datetime.date | None) -> int | None:
     if text is None or not text.strip().isdigit() or int(text) <= 0:
         return None
@@ -105,6 +110,7 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
     events: dict[str, int] = {}
     rounds_seen: set[int] = set()
     pending: list[tuple[int, int, chess.pgn.Game, int | None]] = []
+    boards: list[tuple[int, int, int, int]] = []  # (round, board, white, black) of every game with both tagged
 
     def player(h: chess.pgn.Headers, colour: str, played: datetime.date | None) -> int:
         name = h.get(colour, "?").strip() or "?"
@@ -147,6 +153,9 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             if w == b:
                 report(f"skipped {parsed.label}: a player against themself")
                 continue
+            board = _board(h.get("Round", ""))
+            if rnd is not None and board is not None:
+                boards.append((rnd, board, w, b))
             if score is None:
                 pending.append((w, b, g, rnd))
             else:
@@ -217,11 +226,18 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             order += [p for p in (w, b) if p not in order]
         bracket = order
         rounds_played = last - 1
+    numbers = None
+    if fmt in ("rr", "drr"):
+        numbers = infer_numbers(n, boards)
+        notes.append("colours of the games to come: from the Berger tables (pairing numbers read from round 1's boards)"
+                     if numbers is not None else
+                     "colours of the games to come: unknown (the games do not follow the Berger tables by their "
+                     "Round tags), each taken as even")
     name = max(events, key=lambda e: events[e]) if events else "?"
     if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
         name = Path(paths[0]).stem
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(),
-                       None, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
+                       numbers, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
     return ReadEvent(state, name, fmt_source, rounds_source, notes)

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from livemon.rating.forecast import DEFAULT, ForecastParams, pregame_arrays
 
-__all__ = ["StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger", "FORMATS", "TIEBREAKS"]
+__all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger", "FORMATS", "TIEBREAKS"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
@@ -145,6 +145,53 @@ def berger(n: int) -> list[list[tuple[int, int]]]:
             return x if x == m else (x - 1 + half) % (m - 1) + 1
         pairs = [(shift(a), shift(b)) for a, b in rnd]
     return out
+
+
+def infer_numbers(n: int, games: Sequence[tuple[int, int, int, int]]) -> list[int] | None:
+    """Berger pairing numbers of ``n`` players (indices 0..n-1) from games ``(round, board, white, black)``.
+
+    Round 1's boards give the numbers (board b: the b-th pairing of the table's first round); every game
+    of the event must then be the table's pairing with the table's colours (a double round robin's second
+    half reversed). None when the games do not fit.
+
+    >>> table = berger(4)
+    >>> games = [(r + 1, b + 1, w - 1, bl - 1) for r, rnd in enumerate(table) for b, (w, bl) in enumerate(rnd)]
+    >>> infer_numbers(4, games)
+    [1, 2, 3, 4]
+    >>> infer_numbers(4, [(1, 1, 0, 3), (2, 1, 0, 3)]) is None
+    True
+    """
+    table = berger(n)
+    m = n + n % 2
+    first = [g for g in games if g[0] == 1]
+    if not first:
+        return None
+    for offset in ((0, 1) if n % 2 else (0,)):
+        numbers: dict[int, int] = {}
+        ok = True
+        for _, board, w, b in first:
+            k = board - 1 + offset
+            if not 0 <= k < m // 2 or (n % 2 and m in table[0][k]):
+                ok = False
+                break
+            numbers[w], numbers[b] = table[0][k]
+        if not ok or len(set(numbers.values())) != len(numbers):
+            continue
+        missing = [i for i in range(n) if i not in numbers]
+        free = [x for x in range(1, n + 1) if x not in numbers.values()]
+        if len(missing) != len(free) or len(missing) > 1:
+            continue
+        numbers.update(zip(missing, free))
+        fits = True
+        for rnd, _, w, b in games:
+            leg, r = divmod(rnd - 1, m - 1)
+            if leg > 1 or (numbers[w], numbers[b]) not in (
+                    set(table[r]) if leg == 0 else {(y, x) for x, y in table[r]}):
+                fits = False
+                break
+        if fits:
+            return [numbers[i] for i in range(n)]
+    return None
 
 
 def _scores2(st: EventState) -> Int:
