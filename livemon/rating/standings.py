@@ -43,7 +43,8 @@ from numpy.typing import NDArray
 
 from livemon.rating.forecast import DEFAULT, ForecastParams, pregame_arrays
 
-__all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger", "FORMATS", "TIEBREAKS"]
+__all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
+           "FORMATS", "TIEBREAKS"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
