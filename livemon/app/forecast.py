@@ -79,52 +79,56 @@ def _rating(text: str | None, played: datetime.date | None) -> int | None:
     return to_current_scale(int(text), played)
 
 
-def _live_probabilities(game: chess.pgn.Game, rw: float, rb: float,
-                        params: ForecastParams) -> tuple[float, float, float]:
-    """A game in progress: the in-game model on its last evaluation comment, else the pre-game model."""
-    board = game.board()
-    last_eval: int | None = None
-    last_ply = 0
-    clocks: list[float | None] = [None, None]
-    for ply, node in enumerate(game.mainline(), 1):
-        clocks[0 if board.turn == chess.WHITE else 1] = node.clock()
-        board.push(node.move)
-        ev = node.eval()
-        if ev is not None:
-            last_eval, last_ply = ev.white().score(mate_score=3900), ply
-    if last_eval is None:
-        return pregame(rw, rb, params)
-    both = None if clocks[0] is None or clocks[1] is None else (float(clocks[0]), float(clocks[1]))
-    return ingame(rw, rb, last_eval, last_ply, material(board.fen()), both, params)
+@dataclasses.dataclass
+class GameRecord:
+    """One game of the event as the forecast reads it (from a PGN or from the live monitor)."""
+
+    event: str
+    round: str
+    date: datetime.date | None
+    white: str
+    black: str
+    white_key: str
+    black_key: str
+    white_elo: int | None
+    black_elo: int | None
+    score: float | None
+    """White's score; None: the game is not finished."""
+    forfeit: bool = False
+    eval_cp: int | None = None
+    """A game in progress: its last evaluation (White's cp), at ``ply``, with ``material`` left."""
+    ply: int = 0
+    material: int = 78
+    clocks: tuple[float, float] | None = None
+
+
+def _pgn_record(g: chess.pgn.Game) -> GameRecord:
+    h = g.headers
+    played = _date(h.get("Date", ""))
+    names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
+    score = white_score(h.get("Result"))
+    rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],
+                     h.get("WhiteFideId", "").strip() or names["White"], h.get("BlackFideId", "").strip() or names["Black"],
+                     _rating(h.get("WhiteElo"), played), _rating(h.get("BlackElo"), played), score,
+                     forfeit=score is not None and g.end() is g)
+    if score is None:  # in progress: its last [%eval] and both clocks
+        board = g.board()
+        clocks: list[float | None] = [None, None]
+        for ply, node in enumerate(g.mainline(), 1):
+            clocks[0 if board.turn == chess.WHITE else 1] = node.clock()
+            board.push(node.move)
+            ev = node.eval()
+            if ev is not None:
+                rec.eval_cp, rec.ply, rec.material = ev.white().score(mate_score=3900), ply, material(board.fen())
+        if clocks[0] is not None and clocks[1] is not None:
+            rec.clocks = (float(clocks[0]), float(clocks[1]))
+    return rec
 
 
 def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: int | None,
                report: Callable[[str], None], params: ForecastParams) -> ReadEvent:
     """The event's state from its PGN files; raises :class:`ForecastError` with the one line to say."""
-    keys: dict[str, int] = {}
-    names: list[str] = []
-    ratings: list[int | None] = []
-    results: list[Result] = []
-    byes: list[tuple[int, float]] = []
-    ongoing: list[tuple[int, int, tuple[float, float, float]]] = []
-    events: dict[str, int] = {}
-    rounds_seen: set[int] = set()
-    pending: list[tuple[int, int, chess.pgn.Game, int | None]] = []
-    boards: list[tuple[int, int, int, int]] = []  # (round, board, white, black) of every game with both tagged
-
-    def player(h: chess.pgn.Headers, colour: str, played: datetime.date | None) -> int:
-        name = h.get(colour, "?").strip() or "?"
-        key = h.get(f"{colour}FideId", "").strip() or name
-        if key not in keys:
-            keys[key] = len(names)
-            names.append(name)
-            ratings.append(None)
-        i = keys[key]
-        r = _rating(h.get(f"{colour}Elo"), played)
-        if r is not None:
-            ratings[i] = r
-        return i
-
+    records: list[GameRecord] = []
     for path in paths:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -134,32 +138,61 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             if isinstance(parsed, BadGame):
                 report(f"skipped {parsed.error}")
                 continue
-            g = parsed.game
-            h = g.headers
-            events[h.get("Event", "?")] = events.get(h.get("Event", "?"), 0) + 1
-            played = _date(h.get("Date", ""))
-            rnd = _round(h.get("Round", ""))
-            if rnd is not None:
-                rounds_seen.add(rnd)
-            score = white_score(h.get("Result"))
-            wname, bname = h.get("White", "").strip(), h.get("Black", "").strip()
-            if _BYE.match(wname) or _BYE.match(bname):
-                if score is not None:
-                    real = "Black" if _BYE.match(wname) else "White"
-                    pts = score if real == "White" else 1.0 - score
-                    byes.append((player(h, real, played), pts))
-                continue
-            w, b = player(h, "White", played), player(h, "Black", played)
-            if w == b:
+            rec = _pgn_record(parsed.game)
+            if rec.white_key == rec.black_key:
                 report(f"skipped {parsed.label}: a player against themself")
                 continue
-            board = _board(h.get("Round", ""))
-            if rnd is not None and board is not None:
-                boards.append((rnd, board, w, b))
-            if score is None:
-                pending.append((w, b, g, rnd))
-            else:
-                results.append(Result(w, b, score, rnd, forfeit=g.end() is g))
+            records.append(rec)
+    return state_of(records, event, fmt, rounds, params, Path(paths[0]).stem if paths else "?")
+
+
+def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rounds: int | None,
+             params: ForecastParams, fallback_name: str) -> ReadEvent:
+    """The event's state from its games; raises :class:`ForecastError` with the one line to say."""
+    keys: dict[str, int] = {}
+    names: list[str] = []
+    ratings: list[int | None] = []
+    results: list[Result] = []
+    byes: list[tuple[int, float]] = []
+    ongoing: list[tuple[int, int, tuple[float, float, float]]] = []
+    events: dict[str, int] = {}
+    rounds_seen: set[int] = set()
+    pending: list[tuple[int, int, GameRecord]] = []
+    boards: list[tuple[int, int, int, int]] = []  # (round, board, white, black) of every game with both tagged
+
+    def player(key: str, name: str, elo: int | None) -> int:
+        if key not in keys:
+            keys[key] = len(names)
+            names.append(name)
+            ratings.append(None)
+        i = keys[key]
+        if elo is not None:
+            ratings[i] = elo
+        return i
+
+    for rec in records:
+        events[rec.event] = events.get(rec.event, 0) + 1
+        rnd = _round(rec.round)
+        if rnd is not None:
+            rounds_seen.add(rnd)
+        if _BYE.match(rec.white) or _BYE.match(rec.black):
+            if rec.score is not None:
+                if _BYE.match(rec.white):
+                    byes.append((player(rec.black_key, rec.black, rec.black_elo), 1.0 - rec.score))
+                else:
+                    byes.append((player(rec.white_key, rec.white, rec.white_elo), rec.score))
+            continue
+        w = player(rec.white_key, rec.white, rec.white_elo)
+        b = player(rec.black_key, rec.black, rec.black_elo)
+        if w == b:
+            continue
+        board = _board(rec.round)
+        if rnd is not None and board is not None:
+            boards.append((rnd, board, w, b))
+        if rec.score is None:
+            pending.append((w, b, rec))
+        else:
+            results.append(Result(w, b, rec.score, rnd, forfeit=rec.forfeit))
     if len(names) < 2:
         raise ForecastError("no games with two players: nothing to forecast")
     notes: list[str] = []
@@ -168,17 +201,14 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
         notes.append(f"{len(unrated)} player(s) without a rating play as {FLOOR_AFTER} (today's floor): "
                      + ", ".join(unrated[:5]) + (" ..." if len(unrated) > 5 else ""))
     full = [float(FLOOR_AFTER if r is None else r) for r in ratings]
-    for w, b, g, _ in pending:
-        ongoing.append((w, b, _live_probabilities(g, full[w], full[b], params)))
-    # a player in two games at once (a round's pairing and a stale game): keep the first
-    busy: set[int] = set()
-    kept = []
-    for w, b, q in ongoing:
+    busy: set[int] = set()  # a player in two games at once (a round's pairing and a stale game): the first kept
+    for w, b, rec in pending:
         if w in busy or b in busy:
             continue
         busy |= {w, b}
-        kept.append((w, b, q))
-    ongoing = kept
+        probs = pregame(full[w], full[b], params) if rec.eval_cp is None else \
+            ingame(full[w], full[b], rec.eval_cp, rec.ply, rec.material, rec.clocks, params)
+        ongoing.append((w, b, probs))
 
     n = len(names)
     met: dict[tuple[int, int], int] = {}
@@ -235,7 +265,7 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
                      "Round tags), each taken as even")
     name = max(events, key=lambda e: events[e]) if events else "?"
     if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
-        name = Path(paths[0]).stem
+        name = fallback_name
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(),
                        numbers, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
