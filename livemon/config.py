@@ -733,6 +733,8 @@ class ResultsConfig:
 class EventConfig:
     """The event the forecast plays to its end (``livemon forecast``); unset keys are guessed from the games and said."""
 
+    name: str = ""
+    """The live forecast: every game the monitor follows is of this one event; empty: events by their Event tag."""
     format: str = ""
     """rr, drr, swiss or ko; empty: guessed from the games."""
     rounds: int = 0
@@ -742,7 +744,10 @@ class EventConfig:
     bye_points: float = 1.0
     """Points of a pairing-allocated bye in a Swiss."""
     simulations: int = 100_000
-    """Simulations of the rest of the event per forecast."""
+    """Simulations of the rest of the event per forecast (the live forecast runs at most 20,000)."""
+    live_seconds: float = 2.0
+    """The monitor's live forecast (the ``forecast`` channel): at most one per this many seconds while moves
+    come in; 0 turns it off."""
 
     def validate(self) -> None:
         if self.format not in ("", "rr", "drr", "swiss", "ko"):
@@ -756,6 +761,8 @@ class EventConfig:
             raise ConfigError(f"event.bye_points: expected 0, 0.5 or 1, got {self.bye_points!r}")
         if not 100 <= self.simulations <= 10_000_000:
             raise ConfigError(f"event.simulations: expected 100 to 10,000,000, got {self.simulations!r}")
+        if not 0 <= self.live_seconds <= 3600:
+            raise ConfigError(f"event.live_seconds: expected 0 (off) to 3600, got {self.live_seconds!r}")
 
 
 @dataclass

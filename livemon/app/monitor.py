@@ -232,6 +232,9 @@ class Monitor:
         self._ttt_stored = -math.inf  # when the fit was last stored (monotonic)
         self._stopping = asyncio.Event()
         self.loop_lag = LoopLagProbe()
+        from livemon.app.forecast_live import LiveForecast  # numpy: only with a monitor
+
+        self.forecast = LiveForecast(cfg.event, self.hub)
 
     # the core's state, for the faces' tests and benches that look inside
     @property
@@ -298,6 +301,7 @@ class Monitor:
                 self._spawn(self._ttt_loop(), "ttt"),
                 self._spawn(self.loop_lag.run(), "loop lag probe"),
                 self._spawn(self._gc_loop(), "gc freeze"),
+                self._spawn(self.forecast.run(self.core), "forecast"),
             ]
             if until_feeds_end:
                 await asyncio.gather(*feed_tasks, return_exceptions=True)

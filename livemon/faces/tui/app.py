@@ -33,6 +33,8 @@ from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.model import SORTS, Change, LiveState, alert_key
 from livemon.faces.tui.widgets import (
     AlertsTable,
+    ForecastTable,
+    forecast_cells,
     ScreeningTable,
     BoardList,
     GamePanel,
@@ -97,6 +99,8 @@ class CommentaryApp(App[None]):
                     yield BoardList(id="boards-table")
                 with Vertical(id="moments"):
                     yield MomentsTable(id="moments-table")
+                with Vertical(id="forecast"):
+                    yield ForecastTable(id="forecast-table")
                 if self.arbiter:
                     with Vertical(id="alerts"):
                         yield AlertsTable(id="alerts-table")
@@ -115,6 +119,7 @@ class CommentaryApp(App[None]):
         self.query_one("#game").border_title = "Game"
         self.query_one("#moments").border_title = "Moments · blunders (??), turning points, lead changes"
         self.query_one("#histogram").border_title = "Gains of the selected player (cp)"
+        self.query_one("#forecast").display = False  # shown with the first forecast
         self._show_sort()
         self._sub = self.hub.subscribe(self.channels, self.queue_size)
         self._resync()
@@ -172,7 +177,8 @@ class CommentaryApp(App[None]):
     # -- showing ------------------------------------------------------------------------------
 
     def _show_everything(self) -> None:
-        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", ""), ("moment", "")})
+        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", ""), ("moment", ""),
+                    ("forecast", "")})
 
     def _show(self, changes: set[Change]) -> None:
         """Update the widgets the changes touch; each widget skips what it already shows."""
@@ -188,6 +194,8 @@ class CommentaryApp(App[None]):
             self.query_one(StatusLine).status = self.state.status
         if "moment" in kinds:
             self.query_one(MomentsTable).show([(m.key, moment_cells(m)) for m in self.state.moments_ordered()])
+        if "forecast" in kinds:
+            self._show_forecast()
         if "alert" in kinds and self.arbiter:
             alerts = self.state.alerts_ordered()
             self.query_one(AlertsTable).show([(alert_key(a), alert_cells(a)) for a in alerts])
@@ -196,6 +204,18 @@ class CommentaryApp(App[None]):
             rows = self.state.screening_ordered()
             self.query_one(ScreeningTable).show([(key, screening_cells(r)) for key, r in rows])
             self.query_one("#screening").border_title = f"Screening · arbiters only · {len(rows)} player-events (z to focus)"
+
+    def _show_forecast(self) -> None:
+        f = self.state.forecast_shown()
+        box = self.query_one("#forecast")
+        if f is None:
+            box.display = False
+            return
+        box.display = True
+        self.query_one(ForecastTable).show([(str(p["name"]), forecast_cells(p)) for p in f.players])
+        box.border_title = (f"Forecast · {f.event} · {f.error}" if f.error else
+                            f"Forecast · {f.event} · round {f.round} · {f.rounds_left} left · "
+                            f"{f.games_in_progress} in progress · {f.simulations:,} simulations")
 
     def _show_game(self) -> None:
         key = self.selected_game

@@ -350,6 +350,35 @@ class MomentsTable(LiveTable):
         super().__init__(cols, **kwargs)
 
 
+def forecast_cells(row: dict[str, Any]) -> Cells:
+    """Player, points, chance of first and its change since the round began, of the top three, what they need."""
+    def pct(x: float | None) -> str:
+        return fmt.DASH if x is None else f"{100 * x:.1f}%"
+    first, start = row.get("p_first"), row.get("p_first_round_start")
+    delta = fmt.DASH if first is None or start is None else f"{100 * (first - start):+.1f}"
+    needs = row.get("needs")
+    return (
+        _name(str(row.get("name", "?")), 22),
+        f"{row.get('score', 0):g}",
+        pct(first),
+        delta,
+        pct(row.get("p_top3")),
+        fmt.DASH if needs is None else f"{needs:g}",
+    )
+
+
+class ForecastTable(LiveTable):
+    """Who can still win: the chance of first of each player and its change since the round began (read, not
+    browsed: it takes no focus)."""
+
+    can_focus = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        cols = [("name", "Player", 22), ("score", "Pts", 5), ("first", "First", 7), ("delta", "± round", 8),
+                ("top3", "Top 3", 7), ("needs", "Needs", 6)]
+        super().__init__(cols, **kwargs)
+
+
 class PlayerHistogram(Widget):
     """The selected player's gains in 25 cp bins over [−300, +100] (tails clamped)."""
 
