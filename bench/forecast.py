@@ -5,6 +5,7 @@ Usage::
     python bench/forecast.py fit [--data DIR]        # writes livemon/data/forecast.json; prints the game model's log-loss
     python bench/forecast.py calibrate [--data DIR]  # event replays cut at 1/3, 1/2, 2/3: log-loss, Brier, reliability
     python bench/forecast.py timing                  # 14-player DRR and a 250-player open, with a reference run
+    python bench/forecast.py live                    # the live forecast of a 1,000-board round: the loop's stalls
 
 ``--data`` is the shared data folder (``calibration/`` and ``real/`` under it; default ``../shared/data``).
 The split is bench/forecast_data.py's (held-back events written there).
@@ -151,7 +152,7 @@ def _fit_clock(params: ForecastParams, pos: fd.Positions) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("fit", "calibrate", "timing"):
+    for name in ("fit", "calibrate", "timing", "live"):
         s = sub.add_parser(name)
         s.add_argument("--data", type=Path, default=fd.SHARED)
         if name == "fit":
@@ -163,10 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         import forecast_calibration
 
         forecast_calibration.run(args.data)
-    else:
+    elif args.cmd == "timing":
         import forecast_calibration
 
         forecast_calibration.timing()
+    else:
+        import forecast_calibration
+
+        forecast_calibration.live_timing()
     return 0
 
 

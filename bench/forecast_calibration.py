@@ -263,3 +263,88 @@ def timing() -> None:
         print(f"250-player 10-round open cut after round 7 (tiebreaks buchholz, sb): {n:,} simulations in {wall:.2f} s "
               f"wall, {cpu:.2f} s CPU (goal <= 5 s); reference {ref:.3f} s: {wall / ref:.0f}x it; p_first sums to "
               f"{sum(x.p_first for x in f.players):.6f}; load {os.getloadavg()[0]:.1f}")
+
+
+class _FakeGame:
+    """What the live forecast reads of a monitor's game: plies, evaluations, the newest FEN."""
+
+    def __init__(self, plies: int, cp: int) -> None:
+        self.plies = plies
+        self.evals = [None] * plies + [cp]
+        self.fen = "r3k2r/pp3ppp/2n5/3p4/3P4/2N5/PP3PPP/R3K2R w KQkq - 0 20"
+
+
+class _FakeCore:
+    def __init__(self, st: EventState, live_round: int, seed: int) -> None:
+        from livemon.live.messages import GameInfo
+
+        rng = np.random.default_rng(seed)
+        self.infos: dict[str, GameInfo] = {}
+        self.results: dict[str, str] = {}
+        self.games: dict[str, _FakeGame] = {}
+        for i, r in enumerate(st.results):
+            gid = f"r{r.round}/{i}"
+            self.infos[gid] = GameInfo(gid, st.players[r.white], st.players[r.black], int(st.ratings[r.white]),
+                                       int(st.ratings[r.black]), "Open", f"{r.round}.{i}", "2025.04.12")
+            self.results[gid] = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[r.score]
+            self.games[gid] = _FakeGame(80, 0)
+        # the round in progress: the top half of the standings against the bottom half of each score group
+        score = np.zeros(len(st.players))
+        for r in st.results:
+            score[r.white] += r.score
+            score[r.black] += 1 - r.score
+        order = sorted(range(len(st.players)), key=lambda i: (-score[i], -st.ratings[i]))
+        for b in range(len(order) // 2):
+            w, bl = order[2 * b], order[2 * b + 1]
+            gid = f"r{live_round}/{b}"
+            self.infos[gid] = GameInfo(gid, st.players[w], st.players[bl], int(st.ratings[w]), int(st.ratings[bl]),
+                                       "Open", f"{live_round}.{b + 1}", "2025.04.12")
+            self.games[gid] = _FakeGame(int(rng.integers(10, 80)), int(rng.normal(0, 150)))
+
+
+def live_timing() -> None:
+    """The live forecast of a 1,000-board round: time on the event loop, in the thread, and the loop's lag."""
+    import asyncio
+
+    from livemon.app.forecast_live import LiveForecast
+    from livemon.config import EventConfig
+    from livemon.faces.hub import Hub
+
+    for players, label in ((14, "a 14-player round robin, round 8 in progress"),
+                           (2000, "a 2,000-player open (1,000 boards), round 8 of 10 in progress")):
+        if players == 14:
+            st = EventState([f"P{i}" for i in range(14)], list(np.linspace(2650, 2800, 14)), "rr", 13,
+                            [Result(w - 1, b - 1, 0.5, r + 1) for r, rnd in enumerate(__import__(
+                                "livemon.rating.standings", fromlist=["berger"]).berger(14)[:7]) for w, b in rnd])
+            cfg = EventConfig(format="rr", rounds=13)
+        else:
+            st = _open_state(players, 10, 7, seed=3)
+            cfg = EventConfig(format="swiss", rounds=10, tiebreaks=["buchholz", "sb"])
+        core = _FakeCore(st, 8, seed=1)
+
+        async def measure(cfg: EventConfig, core: _FakeCore) -> tuple[float, float, float, int]:
+            job = LiveForecast(cfg, Hub())
+            lags: list[float] = []
+            done = False
+
+            async def ticker() -> None:
+                last = time.perf_counter()
+                while not done:
+                    await asyncio.sleep(0.005)
+                    now = time.perf_counter()
+                    lags.append(now - last - 0.005)
+                    last = now
+
+            tick = asyncio.create_task(ticker())
+            await asyncio.sleep(0.05)
+            t0, c0 = time.perf_counter(), time.process_time()
+            msgs = await job.once(core)  # type: ignore[arg-type]
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
+            done = True
+            await tick
+            return total, cpu, max(lags), msgs[0].simulations
+
+        total, cpu, lag, sims = asyncio.run(measure(cfg, core))
+        print(f"live forecast of {label}: {sims:,} simulations; {total:.2f} s from the move to the message "
+              f"({cpu:.2f} s of CPU); the event loop's longest stall meanwhile {1000 * lag:.0f} ms; "
+              f"load {os.getloadavg()[0]:.1f}")

@@ -24,7 +24,7 @@ import chess.pgn
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.pgn import BadGame, read_games, white_score
-from livemon.rating.forecast import DEFAULT, ForecastParams, ingame, material, pregame
+from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
 from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
 
@@ -202,13 +202,25 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
                      + ", ".join(unrated[:5]) + (" ..." if len(unrated) > 5 else ""))
     full = [float(FLOOR_AFTER if r is None else r) for r in ratings]
     busy: set[int] = set()  # a player in two games at once (a round's pairing and a stale game): the first kept
+    live: list[tuple[int, int, GameRecord]] = []
     for w, b, rec in pending:
         if w in busy or b in busy:
             continue
         busy |= {w, b}
-        probs = pregame(full[w], full[b], params) if rec.eval_cp is None else \
-            ingame(full[w], full[b], rec.eval_cp, rec.ply, rec.material, rec.clocks, params)
-        ongoing.append((w, b, probs))
+        live.append((w, b, rec))
+    if live:  # every game in progress at once: the in-game model where it has an evaluation, else the pre-game one
+        rw = [full[w] for w, _, _ in live]
+        rb = [full[b] for _, b, _ in live]
+        pre = pregame_arrays(rw, rb, params)
+        evald = [i for i, (_, _, rec) in enumerate(live) if rec.eval_cp is not None]
+        if evald:
+            recs = [live[i][2] for i in evald]
+            edge = [0.0 if r.clocks is None else (r.clocks[0] - r.clocks[1]) / (r.clocks[0] + r.clocks[1] + 60.0)
+                    for r in recs]
+            pre[evald] = ingame_arrays([rw[i] for i in evald], [rb[i] for i in evald], [r.eval_cp or 0 for r in recs],
+                                       [r.ply for r in recs], [r.material for r in recs], edge, params)
+        for (w, b, _), q in zip(live, pre.tolist()):
+            ongoing.append((w, b, (q[0], q[1], q[2])))
 
     n = len(names)
     met: dict[tuple[int, int], int] = {}

@@ -37,7 +37,19 @@ from livemon.rating.standings import StateError, simulate
 log = logging.getLogger(__name__)
 
 LIVE_SIMULATIONS = 20_000
-"""Simulations per live forecast (a 14-player round robin: about 0.1 s of one core; a 250-player Swiss ~2.5 s)."""
+"""Simulations per live forecast of a small event (a 14-player round robin: about 0.05 s of one core)."""
+PLAYER_SIMULATIONS = 2_000_000
+"""A larger event gets fewer: at most this many player-simulations (250 players: 8,000; 2,000 players: 1,000),
+so a forecast stays within about a second of one core."""
+
+
+def simulations_for(players: int, most: int = LIVE_SIMULATIONS) -> int:
+    """Simulations of a live forecast of ``players``.
+
+    >>> simulations_for(14), simulations_for(250), simulations_for(5000)
+    (20000, 8000, 1000)
+    """
+    return max(1000, min(most, PLAYER_SIMULATIONS // max(players, 1)))
 
 
 class _Core(Protocol):
@@ -89,14 +101,15 @@ def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
 
 def forecast_events(events: dict[str, list[GameRecord]], cfg: EventConfig, params: ForecastParams,
                     simulations: int, seed: int | None = None) -> list[tuple[EventForecast, int]]:
-    """One forecast per event (and the event's current round); run in a thread."""
+    """One forecast per event (and the event's current round), at most ``simulations`` each (fewer for a large
+    field: :func:`simulations_for`); run in a thread."""
     out = []
     for name, records in sorted(events.items()):
         rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
         current = max(rounds_seen, default=0)
         try:
             read = state_of(records, cfg, None, cfg.rounds or None, params, name)
-            f = simulate(read.state, simulations, seed=seed, params=params)
+            f = simulate(read.state, simulations_for(len(read.state.players), simulations), seed=seed, params=params)
         except (ForecastError, StateError) as exc:
             out.append((EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
                                       error=str(exc)), current))

@@ -229,7 +229,7 @@ class _Games:
 
 def _scatter(n: int, p: int, idx: Int, weights: Float) -> Float:
     """Sum ``weights`` (n, k) into (n, p) at player indices ``idx`` ((n, k) or (k,))."""
-    if idx.ndim == 1:
+    if idx.ndim == 1 and p <= 64:  # few players: one product with the incidence matrix
         inc = np.zeros((len(idx), p))
         inc[np.arange(len(idx)), idx] = 1.0
         out: Float = np.asarray(weights, np.float64) @ inc
@@ -359,9 +359,12 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
            rounds_left: int) -> Int:
     p = len(st.players)
     ratings = np.asarray(st.ratings, np.float64)
-    table = model(np.repeat(ratings, p), np.tile(ratings, p))  # row white * p + black
-    win_t = table[:, 0].astype(np.float32)
-    windraw_t = (table[:, 0] + table[:, 1]).astype(np.float32)
+    # every pairing's probabilities looked up in a table of all p² pairings when that is the smaller work
+    tabled = p * p <= n * (p // 2) * max(rounds_left, 1)
+    if tabled:
+        table = model(np.repeat(ratings, p), np.tile(ratings, p))  # row white * p + black
+        win_t = table[:, 0].astype(np.float32)
+        windraw_t = (table[:, 0] + table[:, 1]).astype(np.float32)
     final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int32)
     balance = np.zeros(p, np.int32)
     for res in st.results:
@@ -417,9 +420,12 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         a_white = (ba_ < bb_) | ((ba_ == bb_) & coin)
         white = np.where(a_white, a_ids, b_ids)
         black = np.where(a_white, b_ids, a_ids)
-        cell = white * p + black
         u = rng.random((n, k // 2), dtype=np.float32)
-        r = (u < windraw_t.take(cell)).astype(np.int8) + (u < win_t.take(cell)).astype(np.int8)
+        if tabled:
+            cell = white * p + black
+            r = (u < windraw_t.take(cell)).astype(np.int8) + (u < win_t.take(cell)).astype(np.int8)
+        else:
+            r = _draw(model(ratings[white.ravel()], ratings[black.ravel()]).reshape(n, k // 2, 3), u)
         games.add(white, black, r)
         # a player is in at most one game of a round: plain fancy-index updates add correctly
         final2[rows, white] += r
@@ -508,7 +514,8 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     winner = np.zeros(p)
     top3 = np.zeros(p)
     total = np.zeros(p)
-    size = int(now2.max()) + 2 * max(2 * p, (st.rounds or 0) + 1) + 2  # above any final score in half-points
+    most_left = 2 * (p - 1) if st.format in ("rr", "drr") else rounds_left + 2  # a game in progress, a bye
+    size = int(now2.max()) + 2 * most_left + 2  # above any final score in half-points
     hist = np.zeros((p, size))
     cond_sum = np.zeros((p, size))
     left = np.zeros(p, np.int64)  # games (or byes) each player has left: the best final score
@@ -538,9 +545,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
         top3 += _shares(final2, min(3, p)).sum(axis=0)
         winner += (_winners(final2, games, st.tiebreaks) if st.tiebreaks else share).sum(axis=0)
         total += final2.sum(axis=0)
-        for i in range(p):
-            hist[i] += np.bincount(final2[:, i], minlength=hist.shape[1])[: hist.shape[1]]
-            cond_sum[i] += np.bincount(final2[:, i], weights=share[:, i], minlength=hist.shape[1])[: hist.shape[1]]
+        cell = (np.arange(p) * size + final2).ravel()  # (player, final score) of every simulation
+        hist += np.bincount(cell, minlength=p * size).reshape(p, size)
+        cond_sum += np.bincount(cell, weights=share.ravel(), minlength=p * size).reshape(p, size)
     if st.format == "ko":
         players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
