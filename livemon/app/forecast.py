@@ -344,3 +344,45 @@ def forecast_text(data: dict[str, Any]) -> str:
         lines.append(row)
     lines += [f"note: {n}" for n in data["notes"]]
     return "\n".join(lines)
+
+
+def chances_by_round(games: list[chess.pgn.Game], event: EventConfig, seed: int | None = 0) -> dict[str, Any]:
+    """Each player's chance of first before round 1 and after each round played (the report's chart).
+
+    ``{"note": why}`` when the games cannot be forecast (a Swiss of unknown length, fewer than two players), so
+    the page can say it.
+    """
+    records = [r for r in (_pgn_record(g) for g in games) if r.white_key != r.black_key and r.score is not None]
+    params = load_params()
+    try:
+        full = state_of(records, event, event.format or None, event.rounds or None, params, "?")
+    except ForecastError as exc:
+        return {"note": str(exc)}
+    played = sorted({rnd for r in records if (rnd := _round(r.round)) is not None})
+    if not played:
+        return {"note": "the games carry no round numbers"}
+    names = list(full.state.players)
+    series: dict[str, list[float]] = {n: [] for n in names}
+    sims = max(1000, min(5000, 1_000_000 // max(len(names), 1)))
+    rounds = [0, *played]
+    for upto in rounds:
+        kept = [r for r in records if (_round(r.round) or 0) <= upto]
+        # every player of the event from the start: their first games add them, the ratings are all known
+        read = state_of(kept, event, full.state.format, full.state.rounds, params, "?") if len(kept) else None
+        if read is None:
+            st = dataclasses.replace(full.state, results=[], byes=[], ongoing=[], rounds_played=0)
+        else:
+            st = read.state
+            missing = [n for n in names if n not in st.players]
+            if missing:  # players yet to play: in from the start
+                st = dataclasses.replace(st, players=[*st.players, *missing],
+                                         ratings=[*st.ratings, *(full.state.ratings[names.index(n)] for n in missing)])
+        try:
+            f = simulate(st, sims, seed=seed, params=params)
+        except StateError as exc:
+            return {"note": str(exc)}
+        got = {p.name: p.p_first for p in f.players}
+        for n in names:
+            series[n].append(round(got.get(n, 0.0), 4))
+    return {"format": full.state.format, "rounds": rounds, "simulations": sims, "players": series,
+            "notes": full.notes}

@@ -98,5 +98,8 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
             **est.audience(player.name),
         })
     players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))
+    from livemon.app.forecast import chances_by_round
+
     return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated,
-            "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games}
+            "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games,
+            "forecast": chances_by_round([p.game for p in planned], cfg.event)}
