@@ -133,3 +133,17 @@ def test_round_robin_colours_from_the_berger_tables(tmp_path: Path) -> None:
     (tmp_path / "odd.pgn").write_text(text, encoding="utf-8")
     read = read_event([str(tmp_path / "odd.pgn")], EventConfig(), "rr", None, lambda line: None, DEFAULT)
     assert read.state.numbers is None and any("each taken as even" in n for n in read.notes)
+
+
+def test_knockout_from_its_games(tmp_path: Path) -> None:
+    def game(rnd: str, w: str, b: str, res: str) -> str:
+        elo = {"A": 2700, "B": 2600, "C": 2650, "D": 2550}
+        return (f'[Event "KO"]\n[Round "{rnd}"]\n[White "{w}"]\n[Black "{b}"]\n[WhiteElo "{elo[w]}"]\n'
+                f'[BlackElo "{elo[b]}"]\n[Result "{res}"]\n\n1. e4 e5 {res}\n')
+    pgn = tmp_path / "ko.pgn"
+    pgn.write_text("\n".join([game("1.1", "A", "B", "1-0"), game("1.1", "C", "D", "0-1"), game("1.2", "B", "A", "1/2-1/2"),
+                              game("1.2", "D", "C", "1/2-1/2"), game("2.1", "A", "D", "1/2-1/2")]), encoding="utf-8")
+    out = _run(str(pgn), "--format", "ko", "--rounds", "2", "--json", "--seed", "1", "--simulations", "4000")
+    assert out.returncode == 0, out.stderr
+    p = {x["name"]: x["p_first"] for x in json.loads(out.stdout)["players"]}
+    assert p["B"] == 0 and p["C"] == 0 and p["A"] + p["D"] == pytest.approx(1.0, abs=1e-5) and p["A"] > p["D"]

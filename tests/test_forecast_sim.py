@@ -185,3 +185,16 @@ def test_fourteen_player_double_round_robin_speed() -> None:
     t0 = time.process_time()
     simulate(state, 100_000, seed=0)
     assert time.process_time() - t0 < 5.0
+
+
+def test_swiss_pairing_mends_a_repeat() -> None:
+    # after two rounds A 2, B 1, C 1, D 0 (A-C and B-D in round 1, A-B and C-D in round 2): by score A-B and C-D
+    # would meet again; A-D and B-C have not met
+    from livemon.rating.standings import _Games, _swiss
+
+    res = [Result(0, 2, 1.0, 1), Result(1, 3, 1.0, 1), Result(0, 1, 1.0, 2), Result(2, 3, 1.0, 2)]
+    state = EventState(list("ABCD"), [2600, 2500, 2400, 2300], "swiss", rounds=3, results=res, rounds_played=2)
+    games = _Games()
+    _swiss(state, 500, np.random.default_rng(0), lambda w, b: np.tile([0.4, 0.3, 0.3], (len(w), 1)), games, 1)
+    pairs = {frozenset(map(int, pair)) for a, b in zip(games.a, games.b) for pair in zip(a.ravel(), b.ravel())}
+    assert pairs == {frozenset({0, 3}), frozenset({1, 2})}

@@ -16,9 +16,9 @@ Formats:
   colours' probabilities) when not.
 * ``swiss``: the games in progress are played out first; each remaining round is then paired in every
   simulation by score groups, Dutch-like: players sorted by score then rating, each group made even by
-  floating its last player down, top half against bottom half; the player with fewer Whites gets White; an
-  odd player out gets a bye worth ``bye_points``.
-  Repeat pairings are not avoided inside a simulation.
+  floating its last player down, top half against bottom half; a pairing of two who already met swaps
+  opponents with the next pairing when that mends it; the player with fewer Whites gets White; an odd
+  player out gets a bye worth ``bye_points``. Meetings within a simulation's own rounds are not looked at.
 * ``ko``: matches of ``games_per_match`` games, then a tiebreak won with the Elo expected score (no draws);
   winners of adjacent matches meet next.
 
@@ -378,6 +378,11 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         return final2.astype(np.int64)
     rank = np.argsort(np.argsort(-ratings[active], kind="stable"), kind="stable").astype(np.int32)  # 0 = highest
     rows = np.arange(n)[:, None]
+    met_pairs = np.zeros((p, p), bool)  # who met whom over the board (not in a simulation's own rounds)
+    for res in st.results:
+        if not res.forfeit:
+            met_pairs[res.white, res.black] = met_pairs[res.black, res.white] = True
+    met = met_pairs.ravel() if met_pairs.any() else None
     if st.ongoing:  # the games of the round in progress, with their own probabilities
         wo = np.array([w for w, _, _ in st.ongoing], np.int64)
         bo = np.array([b for _, b, _ in st.ongoing], np.int64)
@@ -413,8 +418,14 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         top = inner < half
         partner_pos = np.where(top, pos + half, pos - half)
         a_pl = np.sort(np.where(top, pos, np.int32(k)), axis=1)[:, : k // 2]
-        a_ids = np.take_along_axis(srt, a_pl, 1)
-        b_ids = np.take_along_axis(srt, np.take_along_axis(partner_pos, a_pl, 1), 1)
+        a_ids = np.take_along_axis(srt, a_pl, 1).astype(np.int64)
+        b_ids = np.take_along_axis(srt, np.take_along_axis(partner_pos, a_pl, 1), 1).astype(np.int64)
+        if met is not None:  # a pairing of two who met already: swap opponents with the next pairing if that mends it
+            for parity in (0, 1):
+                i = np.arange(parity, k // 2 - 1, 2)
+                a0, a1, b0, b1 = a_ids[:, i], a_ids[:, i + 1], b_ids[:, i], b_ids[:, i + 1]
+                swap = (met[a0 * p + b0] | met[a1 * p + b1]) & ~met[a0 * p + b1] & ~met[a1 * p + b0]
+                b_ids[:, i], b_ids[:, i + 1] = np.where(swap, b1, b0), np.where(swap, b0, b1)
         ba_, bb_ = bal[rows, a_ids], bal[rows, b_ids]
         coin = rng.random((n, k // 2)) < 0.5
         a_white = (ba_ < bb_) | ((ba_ == bb_) & coin)
