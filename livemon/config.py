@@ -743,6 +743,8 @@ class EventConfig:
     """In order, of direct, sb (Sonneborn-Berger), buchholz; a tie they leave is shared (playoff or lots)."""
     bye_points: float = 1.0
     """Points of a pairing-allocated bye in a Swiss."""
+    withdrawn: list[str] = field(default_factory=list)
+    """Players (as named in the games) who left the event: their games to come are not played."""
     simulations: int = 100_000
     """Simulations of the rest of the event per forecast (the live forecast runs at most 20,000)."""
     live_seconds: float = 2.0

@@ -147,3 +147,18 @@ def test_knockout_from_its_games(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     p = {x["name"]: x["p_first"] for x in json.loads(out.stdout)["players"]}
     assert p["B"] == 0 and p["C"] == 0 and p["A"] + p["D"] == pytest.approx(1.0, abs=1e-5) and p["A"] > p["D"]
+
+
+def test_a_withdrawn_player_plays_no_more(tmp_path: Path) -> None:
+    cut = str(_cut(PRAGUE, 4, tmp_path / "r4.pgn"))
+    out = _run(cut, "--withdrawn", "Harikrishna, Pentala", "--withdrawn", "Nobody", "--json", "--seed", "2",
+               "--simulations", "3000")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    hari = next(p for p in data["players"] if p["name"] == "Harikrishna, Pentala")
+    assert hari["max_score"] == hari["score"] == hari["expected_score"]  # no games to come
+    assert any("no player named 'Nobody'" in n for n in data["notes"])
+    assert any(n.startswith("withdrawn: Harikrishna") for n in data["notes"])
+    others = [p for p in data["players"] if p["name"] != "Harikrishna, Pentala"]
+    left = sorted(p["max_score"] - p["score"] for p in others)  # five rounds left: the withdrawn opponent's game gone
+    assert left == [4] * 5 + [5] * 4  # ... for the five who had not met him yet

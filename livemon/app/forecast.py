@@ -278,7 +278,17 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
     name = max(events, key=lambda e: events[e]) if events else "?"
     if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
         name = fallback_name
-    state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(),
+    gone: set[int] = set()
+    for who in event.withdrawn:
+        matches = [i for i, nm in enumerate(names) if nm == who or nm.casefold() == who.casefold()]
+        if matches:
+            gone.update(matches)
+        else:
+            notes.append(f"withdrawn: no player named {who!r} in the games")
+    if gone:
+        notes.append(f"withdrawn: {', '.join(names[i] for i in sorted(gone))} (their games to come are not played)")
+        ongoing = [g for g in ongoing if g[0] not in gone and g[1] not in gone]
+    state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(gone),
                        numbers, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")

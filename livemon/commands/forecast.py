@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="round robin, double round robin, Swiss or knockout (default: [event] format, else guessed)")
     p.add_argument("--simulations", type=_positive, metavar="N",
                    help="simulations of the rest of the event (default: [event] simulations; a Swiss 20,000)")
+    p.add_argument("--withdrawn", action="append", metavar="NAME", default=[],
+                   help="a player who left the event (as named in the games; repeat for several)")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (the same seed, the same figures)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
@@ -38,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from livemon.app.forecast import ForecastError, forecast_event, forecast_text
 
+    if args.withdrawn:
+        cfg.event.withdrawn = [*cfg.event.withdrawn, *args.withdrawn]
     try:
         data = forecast_event(args.pgn, cfg.event, args.format, args.rounds, args.simulations, args.seed, say)
     except ForecastError as exc:
