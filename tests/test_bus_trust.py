@@ -24,7 +24,7 @@ import pytest
 from livemon.config import BrokerConfig, BusConfig, EngineConfig
 from livemon.errors import FAULTS
 from livemon.io.broker import shared_requests_topic, workers_topic
-from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
+from livemon.io.bus import ALIVE, AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
 from livemon.io.engine import EngineError, PositionAnalysis, position_key
 from livemon.io.store import Store
 from tests.conftest import REPO, stop_groups
@@ -140,17 +140,96 @@ async def test_an_empty_retained_announcement_cannot_stop_analysis(tmp_path, bro
     with honest_workers(tmp_path, broker.port, engine, ["good"]):
         async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE)) as pool:
             await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
-            (worker_id,) = pool.status().bus.workers
+            (worker,) = pool.status().bus.workers
+            assert worker.startswith("good/")  # under its name
             first = await asyncio.wait_for(pool.submit(boards[0]), 30)
             async with aiomqtt.Client("127.0.0.1", broker.port) as rogue:
                 for _ in range(5):  # cleared, again and again
-                    await rogue.publish(workers_topic(BusConfig(), worker_id), b"", qos=1, retain=True)
+                    await rogue.publish(workers_topic(BusConfig(), *worker.split("/")), b"", qos=1, retain=True)
                     await asyncio.sleep(0.3)
-            await until(lambda: pool.capacity > 0, 5, "the worker's announcement again")
+                    assert pool.capacity > 0  # never out of the count for a message it did not send
             rest = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards[1:])), 30)
     assert first.key == position_key(boards[0]) and [r.key for r in rest] == [position_key(b) for b in boards[1:]]
     log = (tmp_path / "good.log").read_text()
     assert log.count("was cleared by another client") == 1, log  # one line, however often
+
+
+async def test_a_worker_whose_announcement_stays_empty_is_asked_while_it_answers(tmp_path, broker, engine):
+    """A rogue empties the worker's announcement every 50 ms for the whole round (the worker announces again
+    within a second, and is emptied again at once): the monitor still asks it, from its answers."""
+    boards = game_boards()[:30]
+    stop = asyncio.Event()
+    cleared = 0
+
+    async def rogue(topic: str) -> None:
+        nonlocal cleared
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            while not stop.is_set():
+                await client.publish(topic, b"", qos=1, retain=True)
+                cleared += 1
+                await asyncio.sleep(0.05)
+
+    with honest_workers(tmp_path, broker.port, engine, ["good"], delay=0.05):
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, request_timeout=60.0)) as pool:
+            await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
+            (worker,) = pool.status().bus.workers
+            clearing = asyncio.create_task(rogue(workers_topic(BusConfig(), *worker.split("/"))))
+            await asyncio.sleep(0.5)
+            wanted = asyncio.gather(*(pool.submit(b) for b in boards))
+            capacities = []
+            while not wanted.done():  # sampled through the round: the worker is never out of the count
+                capacities.append(pool.capacity)
+                await asyncio.wait({wanted}, timeout=0.01)
+            answers = await asyncio.wait_for(wanted, 60)
+            stop.set()
+            await clearing
+            status = pool.status()
+    assert cleared > 20, "the rogue cleared nothing: the test proves nothing"
+    assert capacities and min(capacities) == max(capacities) > 0, capacities
+    assert [a.key for a in answers] == [position_key(b) for b in boards]
+    assert status.bus.answers_by_worker == {"good": len(boards)} and status.bus.rerequests == 0
+
+
+async def test_a_worker_counts_while_it_announces_or_answers_and_only_under_its_name():
+    """The monitor's view of its workers, on an injected clock and with no broker: an announcement counts only
+    on its own name's topic; an emptied one still counts while the worker answers, and ALIVE seconds after."""
+    now = [100.0]
+    pool = RemoteEnginePool(bus_cfg(1, profile=PROFILE), monitor_id="m", clock=lambda: now[0])
+    good = WorkerAnnouncement("box-1", "FakeUCI 1.0", DEPTH, None, 4, 2, "box", "good")
+    pool._on_announcement("good", "box-1", good.to_json())
+    assert pool.capacity == 4
+    pool._on_announcement("evil", "box-1", good.to_json())  # good's announcement on evil's topic
+    pool._on_announcement("good", "box-9", good.to_json())  # another process's topic
+    evil = WorkerAnnouncement("box-2", "FakeUCI 1.0", DEPTH, None, 4, 100, "box", "evil")
+    pool._on_announcement("good", "box-2", evil.to_json())  # evil's under good's name
+    assert pool.capacity == 4 and pool.counters.rejected == 3 and list(pool.status().bus.workers) == ["good/box-1"]
+
+    def answer(board: chess.Board, name: str = "good") -> bool:
+        job = pool.queue.request(board, pool.base_profile, None, now[0])
+        job.ids.append(f"r{now[0]}")
+        pool._outstanding[job.key] = job
+        move = next(iter(board.legal_moves)).uci()
+        result = AnalysisResult(job.key, PROFILE, name, PositionAnalysis(10, ((move, 10),), DEPTH, 100), request=f"r{now[0]}")
+        pool._on_result(result.to_json(), name)
+        return job.future.done()
+
+    pool._on_announcement("good", "box-1", b"")  # emptied (by anyone, under a looser ACL)
+    boards = iter(game_boards())
+    for t in (101, 110, 119, 128, 137):  # each answer within ALIVE of the last: asked all along
+        now[0] = t
+        assert pool.capacity == 4
+        assert answer(next(boards))
+    now[0] = 137 + ALIVE - 0.01
+    assert pool.capacity == 4
+    now[0] = 137 + ALIVE  # silent for ALIVE seconds: it left
+    assert pool.capacity == 0
+    pool._expire(now[0])
+    assert not pool.status().bus.workers
+    pool._on_announcement("good", "box-1", good.to_json())  # back
+    assert pool.capacity == 4
+    pool._on_announcement("good", "box-1", b"")
+    now[0] += ALIVE  # its announcement emptied and nothing from it since: its will, it died
+    assert pool.capacity == 0
 
 
 # -- answers ----------------------------------------------------------------------------------------------------
@@ -240,6 +319,10 @@ def test_the_documented_acl_keeps_answers_private(tmp_path):
     worker = acl[acl.index("user worker1"):acl.index("user worker2")]
     assert "topic write livemon/bus/results/+/worker1" in worker
     assert "results" not in "".join(line for line in worker.splitlines() if line.startswith("topic read"))
+    # its announcement only under its own name: no worker can empty another's
+    assert "topic readwrite livemon/bus/workers/worker1/#" in worker
+    assert [line for line in acl.splitlines() if "workers/" in line and "worker1" not in line and "worker2" not in line] \
+        == ["topic read livemon/bus/workers/#"]  # the monitor's
     # (the broker-level check of this very ACL: tests/test_distributed.py, the TLS test)
 
 

@@ -16,9 +16,14 @@ Topics, under ``bus.prefix``:
   under its name (the broker's ACL lets each worker's user write only its own name,
   docs/distributed.md); the name in the topic must match the result's ``worker``.
   The bare ``<prefix>/results/<monitor id>`` is still read (no name: no ACL to trust).
-- ``<prefix>/workers/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
-  retained; an empty retained payload (its clean exit, or its MQTT will when it
-  dies) says it is gone.
+- ``<prefix>/workers/<worker name>/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
+  retained, repeated every :data:`HEARTBEAT` seconds; an empty retained payload (its
+  clean exit, or its MQTT will when it dies) says it is going. The documented ACL
+  lets only the worker's own broker user write under its name, and the monitor
+  refuses an announcement whose ``name`` and ``worker`` are not its topic's. A
+  worker counts while it announces or answers: an emptied announcement takes it
+  out only after :data:`ALIVE` seconds without a sign of life, so no retained
+  message alone decides whether a live worker is asked.
 
 The monitor side is :class:`RemoteEnginePool`, a drop-in for
 :class:`livemon.io.pool.EnginePool` (same ``start/close/submit/status``, the same
@@ -92,6 +97,13 @@ MAX_PAYLOAD = 65536
 """Largest request or result accepted (a real one is a few hundred bytes)."""
 WORKER_ERRORS = 3
 """Error answers for one position after which it fails (each worker already retried on restarted engines)."""
+HEARTBEAT = 5.0
+"""Seconds between a worker's announcements (retained, the same payload): a sign of life, and an emptied
+announcement restored, even where the worker cannot read its own topic."""
+ALIVE = 3 * HEARTBEAT
+"""Seconds a worker whose announcement was emptied still counts after its last sign of life (an
+announcement or an answer): a worker that left is asked nothing once it has passed, a live one is never
+dropped for a message it did not send."""
 _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
 
@@ -327,6 +339,20 @@ class _Request(Job):
 
 
 @dataclass
+class _Worker:
+    """A worker the monitor has heard of: its announcement and its last sign of life (clock seconds)."""
+
+    announcement: WorkerAnnouncement
+    seen: float
+    cleared: float | None = None
+    """When its retained announcement was emptied (None: announced); it still counts until ``seen + ALIVE``."""
+
+    @property
+    def name(self) -> str:
+        return self.announcement.name or self.announcement.worker
+
+
+@dataclass
 class _Counters:
     searches: int = 0
     failures: int = 0
@@ -352,8 +378,10 @@ class RemoteEnginePool(PinnedBackend):
     not_ready = "engine profile not known yet (no worker announced one)"
 
     def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
-                 engine: EngineConfig | None = None):
+                 engine: EngineConfig | None = None, clock: Callable[[], float] = time.monotonic):
         self.cfg = cfg
+        self.clock = clock
+        """Seconds (monotonic): when answers are due and workers are still alive."""
         self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
         self.spot: SpotChecker | None = None
         self.store = store
@@ -371,7 +399,7 @@ class RemoteEnginePool(PinnedBackend):
         self._rejected_by: dict[str, int] = {}  # worker name -> results of it refused
         self._no_worker_logged = False
         self._profile_known = asyncio.Event()
-        self._workers: dict[str, WorkerAnnouncement] = {}
+        self._workers: dict[str, _Worker] = {}  # "<name>/<worker id>" (its topic) -> what we know of it
         self.queue: RequestQueue[_Request] = RequestQueue(store, _Request)  # wanted and not answered
         self._outstanding: dict[str, _Request] = {}  # published, not answered
         self._wake = asyncio.Event()
@@ -457,7 +485,7 @@ class RemoteEnginePool(PinnedBackend):
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
-        answer = self.queue.request(board, self.base_profile, priority, time.monotonic())
+        answer = self.queue.request(board, self.base_profile, priority, self.clock())
         if isinstance(answer, PooledAnalysis):
             return answer
         self._wake.set()
@@ -479,8 +507,13 @@ class RemoteEnginePool(PinnedBackend):
     @property
     def capacity(self) -> int:
         """Requests kept on the broker: requests_per_engine × the engines of workers on our profile."""
-        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
-        return self.cfg.requests_per_engine * engines
+        return self.cfg.requests_per_engine * sum(w.announcement.engines for w in self._counted())
+
+    def _counted(self) -> list[_Worker]:
+        """The workers asked now: serving our profile, and announced or heard from within ALIVE seconds."""
+        now = self.clock()
+        return [w for w in self._workers.values()
+                if self._serves(w.announcement) and (w.cleared is None or now - w.seen < ALIVE)]
 
     def _serves(self, w: WorkerAnnouncement) -> bool:
         """Does the worker of this announcement count (our profile, not quarantined, trusted if bus.workers)?"""
@@ -529,7 +562,8 @@ class RemoteEnginePool(PinnedBackend):
         async for message in delivered(client):
             payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
             if message.topic.matches(workers_topic(self.cfg)):
-                self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
+                name, worker_id = str(message.topic).split("/")[-2:]
+                self._on_announcement(name, worker_id, payload)
             elif message.topic.matches(self.reply_topic):
                 self._on_result(payload)
             elif message.topic.matches(f"{self.reply_topic}/+"):
@@ -553,7 +587,8 @@ class RemoteEnginePool(PinnedBackend):
             self._wake.clear()
             if not self.capacity:
                 continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
-            now = time.monotonic()
+            now = self.clock()
+            self._expire(now)
             due: list[_Request] = []
             for job in list(self._outstanding.values()):
                 if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
@@ -581,42 +616,68 @@ class RemoteEnginePool(PinnedBackend):
         rid = uuid.uuid4().hex
         job.ids = [*job.ids[-7:], rid]
         request = AnalysisRequest(job.board.fen(), self.base_profile.name, rid)
-        job.sent = time.monotonic()
+        job.sent = self.clock()
         job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
         job.publishes += 1
         handed(client, requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
         self.counters.published += 1
 
-    def _on_announcement(self, worker_id: str, payload: bytes | str) -> None:
-        if not payload:  # retained announcement cleared: the worker left (or died: its will)
-            gone = self._workers.pop(worker_id, None)
-            if gone is not None:
-                log.info("bus: worker %s left (%d engines)", worker_id, gone.engines)
-                self._requeue_outstanding(f"worker {worker_id} left")
-                if not self.capacity and not self._no_worker_logged:
-                    self._no_worker_logged = True
-                    log.warning("bus: no worker left on profile %s: requests wait at the monitor until one announces "
-                                "itself (a worker re-announces at once if someone else cleared its announcement)",
-                                self._base.name if self._base else "?")
+    def _on_announcement(self, name: str, worker_id: str, payload: bytes | str) -> None:
+        """The retained message of topic ``<prefix>/workers/<name>/<worker_id>``: an announcement, or empty."""
+        key, now = f"{name}/{worker_id}", self.clock()
+        if not payload:  # emptied: the worker left (its will, or its clean exit), or someone cleared it
+            known = self._workers.get(key)
+            if known is not None and known.cleared is None:
+                known.cleared = now
+                log.info("bus: worker %s emptied its announcement (%d engines): it counts until %g s pass without "
+                         "a word from it", key, known.announcement.engines, ALIVE)
+                self._requeue_outstanding(f"worker {key} going")
             return
         try:
             w = WorkerAnnouncement.parse(payload)
+            if (w.name or w.worker) != name or w.worker != worker_id:
+                raise BusMessageError(f"it names worker {w.name or w.worker!r} ({w.worker!r}) but came on the "
+                                      f"topic of {name!r} ({worker_id!r})")
         except BusMessageError as exc:
-            self._refused(f"announcement {worker_id}",
-                          f"bus: malformed worker announcement on {worker_id} rejected: {exc}: {excerpt(payload)}")
+            self._refused(f"announcement {key}",
+                          f"bus: worker announcement on {key} rejected: {exc}: {excerpt(payload)}")
             return
         if self._base is None:
             self._base = w.profile
             self._profile_known.set()
-            log.info("bus: engine profile %s, announced by worker %s", w.profile.name, w.worker)
+            log.info("bus: engine profile %s, announced by worker %s", w.profile.name, key)
+        known = self._workers.get(key)
         if w.profile != self._base:
-            log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
-                        w.worker, w.profile.name, self._base.name)
-        elif worker_id not in self._workers:
-            log.info("bus: worker %s on %s joined with %d engines", w.worker, w.host or "?", w.engines)
+            if known is None or known.announcement != w:
+                log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
+                            key, w.profile.name, self._base.name)
+        elif known is None:
+            log.info("bus: worker %s on %s joined with %d engines", key, w.host or "?", w.engines)
             self._no_worker_logged = False
-        self._workers[worker_id] = w
+        elif known.cleared is not None:
+            log.info("bus: worker %s announced itself again", key)
+        self._workers[key] = _Worker(w, now)
         self._wake.set()
+
+    def _alive(self, name: str) -> None:
+        """An answer from worker ``name`` (trusted by the ACL: its topic): it is alive, whatever its announcement says."""
+        now = self.clock()
+        for key, w in self._workers.items():
+            if w.name == name:
+                if w.cleared is not None and now - w.seen >= ALIVE:
+                    log.info("bus: worker %s answers again: asked again", key)
+                w.seen = now
+
+    def _expire(self, now: float) -> None:
+        """Forget the workers emptied and silent for ALIVE seconds (one line each)."""
+        for key, w in list(self._workers.items()):
+            if w.cleared is not None and now - w.seen >= ALIVE:
+                del self._workers[key]
+                log.info("bus: worker %s left (%d engines)", key, w.announcement.engines)
+                if not self.capacity and not self._no_worker_logged:
+                    self._no_worker_logged = True
+                    log.warning("bus: no worker left on profile %s: requests wait at the monitor until one announces "
+                                "itself", self._base.name if self._base else "?")
 
     def _reject(self, what: str, result: AnalysisResult, why: str) -> None:
         self._refused(result.worker, f"bus: {what} for {result.key} from worker {result.worker} rejected: {why}")
@@ -678,6 +739,7 @@ class RemoteEnginePool(PinnedBackend):
                          "it answers no request of this monitor (unknown or already answered request id)")
             return
         job.ids.remove(result.request)  # one answer per publish
+        self._alive(result.worker)
         if result.analysis is None:
             job.errors += 1
             FAULTS.count("bus.error_answers")
@@ -686,7 +748,7 @@ class RemoteEnginePool(PinnedBackend):
             # One worker's errors count once: a worker that answers errors (broken or hostile) cannot fail a
             # position another worker can search. It fails after WORKER_ERRORS error answers from
             # WORKER_ERRORS workers, or from every worker there is.
-            workers_now = max(1, len({w.name or w.worker for w in self._workers.values() if self._serves(w)}))
+            workers_now = max(1, len({w.name for w in self._counted()}))
             if len(job.error_workers) < min(WORKER_ERRORS, workers_now) or job.errors < WORKER_ERRORS:
                 # asked again at once (each error answers one publish: no loop faster than the answers);
                 # a line for the first error of each worker on it
@@ -713,7 +775,7 @@ class RemoteEnginePool(PinnedBackend):
         else:
             self.counters.searches += 1
         self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
-        self.counters.round_trip_seconds += time.monotonic() - job.first_sent
+        self.counters.round_trip_seconds += self.clock() - job.first_sent
         if self.store is not None:
             self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
         if self.spot is not None:
@@ -740,7 +802,7 @@ class RemoteEnginePool(PinnedBackend):
         answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
         log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
                   "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
-        now = time.monotonic()
+        now = self.clock()
         for key in keys:
             try:
                 board = board_from_fen(f"{key} 0 1")
@@ -764,14 +826,14 @@ class RemoteEnginePool(PinnedBackend):
         engines restart inside the workers, out of the monitor's sight."""
         c, q = self.counters, self.queue.counters
         profile = self._base
-        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
+        engines = sum(w.announcement.engines for w in self._counted())
         answered = sum(c.by_worker.values())
         return EngineStatus(
             engines=engines,
             engines_alive=engines,
             searching=len(self._outstanding),
             backlog=self.waiting,
-            queue_lag_seconds=self.queue.oldest_wait(time.monotonic()),
+            queue_lag_seconds=self.queue.oldest_wait(self.clock()),
             submitted=q.submitted,
             searches=c.searches,
             cache_hits=q.cache_hits,
@@ -789,7 +851,8 @@ class RemoteEnginePool(PinnedBackend):
                 broker=self.link.settings.where,
                 connected=self.connected.is_set(),
                 connects=c.connects,
-                workers={k: WorkerStatus(w.engines, w.profile.name, w.host) for k, w in sorted(self._workers.items())},
+                workers={k: WorkerStatus(w.announcement.engines, w.announcement.profile.name, w.announcement.host)
+                         for k, w in sorted(self._workers.items())},
                 published=c.published,
                 rerequests=c.rerequests,
                 requeued=c.requeued,
