@@ -736,7 +736,7 @@ class Config:
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
     screening: ScreeningConfig = field(default_factory=ScreeningConfig)
-    """Fair-play screening thresholds and exclusions (spec §3)."""
+    """Fair-play screening thresholds and exclusions (docs/models.md §3)."""
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
     feeds: list[FeedConfig] = field(default_factory=list)
     """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""

@@ -1,7 +1,7 @@
 """A hub filled from real games, so the screen can be seen and tested without a monitor.
 
 The games are a real over-the-board event (a lichess broadcast export with
-``[%eval]`` and ``[%clk]`` on every move, see shared/data/real/MANIFEST.md):
+``[%eval]`` and ``[%clk]`` on every move, bundled in livemon/data, see its SOURCES.md):
 rounds 1–3 finished, round 4 cut part-way so its boards are "live". The moves
 go through the monitor's own :class:`~livemon.live.core.LiveCore`, valued
 from the ``[%eval]`` comments, so the boards and the players table are what
@@ -26,10 +26,13 @@ from livemon.live.pgn import GoodGame, game_info, read_games
 from livemon.live.tracker import GameTracker, snapshot_of_game
 
 def real_data() -> Path:
-    """Where the demo's real games are: ``$LIVEMON_REAL_DATA`` (the tests point it at tests/data), else ../shared."""
-    return Path(os.environ.get("LIVEMON_REAL_DATA", Path(__file__).resolve().parents[4] / "shared" / "data" / "real"))
+    """Where the demo's real games are: ``$LIVEMON_DEMO_DATA`` (a folder with files of the names below), else the
+    games bundled with livemon (livemon/data)."""
+    return Path(os.environ.get("LIVEMON_DEMO_DATA", Path(__file__).resolve().parents[2] / "data"))
+
+
 EVENT_PGN = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
-PENDING_PGN = "wcc2023_nepo_ding_g1_pythonchess.pgn"
+PENDING_PGN = "wcc2023_game1.pgn"
 
 
 @dataclass
