@@ -1,0 +1,238 @@
+"""The broadcast pages' layouts, measured in a real headless Chromium at 1920×1080: every text inside its panel and
+inside the frame, none drawn over another, none cut (``scrollWidth`` ≤ ``clientWidth``), for the longest real names
+(tests/data: "Bethencourt Hernandez, Alberto 2009", 35 characters), titles, federations, scores like 10½/13, mates,
+ranges cut at the fitted range and missing values.
+
+The pages are fed by a hub in this process (no engine: the figures are set), read through the Chrome DevTools
+Protocol (tests/test_overlay.py's ``devtools_page``), and measured by ``LAYOUT_JS`` below: the boxes the browser laid
+out, not a picture.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+from websockets.asyncio.client import connect
+
+from livemon.config import WebConfig
+from livemon.faces.hub import Hub
+from livemon.faces.web import WebServer
+from livemon.live.messages import BoardState, PlayerEstimate
+from tests.test_web_pages import Page
+from tests.test_overlay import devtools_page
+
+pytestmark = [pytest.mark.slow]
+
+LAYOUT_JS = r"""
+(() => {
+  // Every element that draws text of its own (a non-blank text node child), visible.
+  const problems = [], boxes = [];
+  const visible = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      if (cs.display === "none" || cs.visibility === "hidden" || Number(cs.opacity) === 0) return false;
+    }
+    return true;
+  };
+  const name = (el) => el.id ? "#" + el.id : el.tagName.toLowerCase() + "." + [...el.classList].join(".") +
+    (el.closest("[id]") ? " in #" + el.closest("[id]").id : "");
+  const scroller = (el) => {
+    for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowY;
+      if (o === "auto" || o === "scroll") return e;
+    }
+    return null;
+  };
+  const all = [...document.body.querySelectorAll("*")].filter((el) => !el.closest("cg-container, svg, script, style, title"));
+  for (const el of all) {
+    const own = [...el.childNodes].filter((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own.length || !visible(el)) continue;
+    const range = document.createRange();
+    range.setStartBefore(own[0]); range.setEndAfter(own[own.length - 1]);
+    const r = range.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const text = own.map((n) => n.textContent.trim()).join(" ");
+    const sc = scroller(el);
+    // inside the frame (a scrolled list: inside its scroller, across)
+    const frame = sc ? sc.getBoundingClientRect() : { left: 0, top: 0, right: innerWidth, bottom: innerHeight };
+    if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || (!sc && (r.top < -0.5 || r.bottom > innerHeight + 0.5)))
+      problems.push(`${name(el)} "${text}" out of the frame: ${Math.round(r.left)},${Math.round(r.top)}-${Math.round(r.right)},${Math.round(r.bottom)}`);
+    // inside its panel
+    const panel = el.closest(".panel, .card, .evalbar, .plate, td, th, .badge, .title");
+    const holder = el.closest(".panel, .card");
+    for (const p of [panel, holder]) {
+      if (!p || p === el) continue;
+      const q = p.getBoundingClientRect();
+      const clipY = sc && p.contains(sc);
+      if (r.left < q.left - 0.5 || r.right > q.right + 0.5 || (!clipY && (r.top < q.top - 0.5 || r.bottom > q.bottom + 0.5)))
+        problems.push(`${name(el)} "${text}" out of ${name(p)}: text ${Math.round(r.left)}-${Math.round(r.right)} x ${Math.round(r.top)}-${Math.round(r.bottom)}, panel ${Math.round(q.left)}-${Math.round(q.right)} x ${Math.round(q.top)}-${Math.round(q.bottom)}`);
+    }
+    // never cut: what would overflow its box is not hidden
+    for (const e of [el, el.parentElement]) {
+      if (e && e !== document.body && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== "visible" && e.clientWidth > 0)
+        problems.push(`${name(e)} "${text}" cut: scrollWidth ${e.scrollWidth} > clientWidth ${e.clientWidth}`);
+    }
+    boxes.push({ el, r, text, sc });
+  }
+  // every panel inside the frame (a page that scrolls: its panels are laid out in the page, not the frame)
+  if (document.documentElement.scrollHeight <= innerHeight + 1) {
+    for (const p of document.querySelectorAll(".panel")) {
+      const q = p.getBoundingClientRect();
+      if (!visible(p) || q.width === 0) continue;
+      if (q.left < -0.5 || q.top < -0.5 || q.right > innerWidth + 0.5 || q.bottom > innerHeight + 0.5)
+        problems.push(`panel ${name(p)} out of the frame: ${Math.round(q.left)},${Math.round(q.top)}-${Math.round(q.right)},${Math.round(q.bottom)}`);
+    }
+  }
+  // none over another (texts in different scrollers are not compared)
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    if (a.el.contains(b.el) || b.el.contains(a.el) || a.sc !== b.sc) continue;
+    const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+    const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+    if (w > 1 && h > 1) problems.push(`"${a.text}" (${name(a.el)}) over "${b.text}" (${name(b.el)})`);
+  }
+  return { problems: [...new Set(problems)], texts: boxes.length };
+})()
+"""
+
+FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+MATED = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+LONG = "Bethencourt Hernandez, Alberto 2009"  # 35 characters: the longest name of tests/data's broadcasts
+NAMES = [LONG, "Quintero Hernandez, Marcos Jesus", "Fernandez De La Hoz A., Carlos", "Vargas Tinoco, Celso Alejandro",
+         "Delgado Armas, Francisco David", "Acosta Gonzalez, Juan Dionisio", "Meneses Gonzalez, Kevin Moises",
+         "Vallejo Aleman, Ricardo Manuel", "Carlsen, Magnus", "So, Wesley", "Ding, Liren", "Giri, Anish"]
+EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025 Open A"
+FEDS = ["ESP", "ENG", "NOR", "USA", "IND", "GER", "FRA", "NED", "NOR", "USA", "CHN", "NED"]
+TITLES = ["WCM", "GM", "IM", "FM", "GM", "CM", "WGM", "IM", "GM", "GM", "GM", "GM"]
+
+
+def evals(plies: int, mate_at_end: bool = False) -> tuple[int | None, ...]:
+    out: list[int | None] = [20 + (i * 37) % 90 - 45 for i in range(plies + 1)]
+    out[plies // 3] = None  # one position still awaited: a gap in the chart
+    if mate_at_end:
+        out[-1] = -3900
+    return tuple(out)
+
+
+def boards(hub: Hub, n: int = 6, round_: int = 13) -> None:
+    for i in range(n):
+        w, b = NAMES[(2 * i) % len(NAMES)], NAMES[(2 * i + 1) % len(NAMES)]
+        mated = i == 1
+        plies = 85 if not mated else 4
+        hub.publish(BoardState(
+            f"g{i + 1}", w, b, 2451 + i, 2398 - i, MATED if mated else FEN, plies, "Qh4#" if mated else "Nc6",
+            "d8h4" if mated else "b8c6", -3900 if mated else (None if i == 2 else 35 - 20 * i),
+            evals(plies, mated), 3599.0 if i != 3 else None, 5.2 if i == 0 else 1234.0,
+            result="0-1" if mated else ("1/2-1/2" if i == 4 else "*"), event=EVENT, round=f"{round_}.{i + 1}",
+            accuracy={"white": 94.1, "black": None if i == 0 else 88.8},
+            white_title=TITLES[(2 * i) % 12], black_title=TITLES[(2 * i + 1) % 12],
+            white_fed=FEDS[(2 * i) % 12], black_fed="" if i == 0 else FEDS[(2 * i + 1) % 12],
+            moves=tuple(["e4", "e5", "Nf3", "Nc6"] * 30)[:plies]))
+
+
+def players(hub: Hub, count: int = 12) -> None:
+    for i, name in enumerate(NAMES[:count]):
+        shown = i % 4 != 3
+        hub.publish(PlayerEstimate(
+            name, 2451 - 10 * i, 13, -5.0, 0.4, -60.0, None, accuracy=94.1 - i if i != 5 else None,
+            classes={"inaccuracy": i, "mistake": 1, "blunder": 0},
+            results={"score": 10.5 - i / 2, "games": 13, "tpr": 2702.0 - 9 * i, "rating_change": -0.04 if i == 2 else 12.4 - 3 * i},
+            estimate={"elo": 2750.0 - 20 * i, "cr95": [2627.0, 3000.0], "sd": 90.0, "positions": 400, "games": 13,
+                      "kind": "moves", "label": "FIDE classical, moves, Elo 1253-2865"},
+            display={"show": True, "elo": 2750.0 - 20 * i, "cr95": [2627.0 - 20 * i, 2865.0], "open": "high"} if shown
+            else {"show": False, "more_games": 2},
+            field_estimate={"elo": 2715.0 - 20 * i, "cr95": [2640.0, 2790.0], "sd": 38.0, "positions": 400, "games": 13,
+                            "kind": "field", "label": "in this field", "display": {"show": shown, "elo": 2715.0 - 20 * i,
+                                                                                  "cr95": [2640.0, 2790.0]}}))
+
+
+@pytest.fixture
+async def page(tmp_path: Path) -> AsyncIterator[Page]:
+    async with devtools_page(tmp_path / "chromium") as url, connect(url, max_size=None) as ws:
+        p = Page(ws)
+        for domain in ("Page", "Runtime", "Log"):
+            await p.call(f"{domain}.enable")
+        await p.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
+        yield p
+
+
+async def measured(page: Page, shot: str = "") -> dict[str, Any]:
+    """The page's layout problems (none: ``[]``) and how many texts were measured; with ``LIVEMON_LAYOUT_PNG=<dir>``
+    a picture of what was measured goes there as ``shot``."""
+    await page.wait_for("document.body.dataset.seq === String(window.livemon.last)", True, timeout=10)
+    await page.js("new Promise((r) => setTimeout(r, 250))")  # the page's next drawing (at most ~10 a second)
+    result: dict[str, Any] = await page.js(LAYOUT_JS)
+    if shot and os.environ.get("LIVEMON_LAYOUT_PNG"):
+        await page.call("Emulation.setDefaultBackgroundColorOverride", color={"r": 46, "g": 64, "b": 54, "a": 1})
+        png = base64.b64decode((await page.call("Page.captureScreenshot", format="png"))["data"])
+        Path(os.environ["LIVEMON_LAYOUT_PNG"], shot).write_bytes(png)
+    return result
+
+
+@pytest.mark.parametrize("layout", ["bars", "board"])
+async def test_overlay_game_layouts_hold_long_names(page: Page, layout: str) -> None:
+    hub = Hub()
+    boards(hub)
+    players(hub)
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        for gid in ("g1", "g2", "g3", "g4"):  # a 35-character name, a mate on the board, no evaluation, no clock
+            await page.open(f"{srv.url}/overlay?game={gid}&layout={layout}",
+                            "document.getElementById('white-perf').textContent !== '—'")
+            got = await measured(page, f"{layout}-{gid}.png")
+            assert got["problems"] == [], (gid, got["problems"])
+            assert got["texts"] >= 20
+        await page.open(f"{srv.url}/overlay?game=g1&layout={layout}", "document.getElementById('white-perf').textContent !== '—'")
+        t = "document.getElementById(%r).textContent"
+        assert await page.js(t % "white-name") == LONG  # whole: its font shrinks, the name is never cut
+        size = await page.js("parseFloat(getComputedStyle(document.getElementById('white-name')).fontSize)")
+        assert 18 <= size < (34 if layout == "bars" else 28)
+        assert await page.js(t % "white-score") == "10½/13"
+        assert await page.js(t % "white-range") == "2627–2865+"  # cut at the fitted range: marked, never an arrow
+        assert await page.js(t % "black-acc") == "—"
+        await page.open(f"{srv.url}/overlay?game=g2&layout={layout}", "document.getElementById('result').textContent !== ''")
+        assert await page.js(t % "result") == "0-1" and await page.js(t % "eval-text") == "#"  # mate on the board
+        await page.open(f"{srv.url}/overlay?game=g5&layout={layout}", "document.getElementById('result').textContent !== ''")
+        assert await page.js(t % "result") == "½-½"
+    assert page.errors == []
+
+
+async def test_overlay_leaderboard_fits_its_rows_and_says_how_many_more(page: Page) -> None:
+    hub = Hub()
+    boards(hub)
+    players(hub)
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        for rows, page_no, shown, more in ((8, 1, 8, "+4 more"), (12, 1, 12, ""), (5, 2, 5, "5 above · +2 more"), (5, 3, 2, "10 above")):
+            await page.open(f"{srv.url}/overlay?layout=leaderboard&rows={rows}&page={page_no}",
+                            f"document.querySelectorAll('#lb-rows tr').length === {shown}")
+            got = await measured(page, f"leaderboard-{rows}-{page_no}.png")
+            assert got["problems"] == [], (rows, got["problems"])
+            assert await page.js("document.getElementById('lb-more').textContent") == more
+            ranks = await page.js("[...document.querySelectorAll('#lb-rows td.rank')].map((td) => Number(td.textContent))")
+            assert ranks == list(range((page_no - 1) * rows + 1, (page_no - 1) * rows + 1 + shown))
+        heads = await page.js("[...document.querySelectorAll('#leaderboard th')].map((th) => th.textContent)")
+        assert len(heads) <= 8 and "±" not in heads  # the columns a lower third carries
+        box = await page.js("(() => { const r = document.getElementById('leaderboard').getBoundingClientRect(); return [r.top, r.bottom]; })()")
+        assert box[1] <= 1080 - 30 and box[0] >= 1080 / 3  # in the lower part of the frame, above its safe margin
+    assert page.errors == []
+
+
+async def test_numbers_as_the_screens_write_them(page: Page) -> None:
+    async with WebServer(Hub(), WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/overlay", "window.livemon")
+        got = await page.js("""import('/static/livemon.js').then((L) => [
+            L.fmtEval(-4), L.fmtEval(4), L.fmtEval(-5), L.fmtEval(3900, 3), L.fmtEval(-3900, -2), L.fmtEval(-3900),
+            L.fmtEval(3900, null, true), L.fmtEval(null), L.fmtResult("1/2-1/2"), L.fmtResult("1-0"), L.fmtResult("*"),
+            L.fmtRange([2627, 2865], "high"), L.fmtRange([1253, 1800], "low"), L.fmtRange([2000, 2100]),
+            L.fmtSigned(0.04), L.fmtSigned(-3), L.flagOf("NOR"), L.flagOf("ENG").length > 2, L.flagOf("FID"),
+            L.roundBoard({round: "5.12"}), L.roundBoard({round: "3"}), L.eventOf({event: "Round 1: A - B"}),
+            L.reads({moves_read: {white: 28}, moves_played: {white: 41}}, "white"),
+            L.reads({moves_read: 41, moves_played: 41}, "white")])""")
+        assert got == ["0.0", "0.0", "−0.1", "#3", "#-2", "−#", "#", "—", "½-½", "1-0", "", "2627–2865+", "≤1253–1800",
+                       "2000–2100", "0.0", "−3.0", "\U0001F1F3\U0001F1F4", True, "", {"round": "5", "board": 12},
+                       {"round": "3", "board": None}, "", "28 of 41 moves", ""]
+    assert page.errors == []
+
