@@ -76,7 +76,7 @@ LAYOUT_JS = r"""
       if (e && e !== document.body && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== "visible" && e.clientWidth > 0)
         problems.push(`${name(e)} "${text}" cut: scrollWidth ${e.scrollWidth} > clientWidth ${e.clientWidth}`);
     }
-    boxes.push({ el, r, text, sc });
+    boxes.push({ el, rs: [...range.getClientRects()].filter((q) => q.width > 0 && q.height > 0), text, sc });
   }
   // every panel inside the frame (a page that scrolls: its panels are laid out in the page, not the frame)
   if (document.documentElement.scrollHeight <= innerHeight + 1) {
@@ -87,13 +87,13 @@ LAYOUT_JS = r"""
         problems.push(`panel ${name(p)} out of the frame: ${Math.round(q.left)},${Math.round(q.top)}-${Math.round(q.right)},${Math.round(q.bottom)}`);
     }
   }
-  // none over another (texts in different scrollers are not compared)
+  // none over another, line box by line box (texts in different scrollers are not compared)
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i], b = boxes[j];
     if (a.el.contains(b.el) || b.el.contains(a.el) || a.sc !== b.sc) continue;
-    const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
-    const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
-    if (w > 1 && h > 1) problems.push(`"${a.text}" (${name(a.el)}) over "${b.text}" (${name(b.el)})`);
+    const over = a.rs.some((p) => b.rs.some((q) => Math.min(p.right, q.right) - Math.max(p.left, q.left) > 1 &&
+                                                   Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top) > 1));
+    if (over) problems.push(`"${a.text}" (${name(a.el)}) over "${b.text}" (${name(b.el)})`);
   }
   return { problems: [...new Set(problems)], texts: boxes.length };
 })()
@@ -236,3 +236,82 @@ async def test_numbers_as_the_screens_write_them(page: Page) -> None:
                        {"round": "3", "board": None}, "", "28 of 41 moves", ""]
     assert page.errors == []
 
+
+
+def two_events(hub: Hub) -> None:
+    """18 boards of round 13 of the open (5 finished), round 12's boards of it all finished, 4 boards of another event."""
+    boards(hub, 6)
+    for i in range(6, 18):
+        hub.publish(BoardState(f"g{i + 1}", NAMES[(2 * i) % 12] + " Jr", NAMES[(2 * i + 1) % 12] + " Sr", 2300, 2310, FEN, 4,
+                               "Nc6", "b8c6", 12, evals(4), 600.0, 601.0, event=EVENT, round=f"13.{i + 1}",
+                               white_fed=FEDS[i % 12], black_fed=FEDS[(i + 5) % 12], moves=("e4", "e5", "Nf3", "Nc6"),
+                               moves_uci=("e2e4", "e7e5", "g1f3", "b8c6")))
+    for i in range(3):
+        hub.publish(BoardState(f"old{i + 1}", NAMES[i], NAMES[i + 3], 2300, 2310, FEN, 4, "Nc6", "b8c6", 12, evals(4),
+                               result="1-0", event=EVENT, round=f"12.{i + 1}"))
+    for i in range(4):
+        hub.publish(BoardState(f"w{i + 1}", f"Women Player {i}, Anna", f"Women Player {i + 4}, Maria", 2200, 2210, FEN, 4,
+                               "Nc6", "b8c6", 5, evals(4), event="Women's Championship 2025", round=f"4.{i + 1}"))
+    players(hub)
+
+
+async def test_commentator_page_holds_a_real_round(page: Page) -> None:
+    hub = Hub()
+    two_events(hub)
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/commentator", "document.querySelectorAll('#boards .card').length === 18")
+        got = await measured(page, "commentator-18.png")
+        assert got["problems"] == [], got["problems"]
+        # one event shown (the one with the most live boards), its live round, its boards by board number
+        assert await page.js("[...document.getElementById('event-select').options].map((o) => o.value)") == \
+            ["Women's Championship 2025", EVENT]
+        assert await page.js("document.getElementById('event-select').value") == EVENT
+        assert await page.js("document.getElementById('round-select').value") == "13"
+        assert await page.js("[...document.getElementById('round-select').options].map((o) => o.value)") == ["13", "12"]
+        ids = await page.js("[...document.querySelectorAll('#boards .card')].map((c) => c.dataset.game)")
+        assert ids == [f"g{i}" for i in range(1, 19)]  # board 2 before board 10 (not "g10" before "g2")
+        lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
+        assert "Women Player 0, Anna" not in lb and LONG in lb
+        assert "rating change" in await page.js("document.querySelector('#lb thead').textContent")
+        evs = await page.js("[...document.querySelectorAll('#boards .card .ev')].map((e) => e.textContent)")
+        assert "−0.0" not in evs and "#" in evs and "+#" not in evs
+        res = await page.js("[...document.querySelectorAll('#boards .card .res')].map((e) => e.textContent)")
+        assert "½-½" in res and "1/2-1/2" not in res
+        # the other event: its own boards and leaderboard
+        await page.js("(() => { const s = document.getElementById('event-select'); s.value = \"Women's Championship 2025\";"
+                      " s.dispatchEvent(new Event('change')); })()")
+        await page.wait_for("document.querySelectorAll('#boards .card').length", 4)
+        await page.wait_for("document.querySelectorAll('#lb-rows tr[data-name]').length", 0)  # no estimates published there
+        got = await measured(page, "commentator-women.png")
+        assert got["problems"] == [], got["problems"]
+        # round 12: all finished
+        await page.open(f"{srv.url}/commentator#round=12", "document.querySelectorAll('#boards .card').length === 3")
+    assert page.errors == []
+
+
+async def test_commentator_game_opened_mid_game_lists_every_move(page: Page) -> None:
+    hub = Hub()
+    two_events(hub)
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/commentator#game=g1", "document.querySelectorAll('#d-moves .mv').length === 85")
+        got = await measured(page, "commentator-game.png")
+        assert got["problems"] == [], got["problems"]
+        assert await page.js("document.querySelectorAll('#d-moves .unseen').length") == 0
+        assert await page.js("document.querySelector('#d-moves .mv').textContent") == "e4"
+        assert await page.js("[...document.querySelectorAll('#d-yaxis span')].map((s) => s.textContent)") == ["100%", "50%", "0%"]
+        assert len(await page.js("[...document.querySelectorAll('#d-xaxis span')].map((s) => s.textContent)")) >= 4
+        assert await page.js("document.getElementById('d-white-reads')") is None  # no moves_read sent: nothing said
+        # stepping: the board is drawn at that ply, the move marked; End follows the game again
+        await page.open(f"{srv.url}/commentator#game=g18", "document.querySelectorAll('#d-moves .mv').length === 4")
+        g = await page.js("window.livemon.boards.get('g18').moves_uci")  # sent with the game (game:<id>), not on games
+        assert g == ["e2e4", "e7e5", "g1f3", "b8c6"]
+        for key, ply, pieces in (("ArrowLeft", 3, 32), ("ArrowLeft", 2, 32), ("Home", 0, 32), ("ArrowRight", 1, 32)):
+            await page.call("Input.dispatchKeyEvent", type="keyDown", key=key, code=key)
+            await page.wait_for("document.getElementById('d-board').dataset.ply", str(ply))
+        fen = await page.js("document.getElementById('d-board').dataset.fen")
+        assert fen.split(" ")[0] == "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+        assert await page.js("document.querySelector('#d-moves .mv.cur').dataset.ply") == "1"
+        await page.call("Input.dispatchKeyEvent", type="keyDown", key="End", code="End")
+        await page.wait_for("document.getElementById('d-board').dataset.ply", "4")
+        assert (await page.js("document.getElementById('d-board').dataset.fen")).split(" ")[0] == FEN.split(" ")[0]
+    assert page.errors == []

@@ -933,6 +933,7 @@ class LiveCore:
             white_fed=info.white_fed,
             black_fed=info.black_fed,
             moves=tuple(ev.san for ev in game.moves),
+            moves_uci=tuple(ev.uci for ev in game.moves),
         )
 
     def unscored_plies(self) -> int:

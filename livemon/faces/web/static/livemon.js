@@ -237,6 +237,10 @@ export class Feed {
       const b = this.merged(old, m);
       if (!b) return;
       if (old && !("evals" in m) && old.ply === b.ply && old.evals) b.evals = old.evals;  // a games-channel board
+      if (old && !("moves" in m) && Array.isArray(old.moves)) {  // the game's move list, held to this board's ply
+        b.moves = old.moves.slice(0, b.ply);
+        if (Array.isArray(old.moves_uci)) b.moves_uci = old.moves_uci.slice(0, b.ply);
+      }
       b._sans = (old && old._sans) || [];  // the moves seen, for the move list (a board carries its last one)
       if (b.last_move_san && b.ply > 0) b._sans[b.ply] = b.last_move_san;
       this.boards.set(m.game_id, b); this.touched.set(m.game_id, ++this.clock); this.withdrawn.delete(m.game_id);
@@ -398,10 +402,52 @@ function shownBlock(est, d) {
   return { elo: present(d.elo) ? d.elo : est.elo, cr95: d.cr95 || est.cr95, why: "", more: "", open: d.open || "" };
 }
 
+/** The position after each ply (index 0: the start) as FENs chessground reads ("<placement> <side>"), from the
+ *  board's ``moves_uci`` played from the standard start; null when the board sends no moves or they do not lead to
+ *  its position (a game from another start). */
+export function positions(b) {
+  const ucis = b && b.moves_uci;
+  if (!Array.isArray(ucis) || !b.fen) return null;
+  const sq = new Array(64).fill("");
+  "RNBQKBNR".split("").forEach((p, f) => { sq[f] = p; sq[8 + f] = "P"; sq[48 + f] = "p"; sq[56 + f] = p.toLowerCase(); });
+  const at = (s) => (s.charCodeAt(1) - 49) * 8 + (s.charCodeAt(0) - 97);
+  const fen = (n) => {
+    const ranks = [];
+    for (let r = 7; r >= 0; r--) {
+      let row = "", empty = 0;
+      for (let f = 0; f < 8; f++) {
+        const p = sq[r * 8 + f];
+        if (!p) { empty++; continue; }
+        if (empty) { row += empty; empty = 0; }
+        row += p;
+      }
+      ranks.push(row + (empty ? empty : ""));
+    }
+    return ranks.join("/") + " " + (n % 2 ? "b" : "w");
+  };
+  const out = [fen(0)];
+  for (let i = 0; i < ucis.length; i++) {
+    const u = ucis[i], from = at(u.slice(0, 2)), to = at(u.slice(2, 4));
+    let piece = sq[from];
+    if (!piece || from < 0 || to < 0 || from > 63 || to > 63) return null;
+    const kind = piece.toLowerCase(), df = (to % 8) - (from % 8);
+    if (kind === "k" && Math.abs(df) === 2) {  // castling: the rook jumps over
+      const rank = from - (from % 8), rookFrom = rank + (df > 0 ? 7 : 0), rookTo = rank + (df > 0 ? 5 : 3);
+      sq[rookTo] = sq[rookFrom]; sq[rookFrom] = "";
+    }
+    if (kind === "p" && df !== 0 && !sq[to]) sq[(from - (from % 8)) + (to % 8)] = "";  // en passant
+    if (u.length > 4) piece = piece === "P" ? u[4].toUpperCase() : u[4].toLowerCase();
+    sq[to] = piece; sq[from] = "";
+    out.push(fen(i + 1));
+  }
+  return out[out.length - 1].split(" ")[0] === b.fen.split(" ")[0] ? out : null;
+}
+
 /** Shrink ``el``'s font (from its stylesheet size, a pixel at a time, down to ``min`` px) until its text fits its box
  *  (``scrollWidth`` ≤ ``clientWidth`` and the same for height): a long name or event on air is smaller, never cut.
  *  ``el`` is a block or flex item with ``overflow: hidden``; measured again only when its text or width changed. */
 export function fit(el, min = 12) {
+  if (!el || !el.isConnected || el.clientWidth === 0) return;  // not laid out (yet)
   const key = el.textContent + "|" + el.clientWidth + "|" + el.clientHeight;
   if (el.dataset.fitted === key) return;
   el.style.fontSize = "";
