@@ -38,6 +38,7 @@ LAYOUT_JS = r"""
     }
     return true;
   };
+  const at = (q) => `${Math.round(q.left)},${Math.round(q.top)}-${Math.round(q.right)},${Math.round(q.bottom)}`;
   const name = (el) => el.id ? "#" + el.id : el.tagName.toLowerCase() + "." + [...el.classList].join(".") +
     (el.closest("[id]") ? " in #" + el.closest("[id]").id : "");
   const scroller = (el) => {
@@ -60,7 +61,7 @@ LAYOUT_JS = r"""
     // inside the frame (a scrolled list: inside its scroller, across)
     const frame = sc ? sc.getBoundingClientRect() : { left: 0, top: 0, right: innerWidth, bottom: innerHeight };
     if (r.left < frame.left - 0.5 || r.right > frame.right + 0.5 || (!sc && (r.top < -0.5 || r.bottom > innerHeight + 0.5)))
-      problems.push(`${name(el)} "${text}" out of the frame: ${Math.round(r.left)},${Math.round(r.top)}-${Math.round(r.right)},${Math.round(r.bottom)}`);
+      problems.push(`${name(el)} "${text}" out of the frame: ${at(r)}`);
     // inside its panel
     const panel = el.closest(".panel, .card, .evalbar, .plate, td, th, .badge, .title");
     const holder = el.closest(".panel, .card");
@@ -69,7 +70,7 @@ LAYOUT_JS = r"""
       const q = p.getBoundingClientRect();
       const clipY = sc && p.contains(sc);
       if (r.left < q.left - 0.5 || r.right > q.right + 0.5 || (!clipY && (r.top < q.top - 0.5 || r.bottom > q.bottom + 0.5)))
-        problems.push(`${name(el)} "${text}" out of ${name(p)}: text ${Math.round(r.left)}-${Math.round(r.right)} x ${Math.round(r.top)}-${Math.round(r.bottom)}, panel ${Math.round(q.left)}-${Math.round(q.right)} x ${Math.round(q.top)}-${Math.round(q.bottom)}`);
+        problems.push(`${name(el)} "${text}" out of ${name(p)}: text ${at(r)}, panel ${at(q)}`);
     }
     // never cut: what would overflow its box is not hidden
     for (const e of [el, el.parentElement]) {
@@ -84,7 +85,7 @@ LAYOUT_JS = r"""
       const q = p.getBoundingClientRect();
       if (!visible(p) || q.width === 0) continue;
       if (q.left < -0.5 || q.top < -0.5 || q.right > innerWidth + 0.5 || q.bottom > innerHeight + 0.5)
-        problems.push(`panel ${name(p)} out of the frame: ${Math.round(q.left)},${Math.round(q.top)}-${Math.round(q.right)},${Math.round(q.bottom)}`);
+        problems.push(`panel ${name(p)} out of the frame: ${at(q)}`);
     }
   }
   // none over another, line box by line box (texts in different scrollers are not compared)
@@ -215,7 +216,8 @@ async def test_overlay_leaderboard_fits_its_rows_and_says_how_many_more(page: Pa
             assert ranks == list(range((page_no - 1) * rows + 1, (page_no - 1) * rows + 1 + shown))
         heads = await page.js("[...document.querySelectorAll('#leaderboard th')].map((th) => th.textContent)")
         assert len(heads) <= 8 and "±" not in heads  # the columns a lower third carries
-        box = await page.js("(() => { const r = document.getElementById('leaderboard').getBoundingClientRect(); return [r.top, r.bottom]; })()")
+        box = await page.js("(() => { const r = document.getElementById('leaderboard').getBoundingClientRect();"
+                            " return [r.top, r.bottom]; })()")
         assert box[1] <= 1080 - 30 and box[0] >= 1080 / 3  # in the lower part of the frame, above its safe margin
     assert page.errors == []
 
@@ -305,7 +307,7 @@ async def test_commentator_game_opened_mid_game_lists_every_move(page: Page) -> 
         await page.open(f"{srv.url}/commentator#game=g18", "document.querySelectorAll('#d-moves .mv').length === 4")
         g = await page.js("window.livemon.boards.get('g18').moves_uci")  # sent with the game (game:<id>), not on games
         assert g == ["e2e4", "e7e5", "g1f3", "b8c6"]
-        for key, ply, pieces in (("ArrowLeft", 3, 32), ("ArrowLeft", 2, 32), ("Home", 0, 32), ("ArrowRight", 1, 32)):
+        for key, ply in (("ArrowLeft", 3), ("ArrowLeft", 2), ("Home", 0), ("ArrowRight", 1)):
             await page.call("Input.dispatchKeyEvent", type="keyDown", key=key, code=key)
             await page.wait_for("document.getElementById('d-board').dataset.ply", str(ply))
         fen = await page.js("document.getElementById('d-board').dataset.fen")
