@@ -21,7 +21,7 @@ from websockets.asyncio.client import connect
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
 from livemon.faces.web import WebServer
-from livemon.live.messages import BoardState, PlayerEstimate
+from livemon.live.messages import BoardState, Moment, PlayerEstimate
 from tests.layout import LAYOUT_JS
 from tests.test_web_pages import Page
 from tests.test_overlay import devtools_page
@@ -117,6 +117,12 @@ async def test_overlay_game_layouts_hold_long_names(page: Page, layout: str) -> 
             assert got["texts"] >= 20
         await page.open(f"{srv.url}/overlay?game=g1&layout={layout}", "document.getElementById('white-perf').textContent !== '—'")
         t = "document.getElementById(%r).textContent"
+        # a figure read from fewer moves than were played says so, and still fits (the fields as a monitor sends them)
+        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read = {white: 28, black: 30};"
+                      " b.moves_played = {white: 43, black: 42}; window.livemon.onchange('test'); })()")
+        await page.wait_for(t % "white-reads", "28 of 43 moves")
+        got = await measured(page, f"{layout}-reads.png")
+        assert got["problems"] == [], got["problems"]
         assert await page.js(t % "white-name") == LONG  # whole: its font shrinks, the name is never cut
         size = await page.js("parseFloat(getComputedStyle(document.getElementById('white-name')).fontSize)")
         assert 18 <= size < (34 if layout == "bars" else 28)
@@ -184,6 +190,8 @@ def two_events(hub: Hub) -> None:
         hub.publish(BoardState(f"w{i + 1}", f"Women Player {i}, Anna", f"Women Player {i + 4}, Maria", 2200, 2210, FEN, 4,
                                "Nc6", "b8c6", 5, evals(4), event="Women's Championship 2025", round=f"4.{i + 1}"))
     players(hub)
+    hub.publish(Moment("g1", 31, "Qxb7", ("blunder",), "blunder", 55.0, 20.0, "Rd1", LONG, NAMES[1], EVENT, "13.1"))
+    hub.publish(Moment("g3", 40, "Rxe8+", ("lead_change",), None, 45.0, 62.5, None, NAMES[4], NAMES[5], EVENT, "13.3"))
 
 
 async def test_commentator_page_holds_a_real_round(page: Page) -> None:
@@ -204,6 +212,8 @@ async def test_commentator_page_holds_a_real_round(page: Page) -> None:
         lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
         assert "Women Player 0, Anna" not in lb and LONG in lb
         assert "rating change" in await page.js("document.querySelector('#lb thead').textContent")
+        moments = await page.js("[...document.querySelectorAll('#moment-list li')].map((li) => li.textContent)")
+        assert len(moments) == 2 and any("lead change" in m for m in moments) and any(LONG in m for m in moments)
         evs = await page.js("[...document.querySelectorAll('#boards .card .ev')].map((e) => e.textContent)")
         assert "−0.0" not in evs and "#" in evs and "+#" not in evs
         res = await page.js("[...document.querySelectorAll('#boards .card .res')].map((e) => e.textContent)")
@@ -232,6 +242,11 @@ async def test_commentator_game_opened_mid_game_lists_every_move(page: Page) -> 
         assert await page.js("[...document.querySelectorAll('#d-yaxis span')].map((s) => s.textContent)") == ["100%", "50%", "0%"]
         assert len(await page.js("[...document.querySelectorAll('#d-xaxis span')].map((s) => s.textContent)")) >= 4
         assert await page.js("document.getElementById('d-white-reads')") is None  # no moves_read sent: nothing said
+        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read = {white: 28, black: 30};"
+                      " b.moves_played = {white: 43, black: 42}; window.livemon.onchange('test'); })()")
+        await page.wait_for("(document.getElementById('d-white-reads') || {}).textContent", "· 28 of 43 moves")
+        got = await measured(page, "commentator-game-reads.png")
+        assert got["problems"] == [], got["problems"]
         # stepping: the board is drawn at that ply, the move marked; End follows the game again
         await page.open(f"{srv.url}/commentator#game=g18", "document.querySelectorAll('#d-moves .mv').length === 4")
         g = await page.js("window.livemon.boards.get('g18').moves_uci")  # sent with the game (game:<id>), not on games
