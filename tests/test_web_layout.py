@@ -11,6 +11,7 @@ browser laid out, not a picture.
 from __future__ import annotations
 
 import base64
+import json
 import os
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -149,6 +150,14 @@ async def test_overlay_leaderboard_fits_its_rows_and_says_how_many_more(page: Pa
             assert await page.js("document.getElementById('lb-more').textContent") == more
             ranks = await page.js("[...document.querySelectorAll('#lb-rows td.rank')].map((td) => Number(td.textContent))")
             assert ranks == list(range((page_no - 1) * rows + 1, (page_no - 1) * rows + 1 + shown))
+        # the event accuracy of a player read from fewer moves than played says so, and still fits
+        inject = ("(() => { const p = window.livemon.players.get(%s); p.moves_read = 28; p.moves_played = 41;"
+                  " window.livemon.onchange('test'); })()" % json.dumps(LONG))
+        await page.open(f"{srv.url}/overlay?layout=leaderboard", "document.querySelectorAll('#lb-rows tr').length === 8")
+        await page.js(inject)
+        await page.wait_for("document.querySelector('#lb-rows tr').cells[7].textContent", "94.128 of 41 moves")
+        got = await measured(page, "leaderboard-reads.png")
+        assert got["problems"] == [], got["problems"]
         heads = await page.js("[...document.querySelectorAll('#leaderboard th')].map((th) => th.textContent)")
         assert len(heads) <= 8 and "±" not in heads  # the columns a lower third carries
         box = await page.js("(() => { const r = document.getElementById('leaderboard').getBoundingClientRect();"
@@ -212,6 +221,11 @@ async def test_commentator_page_holds_a_real_round(page: Page) -> None:
         lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
         assert "Women Player 0, Anna" not in lb and LONG in lb
         assert "rating change" in await page.js("document.querySelector('#lb thead').textContent")
+        await page.js("(() => { const p = window.livemon.players.get(%s); p.moves_read = 28; p.moves_played = 41;"
+                      " window.livemon.onchange('test'); })()" % json.dumps(LONG))
+        await page.wait_for("document.querySelector('#lb-rows td.acc').textContent", "94.128 of 41 moves")
+        got = await measured(page)
+        assert got["problems"] == [], got["problems"]
         moments = await page.js("[...document.querySelectorAll('#moment-list li')].map((li) => li.textContent)")
         assert len(moments) == 2 and any("lead change" in m for m in moments) and any(LONG in m for m in moments)
         evs = await page.js("[...document.querySelectorAll('#boards .card .ev')].map((e) => e.textContent)")
