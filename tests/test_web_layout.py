@@ -14,6 +14,7 @@ import base64
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any, AsyncIterator
 
 import pytest
@@ -201,6 +202,26 @@ def two_events(hub: Hub) -> None:
     players(hub)
     hub.publish(Moment("g1", 31, "Qxb7", ("blunder",), "blunder", 55.0, 20.0, "Rd1", LONG, NAMES[1], EVENT, "13.1"))
     hub.publish(Moment("g3", 40, "Rxe8+", ("lead_change",), None, 45.0, 62.5, None, NAMES[4], NAMES[5], EVENT, "13.3"))
+
+
+async def test_overlay_leaderboard_of_one_event_when_several_are_followed(page: Page) -> None:
+    hub = Hub()
+    two_events(hub)
+    hub.publish(PlayerEstimate("Women Player 0, Anna", 2200, 4, -5.0, 0.4, -60.0, None,
+                               results={"score": 3.5, "games": 4, "tpr": 2390.0, "rating_change": 9.1}))
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/overlay?layout=leaderboard", "document.querySelectorAll('#lb-rows tr').length === 8")
+        assert await page.js("document.getElementById('lb-event').textContent") == EVENT + " · Round 13 live"
+        names = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
+        assert "Women Player 0, Anna" not in names and names[0] == LONG
+        women = "Women's Championship 2025"
+        await page.open(f"{srv.url}/overlay?layout=leaderboard&event={quote(women)}",
+                        "document.querySelectorAll('#lb-rows tr').length === 1")
+        assert await page.js("document.getElementById('lb-event').textContent") == women + " · Round 4 live"
+        assert await page.js("document.getElementById('lb-more').textContent") == ""
+        got = await measured(page)
+        assert got["problems"] == [], got["problems"]
+    assert page.errors == []
 
 
 async def test_commentator_page_holds_a_real_round(page: Page) -> None:
