@@ -120,8 +120,9 @@ async def test_overlay_game_layouts_hold_long_names(page: Page, layout: str) -> 
         await page.open(f"{srv.url}/overlay?game=g1&layout={layout}", "document.getElementById('white-perf').textContent !== '—'")
         t = "document.getElementById(%r).textContent"
         # a figure read from fewer moves than were played says so, and still fits (the fields as a monitor sends them)
-        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read = {white: 28, black: 30};"
-                      " b.moves_played = {white: 43, black: 42}; window.livemon.onchange('test'); })()")
+        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read ="
+                      " {white: {played: 43, judged: 40, accuracy_read: 28}, black: {played: 42, judged: 42, accuracy_read: 42}};"
+                      " window.livemon.onchange('test'); })()")
         await page.wait_for(t % "white-reads", "28 of 43 moves")
         got = await measured(page, f"{layout}-reads.png")
         assert got["problems"] == [], got["problems"]
@@ -152,7 +153,7 @@ async def test_overlay_leaderboard_fits_its_rows_and_says_how_many_more(page: Pa
             ranks = await page.js("[...document.querySelectorAll('#lb-rows td.rank')].map((td) => Number(td.textContent))")
             assert ranks == list(range((page_no - 1) * rows + 1, (page_no - 1) * rows + 1 + shown))
         # the event accuracy of a player read from fewer moves than played says so, and still fits
-        inject = ("(() => { const p = window.livemon.players.get(%s); p.moves_read = 28; p.moves_played = 41;"
+        inject = ("(() => { const p = window.livemon.players.get(%s); p.moves_read = {played: 41, judged: 41, accuracy_read: 28};"
                   " window.livemon.onchange('test'); })()" % json.dumps(LONG))
         await page.open(f"{srv.url}/overlay?layout=leaderboard", "document.querySelectorAll('#lb-rows tr').length === 8")
         await page.js(inject)
@@ -177,10 +178,15 @@ async def test_numbers_as_the_screens_write_them(page: Page) -> None:
             L.fmtSigned(0.04), L.fmtSigned(-3), L.flagOf("NOR"), L.flagOf("ENG").length > 2, L.flagOf("FID"),
             L.roundBoard({round: "5.12"}), L.roundBoard({round: "3"}), L.eventOf({event: "Round 1: A - B"}),
             L.reads({moves_read: {white: 28}, moves_played: {white: 41}}, "white"),
-            L.reads({moves_read: 41, moves_played: 41}, "white")])""")
+            L.reads({moves_read: 41, moves_played: 41}, "white"),
+            L.reads({moves_read: {white: {played: 41, judged: 30, accuracy_read: 28}}}, "white"),
+            L.reads({moves_read: {white: {played: 41, judged: 30, accuracy_read: 28}}}, "white", "judged"),
+            L.reads({moves_read: {played: 41, judged: 41, accuracy_read: 41}}),
+            L.reads({moves_read: {played: 41, judged: 39, accuracy_read: 38}})])""")
         assert got == ["0.0", "0.0", "−0.1", "#3", "#-2", "−#", "#", "—", "½-½", "1-0", "", "2627–2865+", "≤1253–1800",
                        "2000–2100", "0.0", "−3.0", "\U0001F1F3\U0001F1F4", True, "", {"round": "5", "board": 12},
-                       {"round": "3", "board": None}, "", "28 of 41 moves", ""]
+                       {"round": "3", "board": None}, "", "28 of 41 moves", "", "28 of 41 moves", "30 of 41 moves", "",
+                       "38 of 41 moves"]
     assert page.errors == []
 
 
@@ -242,7 +248,7 @@ async def test_commentator_page_holds_a_real_round(page: Page) -> None:
         lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
         assert "Women Player 0, Anna" not in lb and LONG in lb
         assert "rating change" in await page.js("document.querySelector('#lb thead').textContent")
-        await page.js("(() => { const p = window.livemon.players.get(%s); p.moves_read = 28; p.moves_played = 41;"
+        await page.js("(() => { const p = window.livemon.players.get(%s); p.moves_read = {played: 41, judged: 41, accuracy_read: 28};"
                       " window.livemon.onchange('test'); })()" % json.dumps(LONG))
         await page.wait_for("document.querySelector('#lb-rows td.acc').textContent", "94.128 of 41 moves")
         got = await measured(page)
@@ -277,8 +283,9 @@ async def test_commentator_game_opened_mid_game_lists_every_move(page: Page) -> 
         assert await page.js("[...document.querySelectorAll('#d-yaxis span')].map((s) => s.textContent)") == ["100%", "50%", "0%"]
         assert len(await page.js("[...document.querySelectorAll('#d-xaxis span')].map((s) => s.textContent)")) >= 4
         assert await page.js("document.getElementById('d-white-reads')") is None  # no moves_read sent: nothing said
-        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read = {white: 28, black: 30};"
-                      " b.moves_played = {white: 43, black: 42}; window.livemon.onchange('test'); })()")
+        await page.js("(() => { const b = window.livemon.boards.get('g1'); b.moves_read ="
+                      " {white: {played: 43, judged: 40, accuracy_read: 28}, black: {played: 42, judged: 42, accuracy_read: 42}};"
+                      " window.livemon.onchange('test'); })()")
         await page.wait_for("(document.getElementById('d-white-reads') || {}).textContent", "· 28 of 43 moves")
         got = await measured(page, "commentator-game-reads.png")
         assert got["problems"] == [], got["problems"]

@@ -82,11 +82,20 @@ export function fmtSigned(x) {
   return (r > 0 ? "+" : r < 0 ? "−" : "") + Math.abs(r).toFixed(1);
 }
 /** How many of a side's moves a figure reads when that is fewer than were played: "28 of 41 moves", else "".
- *  ``o`` is a board (``moves_read``/``moves_played`` as numbers or ``{white, black}``) or a player. */
-export function reads(o, side) {
+ *  ``o`` is a board (``moves_read: {white: {played, judged, accuracy_read}, black: …}``) or a player
+ *  (``moves_read: {played, judged, accuracy_read}``); ``what`` is the count the figure reads (``accuracy_read``:
+ *  accuracy, ``judged``: the classes and estimates). A plain count with ``moves_played`` beside it is read too. */
+export function reads(o, side, what = "accuracy_read") {
   if (!o) return "";
-  const pick = (v) => (v && typeof v === "object" ? v[side] : v);
-  const r = pick(o.moves_read), n = pick(o.moves_played);
+  let v = o.moves_read, r, n;
+  if (v && typeof v === "object" && side && v[side] !== undefined && !("played" in v)) v = v[side];
+  if (v && typeof v === "object" && "played" in v) {
+    r = present(v[what]) ? v[what] : v.judged;
+    n = v.played;
+  } else {
+    const pick = (x) => (x && typeof x === "object" ? x[side] : x);
+    r = pick(v); n = pick(o.moves_played);
+  }
   return present(r) && present(n) && r < n ? `${r} of ${n} moves` : "";
 }
 export function fmtClock(s) {
