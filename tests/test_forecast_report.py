@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess.pgn
 import pytest
 
-from livemon.app.forecast import chances_by_round
+from livemon.app.forecast import chances_by_round, pgn_record
 from livemon.config import EventConfig
 from livemon.faces.report import _forecast_chart
 from tests.conftest import real
@@ -20,7 +20,7 @@ def _games(name: str) -> list[chess.pgn.Game]:
 
 
 def test_chances_after_each_round_of_a_round_robin() -> None:
-    c = chances_by_round(_games("prague_masters_2022_fsmosca.pgn"), EventConfig())
+    c = chances_by_round([pgn_record(g) for g in _games("prague_masters_2022_fsmosca.pgn")], EventConfig())
     assert c["rounds"] == list(range(10)) and c["format"] == "rr"
     for j in range(10):
         assert sum(v[j] for v in c["players"].values()) == pytest.approx(1.0, abs=1e-3)
@@ -34,6 +34,6 @@ def test_chances_after_each_round_of_a_round_robin() -> None:
 def test_a_swiss_of_unknown_length_says_why() -> None:
     games = [g for g in _games("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn")
              if int(g.headers["Round"].split(".")[0]) <= 2]
-    c = chances_by_round(games, EventConfig(format="swiss"))
+    c = chances_by_round([pgn_record(g) for g in games], EventConfig(format="swiss"))
     assert "number of rounds" in c["note"]
     assert "No forecast" in _forecast_chart(c) and _forecast_chart(None) == ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import io
 import math
 import re
 from pathlib import Path
@@ -23,7 +24,8 @@ import chess.pgn
 
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
-from livemon.live.pgn import BadGame, read_games, white_score
+from livemon.live.messages import GameInfo
+from livemon.live.pgn import QuietGameBuilder, split_games, white_score
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
 from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
@@ -102,7 +104,18 @@ class GameRecord:
     clocks: tuple[float, float] | None = None
 
 
-def _pgn_record(g: chess.pgn.Game) -> GameRecord:
+def record_of_info(info: GameInfo, result: str | None, plies: int) -> GameRecord:
+    """A game the monitor (or a batch read) knows by its tags, its result and its number of plies."""
+    played = _date(info.date)
+    score = white_score(result)
+    return GameRecord(info.event, info.round, played, info.white, info.black, info.white, info.black,
+                      None if info.white_elo is None else to_current_scale(info.white_elo, played),
+                      None if info.black_elo is None else to_current_scale(info.black_elo, played), score,
+                      forfeit=score is not None and plies == 0)
+
+
+def pgn_record(g: chess.pgn.Game) -> GameRecord:
+    """A game of a PGN: its tags, result, and for a game in progress its last ``[%eval]`` and clocks."""
     h = g.headers
     played = _date(h.get("Date", ""))
     names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
@@ -134,13 +147,21 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise ForecastError(f"{path}: cannot read ({exc.strerror})") from None
-        for parsed in read_games(text, Path(path).name):
-            if isinstance(parsed, BadGame):
-                report(f"skipped {parsed.error}")
+        for index, (chunk, _) in enumerate(split_games(text), start=1):
+            label = f"{Path(path).name} game {index}"
+            try:
+                game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
+            except Exception as exc:  # python-chess raises only on truly broken input
+                report(f"skipped {label}: unreadable PGN ({exc})")
                 continue
-            rec = _pgn_record(parsed.game)
+            if game is None:
+                continue
+            if game.errors:
+                report(f"skipped {label}: {game.errors[0]}")
+                continue
+            rec = pgn_record(game)
             if rec.white_key == rec.black_key:
-                report(f"skipped {parsed.label}: a player against themself")
+                report(f"skipped {label}: a player against themself")
                 continue
             records.append(rec)
     return state_of(records, event, fmt, rounds, params, Path(paths[0]).stem if paths else "?")
@@ -356,13 +377,13 @@ def forecast_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def chances_by_round(games: list[chess.pgn.Game], event: EventConfig, seed: int | None = 0) -> dict[str, Any]:
+def chances_by_round(games: list[GameRecord], event: EventConfig, seed: int | None = 0) -> dict[str, Any]:
     """Each player's chance of first before round 1 and after each round played (the report's chart).
 
     ``{"note": why}`` when the games cannot be forecast (a Swiss of unknown length, fewer than two players), so
     the page can say it.
     """
-    records = [r for r in (_pgn_record(g) for g in games) if r.white_key != r.black_key and r.score is not None]
+    records = [r for r in games if r.white_key != r.black_key and r.score is not None]
     params = load_params()
     try:
         full = state_of(records, event, event.format or None, event.rounds or None, params, "?")

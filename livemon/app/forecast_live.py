@@ -16,7 +16,6 @@ Swiss whose number of rounds is not configured gets a forecast with ``error`` se
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import math
 import time
@@ -24,14 +23,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from livemon.app.forecast import ForecastError, GameRecord, load_params, state_of
+from livemon.app.forecast import ForecastError, GameRecord, load_params, record_of_info, state_of
 from livemon.config import EventConfig
 from livemon.faces.hub import Hub
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
-from livemon.live.pgn import white_score
 from livemon.rating.forecast import ForecastParams, material
-from livemon.rating.scale import to_current_scale
 from livemon.rating.standings import StateError, simulate
 
 log = logging.getLogger(__name__)
@@ -63,14 +60,6 @@ class _Core(Protocol):
     def games(self) -> Mapping[str, LiveGame]: ...
 
 
-def _date(text: str) -> datetime.date | None:
-    try:
-        y, m, d = (int(x) for x in text.split("."))
-        return datetime.date(y, m, d)
-    except ValueError:
-        return None
-
-
 def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
     """Every game's record, by event: taken on the event loop (plain values, nothing the loop changes later).
 
@@ -79,20 +68,15 @@ def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
     """
     out: dict[str, list[GameRecord]] = defaultdict(list)
     for gid, info in core.infos.items():
-        played = _date(info.date)
-        score = white_score(core.results.get(gid))
-        rec = GameRecord(info.event, info.round, played, info.white, info.black, info.white, info.black,
-                         None if info.white_elo is None else to_current_scale(info.white_elo, played),
-                         None if info.black_elo is None else to_current_scale(info.black_elo, played), score)
         game = core.games.get(gid)
+        rec = record_of_info(info, core.results.get(gid), 0 if game is None else game.plies)
+        score = rec.score
         if score is None and game is not None and game.plies:
             evals = game.evals
             last = next((j for j in range(len(evals) - 1, -1, -1) if evals[j] is not None), None)
             if last is not None:
                 rec.eval_cp, rec.ply = evals[last], last
                 rec.material = material(game.fen) if last == game.plies else rec.material
-        elif score is not None and (game is None or not game.plies):
-            rec.forfeit = True
         out[name or info.event].append(rec)
     if len(out) > 1 and all(len(v) == 1 for v in out.values()):
         return {"all games": [r for v in out.values() for r in v]}
