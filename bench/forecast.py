@@ -7,7 +7,8 @@ Usage::
     python bench/forecast.py timing                  # 14-player DRR and a 250-player open, with a reference run
     python bench/forecast.py live                    # the live forecast of a 1,000-board round: the loop's stalls
 
-``--data`` is the shared data folder (``calibration/`` and ``real/`` under it; default ``../shared/data``).
+``--games`` is the calibration collection's folder (its ``A*.pgn``; default ``$LIVEMON_CALIBRATION_GAMES``);
+the real games with clocks and the other round robins are read from ``tests/data``.
 The split is bench/forecast_data.py's (held-back events written there).
 """
 
@@ -95,8 +96,8 @@ def _sub(pos: fd.Positions, mask: np.ndarray) -> fd.Positions:
     return fd.Positions(*[[getattr(pos, f)[i] for i in idx] for f in fd.Positions.__dataclass_fields__])
 
 
-def cmd_fit(data: Path, write: bool) -> None:
-    games = fd.calibration_games(data / "calibration")
+def cmd_fit(folder: Path, write: bool) -> None:
+    games = fd.calibration_games(folder)
     fit_games, test_games = _rated(games, "fit"), _rated(games, "test")
     rw, rb, res = _pre_arrays(fit_games)
     t0 = time.perf_counter()
@@ -117,7 +118,7 @@ def cmd_fit(data: Path, write: bool) -> None:
           f"tau={params.tau:.1f} a0={params.a0:.3f} a1={params.a1:.3f} a2={params.a2:.3f} g0={params.g0:.3f} "
           f"g1={params.g1:.3f} d1={params.d1:.3f} d2={params.d2:.3f}")
     # the clock term, on the 2025 open (rounds 5-8 analysed at depth 14), the rest fixed
-    real = data / "real"
+    real = fd.REAL
     open_games = fd.real_games(real / fd.OPEN2025)
     open_pos = fd.broadcast_positions(open_games, fd.open2025_analyses(REPO / "bench" / "data" / "open2025_d14_analyses.jsonl.gz"))
     kc = _fit_clock(params, open_pos)
@@ -154,16 +155,23 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("fit", "calibrate", "timing", "live"):
         s = sub.add_parser(name)
-        s.add_argument("--data", type=Path, default=fd.SHARED)
+        s.add_argument("--games", type=Path, default=None,
+                       help="the calibration collection's folder (default: $LIVEMON_CALIBRATION_GAMES)")
         if name == "fit":
             s.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
+    if args.cmd in ("fit", "calibrate") and args.games is None:
+        folder = os.environ.get("LIVEMON_CALIBRATION_GAMES")
+        if not folder:
+            raise SystemExit("give --games or set LIVEMON_CALIBRATION_GAMES to the folder of the calibration "
+                             "collection (its A*.pgn files)")
+        args.games = Path(folder)
     if args.cmd == "fit":
-        cmd_fit(args.data, not args.no_write)
+        cmd_fit(args.games, not args.no_write)
     elif args.cmd == "calibrate":
         import forecast_calibration
 
-        forecast_calibration.run(args.data)
+        forecast_calibration.run(args.games)
     elif args.cmd == "timing":
         import forecast_calibration
 

@@ -103,10 +103,10 @@ class Event:
         return top / top.sum()
 
 
-def events(data: Path) -> tuple[list[Event], list[Event]]:
+def events(folder: Path) -> tuple[list[Event], list[Event]]:
     """(round robins, Swiss opens), complete ones only."""
     by_event: dict[str, list[fd.Game]] = defaultdict(list)
-    for g in fd.calibration_games(data / "calibration"):
+    for g in fd.calibration_games(folder):
         if g.part is not None:
             by_event[g.event].append(g)
     rrs, swiss = [], []
@@ -117,7 +117,7 @@ def events(data: Path) -> tuple[list[Event], list[Event]]:
         elif name == "FIDE Grand Swiss 2021":
             swiss.append(ev)
     for file, held in ((LONDON, True), (fd.RR2025, True)):
-        games = fd.real_games(data / "real" / file)
+        games = fd.real_games(fd.REAL / file)
         ev = Event(file.removesuffix(".pgn"), games, held)
         if ev.kind():
             rrs.append(ev)
@@ -175,8 +175,8 @@ def _reliability(rows: list[tuple[str, bool, float, np.ndarray, np.ndarray]]) ->
                   f"{100 * y[m].mean():10.1f}%")
 
 
-def run(data: Path) -> None:
-    rrs, swiss = events(data)
+def run(folder: Path) -> None:
+    rrs, swiss = events(folder)
     fmt_of = {ev.name: ev.kind() or "swiss" for ev in rrs + swiss}
     print(f"{len(rrs)} complete round robins ({sum(e.held_back for e in rrs)} held back; "
           f"{sum(e.numbers is not None for e in rrs)} follow the Berger tables by their Round tags): "

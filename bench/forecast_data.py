@@ -1,13 +1,13 @@
 """The real games the forecast's game model is fitted and measured on, read without an engine.
 
-* **Results** (pre-game model, the event replays): every game of the calibration set (``calibration/`` of the
-  shared data folder, ``--data``) by its tags.
+* **Results** (pre-game model, the event replays): every game of the calibration collection (not in the
+  repository: the folder ``--games`` or ``$LIVEMON_CALIBRATION_GAMES`` names, its ``A*.pgn``) by its tags.
   The split is bench/calibration_split.py's, by event: its ``TEST_EVENTS`` (Prague Masters 2022, Charlotte
   Spring IMB 2022, Ekrem Galijatovic Memorial, 1st Guwahati Open 2022) are held back from every fit; the rapid
   files (A03, A14) are in neither part.
 * **Evaluations** (in-game model): the committed engine exports ``bench/data/calibration_d12*.jsonl.gz``
   (Stockfish 15.1 depth 12, the same split), every position's best score.
-* **Clocks** (``real/`` of the shared data folder): the 2025 open
+* **Clocks** (``tests/data``): the 2025 open
   (``broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn``, rounds 5-8 analysed in
   ``bench/data/open2025_d14_analyses.jsonl.gz``) fits the clock term; the 2025 round robin
   (``broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn``, lichess's ``[%eval]`` and ``[%clk]``) is held back to
@@ -31,7 +31,8 @@ from livemon.rating.forecast import material
 from livemon.rating.scale import to_current_scale
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
+REAL = REPO / "tests" / "data"
+"""The real games that travel with the repository (the 2025 open and round robin, London 2011)."""
 TEST_EVENTS = frozenset({"4th Prague Masters 2022", "Charlotte Spring IMB 2022", "8th Ekrem Galijatovic Mem",
                          "1st Guwahati Open 2022"})
 RAPID_FILES = ("A03_", "A14_")
