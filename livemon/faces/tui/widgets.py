@@ -248,18 +248,9 @@ def _classes(counts: dict[str, int] | None) -> str:
 
 
 def performance_cells(perf: dict[str, Any], display: dict[str, Any] | None) -> tuple[str, str]:
-    """An estimate and its range as the display rules allow: the figure and its range (cut at the
-    fitted range) when shown, else a dash and "n more games" (or a dash)."""
-    if display is None:  # no rules given (an older monitor): the estimate as it is
-        return ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")), fmt.elo_range(perf.get("cr95"))
-    if not display.get("show"):
-        more = display.get("more_games")
-        return fmt.DASH, (f"{more} more g." if more else fmt.DASH)
-    lo, hi = display["cr95"]
-    opened = display.get("open")
-    low = ("<" if opened in ("low", "both") else "") + f"{lo:.0f}"
-    high = (">" if opened in ("high", "both") else "") + f"{hi:.0f}"
-    return fmt.dash(display.get("elo")), f"{low}–{high}"
+    """An estimate and its range as the display rules allow (:func:`~livemon.faces.tui.format.shown_estimate`,
+    as ``analyse`` prints them; "n more g." in the narrow column)."""
+    return fmt.shown_estimate(perf, display, more="more g.")
 
 
 def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
