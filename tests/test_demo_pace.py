@@ -9,6 +9,8 @@ scripted UCI engine (tests/fake_uci.py) with a set search time.
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -142,6 +144,41 @@ async def test_serve_paces_the_bundled_demo_from_a_measurement(tmp_path, fake_en
     configured = Config()
     configured.feeds = [bundled_replay()]
     assert await pace_demo(SimpleNamespace(cfg=configured)) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_serve_says_where_to_look_and_paces_the_demo(tmp_path, fake_engine):
+    """``livemon serve`` with no feed: the start names the commentator's page, the overlay and the WebSocket (each
+    answers), then the demo's pace from the measurement; Ctrl-C stops it cleanly."""
+    import signal
+    import subprocess
+    import urllib.request
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[engine]\npath = "{fake_engine}"\n[web]\nport = 0\n[store]\npath = "{tmp_path / "s.sqlite"}"\n'
+                   "backup_minutes = 0\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FAKE_UCI_DELAY": "0.05"})
+    try:
+        assert proc.stdout is not None
+        start = proc.stdout.readline()
+        assert "start" in start and "the bundled replay" in start
+        web = proc.stdout.readline()
+        urls = re.findall(r"(commentator|overlay|websocket): ((?:http|ws)://\S+)", web)
+        assert [k for k, _ in urls] == ["commentator", "overlay", "websocket"], web
+        for kind, url in urls[:2]:
+            with urllib.request.urlopen(url, timeout=10) as page:
+                assert page.status == 200 and b"<html" in page.read(2000).lower(), kind
+        assert urls[2][1].endswith("/ws")
+        demo = proc.stdout.readline()
+        assert " demo " in demo and "moves/s" in demo, demo
+        rate = float(re.search(r"at most ([\d.]+) moves/s", demo).group(1))  # type: ignore[union-attr]
+        assert DEMO_SHARE / 0.2 < rate < DEMO_SHARE / 0.05
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
 
 
 # -- status: the pinned profile's rate, the engines' lag -----------------------------------------------------

@@ -20,8 +20,10 @@ class NothingToAnalyse(LivemonError):
 
 
 def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, screen: bool = False,
-            engine_strength: float | None = None, all_pairs: bool = False) -> dict[str, Any]:
-    """The ``analyse --json`` object of the games of ``pgn`` (with ``screen``: its ``screening`` table).
+            engine_strength: float | None = None, all_pairs: bool = False, display: bool = False) -> dict[str, Any]:
+    """The ``analyse --json`` object of the games of ``pgn`` (with ``screen``: its ``screening`` table; with
+    ``display``: each player's display blocks for the table, :func:`add_display` — the JSON is left as
+    ``export --json`` writes it, so live = batch compares them whole).
 
     Raises :class:`NothingToAnalyse` when no file holds a game; an object with no game (none could be
     analysed) is returned as it is, for the command to print and exit 1 on.
@@ -45,7 +47,8 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, all_pairs or cfg.analysis.all_pairs)
-    add_display(out, result.estimator, cfg.display.max_interval_width)
+    if display:
+        add_display(out, result.estimator, cfg.display.max_interval_width)
     if result.screener is not None:
         out["screening"] = screening_report(result.screener)
     return out

@@ -2,7 +2,8 @@
 
 The wiring of ``livemon serve`` and ``livemon run``; the commands parse arguments and print.
 SIGTERM or SIGINT (Ctrl-C) stops it cleanly, also while ``--until-done`` drains: every move read is
-already stored, so nothing is lost; the next start resumes.
+already stored, so nothing is lost; the next start resumes. Without a configured feed the bundled replay is
+paced to this machine's engines (:func:`pace_demo`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import os
 import signal
 import time
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from livemon.app.monitor import Monitor
 from livemon.errors import LivemonError
@@ -53,7 +54,12 @@ DEMO_POSITIONS = 6
 """Real positions searched at start to pace the bundled demo (a few seconds on one core at depth 12)."""
 
 
-async def pace_demo(monitor: Monitor, positions: int = DEMO_POSITIONS) -> float | None:
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+async def pace_demo(monitor: Monitor, positions: int = DEMO_POSITIONS,
+                    say: Callable[[str], None] = _print) -> float | None:
     """Without a configured feed (the bundled demo) on this machine's engines: measure the pinned profile as
     ``livemon plan`` does and pace the replay to a share of what the engines follow
     (:func:`livemon.app.plan.demo_pace`), so the figures on screen are live; the plies per second set, or None
@@ -66,15 +72,15 @@ async def pace_demo(monitor: Monitor, positions: int = DEMO_POSITIONS) -> float 
     seconds, profile, searched = await measure(cfg, positions)
     rate = demo_pace(seconds, cfg.engine.processes)
     monitor.demo_pace = rate
-    print(f"{time.strftime('%H:%M:%S')} demo    {profile}: {seconds * 1e3:.0f} ms a search here ({searched} positions, "
-          f"{cfg.engine.processes} engine(s), load {os.getloadavg()[0]:.2f}): the replay plays at most "
-          f"{rate:.2f} moves/s, so the engines keep up", flush=True)
+    say(f"{time.strftime('%H:%M:%S')} demo    {profile}: {seconds * 1e3:.0f} ms a search here ({searched} positions, "
+        f"{cfg.engine.processes} engine(s), load {os.getloadavg()[0]:.2f}): the replay plays at most "
+        f"{rate:.2f} moves/s, so the engines keep up")
     return rate
 
 
-async def paced_run(monitor: Monitor, until_done: bool = False) -> None:
-    """:meth:`Monitor.run`, the bundled demo paced first (:func:`pace_demo`)."""
-    await pace_demo(monitor)
+async def paced_run(monitor: Monitor, until_done: bool = False, say: Callable[[str], None] = _print) -> None:
+    """:meth:`Monitor.run`, the bundled demo paced first (:func:`pace_demo`; its line to ``say``)."""
+    await pace_demo(monitor, say=say)
     await monitor.run(until_feeds_end=until_done)
 
 
@@ -162,7 +168,7 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
             raise StartError(f"web server cannot listen on {monitor.cfg.web.host}:{monitor.cfg.web.port}: "
                              f"{os.strerror(exc.errno) if exc.errno else exc} "
                              "(another livemon? set [web] port, or enabled = false)") from None
-        print(start_line(monitor.cfg.web.host, web.port), flush=True)
+        print(f"{time.strftime('%H:%M:%S')} web     {start_line(monitor.cfg.web.host, web.port)}", flush=True)
     mqtt = asyncio.create_task(MqttPublisher(monitor.hub, monitor.cfg.mqtt_out).run()) if monitor.cfg.mqtt_out.enabled else None
     try:
         yield
@@ -184,7 +190,7 @@ async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     # stderr's fd to its child, and the TTT worker process needs it.
     resource_tracker.ensure_running()
     async with faces(monitor):
-        task = asyncio.create_task(paced_run(monitor))
+        task = asyncio.create_task(paced_run(monitor, say=log.info))  # the screen is up: its line to the log
         app = CommentaryApp(monitor.hub, arbiter=arbiter)
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, app.exit)  # systemd, kill: a clean stop
         try:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.screening.scope = "all"
     try:
         out = analyse(args.pgn, cfg, say, screen=args.screen, engine_strength=args.engine_strength,
-                      all_pairs=args.all_pairs)
+                      all_pairs=args.all_pairs, display=not args.json)
     except NothingToAnalyse as exc:
         say(str(exc))
         return 1
