@@ -45,7 +45,8 @@ def summary(status: dict[str, Any], now: float | None = None) -> list[str]:
     restarts = eng.get("restarts")
     lag = status.get("engine_lag_seconds", eng.get("queue_lag_seconds")) or 0.0
     backlog = eng.get("backlog") or 0
-    waiting = f"the oldest of {backlog} positions waiting" if backlog else "no position waiting"
+    waiting = (f"the oldest of {backlog} positions waiting" if backlog > 1 else "1 position waiting" if backlog
+               else "no position waiting")
     lines.append(f"engine  {eng.get('profile')}  engines {eng.get('engines_alive')}/{eng.get('engines')}  "
                  f"lag {lag:.1f}s ({waiting})  searches {eng.get('searches')}  cache hits {eng.get('cache_hits')}  "
                  f"restarts {'—' if restarts is None else restarts}  failures {eng.get('failures')}")
