@@ -252,3 +252,12 @@ def test_status_of_an_older_monitor_reads_its_queue_lag(capsys, tmp_path):
     assert main(["status", "--store", str(path)]) == 0
     out = capsys.readouterr().out
     assert "lag 12.5s (the oldest of 5 positions waiting)" in out and "feeds   " not in out and "Traceback" not in out
+
+
+def test_the_screens_status_line_shows_the_engines_lag():
+    from livemon.faces.tui.widgets import status_text
+    from livemon.live.messages import MonitorStatus
+
+    line = status_text(MonitorStatus(backlog=282, engine_profile="SF d12", engines=1, lag_seconds=0.3,
+                                     engine_lag_seconds=386.4))
+    assert "backlog 282, lag 386 s" in line and "0.3" not in line  # the engines', not the feed's

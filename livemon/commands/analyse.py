@@ -24,7 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_engine_arguments(p)
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store holding the position cache")
-    p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="with --diagnostics: the perceived ratings of the event (Algorithm 2) from every pair of "
+                        "players, not only the pairs that met")
     p.add_argument("--screen", action="store_true",
                    help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
     p.add_argument("--one-event", action="store_true",
