@@ -20,7 +20,7 @@ from livemon.commands.analyse import render_table
 from livemon.rating.quality_params import model_for
 
 PROFILE = "Stockfish 15.1 depth=12 multipv=4"
-RANGE = re.compile(r"(<?)(\d{3,4})–(\d{3,4})(\+?)")
+RANGE = re.compile(r"(≤?)(\d{3,4})–(\d{3,4})(\+?)")
 
 
 def _player(name: str, elo: int, est: dict[str, Any], field: dict[str, Any]) -> dict[str, Any]:

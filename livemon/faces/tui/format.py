@@ -212,8 +212,8 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
                    more: str = "more games") -> tuple[str, str]:
     """An estimate and its 95% range as text, as the display rule allows
     (:func:`livemon.live.audience.estimate_display`, the one rule of every screen): the figure and its range (cut
-    at the ratings the model was fitted on: an open low end reads "<1400", an open high end "2865+", never "–>" that
-    reads as an arrow) when shown, else a dash and "n more games"
+    at the ratings the model was fitted on: an open low end reads "≤1253", an open high end "2865+", as the web pages
+    write them, never "–>" that reads as an arrow) when shown, else a dash and "n more games"
     (a dash when more games cannot be told). Without a rule (a message of an older monitor), the figure as it is.
 
     >>> shown_estimate({"elo": 2793.0}, {"show": True, "elo": 2793.0, "cr95": [2300.0, 2865.0], "open": "high"})
@@ -237,6 +237,6 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
     if not isinstance(cr, (list, tuple)) or len(cr) != 2:
         return dash(elo if isinstance(elo, (int, float)) else None), DASH
     opened = display.get("open")
-    low = ("<" if opened in ("low", "both") else "") + f"{cr[0]:.0f}"
+    low = ("≤" if opened in ("low", "both") else "") + f"{cr[0]:.0f}"
     high = f"{cr[1]:.0f}" + ("+" if opened in ("high", "both") else "")
     return dash(elo if isinstance(elo, (int, float)) else None), f"{low}–{high}"
