@@ -26,9 +26,9 @@ positions). Before: the shipped screening map (tags as read, z / z_scale).
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
-with the number expected by chance, by band of today's rating (< 1800, 1800-2200, 2200+), for the
-players of junior events or likely on K = 40 (the prior's k40 ≥ 0.5: the data holds no birth years or
-rated-game counts), and for those whose event results read 200+ above their tag.
+with the number expected by chance, by band of today's rating (< 1800, 1800-2200, 2200+: under 1800 is
+where the prior gives K = 40 the greater chance; the data holds no birth years or rated-game counts), for
+the players of junior events, and for those whose event results read 200+ above their tag (3+ games).
 
 Usage::
 
@@ -226,7 +226,7 @@ def groups(units: list[PlayerEvent], st: Strengths, n: np.ndarray) -> dict[str, 
     tpr_gap = np.array([(np.mean([o for o, _ in u.games]) + 400.0 * (2 * np.mean([p for _, p in u.games]) - 1)
                          - u.tag) if len(u.games) >= 3 else -np.inf for u in units])
     out = {name: (tag >= lo) & (tag < hi) for lo, hi, name in BANDS}
-    out["junior or likely K=40"] = st.junior | (st.k40 >= 0.5)
+    out["junior event"] = st.junior
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
     out["all"] = np.ones(len(units), dtype=bool)
     return out
@@ -242,14 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     if args.cache is not None and args.cache.exists():
-        units = pickle.loads(args.cache.read_bytes())
+        units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
     else:
         if not (args.shared / "calibration").is_dir():
             print(f"screening_honest: no calibration games under {args.shared} (give --shared)")
             return 2
         units = load(args.shared)
         if args.cache is not None:
-            args.cache.write_bytes(pickle.dumps(units))
+            args.cache.write_bytes(pickle.dumps([u.__dict__ for u in units]))
     units = [u for u in units if u.decisions]
     pk = Packed(units)
     n = np.bincount(pk.owner, minlength=pk.n)

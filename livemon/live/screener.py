@@ -69,11 +69,11 @@ ignores everything.
 ...     _ = scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.4, -1.0), played=0), uci="e2e4", san="e4"))
 >>> row = scr.numbers(("A", "Open"))
 >>> row.positions, round(row.strength), round(row.strength_sd), row.matches_observed  # a 2000 may be a K = 40 rating
-(40, 2000, 84, 40)
+(40, 2000, 41, 40)
 >>> round(row.c_r, 3), round(row.matches_expected, 1)
 (1.0, 31.0)
 >>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # the exact tail, widened by the strength's sd
-(3.15, 3.66, 'notice')
+(3.34, 3.89, 'notice')
 >>> [a.level for a in scr.new_alerts(("A", "Open"))], scr.new_alerts(("A", "Open"))
 (['notice'], [])
 """

@@ -385,7 +385,9 @@ trails a player who gains a few hundred points a year in a few dozen rated games
 so; the fit events hold too few such players to measure it)."""
 LIKELY_K40 = (1800.0, 150.0)
 """Where the rating says nothing of age or rated games: the chance of a K = 40 player is a logistic in the
-rating (today's scale) with this midpoint and width (none from 2300 up, FIDE's bound for K = 40)."""
+rating (today's scale) with this midpoint and width (none from 2300 up, FIDE's bound for K = 40); it
+widens the prior by a K = 40 rating's own noise only: the fit events' players under 1800 (Olympiad
+teams, Swiss opens) show no lag (widened by the lag's spread too, their z's sd fell to 0.83)."""
 TTT_SD = 200.0
 """sd of a TrueSkill Through Time mean as today's strength when the screener has no sd for it."""
 
@@ -429,15 +431,15 @@ def tag_prior(tag: float, k: float | None = None, junior: bool = False) -> Stren
 
     A settled rating (K 20, 10 from 2400) is its strength within its own noise; a K = 40 rating
     (``k`` 40, or a ``junior``) trails an improving player by :data:`K_GROWTH`. Without either
-    the chance of K = 40 follows :data:`LIKELY_K40`, and the prior's sd is the mixture's (the lag
-    counted as spread, not as a shift: a low rating alone does not say the player improves).
+    the chance of K = 40 follows :data:`LIKELY_K40` and widens the prior by K = 40's own noise (a low
+    rating alone does not say the player improves).
 
     >>> p = tag_prior(2600.0); round(p.mean), round(p.sd), p.k40
     (2600, 26, 0.0)
     >>> p = tag_prior(1587.0, junior=True); round(p.mean), round(p.sd), p.k40
     (1647, 159, 1.0)
     >>> p = tag_prior(1500.0); round(p.mean), round(p.sd), round(p.k40, 2)
-    (1500, 160, 0.88)
+    (1500, 51, 0.88)
     """
     if junior or k == 40:
         p = 1.0
@@ -449,7 +451,7 @@ def tag_prior(tag: float, k: float | None = None, junior: bool = False) -> Stren
     settled_k = k if k is not None and k != 40 else (20.0 if tag < 2400.0 else 10.0)
     v0 = rating_noise_sd(settled_k) ** 2
     lag = K_GROWTH[0] if junior or k == 40 else 0.0  # known to be K = 40: the rating trails on average
-    v1 = rating_noise_sd(40.0) ** 2 + K_GROWTH[1] ** 2 + (K_GROWTH[0] ** 2 if not lag else 0.0)
+    v1 = rating_noise_sd(40.0) ** 2 + (K_GROWTH[1] ** 2 if lag else 0.0)
     return StrengthPrior(tag + p * lag, math.sqrt((1.0 - p) * v0 + p * v1), p)
 
 
