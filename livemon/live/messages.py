@@ -751,7 +751,7 @@ class ScreeningNumbers(Outgoing):
     results: int = 0  # the event's finished games against rated opponents in that strength
     k40: float | None = None  # the chance the tag is a K = 40 rating (young, few games; 1 at a junior event)
     z_tag: float | None = None  # z against the tag alone (its prior, no results); an alert needs both
-    ipr: float | None = None  # Regan's intrinsic performance rating: the strength the matches read
+    ipr: float | None = None  # Regan's intrinsic performance rating (first order): the strength the matches read
     ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
 
 

@@ -44,8 +44,9 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   :class:`~livemon.rating.calibration.ProfileCalibration` or its ``c_map``;
   default 1.0) divides every z.
 * **IPR**: Regan's intrinsic performance rating, the strength whose E(c)
-  expects the matches played, with its 95% interval
-  (:func:`~livemon.rating.screening.intrinsic_rating`).
+  expects the matches played, with its 95% interval, to first order around
+  the strength compared with (:func:`first_order_ipr`; the exact solution is
+  :func:`~livemon.rating.screening.intrinsic_rating`).
 * **levels**: ``notice`` at z ≥ notice_z, ``alert`` at z ≥ alert_z (the z of
   the configured statistic) and z_tag ≥ alert_z too, only with ≥ min_positions
   positions. Each level
@@ -101,7 +102,6 @@ from livemon.rating.screening import (
     StrengthPrior,
     chance_line,
     expected_by_chance,
-    intrinsic_rating,
     junior_event,
     position_expectation,
     results_strength,
@@ -211,7 +211,6 @@ class _Track:
     strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
-    ipr: tuple[tuple[int, int], tuple[float, tuple[float, float]] | None] | None = None  # (positions, matches) -> IPR
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -303,6 +302,49 @@ def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
     return "screening settings differ from the calibration's: " + ", ".join(diffs) if diffs else ""
 
 
+def first_order_ipr(strength: float, diff: float, var_matches: float, dsum: float, b: float
+                    ) -> tuple[float, tuple[float, float]] | None:
+    """Regan's intrinsic performance rating to first order around the strength compared with: the strength whose
+    expected matches equal the observed (``diff`` = observed − expected there, which move by Σ∂p0/∂c · b a point),
+    and its 95% interval from the matches' sampling sd. O(1) a move, from the sums the screener keeps;
+    :func:`~livemon.rating.screening.intrinsic_rating` solves it exactly over the positions.
+
+    >>> ipr, (lo, hi) = first_order_ipr(2000.0, 6.0, 36.0, 30.0, 0.0006)
+    >>> round(ipr), round(lo), round(hi)
+    (2333, 1680, 2987)
+    """
+    slope = dsum * b
+    if slope <= 0.0 or var_matches < 0.0:
+        return None
+    half = 1.959963984540054 * math.sqrt(var_matches)
+    return strength + diff / slope, (strength + (diff - half) / slope, strength + (diff + half) / slope)
+
+
+def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None:
+    """A side's rating on today's FIDE scale, as printed, and the scale it was put on ("today", or "as read"
+    when the game has no date); None when unrated.
+
+    A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``):
+    then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
+
+    >>> rating_today(GameInfo("g", white_elo=1400, date="2023.05.01"), True)
+    (1640.0, 1400.0, 'today')
+    >>> rating_today(GameInfo("g", white_elo=1400), True), rating_today(GameInfo("g"), False)
+    ((1400.0, 1400.0, 'as read'), None)
+    """
+    elo = info.white_elo if white else info.black_elo
+    if elo is None:
+        return None
+    if hasattr(info, "white_tag"):  # converted where the game was read
+        tag = getattr(info, "white_tag" if white else "black_tag", None)
+        side = "WhiteElo" if white else "BlackElo"
+        notes = str(getattr(info, "rating_note", "")).split("; ")
+        scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
+        return float(elo), float(tag if tag is not None else elo), scale
+    played = game_date(info.date)
+    return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
+
+
 def game_date(text: str) -> datetime.date | None:
     """A PGN Date tag ("2022.03.17", "2022.03.??") as a date; None when its year is unknown.
 
@@ -383,15 +425,15 @@ class Screener:
             self._seq[info.game_id] = len(self._seq)
         self._games[info.game_id] = info
         changed = []
-        played = game_date(info.date)
-        for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+        for name, white in ((info.white, True), (info.black, False)):
             key = (name, self.event_of(info))
-            if elo is None:
+            rating = rating_today(info, white)
+            if rating is None:
                 continue
-            today = float(to_current_scale(int(elo), played))
+            today, read, scale = rating
             if self._tags.get(key) != today:
                 self._tags[key] = today
-                self._tags_read[key] = (float(elo), "today" if played is not None else "as read")
+                self._tags_read[key] = (read, scale)
                 if key in self.tracks and self._rerate(self.tracks[key]):
                     changed.append(key)
         return changed
@@ -403,17 +445,16 @@ class Screener:
         if info is None:
             return []
         points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(result)
-        played = game_date(info.date)
         changed = []
-        for name, opponent, white in ((info.white, info.black_elo, True), (info.black, info.white_elo, False)):
+        for name, white in ((info.white, True), (info.black, False)):
             track = self.tracks.get((name, self.event_of(info)))
             if track is None:
                 continue
+            opponent = rating_today(info, not white)
             if points is None or opponent is None:
                 track.results.pop(game_id, None)
             else:
-                mine = points if white else 1.0 - points
-                track.results[game_id] = (float(to_current_scale(int(opponent), played)), mine)
+                track.results[game_id] = (opponent[0], points if white else 1.0 - points)
             if self._rerate(track):
                 changed.append(track.key)
         return changed
@@ -693,7 +734,8 @@ class Screener:
             loss_var = (st.loss_sd * n) ** 2
             z_loss = widened_z(st.z_loss, loss_var, dloss, line.b, var, line.tau) / self.z_scale
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
-            ipr = self._ipr(track, st.matches_observed)
+            ipr = first_order_ipr(track.strength[0], st.matches_observed - st.matches_expected, st.matches_sd ** 2,
+                                  dsum, line.b)
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
@@ -722,15 +764,7 @@ class Screener:
         total = var_matches + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2)
         return (diff - shift) / math.sqrt(total) / self.z_scale
 
-    def _ipr(self, track: _Track, matches: int) -> tuple[float, tuple[float, float]] | None:
-        """Regan's intrinsic performance rating of the track's screened moves (kept until they change)."""
-        assert self.line is not None  # noqa: S101 - only called with a line
-        key = (track.n_p0, matches)
-        if track.ipr is None or track.ipr[0] != key:
-            decisions = [sp.decision for _, sp in sorted(track.positions(), key=lambda kp: kp[0])  # in one order:
-                         if sp.decision is not None]  # the same figure however the positions came
-            track.ipr = (key, intrinsic_rating(decisions, self.line))
-        return track.ipr[1]
+
 
     def _statistic_z(self, z_match: float | None, z_loss: float | None) -> float | None:
         if self.cfg.statistic == "match":
@@ -833,7 +867,8 @@ def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
 
 def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
     """The ``details`` of a :class:`~livemon.live.messages.Alert`: level, every number, the top moves."""
-    return {"level": alert.level, "numbers": alert.numbers.body(), "top_moves": alert.top_moves}
+    numbers = {k: list(v) if isinstance(v, tuple) else v for k, v in alert.numbers.body().items()}  # as JSON
+    return {"level": alert.level, "numbers": numbers, "top_moves": alert.top_moves}
 
 
 
