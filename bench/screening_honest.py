@@ -33,8 +33,10 @@ the players of junior events, and for those whose event results read 200+ above 
 Usage::
 
     python bench/screening_honest.py [--shared DIR] [--cache FILE] [--write] [--json]
+    python bench/screening_honest.py --power
 
-``--write`` writes the fitted line into ``livemon/rating/screening_params.py``.
+``--write`` writes the fitted line into ``livemon/rating/screening_params.py``; ``--power`` simulates
+engine users against the shipped line (:func:`power`): the price in power of not accusing improving players.
 """
 
 from __future__ import annotations
@@ -232,6 +234,47 @@ def groups(units: list[PlayerEvent], st: Strengths, n: np.ndarray) -> dict[str, 
     return out
 
 
+def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, float]]:
+    """Simulated engine users: (tag, q, share alerted, share noticed) with the shipped line and strength model.
+
+    Each takes the engine's best move with probability q, else moves as E(c) at their (settled) tag, over
+    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), and scores 6/9
+    against equals (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads them.
+    """
+    from livemon.rating.agent import move_probabilities
+    from livemon.rating.screening import position_expectation, widened_z
+    from livemon.rating.screening_params import SHIPPED as line
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for tag in (1600, 2000, 2400):
+        for q in (0.1, 0.2, 0.35):
+            alerted = noticed = 0
+            for _ in range(players):
+                prior = tag_prior(float(tag))
+                decisions = []
+                for _ in range(270):
+                    k = int(rng.integers(2, 6))
+                    v = tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1)))).round(2))
+                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag))))
+                    decisions.append(Decision(v, played))
+                wins = 6 if q >= 0.2 else 5
+                mu, sd = results_strength(prior.mean, prior.sd, [(float(tag), 1.0)] * wins + [(float(tag), 0.0)] * (9 - wins))
+                es = [position_expectation(d, line.c_for(mu)) for d in decisions]
+                matches = sum(d.values[d.played] == max(d.values) for d in decisions)
+                z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matches))
+                var = sum(e.p0 * (1 - e.p0) for e in es)
+                dsum = sum(e.dp0 for e in es)
+                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.b, sd * sd, line.tau)
+                shift = dsum * (line.c_for(prior.mean) - line.c_for(mu))
+                z_tag = (matches - sum(e.p0 for e in es) - shift) / math.sqrt(
+                    var + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2))
+                alerted += z >= ALERT_Z and z_tag >= ALERT_Z
+                noticed += z >= NOTICE_Z
+            out.append((tag, q, alerted / players, noticed / players))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data",
@@ -239,8 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", type=Path, default=None, help="keep the loaded player-events here (a pickle)")
     p.add_argument("--write", action="store_true", help="write livemon/rating/screening_params.py")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--power", action="store_true", help="only the simulated engine users (no data needed)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
+    if args.power:
+        for tag, q, alerted, noticed in power():
+            print(f"tag {tag}, engine's move with probability {q}: alerted {alerted:.0%}, noticed {noticed:.0%}")
+        return 0
     if args.cache is not None and args.cache.exists():
         units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
     else:
