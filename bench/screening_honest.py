@@ -32,11 +32,13 @@ the players of junior events, and for those whose event results read 200+ above 
 
 Usage::
 
-    python bench/screening_honest.py [--shared DIR] [--cache FILE] [--write] [--json]
+    python bench/screening_honest.py [--games DIR] [--cache FILE] [--write] [--json]
     python bench/screening_honest.py --power
 
-``--write`` writes the fitted line into ``livemon/rating/screening_params.py``; ``--power`` simulates
-engine users against the shipped line (:func:`power`): the price in power of not accusing improving players.
+``--games``: the calibration collection's folder (default ``$LIVEMON_CALIBRATION_GAMES``; the games are
+not in the repository, their analyses are). ``--write`` writes the fitted line into
+``livemon/rating/screening_params.py``; ``--power`` simulates engine users against the shipped line
+(:func:`power`): the price in power of not accusing improving players.
 """
 
 from __future__ import annotations
@@ -100,17 +102,13 @@ def _date(text: str) -> datetime.date | None:
                          int(parts[2]) if parts[2].isdigit() else 1)
 
 
-def load(shared: Path) -> list[PlayerEvent]:
+def load() -> list[PlayerEvent]:
     """Every rated player-event of the exports (the calibration games' and the open's)."""
-    import calibration_data as cd
     import calibration_split as cs
     import fit_quality as fq
 
-    cd.load.__defaults__ = (cd.DEFAULT, shared / "calibration")
-    fq.OPEN_PGN = shared / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
-    fq.open_sides.__defaults__ = (fq.OPEN_DECISIONS, fq.OPEN_PGN)
     sides = fq.all_sides()
-    dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all(shared / "calibration")}
+    dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all()}
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
     for s in sides:
         if s.elo is not None:
@@ -277,8 +275,8 @@ def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, fl
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data",
-                   help="the folder holding calibration/ and real/ (the games the exports analysed)")
+    p.add_argument("--games", type=Path, default=None,
+                   help="the calibration collection's folder (default $LIVEMON_CALIBRATION_GAMES)")
     p.add_argument("--cache", type=Path, default=None, help="keep the loaded player-events here (a pickle)")
     p.add_argument("--write", action="store_true", help="write livemon/rating/screening_params.py")
     p.add_argument("--json", action="store_true")
@@ -292,10 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache is not None and args.cache.exists():
         units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
     else:
-        if not (args.shared / "calibration").is_dir():
-            print(f"screening_honest: no calibration games under {args.shared} (give --shared)")
-            return 2
-        units = load(args.shared)
+        if args.games is not None:
+            os.environ["LIVEMON_CALIBRATION_GAMES"] = str(args.games)
+        units = load()
         if args.cache is not None:
             args.cache.write_bytes(pickle.dumps([u.__dict__ for u in units]))
     units = [u for u in units if u.decisions]
