@@ -324,8 +324,8 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     """A side's rating on today's FIDE scale, as printed, and the scale it was put on ("today", or "as read"
     when the game has no date); None when unrated.
 
-    A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``):
-    then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
+    A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``,
+    ``black_tag``): then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
 
     >>> rating_today(GameInfo("g", white_elo=1400, date="2023.05.01"), True)
     (1640.0, 1400.0, 'today')
@@ -335,12 +335,12 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     elo = info.white_elo if white else info.black_elo
     if elo is None:
         return None
-    if hasattr(info, "white_tag"):  # converted where the game was read
-        tag = getattr(info, "white_tag" if white else "black_tag", None)
+    tag = getattr(info, "white_tag" if white else "black_tag", None)
+    if tag is not None:  # put on today's scale where the game was read, the printed tag kept beside it
         side = "WhiteElo" if white else "BlackElo"
         notes = str(getattr(info, "rating_note", "")).split("; ")
         scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
-        return float(elo), float(tag if tag is not None else elo), scale
+        return float(elo), float(tag), scale
     played = game_date(info.date)
     return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
 
