@@ -822,6 +822,8 @@ class MonitorStatus(Outgoing):
     moves: int = 0
     games: int = 0
     ttt_refreshes: int = 0
+    engine_lag_seconds: float = 0.0
+    """How long the oldest position waiting for the pinned profile has waited (0: the engines keep up)."""
 
 
 @dataclass(frozen=True)

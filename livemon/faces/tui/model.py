@@ -32,11 +32,14 @@ SORTS: dict[str, str] = {
     "estimate": "estimate (moves)",
     "field": "estimate in this field",
     "perceived": "perceived Elo (diagnostic)",
-    "ttt": "TTT μ",
+    "ttt": "TTT μ (rating from results)",
     "elo": "rating",
     "moves": "moves analysed",
     "name": "name",
 }
+
+RESEARCH_SORTS = frozenset({"perceived", "ttt", "moves"})
+"""The orderings by a research figure: ``s`` offers them only while the research panel is open (``r``)."""
 
 Change = tuple[str, str]  # (kind, key) of the message that changed the state: ("board", game_id), ("status", "")…
 
