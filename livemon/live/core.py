@@ -689,6 +689,9 @@ class LiveCore:
         else:
             self._finished.drop(game_id)
         self._estimator.set_result(game_id, result)
+        if self._screener is not None:  # the event's results move each side's strength, so their expectation
+            for key in self._screener.set_result(game_id, result):
+                self._screen(key, out)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)
@@ -932,6 +935,8 @@ class LiveCore:
             black_title=info.black_title,
             white_fed=info.white_fed,
             black_fed=info.black_fed,
+            moves=tuple(ev.san for ev in game.moves),
+            moves_uci=tuple(ev.uci for ev in game.moves),
         )
 
     def unscored_plies(self) -> int:
