@@ -49,6 +49,7 @@ Usage::
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -56,7 +57,9 @@ from pathlib import Path
 import chess.pgn
 
 REPO = Path(__file__).resolve().parent.parent
-CALIBRATION = REPO.parent / "shared" / "data" / "calibration"
+SHARED = Path(os.environ.get("LIVEMON_SHARED", REPO.parent / "shared"))
+"""The shared data folder (``../shared`` beside the checkout; ``LIVEMON_SHARED`` for a checkout elsewhere)."""
+CALIBRATION = SHARED / "data" / "calibration"
 
 TEST_EVENTS = frozenset({
     "4th Prague Masters 2022",

@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_data import DEFAULT, PROFILE, load  # noqa: E402
+from calibration_split import SHARED  # noqa: E402
 
 from livemon.rating.agent import Decision  # noqa: E402
 from livemon.rating.quality import (  # noqa: E402
@@ -64,7 +65,7 @@ EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
 EXTRA3 = REPO / "bench" / "data" / "calibration_d12_extra3.jsonl.gz"
 EXTRA4 = REPO / "bench" / "data" / "calibration_d12_extra4.jsonl.gz"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
-OPEN_PGN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+OPEN_PGN = SHARED / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
 PARAMS = REPO / "livemon" / "rating" / "quality_params.py"
 BOOK_MOVES, EVAL_BOUND = 8, 3.0
