@@ -648,7 +648,7 @@ class BusConfig:
     """A broker (or a user) of its own, a ``[bus.broker]`` table; unset: ``[broker]``. A worker's name is
     its broker user (docs/distributed.md: monitors and workers get different ACLs)."""
     prefix: str = "livemon/bus"
-    """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker id>."""
+    """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker name>/<worker id>."""
     share_group: str = "livemon-workers"
     """Workers take requests from $share/<share_group>/<prefix>/requests: each request goes to one worker."""
     profile: str = ""
@@ -738,7 +738,7 @@ class Config:
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
     screening: ScreeningConfig = field(default_factory=ScreeningConfig)
-    """Fair-play screening thresholds and exclusions (spec §3)."""
+    """Fair-play screening thresholds and exclusions (docs/models.md §3)."""
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
     feeds: list[FeedConfig] = field(default_factory=list)
     """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""

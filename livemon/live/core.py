@@ -932,6 +932,8 @@ class LiveCore:
             black_title=info.black_title,
             white_fed=info.white_fed,
             black_fed=info.black_fed,
+            moves=tuple(ev.san for ev in game.moves),
+            moves_uci=tuple(ev.uci for ev in game.moves),
         )
 
     def unscored_plies(self) -> int:

@@ -565,7 +565,7 @@ class BoardState(Outgoing):
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
-    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview")  # on game:<id>, not on games
+    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -589,6 +589,8 @@ class BoardState(Outgoing):
     black_title: str = ""
     white_fed: str = ""
     black_fed: str = ""
+    moves: tuple[str, ...] = ()  # every ply's move in SAN (index 0 = ply 1): a page opened mid-game lists them all
+    moves_uci: tuple[str, ...] = ()  # the same moves in UCI: a page steps through the game's positions with them
     derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
     """Keys of the JSON made from ``evals`` wherever it goes out (not fields: nothing more kept per message)."""
 

@@ -30,9 +30,9 @@ from typing import AsyncIterator, Mapping
 
 
 from livemon.io.feeds.base import BaseFeed
-from livemon.live.tracker import KeyFunc, Snapshot, snapshot_of_game
-from livemon.live.messages import FeedError, Message
-from livemon.live.pgn import BadGame, read_games
+from livemon.live.tracker import BadSnapshot, KeyFunc, Snapshot, parse_chunk
+from livemon.live.messages import FeedError, FeedNotice, Message
+from livemon.live.pgn import split_games
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +94,16 @@ class ReplayFeed(BaseFeed):
         text = self.path.read_text(encoding="utf-8", errors="replace")
         rounds: dict[float, list[_Board]] = {}
         errors: list[Message] = []
-        for parsed in read_games(text, self.path.name):
-            if isinstance(parsed, BadGame):
-                errors.append(FeedError(self.name, parsed.error))
+        for index, (chunk, _separated) in enumerate(split_games(text), 1):
+            # the live feeds' reading of a game: the DGT end-of-game king moves dropped with a notice
+            snap = parse_chunk(chunk, True, f"{self.path.name} game {index}: ")
+            if snap is None:
                 continue
-            snap = snapshot_of_game(parsed.game)
+            if isinstance(snap, BadSnapshot):
+                errors.append(FeedError(self.name, snap.error))
+                continue
+            if snap.note is not None:
+                errors.append(FeedNotice(self.name, f"{self.path.name} game {index}: {snap.note}"))
             gid = self.tracker.key_of(snap.headers)
             times, t = [], 0.0
             for dt in think_times(snap, self.default_delay):
