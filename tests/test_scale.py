@@ -85,3 +85,19 @@ def test_the_estimate_reads_today_s_scale_and_the_audience_s_results_the_publish
 def test_scaled_ratings_both_sides() -> None:
     assert scaled_ratings({"WhiteElo": "1200", "BlackElo": "1900", "Date": "2019.01.01"}) == (
         (1520, 1940), (1200, 1900), "")
+
+
+def test_a_feed_says_in_one_line_what_reading_a_tag_assumed() -> None:
+    from livemon.live.messages import FeedNotice
+    from livemon.live.tracker import GameTracker
+
+    t = GameTracker("bc")
+    out = t.update_text('[Site "s1"]\n[White "A"]\n[Black "B"]\n[WhiteElo "1500"]\n[BlackElo "2100"]\n\n1. e4 e5 *\n')
+    (info,) = [m for m in out if m.kind == "game"]
+    assert (info.white_elo, info.white_published) == (1500, 1500)  # no date: read as on today's scale
+    notices = [m for m in out if isinstance(m, FeedNotice)]
+    assert len(notices) == 1 and "WhiteElo 1500: no game date" in notices[0].message
+    dated = GameTracker("bc").update_text('[Site "s2"]\n[White "A"]\n[Black "B"]\n[Date "2023.04.02"]\n'
+                                          '[WhiteElo "1500"]\n\n1. e4 *\n')
+    assert not [m for m in dated if isinstance(m, FeedNotice)]
+    assert [m.white_elo for m in dated if m.kind == "game"] == [1700]
