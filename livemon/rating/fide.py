@@ -35,7 +35,9 @@ cited are those of the chapter effective from 1 March 2024 (its numbering matche
   a player new to the list until 30 games and for a player under 18 rated below 2300, 20 while a
   rating stays under 2400, 10 once a published rating reached 2400 (for good), and K·n ≤ 700 over a
   rating period (K the largest whole number within it); before, 30 (25 before 1 July 2011) for a
-  new player, 15 under 2400, 10 from 2400. Age and games played are not in a PGN's tags: a player
+  new player, 15 under 2400, 10 from 2400 (K 25 → 30 in 2011, the 350-point rule until 30 June 2009 and
+  K·n ≤ 700 from 1 July 2014 are taken from secondary sources, not from the chapters' texts). Age and
+  games played are not in a PGN's tags: a player
   rated 2400 or more is certainly on K = 10; below that the caller says (``junior``,
   ``rated_games``) or its K (default: the era's adult K) is taken.
 - **the floor** (chapter of 1 March 2024, §7.1.2, §7.2.1): ratings under 1400 are not published;
