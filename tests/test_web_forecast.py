@@ -29,7 +29,7 @@ from tests.test_web_pages import Page
 pytestmark = [pytest.mark.slow]
 
 FIELD = NAMES + ["Matos Espino, Carlos Silverio", "Sanchez Gonzalez, Diego 2012"]  # 14 real names, the longest 35
-ERROR = "rounds unknown: set [event] rounds (a Swiss's number of rounds is never guessed)"
+ERROR = "the number of rounds of this swiss is not known (12 seen): give --rounds N or [event] rounds"  # the job's line
 
 
 def field_forecast(chances: list[float], start: list[float | None] | None = None, error: str | None = None,
@@ -42,7 +42,9 @@ def field_forecast(chances: list[float], start: list[float | None] | None = None
     } for i, (name, p) in enumerate(zip(FIELD, chances)))
     notes = ("format guessed: rr (14 players, 12 rounds seen); give --format or [event] format to set it",
              "colours of the games to come: from the Berger tables (pairing numbers read from round 1's boards)")
-    return EventForecast(event, "rr", 13, 1, 13, 20000, 4, () if error else rows, () if error else notes, error)
+    if error:  # as the live job sends it: nothing simulated, no players
+        return EventForecast(event, "swiss", None, 0, 13, 0, 0, (), (), error)
+    return EventForecast(event, "rr", 13, 1, 13, 20000, 4, rows, notes, error)
 
 
 # nine contenders (one under 1%, one nearly certain of nothing), five out of the running
@@ -99,6 +101,7 @@ async def test_commentator_forecast_panel_holds_fourteen_long_names_and_an_error
         got = await measured(page, "commentator-forecast-error.png")
         assert got["problems"] == [], got["problems"]
         assert await page.js("document.getElementById('fc-table').hidden") is True
+        assert await page.js(T % "fc-line") == "round 13" and await page.js(T % "fc-notes") == ""
         # another event shown: not this event's forecast
         await page.js("(() => { const s = document.getElementById('event-select'); s.value = \"Women's Championship 2025\";"
                       " s.dispatchEvent(new Event('change')); })()")
@@ -143,6 +146,7 @@ async def test_overlay_forecast_lower_third_fits_its_rows_and_says_how_many_more
         assert got["problems"] == [], got["problems"]
         assert await page.js("getComputedStyle(document.getElementById('fc-table')).display") == "none"
         assert await page.js(T % "fc-more") == ""
+        assert await page.js(T % "fc-event") == EVENT + " · round 13"
     assert page.errors == []
 
 

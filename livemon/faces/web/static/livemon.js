@@ -528,9 +528,11 @@ export function contenders(f) {
   const rest = sorted.filter((p) => chance(p) < 0.005);
   return { contenders: shown, others: { count: rest.length, p: rest.reduce((s, p) => s + chance(p), 0), names: rest.map((p) => p.name) } };
 }
-/** What a forecast says of itself in a line: "round 5 · 4 rounds left · 4 games in progress · 20,000 simulations". */
+/** What a forecast says of itself in a line: "round 5 · 4 rounds left · 4 games in progress · 20,000 simulations";
+ *  only the round when the forecast is an error (nothing was simulated). */
 export function forecastLine(f) {
   if (!f) return "";
+  if (f.error) return f.round ? "round " + f.round : "";
   const n = (x, one, many) => `${x} ${x === 1 ? one : many}`;
   return [f.round ? "round " + f.round : "", present(f.rounds_left) && f.rounds ? n(f.rounds_left, "round left", "rounds left") : "",
     f.games_in_progress ? n(f.games_in_progress, "game in progress", "games in progress") : "",
