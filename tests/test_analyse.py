@@ -113,16 +113,25 @@ def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
 
 
 def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
-    code = main(["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4",
-                 "--store", str(tmp_path / "s.sqlite")])
+    args = ["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4", "--store", str(tmp_path / "s.sqlite")]
+    code = main(args)
     out, _ = capsys.readouterr()
     assert code == 0
     assert "Fischer" in out and "engine profile:" in out and "inf" not in out
-    # the headline is the moves estimate (none at depth 4: no quality model of that profile, and it says so);
-    # the E(c) performance is among the diagnostics
+    # the audience's figures: the estimate (none at depth 4: no quality model of that profile, and it says so),
+    # in this field, score, TPR, accuracy, classes; the papers' diagnostics only behind --diagnostics
     header = next(line for line in out.splitlines() if line.startswith("player"))
-    assert header.split()[2:4] == ["est.", "95%"] and header.index("field") < header.index("diagnostics:") < header.index("perf.")
-    assert "no est.: uncalibrated: no quality model of the engine profile" in out
+    assert header.split() == ["player", "rating", "estimate", "95%", "range", "in", "this", "field", "score", "TPR",
+                              "accuracy", "?!/?/??"]
+    assert "no estimate: uncalibrated: no quality model of the engine profile" in out
+    assert not any(word in out for word in ("perf.", "p(W)", "c̄", "Algorithm", "r̄_e"))
+    assert main([*args, "--diagnostics"]) == 0
+    full, _ = capsys.readouterr()
+    same = out.rsplit("--diagnostics:", 1)[0].split("\n", 1)[1]  # the same tables first (searches run: 0 now)
+    assert full.split("\n", 1)[1].startswith(same)
+    for word in ("perf.", "p(W)", "d(W-B)", "c̄ ± σ", "perc.", "alg2", "r̄_e", "Algorithm 4"):
+        assert word in full, word
+    assert "inf" not in full
 
 
 def dgt_round(games: int = 3) -> str:

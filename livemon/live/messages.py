@@ -23,13 +23,13 @@ when a class is defined.
 >>> MoveEvent.from_json(m.to_json()) == m
 True
 >>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
-(True, ['alert', 'board', 'board_removed', 'moment', 'moment_removed', 'player', 'player_removed', 'quarantine',
-        'screening', 'screening_removed', 'status', 'ttt'])
+(True, ['alert', 'board', 'board_removed', 'forecast', 'moment', 'moment_removed', 'player', 'player_removed',
+        'quarantine', 'screening', 'screening_removed', 'status', 'ttt'])
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
 >>> b.channels(), b.key, b.audience
 (('games', 'game:r1/b2'), 'r1/b2', 'public')
 >>> PUBLIC_CHANNELS, ARBITER_CHANNELS
-(('games', 'players', 'ttt', 'status', 'moments'), ('alerts', 'screening', 'arbiter_status'))
+(('games', 'players', 'ttt', 'status', 'moments', 'forecast'), ('alerts', 'screening', 'arbiter_status'))
 """
 
 from __future__ import annotations
@@ -758,6 +758,17 @@ class ScreeningNumbers(Outgoing):
     roi: float | None  # 50 + 5z
     z_scale: float = 1.0
     level: str | None = None  # highest level reached now (≥ min_positions), None below notice
+    # what the player was compared with (livemon.rating.screening): the tag on today's FIDE scale, and
+    # today's strength from the tag and the event's results, with its sd; z is against that strength
+    rating_read: float | None = None  # the rating tag as printed (before today's scale)
+    rating_scale: str = "today"  # "today", or "as read" when the game had no date to convert by
+    strength: float | None = None  # today's strength: the tag's prior and the event's results
+    strength_sd: float | None = None
+    results: int = 0  # the event's finished games against rated opponents in that strength
+    k40: float | None = None  # the chance the tag is a K = 40 rating (young, few games; 1 at a junior event)
+    z_tag: float | None = None  # z against the tag alone (its prior, no results); an alert needs both
+    ipr: float | None = None  # Regan's intrinsic performance rating (first order): the strength the matches read
+    ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
 
 
 @dataclass(frozen=True)
@@ -825,6 +836,8 @@ class MonitorStatus(Outgoing):
     moves: int = 0
     games: int = 0
     ttt_refreshes: int = 0
+    engine_lag_seconds: float = 0.0
+    """How long the oldest position waiting for the pinned profile has waited (0: the engines keep up)."""
 
 
 @dataclass(frozen=True)
@@ -868,6 +881,37 @@ class MomentRemoved(Outgoing):
     game_id: str
     ply: int
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class EventForecast(Outgoing):
+    """Who can still win one event: its final standings simulated from the games so far and in progress
+    (``livemon.app.forecast_live``), most likely winner first.
+
+    Each of ``players`` is ``{name, score, p_first, p_first_round_start, p_winner, p_top3, expected_score,
+    max_score, needs}``: ``p_first_round_start`` is the chance of first at the first forecast of ``round`` (the
+    change since the round began); ``needs`` the final score giving even chances of first (None: none
+    reachable does). ``error`` is one line when the event cannot be forecast (a Swiss whose number of rounds
+    is not configured); ``players`` is then empty.
+
+    >>> EventForecast("Candidates", "drr", 14, 6, 8, 20000, 4, ()).channels()
+    ('forecast',)
+    """
+
+    kind: ClassVar[str] = "forecast"
+    channel: ClassVar[str] = "forecast"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("event",)
+    event: str
+    format: str
+    rounds: int | None
+    rounds_left: int
+    round: int
+    simulations: int
+    games_in_progress: int
+    players: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+    error: str | None = None
 
 
 PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))
