@@ -101,3 +101,13 @@ def test_a_feed_says_in_one_line_what_reading_a_tag_assumed() -> None:
                                           '[WhiteElo "1500"]\n\n1. e4 *\n')
     assert not [m for m in dated if isinstance(m, FeedNotice)]
     assert [m.white_elo for m in dated if m.kind == "game"] == [1700]
+
+
+def test_readers_downstream_do_not_convert_twice() -> None:
+    from livemon.app.forecast import record_of_info
+    from livemon.live.screener import rating_today
+
+    info = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "1900", "Date": "2023.05.01"}, "g")
+    record = record_of_info(info, "1-0", 40)
+    assert (record.white_elo, record.black_elo) == (1640, 1940)
+    assert rating_today(info, True) == (1640.0, 1400.0, "today")
