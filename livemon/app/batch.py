@@ -39,6 +39,7 @@ from livemon.live.pgn import split_games
 from livemon.live.values import board_from_fen
 from livemon.live.screener import Screener
 from livemon.progress import Progress
+from livemon.rating.scale import SCALE_NOTE
 from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
@@ -270,5 +271,6 @@ def batch_report(result: BatchResult, strength: float | None, source: str, all_p
     out: dict[str, Any] = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source,
                                       "analyses": result.searches}}
     out.update(result.estimator.report(strength, all_pairs))
+    out["ratings"] = SCALE_NOTE
     out["notes"] = result.notes
     return out
