@@ -319,7 +319,7 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     # the headline performance rests on the same stored calibration of this profile
     assert all(p["performance"]["profile"] == report["engine"]["profile"] for p in report["players"])
     assert any(p["performance"]["elo"] is not None for p in report["players"])
-    assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config)]) == 0
+    assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config), "--diagnostics"]) == 0
     text = capsys.readouterr().out
     assert "perf." in text and f"{cal.n} players" in text
 

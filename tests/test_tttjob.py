@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import logging
 import os
 import signal
@@ -14,22 +15,24 @@ import time
 from importlib import resources
 from pathlib import Path
 
+import chess.pgn
 import pytest
 
 from livemon.config import TTTConfig
 from livemon.io.tttjob import TTTJob
 from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import game_info, read_games
+from livemon.live.pgn import game_info, split_games
 
 
 def london_2011() -> list[tuple[GameInfo, str]]:
     """The bundled London Chess Classic 2011 in file order (round by round), with results."""
     text = resources.files("livemon").joinpath("data/london_2011.pgn").read_text(encoding="utf-8")
     out = []
-    for i, g in enumerate(read_games(text, "london_2011.pgn")):
-        assert g.game is not None  # the tags are what counts
-        out.append((game_info(g.game.headers, f"g{i}"), g.game.headers["Result"]))
+    for i, (chunk, _) in enumerate(split_games(text)):
+        headers = chess.pgn.read_headers(io.StringIO(chunk))
+        assert headers is not None  # the tags are what counts
+        out.append((game_info(headers, f"g{i}"), headers["Result"]))
     return out
 
 

@@ -41,6 +41,7 @@ from typing import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from livemon.errors import InputError
 from livemon.rating.forecast import DEFAULT, ForecastParams, pregame_arrays
 
 __all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
@@ -54,7 +55,7 @@ GameModel = Callable[[Float, Float], Float]
 """(white ratings, black ratings) -> (n, 3) win/draw/loss probabilities."""
 
 
-class StateError(ValueError):
+class StateError(InputError):
     """An event state the simulation cannot play on (unknown rounds or format, bad indices); one line."""
 
 
