@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.signal
 import scipy.special
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse import coo_matrix
@@ -352,6 +351,8 @@ def expected_score_xcorr(x: GainHistogram, y: GainHistogram, method: str = "auto
     >>> round(expected_score_xcorr(a, b), 12)
     0.875
     """
+    import scipy.signal  # here, not at the top: scipy.signal costs ~1 s of every process's start, and only this reference needs it
+
     z = scipy.signal.correlate(y.pmf(), x.pmf(), mode="full", method=method)
     centre = N_BINS - 1
     return float(np.sum(z[:centre]) + 0.5 * z[centre])
