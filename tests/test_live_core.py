@@ -926,6 +926,10 @@ def test_under_an_engine_profile_every_position_is_searched_whatever_comments_a_
     assert d.core.board_state("g1") == plain.core.board_state("g1") and not d.core.board_state("g1").eval_preview
     assert d.core.player_estimate(d.core.estimator.players["White A"]) == \
         plain.core.player_estimate(plain.core.estimator.players["White A"])
+    # with eval-bar previews on, a move whose [%eval] stands in asks for no quick search
+    quick = Driver(new_core(previews=True))
+    quick.feed(INFO, *commented[:2], *moves_of("g1", OPENING[:4])[2:])
+    assert [p.index for p in quick.previews] == [3, 4]
 
 
 def test_without_an_engine_a_game_is_valued_from_its_comments_only_while_every_ply_has_one():

@@ -633,7 +633,7 @@ class LiveCore:
         if game.breaks_comments(ev.ply):
             positions = self._revalue(game, False, out)
         self._analyse(game, positions, out)
-        if self._previews and self._persist and game.needs_engine(ev.ply):
+        if self._previews and self._persist and game.needs_engine(ev.ply) and ev.eval_cp is None:  # else its [%eval]
             out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply), game.token(ev.ply)))
         self._score(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
@@ -803,10 +803,9 @@ class LiveCore:
         if through <= done:
             return
         evals = game.evals
-        first = self._estimator.first_choice(gid)
         best = self._best.get(gid, {})
         for ply in range(done + 1, through + 1):
-            self._moment(game, ply, evals, ply in first, best.pop(ply, None), boards, out)
+            self._moment(game, ply, evals, self._estimator.is_first_choice(gid, ply), best.pop(ply, None), boards, out)
         if not best:
             self._best.pop(gid, None)
         self._decided[gid] = through

@@ -133,8 +133,9 @@ class Estimator:
         """FIDE's K for a player rated below 2400 (:func:`livemon.rating.fide.k_factor`; ``[results] k_factor``)."""
         self._positions: dict[str, Positions] = {}  # the audience's figures (:meth:`figures`) are made of these
         self._figures: dict[str, GameFigures] = {}
-        self._first: dict[str, set[int]] = {}
-        """Per game, the plies whose move was the engine's first choice (never judged: :mod:`livemon.live.audience`)."""
+        self._first: dict[str, int] = {}
+        """Per game, the plies whose move was the engine's first choice (never judged: :mod:`livemon.live.audience`),
+        as the bits of an int (bit k: ply k): a few bytes a game, kept for finished games too."""
         self._games_of: dict[str, dict[str, None]] = {}
 
     # -- input ------------------------------------------------------------------
@@ -177,7 +178,7 @@ class Estimator:
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
         if first_choice:
-            self._first.setdefault(sp.game_id, set()).add(sp.ply)
+            self._first[sp.game_id] = self._first.get(sp.game_id, 0) | (1 << sp.ply)
         game.plies.add(sp)
         self._scored(sp)
         player = self.mover(sp.game_id, sp.ply)
@@ -257,7 +258,7 @@ class Estimator:
             self._positions[game_id].truncate(from_ply)
         first = self._first.get(game_id)
         if first:
-            first.difference_update([p for p in first if p >= from_ply])
+            self._first[game_id] = first & ((1 << max(from_ply, 0)) - 1)
         for sp in game.plies.truncate(from_ply):
             ply = sp.ply
             player = self.mover(game_id, ply)
@@ -344,7 +345,7 @@ class Estimator:
         found = self._figures.get(game_id)
         if found is None:
             positions = self._positions.get(game_id)
-            found = figures_of(positions if positions is not None else Positions(), self._first.get(game_id, ()))
+            found = figures_of(positions if positions is not None else Positions(), self.first_choice(game_id))
             state = self.games.get(game_id)
             if state is not None:
                 played = max(state.played, len(state.plies))
@@ -352,9 +353,14 @@ class Estimator:
             self._figures[game_id] = found
         return found
 
+    def is_first_choice(self, game_id: str, ply: int) -> bool:
+        """Whether a ply's move was the engine's first choice."""
+        return bool((self._first.get(game_id, 0) >> ply) & 1)
+
     def first_choice(self, game_id: str) -> frozenset[int]:
         """The plies of a game whose move was the engine's first choice (never judged)."""
-        return frozenset(self._first.get(game_id, ()))
+        mask = self._first.get(game_id, 0)
+        return frozenset(ply for ply in range(1, mask.bit_length()) if (mask >> ply) & 1)
 
     def audience(self, name: str) -> dict[str, Any]:
         """A player's event ``accuracy``, ``classes`` and FIDE ``results`` (``livemon.live.audience``)."""
