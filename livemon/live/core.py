@@ -28,7 +28,9 @@ What it decides:
   refused (one profile per number); a quick preview of a game's
   newest position may feed the eval bar, never an estimate;
 - **scoring**: plies handed to the estimator and the screener as soon as both
-  their positions are valued; **engine strength** precedence
+  their positions are valued (a move that was the first line of the search of
+  the position before it marked: never judged); **moments** decided once every
+  position up to a ply is valued, in ply order; **engine strength** precedence
   (:func:`engine_strength`); **alerts** and **what to publish**.
 
 >>> core = LiveCore(profile="SF depth=1 multipv=2")
@@ -999,7 +1001,7 @@ class LiveCore:
             black_title=info.black_title,
             white_fed=info.white_fed,
             black_fed=info.black_fed,
-            first_choice=tuple(sorted(self._estimator.first_choice(game_id))),
+            first_choice=self._estimator.first_choice_plies(game_id),
         )
 
     def unscored_plies(self) -> int:

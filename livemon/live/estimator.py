@@ -359,8 +359,16 @@ class Estimator:
 
     def first_choice(self, game_id: str) -> frozenset[int]:
         """The plies of a game whose move was the engine's first choice (never judged)."""
-        mask = self._first.get(game_id, 0)
-        return frozenset(ply for ply in range(1, mask.bit_length()) if (mask >> ply) & 1)
+        return frozenset(self.first_choice_plies(game_id))
+
+    def first_choice_plies(self, game_id: str) -> tuple[int, ...]:
+        """:meth:`first_choice` in ply order (a board message carries it)."""
+        mask, out = self._first.get(game_id, 0), []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return tuple(out)
 
     def audience(self, name: str) -> dict[str, Any]:
         """A player's event ``accuracy``, ``classes`` and FIDE ``results`` (``livemon.live.audience``)."""
