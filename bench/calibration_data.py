@@ -13,7 +13,7 @@ livemon's :class:`PositionAnalysis` stores it — best score (White's view, cp,
 mates at ±3900), the MultiPV candidates with their scores, the depth reached —
 or ``null`` for a position valued by rule (mate, stalemate, draw). The first line
 is a header ``{"format": "livemon analyses 1", "profile": ..., "games": ...}``.
-The games themselves are read from ``../shared/data/calibration/`` (file and
+The games themselves are read from the calibration collection (``$LIVEMON_CALIBRATION_GAMES``, file and
 1-based index); the split into fit and held-back games is
 ``bench/calibration_split.py``'s.
 
@@ -49,7 +49,7 @@ import chess
 import chess.pgn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_split import CALIBRATION, elo, part, read_all  # noqa: E402
+from calibration_split import elo, part, read_all  # noqa: E402
 
 from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
 from livemon.live.analysis import needs_search, position_value, scored_ply  # noqa: E402
@@ -142,7 +142,7 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
         games = read_all()
         f.write(json.dumps({"format": "livemon analyses 1", "profile": profile,
-                            "source": "../shared/data/calibration", "split": "bench/calibration_split.py"}) + "\n")
+                            "source": "the calibration collection", "split": "bench/calibration_split.py"}) + "\n")
         for name, index, text, headers, _ in games:
             where = part(headers.get("Event", ""), name)
             if where is None or (name, index) in done:
@@ -169,7 +169,7 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
     print(f"{n} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
-def load(path: Path = DEFAULT, folder: Path = CALIBRATION) -> Iterator[GameData]:
+def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]:
     """Every exported game, its plies scored as livemon scores them (no engine)."""
     texts = {(name, i): text for name, i, text, _, _ in read_all(folder)}
     with gzip.open(path, "rt", encoding="utf-8") as f:

@@ -1,4 +1,7 @@
-"""The fixed split of ``../shared/data/calibration/`` into fit and held-back games, and the analysis plan.
+"""The fixed split of the calibration collection into fit and held-back games, and the analysis plan.
+
+The collection (PGN files ``A01_…`` to ``A16_…`` of TWIC issues and tournament sites, not in this
+repository: only its analyses are, in ``bench/data``) is the folder given by ``$LIVEMON_CALIBRATION_GAMES``.
 
 The split is **by event**: every game of a held-back event is kept out of every
 fit (calibration lines, the headline estimate's mapping, z_scale) and is used only
@@ -49,6 +52,7 @@ Usage::
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -56,7 +60,16 @@ from pathlib import Path
 import chess.pgn
 
 REPO = Path(__file__).resolve().parent.parent
-CALIBRATION = REPO.parent / "shared" / "data" / "calibration"
+
+
+def calibration_games() -> Path:
+    """The calibration collection's folder, ``$LIVEMON_CALIBRATION_GAMES`` (one line and exit when unset)."""
+    folder = os.environ.get("LIVEMON_CALIBRATION_GAMES")
+    if not folder:
+        raise SystemExit("set LIVEMON_CALIBRATION_GAMES to the folder of the calibration collection (its A*.pgn "
+                         "files): bench/data holds its analyses, not its games")
+    return Path(folder)
+
 
 TEST_EVENTS = frozenset({
     "4th Prague Masters 2022",
@@ -82,10 +95,10 @@ def part(event: str, filename: str) -> str | None:
     return "test" if event in TEST_EVENTS else "fit"
 
 
-def read_all(folder: Path = CALIBRATION) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
+def read_all(folder: Path | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
     """(file, index, text, headers, plies) of every game of the set, in file order."""
     out = []
-    for path in sorted(folder.glob("A*.pgn")):
+    for path in sorted((folder or calibration_games()).glob("A*.pgn")):
         text = path.read_text(encoding="ascii")
         chunks = ["[Event" + c for c in text.split("\n\n[Event")]
         chunks[0] = chunks[0][len("[Event"):]

@@ -5,7 +5,7 @@ Usage::
     python bench/export_decisions.py --store ../cache/default.sqlite \\
         [PGN ...] [--out bench/data/open2025_decisions.jsonl.gz]
 
-Reads the games (default: the 504-game open of ``../shared/data/real``) through
+Reads the games (default: the 504-game open of ``tests/data``) through
 the batch path of ``livemon calibrate`` — the games whose every position the
 store holds under the engine profile of the config (default: Stockfish 15.1
 depth=12 multipv=4), no search is ever run — and writes one line per position
@@ -47,7 +47,7 @@ from livemon.config import load_config
 from livemon.io.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
-OPEN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+OPEN = REPO / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,15 +71,16 @@ def main(argv: list[str] | None = None) -> int:
         report(f"warning: {result.searches} searches were run")
     moves, excluded = screened_moves(result.estimator, cfg.screening)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    rounds = sorted({r.split(".")[0] for g in planned if (r := g.game.headers.get("Round", "?")) not in ("?", "-", "")},
+    rounds = sorted({r.split(".")[0] for g in planned if (r := g.info.round) not in ("?", "-", "")},
                     key=lambda r: (not r.isdigit(), int(r) if r.isdigit() else 0, r))
     header = {"format": "livemon decisions 1", "profile": result.profile, "book_moves": cfg.screening.book_moves,
               "eval_bound": cfg.screening.eval_bound, "games": len(planned), "rounds": rounds,
               "source": [Path(x).name for x in args.pgn], "excluded": dict(excluded)}
+    index = {g.game_id: g.index for g in planned}
     with gzip.open(args.out, "wt", encoding="utf-8", compresslevel=9) as f:
         f.write(json.dumps(header, ensure_ascii=False) + "\n")
         for m in moves:
-            line = {"player": m.player, "elo": m.elo, "game": int(m.game_id.rsplit("#", 1)[1]), "ply": m.ply,
+            line = {"player": m.player, "elo": m.elo, "game": index[m.game_id], "ply": m.ply,
                     "values": [round(v, 2) for v in m.decision.values], "played": m.decision.played}
             f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     size = Path(args.out).stat().st_size

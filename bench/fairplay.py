@@ -91,7 +91,7 @@ from livemon.rating.calibration import Calibration  # noqa: E402
 from livemon.rating.screening import position_expectation, screening_exclusion, screening_stats  # noqa: E402
 
 EXPORT = ROOT / "bench" / "data" / "open2025_decisions.jsonl.gz"
-OPEN_PGN = ROOT.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+OPEN_PGN = ROOT / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 STAND_IN = Calibration(a=-0.4, b=0.0005, n=0, elo_min=1800.0, elo_max=2800.0, r2=0.0, residual_sd=0.0,
                        profile="stand-in: c = -0.4 + 0.0005*Elo")
 """Used only without a shipped calibration: c 0.5 at 1800, 1.0 at 2800 (the size of the c̄ of the
@@ -185,7 +185,7 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
         if complete_only and any(needs_search(b) and position_key(b) not in analyses for b in game.boards):
             continue
         kept += 1
-        headers = game.game.headers
+        info = game.info
         for ply, move in enumerate(game.moves, start=1):
             before, after = game.boards[ply - 1], game.boards[ply]
             a_before = analyses.get(position_key(before))
@@ -194,9 +194,9 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
             if decision is None:
                 continue
             white = before.turn == chess.WHITE
-            name = headers.get("White" if white else "Black", "?")
-            elo_tag = headers.get("WhiteElo" if white else "BlackElo", "")
-            elo = float(elo_tag) if elo_tag.strip().isdigit() and int(elo_tag) > 0 else None
+            name = info.white if white else info.black
+            rated = info.white_elo if white else info.black_elo
+            elo = None if rated is None else float(rated)
             out.append(Record(name, elo, index, ply, decision))
     return out, f"{profile}; {kept} of {len(games)} games{' (complete ones)' if complete_only else ''}"
 

@@ -1,6 +1,6 @@
 """The feeds' own cost: moves/s through ``GameTracker`` with and without the append-only path.
 
-500 real games (clocks in comments, ``tests/data`` and ``../shared/data/real``) are followed live the
+500 real games (clocks in comments, ``tests/data``; ``--data`` for other folders) are followed live the
 way the round bench feeds them: every game starts at a random ply of its first half, then each read
 advances ``--changed`` random games by one ply (220: 1,000 boards at 20x polled every second, half of
 them in this text). Two shapes, both timed inside the tracker only (the texts are built before):
@@ -34,7 +34,7 @@ from livemon.io.feeds import GameTracker
 from livemon.live.messages import MoveEvent
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = [REPO / "tests" / "data", REPO.parent / "shared" / "data" / "real"]
+DATA = [REPO / "tests" / "data"]
 
 
 def load() -> str:
@@ -53,11 +53,13 @@ class Board:
         return self.head + " ".join(self.tokens[: self.ply]) + (" *\n\n" if self.ply else "*\n\n")
 
 
-def boards(n: int, min_plies: int = 40) -> list[Board]:
-    """``n`` real games of at least ``min_plies`` plies (the same game again under another GameURL if short of games)."""
+def boards(n: int, min_plies: int = 40, data: list[Path] | None = None) -> list[Board]:
+    """``n`` real games of at least ``min_plies`` plies from the PGN files of ``data`` (default tests/data; the same
+    game again under another GameURL if short of games)."""
+    data = data or DATA
     games: list[chess.pgn.Game] = []
     seen: set[tuple[str, ...]] = set()
-    for folder in DATA:
+    for folder in data:
         for path in sorted(folder.glob("*.pgn")):
             with open(path, encoding="utf-8", errors="replace") as f:
                 while (g := chess.pgn.read_game(f)) is not None:
@@ -66,7 +68,7 @@ def boards(n: int, min_plies: int = 40) -> list[Board]:
                         seen.add(moves)
                         games.append(g)
     if not games:
-        raise SystemExit("no games found in " + ", ".join(map(str, DATA)))
+        raise SystemExit("no games found in " + ", ".join(map(str, data)))
     out = []
     for i in range(n):
         g = games[i % len(games)]
@@ -89,7 +91,7 @@ def boards(n: int, min_plies: int = 40) -> list[Board]:
 def run(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # broken games of the data folders are skipped
-    games = boards(args.games)
+    games = boards(args.games, data=[Path(d) for d in args.data] if args.data else None)
     for b in games:
         b.ply = rng.randint(0, len(b.tokens) // 2)
     print(f"{load()} (before)")
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--changed", type=int, default=220, help="games that gain a ply per read")
     ap.add_argument("--moves", type=int, default=20000, help="new plies in all")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", nargs="*", help="folders of PGN files (default: tests/data)")
     ap.add_argument("--as-is", action="store_true", help="time the tracker as it is, no reference (e.g. another checkout's)")
     run(ap.parse_args(argv))
 

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     fit = {"games": len(games), "events": len({g.event for g in games}) + (1 if use_open else 0),
            "player_games": len(per_game), "player_events": len(per_event), "positions": cal.positions,
            "mean_elo": round(sum(elos) / len(elos), 1),
-           "sources": ["../shared/data/calibration (fit events of bench/calibration_split.py)"]
+           "sources": ["the calibration collection (fit events of bench/calibration_split.py)"]
            + ([open_source(open_path)] if use_open and open_path is not None else []),
            "engine_strength_se": strength[1],
            "by_game": {"a": by_game.a, "b": by_game.b, "tau": by_game.tau, "tau_se": by_game.tau_se}}

@@ -6,7 +6,7 @@ Data (no engine; every analysis is a committed export):
   present, ``calibration_d12_extra.jsonl.gz`` to ``calibration_d12_extra4.jsonl.gz``: the further
   rounds of analysis, same profile, fit events only);
 * the 2025 open's screened decisions (``open2025_decisions.jsonl.gz``, all nine rounds; its
-  results from the PGN of ``../shared/data/real``).
+  results from its PGN in ``tests/data``).
 
 A **game sample** is one rated player's counted moves in one game (the positions screening
 uses: the first 8 moves of each side, positions beyond ±3 and forced moves left out — the
@@ -64,7 +64,7 @@ EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
 EXTRA3 = REPO / "bench" / "data" / "calibration_d12_extra3.jsonl.gz"
 EXTRA4 = REPO / "bench" / "data" / "calibration_d12_extra4.jsonl.gz"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
-OPEN_PGN = REPO.parent / "shared" / "data" / "real" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+OPEN_PGN = REPO / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
 PARAMS = REPO / "livemon" / "rating" / "quality_params.py"
 BOOK_MOVES, EVAL_BOUND = 8, 3.0

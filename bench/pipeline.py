@@ -46,7 +46,7 @@ from livemon.io.store import Store
 from livemon.io.tttjob import run_ttt
 from livemon.live.pgn import white_score
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+REAL = Path(__file__).resolve().parents[1] / "tests" / "data"
 LONDON = REAL / "london_chess_classic_2011_twic.pgn"
 GOAL_BURST = 10_000
 """Moves/s through the monitor in a burst with every position cached."""

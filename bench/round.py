@@ -3,7 +3,8 @@
 What runs (every part real, each in its own process where its CPU must be its own):
 
 - **the round** (this process): N concurrent boards built from real games
-  (``../shared/data/calibration`` and ``../shared/data/real``, or ``--data``), each
+  (``--engine cache``: the calibration collection, ``--games`` or ``$LIVEMON_CALIBRATION_GAMES``;
+  ``--engine depth``: ``tests/data``, or the folders of ``--data``), each
   board its own game ids (``GameURL``) and players (the source names with `` b<k>``);
   a board plays one move every 30–60 s of event time (uniform), time compressed by
   ``--compression``; a finished game shows its result, and a minute of event time later
@@ -38,7 +39,7 @@ with ``os.getloadavg()`` before and after.
     python bench/round.py                                  # 1,000 boards, 20x, 5 minutes, 500 clients
     python bench/round.py --boards 1000 --compression 20 --minutes 5 --clients 500
     python bench/round.py --quick                          # smoke: 50 boards, 1 minute, 50 clients
-    python bench/round.py --quick --engine depth --depth 2 --data tests/data   # no ../shared needed
+    python bench/round.py --quick --engine depth --depth 2                     # the repository's games alone
 
 Measured (docs/round.md; the README sums it up): 1,000 boards at 20x (441 moves/s offered), 500
 clients, batched frames, load 2.9-5.2: the monitor handled every ply offered (435-438
@@ -80,8 +81,7 @@ import chess
 import chess.pgn
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "data"
-DEFAULT_DATA = [SHARED / "calibration", SHARED / "real"]
+DEFAULT_DATA = [REPO / "tests" / "data"]
 CACHE_EXPORT = REPO / "bench" / "data" / "calibration_d12.jsonl.gz"
 CACHE_PROFILE_DEPTH = 12
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -160,8 +160,9 @@ def pgn_sources(folders: list[Path], want: int, min_plies: int = 20) -> list[Sou
     return out
 
 
-def cached_sources(export: Path = CACHE_EXPORT, folder: Path = SHARED / "calibration") -> list[Source]:
-    """The calibration games of the depth-12 export, with their analyses (bench/calibration_data.py)."""
+def cached_sources(folder: Path, export: Path = CACHE_EXPORT) -> list[Source]:
+    """The calibration games of the depth-12 export, with their analyses (bench/calibration_data.py); ``folder``
+    holds the collection's PGN files (not in the repository: only their analyses are)."""
     texts: dict[tuple[str, int], str] = {}
     for path in sorted(folder.glob("A*.pgn")):
         chunks = path.read_text(encoding="ascii").split("\n\n[Event")
@@ -727,7 +728,11 @@ async def run(args: argparse.Namespace) -> Report:
     need_games = int(args.boards * (1 + wall * args.compression / (45.0 * 60) + 1))
     t_load = time.perf_counter()
     if args.engine == "cache":
-        sources = cached_sources()
+        games = args.games or os.environ.get("LIVEMON_CALIBRATION_GAMES")
+        if not games:
+            raise SystemExit("--engine cache needs the calibration collection's PGN files: --games DIR or "
+                             "$LIVEMON_CALIBRATION_GAMES (or --engine depth, on tests/data or --data)")
+        sources = cached_sources(Path(games))
         depth = CACHE_PROFILE_DEPTH
         what = f"{len(sources)} calibration games analysed at depth 12 (workers answer from their cache)"
     else:
@@ -1041,7 +1046,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--engine", choices=("cache", "depth"), default="cache",
                     help="cache: depth-12 analyses of the calibration games from the workers' cache; depth: live search")
     ap.add_argument("--depth", type=int, default=2, help="with --engine depth")
-    ap.add_argument("--data", nargs="*", help="folders of PGN files (with --engine depth); default ../shared/data/...")
+    ap.add_argument("--data", nargs="*", help="folders of PGN files (with --engine depth); default tests/data")
+    ap.add_argument("--games", metavar="DIR", help="with --engine cache: the calibration collection's folder "
+                    "(default $LIVEMON_CALIBRATION_GAMES)")
     ap.add_argument("--poll", type=float, default=1.0, help="seconds between the http feed's polls")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the run's folder (logs, stores)")

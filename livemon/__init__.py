@@ -1,6 +1,6 @@
 """livemon: a streaming live-game chess rating monitor.
 
-Layers (see ``ARCHITECTURE.md`` in the spec):
+Layers (see ``docs/ARCHITECTURE.md``):
 
 * :mod:`livemon.rating` — pure rating models, numbers in and numbers out, no I/O;
 * adapters at the edges — :mod:`livemon.live.pgn`, :mod:`livemon.io.engine`, :mod:`livemon.io.store`, ...;

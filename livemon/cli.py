@@ -19,14 +19,20 @@ from livemon.errors import LivemonError
 
 #: subcommand name -> (module under livemon.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "analyse": ("analyse", "rate the players of finished games (PGN) with the engine or [%eval] comments"),
-    "calibrate": ("calibrate", "fit r̄_e and the Elo ↔ c map of the engine profile from games of rated players"),
-    "fit": ("fit", "fit TrueSkill Through Time (TTT or TTT-D) to game results (PGN or CSV)"),
+    "analyse": ("analyse", "rate the players of finished games (PGN): the estimate, accuracy and results "
+                "(--diagnostics: the papers' research figures)"),
+    "calibrate": ("calibrate", "fit the engine profile's models on games of rated players: its own strength in Elo "
+                  "(r̄_e), the map from a rating to the apparent skill c of the E(c) model (the Elo ↔ c map) and the "
+                  "quality model behind the estimate"),
+    "fit": ("fit", "rate players from game results over time with TrueSkill Through Time (TTT; TTT-D: with a "
+            "draw margin per player, how drawish each one is) on PGN or CSV results"),
     "run": ("run", "run the live monitor with the commentary screen (Textual)"),
     "serve": ("serve", "run the live monitor headless, with a compact live log"),
     "export": ("export", "print the monitor's current estimates from the store"),
+    "forecast": ("forecast", "who can still win: the event's final standings simulated from its games so far (PGN)"),
     "report": ("report", "write one self-contained HTML page of a finished event or round (PGN): leaderboard, charts, moments"),
-    "status": ("status", "show feeds, engine backlog and lag of the monitor"),
+    "status": ("status", "show the monitor's feeds, its engines' backlog and lag (how long the oldest position has "
+               "waited), and the positions/s they search"),
     "plan": ("plan", "measure the engine profile and say how many boards it follows live, and how many workers to start"),
     "doctor": ("doctor", "check the store (sound, writable, locked, backed up) and say how to recover"),
     "worker": ("worker", "run engines for a monitor whose [bus] is mqtt (requests and results through the broker)"),

@@ -647,7 +647,7 @@ class BusConfig:
     """A broker (or a user) of its own, a ``[bus.broker]`` table; unset: ``[broker]``. A worker's name is
     its broker user (docs/distributed.md: monitors and workers get different ACLs)."""
     prefix: str = "livemon/bus"
-    """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker id>."""
+    """Topic root: <prefix>/requests, <prefix>/results/<monitor id>, <prefix>/workers/<worker name>/<worker id>."""
     share_group: str = "livemon-workers"
     """Workers take requests from $share/<share_group>/<prefix>/requests: each request goes to one worker."""
     profile: str = ""
@@ -730,13 +730,51 @@ class ResultsConfig:
 
 
 @dataclass
+class EventConfig:
+    """The event the forecast plays to its end (``livemon forecast``); unset keys are guessed from the games and said."""
+
+    name: str = ""
+    """The live forecast: every game the monitor follows is of this one event; empty: events by their Event tag."""
+    format: str = ""
+    """rr, drr, swiss or ko; empty: guessed from the games."""
+    rounds: int = 0
+    """Rounds of the whole event; 0: unknown (a round robin's follow from its players; a Swiss needs them)."""
+    tiebreaks: list[str] = field(default_factory=list)
+    """In order, of direct, sb (Sonneborn-Berger), buchholz; a tie they leave is shared (playoff or lots)."""
+    bye_points: float = 1.0
+    """Points of a pairing-allocated bye in a Swiss."""
+    withdrawn: list[str] = field(default_factory=list)
+    """Players (as named in the games) who left the event: their games to come are not played."""
+    simulations: int = 100_000
+    """Simulations of the rest of the event per forecast (the live forecast runs at most 20,000)."""
+    live_seconds: float = 2.0
+    """The monitor's live forecast (the ``forecast`` channel): at most one per this many seconds while moves
+    come in; 0 turns it off."""
+
+    def validate(self) -> None:
+        if self.format not in ("", "rr", "drr", "swiss", "ko"):
+            raise ConfigError(f"event.format: expected rr, drr, swiss or ko, got {self.format!r}")
+        if self.rounds < 0 or self.rounds > 1000:
+            raise ConfigError(f"event.rounds: expected 0 (unknown) to 1000, got {self.rounds!r}")
+        for tb in self.tiebreaks:
+            if tb not in ("direct", "sb", "buchholz"):
+                raise ConfigError(f"event.tiebreaks: expected direct, sb or buchholz, got {tb!r}")
+        if self.bye_points not in (0.0, 0.5, 1.0):
+            raise ConfigError(f"event.bye_points: expected 0, 0.5 or 1, got {self.bye_points!r}")
+        if not 100 <= self.simulations <= 10_000_000:
+            raise ConfigError(f"event.simulations: expected 100 to 10,000,000, got {self.simulations!r}")
+        if not 0 <= self.live_seconds <= 3600:
+            raise ConfigError(f"event.live_seconds: expected 0 (off) to 3600, got {self.live_seconds!r}")
+
+
+@dataclass
 class Config:
     engine: EngineConfig = field(default_factory=EngineConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
     ttt: TTTConfig = field(default_factory=TTTConfig)
     screening: ScreeningConfig = field(default_factory=ScreeningConfig)
-    """Fair-play screening thresholds and exclusions (spec §3)."""
+    """Fair-play screening thresholds and exclusions (docs/models.md §3)."""
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
     feeds: list[FeedConfig] = field(default_factory=list)
     """Live feeds, ``[[feeds]]`` tables; empty: the monitor uses its bundled replay."""
@@ -750,6 +788,8 @@ class Config:
     """What the faces may show the audience (the performance figure's interval width)."""
     results: ResultsConfig = field(default_factory=ResultsConfig)
     """Score, TPR and rating change from results (FIDE's K)."""
+    event: EventConfig = field(default_factory=EventConfig)
+    """The event's format, rounds and tiebreaks for the forecast."""
     broker: BrokerConfig = field(default_factory=BrokerConfig)
     """The MQTT broker of the engine bus, MQTT out and the mqtt feeds (each may have a ``broker`` of its own)."""
     deprecations: list[str] = field(default_factory=list, init=False, repr=False, compare=False)

@@ -16,7 +16,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = Path(__file__).resolve().parent / "data"  # copies of real games, see tests/data/SOURCES.md
-os.environ.setdefault("LIVEMON_REAL_DATA", str(REAL))  # the TUI demo reads its games there too
 STOCKFISH = os.environ.get("LIVEMON_STOCKFISH", "/usr/games/stockfish")
 
 

@@ -1,4 +1,4 @@
-"""The E(c) agent and the posterior of c (spec §2)."""
+"""The E(c) agent and the posterior of c (docs/models.md §2)."""
 
 from __future__ import annotations
 

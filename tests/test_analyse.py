@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -113,13 +114,91 @@ def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
 
 
 def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
-    code = main(["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4",
-                 "--store", str(tmp_path / "s.sqlite")])
+    args = ["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4", "--store", str(tmp_path / "s.sqlite")]
+    code = main(args)
     out, _ = capsys.readouterr()
     assert code == 0
     assert "Fischer" in out and "engine profile:" in out and "inf" not in out
-    # the headline is the moves estimate (none at depth 4: no quality model of that profile, and it says so);
-    # the E(c) performance is among the diagnostics
+    # the audience's figures: the estimate (none at depth 4: no quality model of that profile, and it says so),
+    # in this field, score, TPR, accuracy, classes; the papers' diagnostics only behind --diagnostics
     header = next(line for line in out.splitlines() if line.startswith("player"))
-    assert header.split()[2:4] == ["est.", "95%"] and header.index("field") < header.index("diagnostics:") < header.index("perf.")
-    assert "no est.: uncalibrated: no quality model of the engine profile" in out
+    assert header.split() == ["player", "rating", "estimate", "95%", "range", "in", "this", "field", "score", "TPR",
+                              "accuracy", "?!/?/??"]
+    assert "no estimate: uncalibrated: no quality model of the engine profile" in out
+    assert not any(word in out for word in ("perf.", "p(W)", "c̄", "Algorithm", "r̄_e"))
+    assert main([*args, "--diagnostics"]) == 0
+    full, _ = capsys.readouterr()
+    same = out.rsplit("--diagnostics:", 1)[0].split("\n", 1)[1]  # the same tables first (searches run: 0 now)
+    assert full.split("\n", 1)[1].startswith(same)
+    for word in ("perf.", "p(W)", "d(W-B)", "c̄ ± σ", "perc.", "alg2", "r̄_e", "Algorithm 4"):
+        assert word in full, word
+    assert "inf" not in full
+
+
+def dgt_round(games: int = 3) -> str:
+    """A DGT round file as LiveChess writes it: the first game ends in the kings put on the centre (two
+    illegal king moves before its result), the second is listed twice (a cut copy without a result, then
+    the whole game), the third is plain."""
+    from livemon.live.pgn import split_games
+
+    chunks = [c for c, _ in split_games(real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn").read_text())][:games]
+    board = chess.pgn.read_game(io.StringIO(chunks[0])).end().board()
+    king = board.king(board.turn)
+    targets = [sq for sq in (chess.E4, chess.D5, chess.E5, chess.D4)
+               if chess.square_distance(sq, king) > 1 and board.piece_at(sq) is None]
+    body, result = chunks[0].rstrip().rsplit(" ", 1)
+    kings = f"K{chess.square_name(targets[0])} K{chess.square_name(targets[1])}"
+    dgt = f"{body} {kings} {result}\n"
+    second = chunks[1].rstrip()
+    cut = second.replace('[Result "0-1"]', '[Result "*"]').replace('[Result "1-0"]', '[Result "*"]')
+    cut = cut[: cut.index(" 20. ")] + " *"
+    return "\n\n".join([dgt, cut, second, chunks[2]]) + "\n"
+
+
+def test_a_dgt_round_gives_the_games_of_the_live_feed(capsys, tmp_path, stockfish):
+    """``analyse`` reads a file as the file feed does: the DGT end-of-game king moves dropped (one line), a game
+    listed twice read once (one line), the same games and plies as the live tracker."""
+    from livemon.live.messages import MoveEvent
+    from livemon.live.tracker import GameTracker
+
+    text = dgt_round()
+    pgn = tmp_path / "round.pgn"
+    pgn.write_text(text)
+    live: dict[str, int] = {}
+    for m in GameTracker("round.pgn").update_text(text, "round.pgn"):
+        if isinstance(m, MoveEvent):
+            live[m.game_id] = max(live.get(m.game_id, 0), m.ply)
+    assert len(live) == 3
+    out, err = analyse(capsys, str(pgn), "--depth", "4", "--store", str(tmp_path / "cache.sqlite"))
+    assert err.count("dropping DGT end-of-game king move(s)") == 1, err
+    assert err.count("listed 2 times") == 1, err
+    assert "skipped" not in err
+    assert sorted(g["plies"] for g in out["games"]) == sorted(live.values())
+    first = chess.pgn.read_game(io.StringIO(text))  # stops at the first king move: the game's legal plies
+    assert out["games"][0]["plies"] == sum(1 for _ in first.mainline()) == 79 and out["games"][0]["result"] == "0-1"
+
+
+async def test_the_replay_feed_reads_a_dgt_round_as_the_file_feed(tmp_path):
+    """The replay feed parses each game as the live feeds do: the DGT end-of-game king moves dropped with a notice."""
+    from livemon.io.feeds.replay import ReplayFeed
+    from livemon.live.messages import FeedError, FeedNotice, MoveEvent
+    from livemon.live.tracker import GameTracker
+
+    text = dgt_round()
+    pgn = tmp_path / "round.pgn"
+    pgn.write_text(text)
+    live: dict[str, int] = {}
+    for m in GameTracker("round.pgn").update_text(text, "round.pgn"):
+        if isinstance(m, MoveEvent):
+            live[m.game_id] = max(live.get(m.game_id, 0), m.ply)
+    replayed: dict[str, int] = {}
+    notices, errors = [], []
+    async for m in ReplayFeed("r", pgn, speed=0).run():
+        if isinstance(m, MoveEvent):
+            replayed[m.game_id] = max(replayed.get(m.game_id, 0), m.ply)
+        notices += [m.message] if isinstance(m, FeedNotice) else []
+        errors += [m.message] if isinstance(m, FeedError) else []
+    assert not errors
+    assert sum("dropping DGT end-of-game king move(s)" in n for n in notices) == 1, notices
+    first = next(iter(live))
+    assert replayed[first] == live[first] == 79  # the DGT game, its king moves dropped, as live

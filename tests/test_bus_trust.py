@@ -24,7 +24,7 @@ import pytest
 from livemon.config import BrokerConfig, BusConfig, EngineConfig
 from livemon.errors import FAULTS
 from livemon.io.broker import shared_requests_topic, workers_topic
-from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement
+from livemon.io.bus import ALIVE, AnalysisRequest, AnalysisResult, MonitorProtocol, RemoteEnginePool, WorkerAnnouncement
 from livemon.io.engine import EngineError, PositionAnalysis, position_key
 from livemon.io.store import Store
 from tests.conftest import REPO, stop_groups
@@ -140,17 +140,143 @@ async def test_an_empty_retained_announcement_cannot_stop_analysis(tmp_path, bro
     with honest_workers(tmp_path, broker.port, engine, ["good"]):
         async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE)) as pool:
             await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
-            (worker_id,) = pool.status().bus.workers
+            (worker,) = pool.status().bus.workers
+            assert worker.startswith("good/")  # under its name
             first = await asyncio.wait_for(pool.submit(boards[0]), 30)
             async with aiomqtt.Client("127.0.0.1", broker.port) as rogue:
                 for _ in range(5):  # cleared, again and again
-                    await rogue.publish(workers_topic(BusConfig(), worker_id), b"", qos=1, retain=True)
+                    await rogue.publish(workers_topic(BusConfig(), *worker.split("/")), b"", qos=1, retain=True)
                     await asyncio.sleep(0.3)
-            await until(lambda: pool.capacity > 0, 5, "the worker's announcement again")
+                    assert pool.capacity > 0  # never out of the count for a message it did not send
             rest = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards[1:])), 30)
     assert first.key == position_key(boards[0]) and [r.key for r in rest] == [position_key(b) for b in boards[1:]]
     log = (tmp_path / "good.log").read_text()
     assert log.count("was cleared by another client") == 1, log  # one line, however often
+
+
+async def test_a_worker_whose_announcement_stays_empty_is_asked_while_it_answers(tmp_path, broker, engine):
+    """A rogue empties the worker's announcement every 50 ms for the whole round (the worker announces again
+    within a second, and is emptied again at once): the monitor still asks it, from its answers."""
+    boards = game_boards()[:30]
+    stop = asyncio.Event()
+    cleared = 0
+
+    async def rogue(topic: str) -> None:
+        nonlocal cleared
+        async with aiomqtt.Client("127.0.0.1", broker.port) as client:
+            while not stop.is_set():
+                await client.publish(topic, b"", qos=1, retain=True)
+                cleared += 1
+                await asyncio.sleep(0.05)
+
+    with honest_workers(tmp_path, broker.port, engine, ["good"], delay=0.05):
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, request_timeout=60.0)) as pool:
+            await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
+            (worker,) = pool.status().bus.workers
+            clearing = asyncio.create_task(rogue(workers_topic(BusConfig(), *worker.split("/"))))
+            await asyncio.sleep(0.5)
+            wanted = asyncio.gather(*(pool.submit(b) for b in boards))
+            capacities = []
+            while not wanted.done():  # sampled through the round: the worker is never out of the count
+                capacities.append(pool.capacity)
+                await asyncio.wait({wanted}, timeout=0.01)
+            answers = await asyncio.wait_for(wanted, 60)
+            stop.set()
+            await clearing
+            status = pool.status()
+    assert cleared > 20, "the rogue cleared nothing: the test proves nothing"
+    assert capacities and min(capacities) == max(capacities) > 0, capacities
+    assert [a.key for a in answers] == [position_key(b) for b in boards]
+    assert status.bus.answers_by_worker == {"good": len(boards)} and status.bus.rerequests == 0
+
+
+def _answer(proto: MonitorProtocol, publish: Any, name: str = "good", score: int = 10, error: bool = False) -> None:
+    """``name``'s answer to one publish of the protocol, delivered on its results topic."""
+    request = AnalysisRequest.parse(publish.payload)
+    board = request.board()
+    move = next(iter(board.legal_moves)).uci()
+    result = (AnalysisResult(request.key, PROFILE, name, error="engine died", request=request.id) if error else
+              AnalysisResult(request.key, PROFILE, name, PositionAnalysis(score, ((move, score),), DEPTH, 100),
+                             request=request.id))
+    proto.receive(f"{publish.response_topic}/{name}", result.to_json())
+
+
+def _announce(proto: MonitorProtocol, name: str, worker_id: str, engines: int = 2, as_name: str | None = None) -> None:
+    w = WorkerAnnouncement(worker_id, "FakeUCI 1.0", DEPTH, None, 4, engines, "box", as_name or name)
+    proto.receive(workers_topic(BusConfig(), name, worker_id), w.to_json())
+
+
+async def test_a_worker_counts_while_it_announces_or_answers_and_only_under_its_name():
+    """The monitor's protocol, no broker, on an injected clock: an announcement counts only on its own name's
+    topic; an emptied one still counts while the worker answers, and ALIVE seconds after."""
+    now = [100.0]
+    proto = MonitorProtocol(bus_cfg(1, profile=PROFILE), monitor_id="m", clock=lambda: now[0])
+    _announce(proto, "good", "box-1")
+    assert proto.capacity == 4
+    _announce(proto, "evil", "box-1", as_name="good")  # good's name on evil's topic
+    _announce(proto, "good", "box-9", as_name="evil")  # evil's name on good's topic
+    proto.receive(workers_topic(BusConfig(), "good", "box-2"),  # another process's id in the payload
+                  WorkerAnnouncement("box-7", "FakeUCI 1.0", DEPTH, None, 4, 100, "", "good").to_json())
+    assert proto.capacity == 4 and proto.counters.rejected == 3 and list(proto._workers) == ["good/box-1"]
+
+    proto.receive(workers_topic(BusConfig(), "good", "box-1"), b"")  # emptied (by anyone, under a looser ACL)
+    boards = iter(game_boards())
+    for t in (101, 110, 119, 128, 137):  # each answer within ALIVE of the last: asked all along
+        now[0] = t
+        job = proto.request(next(boards))
+        (publish,) = proto.publishes()
+        _answer(proto, publish)
+        assert job.future.done() and proto.capacity == 4
+    now[0] = 137 + ALIVE - 0.01
+    assert proto.capacity == 4
+    now[0] = 137 + ALIVE  # silent for ALIVE seconds: it left
+    job = proto.request(next(boards))
+    assert proto.publishes() == [] and proto.capacity == 0 and not proto._workers
+    _announce(proto, "good", "box-1")  # back: what waited is asked at once
+    (publish,) = proto.publishes()
+    _answer(proto, publish)
+    assert job.future.done()
+    proto.receive(workers_topic(BusConfig(), "good", "box-1"), b"")
+    now[0] += ALIVE  # its announcement emptied and nothing from it since: its will, it died
+    assert proto.capacity == 0
+
+
+async def test_the_protocol_asks_again_what_is_unanswered_refuses_replays_and_counts_errors_once_per_worker():
+    """Time in, publishes out: capacity, the re-request after request_timeout, one answer per publish, an error
+    answer asked again at once of the others, a position failing only after three workers' errors."""
+    now = [0.0]
+    proto = MonitorProtocol(bus_cfg(1, profile=PROFILE, request_timeout=10.0, requests_per_engine=1),
+                            monitor_id="m", clock=lambda: now[0])
+    boards = game_boards()[:4]
+    jobs = [proto.request(b) for b in boards]
+    assert proto.publishes() == []  # no worker: nothing goes to the broker
+    _announce(proto, "a", "1", engines=2)
+    first = proto.publishes()
+    assert len(first) == 2 and proto.waiting == 2  # newest first, two on the broker, two held here
+    assert {AnalysisRequest.parse(p.payload).key for p in first} == {position_key(b) for b in boards[2:]}
+    assert proto.publishes() == []  # nothing due yet
+    now[0] = 10.0
+    again = proto.publishes()  # no answer after request_timeout: the same two asked again, fresh ids
+    assert len(again) == 2 and proto.counters.rerequests == 2
+    assert {AnalysisRequest.parse(p.payload).id for p in again}.isdisjoint(AnalysisRequest.parse(p.payload).id
+                                                                          for p in first)
+    _answer(proto, first[0])  # the first publish's answer still counts
+    _answer(proto, again[0])  # a second answer to the same position: ignored
+    _answer(proto, first[0], score=3000)  # a replay of an answered publish: ignored
+    done = [j for j in jobs if j.future.done()]
+    assert len(done) == 1 and done[0].future.result().analysis.score == 10
+    # errors: one worker's count once, the position asked again at once of the others
+    _announce(proto, "b", "1", engines=1)
+    _announce(proto, "c", "1", engines=1)
+    victim = next(j for j in jobs[2:] if not j.future.done())
+    for name in ("a", "a", "a", "b"):
+        (publish,) = [p for p in proto.publishes() if p.correlation == victim.key.encode()] or \
+            [p for p in again if p.correlation == victim.key.encode()]
+        _answer(proto, publish, name, error=True)
+        assert not victim.future.done()
+    (publish,) = [p for p in proto.publishes() if p.correlation == victim.key.encode()]
+    _answer(proto, publish, "c", error=True)  # the third worker's error: it fails
+    assert isinstance(victim.future.exception(), EngineError)
 
 
 # -- answers ----------------------------------------------------------------------------------------------------
@@ -240,6 +366,10 @@ def test_the_documented_acl_keeps_answers_private(tmp_path):
     worker = acl[acl.index("user worker1"):acl.index("user worker2")]
     assert "topic write livemon/bus/results/+/worker1" in worker
     assert "results" not in "".join(line for line in worker.splitlines() if line.startswith("topic read"))
+    # its announcement only under its own name: no worker can empty another's
+    assert "topic readwrite livemon/bus/workers/worker1/#" in worker
+    assert [line for line in acl.splitlines() if "workers/" in line and "worker1" not in line and "worker2" not in line] \
+        == ["topic read livemon/bus/workers/#"]  # the monitor's
     # (the broker-level check of this very ACL: tests/test_distributed.py, the TLS test)
 
 

@@ -228,7 +228,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
 
     from livemon.cli import main
     from livemon.config import BrokerConfig, BusConfig
-    from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, results_topic
+    from livemon.io.bus import AnalysisRequest, AnalysisResult, RemoteEnginePool, WorkerAnnouncement, results_topic
     from livemon.io.engine import PositionAnalysis, position_key
     from tests.test_distributed import workers
 
@@ -323,6 +323,24 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
 
                 racer = asyncio.create_task(race())
                 with workers(tmp_path, broker.port, 1, username="w1", password="pw-w1"):
+                    # the cleared-announcement trick: evil empties w1's announcement (on its topic, and on the
+                    # flat one of a name alone), and announces itself as w1 on its own name's topic: the ACL
+                    # drops the first two, the monitor refuses the third, and w1 is asked all along
+                    await until(lambda: pool.capacity > 0, 60, "w1's announcement")
+                    (w1,) = pool.status().bus.workers
+                    assert w1.startswith("w1/")
+                    rejected = pool.counters.rejected
+                    await evil.publish(f"livemon/bus/workers/{w1}", b"", qos=1, retain=True)
+                    await evil.publish("livemon/bus/workers/w1", b"", qos=1, retain=True)
+                    impostor = WorkerAnnouncement(w1.split("/")[1], "Stockfish 15.1", 5, None, 4, 64, "", "w1")
+                    await evil.publish(f"livemon/bus/workers/evil/{impostor.worker}", impostor.to_json(), qos=1,
+                                       retain=True)
+                    await until(lambda: pool.counters.rejected > rejected, 10, "the impostor refused")
+                    assert "names worker 'w1'" in caplog.text
+                    capacity = pool.capacity
+                    await asyncio.sleep(1.0)
+                    assert list(pool.status().bus.workers) == [w1] and pool.capacity == capacity > 0
+                    assert "emptied its announcement" not in caplog.text  # the broker never let it through
                     answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in honest)), 120)
                     first_ones = await asyncio.wait_for(asyncio.gather(*wanted), 120)  # asked of w1 now
                     racer.cancel()

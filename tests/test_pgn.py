@@ -1,14 +1,11 @@
 import dataclasses
 
-from livemon.live.tracker import GameTracker
-from livemon.live.messages import GameInfo, GameResult
+from livemon.app.batch import read_files
+from livemon.live.tracker import GameTracker, Snapshot, parse_chunk
+from livemon.live.messages import FeedError, GameInfo, GameResult
 from livemon.live.pgn import (
-    BadGame,
-    GoodGame,
     chunk_headers,
-    game_info,
     parse_result,
-    read_games,
     split_games,
     white_score,
 )
@@ -18,23 +15,23 @@ from tests.conftest import real
 
 def test_games_without_blank_lines_are_split_and_flagged():
     text = real("chesscom_carlsen_clk_allancao.pgn").read_text()
-    games = list(read_games(text, "carlsen.pgn"))
-    assert len(games) == 334
-    assert all(isinstance(g, GoodGame) for g in games)
-    flagged = [g for g in games if g.warnings]
-    assert len(flagged) == 333  # every game but the first follows move text directly
-    assert "not separated" in flagged[0].warnings[0]
+    chunks = list(split_games(text))
+    assert len(chunks) == 334
+    assert sum(not separated for _, separated in chunks) == 333  # every game but the first follows move text
+    snaps = [parse_chunk(chunk) for chunk, _ in chunks]
+    assert all(isinstance(s, Snapshot) for s in snaps)
     # each game has its own headers, not the previous game's moves
-    assert games[1].game.headers["Black"] == "solskytz"
-    assert games[1].game.board().fen() == games[0].game.board().fen()
+    assert snaps[1].headers["Black"] == "solskytz" and snaps[1].fen == snaps[0].fen
+    infos = [m for m in GameTracker("t").update_text(text, "carlsen.pgn") if isinstance(m, GameInfo)]
+    assert len(infos) == 334 and infos[1].black == "solskytz"
 
 
 def test_illegal_move_gives_one_bad_game_and_the_rest_are_read():
     text = real("london_2011_round8_malformed.pgn").read_text()
-    games = list(read_games(text, "lcc.pgn"))
-    bad = [g for g in games if isinstance(g, BadGame)]
-    assert len(games) == 36 and len(bad) == 1
-    assert "Nakamura" in bad[0].error and "Qg2" in bad[0].error and "\n" not in bad[0].error
+    out = GameTracker("t").update_text(text, "lcc.pgn")
+    bad = [m for m in out if isinstance(m, FeedError)]
+    assert sum(isinstance(m, GameInfo) for m in out) == 35 and len(bad) == 1
+    assert "Nakamura" in bad[0].message and "Qg2" in bad[0].message and "\n" not in bad[0].message
 
 
 def test_split_keeps_comments_with_brackets_inside_movetext():
@@ -44,11 +41,9 @@ def test_split_keeps_comments_with_brackets_inside_movetext():
 
 
 def test_game_info_reads_ratings_and_question_marks():
-    games = list(read_games(real("kasparov_deepblue_1997_pythonchess.pgn").read_text()))
-    info = game_info(games[0].game.headers, "g")
+    info = next(iter(live_infos(real("kasparov_deepblue_1997_pythonchess.pgn").read_text()).values()))
     assert info.white_elo is None and info.black_elo is None
-    games = list(read_games(real("wcc2023_nepo_ding_g1_pythonchess.pgn").read_text()))
-    info = game_info(games[0].game.headers, "g")
+    info = next(iter(live_infos(real("wcc2023_nepo_ding_g1_pythonchess.pgn").read_text()).values()))
     assert info.white_elo and info.white_elo > 2700
 
 
@@ -88,10 +83,17 @@ def live_infos(text: str) -> dict[str, GameInfo]:
     return {m.game_id: m for m in out if isinstance(m, GameInfo)}
 
 
-def test_unrated_tags_are_unrated_live_and_in_batch():
+def batch_infos(text: str, tmp_path) -> list[GameInfo]:
+    """The GameInfo ``analyse`` reads for ``text`` (:func:`read_files`)."""
+    path = tmp_path / "t.pgn"
+    path.write_text(text)
+    return [g.info for g in read_files([str(path)], lambda line: None)]
+
+
+def test_unrated_tags_are_unrated_live_and_in_batch(tmp_path):
     """WhiteElo "0" was rated 0 live (screened at c_r = 0, a TTT prior far too low); "0", "-", "" are unrated everywhere."""
     live = live_infos(UNRATED)
-    batch = [game_info(g.game.headers, "x") for g in read_games(UNRATED) if isinstance(g, GoodGame)]
+    batch = [dataclasses.replace(i, game_id="x") for i in batch_infos(UNRATED, tmp_path)]
     fit = read_results_text(UNRATED, "t.pgn").results
     assert [(i.white_elo, i.black_elo) for i in live.values()] == [(None, None), (2412, None)]
     assert [(i.white_elo, i.black_elo) for i in batch] == [(None, None), (2412, None)]
@@ -102,14 +104,13 @@ def test_unrated_tags_are_unrated_live_and_in_batch():
     assert [dataclasses.replace(i, game_id="x") for i in live.values()] == batch
 
 
-def test_live_and_batch_read_the_same_tags_from_real_files():
+def test_live_and_batch_read_the_same_tags_from_real_files(tmp_path):
     for name in ("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn", "london_chess_classic_2011_twic.pgn",
                  "kasparov_deepblue_1997_pythonchess.pgn"):
         text = real(name).read_text()
         live = list(live_infos(text).values())
-        batch = [game_info(g.game.headers, i.game_id) for g, i in
-                 zip((g for g in read_games(text) if isinstance(g, GoodGame)), live)]
-        assert len(live) >= 6 and live == batch[: len(live)], name
+        batch = batch_infos(text, tmp_path)
+        assert len(live) >= 6 and live == batch, name
         scores = {r.line for r in read_results_text(text, name).results}
         assert scores, name
 
@@ -130,5 +131,5 @@ def test_escaped_quotes_in_tags_are_read_once_everywhere():
     assert chunk_headers(text)["White"] == 'O"Brien, P'
     assert next(iter(live_infos(text).values())).white == 'O"Brien, P'
     assert read_results_text(text, "t.pgn").results[0].white == 'O"Brien, P'
-    game = next(read_games(text))
-    assert isinstance(game, GoodGame) and game.game.headers["White"] == 'O"Brien, P'
+    snap = parse_chunk(text)
+    assert isinstance(snap, Snapshot) and snap.headers["White"] == 'O"Brien, P'

@@ -55,4 +55,4 @@ def test_status_shows_the_live_budget(capsys, tmp_path):
                           "lag_seconds": 0.0, "duplicates": 0, "rollbacks": 0, "ttt_refreshes": 0, "updated": time.time()})
     assert main(["status", "--store", str(path)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("budget"))
-    assert "5.0 positions/s measured (400 ms a search, 2 engines): 225 boards followable" in line
+    assert "5.0 positions/s measured at SF depth=12 (400 ms a search, 2 engines): 225 boards followable" in line

@@ -29,14 +29,13 @@ from livemon.rating.quality_params import model_for
 
 REPO = Path(__file__).resolve().parent.parent
 EXPORT = REPO / "bench" / "data" / "calibration_d12.jsonl.gz"
-CALIBRATION = REPO.parent / "shared" / "data" / "calibration"
 COPIED = {"A10_prague_masters_2022.pgn": Path(__file__).parent / "data" / "prague_masters_2022_fsmosca.pgn"}
 """The calibration files the tests read, copied unchanged into tests/data (SOURCES.md): the suite runs anywhere."""
 PROFILE = "Stockfish 15.1 depth=12 multipv=4"
 
 
 def _game_text(name: str, index: int) -> str:
-    text = (COPIED[name] if name in COPIED else CALIBRATION / name).read_text(encoding="ascii")
+    text = COPIED[name].read_text(encoding="ascii")
     chunks = ["[Event" + c for c in text.split("\n\n[Event")]
     chunks[0] = chunks[0][len("[Event"):]
     return chunks[index - 1]
@@ -49,8 +48,8 @@ def real_games(event: str, n: int) -> list[tuple[GameInfo, str, list[ScoredPly]]
         next(f)
         for line in f:
             row = json.loads(line)
-            if row["file"] not in COPIED and not (CALIBRATION / row["file"]).exists():
-                continue  # a calibration file not in this checkout (only the copied ones travel with it)
+            if row["file"] not in COPIED:
+                continue  # a calibration file not in the repository (only the copied ones travel with it)
             game = chess.pgn.read_game(io.StringIO(_game_text(row["file"], row["index"])))
             h = game.headers
             if h.get("Event") != event:

@@ -1,4 +1,4 @@
-"""Fair-play screening against E(c_r) and the Elo ↔ c calibration (spec §3)."""
+"""Fair-play screening against E(c_r) and the Elo ↔ c calibration (docs/models.md §3)."""
 
 from __future__ import annotations
 

@@ -110,6 +110,7 @@ async def test_a_board_published_while_running_shows_up(hub: Hub) -> None:
 async def test_a_player_estimate_published_while_running_shows_up(hub: Hub) -> None:
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")  # the research panel: moves and c̄ among the columns
         await pilot.pause()
         name = app.selected_player
         assert name is not None
@@ -131,9 +132,10 @@ async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Nobody", c) for c in ("elo", "estimate", "range", "field", "c", "ttt")] == ["—"] * 6
-        await pilot.press("s", "s")  # in this field, then perceived Elo (a diagnostic): no finite value, sorted last
+        assert [cell(table, "Nobody", c) for c in ("elo", "estimate", "range", "field")] == ["—"] * 4
+        await pilot.press("r", "s", "s")  # the research panel; in this field, then perceived Elo: sorted last
         await pilot.pause()
+        assert [cell(table, "Nobody", c) for c in ("c", "ttt")] == ["—"] * 2
         assert app.sort == "perceived" and table.order[-1] == "Nobody"
 
 
@@ -164,7 +166,50 @@ async def test_the_headline_is_the_moves_estimate_and_the_field_is_beside_it(hub
         app.selected_player = "Shown, Sue"
         await pilot.pause()
         pane = text(app.query_one(PlayerHistogram))
-        assert "estimate 2480" in pane and "in this field 2455" in pane and "E(c) performance 1999" in pane
+        assert "estimate 2480" in pane and "in this field 2455" in pane and "E(c) performance" not in pane
+        await pilot.press("r")  # the research panel: the diagnostics in the pane
+        await pilot.pause()
+        pane = text(app.query_one(PlayerHistogram))
+        assert "estimate 2480" in pane and "E(c) performance 1999" in pane and "perceived 2300" in pane
+
+
+def _labels(table: PlayersTable) -> list[str]:
+    return [str(c.label) for c in table.columns.values()]
+
+
+async def test_the_players_columns_are_the_audiences_and_the_research_panel_is_behind_a_key(hub: Hub) -> None:
+    """By default the players table carries what a commentator quotes; ``r`` adds the research figures (c̄ ± σ,
+    TTT μ ± σ, moves) and the player pane's diagnostics, and takes them away again; the footer and help name it."""
+    app = CommentaryApp(hub)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.query_one(PlayersTable)
+        audience = ["Player", "Elo", "Est.", "95% range", "Field", "Acc.", "?!/?/??", "Score", "TPR", "Rtg +/-"]
+        assert _labels(table) == audience
+        rows = table.row_count
+        assert rows >= 3 and all(len(table.get_row_at(i)) == len(audience) for i in range(rows))
+        assert "Research panel" in [getattr(k, "description", None) for k in app.screen.query("FooterKey")]
+        assert "r: research panel" in str(app.query_one("#players").border_title)
+        keys = ["s"] * 4
+        await pilot.press(*keys)  # the sorts of the audience's figures only: back to the estimate
+        await pilot.pause()
+        assert app.sort == "estimate"
+        await pilot.press("r")
+        await pilot.pause()
+        assert _labels(table) == audience + ["c̄ ± σ", "TTT μ±σ", "Moves"]
+        assert table.row_count == rows and len(table.get_row_at(0)) == len(audience) + 3
+        assert cell(table, "Mompel Ferruz, Xavier", "ttt") == "2401±48"
+        await pilot.press("s", "s")
+        await pilot.pause()
+        assert app.sort == "perceived"
+        await pilot.press("r")  # closed again: the research sort gives way to the estimate
+        await pilot.pause()
+        assert _labels(table) == audience and app.sort == "estimate" and table.row_count == rows
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_text = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "Research panel" in help_text and "c̄ ± σ, the apparent skill in the E(c) model" in help_text
+        assert "TrueSkill Through Time" in help_text and "Est. (95% range): the estimate" in help_text
 
 
 async def test_help_screen_opens_and_closes(hub: Hub) -> None:
@@ -230,6 +275,7 @@ async def test_screening_table_only_with_arbiter_rights(hub: Hub) -> None:
 async def test_sort_key_changes_the_order(hub: Hub) -> None:
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")  # the research panel: its sorts too
         await pilot.pause()
         table = app.query_one(PlayersTable)
         assert app.sort == "estimate"  # the headline first; the demo's [%eval] games give none

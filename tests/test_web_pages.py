@@ -41,6 +41,7 @@ from livemon.faces.web import WebServer
 from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, free_port, real
+from tests.layout import LAYOUT_JS
 from tests.test_overlay import CDP, devtools_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
@@ -82,6 +83,12 @@ class Page(CDP):
         if os.environ.get("LIVEMON_DOCS_PNG"):
             with contextlib.suppress(AssertionError):
                 await self.wait_for(f"(() => {{ try {{ return !!({ready}); }} catch (e) {{ return false; }} }})()", True, timeout)
+
+    async def holds(self) -> None:
+        """The page as drawn now keeps every text whole, inside its panel and the frame, none over another."""
+        await self.wait_for("document.body.dataset.seq === String(window.livemon.last)", True, timeout=10)
+        got = await self.js(LAYOUT_JS)
+        assert got["problems"] == [] and got["texts"] > 5, got
 
     async def shot(self, name: str, tmp_path: Path, backdrop: dict[str, float] | None = None) -> bytes:
         """A 1920×1080 PNG of the page (the transparent overlay over ``backdrop`` for the docs' copy)."""
@@ -232,6 +239,7 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
                          " && window.livemon.boards.get(window.livemon.game).result === '*'"
                          " && window.livemon.boards.get(window.livemon.game).ply >= 30"
                          " && window.livemon.boards.get(window.livemon.game).eval_cp !== null", timeout=900)
+    await page.holds()
     await page.shot("overlay-bars.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
 
     # layout=board for one game: chessground draws the real game's position at the ply shown
@@ -243,6 +251,7 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     assert drawn == expected and len(drawn) >= 3
     assert await page.js("document.getElementById('white-name').textContent") == first["White"]
     await page.docs_wait(f"window.livemon.boards.get({json.dumps(gid)}).eval_cp !== null")
+    await page.holds()
     await page.shot("overlay-board.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
 
     # layout=leaderboard: the players with estimates, ranked
@@ -253,6 +262,7 @@ async def test_overlay_layouts_on_a_live_replay(page: Page, served: Served, tmp_
     shown = await page.js("[...document.querySelectorAll('#lb-rows td.perf')].map((td) => td.textContent)")
     assert all(s == "—" or s[:4].isdigit() for s in shown)  # an Elo with its range, or "—": never 0
     await page.docs_wait("[...document.querySelectorAll('#lb-rows td.perf')].filter((td) => td.textContent !== '—').length >= 6")
+    await page.holds()
     await page.shot("overlay-leaderboard.png", tmp_path, backdrop={"r": 46, "g": 64, "b": 54, "a": 1})
     assert page.errors == []
 
@@ -274,6 +284,7 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
     refused = await page.js("window.livemon.refused.has('moments')")
     assert state == ("refused" if refused else "ok")
     await page.docs_wait("[...window.livemon.boards.values()].filter((b) => b.eval_cp !== null).length >= 3")
+    await page.holds()
     await page.shot("commentator.png", tmp_path)
 
     # a click on a board: that game in detail, its chart and move list growing with the moves
@@ -300,6 +311,20 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
         last = await page.js("document.querySelector('#d-moves .mv.last').dataset.ply")
         assert (await page.js("document.querySelector('#d-moves .mv.last').textContent")).startswith(sans[int(last) - 1])
     await page.docs_wait(f"window.livemon.boards.get({json.dumps(gid)}).eval_cp !== null")
+    # a page opened mid-game: every move so far, the real game's, from 1.
+    await page.open(f"{served.url}/commentator#game={quote(gid, safe='')}",
+                    f"(window.livemon.boards.get({json.dumps(gid)}) || {{}}).moves && document.querySelectorAll('#d-moves .mv').length > 0")
+    await page.wait_for(f"document.querySelectorAll('#d-moves .mv').length === window.livemon.boards.get({json.dumps(gid)}).ply",
+                        True, timeout=10)
+    listed, white = await page.js(f"""[[...document.querySelectorAll('#d-moves .mv')].map((m) => m.textContent.replace(/[?!]+$/, '')),
+        window.livemon.boards.get({json.dumps(gid)}).white]""")
+    game = next(g for g in served.games if g.headers["White"] == white)
+    assert listed == [n.san() for n in game.mainline()][:len(listed)] and len(listed) >= 1
+    assert await page.js("document.querySelectorAll('#d-moves .unseen').length") == 0
+    await page.holds()
+    # the game's whole move list came with it (game:<id>'s snapshot): every ply so far, from the first
+    count = await page.js(f"window.livemon.boards.get({json.dumps(gid)}).moves.length")
+    assert count >= 1 and await page.js("document.querySelector('#d-moves .mv').dataset.ply") == "1"
     await page.shot("commentator-game.png", tmp_path)
     assert page.errors == []
 
@@ -345,7 +370,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert await page.js(t % "black-acc") == "—"  # a missing accuracy: never 0 or 100
         assert await page.js(t % "black-perf") == "—" and await page.js(t % "white-score") == "2½/3"
         assert await page.js(t % "black-range") == "4 more games"  # the display rules: no figure, how long until one
-        assert await page.js(t % "white-range") == "2400–2864"  # never past the rating range fitted on
+        assert await page.js(t % "white-range") == "2400–2864+"  # never past the rating range fitted on: cut there, marked
         assert await page.js(t % "white-field") == "2815" and await page.js(t % "black-field") == "—"
         assert "wider than the rating range" in await page.js("document.getElementById('black-perf').title")
         assert await page.js(t % "eval-text") == "—"  # no evaluation yet: a dash and a half, grey bar
@@ -358,10 +383,9 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
 
         await page.open(f"{srv.url}/overlay?layout=leaderboard", "document.querySelectorAll('#lb-rows tr').length === 2")
         cells = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))")
-        assert cells[0][1] == "GMCarlsen, Magnus NOR"
-        assert cells[0][3:9] == ["2½/3", "2901", "+4.2", "28502400–2864", "2815", "91.3"]
-        assert cells[0][9] == "100"  # ?! ? ??
-        assert cells[1][3:10] == ["—"] * 7  # Caruana: no results, no estimate (a reason), no field, no accuracy
+        assert cells[0][1] == "GMCarlsen, MagnusNOR"
+        assert cells[0][3:8] == ["2½/3", "2901", "28502400–2864+", "2815", "91.3"]
+        assert cells[1][3:8] == ["—"] * 5  # Caruana: no results, no estimate (a reason), no field, no accuracy
 
         # the numbers module: lichess's win% curve, clamped; move classes from the drop in winning chances
         got = await page.js("""import('/static/livemon.js').then((L) => [L.winPct(0), L.winPct(100), L.winPct(-300),
@@ -377,7 +401,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert "est. 2850" in await page.js("document.querySelector('#d-white .perf').textContent")
         assert "in this field 2815" in await page.js("document.querySelector('#d-white .field').textContent")
         lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))")
-        assert lb[0][6:8] == ["28502400–2864", "2815"] and lb[1][6:8] == ["—", "—"]
+        assert lb[0][5:8] == ["+4.2", "28502400–2864+", "2815"] and lb[1][6:8] == ["—", "—"]
         assert await page.js("document.getElementById('d-black-acc').textContent") == "—"
     assert page.errors == []
 

@@ -20,8 +20,10 @@ class NothingToAnalyse(LivemonError):
 
 
 def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, screen: bool = False,
-            engine_strength: float | None = None, all_pairs: bool = False) -> dict[str, Any]:
-    """The ``analyse --json`` object of the games of ``pgn`` (with ``screen``: its ``screening`` table).
+            engine_strength: float | None = None, all_pairs: bool = False, display: bool = False) -> dict[str, Any]:
+    """The ``analyse --json`` object of the games of ``pgn`` (with ``screen``: its ``screening`` table; with
+    ``display``: each player's display blocks for the table, :func:`add_display` — the JSON is left as
+    ``export --json`` writes it, so live = batch compares them whole).
 
     Raises :class:`NothingToAnalyse` when no file holds a game; an object with no game (none could be
     analysed) is returned as it is, for the command to print and exit 1 on.
@@ -45,9 +47,25 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
     for note in result.notes:
         report(note)
     out = batch_report(result, strength, source, all_pairs or cfg.analysis.all_pairs)
+    if display:
+        add_display(out, result.estimator, cfg.display.max_interval_width)
     if result.screener is not None:
         out["screening"] = screening_report(result.screener)
     return out
+
+
+def add_display(out: dict[str, Any], estimator: Any, max_width: float) -> None:
+    """Each player's ``display`` (the headline's) and ``field_estimate.display``: whether a screen shows the
+    estimate, by the one rule of every screen (:func:`livemon.live.audience.estimate_display`, the model's
+    fitted range and ``[display] max_interval_width``), as the live ``players`` messages and ``report`` carry."""
+    from livemon.live.audience import estimate_display
+
+    for p in out["players"]:
+        state = estimator.players.get(p["name"])
+        model = None if state is None or state.quality is None else state.quality.model
+        p["display"] = estimate_display(p.get("estimate"), model, max_width)
+        if isinstance(p.get("field_estimate"), dict):
+            p["field_estimate"]["display"] = estimate_display(p["field_estimate"], model, max_width)
 
 
 def event_page(pgn: list[str], cfg: Config, report: Callable[[str], None], title: str | None = None) -> dict[str, Any]:

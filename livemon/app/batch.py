@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import chess
-import chess.pgn
 
 from livemon.config import Config
 from livemon.io.book import open_book
 from livemon.io.engine import EngineError
-from livemon.live.tracker import GameTracker, snapshot_of_game
+from livemon.live.tracker import GameTracker
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
@@ -37,27 +36,28 @@ from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
 from livemon.live.finished import FinishedGames
-from livemon.live.messages import Message, Moment, TTTRating
-from livemon.live.pgn import BadGame, read_games
+from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, Message, Moment, MoveEvent, TTTRating
+from livemon.live.pgn import split_games
 from livemon.live.screener import Screener
-from livemon.live.values import COMMENTS_PROFILE
+from livemon.live.values import COMMENTS_PROFILE, board_from_fen
 from livemon.progress import Progress
 from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
 
 
-
 @dataclass
 class PlannedGame:
-    """A game read from a file, with its positions."""
+    """A game read from a file: the messages a feed of the file sends for it, and its positions."""
 
     game_id: str
-    game: chess.pgn.Game
+    info: GameInfo
     label: str
+    messages: list[Message]  # its GameInfo, MoveEvents and GameResult, as the file feed's tracker gives them
     boards: list[chess.Board]  # position before ply 1 .. after the last ply
     moves: list[chess.Move]
     use_comments: bool = True  # False: its [%eval]s are not handed on (calibration needs MultiPV)
+    index: int = 1  # its place among the games read from its file (1 = the first)
 
     @property
     def engine_positions(self) -> list[int]:
@@ -76,20 +76,29 @@ class BatchResult:
     """Each game's moments as the core published them (decided in ply order on complete values)."""
 
 
-def plan_game(game: chess.pgn.Game, game_id: str, label: str, use_comments: bool = True) -> PlannedGame:
-    """A game's positions; ``use_comments`` False drops its [%eval]s (calibration needs MultiPV)."""
-    board = game.board()
-    boards, moves = [board.copy(stack=False)], []
-    for node in game.mainline():
-        moves.append(node.move)
-        board.push(node.move)
-        boards.append(board.copy(stack=False))
-    return PlannedGame(game_id, game, label, boards, moves, use_comments)
+def plan_game(info: GameInfo, messages: list[Message], label: str, use_comments: bool = True,
+              index: int = 1) -> PlannedGame:
+    """A game's positions, from its moves as the tracker sent them."""
+    boards: list[chess.Board] = []
+    moves: list[chess.Move] = []
+    for m in messages:
+        if isinstance(m, MoveEvent):
+            board = board_from_fen(m.fen_before)
+            boards.append(board)
+            moves.append(board.parse_uci(m.uci))
+    if boards:
+        last = boards[-1].copy(stack=False)
+        last.push(moves[-1])
+        boards.append(last)
+    return PlannedGame(info.game_id, info, label, messages, boards, moves, use_comments, index)
 
 
 def read_files(paths: list[str], report: Callable[[str], None], use_comments: bool = True) -> list[PlannedGame]:
-    """Every good game of the files; one line to ``report`` per bad game or file."""
+    """Every good game of the files, read as a file feed reads them (:meth:`GameTracker.update_text`: the
+    same games, ids and rules as live, the DGT end-of-game king moves and duplicate listings included);
+    one line to ``report`` per bad game or file, and per notice a feed would log."""
     planned: list[PlannedGame] = []
+    taken: set[str] = set()
     for path in paths:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -97,36 +106,44 @@ def read_files(paths: list[str], report: Callable[[str], None], use_comments: bo
             report(f"{path}: cannot read ({exc.strerror})")
             continue
         source = os.path.basename(path)
-        unseparated = 0  # chess.com exports: one line per file, not one per game
-        for parsed in read_games(text, source):
-            if isinstance(parsed, BadGame):
-                report(f"skipped {parsed.error}")
-                continue
-            for warning in parsed.warnings:
-                if "not separated from the previous game" in warning:
-                    unseparated += 1
-                else:
-                    report(warning)
-            if parsed.game.end() is parsed.game:
-                report(f"skipped {parsed.label}: no moves")
-                continue
-            planned.append(plan_game(parsed.game, f"{source}#{parsed.index}", parsed.label, use_comments))
-        if unseparated:
+        games: dict[str, list[Message]] = {}
+        said: list[FeedError | FeedNotice] = []
+        for msg in GameTracker(source, withdraw_after=None, append_only=False).update_text(text, source):
+            if isinstance(msg, (FeedError, FeedNotice)):
+                said.append(msg)
+            elif isinstance(msg, (GameInfo, MoveEvent, GameResult)):
+                games.setdefault(msg.game_id, []).append(msg)
+        for note in said:  # an error on a game read is no skip (a game listed twice: one listing is read)
+            skipped = isinstance(note, FeedError) and note.game_id not in games
+            report(f"skipped {note.message}" if skipped else note.message)
+        unseparated = sum(not separated for _, separated in split_games(text))
+        if unseparated:  # chess.com exports: one line per file, not one per game
             report(f"{source}: {unseparated} games not separated from the previous one by a blank line; read anyway")
+        for n, (gid, msgs) in enumerate(games.items(), 1):
+            info = next((m for m in msgs if isinstance(m, GameInfo)), None)
+            if info is None:
+                continue
+            label = f"{source} game {n} ({info.white} - {info.black}, round {info.round})"
+            if not any(isinstance(m, MoveEvent) for m in msgs):
+                report(f"skipped {label}: no moves")
+                continue
+            if gid in taken:  # the same game in two files: two games here, as two feeds would be
+                unique = f"{source}:{gid}"
+                msgs = [dataclasses.replace(m, game_id=unique) for m in msgs]  # type: ignore[type-var]
+                info = dataclasses.replace(info, game_id=unique)
+                gid = unique
+            taken.add(gid)
+            planned.append(plan_game(info, msgs, label, use_comments, n))
     return planned
 
 
 def game_messages(game: PlannedGame) -> list[Message]:
-    """A finished game as a feed sends it: its tags, its moves (with their comments), its result.
-
-    The feeds' own conversion (:meth:`GameTracker.update`), so that a batch run is the
-    replay of what a feed of the same PGN would send.
-    """
-    snap = snapshot_of_game(game.game)
-    if not game.use_comments:
-        snap = dataclasses.replace(snap, plies=[dataclasses.replace(p, eval_cp=None) for p in snap.plies],
-                                   start_eval=None)
-    return GameTracker().update(snap, game.game_id)
+    """A finished game as a feed sends it: its tags, its moves (with their comments), its result; without
+    its [%eval]s when ``use_comments`` is False."""
+    if game.use_comments:
+        return game.messages
+    return [dataclasses.replace(m, eval_cp=None, start_eval_cp=None) if isinstance(m, MoveEvent) else m
+            for m in game.messages]
 
 
 async def analyse_games(

@@ -142,13 +142,12 @@ def calibrate(pgn: list[str], cfg: Config, report: Callable[[str], None], *, cac
     from livemon.app.batch import COMMENTS_PROFILE, analyse_games, read_files
     from livemon.io.engine import EngineError
     from livemon.io.store import Store
-    from livemon.live.pgn import game_info
     from livemon.rating.calibration import Calibration, ProfileCalibration, engine_strength_fit
 
     cfg.analysis.skip_moves = 0  # the screening filter below decides (book_moves)
     planned: list[PlannedGame] = []
     for game in read_files(pgn, report, use_comments=False):
-        info = game_info(game.game.headers, game.game_id)
+        info = game.info
         if info.white_elo is None and info.black_elo is None:
             report(f"skipped {game.label}: no Elo tags")
             continue

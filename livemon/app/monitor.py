@@ -32,6 +32,7 @@ from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
 from livemon.io.backend import PooledAnalysis
 from livemon.io.feeds import Feed, open_feeds
+from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.pool import EngineBackend, EnginePool
 from livemon.io.shelfdb import ShelfDB
 from livemon.io.store import Store
@@ -101,7 +102,10 @@ STATUS_VERSION = 2
 """Shape of the stored status (``livemon status --json``). 2: ``engine`` is an
 :class:`~livemon.io.backend.EngineStatus` (``queue_lag_seconds``, ``quick_profile``,
 ``previews``; no ``limit_level``/``limit_changes``: no adaptive limit; ``restarts`` null
-for a remote pool), and ``gaps``/``illegal_moves`` counters."""
+for a remote pool), and ``gaps``/``illegal_moves`` counters; ``engine_lag_seconds`` (how long the oldest
+position waiting for the pinned profile has waited) beside ``feed_lag_seconds`` (since the feeds' last message);
+``engine.searches`` and ``engine.mean_search_s`` count the pinned profile's searches only (the quick eval-bar
+previews are ``engine.preview_searches``)."""
 
 
 def bundled_replay(speed: float = 2.0) -> ReplayFeedConfig:
@@ -226,12 +230,18 @@ class Monitor:
         self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()
         self._answering: asyncio.Task[None] | None = None
         self.feeds: list[Feed] = []
+        self.demo_pace: float | None = None
+        """Plies per second at most for the bundled replay (``livemon serve`` measures the engines and sets it:
+        :func:`livemon.app.plan.demo_pace`); None: its schedule alone."""
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ttt_wanted = asyncio.Event()
         self._ttt = TTTJob(cfg.ttt)
         self._ttt_stored = -math.inf  # when the fit was last stored (monotonic)
         self._stopping = asyncio.Event()
         self.loop_lag = LoopLagProbe()
+        from livemon.app.forecast_live import LiveForecast  # numpy: only with a monitor
+
+        self.forecast = LiveForecast(cfg.event, self.hub)
 
     # the core's state, for the faces' tests and benches that look inside
     @property
@@ -288,6 +298,11 @@ class Monitor:
             self._pin_profile()
             self._resume()
             self.feeds = open_feeds(self.cfg.feeds or [bundled_replay(self.cfg.monitor.replay_speed)])
+            if not self.cfg.feeds and self.demo_pace:  # the demo paced to this machine's engines, held while behind
+                for feed in self.feeds:
+                    if isinstance(feed, ReplayFeed):
+                        feed.max_rate = self.demo_pace
+                        feed.behind = lambda: self.pool.status().queue_lag_seconds
             known = {gid: game.plies for gid, game in self.games.items()}
             for feed in self.feeds:  # a replay resumes where it was (no 100 s of nothing after a restart)
                 getattr(feed, "resume", lambda known: None)(known)
@@ -298,6 +313,7 @@ class Monitor:
                 self._spawn(self._ttt_loop(), "ttt"),
                 self._spawn(self.loop_lag.run(), "loop lag probe"),
                 self._spawn(self._gc_loop(), "gc freeze"),
+                self._spawn(self.forecast.run(self.core), "forecast"),
             ]
             if until_feeds_end:
                 await asyncio.gather(*feed_tasks, return_exceptions=True)
@@ -554,6 +570,8 @@ class Monitor:
             "games": len(self.core.games),
             "unscored_plies": self.core.unscored_plies(),
             "lag_seconds": max(time.time() - newest, 0.0) if newest and pool.backlog else 0.0,
+            "engine_lag_seconds": pool.queue_lag_seconds,  # the oldest position waiting for the pinned profile
+            "feed_lag_seconds": max(time.time() - newest, 0.0) if newest else None,  # since the feeds' last message
             "ttt_refreshes": c.ttt_refreshes,
             "engine_strength": self.core.strength,
             "screening": "on" if self.screener.enabled else f"off: {self.screener.off_reason}",
@@ -583,6 +601,7 @@ class Monitor:
                 engine_profile=pool.profile or "",
                 engines=pool.engines,
                 lag_seconds=s["lag_seconds"],
+                engine_lag_seconds=pool.queue_lag_seconds,
                 moves=s["moves"],
                 games=s["games"],
                 ttt_refreshes=s["ttt_refreshes"],

@@ -40,6 +40,26 @@ def budget(search_seconds: float, engines: int, boards: int, move_seconds: float
     }
 
 
+DEMO_SHARE = 0.6
+"""The share of the engines' measured positions/s the bundled demo replay may ask for: the rest absorbs what a
+measurement of a few positions misses (a busier machine later, positions harder than the ones measured), so the
+engines stay ahead and the oldest position waiting stays a few seconds old."""
+
+
+def demo_pace(search_seconds: float, engines: int, share: float = DEMO_SHARE) -> float:
+    """Plies per second the bundled replay may play on engines that search a position in ``search_seconds``:
+    ``share`` × ``engines`` / ``search_seconds`` (each ply is one new position to search).
+
+    >>> demo_pace(0.5, 1)
+    1.2
+    >>> round(demo_pace(0.75, 2, share=0.5), 3)
+    1.333
+    """
+    if search_seconds <= 0 or engines < 1:
+        raise ValueError(f"search time {search_seconds} s and engines {engines}: both must be positive")
+    return share * engines / search_seconds
+
+
 async def measure(cfg: Any, positions: int) -> tuple[float, str, int]:
     """Mean seconds per search of ``positions`` real positions with the configured engine; its profile name."""
     import io

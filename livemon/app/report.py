@@ -76,5 +76,11 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
             **est.audience(player.name),
         })
     players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))
+    from livemon.app.forecast import chances_by_round, record_of_info
+    from livemon.live.messages import GameResult
+
+    records = [record_of_info(p.info, next((m.result for m in p.messages if isinstance(m, GameResult)), None),
+                              len(p.moves)) for p in planned]
     return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated,
-            "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games}
+            "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games,
+            "forecast": chances_by_round(records, cfg.event)}

@@ -2,7 +2,8 @@
 
 The wiring of ``livemon serve`` and ``livemon run``; the commands parse arguments and print.
 SIGTERM or SIGINT (Ctrl-C) stops it cleanly, also while ``--until-done`` drains: every move read is
-already stored, so nothing is lost; the next start resumes.
+already stored, so nothing is lost; the next start resumes. Without a configured feed the bundled replay is
+paced to this machine's engines (:func:`pace_demo`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import os
 import signal
 import time
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from livemon.app.monitor import Monitor
 from livemon.errors import LivemonError
@@ -27,7 +28,8 @@ class StartError(LivemonError, RuntimeError):
 
 
 async def live_log(hub: Hub, every: float = 5.0) -> None:
-    """One line per finished game, and a status line every few seconds."""
+    """One line per finished game, and a status line every few seconds: the engines' lag (how long the oldest
+    position waiting for the pinned profile has waited) apart from the feeds'."""
     from livemon.live.messages import BoardState, MonitorStatus
 
     sub = hub.subscribe({"games", "status"}, maxsize=10000)
@@ -44,8 +46,42 @@ async def live_log(hub: Hub, every: float = 5.0) -> None:
         elif isinstance(msg, MonitorStatus) and time.monotonic() - last >= every:
             last = time.monotonic()
             print(f"{stamp} status  moves {msg.moves} games {msg.games} searches {msg.searches} "
-                  f"cache {msg.cache_hits} backlog {msg.backlog} lag {msg.lag_seconds:.1f}s "
+                  f"cache {msg.cache_hits} backlog {msg.backlog} engine lag {msg.engine_lag_seconds:.1f}s "
                   f"TTT {msg.ttt_refreshes}  [{msg.engine_profile}]", flush=True)
+
+
+DEMO_POSITIONS = 6
+"""Real positions searched at start to pace the bundled demo (a few seconds on one core at depth 12)."""
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+async def pace_demo(monitor: Monitor, positions: int = DEMO_POSITIONS,
+                    say: Callable[[str], None] = _print) -> float | None:
+    """Without a configured feed (the bundled demo) on this machine's engines: measure the pinned profile as
+    ``livemon plan`` does and pace the replay to a share of what the engines follow
+    (:func:`livemon.app.plan.demo_pace`), so the figures on screen are live; the plies per second set, or None
+    (feeds configured, or engines behind a bus whose workers are not here to measure)."""
+    from livemon.app.plan import demo_pace, measure
+
+    cfg = monitor.cfg
+    if cfg.feeds or cfg.bus.mode == "mqtt":
+        return None
+    seconds, profile, searched = await measure(cfg, positions)
+    rate = demo_pace(seconds, cfg.engine.processes)
+    monitor.demo_pace = rate
+    say(f"{time.strftime('%H:%M:%S')} demo    {profile}: {seconds * 1e3:.0f} ms a search here ({searched} positions, "
+        f"{cfg.engine.processes} engine(s), load {os.getloadavg()[0]:.2f}): the replay plays at most "
+        f"{rate:.2f} moves/s, so the engines keep up")
+    return rate
+
+
+async def paced_run(monitor: Monitor, until_done: bool = False, say: Callable[[str], None] = _print) -> None:
+    """:meth:`Monitor.run`, the bundled demo paced first (:func:`pace_demo`; its line to ``say``)."""
+    await pace_demo(monitor, say=say)
+    await monitor.run(until_feeds_end=until_done)
 
 
 STOP_REPORT_SECONDS = 5.0
@@ -79,7 +115,7 @@ async def serve(monitor: Monitor, until_done: bool) -> None:
     loop = asyncio.get_running_loop()
     async with faces(monitor):
         log_task = asyncio.create_task(live_log(monitor.hub))
-        run = asyncio.create_task(monitor.run(until_feeds_end=until_done))
+        run = asyncio.create_task(paced_run(monitor, until_done))
 
         def stop() -> None:
             monitor.stop()
@@ -96,6 +132,19 @@ async def serve(monitor: Monitor, until_done: bool) -> None:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             log_task.cancel()
+
+
+def start_line(host: str, port: int) -> str:
+    """Where to look: the commentator's page, the overlay (an OBS browser source) and the WebSocket.
+
+    >>> start_line("127.0.0.1", 8765)
+    'commentator: http://127.0.0.1:8765/commentator  overlay: http://127.0.0.1:8765/overlay  websocket: ws://127.0.0.1:8765/ws'
+    """
+    from livemon.faces.web.server import WS_PATH
+
+    where = f"[{host}]" if ":" in host else host
+    return (f"commentator: http://{where}:{port}/commentator  overlay: http://{where}:{port}/overlay  "
+            f"websocket: ws://{where}:{port}{WS_PATH}")
 
 
 @contextlib.asynccontextmanager
@@ -119,7 +168,7 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
             raise StartError(f"web server cannot listen on {monitor.cfg.web.host}:{monitor.cfg.web.port}: "
                              f"{os.strerror(exc.errno) if exc.errno else exc} "
                              "(another livemon? set [web] port, or enabled = false)") from None
-        print(f"overlay: http://{monitor.cfg.web.host}:{web.port}/overlay", flush=True)
+        print(f"{time.strftime('%H:%M:%S')} web     {start_line(monitor.cfg.web.host, web.port)}", flush=True)
     mqtt = asyncio.create_task(MqttPublisher(monitor.hub, monitor.cfg.mqtt_out).run()) if monitor.cfg.mqtt_out.enabled else None
     try:
         yield
@@ -141,7 +190,7 @@ async def run_with_screen(monitor: Monitor, arbiter: bool) -> None:
     # stderr's fd to its child, and the TTT worker process needs it.
     resource_tracker.ensure_running()
     async with faces(monitor):
-        task = asyncio.create_task(monitor.run())
+        task = asyncio.create_task(paced_run(monitor, say=log.info))  # the screen is up: its line to the log
         app = CommentaryApp(monitor.hub, arbiter=arbiter)
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, app.exit)  # systemd, kill: a clean stop
         try:

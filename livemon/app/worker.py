@@ -18,8 +18,10 @@ engine profile) is acknowledged and dropped with a log line.
 
 A worker has a **name**: ``--name``, else its broker user (``bus.broker.username``, by default ``[broker] username``),
 else ``<host name>-<pid>``. Results carry it and are published under it
-(``<response topic>/<name>``), so a broker ACL that lets each worker's user
-write only under its own name makes the name trustworthy; the monitor records
+(``<response topic>/<name>``), and so is its retained announcement
+(``<prefix>/workers/<name>/<worker id>``, repeated every ``HEARTBEAT`` seconds), so a
+broker ACL that lets each worker's user write only under its own name makes the
+name trustworthy and its announcement its own to empty; the monitor records
 it with every cached analysis, and :func:`forget_worker` (``livemon worker
 --forget NAME``) drops a worker's analyses from a store.
 """
@@ -42,6 +44,7 @@ from livemon.io.bus import (
     AnalysisRequest,
     AnalysisResult,
     BusMessageError,
+    HEARTBEAT,
     WorkerAnnouncement,
     client_for,
     excerpt,
@@ -93,7 +96,7 @@ class EngineWorker:
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
         self.store = Store(cfg.store.path)
         self.pool = EnginePool(cfg.engine, self.store, quick=False)
-        self.announce_topic = workers_topic(self.bus, self.worker_id)
+        self.announce_topic = workers_topic(self.bus, self.name, self.worker_id)
         self.results_prefix = results_prefix(self.bus)
         self.connected = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -151,6 +154,7 @@ class EngineWorker:
         self.connected.set()
         log.info("worker %s: taking requests from %s", self.worker_id, shared_requests_topic(self.bus, self.pool.base_profile.name))
         receiving = asyncio.create_task(self._take(client))
+        beating = asyncio.create_task(self._heartbeat(client))
         stop = asyncio.ensure_future(self._stopping.wait())
         try:
             await asyncio.wait((receiving, stop), return_when=asyncio.FIRST_COMPLETED)
@@ -159,13 +163,25 @@ class EngineWorker:
                 return
             # stopping: take no more, finish what is in hand, then leave
             receiving.cancel()
-            await asyncio.gather(receiving, return_exceptions=True)
+            beating.cancel()
+            await asyncio.gather(receiving, beating, return_exceptions=True)
             await client.unsubscribe(shared_requests_topic(self.bus, self.pool.base_profile.name))
             await asyncio.gather(*self._tasks, return_exceptions=True)
             await client.publish(self.announce_topic, b"", qos=1, retain=True)
         finally:
             stop.cancel()
             receiving.cancel()
+            beating.cancel()
+
+    async def _heartbeat(self, client: aiomqtt.Client) -> None:
+        """Announce again every HEARTBEAT seconds: the monitor's sign of life, and the announcement restored
+        whatever happened to the retained copy (the guard below needs to read the topic; this does not)."""
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            try:
+                await client.publish(self.announce_topic, self._announcement, qos=1, retain=True)
+            except aiomqtt.MqttError:
+                return  # the connection went: the next session announces
 
     async def _take(self, client: aiomqtt.Client) -> None:
         """Serve every request the broker delivers, each in its own task; guard the announcement."""

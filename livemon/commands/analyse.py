@@ -15,12 +15,18 @@ from livemon.commands import add_engine_arguments, engine_config_from_args, say
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pgn", nargs="+", help="PGN files (several games each is fine)")
-    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.add_argument("--engine-strength", type=float, metavar="R", help="r̄_e of the engine profile, in Elo")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout (every figure, diagnostics included)")
+    p.add_argument("--diagnostics", action="store_true",
+                   help="also the research figures of the papers livemon rests on (E(c) performance, perceived "
+                        "ratings, apparent skill c̄, Algorithms 1-4), each explained")
+    p.add_argument("--engine-strength", type=float, metavar="R",
+                   help="the engine profile's own strength in Elo (r̄_e; default: from its calibration)")
     add_engine_arguments(p)
     p.add_argument("--config", metavar="F", help="config.toml (default: ./config.toml if present)")
     p.add_argument("--store", metavar="DB", help="SQLite store holding the position cache")
-    p.add_argument("--all-pairs", action="store_true", help="Algorithm 2 over all pairs, not just pairs that met")
+    p.add_argument("--all-pairs", action="store_true",
+                   help="with --diagnostics: the perceived ratings of the event (Algorithm 2) from every pair of "
+                        "players, not only the pairs that met")
     p.add_argument("--screen", action="store_true",
                    help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
     p.add_argument("--one-event", action="store_true",
@@ -37,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.screening.scope = "all"
     try:
         out = analyse(args.pgn, cfg, say, screen=args.screen, engine_strength=args.engine_strength,
-                      all_pairs=args.all_pairs)
+                      all_pairs=args.all_pairs, display=not args.json)
     except NothingToAnalyse as exc:
         say(str(exc))
         return 1
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_table(out))
+        sys.stdout.write(render_table(out, args.diagnostics, cfg.display.max_interval_width))
         if "screening" in out:
             sys.stdout.write(render_screening(out["screening"]))
     return 0
@@ -104,55 +110,102 @@ def _range_text(perf: dict[str, Any]) -> str:
     return "—" if not cr else f"{cr[0]:.0f}-{cr[1]:.0f}"
 
 
-def render_table(out: dict[str, Any]) -> str:
-    """The human-readable report: engine, games (Algorithm 1), players (Algorithms 3–4, c)."""
+def _classes(c: dict[str, int] | None) -> str:
+    return "—" if not c else f"{c['inaccuracy']}/{c['mistake']}/{c['blunder']}"
+
+
+def _score(r: dict[str, Any] | None) -> str:
+    return "—" if not r or not r.get("games") else f"{r['score']:g}/{r['games']}"
+
+
+def _shown(block: dict[str, Any] | None, display: dict[str, Any] | None) -> tuple[str, str]:
+    """The estimate and its range as every screen shows them (the display rule: ``estimate_display``)."""
+    from livemon.faces.tui.format import shown_estimate
+
+    return shown_estimate(block or {}, display if display is not None else {"show": False, "more_games": None})
+
+
+def render_table(out: dict[str, Any], diagnostics: bool = False, max_width: float = 1000.0) -> str:
+    """The human-readable report: games (accuracy, classes) and players (estimate, in this field, score, TPR,
+    accuracy, classes), each estimate as the display rule allows; with ``diagnostics``, the papers' figures
+    (Algorithms 1-4, the E(c) performance and c̄) after them, each glossed."""
     eng = out["engine"]
-    lines = [
-        f"engine profile: {eng['profile']}   searches run: {eng['analyses']}",
-        f"engine strength r̄_e: {_num(eng['strength'], '{:.0f}')} ({eng['strength_source']})",
-        "",
-        f"{'game':<48} {'result':>7} {'plies':>5} {'p(W)':>6} {'d(W-B)':>7}",
-    ]
+    lines = [f"engine profile: {eng['profile']}   searches run: {eng['analyses']}", "",
+             f"{'game':<48} {'result':>7} {'plies':>5} {'accuracy W/B':>13}"]
     for g in out["games"]:
         name = f"{g['white']} - {g['black']}"[:48]
-        p = g["white_expected_score"]
-        lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {_num(p, '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
+        acc = g.get("accuracy") or {}
+        accuracy = f"{_num(acc.get('white'), '{:.1f}')}/{_num(acc.get('black'), '{:.1f}')}"
+        lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {accuracy:>13}")
+    players = sorted(out["players"], key=lambda p: (-((p.get("results") or {}).get("score") or 0),
+                                                    -((p.get("estimate") or {}).get("elo") or -1e9), p["name"]))
+    lines += ["", f"{'player':<28} {'rating':>6} {'estimate':>8} {'95% range':>13} {'in this field':>13} "
+              f"{'score':>6} {'TPR':>5} {'accuracy':>8} {'?!/?/??':>8}"]
+    for p in players:
+        shown, rng = _shown(p.get("estimate"), p.get("display"))
+        field = p.get("field_estimate") or {}
+        in_field, _ = _shown(field, field.get("display"))
+        r = p.get("results") or {}
+        lines.append(f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>6} {shown:>8} {rng:>13} {in_field:>13} "
+                     f"{_score(r):>6} {_num(r.get('tpr'), '{:.0f}'):>5} {_num(p.get('accuracy'), '{:.1f}'):>8} "
+                     f"{_classes(p.get('classes')):>8}")
+    reasons = sorted({re.sub(r"^\d+ positions: | \(±\d+\)", "", e["reason"])  # one line per kind of reason
+                      for p in players if (e := p.get("estimate") or {}).get("reason")})
+    lines += [
+        "",
+        "estimate: the rating of players who make moves of this quality, read from 20 features of each move and",
+        "  against the opponent's moves and rating; 95% range: where the player's level lies, 19 times in 20.",
+        f"  Shown once the range is at most {max_width:.0f} Elo wide and inside the ratings the model was fitted on",
+        "  (an open end reads e.g. ≤1253 or 2865+); until then how many more games it takes, or — (one game says little).",
+        "in this field: the same moves and results, with the other players' ratings of the event as the starting",
+        "  point: how the player does among these players.",
+        "score and TPR from the results (TPR: FIDE's tournament performance rating); accuracy: lichess's accuracy",
+        "  (0-100, the mean of the game accuracies); ?!/?/??: inaccuracies, mistakes, blunders (lichess's thresholds).",
+    ] + [f"no estimate: {r}" for r in reasons]
+    if diagnostics:
+        lines += render_diagnostics(out, players)
+    else:
+        lines.append("--diagnostics: the research figures of the papers livemon rests on (--json keeps everything).")
+    return "\n".join(lines) + "\n"
+
+
+def render_diagnostics(out: dict[str, Any], players: list[dict[str, Any]]) -> list[str]:
+    """The papers' figures of ``analyse --diagnostics``, each glossed in plain words."""
+    eng = out["engine"]
+    lines = ["", "diagnostics (research figures, not ratings to quote on air)",
+             f"engine strength r̄_e: {_num(eng['strength'], '{:.0f}')} ({eng['strength_source']})", "",
+             f"{'game':<48} {'p(W)':>6} {'d(W-B)':>7}"]
+    for g in out["games"]:
+        name = f"{g['white']} - {g['black']}"[:48]
+        lines.append(f"{name:<48} {_num(g['white_expected_score'], '{:.3f}'):>6} {_num(g['white_rating_diff']):>7}")
     perceived = out["event"]["perceived_ratings"]
-    lines += ["", f"{'player':<28} {'elo':>5} {'est.':>6} {'95% range':>11} {'pos':>4} {'field':>6}   "
-              f"diagnostics: {'perf.':>6} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} {'alg2':>6} "
-              f"{'c̄ ± σ':>12}"]
-    players = sorted(out["players"], key=lambda p: -((p.get("estimate") or {}).get("elo") or -1e9))
+    lines += ["", f"{'player':<28} {'perf.':>6} {'moves':>5} {'gain':>7} {'p(eng)':>6} {'d(eng)':>6} {'perc.':>6} "
+              f"{'alg2':>6} {'c̄ ± σ':>12}"]
     calibrations = set()
     for p in players:
         c = p["c"]
         c_text = "—" if c is None else f"{c['mean']:.2f}±{c['sd']:.2f}"
         perf = p.get("performance") or {}
-        est = p.get("estimate") or {}
         if perf.get("calibration"):
             calibrations.add(perf["calibration"])
         lines.append(
-            f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>5} {_perf_text(est):>6} {_range_text(est):>11} "
-            f"{est.get('positions', 0):>4} {_perf_text(p.get('field_estimate') or {}):>6}                "
-            f"{_perf_text(perf):>6} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
+            f"{p['name'][:28]:<28} {_perf_text(perf):>6} {p['moves']:>5} {_num(p['mean_gain'], '{:+.1f}'):>7} "
             f"{_num(p['expected_score_vs_engine'], '{:.3f}'):>6} {_num(p['rating_diff_vs_engine']):>6} "
-            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}"
-        )
-    reasons = sorted({re.sub(r"^\d+ positions: | \(±\d+\)", "", e["reason"])  # one line per kind of reason
-                      for p in players if (e := p.get("estimate") or {}).get("reason")})
+            f"{_num(p['perceived_elo'], '{:.0f}'):>6} {_num(perceived.get(p['name']), '{:.0f}'):>6} {c_text:>12}")
     lines += [
         "",
-        "est.: Elo from the quality of the moves (20 per-move features, the engine profile's quality model),",
-        "      each game read against the opponent's moves and rating there (a quiet game flatters both sides);",
-        "95% range: includes a player's spread from event to event and game to game (one game says little);",
-        "pos: the moves it rests on (the first 8 of each side, forced moves and positions beyond ±3 left out);",
-        "field: in this field (moves and results, the other players' ratings as prior: how the player does among them).",
-    ] + [f"no est.: {r}" for r in reasons] + [
-        "perf.: the E(c) performance map (calibration: " + ("; ".join(sorted(calibrations)) or "none")
-        + "), ~ = outside the calibrated range.",
-        "diagnostics (Ferreira 2012, not estimates of rating): gain: mean centipawns won per move against the",
-        "engine (0 = engine-perfect); p(eng)/d(eng): expected score and Elo difference against the engine",
-        "(Algorithm 3); perc.: perceived Elo r̄_e + d (Algorithm 4) and alg2 (Algorithm 2) rest on the sign of",
-        "each gain only, and read far from perf. (hundreds of points) on real games; c̄ ± σ: apparent skill",
-        "of the E(c) reference agent (higher = closer to the engine).",
+        "r̄_e: the engine profile's own strength on the Elo scale (from its calibration, or --engine-strength).",
+        "p(W), d(W-B): White's expected score and the rating difference between the two sides, as if a move of",
+        "  each were drawn at random and the one that gained more won (Ferreira 2012, Algorithm 1).",
+        "perf.: the rating of the E(c) model's player who would choose these moves (E(c): a model of how often a",
+        "  player of apparent skill c picks each of the engine's candidate moves; calibration: "
+        + ("; ".join(sorted(calibrations)) or "none") + "); ~ = outside the calibrated range.",
+        "gain: centipawns won per move against the engine's best move (0 = the engine's own choice every time).",
+        "p(eng), d(eng): expected score and rating difference against the engine, as if each move were a game",
+        "  against it (Algorithm 3); perc.: the perceived rating, r̄_e + d(eng) (Algorithm 4); alg2: the same from",
+        "  comparing the event's players with each other (Algorithm 2). These rest on the sign of each gain only",
+        "  and read far from perf. (hundreds of points) on real games.",
+        "c̄ ± σ: the player's apparent skill c in the E(c) model, mean ± standard deviation (higher = closer to",
+        "  the engine's choices).",
     ]
-    return "\n".join(lines) + "\n"
+    return lines

@@ -1,4 +1,6 @@
-"""``livemon calibrate PGN...``: fit r̄_e and the Elo ↔ c map of an engine profile from rated games.
+"""``livemon calibrate PGN...``: fit an engine profile's models from rated games: its strength in Elo (r̄_e) and the
+Elo ↔ c map (from a rating to the apparent skill c of the E(c) model, the model of how often a player picks each of
+the engine's candidate moves).
 
 The arguments are read here and the fit printed as a table of Elo bins, or as JSON; the games, the
 fit and where it is stored are :mod:`livemon.app.calibrate`'s.
@@ -95,7 +97,12 @@ def render_table(out: dict[str, Any]) -> str:
         )
     lines += [
         "",
+        "c: a player's apparent skill in the E(c) model, the model of how often a player picks each of the engine's",
+        "candidate moves (higher = closer to the engine's choices); the Elo ↔ c map is the line c_r = a + b·Elo.",
         "pooled c: the one c that best explains all moves of the bin; c_r: the fitted line at the bin's mean Elo",
         "(a bin's pooled c lies between its players' c, so it need not sit on the line when τ > 0).",
+        "r̄_e: the engine profile's own strength on the Elo scale (algorithm 3: each rated player's rating minus",
+        "how far below the engine their moves put them, averaged). z_scale: how wide the screening z's spread on",
+        "honest players of these games (1 = as the model says); the screening divides by it.",
     ]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,11 @@
-"""``livemon serve``: the monitor, headless, with a compact live log on stdout (:mod:`livemon.app.serve`)."""
+"""``livemon serve``: the monitor, headless, with a compact live log on stdout (:mod:`livemon.app.serve`).
+
+The log starts with where to look (the commentator's page, the overlay, the WebSocket), then a status line every
+few seconds (moves, searches, the engines' backlog and lag) and a line per finished game. Without a configured
+feed it replays the bundled event, paced to what this machine's engines follow: a few positions are searched at
+start, as ``livemon plan`` does, and the replay plays at most a share of that rate, holding while the engines are
+behind, so the figures on screen are live from the first minute.
+"""
 
 from __future__ import annotations
 

@@ -183,6 +183,48 @@ def _win_chart(game: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+_LINE_COLOURS = ("#2563eb", "#c0392b", "#16a34a", "#d97706", "#7c3aed", "#0891b2")
+
+
+def _forecast_chart(forecast: dict[str, Any] | None) -> str:
+    """Each leading player's chance of first before round 1 and after each round (livemon forecast's model)."""
+    if not forecast:
+        return ""
+    if "players" not in forecast:
+        return f'<h2>Who will win</h2><p class="muted">No forecast: {escape(str(forecast.get("note", "")))}</p>'
+    rounds: list[int] = forecast["rounds"]
+    series: dict[str, list[float]] = forecast["players"]
+    shown = sorted(series, key=lambda n: (-max(series[n]), n))[: len(_LINE_COLOURS)]
+    w, h, left, pad = 980, 220, 40, 14
+    n = max(len(rounds) - 1, 1)
+
+    def px(j: int) -> float:
+        return left + j / n * (w - left - 170)
+
+    def py(v: float) -> float:
+        return pad + (1 - v) * (h - 2 * pad)
+
+    parts = [f'<svg id="forecast-chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+             'aria-label="Chance of first place after each round">']
+    for v in (0, 0.25, 0.5, 0.75, 1):
+        parts.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{px(n):.1f}" y2="{py(v):.1f}" stroke="#ddd"/>'
+                     f'<text x="4" y="{py(v) + 4:.1f}">{100 * v:.0f}%</text>')
+    for j, r in enumerate(rounds):
+        parts.append(f'<text x="{px(j) - 4:.1f}" y="{h - 1}">{r}</text>')
+    for i, name in enumerate(shown):
+        colour = _LINE_COLOURS[i]
+        points = " ".join(f"{px(j):.1f},{py(v):.1f}" for j, v in enumerate(series[name]))
+        parts.append(f'<polyline class="forecast" points="{points}" fill="none" stroke="{colour}" stroke-width="2">'
+                     f'<title>{escape(name)}</title></polyline>')
+        parts.append(f'<text x="{px(n) + 8:.1f}" y="{pad + 14 * i + 4}" style="fill:{colour}">'
+                     f'{escape(name)} {100 * series[name][-1]:.0f}%</text>')
+    parts.append("</svg>")
+    return ('<h2>Who will win</h2><p class="muted">Chance of first place (a shared first split) before round 1 and '
+            f'after each round, from the ratings and the results so far ({forecast["simulations"]:,} simulations of '
+            f'the rest of the {escape(forecast["format"])} each; the leading {len(shown)} players)</p>'
+            + "".join(parts))
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -235,6 +277,7 @@ def render_html(data: dict[str, Any]) -> str:
         f'<h1>{title}</h1><p class="muted">{len(data["games"])} games · evaluations: {escape(data["profile"])} · '
         f'{escape(cal_text)}. Accuracy and ?!/?/?? as lichess computes them; TPR and ±Elo by FIDE\'s rules.</p>'
         f'<h2>Leaderboard</h2>{_leaderboard(data["players"])}'
+        f'{_forecast_chart(data.get("forecast"))}'
         f'<h2>Estimate</h2><p class="muted">● estimate from the quality of the moves with its 95% interval · ◆ TPR '
         f'from results · | rating. "In this field": the moves and results with the other players\' ratings as the prior, the '
         f'number for "how is she doing among these players"</p>{_performance_chart(data["players"], cal)}'

@@ -97,6 +97,7 @@ class EngineStatus:
     """How long the oldest waiting request has waited (0 when none waits)."""
     submitted: int
     searches: int
+    """Searches at the pinned profile (previews are ``preview_searches``)."""
     cache_hits: int
     joined: int
     restarts: int | None
@@ -108,8 +109,10 @@ class EngineStatus:
     depth: int | None
     nodes: int | None
     mean_search_s: float | None
+    """Mean seconds of a search at the pinned profile (the previews' quicker ones left out)."""
     quick_profile: str | None = None
     previews: int = 0
+    preview_searches: int = 0
     bus: BusStatus | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -340,9 +340,16 @@ def results_prefix(cfg: Any) -> str:
     return f"{cfg.prefix}/results/"
 
 
-def workers_topic(cfg: Any, worker_id: str = "+") -> str:
-    """A worker's retained announcement (``+``: every worker's)."""
-    return f"{cfg.prefix}/workers/{worker_id}"
+def workers_topic(cfg: Any, name: str = "+", worker_id: str | None = None) -> str:
+    """A worker's retained announcement, ``<prefix>/workers/<name>/<worker id>``: under its name (its broker
+    user, the only user the documented ACL lets write there), then the process (one user may run several);
+    ``worker_id`` defaults to the name, and ``+`` is every worker's.
+
+    >>> from livemon.config import BusConfig
+    >>> workers_topic(BusConfig()), workers_topic(BusConfig(), "worker1", "box-41-9f2e")
+    ('livemon/bus/workers/+/+', 'livemon/bus/workers/worker1/box-41-9f2e')
+    """
+    return f"{cfg.prefix}/workers/{name}/{worker_id or name}"
 
 
 # MQTT out (docs/mqtt.md): ``cfg`` is an [mqtt_out] section (prefix, arbiter_prefix).

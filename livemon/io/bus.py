@@ -16,11 +16,17 @@ Topics, under ``bus.prefix``:
   under its name (the broker's ACL lets each worker's user write only its own name,
   docs/distributed.md); the name in the topic must match the result's ``worker``.
   The bare ``<prefix>/results/<monitor id>`` is still read (no name: no ACL to trust).
-- ``<prefix>/workers/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
-  retained; an empty retained payload (its clean exit, or its MQTT will when it
-  dies) says it is gone.
+- ``<prefix>/workers/<worker name>/<worker id>`` — a worker's :class:`WorkerAnnouncement`,
+  retained, repeated every :data:`HEARTBEAT` seconds; an empty retained payload (its
+  clean exit, or its MQTT will when it dies) says it is going. The documented ACL
+  lets only the worker's own broker user write under its name, and the monitor
+  refuses an announcement whose ``name`` and ``worker`` are not its topic's. A
+  worker counts while it announces or answers: an emptied announcement takes it
+  out only after :data:`ALIVE` seconds without a sign of life, so no retained
+  message alone decides whether a live worker is asked.
 
-The monitor side is :class:`RemoteEnginePool`, a drop-in for
+The monitor side is :class:`MonitorProtocol` (no I/O: what the broker delivers and the clock in,
+the publishes to make out, tested without a broker) in :class:`RemoteEnginePool`, its aiomqtt shell and a drop-in for
 :class:`livemon.io.pool.EnginePool` (same ``start/close/submit/status``, the same
 SQLite cache and in-flight dedup, newest first). It keeps only
 ``requests_per_engine`` × (announced engines) requests on the broker and holds
@@ -92,6 +98,13 @@ MAX_PAYLOAD = 65536
 """Largest request or result accepted (a real one is a few hundred bytes)."""
 WORKER_ERRORS = 3
 """Error answers for one position after which it fails (each worker already retried on restarted engines)."""
+HEARTBEAT = 5.0
+"""Seconds between a worker's announcements (retained, the same payload): a sign of life, and an emptied
+announcement restored, even where the worker cannot read its own topic."""
+ALIVE = 3 * HEARTBEAT
+"""Seconds a worker whose announcement was emptied still counts after its last sign of life (an
+announcement or an answer): a worker that left is asked nothing once it has passed, a live one is never
+dropped for a message it did not send."""
 _DUE = float("-inf")
 """``_Request.sent`` of a request to publish again at once (its copy on the broker may be gone)."""
 
@@ -327,6 +340,20 @@ class _Request(Job):
 
 
 @dataclass
+class _Worker:
+    """A worker the monitor has heard of: its announcement and its last sign of life (clock seconds)."""
+
+    announcement: WorkerAnnouncement
+    seen: float
+    cleared: float | None = None
+    """When its retained announcement was emptied (None: announced); it still counts until ``seen + ALIVE``."""
+
+    @property
+    def name(self) -> str:
+        return self.announcement.name or self.announcement.worker
+
+
+@dataclass
 class _Counters:
     searches: int = 0
     failures: int = 0
@@ -342,20 +369,36 @@ class _Counters:
     refused_quarantined: int = 0
 
 
-class RemoteEnginePool(PinnedBackend):
-    """The engine pool of a monitor whose engines are ``livemon worker`` processes behind a broker.
+@dataclass(frozen=True)
+class Publish:
+    """A message the protocol wants sent (QoS 1): a request, with its MQTT v5 response topic and correlation data."""
 
-    Same interface as :class:`livemon.io.pool.EnginePool` as the monitor uses it;
-    see the module docstring for the protocol.
+    topic: str
+    payload: str
+    response_topic: str
+    correlation: bytes
+
+
+class MonitorProtocol:
+    """The monitor's side of the bus without I/O: messages and time in, publishes out.
+
+    :meth:`receive` takes what the broker delivers (a topic and its payload), :meth:`request` what the
+    monitor wants analysed, :meth:`publishes` says what to send now (re-requests due and, up to the
+    capacity, the most urgent positions waiting), :meth:`on_connect` that a new connection is up (its
+    :attr:`subscriptions` made). Time is :attr:`clock`'s; answers resolve the futures of the queue's jobs.
+    No socket, no task, no sleep: :class:`RemoteEnginePool` is its aiomqtt shell, and the tests drive it
+    alone on an injected clock.
     """
 
-    not_ready = "engine profile not known yet (no worker announced one)"
+    not_ready: ClassVar[str] = "engine profile not known yet (no worker announced one)"
 
     def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
-                 engine: EngineConfig | None = None):
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.cfg = cfg
-        self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
+        self.clock = clock
+        """Seconds (monotonic): when answers are due and workers are still alive."""
         self.spot: SpotChecker | None = None
+        """Offered every accepted answer (spot checks: ``bus.spot_check``), set by the shell."""
         self.store = store
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
@@ -370,15 +413,333 @@ class RemoteEnginePool(PinnedBackend):
         the arbiters' status."""
         self._rejected_by: dict[str, int] = {}  # worker name -> results of it refused
         self._no_worker_logged = False
-        self._profile_known = asyncio.Event()
-        self._workers: dict[str, WorkerAnnouncement] = {}
+        self._workers: dict[str, _Worker] = {}  # "<name>/<worker id>" (its topic) -> what we know of it
         self.queue: RequestQueue[_Request] = RequestQueue(store, _Request)  # wanted and not answered
         self._outstanding: dict[str, _Request] = {}  # published, not answered
+        self.counters = _Counters()
+        self._wakeup: Callable[[], None] = lambda: None
+        """Called when there may be something to publish (a request, an answer, a worker)."""
+        self._on_profile: Callable[[], None] = lambda: None
+        """Called when the engine profile becomes known (from an announcement, ``bus.profile_from_workers``)."""
+
+    @property
+    def base_profile(self) -> EngineProfile:
+        """The pinned profile (EngineError until it is known)."""
+        if self._base is None:
+            raise EngineError(self.not_ready)
+        return self._base
+
+    @property
+    def subscriptions(self) -> list[str]:
+        """What a connection subscribes to: the results (bare, and under each worker's name) and the announcements."""
+        return [self.reply_topic, f"{self.reply_topic}/+", workers_topic(self.cfg)]
+
+    def on_connect(self) -> None:
+        """A connection is up and subscribed: the retained announcements arrive again, and every request in
+        flight is asked again (what was on the broker or on a worker before may be gone)."""
+        self.counters.connects += 1
+        self._workers.clear()
+        self._requeue_outstanding("reconnected")
+
+    def request(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis | _Request:
+        """The cached analysis of ``board``, or the job whose future its answer resolves (new or in flight)."""
+        answer = self.queue.request(board, self.base_profile, priority, self.clock())
+        if not isinstance(answer, PooledAnalysis):
+            self._wakeup()
+        return answer
+
+    def receive(self, topic: str, payload: bytes | str) -> None:
+        """A message the broker delivered on one of :attr:`subscriptions`."""
+        workers = f"{self.cfg.prefix}/workers/"
+        if topic.startswith(workers):
+            levels = topic[len(workers):].split("/")
+            if len(levels) == 2:
+                self._on_announcement(levels[0], levels[1], payload)
+        elif topic == self.reply_topic:
+            self._on_result(payload)
+        elif topic.startswith(f"{self.reply_topic}/") and "/" not in topic[len(self.reply_topic) + 1:]:
+            self._on_result(payload, topic[len(self.reply_topic) + 1:])
+
+    def publishes(self) -> list[Publish]:
+        """What to publish now: the requests due again (no answer after ``request_timeout``, or asked again
+        at once) and, up to the capacity, the most urgent positions waiting. Nothing while no worker counts:
+        the broker would drop a request nobody is subscribed to."""
+        now = self.clock()
+        self._expire(now)
+        if not self.capacity:
+            return []
+        due: list[_Request] = []
+        for job in list(self._outstanding.values()):
+            if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
+                if job.sent != _DUE:
+                    self.counters.rerequests += 1
+                    log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
+                                self.cfg.request_timeout)
+                due.append(job)
+        while len(self._outstanding) < self.capacity:
+            waiting = self.queue.pop()
+            if waiting is None:
+                break
+            self._outstanding[waiting.key] = waiting
+            due.append(waiting)
+        return [self._publish(job, now) for job in due]
+
+    def _publish(self, job: _Request, now: float) -> Publish:
+        """A publish of ``job``'s request, with a fresh id its answer must carry back."""
+        rid = uuid.uuid4().hex
+        job.ids = [*job.ids[-7:], rid]
+        request = AnalysisRequest(job.board.fen(), self.base_profile.name, rid)
+        job.sent = now
+        job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
+        job.publishes += 1
+        self.counters.published += 1
+        return Publish(requests_topic(self.cfg, request.profile), request.to_json(), self.reply_topic, job.key.encode())
+
+    @property
+    def capacity(self) -> int:
+        """Requests kept on the broker: requests_per_engine × the engines of workers on our profile."""
+        return self.cfg.requests_per_engine * sum(w.announcement.engines for w in self._counted())
+
+    def _counted(self) -> list[_Worker]:
+        """The workers asked now: serving our profile, and announced or heard from within ALIVE seconds."""
+        now = self.clock()
+        return [w for w in self._workers.values()
+                if self._serves(w.announcement) and (w.cleared is None or now - w.seen < ALIVE)]
+
+    def _serves(self, w: WorkerAnnouncement) -> bool:
+        """Does the worker of this announcement count (our profile, not quarantined, trusted if bus.workers)?"""
+        name = w.name or w.worker
+        return (w.profile == self._base and name not in self.quarantined
+                and (self.cfg.workers is None or name in self.cfg.workers))
+
+    @property
+    def waiting(self) -> int:
+        """Requests held at the monitor, not yet published (the backlog)."""
+        return self.queue.waiting
+
+    def _requeue_outstanding(self, why: str) -> None:
+        """Publish every request in flight again at the next send (a worker or the broker lost them)."""
+        if self._outstanding:
+            log.info("bus: %s; requesting %d positions in flight again", why, len(self._outstanding))
+            self.counters.requeued += len(self._outstanding)
+            for job in self._outstanding.values():
+                job.sent = _DUE
+            self._wakeup()
+
+    def _on_announcement(self, name: str, worker_id: str, payload: bytes | str) -> None:
+        """The retained message of topic ``<prefix>/workers/<name>/<worker_id>``: an announcement, or empty."""
+        key, now = f"{name}/{worker_id}", self.clock()
+        if not payload:  # emptied: the worker left (its will, or its clean exit), or someone cleared it
+            known = self._workers.get(key)
+            if known is not None and known.cleared is None:
+                known.cleared = now
+                log.info("bus: worker %s emptied its announcement (%d engines): it counts until %g s pass without "
+                         "a word from it", key, known.announcement.engines, ALIVE)
+                self._requeue_outstanding(f"worker {key} going")
+            return
+        try:
+            w = WorkerAnnouncement.parse(payload)
+            if (w.name or w.worker) != name or w.worker != worker_id:
+                raise BusMessageError(f"it names worker {w.name or w.worker!r} ({w.worker!r}) but came on the "
+                                      f"topic of {name!r} ({worker_id!r})")
+        except BusMessageError as exc:
+            self._refused(f"announcement {key}",
+                          f"bus: worker announcement on {key} rejected: {exc}: {excerpt(payload)}")
+            return
+        if self._base is None:
+            self._base = w.profile
+            self._on_profile()
+            log.info("bus: engine profile %s, announced by worker %s", w.profile.name, key)
+        known = self._workers.get(key)
+        if w.profile != self._base:
+            if known is None or known.announcement != w:
+                log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
+                            key, w.profile.name, self._base.name)
+        elif known is None:
+            log.info("bus: worker %s on %s joined with %d engines", key, w.host or "?", w.engines)
+            self._no_worker_logged = False
+        elif known.cleared is not None:
+            log.info("bus: worker %s announced itself again", key)
+        self._workers[key] = _Worker(w, now)
+        self._wakeup()
+
+    def _alive(self, name: str) -> None:
+        """An answer from worker ``name`` (trusted by the ACL: its topic): it is alive, whatever its announcement says."""
+        now = self.clock()
+        for key, w in self._workers.items():
+            if w.name == name:
+                if w.cleared is not None and now - w.seen >= ALIVE:
+                    log.info("bus: worker %s answers again: asked again", key)
+                w.seen = now
+
+    def _expire(self, now: float) -> None:
+        """Forget the workers emptied and silent for ALIVE seconds (one line each)."""
+        for key, w in list(self._workers.items()):
+            if w.cleared is not None and now - w.seen >= ALIVE:
+                del self._workers[key]
+                log.info("bus: worker %s left (%d engines)", key, w.announcement.engines)
+                if not self.capacity and not self._no_worker_logged:
+                    self._no_worker_logged = True
+                    log.warning("bus: no worker left on profile %s: requests wait at the monitor until one announces "
+                                "itself", self._base.name if self._base else "?")
+
+    def _reject(self, what: str, result: AnalysisResult, why: str) -> None:
+        self._refused(result.worker, f"bus: {what} for {result.key} from worker {result.worker} rejected: {why}")
+
+    def _refused(self, sender: str, line: str) -> None:
+        """Count and log a refused message: the first 5 from a sender (a worker's name, or its topic) one by
+        one, then every 100th (a flood from one worker must not flood the log; ``livemon status`` counts all)."""
+        self.counters.rejected += 1
+        FAULTS.count("bus.rejected")
+        if len(self._rejected_by) > 10000:  # names chosen by senders: bounded
+            self._rejected_by.clear()
+        n = self._rejected_by.get(sender, 0) + 1
+        self._rejected_by[sender] = n
+        if n <= 5 or n % 100 == 0:
+            log.warning("%s%s", line, f" ({n} rejected from {sender})" if n > 5 else "")
+
+    def _on_result(self, payload: bytes | str, named: str | None = None) -> None:
+        """A result; ``named`` is the worker name of its topic (``None``: the bare reply topic)."""
+        try:
+            result = AnalysisResult.parse(payload)
+        except BusMessageError as exc:
+            self._refused(named or "?", f"bus: malformed result rejected: {exc}: {excerpt(payload)}")
+            return
+        if self._base is None or result.profile != self._base.name:
+            self._reject("result", result, f"profile {result.profile!r}, this monitor uses "
+                                           f"{self._base.name if self._base else None!r}")
+            return
+        if named is not None and result.worker != named:
+            self._reject("result", result, f"it names worker {result.worker!r} but came on the topic of {named!r}")
+            return
+        if self.cfg.workers is not None and (named is None or named not in self.cfg.workers):
+            self._reject("result", result, "not from a worker of bus.workers" + ("" if named else " (no name in its topic)"))
+            return
+        if result.worker in self.quarantined:
+            self.counters.refused_quarantined += 1
+            FAULTS.count("bus.refused_quarantined")
+            log.debug("bus: result for %s from quarantined worker %s refused", result.key, result.worker)
+            job = self.queue.jobs.get((result.key, result.profile))
+            if job is not None and result.request in job.ids:  # it took our request: ask the others at once
+                job.ids.remove(result.request)
+                job.sent = _DUE
+                self._wakeup()
+            return
+        job = self.queue.jobs.get((result.key, result.profile))
+        if job is None:
+            self.counters.duplicates += 1  # answered already (a request published twice)
+            log.debug("bus: late or repeated result for %s from %s ignored", result.key, result.worker)
+            return
+        if result.analysis is not None:
+            problem = check_analysis(result.analysis, job.board, self.base_profile)
+            if problem is not None:
+                self._reject("result", result, problem)
+                return
+        elif job.key not in self._outstanding:
+            self._reject("error result", result, "not requested yet")
+            return
+        if result.request not in job.ids:
+            self._reject("error result" if result.analysis is None else "result", result,
+                         "it answers no request of this monitor (unknown or already answered request id)")
+            return
+        job.ids.remove(result.request)  # one answer per publish
+        self._alive(result.worker)
+        if result.analysis is None:
+            job.errors += 1
+            FAULTS.count("bus.error_answers")
+            first_from_it = result.worker not in job.error_workers
+            job.error_workers.add(result.worker)
+            # One worker's errors count once: a worker that answers errors (broken or hostile) cannot fail a
+            # position another worker can search. It fails after WORKER_ERRORS error answers from
+            # WORKER_ERRORS workers, or from every worker there is.
+            workers_now = max(1, len({w.name for w in self._counted()}))
+            if len(job.error_workers) < min(WORKER_ERRORS, workers_now) or job.errors < WORKER_ERRORS:
+                # asked again at once (each error answers one publish: no loop faster than the answers);
+                # a line for the first error of each worker on it
+                if first_from_it:
+                    log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
+                                result.key, result.error)
+                job.sent = _DUE
+                self._wakeup()
+                return
+        self.queue.finish(job)
+        self._outstanding.pop(job.key, None)
+        self._wakeup()
+        if job.future.done():
+            return
+        if result.analysis is None:
+            self.counters.failures += 1
+            log.error("bus: gave up on %s after %d error answers; the last from worker %s: %s", result.key,
+                      WORKER_ERRORS, result.worker, result.error)
+            job.future.set_exception(EngineError(f"{result.key}: worker {result.worker}: {result.error}"))
+            job.future.exception()
+            return
+        if result.cached:
+            self.counters.remote_cache_hits += 1
+        else:
+            self.counters.searches += 1
+        self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
+        self.counters.round_trip_seconds += self.clock() - job.first_sent
+        if self.store is not None:
+            self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
+        if self.spot is not None:
+            self.spot.offer(job.board, result.analysis, result.worker)
+        job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
+
+    def quarantine(self, worker: str, why: str, caught: str | None = None) -> None:
+        """Shut ``worker`` out: its answers are refused from now on, the analyses it gave are dropped from
+        the cache and searched again by the others; one ERROR line, and ``livemon status`` lists it.
+        ``caught``: the key of the position it was caught on (its lie there already replaced in the cache, yet
+        used). :attr:`on_quarantine` is then told every position it answered, so the numbers built on them
+        are scored again with the new answers."""
+        if worker in self.quarantined:
+            return
+        self.quarantined[worker] = why
+        FAULTS.count("bus.quarantined")
+        keys: list[str] = []
+        if self.store is not None:
+            self.store.commit_batch()
+            self.store.flush(force=True)  # its answers still held are in the table before they are dropped
+            keys = [row[0] for row in self.store.db.execute(
+                "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
+            self.store.forget_worker(worker)
+        answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
+        log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
+                  "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
+        now = self.clock()
+        for key in keys:
+            try:
+                board = board_from_fen(f"{key} 0 1")
+            except ValueError:
+                continue
+            answer = self.queue.request(board, self.base_profile, None, now)
+            if not isinstance(answer, PooledAnalysis):
+                answer.future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._wakeup()
+        if self.on_quarantine is not None:
+            self.on_quarantine(worker, why, answered)
+
+
+class RemoteEnginePool(MonitorProtocol, PinnedBackend):
+    """The engine pool of a monitor whose engines are ``livemon worker`` processes behind a broker: the aiomqtt
+    shell of :class:`MonitorProtocol` (a connection kept up, what it receives handed to the protocol, what
+    the protocol publishes handed to paho).
+
+    Same interface as :class:`livemon.io.pool.EnginePool` as the monitor uses it;
+    see the module docstring for the protocol.
+    """
+
+    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
+                 engine: EngineConfig | None = None, clock: Callable[[], float] = time.monotonic):
+        super().__init__(cfg, store, monitor_id, clock)
+        self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
+        self._profile_known = asyncio.Event()
         self._wake = asyncio.Event()
+        self._wakeup = self._wake.set
+        self._on_profile = self._profile_known.set
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.connected = asyncio.Event()
-        self.counters = _Counters()
         self._stop_link = asyncio.Event()
         self.link = BrokerLink("bus", BrokerSettings.of(cfg), lambda: client_for(cfg, self.monitor_id), survive_bugs=True,
                                logger=log, stopping=self._stop_link)
@@ -392,7 +753,7 @@ class RemoteEnginePool(PinnedBackend):
         if self._base is None and not self.cfg.profile_from_workers:
             self._base = await self._local_profile()
         if self._base is not None:
-            self._profile_known.set()
+            self._on_profile()
         self._task = asyncio.create_task(self._connection(), name="bus")
         while not self._profile_known.is_set():
             try:
@@ -457,10 +818,9 @@ class RemoteEnginePool(PinnedBackend):
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
-        answer = self.queue.request(board, self.base_profile, priority, time.monotonic())
+        answer = self.request(board, priority)
         if isinstance(answer, PooledAnalysis):
             return answer
-        self._wake.set()
         return await asyncio.shield(answer.future)
 
     @property
@@ -476,23 +836,6 @@ class RemoteEnginePool(PinnedBackend):
         """None: the bus runs no quick searches (the eval bar waits for the pinned profile)."""
         return None
 
-    @property
-    def capacity(self) -> int:
-        """Requests kept on the broker: requests_per_engine × the engines of workers on our profile."""
-        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
-        return self.cfg.requests_per_engine * engines
-
-    def _serves(self, w: WorkerAnnouncement) -> bool:
-        """Does the worker of this announcement count (our profile, not quarantined, trusted if bus.workers)?"""
-        name = w.name or w.worker
-        return (w.profile == self._base and name not in self.quarantined
-                and (self.cfg.workers is None or name in self.cfg.workers))
-
-    @property
-    def waiting(self) -> int:
-        """Requests held at the monitor, not yet published (the backlog)."""
-        return self.queue.waiting
-
     # -- the connection -------------------------------------------------------
 
     async def _connection(self) -> None:
@@ -501,39 +844,21 @@ class RemoteEnginePool(PinnedBackend):
 
     async def _session(self, client: aiomqtt.Client) -> None:
         no_delay(client)
-        self.counters.connects += 1
-        self._workers.clear()  # the retained announcements arrive again on subscribing
-        await client.subscribe(self.reply_topic, qos=1)
-        await client.subscribe(f"{self.reply_topic}/+", qos=1)  # <worker name>, the ACL's
-        await client.subscribe(workers_topic(self.cfg), qos=1)
+        for topic in self.subscriptions:
+            await client.subscribe(topic, qos=1)
         self.connected.set()
         log.info("bus: monitor %s subscribed to %s", self.monitor_id, self.reply_topic)
-        # what was on the broker or on a worker before may be gone: ask again
-        self._requeue_outstanding("reconnected")
+        self.on_connect()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self._receive(client))
             tg.create_task(self._send(client))
-
-    def _requeue_outstanding(self, why: str) -> None:
-        """Publish every request in flight again at the next send (a worker or the broker lost them)."""
-        if self._outstanding:
-            log.info("bus: %s; requesting %d positions in flight again", why, len(self._outstanding))
-            self.counters.requeued += len(self._outstanding)
-            for job in self._outstanding.values():
-                job.sent = _DUE
-            self._wake.set()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Handle what the broker delivers (:func:`~livemon.io.broker.delivered`: every result already
         queued at each wake-up, the event loop running again every ``RECEIVE_SLICE`` seconds)."""
         async for message in delivered(client):
             payload = message.payload if isinstance(message.payload, (bytes, str)) else str(message.payload)
-            if message.topic.matches(workers_topic(self.cfg)):
-                self._on_announcement(str(message.topic).rsplit("/", 1)[-1], payload)
-            elif message.topic.matches(self.reply_topic):
-                self._on_result(payload)
-            elif message.topic.matches(f"{self.reply_topic}/+"):
-                self._on_result(payload, str(message.topic).rsplit("/", 1)[-1])
+            self.receive(str(message.topic), payload)
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Publish due re-requests and, up to the capacity, the most urgent waiting positions.
@@ -551,207 +876,13 @@ class RemoteEnginePool(PinnedBackend):
             except TimeoutError:
                 pass
             self._wake.clear()
-            if not self.capacity:
-                continue  # no worker: what is due waits, or the broker would drop it (no subscriber)
-            now = time.monotonic()
-            due: list[_Request] = []
-            for job in list(self._outstanding.values()):
-                if now - job.sent >= self.cfg.request_timeout and self._outstanding.get(job.key) is job:
-                    if job.sent != _DUE:
-                        self.counters.rerequests += 1
-                        log.warning("bus: no answer for %s after %g s; requesting it again", job.key,
-                                    self.cfg.request_timeout)
-                    job.sent = now  # not due again while its publish is under way
-                    due.append(job)
-            while len(self._outstanding) < self.capacity:
-                waiting = self.queue.pop()
-                if waiting is None:
-                    break
-                self._outstanding[waiting.key] = waiting
-                due.append(waiting)
             # handed to paho in one turn, no PUBACK awaited (:func:`~livemon.io.broker.handed`); when the
             # connection has gone it raises: the link reconnects and asks again for every position in flight
-            for job in due:
-                self._publish(client, job)
-
-    def _publish(self, client: aiomqtt.Client, job: _Request) -> None:
-        props = Properties(PacketTypes.PUBLISH)
-        props.ResponseTopic = self.reply_topic
-        props.CorrelationData = job.key.encode()
-        rid = uuid.uuid4().hex
-        job.ids = [*job.ids[-7:], rid]
-        request = AnalysisRequest(job.board.fen(), self.base_profile.name, rid)
-        job.sent = time.monotonic()
-        job.first_sent = job.first_sent or job.sent  # the round trip counts from the first publish
-        job.publishes += 1
-        handed(client, requests_topic(self.cfg, request.profile), request.to_json(), qos=1, properties=props)
-        self.counters.published += 1
-
-    def _on_announcement(self, worker_id: str, payload: bytes | str) -> None:
-        if not payload:  # retained announcement cleared: the worker left (or died: its will)
-            gone = self._workers.pop(worker_id, None)
-            if gone is not None:
-                log.info("bus: worker %s left (%d engines)", worker_id, gone.engines)
-                self._requeue_outstanding(f"worker {worker_id} left")
-                if not self.capacity and not self._no_worker_logged:
-                    self._no_worker_logged = True
-                    log.warning("bus: no worker left on profile %s: requests wait at the monitor until one announces "
-                                "itself (a worker re-announces at once if someone else cleared its announcement)",
-                                self._base.name if self._base else "?")
-            return
-        try:
-            w = WorkerAnnouncement.parse(payload)
-        except BusMessageError as exc:
-            self._refused(f"announcement {worker_id}",
-                          f"bus: malformed worker announcement on {worker_id} rejected: {exc}: {excerpt(payload)}")
-            return
-        if self._base is None:
-            self._base = w.profile
-            self._profile_known.set()
-            log.info("bus: engine profile %s, announced by worker %s", w.profile.name, w.worker)
-        if w.profile != self._base:
-            log.warning("bus: worker %s runs profile %r, this monitor uses %r: it gets no requests from here",
-                        w.worker, w.profile.name, self._base.name)
-        elif worker_id not in self._workers:
-            log.info("bus: worker %s on %s joined with %d engines", w.worker, w.host or "?", w.engines)
-            self._no_worker_logged = False
-        self._workers[worker_id] = w
-        self._wake.set()
-
-    def _reject(self, what: str, result: AnalysisResult, why: str) -> None:
-        self._refused(result.worker, f"bus: {what} for {result.key} from worker {result.worker} rejected: {why}")
-
-    def _refused(self, sender: str, line: str) -> None:
-        """Count and log a refused message: the first 5 from a sender (a worker's name, or its topic) one by
-        one, then every 100th (a flood from one worker must not flood the log; ``livemon status`` counts all)."""
-        self.counters.rejected += 1
-        FAULTS.count("bus.rejected")
-        if len(self._rejected_by) > 10000:  # names chosen by senders: bounded
-            self._rejected_by.clear()
-        n = self._rejected_by.get(sender, 0) + 1
-        self._rejected_by[sender] = n
-        if n <= 5 or n % 100 == 0:
-            log.warning("%s%s", line, f" ({n} rejected from {sender})" if n > 5 else "")
-
-    def _on_result(self, payload: bytes | str, named: str | None = None) -> None:
-        """A result; ``named`` is the worker name of its topic (``None``: the bare reply topic)."""
-        try:
-            result = AnalysisResult.parse(payload)
-        except BusMessageError as exc:
-            self._refused(named or "?", f"bus: malformed result rejected: {exc}: {excerpt(payload)}")
-            return
-        if self._base is None or result.profile != self._base.name:
-            self._reject("result", result, f"profile {result.profile!r}, this monitor uses "
-                                           f"{self._base.name if self._base else None!r}")
-            return
-        if named is not None and result.worker != named:
-            self._reject("result", result, f"it names worker {result.worker!r} but came on the topic of {named!r}")
-            return
-        if self.cfg.workers is not None and (named is None or named not in self.cfg.workers):
-            self._reject("result", result, "not from a worker of bus.workers" + ("" if named else " (no name in its topic)"))
-            return
-        if result.worker in self.quarantined:
-            self.counters.refused_quarantined += 1
-            FAULTS.count("bus.refused_quarantined")
-            log.debug("bus: result for %s from quarantined worker %s refused", result.key, result.worker)
-            job = self.queue.jobs.get((result.key, result.profile))
-            if job is not None and result.request in job.ids:  # it took our request: ask the others at once
-                job.ids.remove(result.request)
-                job.sent = _DUE
-                self._wake.set()
-            return
-        job = self.queue.jobs.get((result.key, result.profile))
-        if job is None:
-            self.counters.duplicates += 1  # answered already (a request published twice)
-            log.debug("bus: late or repeated result for %s from %s ignored", result.key, result.worker)
-            return
-        if result.analysis is not None:
-            problem = check_analysis(result.analysis, job.board, self.base_profile)
-            if problem is not None:
-                self._reject("result", result, problem)
-                return
-        elif job.key not in self._outstanding:
-            self._reject("error result", result, "not requested yet")
-            return
-        if result.request not in job.ids:
-            self._reject("error result" if result.analysis is None else "result", result,
-                         "it answers no request of this monitor (unknown or already answered request id)")
-            return
-        job.ids.remove(result.request)  # one answer per publish
-        if result.analysis is None:
-            job.errors += 1
-            FAULTS.count("bus.error_answers")
-            first_from_it = result.worker not in job.error_workers
-            job.error_workers.add(result.worker)
-            # One worker's errors count once: a worker that answers errors (broken or hostile) cannot fail a
-            # position another worker can search. It fails after WORKER_ERRORS error answers from
-            # WORKER_ERRORS workers, or from every worker there is.
-            workers_now = max(1, len({w.name or w.worker for w in self._workers.values() if self._serves(w)}))
-            if len(job.error_workers) < min(WORKER_ERRORS, workers_now) or job.errors < WORKER_ERRORS:
-                # asked again at once (each error answers one publish: no loop faster than the answers);
-                # a line for the first error of each worker on it
-                if first_from_it:
-                    log.warning("bus: worker %s could not analyse %s (%s); requesting it again", result.worker,
-                                result.key, result.error)
-                job.sent = _DUE
-                self._wake.set()
-                return
-        self.queue.finish(job)
-        self._outstanding.pop(job.key, None)
-        self._wake.set()
-        if job.future.done():
-            return
-        if result.analysis is None:
-            self.counters.failures += 1
-            log.error("bus: gave up on %s after %d error answers; the last from worker %s: %s", result.key,
-                      WORKER_ERRORS, result.worker, result.error)
-            job.future.set_exception(EngineError(f"{result.key}: worker {result.worker}: {result.error}"))
-            job.future.exception()
-            return
-        if result.cached:
-            self.counters.remote_cache_hits += 1
-        else:
-            self.counters.searches += 1
-        self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
-        self.counters.round_trip_seconds += time.monotonic() - job.first_sent
-        if self.store is not None:
-            self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
-        if self.spot is not None:
-            self.spot.offer(job.board, result.analysis, result.worker)
-        job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
-
-    def quarantine(self, worker: str, why: str, caught: str | None = None) -> None:
-        """Shut ``worker`` out: its answers are refused from now on, the analyses it gave are dropped from
-        the cache and searched again by the others; one ERROR line, and ``livemon status`` lists it.
-        ``caught``: the key of the position it was caught on (its lie there already replaced in the cache, yet
-        used). :attr:`on_quarantine` is then told every position it answered, so the numbers built on them
-        are scored again with the new answers."""
-        if worker in self.quarantined:
-            return
-        self.quarantined[worker] = why
-        FAULTS.count("bus.quarantined")
-        keys: list[str] = []
-        if self.store is not None:
-            self.store.commit_batch()
-            self.store.flush(force=True)  # its answers still held are in the table before they are dropped
-            keys = [row[0] for row in self.store.db.execute(
-                "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
-            self.store.forget_worker(worker)
-        answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
-        log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
-                  "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
-        now = time.monotonic()
-        for key in keys:
-            try:
-                board = board_from_fen(f"{key} 0 1")
-            except ValueError:
-                continue
-            answer = self.queue.request(board, self.base_profile, None, now)
-            if not isinstance(answer, PooledAnalysis):
-                answer.future.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._wake.set()
-        if self.on_quarantine is not None:
-            self.on_quarantine(worker, why, answered)
+            for out in self.publishes():
+                props = Properties(PacketTypes.PUBLISH)
+                props.ResponseTopic = out.response_topic
+                props.CorrelationData = out.correlation
+                handed(client, out.topic, out.payload, qos=1, properties=props)
 
     # -- status ---------------------------------------------------------------
 
@@ -764,14 +895,14 @@ class RemoteEnginePool(PinnedBackend):
         engines restart inside the workers, out of the monitor's sight."""
         c, q = self.counters, self.queue.counters
         profile = self._base
-        engines = sum(w.engines for w in self._workers.values() if self._serves(w))
+        engines = sum(w.announcement.engines for w in self._counted())
         answered = sum(c.by_worker.values())
         return EngineStatus(
             engines=engines,
             engines_alive=engines,
             searching=len(self._outstanding),
             backlog=self.waiting,
-            queue_lag_seconds=self.queue.oldest_wait(time.monotonic()),
+            queue_lag_seconds=self.queue.oldest_wait(self.clock()),
             submitted=q.submitted,
             searches=c.searches,
             cache_hits=q.cache_hits,
@@ -789,7 +920,8 @@ class RemoteEnginePool(PinnedBackend):
                 broker=self.link.settings.where,
                 connected=self.connected.is_set(),
                 connects=c.connects,
-                workers={k: WorkerStatus(w.engines, w.profile.name, w.host) for k, w in sorted(self._workers.items())},
+                workers={k: WorkerStatus(w.announcement.engines, w.announcement.profile.name, w.announcement.host)
+                         for k, w in sorted(self._workers.items())},
                 published=c.published,
                 rerequests=c.rerequests,
                 requeued=c.requeued,

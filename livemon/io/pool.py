@@ -64,11 +64,15 @@ class _Slot:
 @dataclass
 class _Counters:
     searches: int = 0
+    """Searches at the pinned profile (the figures' own; the rate ``livemon status`` measures)."""
     search_seconds: float = 0.0
     restarts: int = 0
     retries: int = 0
     failures: int = 0
     previews: int = 0
+    """Eval-bar previews asked for while backlogged (answered from a cache or searched)."""
+    preview_searches: int = 0
+    """Previews searched at the quick limit (never counted in ``searches``)."""
 
 
 class EnginePool(PinnedBackend):
@@ -251,8 +255,11 @@ class EnginePool(PinnedBackend):
                 log.error("engine pool: gave up on %s after %d attempts: %s", job.key, attempts, exc)
                 fail(job, EngineError(f"{job.key}: {exc}"))
                 return
-            self.counters.searches += 1
-            self.counters.search_seconds += time.monotonic() - slot.search_started
+            if profile == self._base:
+                self.counters.searches += 1
+                self.counters.search_seconds += time.monotonic() - slot.search_started
+            else:  # a quick eval-bar preview: not a search of the figures, nor of their rate
+                self.counters.preview_searches += 1
             if self.store is not None:
                 self.store.put_analysis(job.key, profile.name, analysis)
             job.future.set_result(PooledAnalysis(job.key, analysis, profile, cached=False))
@@ -289,4 +296,5 @@ class EnginePool(PinnedBackend):
             mean_search_s=c.search_seconds / c.searches if c.searches else None,
             quick_profile=quick.name if quick else None,
             previews=c.previews,
+            preview_searches=c.preview_searches,
         )

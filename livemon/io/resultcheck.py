@@ -44,7 +44,7 @@ def _cp(value: object) -> bool:
 def check_analysis(analysis: PositionAnalysis, board: chess.Board, profile: EngineProfile) -> str | None:
     """None if ``analysis`` may be cached for ``board`` under ``profile``, else what is wrong with it.
 
-    Checks: score and every candidate's score are integers in ±3900 (spec §0:
+    Checks: score and every candidate's score are integers in ±3900 (docs/models.md §0:
     livemon's engine adapter clamps, so a larger one is not its output); the
     score is the first candidate's; 1..multipv candidates, each a legal move
     in the position, none twice; the depth is the profile's (depth profiles)

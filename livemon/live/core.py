@@ -1002,6 +1002,8 @@ class LiveCore:
             white_fed=info.white_fed,
             black_fed=info.black_fed,
             first_choice=self._estimator.first_choice_plies(game_id),
+            moves=tuple(ev.san for ev in game.moves),
+            moves_uci=tuple(ev.uci for ev in game.moves),
         )
 
     def unscored_plies(self) -> int:

@@ -5,7 +5,7 @@ it reaches a message, the store or a model, so that a hostile or buggy source
 costs one log line and never an exception: a number that is not finite, too
 big for SQLite, of the wrong type, or a string that cannot be stored.
 
-Evaluations follow spec §0 (:mod:`livemon.rating.evaluation`): centipawns,
+Evaluations follow docs/models.md §0 (:mod:`livemon.rating.evaluation`): centipawns,
 White's view, clamped to ±3900. A number beyond that is a mate score in the
 sending tool's own convention (±10000, ±32000, 100000 - n, ...) and becomes
 ±3900, as python-chess's ``Mate(n)`` does; ``"#3"``/``"#-2"`` strings are mates.

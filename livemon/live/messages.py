@@ -23,13 +23,13 @@ when a class is defined.
 >>> MoveEvent.from_json(m.to_json()) == m
 True
 >>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
-(True, ['alert', 'board', 'board_removed', 'moment', 'moment_removed', 'player', 'player_removed', 'quarantine',
-        'screening', 'screening_removed', 'status', 'ttt'])
+(True, ['alert', 'board', 'board_removed', 'forecast', 'moment', 'moment_removed', 'player', 'player_removed',
+        'quarantine', 'screening', 'screening_removed', 'status', 'ttt'])
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
 >>> b.channels(), b.key, b.audience
 (('games', 'game:r1/b2'), 'r1/b2', 'public')
 >>> PUBLIC_CHANNELS, ARBITER_CHANNELS
-(('games', 'players', 'ttt', 'status', 'moments'), ('alerts', 'screening', 'arbiter_status'))
+(('games', 'players', 'ttt', 'status', 'moments', 'forecast'), ('alerts', 'screening', 'arbiter_status'))
 """
 
 from __future__ import annotations
@@ -551,7 +551,8 @@ class BoardState(Outgoing):
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
-    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "first_choice")  # on game:<id> only
+    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci",
+                                                "first_choice")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -575,6 +576,8 @@ class BoardState(Outgoing):
     black_title: str = ""
     white_fed: str = ""
     black_fed: str = ""
+    moves: tuple[str, ...] = ()  # every ply's move in SAN (index 0 = ply 1): a page opened mid-game lists them all
+    moves_uci: tuple[str, ...] = ()  # the same moves in UCI: a page steps through the game's positions with them
     first_choice: tuple[int, ...] = ()  # the plies whose move was the engine's first choice: never judged (no class)
     moves_read: dict[str, dict[str, int]] | None = None
     """Per side (``white``, ``black``) the moves ``played``, ``judged`` (both positions valued: what ``classes``
@@ -819,6 +822,8 @@ class MonitorStatus(Outgoing):
     moves: int = 0
     games: int = 0
     ttt_refreshes: int = 0
+    engine_lag_seconds: float = 0.0
+    """How long the oldest position waiting for the pinned profile has waited (0: the engines keep up)."""
 
 
 @dataclass(frozen=True)
@@ -872,6 +877,37 @@ class MomentRemoved(Outgoing):
     game_id: str
     ply: int
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class EventForecast(Outgoing):
+    """Who can still win one event: its final standings simulated from the games so far and in progress
+    (``livemon.app.forecast_live``), most likely winner first.
+
+    Each of ``players`` is ``{name, score, p_first, p_first_round_start, p_winner, p_top3, expected_score,
+    max_score, needs}``: ``p_first_round_start`` is the chance of first at the first forecast of ``round`` (the
+    change since the round began); ``needs`` the final score giving even chances of first (None: none
+    reachable does). ``error`` is one line when the event cannot be forecast (a Swiss whose number of rounds
+    is not configured); ``players`` is then empty.
+
+    >>> EventForecast("Candidates", "drr", 14, 6, 8, 20000, 4, ()).channels()
+    ('forecast',)
+    """
+
+    kind: ClassVar[str] = "forecast"
+    channel: ClassVar[str] = "forecast"
+    audience: ClassVar[Audience] = PUBLIC
+    key_fields: ClassVar[tuple[str, ...]] = ("event",)
+    event: str
+    format: str
+    rounds: int | None
+    rounds_left: int
+    round: int
+    simulations: int
+    games_in_progress: int
+    players: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+    error: str | None = None
 
 
 PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))

@@ -1,10 +1,10 @@
 """Reading PGN as users have it: multi-game files, broken files, files without blank lines.
 
 A plain reader stops at the first bad game or merges games that are not separated
-by a blank line. :func:`read_games` splits the text into one chunk per game first
-(a tag-pair line that follows move text starts a new game), parses each chunk on
-its own with python-chess, and reports each bad game as a :class:`BadGame` with
-one clear line, so that the other games are still read.
+by a blank line. :func:`split_games` splits the text into one chunk per game first
+(a tag-pair line that follows move text starts a new game), so that each game is
+parsed on its own (:func:`livemon.live.tracker.parse_chunk`, with
+:class:`QuietGameBuilder`) and a bad game costs one clear line, not the file.
 
 It is also the one place that reads a game's tags, for the live feeds and the
 batch commands alike: :func:`chunk_headers` (python-chess's
@@ -13,15 +13,14 @@ batch commands alike: :func:`chunk_headers` (python-chess's
 result parser) and :func:`game_info`.
 
 >>> text = '[White "A"]\\n[Black "B"]\\n\\n1. e4 e5 1-0\\n[White "C"]\\n[Black "D"]\\n\\n1. d4 Ke4 0-1\\n'
->>> [type(g).__name__ for g in read_games(text)]
-['GoodGame', 'BadGame']
+>>> [separated for _, separated in split_games(text)]
+[True, False]
 """
 
 from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
 import chess
@@ -38,37 +37,6 @@ RESULT_TOKENS = FINAL_RESULTS + ("*",)
 _RESULT_SPELLINGS = {"½-½": "1/2-1/2"}
 _WHITE_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 _DATE = re.compile(r"^(\d{4})[.\-/](\d{2}|\?\?)[.\-/](\d{2}|\?\?)")
-
-
-@dataclass
-class GoodGame:
-    """A game that parsed with all its moves legal."""
-
-    game: chess.pgn.Game
-    index: int  # 1-based position of the game in its source
-    source: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        return game_label(self.game, self.index, self.source)
-
-
-@dataclass
-class BadGame:
-    """A game that could not be read; ``error`` is one human-readable line."""
-
-    index: int
-    source: str
-    error: str
-    game: chess.pgn.Game | None = None  # what was readable, if anything
-
-
-def game_label(game: chess.pgn.Game, index: int, source: str = "") -> str:
-    """A short name for messages: ``file.pgn game 3 (White - Black, Round)``."""
-    h = game.headers
-    where = f"{source} game {index}" if source else f"game {index}"
-    return f"{where} ({h.get('White', '?')} - {h.get('Black', '?')}, round {h.get('Round', '?')})"
 
 
 def split_games(text: str) -> Iterator[tuple[str, bool]]:
@@ -131,31 +99,6 @@ class _TagsBuilder(chess.pgn.HeadersBuilder):  # type: ignore[type-arg]
 
     def visit_header(self, tagname: str, tagvalue: str) -> None:
         super().visit_header(tagname, unescape_tag(tagvalue))
-
-
-def parse_game(chunk: str, index: int = 1, source: str = "") -> GoodGame | BadGame:
-    """Parse one game's PGN text strictly: any illegal or unreadable move makes it bad."""
-    try:
-        game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
-    except Exception as exc:  # python-chess raises only on truly broken input
-        return BadGame(index, source, f"{source} game {index}: unreadable PGN ({exc})")
-    if game is None:
-        return BadGame(index, source, f"{source} game {index}: no game found")
-    if game.errors:
-        err = game.errors[0]
-        return BadGame(index, source, f"{game_label(game, index, source)}: {err}", game)
-    return GoodGame(game, index, source)
-
-
-def read_games(text: str, source: str = "") -> Iterator[GoodGame | BadGame]:
-    """Every game of a PGN text, good or bad, in order."""
-    for index, (chunk, separated) in enumerate(split_games(text), start=1):
-        parsed = parse_game(chunk, index, source)
-        if isinstance(parsed, GoodGame) and not separated:
-            parsed.warnings.append(
-                f"{parsed.label}: not separated from the previous game by a blank line; read anyway"
-            )
-        yield parsed
 
 
 def parse_result(text: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Fair-play screening per player per event, move by move — sans I/O (spec §3).
+"""Fair-play screening per player per event, move by move — sans I/O (docs/models.md §3).
 
 The :class:`Screener` sits beside the :class:`~livemon.live.estimator.Estimator`
 and is fed the same :class:`~livemon.live.plies.ScoredPly` records, by the

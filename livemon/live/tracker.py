@@ -157,7 +157,7 @@ def default_game_key(headers: Mapping[str, str]) -> str:
 
 
 def eval_cp(node: chess.pgn.ChildNode) -> int | None:
-    """The node's ``[%eval]`` in White-POV centipawns, mates at ±3900, clamped (spec §0)."""
+    """The node's ``[%eval]`` in White-POV centipawns, mates at ±3900, clamped (docs/models.md §0)."""
     pov = node.eval()
     return None if pov is None else score_cp(pov)
 

@@ -1,4 +1,4 @@
-"""The stochastic reference agent E(c) and the posterior of c (spec §2).
+"""The stochastic reference agent E(c) and the posterior of c (docs/models.md §2).
 
 Di Fatta, Haworth and Regan, *Skill Rating by Bayesian Inference* (IEEE CIDM
 2009): in a position with candidate moves of values v_i (pawns, mover's view),

@@ -1,4 +1,4 @@
-"""Calibration of an engine profile: r̄_e and the map between Elo and c (spec §1, §2).
+"""Calibration of an engine profile: r̄_e and the map between Elo and c (docs/models.md §1, §2).
 
 c is engine-profile specific (a deeper search makes every player look less
 engine-like), so a profile needs its own map from a rating to the c expected

@@ -1,4 +1,4 @@
-"""Centipawn conventions (spec §0): one integer scale for every evaluation.
+"""Centipawn conventions (docs/models.md §0): one integer scale for every evaluation.
 
 Every evaluation in livemon is an ``int`` in centipawns **from White's point of
 view**, clamped to ``[-MAX_CP, MAX_CP]``. Mate scores map to ``±MATE_CP`` = ±3900

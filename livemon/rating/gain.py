@@ -1,4 +1,4 @@
-"""Gain per move and perceived Elo — Ferreira (ICGA Journal 2012), spec §1.
+"""Gain per move and perceived Elo — Ferreira (ICGA Journal 2012), docs/models.md §1.
 
 A move's *gain* is how much it changed the evaluation in the mover's favour
 (0 for the engine's own choice, negative for an error). A player's gains form

@@ -3,7 +3,7 @@
 A calibration of the engine profile (:class:`livemon.rating.calibration.Calibration`,
 fitted by maximum likelihood on real rated games) says that a player rated r
 has a skill c ~ N(a + b·r, τ²) and plays each move as the reference agent
-E(c) would (spec §2). Read backwards, a player's moves give a likelihood over
+E(c) would (docs/models.md §2). Read backwards, a player's moves give a likelihood over
 their **performance Elo** r:
 
     L(r) = ∫ Π_moves P(move | c) · N(c; a + b·r, τ²) dc

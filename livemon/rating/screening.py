@@ -1,4 +1,4 @@
-"""Fair-play screening against the reference agent E(c_r) (spec §3).
+"""Fair-play screening against the reference agent E(c_r) (docs/models.md §3).
 
 Regan's approach: take c_r, the c expected of a player rated r (from a
 :class:`~livemon.rating.calibration.Calibration` of the engine profile). Under E(c_r) every analysed

@@ -1,6 +1,6 @@
 """TrueSkill Through Time (TTT) and TTT with per-player draw margins (TTT-D).
 
-The model of spec §4 (Dangauthier, Herbrich, Minka, Graepel, NIPS 2007): each
+The model of docs/models.md §4 (Dangauthier, Herbrich, Minka, Graepel, NIPS 2007): each
 player has a skill per time step, linked along the player's history by a
 Gaussian drift whose variance grows with the elapsed time; a game compares two
 performances ``N(skill, β²)``; a draw margin turns the difference into win,

@@ -30,9 +30,11 @@ from textual.widgets import DataTable, Footer, Header
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription
 from livemon.live.messages import Message
 from livemon.faces.tui.help import HelpScreen
-from livemon.faces.tui.model import SORTS, Change, LiveState, alert_key
+from livemon.faces.tui.model import RESEARCH_SORTS, SORTS, Change, LiveState, alert_key
 from livemon.faces.tui.widgets import (
     AlertsTable,
+    ForecastTable,
+    forecast_cells,
     ScreeningTable,
     BoardList,
     GamePanel,
@@ -66,11 +68,16 @@ class CommentaryApp(App[None]):
         Binding("s", "cycle_sort", "Sort players"),
         Binding("b", "focus('boards-table')", "Boards"),
         Binding("p", "focus('players-table')", "Players"),
+        Binding("r", "toggle_research", "Research panel"),
     ]
+    """``r``: the research panel, the papers' figures beside the audience's (c̄ ± σ: a player's apparent skill in
+    the E(c) model of how often a player picks each engine line; TTT μ ± σ: the rating from results over time;
+    the E(c) performance and Ferreira's perceived Elo in the player pane)."""
 
     selected_game: reactive[str | None] = reactive(None)
     selected_player: reactive[str | None] = reactive(None)
     sort: reactive[str] = reactive("estimate")
+    research: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, hub: Hub, arbiter: bool = False, queue_size: int = 1000) -> None:
         super().__init__()
@@ -97,6 +104,8 @@ class CommentaryApp(App[None]):
                     yield BoardList(id="boards-table")
                 with Vertical(id="moments"):
                     yield MomentsTable(id="moments-table")
+                with Vertical(id="forecast"):
+                    yield ForecastTable(id="forecast-table")
                 if self.arbiter:
                     with Vertical(id="alerts"):
                         yield AlertsTable(id="alerts-table")
@@ -114,7 +123,8 @@ class CommentaryApp(App[None]):
         self.query_one("#boards").border_title = "Boards · live first"
         self.query_one("#game").border_title = "Game"
         self.query_one("#moments").border_title = "Moments · blunders (??), turning points, lead changes"
-        self.query_one("#histogram").border_title = "Gains of the selected player (cp)"
+        self.query_one("#histogram").border_title = "Player · gains vs the engine's best (cp)"
+        self.query_one("#forecast").display = False  # shown with the first forecast
         self._show_sort()
         self._sub = self.hub.subscribe(self.channels, self.queue_size)
         self._resync()
@@ -172,7 +182,8 @@ class CommentaryApp(App[None]):
     # -- showing ------------------------------------------------------------------------------
 
     def _show_everything(self) -> None:
-        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", ""), ("moment", "")})
+        self._show({("board", ""), ("player", ""), ("status", ""), ("alert", ""), ("screening", ""), ("moment", ""),
+                    ("forecast", "")})
 
     def _show(self, changes: set[Change]) -> None:
         """Update the widgets the changes touch; each widget skips what it already shows."""
@@ -188,6 +199,8 @@ class CommentaryApp(App[None]):
             self.query_one(StatusLine).status = self.state.status
         if "moment" in kinds:
             self.query_one(MomentsTable).show([(m.key, moment_cells(m)) for m in self.state.moments_ordered()])
+        if "forecast" in kinds:
+            self._show_forecast()
         if "alert" in kinds and self.arbiter:
             alerts = self.state.alerts_ordered()
             self.query_one(AlertsTable).show([(alert_key(a), alert_cells(a)) for a in alerts])
@@ -197,13 +210,25 @@ class CommentaryApp(App[None]):
             self.query_one(ScreeningTable).show([(key, screening_cells(r)) for key, r in rows])
             self.query_one("#screening").border_title = f"Screening · arbiters only · {len(rows)} player-events (z to focus)"
 
+    def _show_forecast(self) -> None:
+        f = self.state.forecast_shown()
+        box = self.query_one("#forecast")
+        if f is None:
+            box.display = False
+            return
+        box.display = True
+        self.query_one(ForecastTable).show([(str(p["name"]), forecast_cells(p)) for p in f.players])
+        box.border_title = (f"Forecast · {f.event} · {f.error}" if f.error else
+                            f"Forecast · {f.event} · round {f.round} · {f.rounds_left} left · "
+                            f"{f.games_in_progress} in progress · {f.simulations:,} simulations")
+
     def _show_game(self) -> None:
         key = self.selected_game
         self.query_one(GamePanel).board = self.state.boards.get(key) if key else None
 
     def _show_players(self) -> None:
         table = self.query_one(PlayersTable)
-        table.show([(p.name, player_cells(p)) for p in self.state.players_sorted(self.sort)])
+        table.show([(p.name, player_cells(p, self.research)) for p in self.state.players_sorted(self.sort)])
         self.selected_player = table.selected_key
         self._show_player()
 
@@ -212,7 +237,8 @@ class CommentaryApp(App[None]):
         self.query_one(PlayerHistogram).player = self.state.player(name) if name else None
 
     def _show_sort(self) -> None:
-        self.query_one("#players").border_title = f"Players · by {SORTS[self.sort]} (s to change)"
+        panel = "research panel on (r to close)" if self.research else "r: research panel"
+        self.query_one("#players").border_title = f"Players · by {SORTS[self.sort]} (s to change) · {panel}"
 
     # -- selection and keys --------------------------------------------------------------------
 
@@ -235,8 +261,20 @@ class CommentaryApp(App[None]):
         self._show_players()
 
     def action_cycle_sort(self) -> None:
-        keys = list(SORTS)
-        self.sort = keys[(keys.index(self.sort) + 1) % len(keys)]
+        keys = [k for k in SORTS if self.research or k not in RESEARCH_SORTS]
+        self.sort = keys[(keys.index(self.sort) + 1) % len(keys)] if self.sort in keys else keys[0]
+
+    def action_toggle_research(self) -> None:
+        self.research = not self.research
+
+    def watch_research(self, on: bool) -> None:
+        self.query_one(PlayersTable).show_research(on)
+        self.query_one(PlayerHistogram).research = on
+        if not on and self.sort in RESEARCH_SORTS:
+            self.sort = "estimate"  # (its watcher shows the players)
+        else:
+            self._show_sort()
+            self._show_players()
 
     def action_keys_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.BINDINGS if isinstance(b, Binding)]

@@ -1,7 +1,7 @@
 """A hub filled from real games, so the screen can be seen and tested without a monitor.
 
 The games are a real over-the-board event (a lichess broadcast export with
-``[%eval]`` and ``[%clk]`` on every move, see shared/data/real/MANIFEST.md):
+``[%eval]`` and ``[%clk]`` on every move, bundled in livemon/data, see its SOURCES.md):
 rounds 1–3 finished, round 4 cut part-way so its boards are "live". The moves
 go through the monitor's own :class:`~livemon.live.core.LiveCore`, valued
 from the ``[%eval]`` comments, so the boards and the players table are what
@@ -22,14 +22,17 @@ from livemon.faces.hub import Hub
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
 from livemon.live.messages import GameInfo, MonitorStatus, Outgoing
-from livemon.live.pgn import GoodGame, game_info, read_games
-from livemon.live.tracker import GameTracker, snapshot_of_game
+from livemon.live.pgn import game_info, split_games
+from livemon.live.tracker import GameTracker, Snapshot, parse_chunk
 
 def real_data() -> Path:
-    """Where the demo's real games are: ``$LIVEMON_REAL_DATA`` (the tests point it at tests/data), else ../shared."""
-    return Path(os.environ.get("LIVEMON_REAL_DATA", Path(__file__).resolve().parents[4] / "shared" / "data" / "real"))
+    """Where the demo's real games are: ``$LIVEMON_DEMO_DATA`` (a folder with files of the names below), else the
+    games bundled with livemon (livemon/data)."""
+    return Path(os.environ.get("LIVEMON_DEMO_DATA", Path(__file__).resolve().parents[2] / "data"))
+
+
 EVENT_PGN = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
-PENDING_PGN = "wcc2023_nepo_ding_g1_pythonchess.pgn"
+PENDING_PGN = "wcc2023_game1.pgn"
 
 
 @dataclass
@@ -40,22 +43,26 @@ class Demo:
     pending: list[Outgoing]
 
 
-def _games(name: str) -> list[GoodGame]:
-    path = real_data() / name
-    text = path.read_text(encoding="utf-8")
-    return [g for g in read_games(text, name) if isinstance(g, GoodGame)]
+def _games(name: str) -> list[tuple[int, Snapshot]]:
+    """The good games of a file and their places in it, each read as the live feeds read it (parse_chunk)."""
+    text = (real_data() / name).read_text(encoding="utf-8")
+    out = []
+    for index, (chunk, _separated) in enumerate(split_games(text), 1):
+        snap = parse_chunk(chunk, True)
+        if isinstance(snap, Snapshot):
+            out.append((index, snap))
+    return out
 
 
 class _Board:
     """One game being replayed ply by ply through the core: the messages are the game tracker's (the one
     conversion of a PGN game into messages, as a feed of it would send them)."""
 
-    def __init__(self, parsed: GoodGame, game_id: str) -> None:
+    def __init__(self, snap: Snapshot, game_id: str) -> None:
         self.game_id = game_id
-        self.snap = snapshot_of_game(parsed.game)
+        self.snap = snap
         self.tracker = GameTracker()
-        self.nodes = list(parsed.game.mainline())
-        self.info: GameInfo = game_info(parsed.game.headers, game_id)
+        self.info: GameInfo = game_info(snap.headers, game_id)
         self.ply = 0
 
     def step(self, core: LiveCore, answer: bool) -> list[Outgoing]:
@@ -98,19 +105,19 @@ def demo(live_fraction: float = 0.6) -> Demo:
     pending_boards: list[_Board] = []
     for rnd in ("1", "2", "3", "4"):
         boards = []
-        for parsed in games:
-            if parsed.game.headers.get("Round", "").split(".")[0] == rnd:
-                b = _Board(parsed, f"{EVENT_PGN}#{parsed.index}")
+        for index, snap in games:
+            if snap.headers.get("Round", "").split(".")[0] == rnd:
+                b = _Board(snap, f"{EVENT_PGN}#{index}")
                 published_ += published(core.handle(b.info))
                 boards.append(b)
         live = rnd == "4"
-        stops = [int(len(b.nodes) * live_fraction) if live else len(b.nodes) for b in boards]
+        stops = [int(len(b.snap.plies) * live_fraction) if live else len(b.snap.plies) for b in boards]
         published_ += _interleave(boards, stops, core)
         if live:
             pending_boards += boards
     # the monitor's timer: Algorithm 3 gives the engine strength, every estimate is published again
     published_ += published(core.tick())
-    wcc = _Board(_games(PENDING_PGN)[0], f"{PENDING_PGN}#1")
+    wcc = _Board(_games(PENDING_PGN)[0][1], f"{PENDING_PGN}#1")
     published_ += published(core.handle(wcc.info))
     published_ += _interleave([wcc], [30], core, answer=False)
     plies = core.counters.moves
@@ -131,7 +138,7 @@ def demo(live_fraction: float = 0.6) -> Demo:
     hub = Hub()
     for msg in published_:
         hub.publish(msg)
-    pending = _interleave(pending_boards, [len(b.nodes) for b in pending_boards], core)
+    pending = _interleave(pending_boards, [len(b.snap.plies) for b in pending_boards], core)
     return Demo(hub, pending)
 def demo_hub() -> Hub:
     """A hub holding the demo's snapshot (see :func:`demo`)."""

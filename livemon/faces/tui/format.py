@@ -206,3 +206,37 @@ def column_chart(values: Sequence[float | None], height: int, lo: float, hi: flo
             else:
                 grid[row][x] = "▄" if lower else "▀"
     return ["".join(c * col_width for c in row) for row in grid]
+
+
+def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, object] | None,
+                   more: str = "more games") -> tuple[str, str]:
+    """An estimate and its 95% range as text, as the display rule allows
+    (:func:`livemon.live.audience.estimate_display`, the one rule of every screen): the figure and its range (cut
+    at the ratings the model was fitted on: an open low end reads "≤1253", an open high end "2865+", as the web pages
+    write them, never "–>" that reads as an arrow) when shown, else a dash and "n more games"
+    (a dash when more games cannot be told). Without a rule (a message of an older monitor), the figure as it is.
+
+    >>> shown_estimate({"elo": 2793.0}, {"show": True, "elo": 2793.0, "cr95": [2300.0, 2865.0], "open": "high"})
+    ('2793', '2300–2865+')
+    >>> shown_estimate({"elo": 2793.0, "cr95": [2239.0, 3348.0]}, {"show": False, "more_games": 2})
+    ('—', '2 more games')
+    >>> shown_estimate({"elo": 2793.0}, {"show": False, "more_games": None}), shown_estimate({}, None)
+    (('—', '—'), ('—', '—'))
+    """
+    if display is None:
+        perf = perf or {}
+        elo, cr = perf.get("elo"), perf.get("cr95")
+        prefix = "~" if perf.get("extrapolated") else ""
+        return (prefix + dash(elo) if isinstance(elo, (int, float)) else DASH,
+                elo_range(cr) if isinstance(cr, (list, tuple)) else DASH)
+    if not display.get("show"):
+        n = display.get("more_games")
+        return DASH, (f"{n} {more}" if n else DASH)
+    cr = display.get("cr95")
+    elo = display.get("elo")
+    if not isinstance(cr, (list, tuple)) or len(cr) != 2:
+        return dash(elo if isinstance(elo, (int, float)) else None), DASH
+    opened = display.get("open")
+    low = ("≤" if opened in ("low", "both") else "") + f"{cr[0]:.0f}"
+    high = f"{cr[1]:.0f}" + ("+" if opened in ("high", "both") else "")
+    return dash(elo if isinstance(elo, (int, float)) else None), f"{low}–{high}"

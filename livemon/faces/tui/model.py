@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from livemon.live.messages import (OUTGOING, Alert, BoardState, Message, Moment, MonitorStatus, Outgoing, PlayerEstimate,
-                                   ScreeningNumbers, TTTRating)
+from livemon.live.messages import (OUTGOING, Alert, BoardState, EventForecast, Message, Moment, MonitorStatus, Outgoing,
+                                   PlayerEstimate, ScreeningNumbers, TTTRating)
 from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
@@ -32,11 +32,14 @@ SORTS: dict[str, str] = {
     "estimate": "estimate (moves)",
     "field": "estimate in this field",
     "perceived": "perceived Elo (diagnostic)",
-    "ttt": "TTT μ",
+    "ttt": "TTT μ (rating from results)",
     "elo": "rating",
     "moves": "moves analysed",
     "name": "name",
 }
+
+RESEARCH_SORTS = frozenset({"perceived", "ttt", "moves"})
+"""The orderings by a research figure: ``s`` offers them only while the research panel is open (``r``)."""
 
 Change = tuple[str, str]  # (kind, key) of the message that changed the state: ("board", game_id), ("status", "")…
 
@@ -224,6 +227,14 @@ class LiveState:
     def screening_ordered(self) -> list[tuple[str, ScreeningNumbers]]:
         """Every screened player-event, highest z first (not yet rated last)."""
         return sorted(self.screening.items(), key=lambda kv: (kv[1].z is None, -(kv[1].z or 0.0), kv[0]))
+
+    def forecast_shown(self) -> EventForecast | None:
+        """The forecast to show: of the event with the most players (a forecast that could not be made, when
+        that is all there is)."""
+        forecasts = list(self._table(EventForecast.kind).values())
+        if not forecasts:
+            return None
+        return max(forecasts, key=lambda f: (len(f.players), f.event))
 
     def moments_ordered(self) -> list[Moment]:
         """The round's moments, newest first (in the order they came)."""

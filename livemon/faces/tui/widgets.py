@@ -46,6 +46,15 @@ class LiveTable(DataTable[str | Text]):
         for key, label, width in self._columns:
             self.add_column(label, key=key, width=width)
 
+    def set_columns(self, columns: Sequence[tuple[str, str, int | None]]) -> None:
+        """Show ``columns`` instead (the rows go: the next :meth:`show` fills them again)."""
+        self._columns = list(columns)
+        with self.prevent(DataTable.RowHighlighted):
+            self.clear(columns=True)
+            for key, label, width in self._columns:
+                self.add_column(label, key=key, width=width)
+        self._order, self._cells = [], {}
+
     @property
     def selected_key(self) -> str | None:
         """The key of the row under the cursor, None when the table is empty."""
@@ -248,18 +257,9 @@ def _classes(counts: dict[str, int] | None) -> str:
 
 
 def performance_cells(perf: dict[str, Any], display: dict[str, Any] | None) -> tuple[str, str]:
-    """An estimate and its range as the display rules allow: the figure and its range (cut at the
-    fitted range) when shown, else a dash and "n more games" (or a dash)."""
-    if display is None:  # no rules given (an older monitor): the estimate as it is
-        return ("~" if perf.get("extrapolated") else "") + fmt.dash(perf.get("elo")), fmt.elo_range(perf.get("cr95"))
-    if not display.get("show"):
-        more = display.get("more_games")
-        return fmt.DASH, (f"{more} more g." if more else fmt.DASH)
-    lo, hi = display["cr95"]
-    opened = display.get("open")
-    low = ("<" if opened in ("low", "both") else "") + f"{lo:.0f}"
-    high = (">" if opened in ("high", "both") else "") + f"{hi:.0f}"
-    return fmt.dash(display.get("elo")), f"{low}–{high}"
+    """An estimate and its range as the display rules allow (:func:`~livemon.faces.tui.format.shown_estimate`,
+    as ``analyse`` prints them; "n more g." in the narrow column)."""
+    return fmt.shown_estimate(perf, display, more="more g.")
 
 
 def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
@@ -271,13 +271,16 @@ def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
     return score, fmt.dash(r.get("tpr")), (fmt.DASH if change is None else f"{change:+.1f}")
 
 
-def player_cells(p: PlayerRow) -> Cells:
+def player_cells(p: PlayerRow, research: bool = False) -> Cells:
+    """A player's row: the audience's figures (rating, estimate and its 95% range as the display rule allows, in
+    this field, accuracy, inaccuracies/mistakes/blunders, score, TPR, rating change); with ``research``, then the
+    research figures (apparent skill c̄ ± σ, the TTT rating from results μ ± σ, moves analysed)."""
     e, t = p.estimate, p.ttt
     shown, rng = performance_cells(p.headline or {}, p.display)
     field = p.field or {}
     in_field, _ = performance_cells(field, field.get("display"))
     score, tpr, change = _results(e.results if e else None)
-    return (
+    cells: Cells = (
         _name(p.name, 18),
         fmt.dash(p.elo),
         shown,
@@ -288,36 +291,57 @@ def player_cells(p: PlayerRow) -> Cells:
         score,
         tpr,
         change,
+    )
+    if not research:
+        return cells
+    return cells + (
         fmt.plus_minus(e.c_mean if e else None, e.c_sd if e else None, "{:.2f}", sep="±"),
         fmt.plus_minus(t.elo if t else None, t.elo_sigma if t else None, sep="±"),
         str(p.moves) if e else fmt.DASH,
     )
 
 
-class PlayersTable(LiveTable):
-    """Players: the moves estimate with its 95% range and the same in this field, accuracy, results, c̄ ± σ,
-    TTT μ ± σ (Elo scale), moves analysed.
+AUDIENCE_COLUMNS: list[tuple[str, str, int | None]] = [
+    ("name", "Player", 18),
+    ("elo", "Elo", 4),
+    ("estimate", "Est.", 5),
+    ("range", "95% range", 11),
+    ("field", "Field", 5),
+    ("accuracy", "Acc.", 5),
+    ("classes", "?!/?/??", 7),
+    ("score", "Score", 5),
+    ("tpr", "TPR", 4),
+    ("change", "Rtg +/-", 7),
+]
+"""The players table by default: what a commentator quotes."""
 
-    The E(c) performance and Ferreira's perceived Elo (diagnostics, not the headline) are in the player pane.
+RESEARCH_COLUMNS: list[tuple[str, str, int | None]] = [
+    ("c", "c̄ ± σ", 9),
+    ("ttt", "TTT μ±σ", 8),
+    ("moves", "Moves", 5),
+]
+"""Added by the research panel (``r``): c̄ ± σ, the player's apparent skill in the E(c) model (higher = closer to
+the engine's choices); TTT μ ± σ, the rating from results over time (TrueSkill Through Time) on the Elo scale;
+the moves analysed."""
+
+
+class PlayersTable(LiveTable):
+    """Players: the moves estimate with its 95% range and the same in this field, accuracy, classes, results
+    (score, TPR, rating change); the research panel (``r``) adds c̄ ± σ, TTT μ ± σ and the moves analysed.
+
+    The E(c) performance and Ferreira's perceived Elo (diagnostics, not the headline) are in the player pane,
+    with the research panel.
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        cols = [
-            ("name", "Player", 18),
-            ("elo", "Elo", 4),
-            ("estimate", "Est.", 5),
-            ("range", "95% range", 11),
-            ("field", "Field", 5),
-            ("accuracy", "Acc.", 5),
-            ("classes", "?!/?/??", 7),
-            ("score", "Score", 5),
-            ("tpr", "TPR", 4),
-            ("change", "±Elo", 5),
-            ("c", "c̄ ± σ", 9),
-            ("ttt", "TTT μ±σ", 8),
-            ("moves", "Moves", 5),
-        ]
-        super().__init__(cols, **kwargs)
+        super().__init__(AUDIENCE_COLUMNS, **kwargs)
+        self.research = False
+
+    def show_research(self, on: bool) -> None:
+        """The research columns on or off."""
+        if on != self.research:
+            self.research = on
+            self.set_columns(AUDIENCE_COLUMNS + (RESEARCH_COLUMNS if on else []))
 
 
 # -- moments ---------------------------------------------------------------------------
@@ -350,10 +374,41 @@ class MomentsTable(LiveTable):
         super().__init__(cols, **kwargs)
 
 
+def forecast_cells(row: dict[str, Any]) -> Cells:
+    """Player, points, chance of first and its change since the round began, of the top three, what they need."""
+    def pct(x: float | None) -> str:
+        return fmt.DASH if x is None else f"{100 * x:.1f}%"
+    first, start = row.get("p_first"), row.get("p_first_round_start")
+    delta = fmt.DASH if first is None or start is None else f"{100 * (first - start):+.1f}"
+    needs = row.get("needs")
+    return (
+        _name(str(row.get("name", "?")), 22),
+        f"{row.get('score', 0):g}",
+        pct(first),
+        delta,
+        pct(row.get("p_top3")),
+        fmt.DASH if needs is None else f"{needs:g}",
+    )
+
+
+class ForecastTable(LiveTable):
+    """Who can still win: the chance of first of each player and its change since the round began (read, not
+    browsed: it takes no focus)."""
+
+    can_focus = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        cols = [("name", "Player", 22), ("score", "Pts", 5), ("first", "First", 7), ("delta", "± round", 8),
+                ("top3", "Top 3", 7), ("needs", "Needs", 6)]
+        super().__init__(cols, **kwargs)
+
+
 class PlayerHistogram(Widget):
-    """The selected player's gains in 25 cp bins over [−300, +100] (tails clamped)."""
+    """The selected player's figures and gains (centipawns per move against the engine's best: 0 = the engine's own
+    choice) in 25 cp bins over [−300, +100] (tails clamped); the research panel (``r``) adds the papers' diagnostics."""
 
     player: reactive[PlayerRow | None] = reactive(None)
+    research: reactive[bool] = reactive(False)
 
     def render(self) -> RenderResult:
         p = self.player
@@ -377,11 +432,14 @@ class PlayerHistogram(Widget):
             b = getattr(e, key) or {}
             if b:
                 text.append(f"\n{name} {fmt.dash(b.get('elo'))} ({fmt.elo_range(b.get('cr95'))})", style="dim")
-        perf = e.performance or {}
-        text.append(f"\ndiagnostics: E(c) performance {fmt.dash(perf.get('elo'))} ({fmt.elo_range(perf.get('cr95'))})",
-                    style="dim")
-        text.append(f"\ndiagnostics (Ferreira): perceived {fmt.dash(e.perceived_elo)} · p(eng) "
-                    f"{fmt.dash(e.expected_score_vs_engine, '{:.3f}')} — sign of each gain only", style="dim")
+        if self.research:
+            perf = e.performance or {}
+            text.append(f"\nresearch: E(c) performance {fmt.dash(perf.get('elo'))} ({fmt.elo_range(perf.get('cr95'))}) "
+                        "· the rating of the E(c) model's player who would choose these moves", style="dim")
+            text.append(f"\nresearch (Ferreira): perceived {fmt.dash(e.perceived_elo)} · p(eng) "
+                        f"{fmt.dash(e.expected_score_vs_engine, '{:.3f}')} · c̄ "
+                        f"{fmt.plus_minus(e.c_mean, e.c_sd, '{:.2f}', sep='±')} — from the sign of each gain only",
+                        style="dim")
         text.append(f"\n{e.moves} moves · mean gain {fmt.dash(e.mean_gain, '{:+.1f}')} cp · √ scale", style="dim")
         bins = fmt.bin_gains(e.gain_histogram)
         peak = math.sqrt(max(c for _, c in bins) or 1)
@@ -404,7 +462,8 @@ class PlayerHistogram(Widget):
 
 
 def status_text(s: MonitorStatus | None) -> str:
-    """One line: feeds and their state, engine backlog, lag."""
+    """One line: feeds and their state, the engines' backlog and lag (how long the oldest position waiting for
+    them has waited: the figures are that far behind the boards)."""
     if s is None:
         return "waiting for the monitor…"
     feeds = ", ".join(
@@ -412,7 +471,7 @@ def status_text(s: MonitorStatus | None) -> str:
     )
     engine = f"{s.engines}× {s.engine_profile}" if s.engine_profile else f"{s.engines} engines"
     return (
-        f"feeds: {feeds or fmt.DASH} │ engine: {engine}, backlog {s.backlog} │ lag {s.lag_seconds:.1f} s │ "
+        f"feeds: {feeds or fmt.DASH} │ engine: {engine}, backlog {s.backlog}, lag {s.engine_lag_seconds:.0f} s │ "
         f"{s.games} games, {s.moves} moves"
     )
 

@@ -11,6 +11,15 @@ A ply's think time is its ``[%emt]``, else the drop of the mover's
 the next ply divided by ``speed`` and capped at ``max_delay``; ``speed`` 0
 means no waiting at all.
 
+``max_rate`` paces the replay to its engines: at most that many plies a
+second, whatever the schedule says (each ply is one new position for the
+engines to search). The bundled demo sets it from a measurement of this
+machine's engines at start (:func:`livemon.app.plan.demo_pace`), so the
+engines keep up and the figures on screen are live, not a backlog's. A
+machine that gets busier later (a measurement of a few positions cannot see
+it) is met by ``behind``: before each ply the replay holds while the engines'
+oldest waiting position has waited ``hold_after`` seconds or more.
+
 After a restart the monitor tells the feed which plies it already stored
 (:meth:`ReplayFeed.resume`): those are sent again without waiting (the monitor
 counts them as duplicates), so the replay goes on where it was instead of
@@ -26,13 +35,13 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Mapping
+from typing import AsyncIterator, Awaitable, Callable, Mapping
 
 
 from livemon.io.feeds.base import BaseFeed
-from livemon.live.tracker import KeyFunc, Snapshot, snapshot_of_game
-from livemon.live.messages import FeedError, Message
-from livemon.live.pgn import BadGame, read_games
+from livemon.live.tracker import BadSnapshot, KeyFunc, Snapshot, parse_chunk
+from livemon.live.messages import FeedError, FeedNotice, Message
+from livemon.live.pgn import split_games
 
 log = logging.getLogger(__name__)
 
@@ -71,18 +80,31 @@ def think_times(snap: Snapshot, default_delay: float) -> list[float]:
     return out
 
 
+HOLD_AFTER = 10.0
+"""Seconds the engines' oldest waiting position may have waited before a paced replay holds its next ply."""
+HOLD_STEP = 0.5
+"""Seconds between two looks at the engines while held."""
+
+
 class ReplayFeed(BaseFeed):
     """Replays the games of ``path`` (a PGN file) once, then finishes."""
 
     type = "replay"
 
     def __init__(self, name: str, path: str | Path, speed: float = 1.0, max_delay: float = 10.0,
-                 default_delay: float = 1.0, key: KeyFunc | None = None) -> None:
+                 default_delay: float = 1.0, key: KeyFunc | None = None, max_rate: float | None = None,
+                 sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+                 behind: Callable[[], float] | None = None, hold_after: float = HOLD_AFTER) -> None:
         super().__init__(name, key)
         self.path = Path(path)
         self.speed = speed
         self.max_delay = max_delay
         self.default_delay = default_delay
+        self.max_rate = max_rate  # plies per second at most (None: the schedule alone)
+        self._sleep = sleep
+        self.behind = behind  # seconds the engines are behind (their oldest position waiting); None: not asked
+        self.hold_after = hold_after
+        self.held = 0.0  # seconds held for the engines, for tests and the demo's log
         self.slept = 0.0  # total seconds waited, for tests and status
         self.known: dict[str, int] = {}  # plies already stored per game id: replayed without waiting
 
@@ -94,11 +116,16 @@ class ReplayFeed(BaseFeed):
         text = self.path.read_text(encoding="utf-8", errors="replace")
         rounds: dict[float, list[_Board]] = {}
         errors: list[Message] = []
-        for parsed in read_games(text, self.path.name):
-            if isinstance(parsed, BadGame):
-                errors.append(FeedError(self.name, parsed.error))
+        for index, (chunk, _separated) in enumerate(split_games(text), 1):
+            # the live feeds' reading of a game: the DGT end-of-game king moves dropped with a notice
+            snap = parse_chunk(chunk, True, f"{self.path.name} game {index}: ")
+            if snap is None:
                 continue
-            snap = snapshot_of_game(parsed.game)
+            if isinstance(snap, BadSnapshot):
+                errors.append(FeedError(self.name, snap.error))
+                continue
+            if snap.note is not None:
+                errors.append(FeedNotice(self.name, f"{self.path.name} game {index}: {snap.note}"))
             gid = self.tracker.key_of(snap.headers)
             times, t = [], 0.0
             for dt in think_times(snap, self.default_delay):
@@ -157,11 +184,28 @@ class ReplayFeed(BaseFeed):
         return self.tracker.update(dataclasses.replace(b.snap, headers=headers, plies=b.snap.plies[:n], complete=True),
                                    game_id=b.gid)
 
+    def delay(self, seconds: float) -> float:
+        """The wait before a ply played ``seconds`` after the previous one: the schedule's (divided by
+        ``speed``, capped at ``max_delay``; none at speed 0), and at least ``1 / max_rate``.
+
+        >>> f = ReplayFeed("r", "x.pgn", speed=2.0, max_delay=10.0, max_rate=0.5)
+        >>> f.delay(1.0), f.delay(30.0), f.delay(0.0)
+        (2.0, 10.0, 2.0)
+        >>> ReplayFeed("r", "x.pgn", speed=0).delay(30.0)
+        0.0
+        """
+        delay = 0.0 if self.speed <= 0 else min(max(seconds, 0.0) / self.speed, self.max_delay)
+        if self.max_rate:
+            delay = max(delay, 1.0 / self.max_rate)
+        return delay
+
     async def _wait(self, seconds: float) -> None:
-        if self.speed <= 0:
-            await asyncio.sleep(0)  # stay cancellable and fair to other tasks
-            return
-        delay = min(seconds / self.speed, self.max_delay)
+        while self.behind is not None and self.behind() >= self.hold_after:
+            self.held += HOLD_STEP
+            await self._sleep(HOLD_STEP)
+        delay = self.delay(seconds)
         if delay > 0:
             self.slept += delay
-            await asyncio.sleep(delay)
+            await self._sleep(delay)
+        else:
+            await asyncio.sleep(0)  # stay cancellable and fair to other tasks

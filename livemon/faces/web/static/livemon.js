@@ -2,6 +2,7 @@
 // Protocol: docs/websocket.md. No external files: the board is the vendored chessground (vendor/chessground/).
 "use strict";
 import { Chessground } from "./vendor/chessground/chessground.min.js";
+import { flagOf } from "./federations.js";
 
 export const PROTOCOL = 1;
 export const $ = (id) => document.getElementById(id);
@@ -46,26 +47,56 @@ export const CLASS_MARK = { inaccuracy: "?!", mistake: "?", blunder: "??" };
 
 export const fmtInt = (x) => (present(x) ? String(Math.round(x)) : DASH);
 export const fmtPct = (x, digits = 0) => (present(x) ? Number(x).toFixed(digits) : DASH);
-export function fmtRange(r) {
+/** A 95% range "2627–2790"; an end cut at the rating range the model was fitted on (``open``: "low", "high",
+ *  "both", from the display rules) is marked: "≤1253–1800", "2627–2865+" (the true end lies beyond it). */
+export function fmtRange(r, open) {
   if (!r || !present(r[0]) || !present(r[1])) return "";
-  return Math.round(r[0]) + "–" + Math.round(r[1]);
+  const lo = open === "low" || open === "both", hi = open === "high" || open === "both";
+  return (lo ? "≤" : "") + Math.round(r[0]) + "–" + Math.round(r[1]) + (hi ? "+" : "");
 }
 const MATE_CP = 3900;  // a mate's evaluation (livemon.rating.evaluation.MATE_CP)
-export function fmtEval(cp) {
+/** An evaluation for the screen, White's view: "+0.3", "−2.5", "0.0" (never "−0.0"); a mate "#3" (White mates in
+ *  3) or "#-2" (Black mates in 2) when its distance ``mate`` (White's view) is sent, "#" once mate is on the board,
+ *  else "+#" / "−#" (a mate, its distance unknown); "—" for none. */
+export function fmtEval(cp, mate, mated = false) {
+  if (present(mate) && mate !== 0) return "#" + (mate > 0 ? "" : "-") + Math.abs(Math.round(mate));
   if (!present(cp)) return DASH;
-  if (Math.abs(cp) >= MATE_CP) return (cp > 0 ? "+" : "−") + "M";
+  if (Math.abs(cp) >= MATE_CP) return mated || mate === 0 ? "#" : (cp > 0 ? "+" : "−") + "#";
   const s = (Math.abs(cp) / 100).toFixed(1);
-  return (cp > 0 ? "+" : cp < 0 ? "−" : "") + s;
+  return (s === "0.0" ? "" : cp > 0 ? "+" : "−") + s;
 }
+/** A board's current evaluation as :func:`fmtEval` writes it (its mate distance when sent, "#" after mate). */
+export const boardEval = (b) => fmtEval(b && b.eval_cp, b && (present(b.eval_mate) ? b.eval_mate : b.mate),
+  !!(b && /#$/.test(b.last_move_san || "")));
 export function fmtScore(x) {  // 2.5 -> "2½"
   if (!present(x)) return DASH;
   const whole = Math.floor(x), half = x - whole >= 0.5;
   return (whole || !half ? String(whole) : "") + (half ? "½" : "");
 }
+/** A game's result as the screens write it: "1-0", "0-1", "½-½"; "" while it is played. */
+export const fmtResult = (r) => (!r || r === "*" ? "" : String(r).replace(/1\/2/g, "½"));
+/** A signed change, one decimal: "+4.2", "−3.0", "0.0". */
 export function fmtSigned(x) {
   if (!present(x)) return DASH;
   const r = Math.round(x * 10) / 10;
-  return (r > 0 ? "+" : r < 0 ? "−" : "±") + Math.abs(r).toFixed(1);
+  return (r > 0 ? "+" : r < 0 ? "−" : "") + Math.abs(r).toFixed(1);
+}
+/** How many of a side's moves a figure reads when that is fewer than were played: "28 of 41 moves", else "".
+ *  ``o`` is a board (``moves_read: {white: {played, judged, accuracy_read}, black: …}``) or a player
+ *  (``moves_read: {played, judged, accuracy_read}``); ``what`` is the count the figure reads (``accuracy_read``:
+ *  accuracy, ``judged``: the classes and estimates). A plain count with ``moves_played`` beside it is read too. */
+export function reads(o, side, what = "accuracy_read") {
+  if (!o) return "";
+  let v = o.moves_read, r, n;
+  if (v && typeof v === "object" && side && v[side] !== undefined && !("played" in v)) v = v[side];
+  if (v && typeof v === "object" && "played" in v) {
+    r = present(v[what]) ? v[what] : v.judged;
+    n = v.played;
+  } else {
+    const pick = (x) => (x && typeof x === "object" ? x[side] : x);
+    r = pick(v); n = pick(o.moves_played);
+  }
+  return present(r) && present(n) && r < n ? `${r} of ${n} moves` : "";
 }
 export function fmtClock(s) {
   if (!present(s)) return "";
@@ -84,6 +115,48 @@ export const toMove = (b) => (b && b.fen && b.fen.split(" ")[1] === "b" ? "black
 /** A title and federation from the board's PGN tags when it sends them ("GM", "NOR"); "" when not. */
 export const titleOf = (b, side) => (b && (b[side + "_title"] || "")) || "";
 export const fedOf = (b, side) => (b && (b[side + "_fed"] || b[side + "_federation"] || "")) || "";
+export { flagOf };
+/** Whether this browser draws a flag emoji as one flag (not two letters or boxes): measured once on a canvas. */
+export function flagsDrawn() {
+  if (flagsDrawn.known === undefined) {
+    try {
+      const ctx = document.createElement("canvas").getContext("2d");
+      ctx.font = "32px sans-serif";
+      const one = ctx.measureText("\u{1F1F3}").width, flag = ctx.measureText("\u{1F1F3}\u{1F1F4}").width;
+      flagsDrawn.known = flag > 0 && flag < one * 1.5;
+    } catch (e) { flagsDrawn.known = false; }
+  }
+  return flagsDrawn.known;
+}
+/** A federation as the pages show it: its flag (when this browser draws flags) and its code. */
+export function fedLabel(fed) {
+  const f = flagOf(fed);
+  return (f && flagsDrawn() ? f + " " : "") + (fed || "");
+}
+
+/** The round and board of a game from its Round tag ("5.12": round 5, board 12, as lichess's broadcasts write
+ *  it): ``{round, board}``, ``board`` null when the tag names none, ``round`` "" when there is none. */
+export function roundBoard(b) {
+  const r = String((b && b.round) || "").trim();
+  if (!r || r === "?" || r === "-") return { round: "", board: present(b && b.board) ? Number(b.board) : null };
+  const m = /^(\d+)\.(\d+)$/.exec(r);
+  if (m) return { round: m[1], board: Number(m[2]) };
+  return { round: r, board: present(b && b.board) ? Number(b.board) : null };
+}
+/** A game's event for grouping: its Event tag, "" when none; a lichess chapter name ("Round 3: A - B", one a
+ *  game) names no event of its own. */
+export function eventOf(b) {
+  const e = String((b && b.event) || "").trim();
+  return !e || e === "?" || /^Round\s+[\d.]+\s*:/i.test(e) ? "" : e;
+}
+/** Boards by board number (from the Round tag), then game id. */
+export function byBoard(a, b) {
+  const x = roundBoard(a).board, y = roundBoard(b).board;
+  if (x !== null && y !== null && x !== y) return x - y;
+  if (x !== null && y === null) return -1;
+  if (x === null && y !== null) return 1;
+  return byId(a.game_id, b.game_id);
+}
 
 // -- clocks that tick between moves --------------------------------------------------------------------------
 
@@ -173,6 +246,10 @@ export class Feed {
       const b = this.merged(old, m);
       if (!b) return;
       if (old && !("evals" in m) && old.ply === b.ply && old.evals) b.evals = old.evals;  // a games-channel board
+      if (old && !("moves" in m) && Array.isArray(old.moves)) {  // the game's move list, held to this board's ply
+        b.moves = old.moves.slice(0, b.ply);
+        if (Array.isArray(old.moves_uci)) b.moves_uci = old.moves_uci.slice(0, b.ply);
+      }
       b._sans = (old && old._sans) || [];  // the moves seen, for the move list (a board carries its last one)
       if (b.last_move_san && b.ply > 0) b._sans[b.ply] = b.last_move_san;
       this.boards.set(m.game_id, b); this.touched.set(m.game_id, ++this.clock); this.withdrawn.delete(m.game_id);
@@ -259,7 +336,7 @@ export function board(el, coords = false) {
 
 /** The eval bar: White's share by win% (none: the bar at half, dimmed, and "—"). ``el`` holds
  *  ``.fill`` and ``.txt``; ``horizontal`` fills from the left. */
-export function evalBar(el, cp, horizontal = false) {
+export function evalBar(el, cp, horizontal = false, mate = null, mated = false) {
   const w = winPct(cp);
   const share = w === null ? 50 : w;
   const fill = el.querySelector(".fill"), txt = el.querySelector(".txt");
@@ -267,7 +344,7 @@ export function evalBar(el, cp, horizontal = false) {
   fill.style[horizontal ? "width" : "height"] = share.toFixed(1) + "%";
   el.dataset.white = share.toFixed(1);
   el.classList.toggle("unknown", w === null);
-  txt.textContent = fmtEval(cp);
+  txt.textContent = fmtEval(cp, mate, mated);
   txt.classList.toggle("black", w !== null && w < 50);  // written on the side that is ahead
 }
 
@@ -326,12 +403,69 @@ function shownBlock(est, d) {
     const more = d && d.more_games ? `${d.more_games} more games` : "";
     return { elo: null, cr95: null, why: (est && est.reason) || (d && d.reason) || more, more };
   }
-  if (!d) return { elo: est.elo, cr95: est.cr95, why: "", more: "" };
+  if (!d) return { elo: est.elo, cr95: est.cr95, why: "", more: "", open: "" };
   if (!d.show) {
     const more = d.more_games ? `${d.more_games} more games` : "";
     return { elo: null, cr95: null, why: more || d.reason || "", more };
   }
-  return { elo: present(d.elo) ? d.elo : est.elo, cr95: d.cr95 || est.cr95, why: "", more: "" };
+  return { elo: present(d.elo) ? d.elo : est.elo, cr95: d.cr95 || est.cr95, why: "", more: "", open: d.open || "" };
+}
+
+/** The position after each ply (index 0: the start) as FENs chessground reads ("<placement> <side>"), from the
+ *  board's ``moves_uci`` played from the standard start; null when the board sends no moves or they do not lead to
+ *  its position (a game from another start). */
+export function positions(b) {
+  const ucis = b && b.moves_uci;
+  if (!Array.isArray(ucis) || !b.fen) return null;
+  const sq = new Array(64).fill("");
+  "RNBQKBNR".split("").forEach((p, f) => { sq[f] = p; sq[8 + f] = "P"; sq[48 + f] = "p"; sq[56 + f] = p.toLowerCase(); });
+  const at = (s) => (s.charCodeAt(1) - 49) * 8 + (s.charCodeAt(0) - 97);
+  const fen = (n) => {
+    const ranks = [];
+    for (let r = 7; r >= 0; r--) {
+      let row = "", empty = 0;
+      for (let f = 0; f < 8; f++) {
+        const p = sq[r * 8 + f];
+        if (!p) { empty++; continue; }
+        if (empty) { row += empty; empty = 0; }
+        row += p;
+      }
+      ranks.push(row + (empty ? empty : ""));
+    }
+    return ranks.join("/") + " " + (n % 2 ? "b" : "w");
+  };
+  const out = [fen(0)];
+  for (let i = 0; i < ucis.length; i++) {
+    const u = ucis[i], from = at(u.slice(0, 2)), to = at(u.slice(2, 4));
+    let piece = sq[from];
+    if (!piece || from < 0 || to < 0 || from > 63 || to > 63) return null;
+    const kind = piece.toLowerCase(), df = (to % 8) - (from % 8);
+    if (kind === "k" && Math.abs(df) === 2) {  // castling: the rook jumps over
+      const rank = from - (from % 8), rookFrom = rank + (df > 0 ? 7 : 0), rookTo = rank + (df > 0 ? 5 : 3);
+      sq[rookTo] = sq[rookFrom]; sq[rookFrom] = "";
+    }
+    if (kind === "p" && df !== 0 && !sq[to]) sq[(from - (from % 8)) + (to % 8)] = "";  // en passant
+    if (u.length > 4) piece = piece === "P" ? u[4].toUpperCase() : u[4].toLowerCase();
+    sq[to] = piece; sq[from] = "";
+    out.push(fen(i + 1));
+  }
+  return out[out.length - 1].split(" ")[0] === b.fen.split(" ")[0] ? out : null;
+}
+
+/** Shrink ``el``'s font (from its stylesheet size, a pixel at a time, down to ``min`` px) until its text fits its box
+ *  (``scrollWidth`` ≤ ``clientWidth`` and the same for height): a long name or event on air is smaller, never cut.
+ *  ``el`` is a block or flex item with ``overflow: hidden``; measured again only when its text or width changed. */
+export function fit(el, min = 12) {
+  if (!el || !el.isConnected || el.clientWidth === 0) return;  // not laid out (yet)
+  const key = el.textContent + "|" + el.clientWidth + "|" + el.clientHeight;
+  if (el.dataset.fitted === key) return;
+  el.style.fontSize = "";
+  let size = parseFloat(getComputedStyle(el).fontSize);
+  while ((el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) && size > min) {
+    size -= 1;
+    el.style.fontSize = size + "px";
+  }
+  el.dataset.fitted = el.textContent + "|" + el.clientWidth + "|" + el.clientHeight;
 }
 
 /** The old name of :func:`shownEstimate`. */

@@ -1,0 +1,164 @@
+"""``livemon forecast``: real events cut after some rounds, a game in progress, and bad input in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from livemon.app.forecast import ForecastError, forecast_event, read_event
+from livemon.config import EventConfig, load_config_text
+from livemon.rating.forecast import DEFAULT, pregame
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).parent.parent
+PRAGUE = DATA / "prague_masters_2022_fsmosca.pgn"
+RR2025 = DATA / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
+OPEN2025 = DATA / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+
+
+def _cut(src: Path, last_round: int, out: Path, edit: dict[int, str] | None = None) -> Path:
+    """The games of ``src`` up to ``last_round``; ``edit`` replaces a game's text (by its index among those kept)."""
+    text = src.read_text(encoding="utf-8")
+    games = ["[Event" + c if i else c for i, c in enumerate(text.split("\n\n[Event"))]
+    kept = [g for g in games if int(re.search(r'\[Round "(\d+)', g).group(1)) <= last_round]  # type: ignore[union-attr]
+    for i, g in (edit or {}).items():
+        kept[i] = g
+    out.write_text("\n\n".join(g.strip() for g in kept) + "\n", encoding="utf-8")
+    return out
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "livemon.cli", "forecast", *args], capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+
+
+def test_finished_event_has_its_winner() -> None:
+    out = _run(str(PRAGUE), "--json", "--seed", "1", "--simulations", "1000")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    top = data["players"][0]
+    assert top["name"] == "Harikrishna, Pentala" and top["p_first"] == 1.0 and top["score"] == 6.5
+    assert data["format"] == "rr" and data["format_source"] == "guessed" and data["rounds_left"] == 0
+    assert any("format guessed" in n for n in data["notes"])
+
+
+def test_round_robin_cut_after_four_rounds(tmp_path: Path) -> None:
+    data = forecast_event([str(_cut(PRAGUE, 4, tmp_path / "r4.pgn"))], EventConfig(), None, None, 20000, 2,
+                          lambda line: None)
+    ps = data["players"]
+    assert data["rounds_left"] == 5 and len(ps) == 10
+    assert sum(p["p_first"] for p in ps) == pytest.approx(1.0, abs=1e-5)
+    assert sum(p["p_top3"] for p in ps) == pytest.approx(3.0, abs=1e-5)
+    leader = max(p["score"] for p in ps)
+    for p in ps:
+        assert set(p) >= {"name", "p_first", "p_top3", "expected_score", "needs", "distribution"}
+        assert p["max_score"] == p["score"] + 5
+        if p["max_score"] < leader:
+            assert p["p_first"] == 0.0
+
+
+def test_game_in_progress_uses_its_evaluation(tmp_path: Path) -> None:
+    # round 9 of the 2025 round robin: one game cut at move 15 with its [%eval] comments, result "*"
+    text = RR2025.read_text(encoding="utf-8")
+    games = ["[Event" + c if i else c for i, c in enumerate(text.split("\n\n[Event"))]
+    r9 = next(g for g in games if '[Round "9.1"]' in g)
+    head, _, moves = r9.partition("\n\n")
+    cut = moves[: moves.index(" 16. ")] + " *"
+    live = re.sub(r'\[Result "[^"]*"\]', '[Result "*"]', head) + "\n\n" + cut
+    path = _cut(RR2025, 8, tmp_path / "r8.pgn")
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + live + "\n", encoding="utf-8")
+    read = read_event([str(path)], EventConfig(), None, None, lambda line: None, DEFAULT)
+    assert len(read.state.ongoing) == 1
+    (w, b, probs) = read.state.ongoing[0]
+    assert abs(sum(probs) - 1) < 1e-9
+    before = pregame(read.state.ratings[w], read.state.ratings[b])
+    assert abs(probs[0] - before[0]) > 1e-5  # the evaluation and the clocks moved it
+    # without its comments the same game is valued by the ratings alone
+    path.write_text(re.sub(r"\{[^}]*\}", "", path.read_text(encoding="utf-8")), encoding="utf-8")
+    read = read_event([str(path)], EventConfig(), None, None, lambda line: None, DEFAULT)
+    assert read.state.ongoing[0][2] == pytest.approx(before, abs=1e-12)
+    assert read.state.rounds == 9 and read.state.format == "rr"
+
+
+def test_swiss_needs_its_rounds_and_says_so(tmp_path: Path) -> None:
+    cut = _cut(OPEN2025, 6, tmp_path / "open_r6.pgn")
+    out = _run(str(cut), "--format", "swiss")
+    assert out.returncode == 1
+    assert out.stderr.strip().count("\n") == 0 and "number of rounds" in out.stderr and "Traceback" not in out.stderr
+    out = _run(str(cut), "--format", "swiss", "--rounds", "9", "--json", "--simulations", "3000", "--seed", "4")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["rounds_left"] == 3 and data["event"] == "open_r6"
+    assert sum(p["p_first"] for p in data["players"]) == pytest.approx(1.0, abs=1e-5)
+    leader = max(p["score"] for p in data["players"])
+    assert all(p["p_first"] == 0 for p in data["players"] if p["score"] + 3 < leader)
+
+
+def test_config_event_table(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[event]\nformat = "rr"\nrounds = 9\ntiebreaks = ["direct", "sb"]\nsimulations = 2000\n',
+                   encoding="utf-8")
+    out = _run(str(_cut(PRAGUE, 5, tmp_path / "r5.pgn")), "--config", str(cfg), "--json", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["format_source"] == "config" and data["rounds_source"] == "config"
+    assert data["tiebreaks"] == ["direct", "sb"] and data["simulations"] == 2000
+    assert sum(p["p_winner"] for p in data["players"]) == pytest.approx(1.0, abs=1e-5)
+    assert load_config_text('[event]\nformat = "rr"').event.format == "rr"
+
+
+def test_bad_input_is_one_line(tmp_path: Path) -> None:
+    out = _run(str(tmp_path / "missing.pgn"))
+    assert out.returncode == 1 and "cannot read" in out.stderr and "Traceback" not in out.stderr
+    empty = tmp_path / "empty.pgn"
+    empty.write_text("", encoding="utf-8")
+    out = _run(str(empty))
+    assert out.returncode == 1 and "nothing to forecast" in out.stderr
+    with pytest.raises(ForecastError):
+        read_event([str(empty)], EventConfig(), None, None, lambda line: None, DEFAULT)
+
+
+def test_round_robin_colours_from_the_berger_tables(tmp_path: Path) -> None:
+    read = read_event([str(_cut(PRAGUE, 3, tmp_path / "r3.pgn"))], EventConfig(), "rr", None, lambda line: None,
+                      DEFAULT)
+    assert read.state.numbers is not None and sorted(read.state.numbers) == list(range(1, 11))
+    assert any("Berger tables" in n for n in read.notes)
+    # boards shuffled: the games no longer follow the tables, and that is said
+    text = (tmp_path / "r3.pgn").read_text(encoding="utf-8").replace('[Round "1.1"]', '[Round "1.9"]')
+    (tmp_path / "odd.pgn").write_text(text, encoding="utf-8")
+    read = read_event([str(tmp_path / "odd.pgn")], EventConfig(), "rr", None, lambda line: None, DEFAULT)
+    assert read.state.numbers is None and any("each taken as even" in n for n in read.notes)
+
+
+def test_knockout_from_its_games(tmp_path: Path) -> None:
+    def game(rnd: str, w: str, b: str, res: str) -> str:
+        elo = {"A": 2700, "B": 2600, "C": 2650, "D": 2550}
+        return (f'[Event "KO"]\n[Round "{rnd}"]\n[White "{w}"]\n[Black "{b}"]\n[WhiteElo "{elo[w]}"]\n'
+                f'[BlackElo "{elo[b]}"]\n[Result "{res}"]\n\n1. e4 e5 {res}\n')
+    pgn = tmp_path / "ko.pgn"
+    pgn.write_text("\n".join([game("1.1", "A", "B", "1-0"), game("1.1", "C", "D", "0-1"), game("1.2", "B", "A", "1/2-1/2"),
+                              game("1.2", "D", "C", "1/2-1/2"), game("2.1", "A", "D", "1/2-1/2")]), encoding="utf-8")
+    out = _run(str(pgn), "--format", "ko", "--rounds", "2", "--json", "--seed", "1", "--simulations", "4000")
+    assert out.returncode == 0, out.stderr
+    p = {x["name"]: x["p_first"] for x in json.loads(out.stdout)["players"]}
+    assert p["B"] == 0 and p["C"] == 0 and p["A"] + p["D"] == pytest.approx(1.0, abs=1e-5) and p["A"] > p["D"]
+
+
+def test_a_withdrawn_player_plays_no_more(tmp_path: Path) -> None:
+    cut = str(_cut(PRAGUE, 4, tmp_path / "r4.pgn"))
+    out = _run(cut, "--withdrawn", "Harikrishna, Pentala", "--withdrawn", "Nobody", "--json", "--seed", "2",
+               "--simulations", "3000")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    hari = next(p for p in data["players"] if p["name"] == "Harikrishna, Pentala")
+    assert hari["max_score"] == hari["score"] == hari["expected_score"]  # no games to come
+    assert any("no player named 'Nobody'" in n for n in data["notes"])
+    assert any(n.startswith("withdrawn: Harikrishna") for n in data["notes"])
+    others = [p for p in data["players"] if p["name"] != "Harikrishna, Pentala"]
+    left = sorted(p["max_score"] - p["score"] for p in others)  # five rounds left: the withdrawn opponent's game gone
+    assert left == [4] * 5 + [5] * 4  # ... for the five who had not met him yet

@@ -1,0 +1,126 @@
+"""The live forecast: the monitor's state simulated in a thread and published on the hub's forecast channel."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+from livemon.app.forecast_live import LiveForecast, snapshot
+from livemon.app.monitor import Monitor
+from livemon.config import EventConfig, load_config_text
+from livemon.faces.hub import Hub
+from livemon.live.core import LiveCore
+from livemon.live.messages import EventForecast, GameResult
+from livemon.live.pgn import split_games
+from livemon.live.tracker import GameTracker, snapshot_of_game
+from tests.conftest import real
+
+
+def _feed(core: LiveCore, pgn: Path, rounds: int, live_round: int | None = None, cut_ply: int = 30) -> None:
+    """The games of ``pgn`` up to ``rounds`` into the core as a feed sends them; those of ``live_round`` cut
+    at ``cut_ply`` and left unfinished."""
+    import io
+
+    for i, (chunk, _) in enumerate(split_games(pgn.read_text(encoding="utf-8"))):
+        game = chess.pgn.read_game(io.StringIO(chunk))
+        assert game is not None
+        rnd = int(game.headers["Round"].split(".")[0])
+        if rnd > rounds:
+            continue
+        if rnd == live_round:
+            node = game
+            for _ in range(cut_ply):
+                if not node.variations:
+                    break
+                node = node.variations[0]
+            node.variations = []
+            game.headers["Result"] = "*"
+        for msg in GameTracker().update(snapshot_of_game(game), f"g{i}"):
+            if live_round == rnd and isinstance(msg, GameResult):
+                continue
+            core.handle(msg)
+
+
+async def test_a_round_in_progress_is_forecast_and_published() -> None:
+    core = LiveCore()
+    _feed(core, real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"), 5, live_round=5)
+    records = snapshot(core)
+    (event,) = records  # each game its own Event tag ("Round 1: A - B"): one event of all games
+    assert event == "all games"
+    assert sum(r.score is None for r in records[event]) == 5  # round 5 in progress
+    assert any(r.eval_cp is not None for r in records[event] if r.score is None)  # valued from its [%eval]s
+    hub = Hub()
+    sub = hub.subscribe({"forecast"})
+    job = LiveForecast(EventConfig(format="rr", rounds=9), hub, simulations=5000)
+    (msg,) = await job.once(core)
+    assert isinstance(msg, EventForecast) and msg.error is None
+    assert msg.format == "rr" and msg.rounds == 9 and msg.round == 5 and msg.games_in_progress == 5
+    assert sum(p["p_first"] for p in msg.players) == pytest.approx(1.0, abs=1e-3)
+    assert all(p["p_first_round_start"] == p["p_first"] for p in msg.players)  # the round's first forecast
+    _, got = sub.queue.get_nowait()
+    assert got == msg and hub.snapshot("forecast")[1] == [msg]
+    assert EventForecast.from_json(msg.to_json()) == msg  # the wire form (WebSocket, MQTT) round-trips
+    # the round goes on: the change since the round began is kept
+    _feed(core, real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"), 5)
+    (later,) = await job.once(core)
+    assert later.games_in_progress == 0
+    start = {p["name"]: p["p_first_round_start"] for p in later.players}
+    assert start == {p["name"]: p["p_first"] for p in msg.players}
+
+
+async def test_a_swiss_without_rounds_is_one_line_not_a_guess() -> None:
+    core = LiveCore()
+    _feed(core, real("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"), 1)
+    job = LiveForecast(EventConfig(format="swiss"), Hub(), simulations=500)
+    msgs = await job.once(core)
+    assert msgs and all(m.error and "number of rounds" in m.error and not m.players for m in msgs)
+
+
+def test_live_seconds_is_checked() -> None:
+    assert load_config_text("[event]\nlive_seconds = 0").event.live_seconds == 0
+    with pytest.raises(ValueError, match="event.live_seconds"):
+        load_config_text("[event]\nlive_seconds = -1")
+
+
+async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, stockfish: str) -> None:
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:8]
+    pgn = tmp_path / "london_r12.pgn"
+    pgn.write_text("\n".join(chunks))
+    cfg = load_config_text(
+        f'[engine]\ndepth = 3\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[event]\nlive_seconds = 0.05\n[web]\nport = 0\n'
+        f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n')
+    monitor = Monitor(cfg)
+    sub = monitor.hub.subscribe({"forecast"})
+    await asyncio.wait_for(monitor.run(until_feeds_end=True), 120)
+    seen = []
+    while not sub.queue.empty():
+        seen.append(sub.queue.get_nowait()[1])
+    assert seen and monitor.forecast.forecasts >= 1
+    last = seen[-1]
+    assert isinstance(last, EventForecast) and last.event == "3rd London Chess Classic"
+    assert last.format == "rr" and sum(p["p_first"] for p in last.players) == pytest.approx(1.0, abs=1e-3)
+
+
+async def test_the_commentary_screen_shows_the_forecast_once_there_is_one() -> None:
+    from livemon.faces.tui import CommentaryApp
+    from livemon.faces.tui.widgets import ForecastTable
+
+    hub = Hub()
+    app = CommentaryApp(hub)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.query_one("#forecast").display is False  # nothing to show: the layout is as without it
+        rows = ({"name": "Oro, Faustino", "score": 4.0, "p_first": 0.62, "p_first_round_start": 0.5, "p_winner": 0.62,
+                 "p_top3": 0.95, "expected_score": 6.1, "max_score": 8.0, "needs": 6.0},
+                {"name": "Malka, Samuel", "score": 3.0, "p_first": 0.38, "p_first_round_start": 0.5, "p_winner": 0.38,
+                 "p_top3": 0.9, "expected_score": 5.2, "max_score": 7.0, "needs": 6.5})
+        hub.publish(EventForecast("BBDDNRR 2025", "rr", 9, 4, 5, 20000, 2, rows))
+        await pilot.pause(0.2)
+        table = app.query_one(ForecastTable)
+        assert app.query_one("#forecast").display is True and table.order == ["Oro, Faustino", "Malka, Samuel"]
+        assert [str(table.get_cell("Oro, Faustino", c)) for c in ("first", "delta", "needs")] == ["62.0%", "+12.0", "6"]
+        assert "round 5" in str(app.query_one("#forecast").border_title)
