@@ -101,7 +101,7 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     assert batch["enabled"] and len(batch["players"]) == 8
     for row in batch["players"]:
         row.pop("top_moves")
-        mine = dict(live[(row["player"], row["event"])])
+        mine = json.loads(json.dumps(live[(row["player"], row["event"])]))  # as JSON: tuples are lists
         assert mine == row, row["player"]  # bit for bit: exact sums (fsum), the tail built in game order
     # the plain analyse has no screening block, and the table form prints the screening table
     batch_store = str(tmp_path / "batch.sqlite")

@@ -63,6 +63,14 @@ def _z(x: float | None) -> str:
     return "—" if x is None else f"{x:+.2f}"
 
 
+def _ipr(r: dict[str, Any]) -> str:
+    ipr, cr = r.get("ipr"), r.get("ipr_cr95")
+    if ipr is None:
+        return "—"
+    ends = "" if not cr else " " + "-".join("…" if x is None or math.isinf(x) else f"{x:.0f}" for x in cr)
+    return f"{ipr:.0f}{ends}"
+
+
 def render_screening(s: dict[str, Any]) -> str:
     """The screening table of ``analyse --screen`` (arbiters only)."""
     if not s["enabled"]:
@@ -72,25 +80,34 @@ def render_screening(s: dict[str, Any]) -> str:
         f"fair-play screening (arbiters only): statistic {s['statistic']}, notice z >= {s['notice_z']:g}, "
         f"alert z >= {s['alert_z']:g}, at least {s['min_positions']} positions"
         + (f", z / {s['z_scale']:g}" if s["z_scale"] != 1.0 else ""),
-        f"{'player':<24} {'event':<18} {'rating':>9} {'c_r':>5} {'pos':>4} {'excl':>4} {'MM obs/exp':>11} "
-        f"{'z_match':>7} {'loss obs/exp':>12} {'z_loss':>6} {'ROI':>5}  level",
+        f"{'player':<24} {'event':<18} {'rating':>9} {'strength':>10} {'c_r':>5} {'pos':>4} {'excl':>4} "
+        f"{'MM obs/exp':>11} {'z_match':>7} {'z_tag':>6} {'IPR (95%)':>16} {'loss obs/exp':>12} {'z_loss':>6} "
+        f"{'ROI':>5}  level",
     ]
     for r in s["players"]:
         rating = "—" if r["rating"] is None else f"{r['rating']:.0f}{'t' if r['rating_source'] == 'ttt' else ''}"
+        if r.get("rating_scale") == "as read" and r["rating"] is not None:
+            rating += "?"
+        strength = "—" if r.get("strength") is None else f"{r['strength']:.0f}±{r['strength_sd']:.0f}"
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
         loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
         roi = "—" if r["roi"] is None else f"{r['roi']:.1f}"
         lines.append(
-            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {c_r:>5} {r['positions']:>4} "
-            f"{sum(r['excluded'].values()):>4} {mm:>11} {_z(r['z_match']):>7} {loss:>12} {_z(r['z_loss']):>6} "
-            f"{roi:>5}  {r['level'] or ''}"
+            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {strength:>10} {c_r:>5} {r['positions']:>4} "
+            f"{sum(r['excluded'].values()):>4} {mm:>11} {_z(r['z_match']):>7} {_z(r.get('z_tag')):>6} "
+            f"{_ipr(r):>16} {loss:>12} {_z(r['z_loss']):>6} {roi:>5}  {r['level'] or ''}"
         )
+    chance = s.get("chance")
     lines += [
         "",
-        "rating: tag, or TTT posterior mean (t); c_r: E(c) skill expected at that rating; excl: positions left out",
-        "(forced, book, decided, no MultiPV); MM: top-move matches; z_match from the exact tail of the matches;",
-        "loss in pawns per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
+        *([chance["line"] + f" (notice z >= {s['notice_z']:g}, alert z >= {s['alert_z']:g})"] if chance else []),
+        "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
+        "strength: today's strength from the rating and the event's results, +- its sd; c_r: E(c) skill expected",
+        "there; excl: positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the",
+        "exact tail of the matches against that strength, widened by its sd; z_tag: against the rating alone (an",
+        "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",
+        "per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
     ]
     return "\n".join(lines) + "\n"
 

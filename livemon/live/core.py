@@ -712,6 +712,9 @@ class LiveCore:
         else:
             self._finished.drop(game_id)
         self._estimator.set_result(game_id, result)
+        if self._screener is not None:  # the event's results move each side's strength, so their expectation
+            for key in self._screener.set_result(game_id, result):
+                self._screen(key, out)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)

@@ -755,6 +755,17 @@ class ScreeningNumbers(Outgoing):
     roi: float | None  # 50 + 5z
     z_scale: float = 1.0
     level: str | None = None  # highest level reached now (≥ min_positions), None below notice
+    # what the player was compared with (livemon.rating.screening): the tag on today's FIDE scale, and
+    # today's strength from the tag and the event's results, with its sd; z is against that strength
+    rating_read: float | None = None  # the rating tag as printed (before today's scale)
+    rating_scale: str = "today"  # "today", or "as read" when the game had no date to convert by
+    strength: float | None = None  # today's strength: the tag's prior and the event's results
+    strength_sd: float | None = None
+    results: int = 0  # the event's finished games against rated opponents in that strength
+    k40: float | None = None  # the chance the tag is a K = 40 rating (young, few games; 1 at a junior event)
+    z_tag: float | None = None  # z against the tag alone (its prior, no results); an alert needs both
+    ipr: float | None = None  # Regan's intrinsic performance rating (first order): the strength the matches read
+    ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
 
 
 @dataclass(frozen=True)

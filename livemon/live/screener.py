@@ -8,13 +8,22 @@ games, so a replayed event and a batch run give the same numbers.
 Per (player, event) it keeps every screened position with its E(c) decision,
 and the numbers of :mod:`livemon.rating.screening` against E(c_r):
 
-* **c_r** = ``calibration.c_map.c_for_rating(r)`` (clipped at 0), r = the
-  player's rating tag in that event's games, else the TTT posterior mean on
-  the Elo scale with at least ``min_ttt_games`` games behind it
-  (:meth:`Screener.set_fallback_ratings`), else none: the
-  player's positions wait, unscored ("no rating"). When r changes, every
-  position of that player-event is re-scored at the new c_r (exact, not an
-  adjustment).
+* **today's strength**: r = the player's rating tag in that event's games put
+  on today's FIDE scale with the game's date (:func:`~livemon.rating.scale.to_current_scale`;
+  a game without a date is read as on today's scale, and the row says so), else
+  the TTT posterior mean with at least ``min_ttt_games`` games behind it
+  (:meth:`Screener.set_fallback_ratings`), else none: the player's positions
+  wait, unscored ("no rating"). r is a prior on today's strength
+  (:func:`~livemon.rating.screening.tag_prior`: the rating's own noise for its
+  K, and for a likely K = 40 rating — a junior event, :meth:`Screener.set_juniors`,
+  or a low rating — the lag behind an improving player); the event's finished
+  games against rated opponents (:meth:`Screener.set_result`) move it
+  (:func:`~livemon.rating.screening.results_strength`): strength ± sd.
+* **c_r** = the line's c at that strength, clipped at 0: the shipped line
+  (:mod:`livemon.rating.screening_params`, fitted on today's scale with this
+  strength model) for its profile and exclusions, else the calibration's c map.
+  When the strength changes, every position of that player-event is re-scored at
+  the new c_r (exact, not an adjustment).
 * **exclusions**, counted by reason: ``forced`` (one legal move),
   ``book`` (the first ``book_moves`` moves of each side, or a position found
   in the Polyglot ``book``), ``decided`` (best value beyond ±``eval_bound``
@@ -26,11 +35,21 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   (conservative for a discrete count: the false-alert rate stays at or below
   nominal even at 60 positions); ``z_match_normal`` is the plain
   (observed − expected)/sd. **z_loss** uses the normal approximation of the
-  average loss. When the profile's calibration carries a z dispersion factor
-  ``z_scale`` (on the :class:`~livemon.rating.calibration.ProfileCalibration`
-  or its ``c_map``; default 1.0), every z is divided by it.
+  average loss. Each z is then widened for what the expectation does not know
+  (:func:`~livemon.rating.screening.widened_z`): the strength's sd and the
+  players' own scatter of c (the line's tau), through Σ ∂p0/∂c. **z_tag** is the
+  match z against the tag alone (no results, first order in c). With a
+  calibration's own c map (not the shipped line) there is no tau, and its
+  dispersion factor ``z_scale`` (on the
+  :class:`~livemon.rating.calibration.ProfileCalibration` or its ``c_map``;
+  default 1.0) divides every z.
+* **IPR**: Regan's intrinsic performance rating, the strength whose E(c)
+  expects the matches played, with its 95% interval, to first order around
+  the strength compared with (:func:`first_order_ipr`; the exact solution is
+  :func:`~livemon.rating.screening.intrinsic_rating`).
 * **levels**: ``notice`` at z ≥ notice_z, ``alert`` at z ≥ alert_z (the z of
-  the configured statistic), only with ≥ min_positions positions. Each level
+  the configured statistic) and z_tag ≥ alert_z too, only with ≥ min_positions
+  positions. Each level
   is raised **once per player per event, ever**: a z that falls back and
   crosses again raises nothing new (the arbiters have the first alert and the
   screening table shows the current z); :meth:`Screener.mark_raised` restores
@@ -50,16 +69,19 @@ ignores everything.
 >>> for ply in range(1, 81):
 ...     _ = scr.add_ply(ScoredPly("g", ply, 0, 0, Decision((0.0, -0.4, -1.0), played=0), uci="e2e4", san="e4"))
 >>> row = scr.numbers(("A", "Open"))
->>> row.positions, row.c_r, row.matches_observed, round(row.matches_expected, 1)
-(40, 1.0, 40, 31.0)
->>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # exact tail 0.775^40 = 3.7e-5
-(3.41, 3.97, 'notice')
+>>> row.positions, round(row.strength), round(row.strength_sd), row.matches_observed  # a 2000 may be a K = 40 rating
+(40, 2000, 41, 40)
+>>> round(row.c_r, 3), round(row.matches_expected, 1)
+(1.0, 31.0)
+>>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # the exact tail, widened by the strength's sd
+(3.34, 3.89, 'notice')
 >>> [a.level for a in scr.new_alerts(("A", "Open"))], scr.new_alerts(("A", "Open"))
 (['notice'], [])
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -71,14 +93,25 @@ from livemon.live.estimator import Estimator
 from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.rating.calibration import ProfileCalibration
+from livemon.rating.scale import to_current_scale
 from livemon.rating.screening import (
+    TTT_SD,
     PoissonBinomial,
     PositionExpectation,
+    ScreeningLine,
+    StrengthPrior,
+    chance_line,
+    expected_by_chance,
+    junior_event,
     position_expectation,
+    results_strength,
     screening_exclusion,
     stats_from_sums,
+    tag_prior,
     tail_z,
+    widened_z,
 )
+from livemon.rating.screening_params import SHIPPED
 
 
 PosKey = int
@@ -170,15 +203,20 @@ class _Track:
     used: dict[PosKey, ScoredPly] = field(default_factory=dict)  # the scored ply itself: nothing copied per position
     p0: dict[PosKey, float] = field(default_factory=dict)  # P(a top move | c_r) of each used position (when c_r)
     excluded: dict[PosKey, str] = field(default_factory=dict)
-    rating: float | None = None
+    rating: float | None = None  # on today's scale
     rating_source: str = "none"
+    rating_read: float | None = None  # the tag as printed
+    rating_scale: str = "today"
+    prior: StrengthPrior | None = None  # what the rating says of today's strength
+    strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
+    results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
-    sums: list[int] = field(default_factory=lambda: [0] * 6)
+    sums: list[int] = field(default_factory=lambda: [0] * 8)
     """Exact sums over the used positions' expectations at c_r (fixed point, :func:`_exact`): matched, p0,
-    p0(1-p0), loss, loss mean, loss var. The expectations themselves are not kept (memory per ply):
+    p0(1-p0), loss, loss mean, loss var, ∂p0/∂c, ∂(loss mean)/∂c. The expectations themselves are not kept (memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
     packed: dict[int, _PackedGame] = field(default_factory=dict)
@@ -190,7 +228,7 @@ class _Track:
         """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
         s = self.sums
         s[0] += sign * e.matched
-        for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var), 1):
+        for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var, e.dp0, e.dloss), 1):
             s[i] += sign * _exact(x)
 
     def positions(self) -> Iterator[tuple[PosKey, ScoredPly]]:
@@ -225,7 +263,7 @@ class _Track:
 
     def recount(self) -> None:
         """Every position again at the current c_r."""
-        self.sums = [0] * 6
+        self.sums = [0] * 8
         es = self.expectations()
         self.p0 = {k: es[k].p0 for k in self.used} if es else {}
         for seq, rec in self.packed.items():
@@ -264,6 +302,76 @@ def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
     return "screening settings differ from the calibration's: " + ", ".join(diffs) if diffs else ""
 
 
+def first_order_ipr(strength: float, diff: float, var_matches: float, dsum: float, b: float
+                    ) -> tuple[float, tuple[float, float]] | None:
+    """Regan's intrinsic performance rating to first order around the strength compared with: the strength whose
+    expected matches equal the observed (``diff`` = observed − expected there, which move by Σ∂p0/∂c · b a point),
+    and its 95% interval from the matches' sampling sd. O(1) a move, from the sums the screener keeps;
+    :func:`~livemon.rating.screening.intrinsic_rating` solves it exactly over the positions.
+
+    >>> ipr, (lo, hi) = first_order_ipr(2000.0, 6.0, 36.0, 30.0, 0.0006)
+    >>> round(ipr), round(lo), round(hi)
+    (2333, 1680, 2987)
+    """
+    slope = dsum * b
+    if slope <= 0.0 or var_matches < 0.0:
+        return None
+    half = 1.959963984540054 * math.sqrt(var_matches)
+    return strength + diff / slope, (strength + (diff - half) / slope, strength + (diff + half) / slope)
+
+
+def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None:
+    """A side's rating on today's FIDE scale, as printed, and the scale it was put on ("today", or "as read"
+    when the game has no date); None when unrated.
+
+    A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``,
+    ``black_tag``): then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
+
+    >>> rating_today(GameInfo("g", white_elo=1400, date="2023.05.01"), True)
+    (1640.0, 1400.0, 'today')
+    >>> rating_today(GameInfo("g", white_elo=1400), True), rating_today(GameInfo("g"), False)
+    ((1400.0, 1400.0, 'as read'), None)
+    """
+    elo = info.white_elo if white else info.black_elo
+    if elo is None:
+        return None
+    tag = getattr(info, "white_tag" if white else "black_tag", None)
+    if tag is not None:  # put on today's scale where the game was read, the printed tag kept beside it
+        side = "WhiteElo" if white else "BlackElo"
+        notes = str(getattr(info, "rating_note", "")).split("; ")
+        scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
+        return float(elo), float(tag), scale
+    played = game_date(info.date)
+    return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
+
+
+def game_date(text: str) -> datetime.date | None:
+    """A PGN Date tag ("2022.03.17", "2022.03.??") as a date; None when its year is unknown.
+
+    >>> game_date("2022.03.17"), game_date("2022.??.??"), game_date("?")
+    (datetime.date(2022, 3, 17), datetime.date(2022, 1, 1), None)
+    """
+    parts = text.strip().split(".")
+    if len(parts) != 3 or not (parts[0].isdigit() and len(parts[0]) == 4):
+        return None
+    month = int(parts[1]) if parts[1].isdigit() and 1 <= int(parts[1]) <= 12 else 1
+    day = int(parts[2]) if parts[2].isdigit() and 1 <= int(parts[2]) <= 28 else 1
+    return datetime.date(int(parts[0]), month, day)
+
+
+def screening_line(cfg: ScreeningConfig, calibration: ProfileCalibration | None) -> ScreeningLine | None:
+    """The line c = a + b·strength screening reads: the shipped one (fitted on today's scale with the strength
+    model) for its profile and exclusions, else the calibration's own c map (its tags as read, no scatter:
+    its ``z_scale`` stands for that), else none (screening off)."""
+    c_map = None if calibration is None else calibration.c_map
+    if c_map is None or calibration is None:
+        return None
+    if (calibration.profile == SHIPPED.profile and cfg.book_moves == SHIPPED.book_moves
+            and cfg.eval_bound == SHIPPED.eval_bound):
+        return SHIPPED
+    return ScreeningLine(c_map.a, c_map.b, 0.0, calibration.profile, cfg.book_moves, cfg.eval_bound, scale="as read")
+
+
 class Screener:
     """Screening of every player in every event; see the module docstring."""
 
@@ -283,12 +391,17 @@ class Screener:
         self.off_reason = "" if self.enabled else f"no Elo-to-c calibration for engine profile {name!r}"
         scale = getattr(calibration, "z_scale", None) or getattr(self.c_map, "z_scale", None) or 1.0
         self.z_scale = float(scale)
+        self.line = screening_line(cfg, calibration)
+        if self.line is SHIPPED:  # its tau carries the players' own scatter that z_scale stood for
+            self.z_scale = 1.0
         self.mismatch = exclusion_mismatch(cfg, self.c_map)
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
         self._seq: dict[str, int] = {}
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
-        self._tags: dict[TrackKey, float] = {}
+        self._tags: dict[TrackKey, float] = {}  # on today's scale
+        self._tags_read: dict[TrackKey, tuple[float, str]] = {}  # as printed, and the scale it was put on
+        self._juniors: set[str] = set()
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
         self._cut: dict[str, int] = {}  # game id -> its used positions through this ply are packed (:meth:`pack`)
@@ -312,13 +425,44 @@ class Screener:
             self._seq[info.game_id] = len(self._seq)
         self._games[info.game_id] = info
         changed = []
-        for name, elo in ((info.white, info.white_elo), (info.black, info.black_elo)):
+        for name, white in ((info.white, True), (info.black, False)):
             key = (name, self.event_of(info))
-            if elo is not None and self._tags.get(key) != float(elo):
-                self._tags[key] = float(elo)
+            rating = rating_today(info, white)
+            if rating is None:
+                continue
+            today, read, scale = rating
+            if self._tags.get(key) != today:
+                self._tags[key] = today
+                self._tags_read[key] = (read, scale)
                 if key in self.tracks and self._rerate(self.tracks[key]):
                     changed.append(key)
         return changed
+
+    def set_result(self, game_id: str, result: str) -> list[TrackKey]:
+        """A game's result (``*`` while it goes on): each side's event results, so today's strength, change;
+        returns the tracks re-scored."""
+        info = self._games.get(game_id)
+        if info is None:
+            return []
+        points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(result)
+        changed = []
+        for name, white in ((info.white, True), (info.black, False)):
+            track = self.tracks.get((name, self.event_of(info)))
+            if track is None:
+                continue
+            opponent = rating_today(info, not white)
+            if points is None or opponent is None:
+                track.results.pop(game_id, None)
+            else:
+                track.results[game_id] = (opponent[0], points if white else 1.0 - points)
+            if self._rerate(track):
+                changed.append(track.key)
+        return changed
+
+    def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
+        """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
+        self._juniors = set(players)
+        return [k for k, t in self.tracks.items() if self._rerate(t)]
 
     def add_ply(self, sp: ScoredPly) -> TrackKey | None:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
@@ -469,6 +613,9 @@ class Screener:
         """
         touched = self.rollback(game_id, 1)
         self._where.pop(game_id, None)
+        for track in self.tracks.values():
+            if track.results.pop(game_id, None) is not None:
+                self._rerate(track)
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -478,6 +625,7 @@ class Screener:
             if key not in others:
                 self.tracks.pop(key, None)
                 self._tags.pop(key, None)
+                self._tags_read.pop(key, None)
         return [k for k in touched if k in self.tracks]
 
     def set_fallback_ratings(self, ratings: Mapping[str, float],
@@ -515,17 +663,28 @@ class Screener:
         return track
 
     def _rerate(self, track: _Track) -> bool:
-        """Take the track's current rating; re-score every position when c_r changed."""
+        """Take the track's current rating and results; re-score every position when c_r changed.
+
+        The rating (a tag on today's scale, else a TTT mean) is a prior on today's strength
+        (:func:`~livemon.rating.screening.tag_prior`); the event's finished games against rated
+        opponents move it (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
+        """
         key = (track.player, track.event)
+        read, scale = self._tags_read.get(key, (None, "today"))
         if key in self._tags:
             rating, source = self._tags[key], "tag"
+            prior: StrengthPrior | None = tag_prior(
+                rating, junior=track.player in self._juniors or junior_event(track.event))
         elif track.player in self._fallback:
-            rating, source = self._fallback[track.player], "ttt"
+            rating, source, read = self._fallback[track.player], "ttt", None
+            prior = StrengthPrior(rating, TTT_SD, 0.0)
         else:
-            rating, source = None, "none"
-        c_r = None if rating is None or self.c_map is None else max(self.c_map.c_for_rating(rating), 0.0)
+            rating, source, prior, read = None, "none", None, None
+        strength = None if prior is None else results_strength(prior.mean, prior.sd, track.results.values())
+        c_r = None if strength is None or self.line is None else self.line.c_for(strength[0])
         changed = c_r != track.c_r
         track.rating, track.rating_source, track.c_r = rating, source, c_r
+        track.rating_read, track.rating_scale, track.prior, track.strength = read, scale, prior, strength
         if changed:
             track.recount()
             track.dist = None
@@ -550,7 +709,7 @@ class Screener:
         n = track.n_p0 if track.c_r is not None else 0
         # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
         # the figures do not depend on the order positions came in
-        s = track.sums if n else [0] * 6
+        s = track.sums if n else [0] * 8
 
         def terms(term: Callable[[PositionExpectation], float]) -> Callable[[], Iterable[float]]:
             return lambda: (term(e) for e in (track.expectations().values() if n else ()))
@@ -560,17 +719,25 @@ class Screener:
             _rounded(s[2], terms(lambda e: e.p0 * (1.0 - e.p0))), _rounded(s[3], terms(lambda e: e.loss)),
             _rounded(s[4], terms(lambda e: e.loss_mean)), _rounded(s[5], terms(lambda e: e.loss_var)),
         )
-        z_match = p_match = z_normal = z_loss = None
-        if n:
+        z_match = p_match = z_normal = z_loss = z_tag = None
+        ipr = None
+        if n and self.line is not None and track.strength is not None and track.prior is not None:
             p_match = self._distribution(track).upper_tail(st.matches_observed)
             z_exact = tail_z(p_match)
             if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
                 z_exact = max(st.z_match, 40.0)
-            z_match = z_exact / self.z_scale
-            z_normal = st.z_match / self.z_scale
-            z_loss = st.z_loss / self.z_scale
+            # against today's strength known to its sd, for a player whose own c scatters by tau (delta method)
+            line, var = self.line, track.strength[1] ** 2
+            dsum, dloss = _rounded(s[6], terms(lambda e: e.dp0)), _rounded(s[7], terms(lambda e: e.dloss))
+            z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, line.b, var, line.tau) / self.z_scale
+            z_normal = widened_z(st.z_match, st.matches_sd ** 2, dsum, line.b, var, line.tau) / self.z_scale
+            loss_var = (st.loss_sd * n) ** 2
+            z_loss = widened_z(st.z_loss, loss_var, dloss, line.b, var, line.tau) / self.z_scale
+            z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
+            ipr = first_order_ipr(track.strength[0], st.matches_observed - st.matches_expected, st.matches_sd ** 2,
+                                  dsum, line.b)
         z = self._statistic_z(z_match, z_loss)
-        level = self._level(track.n_used if track.c_r is not None else 0, z)
+        level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
             player=track.player, event=track.event, rating=track.rating, rating_source=track.rating_source,
             c_r=track.c_r, positions=track.n_used, excluded=excluded,
@@ -579,7 +746,25 @@ class Screener:
             loss_observed=st.loss_observed, loss_expected=st.loss_expected, loss_sd=st.loss_sd, z_loss=_finite(z_loss),
             statistic=self.cfg.statistic, z=_finite(z), roi=_finite(None if z is None else 50.0 + 5.0 * z),
             z_scale=self.z_scale, level=level,
+            rating_read=track.rating_read, rating_scale=track.rating_scale,
+            strength=None if track.strength is None else track.strength[0],
+            strength_sd=None if track.strength is None else track.strength[1], results=len(track.results),
+            k40=None if track.prior is None else track.prior.k40, z_tag=_finite(z_tag),
+            ipr=None if ipr is None else _finite(ipr[0]),
+            ipr_cr95=None if ipr is None else (_finite(ipr[1][0]), _finite(ipr[1][1])),
         )
+
+    def _z_tag(self, track: _Track, diff: float, var_matches: float, dsum: float) -> float | None:
+        """z of the matches against the tag alone (its prior, no results), to first order in c: an alert must
+        be high against both (is the player simply underrated? the results say)."""
+        line, prior, strength = self.line, track.prior, track.strength
+        if line is None or prior is None or strength is None or var_matches <= 0.0:
+            return None
+        shift = dsum * (line.c_for(prior.mean) - line.c_for(strength[0]))  # expected matches at the tag, less
+        total = var_matches + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2)
+        return (diff - shift) / math.sqrt(total) / self.z_scale
+
+
 
     def _statistic_z(self, z_match: float | None, z_loss: float | None) -> float | None:
         if self.cfg.statistic == "match":
@@ -592,11 +777,27 @@ class Screener:
     def _thresholds(self) -> list[tuple[str, float]]:
         return [("notice", self.cfg.notice_z), ("alert", self.cfg.alert_z)]
 
-    def _level(self, positions: int, z: float | None) -> str | None:
+    def _level(self, positions: int, z: float | None, z_tag: float | None = None) -> str | None:
         if z is None or positions < self.cfg.min_positions:
             return None
-        reached = [name for name, threshold in self._thresholds() if z >= threshold]
+        reached = [name for name, threshold in self._thresholds() if self._reaches(name, threshold, z, z_tag)]
         return reached[-1] if reached else None
+
+    @staticmethod
+    def _reaches(name: str, threshold: float, z: float | None, z_tag: float | None) -> bool:
+        """A notice at z ≥ its threshold; an alert needs z against the tag alone there too (not simply underrated)."""
+        if z is None or z < threshold:
+            return False
+        return name != "alert" or z_tag is None or z_tag >= threshold
+
+    def chance(self, rows: Iterable[ScreeningNumbers] | None = None) -> dict[str, Any]:
+        """How many notices and alerts honest players would raise by chance in this table: the players
+        screened (a z, at least ``min_positions`` positions) times P(Z ≥ threshold), and the sentence."""
+        screened = sum(1 for r in (self.table() if rows is None else rows)
+                       if r.z is not None and r.positions >= self.cfg.min_positions)
+        return {"players": screened, "notices": expected_by_chance(screened, self.cfg.notice_z),
+                "alerts": expected_by_chance(screened, self.cfg.alert_z),
+                "line": chance_line(screened, self.cfg.notice_z, self.cfg.alert_z)}
 
     def table(self) -> list[ScreeningNumbers]:
         """Every player-event, strongest signal first (unscored last)."""
@@ -647,7 +848,7 @@ class Screener:
             return []
         out = []
         for name, threshold in self._thresholds():
-            if name in track.raised or row.z is None or row.z < threshold:
+            if name in track.raised or not self._reaches(name, threshold, row.z, row.z_tag):
                 continue
             track.raised.add(name)
             out.append(ScreeningAlert(name, float(threshold), row, self.top_moves(key)))
@@ -660,12 +861,14 @@ def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
         screener.add_game(game.info)
         for ply in sorted(game.plies):
             screener.add_ply(game.plies[ply])
+        screener.set_result(game.info.game_id, game.result)
     return screener
 
 
 def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
     """The ``details`` of a :class:`~livemon.live.messages.Alert`: level, every number, the top moves."""
-    return {"level": alert.level, "numbers": alert.numbers.body(), "top_moves": alert.top_moves}
+    numbers = {k: list(v) if isinstance(v, tuple) else v for k, v in alert.numbers.body().items()}  # as JSON
+    return {"level": alert.level, "numbers": numbers, "top_moves": alert.top_moves}
 
 
 
@@ -677,7 +880,11 @@ def screening_report(screener: Screener) -> dict[str, Any]:
         row = numbers.body()
         row["top_moves"] = screener.top_moves((numbers.player, numbers.event)) if numbers.level else []
         rows.append(row)
+    line = screener.line
     return {
+        "chance": screener.chance(),
+        "line": None if line is None else {"a": line.a, "b": line.b, "tau": line.tau, "scale": line.scale,
+                                           "shipped": line is SHIPPED},
         "enabled": screener.enabled,
         "reason": screener.off_reason or None,
         "statistic": cfg.statistic,

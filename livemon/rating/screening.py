@@ -34,7 +34,8 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -53,6 +54,8 @@ class PositionExpectation:
     loss_var: float  # variance of the loss
     matched: bool  # the played move has value v_max
     loss: float  # observed loss v_max − v_played, pawns
+    dp0: float = 0.0  # ∂p0/∂c: how much more often a player of a higher c finds a top move here
+    dloss: float = 0.0  # ∂(expected loss)/∂c (negative: a higher c loses less)
 
 
 def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
@@ -61,6 +64,8 @@ def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
     >>> e = position_expectation(Decision((0.0, -1.0), played=1), 0.0)
     >>> e.p0, e.loss_mean, e.loss_var, e.matched, e.loss
     (0.5, 0.5, 0.25, False, 1.0)
+    >>> round(e.dp0, 4), round(e.dloss, 4)  # p_i ∝ exp(−c·a_i): ∂p0/∂c = p0·ā, ∂μ/∂c = ā·μ − Σ p_i·a_i·loss_i
+    (0.5995, -0.5995)
     """
     # :func:`move_probabilities` for one c, in plain floats: a handful of candidates per position, once per
     # screened move, where numpy's per-call cost would be most of the time
@@ -77,7 +82,10 @@ def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
     mu = sum(pi * x for pi, x in zip(p, loss))
     var = max(sum(pi * x * x for pi, x in zip(p, loss)) - mu * mu, 0.0)
     played_loss = loss[decision.played]
-    return PositionExpectation(p0, mu, var, played_loss == 0.0, played_loss)
+    a = [math.log((x + K) / K) for x in loss]  # the distance each move's loss puts it from the top
+    a_mean = sum(pi * ai for pi, ai in zip(p, a))
+    dloss = a_mean * mu - sum(pi * ai * x for pi, ai, x in zip(p, a, loss))
+    return PositionExpectation(p0, mu, var, played_loss == 0.0, played_loss, p0 * a_mean, dloss)
 
 
 def _z(diff: float, sd: float) -> float:
@@ -363,3 +371,220 @@ def tail_z(p: float) -> float:
         return math.nan
     # what scipy.stats.norm.isf computes (-ndtri(p) * scale + loc), without its ~50 µs of argument handling
     return float(-scipy.special.ndtri(p)) * 1.0 + 0.0
+
+
+# -- what a player's rating says of today's strength -----------------------------------------------
+
+ELO_SLOPE = math.log(10.0) / 1600.0
+"""∂(expected score)/∂(rating difference) at an even game on the Elo curve (per point)."""
+SCORE_VAR = 0.2
+"""Variance of one game's score between near-equal players (0.25 without draws; draws make it less)."""
+K_GROWTH = (60.0, 150.0)
+"""(mean, sd) of how far an improving player's strength is above a K = 40 rating, in points: the rating
+trails a player who gains a few hundred points a year in a few dozen rated games (an assumption, stated
+so; the fit events hold too few such players to measure it)."""
+LIKELY_K40 = (1800.0, 150.0)
+"""Where the rating says nothing of age or rated games: the chance of a K = 40 player is a logistic in the
+rating (today's scale) with this midpoint and width (none from 2300 up, FIDE's bound for K = 40); it
+widens the prior by a K = 40 rating's own noise only: the fit events' players under 1800 (Olympiad
+teams, Swiss opens) show no lag (widened by the lag's spread too, their z's sd fell to 0.83)."""
+TTT_SD = 200.0
+"""sd of a TrueSkill Through Time mean as today's strength when the screener has no sd for it."""
+
+_JUNIOR = re.compile(r"(?<![a-z])(u ?(8|10|12|14|16|18|20|21)|under ?(8|10|12|14|16|18|20|21)|juniors?|youth|jeunes|"
+                     r"cadets?|girls|boys|schools?|scholastic)(?![a-z])", re.IGNORECASE)
+
+
+def junior_event(event: str) -> bool:
+    """Whether an event's name says its players are juniors (U18, Junior, Youth, Jeunes, Cadet, ...).
+
+    >>> junior_event("ch-CZE U18 U20 2022"), junior_event("National Junior Ch"), junior_event("Tata Steel Masters")
+    (True, True, False)
+    """
+    return _JUNIOR.search(event) is not None
+
+
+def rating_noise_sd(k: float) -> float:
+    """sd of an Elo rating around a steady strength it tracks with update factor ``k``.
+
+    A rating moves by K·(score − expected) a game; near its strength it is an AR(1) process
+    x' = (1 − K·ELO_SLOPE)·x + K·ε, var ε = SCORE_VAR, whose stationary variance is
+    K·SCORE_VAR / (2·ELO_SLOPE) to first order.
+
+    >>> [round(rating_noise_sd(k)) for k in (10, 20, 40)]
+    [26, 37, 53]
+    """
+    return math.sqrt(k * SCORE_VAR / (2.0 * ELO_SLOPE))
+
+
+@dataclass(frozen=True)
+class StrengthPrior:
+    """Today's strength as a rating tag says it: N(mean, sd²), and why."""
+
+    mean: float
+    sd: float
+    k40: float  # the chance the tag is a K = 40 rating (young or few rated games)
+
+
+def tag_prior(tag: float, k: float | None = None, junior: bool = False) -> StrengthPrior:
+    """What a rating tag (on today's scale) says of today's strength.
+
+    A settled rating (K 20, 10 from 2400) is its strength within its own noise; a K = 40 rating
+    (``k`` 40, or a ``junior``) trails an improving player by :data:`K_GROWTH`. Without either
+    the chance of K = 40 follows :data:`LIKELY_K40` and widens the prior by K = 40's own noise (a low
+    rating alone does not say the player improves).
+
+    >>> p = tag_prior(2600.0); round(p.mean), round(p.sd), p.k40
+    (2600, 26, 0.0)
+    >>> p = tag_prior(1587.0, junior=True); round(p.mean), round(p.sd), p.k40
+    (1647, 159, 1.0)
+    >>> p = tag_prior(1500.0); round(p.mean), round(p.sd), round(p.k40, 2)
+    (1500, 51, 0.88)
+    """
+    if junior or k == 40:
+        p = 1.0
+    elif k is not None or tag >= 2300.0:
+        p = 0.0
+    else:
+        mid, width = LIKELY_K40
+        p = 1.0 / (1.0 + math.exp(-(mid - tag) / width))
+    settled_k = k if k is not None and k != 40 else (20.0 if tag < 2400.0 else 10.0)
+    v0 = rating_noise_sd(settled_k) ** 2
+    lag = K_GROWTH[0] if junior or k == 40 else 0.0  # known to be K = 40: the rating trails on average
+    v1 = rating_noise_sd(40.0) ** 2 + (K_GROWTH[1] ** 2 if lag else 0.0)
+    return StrengthPrior(tag + p * lag, math.sqrt((1.0 - p) * v0 + p * v1), p)
+
+
+_GRID = np.arange(400.0, 3600.0, 2.0)
+
+
+def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Today's strength from a prior and the event's results: the posterior mean and sd.
+
+    ``games``: (opponent's rating on today's scale, points). Each game's points are read on the Elo
+    curve, a draw as half a win and half a loss; the posterior is computed on a 2-point grid.
+
+    >>> mu, sd = results_strength(1647.0, 159.0, [(2300.0, 1.0), (2300.0, 0.5), (2300.0, 1.0), (2300.0, 0.5), (2300.0, 0.0)])
+    >>> round(mu), round(sd)  # a junior whose 3/5 against 2300s reads far above the tag
+    (1972, 130)
+    >>> results_strength(2600.0, 26.0, [])
+    (2600.0, 26.0)
+    """
+    games = list(games)
+    if not games:
+        return float(prior_mean), float(prior_sd)
+    lp = -0.5 * ((_GRID - prior_mean) / prior_sd) ** 2
+    for opponent, points in games:
+        e = 1.0 / (1.0 + 10.0 ** ((opponent - _GRID) / 400.0))
+        lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
+    w = np.exp(lp - lp.max())
+    w /= w.sum()
+    mu = float((w * _GRID).sum())
+    return mu, max(math.sqrt(float((w * (_GRID - mu) ** 2).sum())), 1.0)
+
+
+@dataclass(frozen=True)
+class ScreeningLine:
+    """The skill c expected of today's strength, c = a + b·strength, and the players' own scatter ``tau``.
+
+    Fitted on honest players of the fit events with their strength as the tag and results say it
+    (``bench/screening_honest.py``): the line and tau are those that give their match z's mean 0,
+    no trend with strength and variance 1.
+    """
+
+    a: float
+    b: float
+    tau: float
+    profile: str = ""
+    book_moves: int | None = None
+    eval_bound: float | None = None
+    scale: str = "today"  # the rating scale the line reads ("today": FIDE's since 1 March 2024)
+
+    def c_for(self, strength: float) -> float:
+        """c expected at ``strength`` (clipped at 0: E(c) has no negative skill)."""
+        return max(self.a + self.b * float(strength), 0.0)
+
+    def strength_for(self, c: float) -> float:
+        """The strength whose expected c is ``c`` (the line inverted)."""
+        return (float(c) - self.a) / self.b
+
+
+def widened_z(z: float, var_matches: float, dsum: float, b: float, strength_var: float, tau: float) -> float:
+    """A z of the matches against a strength known only to N(·, strength_var), for a player whose own c
+    scatters by ``tau``: the sampling variance ``var_matches`` plus dsum²·(b²·strength_var + tau²),
+    ``dsum`` = Σ ∂p0/∂c (delta method). ``z`` is the sampling-only z (e.g. from the exact tail).
+
+    >>> round(widened_z(5.5, 36.0, 30.0, 0.0006, 135.0 ** 2, 0.05), 2)
+    4.97
+    """
+    extra = dsum * dsum * (b * b * strength_var + tau * tau)
+    if not math.isfinite(z) or var_matches <= 0.0:
+        return z
+    return z * math.sqrt(var_matches / (var_matches + extra))
+
+
+def expected_by_chance(players: int, threshold: float) -> float:
+    """How many of ``players`` honest players reach a z of ``threshold`` by chance: players·P(Z ≥ threshold).
+
+    >>> round(expected_by_chance(120, 2.5), 2), round(expected_by_chance(120, 4.0), 4)
+    (0.75, 0.0038)
+    """
+    return players * float(scipy.special.ndtr(-threshold))
+
+
+def chance_line(players: int, notice_z: float, alert_z: float) -> str:
+    """The sentence an arbiter reads beside a screening table.
+
+    >>> chance_line(120, 2.5, 4.0)
+    '120 players screened: about 0.7 notices and 0.004 alerts expected by chance'
+    """
+    def fmt(x: float) -> str:
+        return f"{x:.1f}" if x >= 0.1 else f"{x:.1g}"
+
+    notices, alerts = expected_by_chance(players, notice_z), expected_by_chance(players, alert_z)
+    return (f"{players} player{'s' if players != 1 else ''} screened: about {fmt(notices)} notices and "
+            f"{fmt(alerts)} alerts expected by chance")
+
+
+def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: float = 0.95
+                     ) -> tuple[float, tuple[float, float]] | None:
+    """Regan's intrinsic performance rating of these moves: the strength whose E(c) expects as many top-move
+    matches as were played, with the strengths at the ends of its ``level`` interval (|matches − expected|
+    ≤ z·sd, sampling variance only). None without a position; an end the line cannot reach is ±inf.
+
+    >>> ds = [Decision((0.0, -0.4, -1.0), played=0)] * 30 + [Decision((0.0, -0.4, -1.0), played=1)] * 10
+    >>> ipr, (lo, hi) = intrinsic_rating(ds, ScreeningLine(-0.5, 0.0006, 0.05))
+    >>> round(lo) < round(ipr) < round(hi), round(ipr)
+    (True, 2378)
+    """
+    if not decisions or line.b <= 0.0:
+        return None
+    width = max(len(d.values) for d in decisions)
+    dist = np.full((len(decisions), width), np.inf)
+    for i, d in enumerate(decisions):
+        top = max(d.values)
+        dist[i, : len(d.values)] = [math.log((top - x + K) / K) for x in d.values]
+    tops = (dist == 0.0).sum(axis=1)
+    matched = float(sum(1 for d in decisions if d.values[d.played] == max(d.values)))
+    z = float(-scipy.special.ndtri((1.0 - level) / 2.0))
+
+    valid = np.isfinite(dist)
+    finite = np.where(valid, dist, 0.0)
+
+    def gap(c: float, side: float) -> float:  # expected + side·z·sd − observed: increasing in c
+        p0 = tops / np.where(valid, np.exp(-c * finite), 0.0).sum(axis=1)
+        return float(p0.sum() + side * z * math.sqrt(float((p0 * (1.0 - p0)).sum())) - matched)
+
+    def solve(side: float) -> float:
+        lo, hi = 0.0, 64.0
+        if gap(lo, side) >= 0.0:
+            return line.strength_for(0.0)  # at or below the line's c = 0
+        if gap(hi, side) < 0.0:
+            return math.inf
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if gap(mid, side) < 0.0 else (lo, mid)
+        return line.strength_for(0.5 * (lo + hi))
+
+    point = solve(0.0)
+    return point, (solve(1.0), solve(-1.0))

@@ -492,16 +492,20 @@ def alert_cells(a: Alert) -> Cells:
 def screening_cells(r: ScreeningNumbers) -> Cells:
     z = "—" if r.z is None else f"{r.z:+.2f}"
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
+    versus = "—" if r.strength is None or r.strength_sd is None else f"{r.strength:.0f}±{r.strength_sd:.0f}"
+    ipr = "—" if r.ipr is None else f"{r.ipr:.0f}"
     return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",
-            z, roi, r.level or "")
+            versus, z, ipr, roi, r.level or "")
 
 
 class ScreeningTable(LiveTable):
     """Every screened player in every event with the current z (arbiters only), highest first."""
 
     def __init__(self, **kwargs: Any) -> None:
+        # vs: today's strength (the rating on today's scale and the event's results) ± sd, what z is against;
+        # IPR: the strength the moves read
         cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
-                ("z", "z", 6), ("roi", "ROI", 5), ("level", "Level", 6)]
+                ("vs", "vs", 9), ("z", "z", 6), ("ipr", "IPR", 5), ("roi", "ROI", 5), ("level", "Level", 6)]
         super().__init__(cols, **kwargs)
 
 

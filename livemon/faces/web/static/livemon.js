@@ -188,6 +188,7 @@ export class Feed {
     this.want = want;
     this.onchange = onchange;
     this.boards = new Map(); this.players = new Map(); this.moments = new Map();
+    this.forecasts = new Map();  // event -> its latest ``forecast`` message
     this.withdrawn = new Map();  // id -> {reason, board}
     this.touched = new Map(); this.clock = 0;
     this.last = 0; this.connected = false; this.batches = 0; this.patches = 0;
@@ -270,6 +271,9 @@ export class Feed {
       if (held) this.moments.set(key, held);
     } else if (m.kind === "moment_removed") {
       this.moments.delete(m.game_id + "|" + m.ply);
+    } else if (m.kind === "forecast") {
+      const held = this.merged(this.forecasts.get(m.event), m);
+      if (held) this.forecasts.set(m.event, held);
     }
   }
 
@@ -286,6 +290,7 @@ export class Feed {
       } else if (ch === "players") this.players.clear();
       else if (ch.startsWith("player:")) this.players.delete(ch.slice(7));
       else if (ch === "moments") this.moments.clear();
+      else if (ch === "forecast") this.forecasts.clear();
       f.messages.forEach((m) => this.apply(m));
       this.last = f.seq;
     } else if (f.type === "delta") {
@@ -483,6 +488,55 @@ export function ranked(players) {
   const perf = (p) => { const e = p.estimate || p.performance; return e && present(e.elo) ? e.elo : -Infinity; };
   const score = (p) => (results(p) && present(results(p).score) ? results(p).score : -Infinity);
   return [...players].sort((a, b) => score(b) - score(a) || perf(b) - perf(a) || byId(a.name, b.name));
+}
+
+// -- the forecast (docs/forecast.md) ------------------------------------------------------------------------------
+
+/** A chance for the screen, in whole percent: "38%"; "<1%" / ">99%" for a chance that is not quite 0 or 1 (only a
+ *  certainty is "0%" or "100%"); "—" for none. */
+export function fmtChance(p) {
+  if (!present(p)) return DASH;
+  if (p <= 0) return "0%";
+  if (p >= 1) return "100%";
+  const r = Math.round(p * 100);
+  return r < 1 ? "<1%" : r > 99 ? ">99%" : r + "%";
+}
+/** The change of a chance since the round began, in whole percentage points: "+12", "−5", "±0"; "" when the
+ *  chance at the round's start is not known. */
+export function fmtPoints(now, start) {
+  if (!present(now) || !present(start)) return "";
+  const d = Math.round((now - start) * 100);
+  return d > 0 ? "+" + d : d < 0 ? "−" + Math.abs(d) : "±0";
+}
+/** The forecast of ``event`` (the name the boards give it, "" for none): its own message, else the one forecast
+ *  held when it names no board's event (all games as one: ``[event] name``, or "all games" when every game has an
+ *  Event tag of its own); null when there is none. */
+export function forecastOf(feed, event, boards) {
+  if (feed.forecasts.has(event)) return feed.forecasts.get(event);
+  if (feed.forecasts.size !== 1) return null;
+  const [only] = feed.forecasts.values();
+  const named = new Set([...(boards || feed.boards.values())].map(eventOf));
+  return named.has(only.event) ? null : only;
+}
+/** A forecast's players split for the screen: ``contenders`` (a chance of first shown as at least 1%), most likely
+ *  first, and ``others`` (the rest: ``{count, p}``, ``p`` their chances together). */
+export function contenders(f) {
+  const all = (f && Array.isArray(f.players) ? f.players : []).filter((p) => p && p.name);
+  const chance = (p) => (present(p.p_first) ? p.p_first : 0);
+  const sorted = [...all].sort((a, b) => chance(b) - chance(a) || (b.score || 0) - (a.score || 0) || byId(a.name, b.name));
+  const shown = sorted.filter((p) => chance(p) >= 0.005);
+  const rest = sorted.filter((p) => chance(p) < 0.005);
+  return { contenders: shown, others: { count: rest.length, p: rest.reduce((s, p) => s + chance(p), 0), names: rest.map((p) => p.name) } };
+}
+/** What a forecast says of itself in a line: "round 5 · 4 rounds left · 4 games in progress · 20,000 simulations";
+ *  only the round when the forecast is an error (nothing was simulated). */
+export function forecastLine(f) {
+  if (!f) return "";
+  if (f.error) return f.round ? "round " + f.round : "";
+  const n = (x, one, many) => `${x} ${x === 1 ? one : many}`;
+  return [f.round ? "round " + f.round : "", present(f.rounds_left) && f.rounds ? n(f.rounds_left, "round left", "rounds left") : "",
+    f.games_in_progress ? n(f.games_in_progress, "game in progress", "games in progress") : "",
+    f.simulations ? Number(f.simulations).toLocaleString("en") + " simulations" : ""].filter(Boolean).join(" · ");
 }
 
 export { SVG };

@@ -1,0 +1,379 @@
+"""Screening of honest over-the-board players: the strength model's fit, and z on events the fit never saw.
+
+Data (no engine; every analysis is a committed export, read by ``bench/fit_quality.py``'s loader):
+the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and its four
+``_extra`` exports) and the 2025 open's screened decisions, one rated player per event per unit
+(a **player-event**), its screened positions (book moves, positions beyond ±3 and forced moves
+left out), its results and its rating tag.
+
+Split (``bench/calibration_split.py``, by event, fixed before any analysis): **held back** — 4th
+Prague Masters 2022, Charlotte Spring IMB 2022, 8th Ekrem Galijatovic Mem, 1st Guwahati Open 2022 —
+never enter a fit; every other classical event is **fit** data (the rapid files A03, A14 are in
+neither). Figures on the fit events are **leave one event out**: for each fit event the line is
+fitted on the others and the event's players are scored with it.
+
+Every rating (the player's tag, the opponents') is put on today's FIDE scale with its game's date
+(:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
+compression of 1 March 2024; the open is of April 2025.
+
+The model (:mod:`livemon.rating.screening`): the tag's prior on today's strength
+(:func:`tag_prior`: the rating's own noise for its K, a K = 40 rating's lag behind an improving
+player, juniors by the event's name), the event's results blended in (:func:`results_strength`),
+c = a + b·strength with the players' own scatter tau, and z of the top-move matches against that
+strength with the total variance (:func:`widened_z`). (a, b, tau) are fitted on the fit events so
+that the honest players' z's have mean 0, no trend with strength, variance 1 (player-events of 20+
+positions). Before: the shipped screening map (tags as read, z / z_scale).
+
+Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
+(z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
+with the number expected by chance, by band of today's rating (< 1800, 1800-2200, 2200+: under 1800 is
+where the prior gives K = 40 the greater chance; the data holds no birth years or rated-game counts), for
+the players of junior events, and for those whose event results read 200+ above their tag (3+ games).
+
+Usage::
+
+    python bench/screening_honest.py [--games DIR] [--cache FILE] [--write] [--json]
+    python bench/screening_honest.py --power
+
+``--games``: the calibration collection's folder (default ``$LIVEMON_CALIBRATION_GAMES``; the games are
+not in the repository, their analyses are). ``--write`` writes the fitted line into
+``livemon/rating/screening_params.py``; ``--power`` simulates engine users against the shipped line
+(:func:`power`): the price in power of not accusing improving players.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import pickle
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.optimize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from livemon.rating.agent import K, Decision  # noqa: E402
+from livemon.rating.scale import to_current_scale  # noqa: E402
+from livemon.rating.screening import (  # noqa: E402
+    PoissonBinomial,
+    expected_by_chance,
+    junior_event,
+    results_strength,
+    tag_prior,
+    tail_z,
+)
+
+PROFILE = "Stockfish 15.1 depth=12 multipv=4"
+BOOK_MOVES, EVAL_BOUND = 8, 3.0
+BANDS = ((0, 1800, "<1800"), (1800, 2200, "1800-2200"), (2200, 9999, "2200+"))
+MIN_FIT_POSITIONS = 20
+PARAMS = REPO / "livemon" / "rating" / "screening_params.py"
+NOTICE_Z, ALERT_Z = 2.5, 4.0
+
+
+@dataclass
+class PlayerEvent:
+    """One rated player in one event: what screening reads."""
+
+    event: str
+    player: str
+    part: str
+    tag_read: float  # the tag as printed (the mean over the event's games)
+    tag: float  # on today's scale
+    games: list[tuple[float, float]]  # (opponent's rating on today's scale, points)
+    decisions: list[Decision] = field(default_factory=list)
+
+
+def _date(text: str) -> datetime.date | None:
+    parts = text.split(".")
+    if len(parts) != 3 or not parts[0].isdigit():
+        return None
+    return datetime.date(int(parts[0]), int(parts[1]) if parts[1].isdigit() else 1,
+                         int(parts[2]) if parts[2].isdigit() else 1)
+
+
+def load() -> list[PlayerEvent]:
+    """Every rated player-event of the exports (the calibration games' and the open's)."""
+    import calibration_split as cs
+    import fit_quality as fq
+
+    sides = fq.all_sides()
+    dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all()}
+    merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
+    for s in sides:
+        if s.elo is not None:
+            merged[(s.event, s.player)].append(s)
+    out = []
+    for (event, player), ss in merged.items():
+        date = _date(dates.get(ss[0].game, "2025.04.20" if ss[0].game.startswith("open#") else "?"))
+        read = float(np.mean([s.elo for s in ss]))
+        games = [(float(to_current_scale(int(s.opponent_elo), date)), float(s.points)) for s in ss
+                 if s.opponent_elo is not None and s.points is not None]
+        out.append(PlayerEvent(event, player, ss[0].part, read, float(to_current_scale(int(round(read)), date)),
+                               games, [d for s in ss for _, d in s.decisions]))
+    return out
+
+
+class Packed:
+    """Every screened position of the player-events, for sums at one c per player-event."""
+
+    def __init__(self, units: list[PlayerEvent]):
+        rows = [(i, d) for i, u in enumerate(units) for d in u.decisions]
+        width = max(len(d.values) for _, d in rows)
+        self.dist = np.full((len(rows), width), np.inf)
+        self.matched = np.zeros(len(rows))
+        self.owner = np.array([i for i, _ in rows], dtype=np.intp)
+        for r, (_, d) in enumerate(rows):
+            v = np.asarray(d.values)
+            self.dist[r, : v.size] = np.log((v.max() - v + K) / K)
+            self.matched[r] = float(v[d.played] == v.max())
+        self.tops = (self.dist == 0.0).sum(axis=1)
+        self.n = len(units)
+
+    def p0(self, c: np.ndarray) -> np.ndarray:
+        return self.tops / np.exp(-self.dist * np.maximum(c[self.owner], 0.0)[:, None]).sum(axis=1)
+
+    def sums(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per player-event: observed matches, expected, sampling variance, Σ ∂p0/∂c."""
+        cn = np.maximum(c[self.owner], 0.0)
+        w = np.exp(-self.dist * cn[:, None])
+        total = w.sum(axis=1)
+        p = self.tops / total
+        a_mean = np.where(np.isfinite(self.dist), np.nan_to_num(self.dist, posinf=0.0) * w, 0.0).sum(axis=1) / total
+        f = self.n
+        return (np.bincount(self.owner, self.matched, f), np.bincount(self.owner, p, f),
+                np.bincount(self.owner, p * (1 - p), f), np.bincount(self.owner, p * a_mean, f))
+
+    def exact_z(self, c: np.ndarray) -> np.ndarray:
+        """Per player-event: the exact tail of the matches as a z (what the screener reads)."""
+        p = self.p0(c)
+        out = np.zeros(self.n)
+        for i in range(self.n):
+            mine = self.owner == i
+            if not mine.any():
+                continue
+            pb = PoissonBinomial(p[mine])
+            z = tail_z(pb.upper_tail(int(self.matched[mine].sum())))
+            out[i] = z if math.isfinite(z) else 40.0
+        return out
+
+
+@dataclass
+class Strengths:
+    """Each player-event's strength: from the tag alone, and with the event's results."""
+
+    prior_mean: np.ndarray
+    prior_var: np.ndarray
+    post_mean: np.ndarray
+    post_var: np.ndarray
+    k40: np.ndarray
+    junior: np.ndarray
+
+
+def strengths(units: list[PlayerEvent]) -> Strengths:
+    pri = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]
+    post = [results_strength(p.mean, p.sd, u.games) for p, u in zip(pri, units)]
+    return Strengths(np.array([p.mean for p in pri]), np.array([p.sd ** 2 for p in pri]),
+                     np.array([m for m, _ in post]), np.array([s ** 2 for _, s in post]),
+                     np.array([p.k40 for p in pri]), np.array([junior_event(u.event) for u in units]))
+
+
+def z_of(pk: Packed, a: float, b: float, tau: float, mean: np.ndarray, var: np.ndarray,
+         exact: bool = False) -> np.ndarray:
+    c = a + b * mean
+    m, e, v, d = pk.sums(c)
+    widen = np.sqrt(v / (v + d * d * (b * b * var + tau * tau)))
+    base = pk.exact_z(c) if exact else (m - e) / np.sqrt(v)
+    return base * widen
+
+
+def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray,
+             start: tuple[float, float, float] = (-0.5, 0.00058, 0.05)) -> tuple[float, float, float]:
+    """(a, b, tau) giving the selected players' z's mean 0, no trend with strength and variance 1."""
+    r0 = float(mean[sel].mean())
+
+    def eqs(th: np.ndarray) -> list[float]:
+        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var)[sel]
+        return [float(z.mean()), float((z * (mean[sel] - r0) / 400.0).mean()), float(z.var() - 1.0)]
+
+    th = scipy.optimize.fsolve(eqs, [start[0], start[1] * 1000.0, start[2]])
+    return float(th[0]), float(th[1] / 1000.0), abs(float(th[2]))
+
+
+def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) -> dict[str, object]:
+    zz = z[sel]
+    if not len(zz):
+        return {"n": 0}
+    alerts = (zz >= ALERT_Z) & (alert_ok[sel] if alert_ok is not None else True)
+    return {"n": int(len(zz)), "mean": float(zz.mean()), "sd": float(zz.std(ddof=1)) if len(zz) > 1 else None,
+            "notices": int((zz >= NOTICE_Z).sum()), "alerts": int(alerts.sum()),
+            "notices_by_chance": expected_by_chance(len(zz), NOTICE_Z),
+            "alerts_by_chance": expected_by_chance(len(zz), ALERT_Z)}
+
+
+def groups(units: list[PlayerEvent], st: Strengths, n: np.ndarray) -> dict[str, np.ndarray]:
+    tag = np.array([u.tag for u in units])
+    tpr_gap = np.array([(np.mean([o for o, _ in u.games]) + 400.0 * (2 * np.mean([p for _, p in u.games]) - 1)
+                         - u.tag) if len(u.games) >= 3 else -np.inf for u in units])
+    out = {name: (tag >= lo) & (tag < hi) for lo, hi, name in BANDS}
+    out["junior event"] = st.junior
+    out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
+    out["all"] = np.ones(len(units), dtype=bool)
+    return out
+
+
+def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, float]]:
+    """Simulated engine users: (tag, q, share alerted, share noticed) with the shipped line and strength model.
+
+    Each takes the engine's best move with probability q, else moves as E(c) at their (settled) tag, over
+    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), and scores 6/9
+    against equals (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads them.
+    """
+    from livemon.rating.agent import move_probabilities
+    from livemon.rating.screening import position_expectation, widened_z
+    from livemon.rating.screening_params import SHIPPED as line
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for tag in (1600, 2000, 2400):
+        for q in (0.1, 0.2, 0.35):
+            alerted = noticed = 0
+            for _ in range(players):
+                prior = tag_prior(float(tag))
+                decisions = []
+                for _ in range(270):
+                    k = int(rng.integers(2, 6))
+                    v = tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1)))).round(2))
+                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag))))
+                    decisions.append(Decision(v, played))
+                wins = 6 if q >= 0.2 else 5
+                mu, sd = results_strength(prior.mean, prior.sd, [(float(tag), 1.0)] * wins + [(float(tag), 0.0)] * (9 - wins))
+                es = [position_expectation(d, line.c_for(mu)) for d in decisions]
+                matches = sum(d.values[d.played] == max(d.values) for d in decisions)
+                z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matches))
+                var = sum(e.p0 * (1 - e.p0) for e in es)
+                dsum = sum(e.dp0 for e in es)
+                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.b, sd * sd, line.tau)
+                shift = dsum * (line.c_for(prior.mean) - line.c_for(mu))
+                z_tag = (matches - sum(e.p0 for e in es) - shift) / math.sqrt(
+                    var + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2))
+                alerted += z >= ALERT_Z and z_tag >= ALERT_Z
+                noticed += z >= NOTICE_Z
+            out.append((tag, q, alerted / players, noticed / players))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--games", type=Path, default=None,
+                   help="the calibration collection's folder (default $LIVEMON_CALIBRATION_GAMES)")
+    p.add_argument("--cache", type=Path, default=None, help="keep the loaded player-events here (a pickle)")
+    p.add_argument("--write", action="store_true", help="write livemon/rating/screening_params.py")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--power", action="store_true", help="only the simulated engine users (no data needed)")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    if args.power:
+        for tag, q, alerted, noticed in power():
+            print(f"tag {tag}, engine's move with probability {q}: alerted {alerted:.0%}, noticed {noticed:.0%}")
+        return 0
+    if args.cache is not None and args.cache.exists():
+        units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
+    else:
+        if args.games is not None:
+            os.environ["LIVEMON_CALIBRATION_GAMES"] = str(args.games)
+        units = load()
+        if args.cache is not None:
+            args.cache.write_bytes(pickle.dumps([u.__dict__ for u in units]))
+    units = [u for u in units if u.decisions]
+    pk = Packed(units)
+    n = np.bincount(pk.owner, minlength=pk.n)
+    part = np.array([u.part for u in units])
+    event = np.array([u.event for u in units])
+    fit = part == "fit"
+    st = strengths(units)
+
+    # before: the shipped map, tags as read, z / z_scale
+    from livemon.rating.calibration import ProfileCalibration
+    from livemon.io.store import SHIPPED_CALIBRATIONS
+
+    shipped = ProfileCalibration.from_dict(json.loads(SHIPPED_CALIBRATIONS.read_text(encoding="utf-8"))[PROFILE])
+    cal = shipped.c_map
+    assert cal is not None
+    read = np.array([u.tag_read for u in units])
+    z_before = z_of(pk, cal.a, cal.b, 0.0, read, np.zeros(pk.n), exact=True) / (cal.z_scale or 1.0)
+
+    # after: leave one fit event out; the held-back events with the fit on every fit event
+    trainable = n >= MIN_FIT_POSITIONS
+    z_after = np.full(pk.n, np.nan)
+    z_tag = np.full(pk.n, np.nan)
+    lines = {}
+    for ev in sorted(set(event[fit])):
+        line = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var)
+        lines[ev] = line
+        mine = event == ev
+        z_after[mine] = z_of(pk, *line, st.post_mean, st.post_var, exact=True)[mine]
+        z_tag[mine] = z_of(pk, *line, st.prior_mean, st.prior_var, exact=True)[mine]
+    shipped_line = fit_line(pk, fit & trainable, st.post_mean, st.post_var)
+    test = part == "test"
+    z_after[test] = z_of(pk, *shipped_line, st.post_mean, st.post_var, exact=True)[test]
+    z_tag[test] = z_of(pk, *shipped_line, st.prior_mean, st.prior_var, exact=True)[test]
+    alert_ok = z_tag >= ALERT_Z
+
+    report: dict[str, object] = {"player_events": pk.n, "fit_events": len(set(event[fit])),
+                                 "held_back": sorted(set(event[test])),
+                                 "line": {"a": shipped_line[0], "b": shipped_line[1], "tau": shipped_line[2]},
+                                 "loeo_lines": {"a": [min(v[0] for v in lines.values()), max(v[0] for v in lines.values())],
+                                                "b": [min(v[1] for v in lines.values()), max(v[1] for v in lines.values())],
+                                                "tau": [min(v[2] for v in lines.values()), max(v[2] for v in lines.values())]}}
+    gs = groups(units, st, n)
+    for min_n in (60, 20):
+        for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test)):
+            for name, g in gs.items():
+                sel = sel_part & g & (n >= min_n)
+                report.setdefault(f">= {min_n} positions", {}).setdefault(where, {})[name] = {  # type: ignore[union-attr]
+                    "before": figures(z_before, sel), "after": figures(z_after, sel, alert_ok)}
+    report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
+    if args.write:
+        a, b, tau = shipped_line
+        PARAMS.write_text(
+            '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
+            f"Fitted on the honest player-events of the fit events ({int((fit & trainable).sum())} with "
+            f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
+            'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
+            f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r},\n"
+            f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n",
+            encoding="utf-8")
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    ln = report["line"]
+    print(f"{pk.n} player-events; held back: {', '.join(report['held_back'])}")  # type: ignore[arg-type]
+    print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength, tau {ln['tau']:.4f}")  # type: ignore[index]
+    for key in (">= 60 positions", ">= 20 positions"):
+        for where, rows in report[key].items():  # type: ignore[union-attr]
+            print(f"{key}, {where}: z mean / sd, notices (by chance), alerts — before -> after")
+            for name, f in rows.items():
+                b, a = f["before"], f["after"]
+                if not b["n"]:
+                    continue
+                sd_b = f"{b['sd']:.2f}" if b["sd"] is not None else "-"
+                sd_a = f"{a['sd']:.2f}" if a["sd"] is not None else "-"
+                print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd_b}, {b['notices']} ({b['notices_by_chance']:.1f}), "
+                      f"{b['alerts']}  ->  {a['mean']:+.2f} / {sd_a}, {a['notices']}, {a['alerts']}")
+    print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,10 @@
+"""The screening line on today's FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).
+
+Fitted on the honest player-events of the fit events (484 with 20+ screened positions);
+the held-back events of ``bench/calibration_split.py`` never entered it.
+"""
+
+from livemon.rating.screening import ScreeningLine
+
+SHIPPED = ScreeningLine(a=-0.4861445698916405, b=0.0005580272080731297, tau=0.05655851034820757,
+                        profile='Stockfish 15.1 depth=12 multipv=4', book_moves=8, eval_bound=3.0)

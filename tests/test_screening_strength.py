@@ -1,0 +1,170 @@
+"""Screening against today's strength: the tag on today's scale, its uncertainty, the event's results.
+
+Simulated players move as the reference agent E(c) does at a chosen strength, over positions drawn
+like real ones (2-5 candidates, losses exponential); the screener is the product's, with the shipped
+line of the default profile.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from livemon.config import ScreeningConfig
+from livemon.live.messages import GameInfo
+from livemon.live.plies import ScoredPly
+from livemon.live.screener import Screener, screening_report
+from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.calibration import Calibration, ProfileCalibration
+from livemon.rating.screening import (
+    ScreeningLine,
+    chance_line,
+    expected_by_chance,
+    intrinsic_rating,
+    results_strength,
+    tag_prior,
+    widened_z,
+)
+from livemon.rating.screening_params import SHIPPED
+
+# the default profile's calibration (any c map: the shipped line replaces it for this profile)
+CAL = ProfileCalibration(SHIPPED.profile, 2950.0, Calibration(a=-0.42, b=0.00051, n=400, elo_min=1250,
+                                                              elo_max=2860, r2=0.9, residual_sd=0.076))
+PLIES_A_GAME = 70  # plies 17..86 of each game: past the book moves of either side
+
+
+def positions(rng: np.random.Generator, n: int) -> list[tuple[float, ...]]:
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(2, 6))
+        out.append(tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1)))).round(2)))
+    return out
+
+
+def moves(rng: np.random.Generator, values: list[tuple[float, ...]], c: float, engine: float = 0.0) -> list[Decision]:
+    """E(c)'s moves, or the engine's best with probability ``engine``."""
+    out = []
+    for v in values:
+        played = 0 if rng.random() < engine else int(rng.choice(len(v), p=move_probabilities(v, c)))
+        out.append(Decision(v, played))
+    return out
+
+
+def screen(event: str, tag: int, date: str, opponent: int, points: list[float], c: float, seed: int,
+           engine: float = 0.0) -> Screener:
+    """One player, rated ``tag`` on ``date``, in ``len(points)`` games of ``event`` against ``opponent``s."""
+    rng = np.random.default_rng(seed)
+    scr = Screener(ScreeningConfig(), CAL)
+    assert scr.line is SHIPPED
+    for g, pts in enumerate(points):
+        gid = f"g{g}"
+        scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=tag, black_elo=opponent, event=event,
+                              date=date))
+        for ply, d in zip(range(17, 17 + PLIES_A_GAME, 2), moves(rng, positions(rng, PLIES_A_GAME // 2), c, engine)):
+            scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
+        scr.set_result(gid, {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[pts])
+    return scr
+
+
+def test_tags_are_read_on_todays_scale_by_the_games_date():
+    scr = Screener(ScreeningConfig(), CAL)
+    scr.add_game(GameInfo("a", white="Old", black="New", white_elo=1400, black_elo=1400, event="E", date="2023.05.01"))
+    scr.add_game(GameInfo("b", white="Undated", black="New", white_elo=1400, black_elo=1400, event="F", date="?"))
+    scr.add_game(GameInfo("c", white="Now", black="X", white_elo=1400, black_elo=1400, event="G", date="2024.05.01"))
+    for gid in "abc":
+        scr.add_ply(ScoredPly(gid, 17, 0, 0, Decision((0.0, -0.5), 0), uci="e2e4", san="e4"))
+    old, undated, now = (scr.numbers((p, e)) for p, e in (("Old", "E"), ("Undated", "F"), ("Now", "G")))
+    assert (old.rating, old.rating_read, old.rating_scale) == (1640.0, 1400.0, "today")  # 1400 + 0.4 x 600
+    assert (undated.rating, undated.rating_scale) == (1400.0, "as read")  # no date: said so, not guessed
+    assert now.rating == 1400.0 and now.c_r == pytest.approx(SHIPPED.c_for(1400.0))
+
+
+def test_the_event_results_move_the_strength_the_moves_are_compared_with():
+    prior = tag_prior(1587.0, junior=True)
+    assert prior.k40 == 1.0 and prior.sd > 150  # a junior's tag: wide, and trailing
+    mu, sd = results_strength(prior.mean, prior.sd, [(2300.0, p) for p in (1.0, 0.5, 1.0, 0.5, 0.0)])
+    assert mu > prior.mean + 250 and sd < prior.sd
+    settled = tag_prior(2600.0)
+    assert settled.sd < 30 and results_strength(settled.mean, settled.sd, [(2700.0, 1.0)] * 3)[0] < 2700
+
+
+def test_an_underrated_junior_is_not_alerted():
+    """A junior rated 1312 (2023) who scores 3/5 against 2300s and plays like a 2400: no alert, and the row says
+    what he was compared with. Against his tag as read, with the sampling variance only, he would be."""
+    scr = screen("National Junior Championship 2023", 1312, "2023.07.10", 2300, [1.0, 0.5, 1.0, 0.5, 0.0],
+                 SHIPPED.c_for(2400.0), seed=5)
+    row = scr.numbers(("P", "National Junior Championship 2023"))
+    assert row.positions >= 150 and row.rating == 1587.0 and row.rating_read == 1312.0 and row.k40 == 1.0
+    assert row.results == 5 and row.strength is not None and row.strength > 1850 and row.strength_sd is not None
+    assert row.level != "alert" and row.z is not None and row.z < 4.0
+    assert not [a for a in scr.new_alerts(("P", "National Junior Championship 2023")) if a.level == "alert"]
+    assert row.ipr is not None and row.ipr_cr95 is not None and row.ipr_cr95[0] is not None
+    assert row.ipr_cr95[0] < row.ipr and row.ipr > 2000  # the moves read far above the tag
+    # the same moves against the tag as read (old scale, no sd, no results) cross the alert threshold
+    naive = Screener(ScreeningConfig(), ProfileCalibration("other profile", None, CAL.c_map))
+    for gid, info in scr._games.items():
+        naive.add_game(GameInfo(gid, white="P", black=info.black, white_elo=1312, black_elo=2300, event="J"))
+    for track in scr.tracks.values():
+        for _, sp in track.positions():
+            naive.add_ply(sp)
+    assert (naive.numbers(("P", "J")).z or 0.0) >= 4.0
+
+
+def test_an_engine_user_is_still_alerted():
+    """A 1500 who plays the engine's move 60% of the time and wins every game: alerted, against the tag and
+    against the strength his results make of him."""
+    scr = screen("Weekend Open", 1500, "2025.03.01", 1550, [1.0] * 5, SHIPPED.c_for(1500.0), seed=7, engine=0.6)
+    row = scr.numbers(("P", "Weekend Open"))
+    assert row.strength is not None and row.strength > 1520  # the wins moved it
+    assert row.z is not None and row.z >= 4.0 and row.z_tag is not None and row.z_tag >= 4.0
+    assert row.level == "alert"
+    assert [a.level for a in scr.new_alerts(("P", "Weekend Open"))] == ["notice", "alert"]
+
+
+def test_honest_players_of_uncertain_strength_give_z_near_n01():
+    """Players whose strength differs from their tag as the prior says, moving as E(c) does there (and their own
+    scatter tau): the library's widened z has mean ~0 and sd ~1, where the sampling-only z is too wide."""
+    rng = np.random.default_rng(2)
+    zs, raw = [], []
+    for i in range(160):
+        tag = float(rng.uniform(1400, 2600))
+        prior = tag_prior(tag, junior=i % 2 == 0)
+        strength = rng.normal(prior.mean, prior.sd)
+        c = SHIPPED.c_for(strength) + rng.normal(0.0, SHIPPED.tau)
+        decisions = moves(rng, positions(rng, 150), max(c, 0.0))
+        from livemon.rating.screening import screening_stats
+
+        c0 = SHIPPED.c_for(prior.mean)
+        st = screening_stats("p", decisions, c0)
+        from livemon.rating.screening import position_expectation
+
+        dsum = sum(position_expectation(d, c0).dp0 for d in decisions)
+        raw.append(st.z_match)
+        zs.append(widened_z(st.z_match, st.matches_sd ** 2, dsum, SHIPPED.b, prior.sd ** 2, SHIPPED.tau))
+    z = np.array(zs)
+    assert abs(z.mean()) < 0.25 and 0.8 < z.std() < 1.2
+    assert np.std(raw) > z.std() * 1.15  # without the strength's sd the z's spread too wide
+
+
+def test_chance_expected_counts():
+    assert expected_by_chance(120, 2.5) == pytest.approx(120 * 0.00620967, rel=1e-4)
+    assert chance_line(120, 2.5, 4.0) == "120 players screened: about 0.7 notices and 0.004 alerts expected by chance"
+    scr = screen("Weekend Open", 1800, "2025.03.01", 1800, [0.5] * 2, SHIPPED.c_for(1800.0), seed=1)
+    report = screening_report(scr)
+    assert report["chance"]["players"] == 1 and report["chance"]["notices"] == pytest.approx(expected_by_chance(1, 2.5))
+    assert report["line"]["shipped"] and report["line"]["scale"] == "today"
+    row = report["players"][0]
+    assert {"strength", "strength_sd", "z_tag", "ipr", "ipr_cr95", "rating_read", "rating_scale"} <= set(row)
+
+
+def test_intrinsic_rating_reads_the_strength_that_played():
+    rng = np.random.default_rng(0)
+    values = positions(rng, 600)
+    line = ScreeningLine(SHIPPED.a, SHIPPED.b, 0.0)
+    ipr = intrinsic_rating(moves(rng, values, line.c_for(2200.0)), line)
+    assert ipr is not None
+    point, (lo, hi) = ipr
+    assert lo < 2200.0 < hi and abs(point - 2200.0) < 250 and math.isfinite(hi)
+    assert intrinsic_rating([], line) is None
