@@ -40,6 +40,7 @@ import argparse
 import gzip
 import io
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,20 @@ from calibration_split import elo, part, read_all  # noqa: E402
 from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
 from livemon.live.analysis import needs_search, position_value, scored_ply  # noqa: E402
 from livemon.live.estimator import ScoredPly  # noqa: E402
+from livemon.live.pgn import scaled_ratings  # noqa: E402
+
+RATINGS = os.environ.get("LIVEMON_BENCH_RATINGS", "today")
+"""How the benches read the games' rating tags: ``today`` (the default: on today's FIDE scale by each game's
+date, as livemon reads them, :mod:`livemon.rating.scale`) or ``published`` (as tagged, for comparison)."""
+if RATINGS not in ("today", "published"):
+    raise SystemExit(f"LIVEMON_BENCH_RATINGS: today or published, not {RATINGS!r}")
+
+
+def ratings(h: chess.pgn.Headers) -> tuple[int | None, int | None]:
+    """A game's (WhiteElo, BlackElo) as the benches read them (:data:`RATINGS`)."""
+    if RATINGS == "published":
+        return elo(h, "WhiteElo"), elo(h, "BlackElo")
+    return scaled_ratings(h)[0]
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = REPO / "bench" / "data" / "calibration_d12.jsonl.gz"
@@ -193,7 +208,7 @@ def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]
                 plies.append(scored_ply(f"{row['file']}#{row['index']}", ply, before_board, node.move,
                                         before, after, a_before))
             yield GameData(row["file"], row["index"], row["part"], h.get("Event", ""), h.get("White", ""),
-                           h.get("Black", ""), elo(h, "WhiteElo"), elo(h, "BlackElo"), h.get("WhiteFideId", ""),
+                           h.get("Black", ""), *ratings(h), h.get("WhiteFideId", ""),
                            h.get("BlackFideId", ""), h.get("Result", "*"), plies)
 
 

@@ -39,7 +39,7 @@ import chess.pgn
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, PROFILE, load  # noqa: E402
+from calibration_data import DEFAULT, PROFILE, RATINGS, load  # noqa: E402
 
 from livemon.rating.agent import Decision  # noqa: E402
 from livemon.rating.quality import (  # noqa: E402
@@ -365,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     events = sorted({s.event for s in fit_sides})
     n_pe = len({(s.event, s.player) for s in fit_sides if s.elo is not None})
     what = (f"{len({s.game for s in fit_sides})} games, {len(events)} events, {n_pe} player-events, "
-            f"{sum(len(s.features) for s in fit_sides if s.elo is not None)} positions (fit events, 2025 open)")
+            f"{sum(len(s.features) for s in fit_sides if s.elo is not None)} positions (fit events, 2025 open); "
+            + ("ratings on today's FIDE scale" if RATINGS == "today" else "ratings as published"))
     model = fit(fit_sides, fitted_on=what)
     print(what)
     print(f"sigma persist {model.sigma_persist:.0f}, day {model.sigma_day:.0f}, move {model.sigma_move:.0f}; "

@@ -104,9 +104,11 @@ def _date(text: str) -> datetime.date | None:
 
 def load() -> list[PlayerEvent]:
     """Every rated player-event of the exports (the calibration games' and the open's)."""
+    import calibration_data as cd
     import calibration_split as cs
     import fit_quality as fq
 
+    cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
     sides = fq.all_sides()
     dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all()}
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)

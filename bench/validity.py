@@ -239,6 +239,13 @@ def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: 
                 band = f["bands"][b[2]]  # type: ignore[index]
                 band["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in inside])) if inside else None
                 band["width"] = float(np.mean([hi - lo for _, (lo, hi) in inside])) if inside else None
+        if name in ("quality", "quality_field"):  # every event's own MAE and bias (the per-event goal)
+            per_ev: dict[str, list[float]] = defaultdict(list)
+            for u, e in rows:
+                if e.get(name) is not None and u.elo is not None:
+                    per_ev[u.event].append(e[name][0] - u.elo)
+            f["events"] = {ev: {"n": len(v), "mae": float(np.mean(np.abs(v))), "bias": float(np.mean(v))}
+                           for ev, v in sorted(per_ev.items())}
         if name == "quality":  # what the ratio to predict-the-mean depends on: each big event's rating spread
             by_ev: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
             size: dict[str, int] = defaultdict(int)

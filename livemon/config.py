@@ -259,8 +259,9 @@ class TTTConfig:
     time_unit: str = "day"
     """day, week, month, year or round."""
     rating_priors: bool = False
-    """``livemon fit``: prior of a player with a rating tag (WhiteElo/BlackElo):
-    N(mu0 + (Elo − elo_at_mu0)/elo_per_unit, elo_sigma²). The live refresh always uses them."""
+    """``livemon fit``: prior of a player with a rating tag (WhiteElo/BlackElo, on today's FIDE scale by the
+    game's date: :mod:`livemon.rating.scale`): N(mu0 + (Elo − elo_at_mu0)/elo_per_unit, elo_sigma²). The live
+    refresh always uses them."""
     elo_at_mu0: float = 1500.0
     """Elo that maps to mu0 for rating-tag priors and the Elo scale of the output."""
     elo_per_unit: float = 200.0
@@ -722,7 +723,8 @@ class ResultsConfig:
 
     k_factor: float = 20.0
     """FIDE's K for a player rated below 2400 (40 for juniors under 2300 and players new to the list, which
-    a PGN's tags do not say); a player rated 2400 or more is on K = 10."""
+    a PGN's tags do not say); a player rated 2400 or more is on K = 10. The 400-point rule follows the
+    game's date (:mod:`livemon.rating.fide`)."""
 
     def validate(self) -> None:
         if self.k_factor not in (10.0, 20.0, 40.0):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 
@@ -32,6 +35,29 @@ def stockfish() -> str:
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):
         pytest.fail(f"Stockfish not found at {STOCKFISH} (apt-get install stockfish)")
     return STOCKFISH
+
+
+def write_fake_engine(folder: Path) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path (a one-line wrapper in ``folder``)."""
+    wrapper = folder / "fake-engine"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+@pytest.fixture
+def fake_engine(tmp_path: Path) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path: the real protocol over pipes, scores made
+    from the position alone (deterministic), no search. For tests whose subject is not the engine."""
+    return write_fake_engine(tmp_path)
+
+
+@pytest.fixture
+def fake_stockfish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """:func:`fake_engine` answering as "Stockfish 15.1" (``FAKE_UCI_NAME``, inherited by the processes a test
+    starts): for tests about profiles, stores and buses whose expected profile names are the real engine's."""
+    monkeypatch.setenv("FAKE_UCI_NAME", "Stockfish 15.1")
+    return write_fake_engine(tmp_path)
 
 
 # -- a real mosquitto broker, started by the test (shared by the MQTT tests) --------------------------
@@ -90,11 +116,180 @@ def mosquitto(tmp_path: Path, port: int | None = None, acl: str | None = None, l
         broker.stop()
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    """A real mosquitto on a free port, anonymous, no persistence."""
-    with mosquitto(tmp_path) as b:
+def clear_retained(port: int, timeout: float = 10.0) -> list[str]:
+    """Empty every retained message on the broker at ``port``: the topics that held one.
+
+    Subscribes to ``#``, then publishes a marker on a topic of its own: the broker sends the retained
+    messages of a subscription before anything published after it, so the marker coming back means
+    every retained message has been seen."""
+    import paho.mqtt.client as paho
+
+    marker = f"livemon-tests/clear/{os.getpid()}/{time.monotonic_ns()}"
+    seen: list[str] = []
+    done = threading.Event()
+
+    def on_message(client: paho.Client, userdata: object, msg: paho.MQTTMessage) -> None:
+        if msg.topic == marker:
+            done.set()
+        elif msg.retain and msg.payload:
+            seen.append(msg.topic)
+
+    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=f"livemon-tests-clear-{os.getpid()}")
+    client.on_message = on_message
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    try:
+        client.subscribe("#", qos=1)
+        deadline = time.monotonic() + timeout
+        while not done.is_set():
+            client.publish(marker, b"x", qos=1)
+            if done.wait(0.5) or time.monotonic() > deadline:
+                break
+        if not done.is_set():
+            pytest.fail(f"the shared mosquitto on port {port} did not answer within {timeout} s")
+        for name in seen:
+            client.publish(name, b"", qos=1, retain=True).wait_for_publish(timeout)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return seen
+
+
+@pytest.fixture(scope="session")
+def _shared_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """One mosquitto per test process (each xdist worker its own), behind the ``broker`` fixture."""
+    with mosquitto(tmp_path_factory.mktemp("mosquitto")) as b:
         yield b
+
+
+@pytest.fixture
+def broker(_shared_broker: Broker) -> Iterator[Broker]:
+    """A real mosquitto on a free port, anonymous, no persistence: shared by the tests of one process.
+
+    Each test gets it running and empty of retained messages (a test may stop and restart it; it is started
+    again after the test if it was left stopped). Clients keep no session across a disconnect (MQTT clean
+    start), so nothing else of a test outlives it."""
+    b = _shared_broker
+    if b.proc is None or b.proc.poll() is not None:
+        b.stop()
+        b.start()
+    clear_retained(b.port)
+    yield b
+    if b.proc is None or b.proc.poll() is not None:
+        b.stop()
+        b.start()
+
+
+# -- tiers: a test's marks follow from the fixtures it uses ------------------------------------------
+#
+# ``-m "not engine and not browser"`` is the quick tier; ``pytest`` alone runs every test (README, "Tests").
+
+TIER_OF_FIXTURE = {
+    "stockfish": "engine",  # the real Stockfish
+    "broker": "broker",  # a real mosquitto
+    "browser": "browser",  # a real headless Chromium
+    "chromium": "browser",
+    "browser_tab": "browser",
+}
+
+
+def chromium_path() -> str:
+    """The path of a headless-capable Chromium (``$LIVEMON_CHROMIUM`` first)."""
+    for name in (os.environ.get("LIVEMON_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if name and (shutil.which(name) or os.path.exists(name)):
+            return shutil.which(name) or name
+    pytest.fail("Chromium not found: this test needs a headless browser (apt-get install chromium, "
+                "or set LIVEMON_CHROMIUM to its path)")
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The Chromium executable, for a test that runs it itself."""
+    return chromium_path()
+
+
+# -- one headless Chromium per test process; each test a browser context of its own ------------------
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--hide-scrollbars", "--window-size=1920,1080", "--remote-debugging-port=0",
+]
+
+
+@contextlib.contextmanager
+def chromium_process(profile: Path) -> Iterator[int]:
+    """A headless Chromium with its own ``profile`` folder: its DevTools port."""
+    proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Chromium did not start its DevTools endpoint (exit code {proc.poll()})")
+            time.sleep(0.05)
+        yield int(port_file.read_text().split()[0])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def _shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with chromium_process(tmp_path_factory.mktemp("chromium") / "profile") as port:
+        yield port
+
+
+@pytest.fixture
+async def browser_tab(_shared_chromium: int) -> AsyncIterator[str]:
+    """A blank page in a browser context of its own (no cookies, storage or cache shared with another test)
+    of the test process's Chromium: the page's DevTools WebSocket URL."""
+    import itertools
+    import json
+
+    import httpx
+    from websockets.asyncio.client import connect
+
+    port = _shared_chromium
+    async with httpx.AsyncClient() as http:
+        url = (await http.get(f"http://127.0.0.1:{port}/json/version")).json()["webSocketDebuggerUrl"]
+    ids = itertools.count(1)
+    async with connect(url, max_size=None) as ws:
+
+        async def call(method: str, **params: object) -> dict[str, object]:
+            rid = next(ids)
+            await ws.send(json.dumps({"id": rid, "method": method, "params": params}))
+            while True:
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                if reply.get("id") == rid:
+                    if "error" in reply:
+                        raise RuntimeError(f"{method}: {reply['error']}")
+                    return reply.get("result", {})
+
+        context = (await call("Target.createBrowserContext", disposeOnDetach=True))["browserContextId"]
+        target = (await call("Target.createTarget", url="about:blank", browserContextId=context, width=1920, height=1080))["targetId"]
+        try:
+            yield f"ws://127.0.0.1:{port}/devtools/page/{target}"
+        finally:
+            await call("Target.disposeBrowserContext", browserContextId=context)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two test processes per core. The tests spend about half their time waiting (on the
+    processes they start, on sockets, on timers), so a core runs one test's work while another's waits."""
+    return 2 * (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for mark in sorted({m for f, m in TIER_OF_FIXTURE.items() if f in used}):
+            item.add_marker(mark)
 
 
 # -- the suite leaves no process behind ---------------------------------------------------------------
@@ -180,6 +375,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not getattr(session.config, "_livemon_subreaper", False) or hasattr(session.config, "workerinput"):
         return

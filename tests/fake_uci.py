@@ -31,7 +31,9 @@ pool behaves alike):
 - ``FAKE_UCI_STDERR``: write this many 100-byte lines to stderr per search (``FAKE_UCI_STDERR_NONL``:
   the same bytes without a newline);
 - ``FAKE_UCI_FORK``: start a child that sleeps holding stdout and stderr (so a death of the engine
-  does not close its pipes).
+  does not close its pipes);
+- ``FAKE_UCI_NAME``: the ``id name`` to give (default ``FakeUCI 1.0``), for a test about a profile's
+  name (a shipped calibration's, say) rather than about the engine.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ BAD_ONCE = os.environ.get("FAKE_UCI_BAD_ONCE")
 STDERR = int(os.environ.get("FAKE_UCI_STDERR", "0"))
 STDERR_NONL = bool(os.environ.get("FAKE_UCI_STDERR_NONL"))
 FORK = bool(os.environ.get("FAKE_UCI_FORK"))
+NAME = os.environ.get("FAKE_UCI_NAME", "FakeUCI 1.0")
 
 
 def say(line: str) -> None:
@@ -139,7 +142,7 @@ def main() -> None:
         if cmd == "uci":
             while HANG_START and os.path.exists(HANG_START):  # hung while starting: no answer at all
                 time.sleep(0.05)
-            say("id name FakeUCI 1.0")
+            say(f"id name {NAME}")
             say("id author livemon tests")
             say("option name MultiPV type spin default 1 min 1 max 500")
             say("option name Threads type spin default 1 min 1 max 64")

@@ -6,6 +6,8 @@ Each figure is checked against the formula written out again here from lichess's
 
 from __future__ import annotations
 
+import datetime
+
 import math
 import statistics
 from pathlib import Path
@@ -204,10 +206,10 @@ def test_tpr_and_rating_change_by_hand() -> None:
     # rating change: K 10 (rated 2750), against 2650 (D 100 -> PD .64) a win, 2850 a loss (PD .36)
     k = k_factor(2750)
     assert rating_change(2750, [(2650, 1.0), (2850, 0.0)], k) == pytest.approx(10 * (1 - 0.64) + 10 * (0 - 0.36))
-    # the 400-point rule: a 1,000-point gap is as 400 -> PD .92 / .08
-    assert expected_score(2800, 1800) == 0.92
+    # the 400-point rule: a 1,000-point gap is as 400 -> PD .92 / .08 (for the 2800 until 30 September 2025)
+    assert expected_score(2800, 1800, datetime.date(2025, 9, 30)) == 0.92
     assert expected_score(1800, 2800) == 0.08
-    assert expected_score(2800, 2065) == 0.92  # 735 would be 0.99 without the cap
+    assert expected_score(2600, 1865) == 0.92  # 735 would be 0.99 without the cap
     assert [expected_score(2000 + d, 2000) for d in (3, 4, 10, 11, 391, 392, 400)] == [
         0.5, 0.51, 0.51, 0.52, 0.91, 0.92, 0.92]
 

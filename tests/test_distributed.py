@@ -1,5 +1,7 @@
-"""Engine work over MQTT: a real mosquitto, real ``livemon worker`` subprocesses with real Stockfish
-(depth 5, so it stays quick), a replayed real event (London Chess Classic 2011)."""
+"""Engine work over MQTT: a real mosquitto, real ``livemon worker`` subprocesses, a replayed real event (London
+Chess Classic 2011). The engines are the scripted UCI engine of tests/fake_uci.py answering as Stockfish 15.1
+(the bus, not the search, is the subject here; the real Stockfish's contract is tested in test_analyse.py and
+test_pool.py)."""
 
 from __future__ import annotations
 
@@ -67,9 +69,10 @@ def positions(pgn: Path) -> set[str]:
     return keys
 
 
-def write_config(path: Path, port: int, *, mode: str = "mqtt", pgn: Path | None = None, **bus: Any) -> Path:
-    """A monitor config (with ``pgn``: a replay at full speed) or a worker config."""
-    text = (f'[engine]\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{path.with_suffix(".sqlite")}"\n'
+def write_config(path: Path, port: int, *, mode: str = "mqtt", pgn: Path | None = None, engine: str = "", **bus: Any) -> Path:
+    """A monitor config (with ``pgn``: a replay at full speed) or a worker config (``engine``: the engine's path)."""
+    engine_line = f"path = {json.dumps(engine)}\n" if engine else ""
+    text = (f'[engine]\n{engine_line}depth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{path.with_suffix(".sqlite")}"\n'
             f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
             f'[bus]\nmode = "{mode}"\nmax_backoff = 1.0\n')
     text += "".join(f"{k} = {json.dumps(v)}\n" for k, v in bus.items() if k not in BROKER_KEYS)
@@ -82,12 +85,12 @@ def write_config(path: Path, port: int, *, mode: str = "mqtt", pgn: Path | None 
 
 
 @contextlib.contextmanager
-def workers(tmp_path: Path, port: int, n: int, **bus: Any) -> Iterator[list[subprocess.Popen[bytes]]]:
+def workers(tmp_path: Path, port: int, n: int, engine: str = "", **bus: Any) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``n`` real ``livemon worker`` processes (each its own session: killing it kills its engine too)."""
     procs = []
     try:
         for i in range(n):
-            cfg = write_config(tmp_path / f"worker{i}.toml", port, **bus)
+            cfg = write_config(tmp_path / f"worker{i}.toml", port, engine=engine, **bus)
             log = open(tmp_path / f"worker{i}.log", "wb")
             procs.append(subprocess.Popen([sys.executable, "-m", "livemon.cli", "worker", "--config", str(cfg)],
                                           cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
@@ -150,11 +153,12 @@ def assert_same_ttt(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert r[key] == pytest.approx(q[key], abs=0.02), (name, key)
 
 
-async def test_two_workers_give_the_embedded_estimates(tmp_path, event, broker, stockfish):
-    embedded_monitor, embedded = await replay(write_config(tmp_path / "embedded.toml", broker.port, mode="embedded", pgn=event))
-    with workers(tmp_path, broker.port, 2):
+async def test_two_workers_give_the_embedded_estimates(tmp_path, event, broker, fake_stockfish):
+    embedded_monitor, embedded = await replay(write_config(tmp_path / "embedded.toml", broker.port, engine=fake_stockfish,
+                                                           mode="embedded", pgn=event))
+    with workers(tmp_path, broker.port, 2, engine=fake_stockfish):
         await wait_for_workers(broker.port, 2)
-        monitor, live = await replay(write_config(tmp_path / "monitor.toml", broker.port, pgn=event))
+        monitor, live = await replay(write_config(tmp_path / "monitor.toml", broker.port, engine=fake_stockfish, pgn=event))
     bus = monitor.pool.status().to_dict()["bus"]
     for part in ("games", "players", "event"):
         assert live[part] == embedded[part], part
@@ -167,8 +171,8 @@ async def test_two_workers_give_the_embedded_estimates(tmp_path, event, broker, 
     assert monitor.counters.failed_positions == embedded_monitor.counters.failed_positions == 0
 
 
-async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, broker, stockfish):
-    cfg = write_config(tmp_path / "monitor.toml", broker.port, pgn=event, request_timeout=5.0)
+async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, broker, fake_stockfish):
+    cfg = write_config(tmp_path / "monitor.toml", broker.port, engine=fake_stockfish, pgn=event, request_timeout=5.0)
     killed: dict[str, Any] = {}
 
     async def kill_one(monitor: Monitor) -> None:
@@ -185,7 +189,7 @@ async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, brok
         killed["searches"] = pool.counters.searches
         os.killpg(procs[0].pid, signal.SIGKILL)  # the worker and its Stockfish, mid-search
 
-    with workers(tmp_path, broker.port, 2) as procs:
+    with workers(tmp_path, broker.port, 2, engine=fake_stockfish) as procs:
         await wait_for_workers(broker.port, 2)
         monitor, live = await replay(cfg, kill_one)
         assert procs[0].poll() == -signal.SIGKILL and procs[1].poll() is None
@@ -198,8 +202,8 @@ async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, brok
     assert len(status["bus"]["workers"]) == 1
 
 
-async def test_the_broker_restarted_mid_event(tmp_path, event, broker, stockfish):
-    cfg = write_config(tmp_path / "monitor.toml", broker.port, pgn=event, request_timeout=5.0)
+async def test_the_broker_restarted_mid_event(tmp_path, event, broker, fake_stockfish):
+    cfg = write_config(tmp_path / "monitor.toml", broker.port, engine=fake_stockfish, pgn=event, request_timeout=5.0)
 
     async def restart_broker(monitor: Monitor) -> None:
         pool = monitor.pool
@@ -209,7 +213,7 @@ async def test_the_broker_restarted_mid_event(tmp_path, event, broker, stockfish
         await asyncio.sleep(1.5)
         broker.start()
 
-    with workers(tmp_path, broker.port, 2) as procs:
+    with workers(tmp_path, broker.port, 2, engine=fake_stockfish) as procs:
         await wait_for_workers(broker.port, 2)
         monitor, _ = await replay(cfg, restart_broker)
         assert all(p.poll() is None for p in procs)  # the workers rode it out
@@ -247,12 +251,12 @@ def request_props(reply_to: str) -> Properties:
     return props
 
 
-async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_path, broker, stockfish):
+async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_path, broker, fake_stockfish):
     bus = BusConfig()
     reply = f"{bus.prefix}/results/test"
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     good = AnalysisRequest(board.fen(), PROFILE).to_json()
-    with workers(tmp_path, broker.port, 1, requests_per_engine=1) as (proc,):  # one request in hand at a time
+    with workers(tmp_path, broker.port, 1, engine=fake_stockfish, requests_per_engine=1) as (proc,):  # one request in hand at a time
         await wait_for_workers(broker.port, 1)
         async with results_client(broker.port, reply) as (client, got):
             topic = requests_topic(bus, PROFILE)
@@ -281,7 +285,7 @@ async def test_worker_analyses_a_repeated_request_once_and_rejects_bad_ones(tmp_
     assert "answered 2, searched 1, rejected 4" in log
 
 
-async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, stockfish):
+async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, fake_stockfish):
     caplog.set_level(logging.INFO, "livemon.io.bus")
     bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=PROFILE, max_backoff=1.0)
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
@@ -305,7 +309,7 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
             await until(lambda: pool.counters.rejected == 4, 10, "the four bad results")
             assert not any(t.done() for t in wanted)  # nothing accepted from them
             assert pool.counters.published == 0  # no worker yet: the request waits at the monitor
-            with workers(tmp_path, broker.port, 1):
+            with workers(tmp_path, broker.port, 1, engine=fake_stockfish):
                 answers = await asyncio.wait_for(asyncio.gather(*wanted), 60)
             again = await pool.submit(board)
         finally:
@@ -344,7 +348,7 @@ def make_certificates(tmp_path: Path) -> tuple[Path, Path, Path]:
     return tmp_path / "ca.crt", tmp_path / "broker.crt", tmp_path / "broker.key"
 
 
-async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path, stockfish):
+async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path, fake_stockfish):
     ca, cert, key = make_certificates(tmp_path)
     listener = (f"certfile {cert}\nkeyfile {key}\ncafile {ca}\n"  # and the tuning lines of the docs
                 "set_tcp_nodelay true\nmax_inflight_messages 20\nmax_queued_messages 1000\n")
@@ -355,7 +359,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
                 pass
         tls = dict(tls=True, ca_file=str(ca))
         bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=port, username="monitor", **tls), profile=PROFILE)
-        with workers(tmp_path, port, 1, username="worker1", **tls), Store(tmp_path / "m.sqlite") as store:
+        with workers(tmp_path, port, 1, engine=fake_stockfish, username="worker1", **tls), Store(tmp_path / "m.sqlite") as store:
             async with RemoteEnginePool(bus, store) as pool:
                 await until(lambda: pool.capacity > 0, 60, "the worker's announcement through TLS and the ACL")
                 answer = await asyncio.wait_for(pool.submit(chess.Board()), 60)
@@ -401,7 +405,7 @@ def test_bad_bus_settings_name_the_key(text, message):
         load_config_text(text)
 
 
-async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, caplog, stockfish):
+async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_path, broker, caplog, fake_stockfish):
     """A worker that answers with an error, then takes requests and never answers (hung, cut off):
     the monitor asks again each time, and a real worker answers."""
     caplog.set_level(logging.INFO, "livemon.io.bus")
@@ -428,7 +432,7 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
             await until(lambda: len(swallowed) >= 3, 20, "the request, its repeat after the error, and after the timeout")
             assert not wanted.done() and pool.counters.rerequests >= 1
             assert "worker silent could not analyse" in caplog.text and "requesting it again" in caplog.text
-            with workers(tmp_path, broker.port, 1):
+            with workers(tmp_path, broker.port, 1, engine=fake_stockfish):
                 answer = await asyncio.wait_for(wanted, 60)
         swallower.cancel()
         await silent.publish(workers_topic(bus, "silent"), b"", qos=1, retain=True)

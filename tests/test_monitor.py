@@ -33,11 +33,13 @@ def round_one(tmp_path: Path) -> Path:
     return path
 
 
-def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5) -> Path:
-    """A replay at full speed; no eval-bar previews (backlog_high huge): only the pinned profile is searched."""
+def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5, engine: str | None = None) -> Path:
+    """A replay at full speed; no eval-bar previews (backlog_high huge): only the pinned profile is searched.
+    ``engine``: the engine's path (default: the configured default, the real Stockfish)."""
     cfg = tmp_path / "config.toml"
+    path = f'path = "{engine}"\n' if engine else ""
     cfg.write_text(
-        f'[engine]\ndepth = {depth}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[engine]\n{path}depth = {depth}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
         f'[web]\nport = 0\n'  # any free port: a port in use ends serve, and other runs may hold 8765
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = {speed}\nmax_delay = 0.05\n'
@@ -78,8 +80,8 @@ async def test_the_gc_freeze_collects_the_young_garbage_first(tmp_path):
         monitor._ttt.close()
 
 
-def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):
-    cfg = write_config(tmp_path, round_one)
+def test_live_equals_batch(capsys, tmp_path, round_one, fake_engine):
+    cfg = write_config(tmp_path, round_one, engine=fake_engine)
     gc.unfreeze()
     try:
         assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
@@ -89,7 +91,7 @@ def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):
     log = capsys.readouterr().out
     assert log.count(" result ") == 8
     live = run_cli(capsys, "export", "--json", "--config", str(cfg))
-    batch = run_cli(capsys, "analyse", "--json", str(round_one), "--depth", "5",
+    batch = run_cli(capsys, "analyse", "--json", str(round_one), "--depth", "5", "--config", str(cfg),
                     "--store", str(tmp_path / "batch.sqlite"))
     assert live["games"] == batch["games"]
     assert live["players"] == batch["players"]
@@ -105,10 +107,12 @@ def test_live_equals_batch(capsys, tmp_path, round_one, stockfish):
     assert live["ttt"] is not None and len(live["ttt"]["players"]) == 9
 
 
-def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_one, stockfish):
-    cfg = write_config(tmp_path, round_one, speed=0, depth=8)
+def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_one, fake_engine):
+    cfg = write_config(tmp_path, round_one, speed=0, depth=8, engine=fake_engine)
     cmd = [sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg), "--until-done"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the first run's searches take 50 ms each, so the kill lands mid-event; the restart's take none
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "FAKE_UCI_DELAY": "0.05"})
     db = tmp_path / "live.sqlite"
     deadline = time.time() + 60
     while time.time() < deadline:  # wait until the event is well under way
@@ -142,7 +146,7 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_one, s
     out = subprocess.run([sys.executable, "-m", "livemon.cli", "export", "--json", "--config", str(cfg)],
                          cwd=REPO, capture_output=True, text=True, check=True)
     live = json.loads(out.stdout)
-    batch = subprocess.run([sys.executable, "-m", "livemon.cli", "analyse", "--json", str(round_one),
+    batch = subprocess.run([sys.executable, "-m", "livemon.cli", "analyse", "--json", str(round_one), "--config", str(cfg),
                             "--depth", "8", "--store", str(db)], cwd=REPO, capture_output=True, text=True, check=True)
     batch = json.loads(batch.stdout)
     assert batch["engine"]["analyses"] == 0

@@ -13,10 +13,7 @@ import contextlib
 import base64
 import itertools
 import json
-import os
-import shutil
 import struct
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -30,21 +27,9 @@ from livemon.faces.hub import Hub
 from livemon.rating.performance import Performance
 from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.faces.web import WebServer
+from tests.conftest import CHROMIUM_FLAGS, chromium_path, chromium_process  # noqa: F401 - other tests import them from here
 
 FEN = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars", "--window-size=1920,1080", "--remote-debugging-port=0",
-]
-
-
-def chromium_path() -> str:
-    for name in (os.environ.get("LIVEMON_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        if name and (shutil.which(name) or os.path.exists(name)):
-            return shutil.which(name) or name
-    pytest.fail("Chromium not found: the overlay test needs a headless browser (apt-get install chromium, "
-                "or set LIVEMON_CHROMIUM to its path)")
 
 
 class CDP:
@@ -86,32 +71,17 @@ class CDP:
 
 @contextlib.asynccontextmanager
 async def devtools_page(profile: Path) -> AsyncIterator[str]:
-    """A headless Chromium with its own ``profile`` folder: the DevTools WebSocket URL of its page."""
-    proc = subprocess.Popen([chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Chromium did not start its DevTools endpoint (exit code {proc.poll()})")
-            await asyncio.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
+    """A headless Chromium of its own with its own ``profile`` folder: the DevTools WebSocket URL of its page.
+    (The ``browser_tab`` fixture of tests/conftest.py shares one Chromium between the tests of a process.)"""
+    with chromium_process(profile) as port:
         async with httpx.AsyncClient() as http:
             targets = (await http.get(f"http://127.0.0.1:{port}/json/list")).json()
         yield next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[CDP]:
-    async with devtools_page(tmp_path / "profile") as url, connect(url, max_size=None) as ws:
+async def browser(browser_tab: str) -> AsyncIterator[CDP]:
+    async with connect(browser_tab, max_size=None) as ws:
         yield CDP(ws)
 
 

@@ -126,16 +126,20 @@ def test_uncalibrated_profile_shows_the_reason_not_a_number() -> None:
 
 
 def test_analyse_never_borrows_another_profiles_calibration_and_warns_once_for_another_pool(
-        tmp_path, stockfish, capsys) -> None:
-    """depth 4 has no calibration: every player's performance is null with the reason; a pool mismatch warns once."""
+        tmp_path, fake_engine, capsys, monkeypatch) -> None:
+    """depth 4 has no calibration: every player's performance is null with the reason; a pool mismatch warns once.
+
+    The profiles are what matter here, not the searches: the scripted engine answers under the shipped
+    calibration's engine name."""
     import json
     from importlib import resources
 
     from livemon.cli import main
 
+    monkeypatch.setenv("FAKE_UCI_NAME", "Stockfish 15.1")
     pgn = resources.files("livemon") / "data" / "wcc2023_game1.pgn"
     cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[engine]\npath = "{stockfish}"\n[analysis]\nrating_pool = "lichess classical"\n')
+    cfg.write_text(f'[engine]\npath = "{fake_engine}"\n[analysis]\nrating_pool = "lichess classical"\n')
     store = str(tmp_path / "s.sqlite")
     assert main(["analyse", str(pgn), "--depth", "4", "--store", store, "--config", str(cfg), "--json"]) == 0
     captured = capsys.readouterr()

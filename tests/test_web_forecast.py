@@ -22,7 +22,6 @@ from livemon.live.core import LiveCore
 from livemon.live.messages import BoardState, EventForecast
 from tests.conftest import real
 from tests.test_forecast_live import _feed
-from tests.test_overlay import devtools_page
 from tests.test_web_layout import EVENT, FEN, LONG, NAMES, evals, measured, two_events
 from tests.test_web_pages import Page
 
@@ -55,8 +54,8 @@ EVEN = [0.16, 0.12, 0.11, 0.09, 0.08, 0.07, 0.07, 0.06, 0.06, 0.05, 0.05, 0.04, 
 
 
 @pytest.fixture
-async def page(tmp_path: Path) -> AsyncIterator[Page]:
-    async with devtools_page(tmp_path / "chromium") as url, connect(url, max_size=None) as ws:
+async def page(browser_tab: str) -> AsyncIterator[Page]:
+    async with connect(browser_tab, max_size=None) as ws:
         p = Page(ws)
         for domain in ("Page", "Runtime", "Log"):
             await p.call(f"{domain}.enable")

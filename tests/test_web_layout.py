@@ -4,7 +4,7 @@ inside the frame, none drawn over another, none cut (``scrollWidth`` ≤ ``clien
 ranges cut at the fitted range and missing values.
 
 The pages are fed by a hub in this process (no engine: the figures are set), read through the Chrome DevTools
-Protocol (tests/test_overlay.py's ``devtools_page``), and measured by tests/layout.py's ``LAYOUT_JS``: the boxes the
+Protocol (a tab of tests/conftest.py's shared Chromium), and measured by tests/layout.py's ``LAYOUT_JS``: the boxes the
 browser laid out, not a picture.
 """
 
@@ -26,7 +26,6 @@ from livemon.faces.web import WebServer
 from livemon.live.messages import BoardState, Moment, PlayerEstimate
 from tests.layout import LAYOUT_JS
 from tests.test_web_pages import Page
-from tests.test_overlay import devtools_page
 
 pytestmark = [pytest.mark.slow]
 
@@ -83,8 +82,8 @@ def players(hub: Hub, count: int = 12) -> None:
 
 
 @pytest.fixture
-async def page(tmp_path: Path) -> AsyncIterator[Page]:
-    async with devtools_page(tmp_path / "chromium") as url, connect(url, max_size=None) as ws:
+async def page(browser_tab: str) -> AsyncIterator[Page]:
+    async with connect(browser_tab, max_size=None) as ws:
         p = Page(ws)
         for domain in ("Page", "Runtime", "Log"):
             await p.call(f"{domain}.enable")

@@ -42,7 +42,7 @@ from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, free_port, real
 from tests.layout import LAYOUT_JS
-from tests.test_overlay import CDP, devtools_page
+from tests.test_overlay import CDP
 
 pytestmark = [pytest.mark.slow, pytest.mark.engine]
 BOARDS = 4
@@ -107,8 +107,8 @@ class Page(CDP):
 
 
 @pytest.fixture
-async def page(tmp_path: Path) -> AsyncIterator[Page]:
-    async with devtools_page(tmp_path / "chromium") as url, connect(url, max_size=None) as ws:
+async def page(browser_tab: str) -> AsyncIterator[Page]:
+    async with connect(browser_tab, max_size=None) as ws:
         p = Page(ws)
         for domain in ("Page", "Runtime", "Log"):
             await p.call(f"{domain}.enable")

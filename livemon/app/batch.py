@@ -41,6 +41,7 @@ from livemon.live.pgn import split_games
 from livemon.live.screener import Screener
 from livemon.live.values import COMMENTS_PROFILE, board_from_fen
 from livemon.progress import Progress
+from livemon.rating.scale import SCALE_NOTE
 from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
@@ -294,5 +295,6 @@ def batch_report(result: BatchResult, strength: float | None, source: str, all_p
                                       "analyses": result.searches}}
     out.update(result.estimator.report(strength, all_pairs))
     with_moments(out, result.estimator, result.moments)
+    out["ratings"] = SCALE_NOTE
     out["notes"] = result.notes
     return out

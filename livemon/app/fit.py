@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from livemon.config import TTTConfig
 from livemon.errors import LivemonError
 from livemon.live.results import ResultsReport, ScoredGame, read_results
+from livemon.rating.scale import SCALE_NOTE
 
 if TYPE_CHECKING:  # numba and scipy load in fit_files(): ``fit --help`` starts at once
     from livemon.rating import ttt
@@ -36,7 +37,7 @@ def fit_files(files: list[str], cfg: TTTConfig, report: Callable[[str], None], *
     for path in files:
         results_report.extend(read_results(path))
     results = _same_kind_of_time(results_report.results, results_report)
-    for line in results_report.errors:
+    for line in results_report.errors + (results_report.notes if cfg.rating_priors else []):
         report(line)
     report(f"{len(results)} games read from {len(files)} file(s); "
            f"{results_report.unfinished} unfinished skipped; {len(results_report.errors)} bad skipped")
@@ -121,5 +122,6 @@ def fit_report(result: ttt.TTTFit, time_unit: str, cfg: TTTConfig | None = None)
                for name, points in result.curves().items()}
     return {"model": p.model, "params": params, "log_evidence": result.log_evidence,
             "iterations": result.sweeps, "converged": result.converged,
-            "elo_scale": {"mu0": p.mu0, "elo_at_mu0": cfg.elo_at_mu0, "elo_per_unit": cfg.elo_per_unit},
+            "elo_scale": {"mu0": p.mu0, "elo_at_mu0": cfg.elo_at_mu0, "elo_per_unit": cfg.elo_per_unit,
+                          "ratings": SCALE_NOTE},
             "players": players}

@@ -109,9 +109,20 @@ def record_of_info(info: GameInfo, result: str | None, plies: int) -> GameRecord
     played = _date(info.date)
     score = white_score(result)
     return GameRecord(info.event, info.round, played, info.white, info.black, info.white, info.black,
-                      None if info.white_elo is None else to_current_scale(info.white_elo, played),
-                      None if info.black_elo is None else to_current_scale(info.black_elo, played), score,
-                      forfeit=score is not None and plies == 0)
+                      _today(info.white_elo, info.white_tag, played), _today(info.black_elo, info.black_tag, played),
+                      score, forfeit=score is not None and plies == 0)
+
+
+def _today(elo: int | None, tag: int | None, played: datetime.date | None) -> int | None:
+    """A GameInfo's rating on today's scale: as it comes when the reader kept the printed tag beside it
+    (:func:`livemon.live.pgn.game_info` converted it already), else converted here by the game's date.
+
+    >>> _today(1640, 1400, datetime.date(2023, 5, 1)), _today(1400, None, datetime.date(2023, 5, 1))
+    (1640, 1640)
+    """
+    if elo is None:
+        return None
+    return elo if tag is not None else to_current_scale(elo, played)
 
 
 def pgn_record(g: chess.pgn.Game) -> GameRecord:

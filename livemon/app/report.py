@@ -15,6 +15,7 @@ from livemon.config import Config
 from livemon.io.store import Store
 from livemon.live.audience import estimate_display
 from livemon.rating.accuracy import win_percent
+from livemon.rating.scale import SCALE_NOTE
 
 
 def _title(games: list[dict[str, Any]]) -> str:
@@ -57,7 +58,7 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
         info = state.info
         games.append({
             "game_id": gid, "label": plan.label, "white": info.white, "black": info.black,
-            "white_elo": info.white_elo, "black_elo": info.black_elo, "event": info.event, "round": info.round,
+            "white_elo": info.white_published, "black_elo": info.black_published, "event": info.event, "round": info.round,
             "result": state.result, "plies": len(plan.moves), "accuracy": figures.to_accuracy(),
             "classes": figures.to_classes(), "win_percents": [None if cp is None else win_percent(cp) for cp in evals],
             "moments": moments,
@@ -81,6 +82,6 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
 
     records = [record_of_info(p.info, next((m.result for m in p.messages if isinstance(m, GameResult)), None),
                               len(p.moves)) for p in planned]
-    return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated,
+    return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated, "ratings": SCALE_NOTE,
             "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games,
             "forecast": chances_by_round(records, cfg.event)}

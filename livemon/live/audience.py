@@ -32,6 +32,7 @@ the game's ``[%eval]``s, by the core's one rule) and its result and rating tags,
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -270,11 +271,13 @@ def moment_kinds(evals: Sequence[int | None], ply: int, first_choice: bool = Fal
 
 
 def player_results(elo: int | None, games: Iterable[tuple[bool, str, int | None]], k: float | None = None,
-                   default_k: float = 20.0) -> dict[str, Any]:
+                   default_k: float = 20.0, event_date: datetime.date | None = None) -> dict[str, Any]:
     """FIDE's figures of a player's finished games, each ``(played white, result, opponent's rating)``:
     ``score`` and ``games`` (every finished game), ``tpr`` (Ra + dp(p) over the games against rated
-    opponents) and ``rating_change`` (Σ K·(W − PD), the 400-point rule), with ``k``; a game without a result
-    adds nothing. Without the player's own rating tag there is no TPR or rating change, and ``reason`` says so.
+    opponents) and ``rating_change`` (Σ K·(W − PD), the 400-point rule as in force on ``event_date``:
+    today's when None), with ``k``; a game without a result adds nothing. The ratings are the
+    published tags (FIDE's own figures, as the audience knows them). Without the player's own rating tag
+    there is no TPR or rating change, and ``reason`` says so.
 
     >>> player_results(2700, [(True, "1-0", 2600), (False, "1/2-1/2", 2800), (True, "*", 2650)])
     {'score': 1.5, 'games': 2, 'tpr': 2893, 'rating_change': 5.0, 'k': 10.0, 'rated_games': 2}
@@ -291,7 +294,7 @@ def player_results(elo: int | None, games: Iterable[tuple[bool, str, int | None]
         played += 1
         if opponent is not None:
             rated.append((float(opponent), mine))
-    kk = k_factor(elo, default_k) if k is None else k
+    kk = k_factor(elo, default_k, played=event_date) if k is None else k
     out: dict[str, Any] = {"score": score, "games": played, "tpr": None, "rating_change": None, "k": kk,
                            "rated_games": len(rated)}
     if elo is None:
@@ -302,7 +305,7 @@ def player_results(elo: int | None, games: Iterable[tuple[bool, str, int | None]
         out["reason"] = "no finished game against a rated opponent"
     else:
         out["tpr"] = performance_rating([o for o, _ in rated], sum(p for _, p in rated))
-        out["rating_change"] = round(rating_change(elo, rated, kk), 1)
+        out["rating_change"] = round(rating_change(elo, rated, kk, event_date), 1)
     return out
 
 

@@ -983,8 +983,8 @@ class LiveCore:
             game_id=game_id,
             white=info.white,
             black=info.black,
-            white_elo=info.white_elo,
-            black_elo=info.black_elo,
+            white_elo=info.white_published,  # a screen shows the tag as published
+            black_elo=info.black_published,
             fen=game.fen,
             ply=game.plies,
             last_move_san=last.san if last else None,

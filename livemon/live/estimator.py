@@ -17,12 +17,14 @@ correction, and renders the ``analyse --json`` shape.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from livemon.live.audience import GameFigures, Positions, event_figures, event_moves, figures_of, player_results
 from livemon.live.messages import GameInfo
+from livemon.live.pgn import pgn_date
 from livemon.live.plies import GamePlies, PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import CPosterior, CSummary, Decision
@@ -375,17 +377,25 @@ class Estimator:
         player = self.players.get(name)
         elo = player.elo if player is not None else None
         mine, every, results = [], [], []
+        played: datetime.date | None = None
         for game_id in self._games_of.get(name, ()):
             state = self.games[game_id]
-            white = state.info.white == name
+            info = state.info
+            white = info.white == name
             figures = self.figures(game_id)
             every.append((figures, white))
             if game_id in self._positions:
                 mine.append((figures, white))
-            results.append((white, state.result, state.info.black_elo if white else state.info.white_elo))
+            # FIDE's figures on the tags as published, by the rules of the event's (latest) date
+            tag = info.white_published if white else info.black_published
+            elo = tag if tag is not None else elo
+            results.append((white, state.result, info.black_published if white else info.white_published))
+            day = _day(info.date)
+            if day is not None and (played is None or day > played):
+                played = day
         accuracy, classes = event_figures(mine)
         return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every),
-                "results": player_results(elo, results, default_k=self.k_factor)}
+                "results": player_results(elo, results, default_k=self.k_factor, event_date=played)}
 
     def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
         """Keep a finished game's plies packed (:meth:`GamePlies.pack`); returns the packed record (None: no
@@ -703,3 +713,16 @@ class Estimator:
             "event": {"perceived_ratings": self.perceived_ratings(all_pairs) or {}},
         }
 
+
+
+def _day(date: str) -> datetime.date | None:
+    """A game's date tag as a date (None: unknown or not a calendar day).
+
+    >>> _day("2025.11.15"), _day("?"), _day("2025.02.30")
+    (datetime.date(2025, 11, 15), None, None)
+    """
+    iso = pgn_date(date)
+    try:
+        return None if iso is None else datetime.date.fromisoformat(iso)
+    except ValueError:
+        return None

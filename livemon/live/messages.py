@@ -434,7 +434,8 @@ def channel_audience(channel: str) -> Audience | None:
 
 @dataclass(frozen=True)
 class GameInfo(Message):
-    """The tags of a game that the estimators and faces need."""
+    """The tags of a game that the estimators and faces need. ``white_elo``/``black_elo`` are on today's
+    FIDE scale (:mod:`livemon.rating.scale`: what every model reads); ``white_tag``/``black_tag`` as published."""
 
     kind: ClassVar[str] = "game"
     game_id: str
@@ -450,6 +451,19 @@ class GameInfo(Message):
     black_title: str = ""
     white_fed: str = ""  # federation from the WhiteFed tag (NOR, IND, ...), "" when none
     black_fed: str = ""
+    white_tag: int | None = None  # the WhiteElo tag as published (screens show it); white_elo is on today's scale
+    black_tag: int | None = None
+    rating_note: str = ""  # what reading the tags assumed (no date, under the floor...), "" when nothing
+
+    @property
+    def white_published(self) -> int | None:
+        """White's rating as published (the tag), for screens; ``white_elo`` when no tag was kept."""
+        return self.white_tag if self.white_tag is not None else self.white_elo
+
+    @property
+    def black_published(self) -> int | None:
+        """Black's rating as published (the tag), for screens; ``black_elo`` when no tag was kept."""
+        return self.black_tag if self.black_tag is not None else self.black_elo
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ result parser) and :func:`game_info`.
 
 from __future__ import annotations
 
+import datetime
 import io
 import re
 from typing import Iterator, Mapping
@@ -27,6 +28,7 @@ import chess
 import chess.pgn
 
 from livemon.live.messages import GameInfo
+from livemon.rating.scale import read_tag
 
 _TAG_LINE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"(?:[^"\\]|\\.)*"\s*\]\s*$')
 
@@ -219,19 +221,75 @@ def headers_of(text: str) -> Iterator[tuple[int, chess.pgn.Headers]]:
         yield line, chunk_headers(chunk)
 
 
+def rating_date(headers: Mapping[str, str]) -> tuple[datetime.date | None, str]:
+    """The date a game's rating tags are read with: ``Date``, else ``UTCDate``, else ``EventDate`` (the
+    event's); and which tag gave it ("" when none did). A date known only to the year stands for that year
+    except 2024, the year of the compression (1 March 2024): a 2024 without its month says nothing.
+
+    >>> rating_date({"Date": "2023.??.??", "EventDate": "2023.05.01"}), rating_date({"EventDate": "2022.07.01"})
+    ((datetime.date(2023, 1, 1), 'Date'), (datetime.date(2022, 7, 1), 'EventDate'))
+    >>> rating_date({"Date": "2024.??.??"}), rating_date({"Date": "2024.03.??"}), rating_date({})
+    ((None, ''), (datetime.date(2024, 3, 1), 'Date'), (None, ''))
+    """
+    for tag in ("Date", "UTCDate", "EventDate"):
+        m = _DATE.match((headers.get(tag) or "").strip())
+        if not m:
+            continue
+        year, month, day = m.groups()
+        if year == "2024" and month == "??":
+            continue
+        try:
+            return datetime.date(int(year), 1 if month == "??" else int(month), 1 if day == "??" else int(day)), tag
+        except ValueError:
+            continue
+    return None, ""
+
+
+def scaled_ratings(headers: Mapping[str, str]) -> tuple[tuple[int | None, int | None], tuple[int | None, int | None], str]:
+    """A game's ``(WhiteElo, BlackElo)`` on today's FIDE scale, as published, and one line on what reading
+    them assumed ("" when nothing): :func:`livemon.rating.scale.read_tag` with :func:`rating_date`.
+
+    >>> scaled_ratings({"WhiteElo": "1400", "BlackElo": "2501", "Date": "2023.05.01"})
+    ((1640, 2501), (1400, 2501), '')
+    >>> scaled_ratings({"WhiteElo": "1400"})[2]
+    "WhiteElo 1400: no game date, read as on today's FIDE scale"
+    """
+    played, _ = rating_date(headers)
+    published = (rating(headers.get("WhiteElo")), rating(headers.get("BlackElo")))
+    current: list[int | None] = []
+    notes: list[str] = []
+    for tag, value in zip(("WhiteElo", "BlackElo"), published):
+        if value is None:
+            current.append(None)
+            continue
+        scaled, note = read_tag(value, played, tag)
+        current.append(scaled)
+        if note:
+            notes.append(note)
+    return (current[0], current[1]), published, "; ".join(notes)
+
+
 def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
-    """The :class:`~livemon.live.messages.GameInfo` of a game's tags: unrated → None (:func:`rating`), :func:`game_date`.
+    """The :class:`~livemon.live.messages.GameInfo` of a game's tags: unrated → None (:func:`rating`), :func:`game_date`;
+    the ratings on today's FIDE scale by the game's date (:func:`scaled_ratings`), the tags kept as published.
 
     >>> info = game_info({"White": "A", "WhiteElo": "0", "BlackElo": "2501", "UTCDate": "2024.01.02"}, "g")
     >>> info.white_elo, info.black_elo, info.date, info.black
     (None, 2501, '2024.01.02', '?')
+    >>> info = game_info({"WhiteElo": "1400", "BlackElo": "1900", "Date": "2023.10.02"}, "g")
+    >>> info.white_elo, info.white_published, info.black_elo, info.black_published
+    (1640, 1400, 1940, 1900)
     """
+    (white_elo, black_elo), (white_tag, black_tag), note = scaled_ratings(headers)
     return GameInfo(
         game_id=game_id,
         white=headers.get("White", "?"),
         black=headers.get("Black", "?"),
-        white_elo=rating(headers.get("WhiteElo")),
-        black_elo=rating(headers.get("BlackElo")),
+        white_elo=white_elo,
+        black_elo=black_elo,
+        white_tag=white_tag,
+        black_tag=black_tag,
+        rating_note=note,
         event=headers.get("Event", "?"),
         round=headers.get("Round", "?"),
         date=game_date(headers),

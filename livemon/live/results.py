@@ -6,7 +6,9 @@ read header-only by :func:`livemon.live.pgn.headers_of`, which starts a new game
 at any tag line following move text, so files whose games are not separated by
 blank lines (chess.com exports) are read right; ratings and results are read by
 the same rules as live (:func:`~livemon.live.pgn.rating`,
-:func:`~livemon.live.pgn.parse_result`).
+:func:`~livemon.live.pgn.parse_result`), the ratings put on today's FIDE scale by
+the game's date (:func:`~livemon.live.pgn.scaled_ratings`; what it assumed, one
+line each in ``notes``).
 CSV has the header ``time,white,black,result`` with results in PGN notation.
 Bad games or rows become one error line naming the file and line; unfinished
 games (``*``) are counted, not fitted.
@@ -25,7 +27,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from livemon.live.pgn import game_date, headers_of, parse_result, pgn_date, rating, white_score
+from livemon.live.pgn import game_date, headers_of, parse_result, pgn_date, scaled_ratings, white_score
 
 __all__ = ["ResultsReport", "ScoredGame", "pgn_date", "read_csv_results", "read_pgn_results", "read_results",
            "read_results_text"]
@@ -33,7 +35,8 @@ __all__ = ["ResultsReport", "ScoredGame", "pgn_date", "read_csv_results", "read_
 
 @dataclass(frozen=True)
 class ScoredGame:
-    """One finished game: time as given (a number or an ISO date string) and White's score."""
+    """One finished game: time as given (a number or an ISO date string) and White's score; the ratings on
+    today's FIDE scale."""
 
     time: float | str
     white: str
@@ -52,11 +55,14 @@ class ResultsReport:
     results: list[ScoredGame] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     unfinished: int = 0
+    notes: list[str] = field(default_factory=list)
+    """What reading the rating tags assumed (no date, under the floor...): one line each, the game still read."""
 
     def extend(self, other: "ResultsReport") -> None:
         self.results.extend(other.results)
         self.errors.extend(other.errors)
         self.unfinished += other.unfinished
+        self.notes.extend(other.notes)
 
 
 def read_results(path: str | Path) -> ResultsReport:
@@ -100,8 +106,10 @@ def read_pgn_results(text: str, source: str) -> ResultsReport:
         if when is None:
             report.errors.append(f"{where}: no Date or UTCDate")
             continue
-        report.results.append(ScoredGame(when, white, black, score, source, line,
-                                         rating(tags.get("WhiteElo")), rating(tags.get("BlackElo"))))
+        (white_elo, black_elo), _, note = scaled_ratings(tags)
+        if note:
+            report.notes.append(f"{where}: {note}")
+        report.results.append(ScoredGame(when, white, black, score, source, line, white_elo, black_elo))
     return report
 
 

@@ -566,7 +566,10 @@ class GameTracker:
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state
-            out.append(game_info(snap.headers, gid))
+            info = game_info(snap.headers, gid)
+            if info.rating_note:
+                self._notice(f"{gid}: {info.rating_note}", gid, "warning")
+            out.append(info)
         if rollback:
             if state.result is not None:
                 self._notice(f"{gid}: moves before a result were corrected; the result stands", gid)

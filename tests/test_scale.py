@@ -1,0 +1,113 @@
+"""Every rating on one scale: tags read with their game's date, on today's FIDE scale (livemon.rating.scale)."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from livemon.live.estimator import Estimator
+from livemon.live.pgn import game_info, rating_date, scaled_ratings
+from livemon.live.results import read_results_text
+from livemon.rating.scale import COMPRESSION_DATE, floor_on, read_tag, to_current_scale
+
+D = datetime.date
+
+
+@pytest.mark.parametrize(("tag", "on_today"), [(1000, 1400), (1400, 1640), (1500, 1700), (1800, 1880), (1999, 1999),
+                                               (2000, 2000), (2450, 2450)])
+def test_the_compression_on_both_sides_of_1_march_2024(tag: int, on_today: int) -> None:
+    assert to_current_scale(tag, D(2024, 2, 29)) == on_today
+    assert to_current_scale(tag, COMPRESSION_DATE) == tag  # already today's scale
+    assert to_current_scale(tag, D(2025, 11, 15)) == tag
+
+
+def test_the_floor_by_date() -> None:
+    assert (floor_on(D(2024, 2, 29)), floor_on(D(2024, 3, 1)), floor_on(None)) == (1000, 1400, 1400)
+
+
+def test_bad_input_is_one_line_never_a_silent_number() -> None:
+    assert read_tag(1500, D(2023, 1, 1)) == (1700, "")
+    value, note = read_tag(1500, None, "WhiteElo")
+    assert value == 1500 and note == "WhiteElo 1500: no game date, read as on today's FIDE scale"
+    value, note = read_tag(1350, D(2025, 1, 1), "BlackElo")
+    assert value == 1350 and "under FIDE's floor of 1400" in note and "\n" not in note
+    value, note = read_tag(950, D(2020, 1, 1))
+    assert value == 950 and "floor of 1000" in note
+    value, note = read_tag(2200, D(1969, 6, 1))
+    assert value == 2200 and "before FIDE's first list (1971)" in note
+
+
+def test_the_date_a_tag_is_read_with() -> None:
+    assert rating_date({"Date": "2023.11.05", "UTCDate": "2023.11.06"}) == (D(2023, 11, 5), "Date")
+    assert rating_date({"Date": "????.??.??", "UTCDate": "2023.11.06"}) == (D(2023, 11, 6), "UTCDate")
+    assert rating_date({"Date": "????.??.??", "EventDate": "2022.04.01"}) == (D(2022, 4, 1), "EventDate")
+    assert rating_date({"Date": "2024.??.??"}) == (None, "")  # which side of 1 March 2024 is unknown
+    assert rating_date({"Date": "2023.02.30"}) == (None, "")  # not a calendar day
+
+
+def test_game_info_puts_tags_on_today_s_scale_and_keeps_them_as_published() -> None:
+    before = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "2300",
+                        "Date": "2022.07.10"}, "g1")
+    assert (before.white_elo, before.black_elo) == (1640, 2300)
+    assert (before.white_published, before.black_published) == (1400, 2300)
+    assert before.rating_note == ""
+    after = game_info({"White": "A", "Black": "B", "WhiteElo": "1640", "Date": "2024.07.10"}, "g2")
+    assert (after.white_elo, after.white_published, after.black_elo) == (1640, 1640, None)
+    undated = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "1390"}, "g3")
+    assert undated.white_elo == 1400 and "no game date" in undated.rating_note
+    # the message travels with both
+    again = type(before).from_dict(before.to_dict())
+    assert (again.white_elo, again.white_tag) == (1640, 1400)
+
+
+def test_results_files_read_tags_on_today_s_scale_with_a_note_for_what_was_assumed() -> None:
+    pgn = ('[White "A"]\n[Black "B"]\n[Date "2021.05.01"]\n[WhiteElo "1500"]\n[BlackElo "900"]\n[Result "1-0"]\n\n'
+           '1. e4 1-0\n\n')
+    report = read_results_text(pgn, "t.pgn")
+    (game,) = report.results
+    assert (game.white_elo, game.black_elo) == (1700, 900)
+    assert report.errors == []
+    assert report.notes == ["t.pgn line 1: BlackElo 900 on 2021-05-01 is under FIDE's floor of 1000 then: read as given"]
+
+
+def test_the_estimate_reads_today_s_scale_and_the_audience_s_results_the_published_tags() -> None:
+    est = Estimator()
+    est.add_game(game_info({"White": "Junior", "Black": "Master", "WhiteElo": "1600", "BlackElo": "2100",
+                            "Date": "2023.08.01", "Result": "1-0"}, "g"))
+    est.set_result("g", "1-0")
+    assert est.players["Junior"].elo == 1760  # what the models read
+    results = est.audience("Junior")["results"]
+    # FIDE's figures on the published tags: D 500 in 2023 (once per event: this is the one game) -> PD .08
+    assert results["tpr"] == 2100 + 800 and results["rating_change"] == pytest.approx(20 * (1 - 0.08))
+
+
+def test_scaled_ratings_both_sides() -> None:
+    assert scaled_ratings({"WhiteElo": "1200", "BlackElo": "1900", "Date": "2019.01.01"}) == (
+        (1520, 1940), (1200, 1900), "")
+
+
+def test_a_feed_says_in_one_line_what_reading_a_tag_assumed() -> None:
+    from livemon.live.messages import FeedNotice
+    from livemon.live.tracker import GameTracker
+
+    t = GameTracker("bc")
+    out = t.update_text('[Site "s1"]\n[White "A"]\n[Black "B"]\n[WhiteElo "1500"]\n[BlackElo "2100"]\n\n1. e4 e5 *\n')
+    (info,) = [m for m in out if m.kind == "game"]
+    assert (info.white_elo, info.white_published) == (1500, 1500)  # no date: read as on today's scale
+    notices = [m for m in out if isinstance(m, FeedNotice)]
+    assert len(notices) == 1 and "WhiteElo 1500: no game date" in notices[0].message
+    dated = GameTracker("bc").update_text('[Site "s2"]\n[White "A"]\n[Black "B"]\n[Date "2023.04.02"]\n'
+                                          '[WhiteElo "1500"]\n\n1. e4 *\n')
+    assert not [m for m in dated if isinstance(m, FeedNotice)]
+    assert [m.white_elo for m in dated if m.kind == "game"] == [1700]
+
+
+def test_readers_downstream_do_not_convert_twice() -> None:
+    from livemon.app.forecast import record_of_info
+    from livemon.live.screener import rating_today
+
+    info = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "1900", "Date": "2023.05.01"}, "g")
+    record = record_of_info(info, "1-0", 40)
+    assert (record.white_elo, record.black_elo) == (1640, 1940)
+    assert rating_today(info, True) == (1640.0, 1400.0, "today")
