@@ -15,7 +15,8 @@ import pytest
 from livemon.config import EngineConfig
 from livemon.faces.tui.format import eval_text
 from livemon.io.bus import AnalysisResult
-from livemon.io.engine import UciEngine
+from livemon.io.engine import EngineProfile, UciEngine
+from livemon.io.resultcheck import check_analysis
 from livemon.io.store import Store
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
@@ -109,6 +110,19 @@ def test_the_distance_travels_over_the_bus_and_an_old_worker_answer_has_none() -
           '"depth":8,"nodes":40}}'
     parsed = AnalysisResult.parse(old).analysis
     assert parsed is not None and parsed.mate is None and parsed.score == -3900
+
+
+def test_a_peer_result_whose_distance_contradicts_its_score_is_refused() -> None:
+    board = chess.Board()
+    for uci in FOOL:
+        board.push_uci(uci)
+    profile = EngineProfile("SF", 8, None, 2)
+    good = PositionAnalysis(-MATE_CP, (("d8h4", -MATE_CP),), 8, 40, mate=-1)
+    assert check_analysis(good, board, profile) is None
+    assert check_analysis(PositionAnalysis(-MATE_CP, (("d8h4", -MATE_CP),), 8, 40, mate=2), board, profile) == \
+        "mate 2 beside score -3900 (a mate in 2 is 3900)"
+    assert check_analysis(PositionAnalysis(-MATE_CP, (("d8h4", -MATE_CP),), 8, 40, mate=0), board, profile) == \
+        "mate 0 is not a distance of 1 to 500 moves"
 
 
 PGN = """[Event "E"]
