@@ -279,7 +279,8 @@ def _analysis(a: Any) -> PositionAnalysis | None:
         if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and _whole(c[1])):
             return None
         candidates.append((c[0], c[1]))
-    return PositionAnalysis(a["score"], tuple(candidates), a["depth"], a["nodes"])
+    mate = a.get("mate")  # the distance to mate, for display: absent or malformed -> None
+    return PositionAnalysis(a["score"], tuple(candidates), a["depth"], a["nodes"], mate if _whole(mate) else None)
 
 
 @dataclass(frozen=True)

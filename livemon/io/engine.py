@@ -395,6 +395,7 @@ class UciEngine:
     def _checked(position: chess.Board, infos: list[chess.engine.InfoDict]) -> PositionAnalysis:
         """The analysis of ``infos``, or EngineError when it is not a legal, finite analysis of ``position``."""
         candidates: list[tuple[str, int]] = []
+        mate: int | None = None  # the best line's distance to mate (moves, White's view), for display
         for info in infos:
             if "pv" not in info or not info["pv"] or "score" not in info:
                 continue
@@ -411,11 +412,14 @@ class UciEngine:
                     raise EngineError(f"engine answer refused (score cp {cp}) on {position.fen()}")
             if any(m == move.uci() for m, _ in candidates):
                 raise EngineError(f"engine answer refused (move {move.uci()} in two lines) on {position.fen()}")
+            if not candidates and score.is_mate():
+                mate = score.mate()
             candidates.append((move.uci(), score_cp(score)))
         if not candidates:
             raise EngineError(f"engine returned no line for {position.fen()}")
         best = infos[0]
-        return PositionAnalysis(candidates[0][1], tuple(candidates), int(best.get("depth", 0)), int(best.get("nodes", 0)))
+        return PositionAnalysis(candidates[0][1], tuple(candidates), int(best.get("depth", 0)),
+                                int(best.get("nodes", 0)), mate)
 
     def _stderr_note(self) -> str:
         """The engine's last stderr lines, for the message of its failure ("" when it wrote none)."""

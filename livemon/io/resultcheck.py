@@ -20,6 +20,8 @@ True
 "candidate 'e2e4' twice"
 >>> check_analysis(PositionAnalysis(31, (("e2e4", 31),), 7, 9000), chess.Board(), p)
 'depth 7, the profile searches to depth 12'
+>>> check_analysis(PositionAnalysis(31, (("e2e4", 31),), 12, 9000, mate=3), chess.Board(), p)
+'mate 3 beside score 31 (a mate in 3 is 3900)'
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ import chess
 
 from livemon.io.engine import EngineProfile, PositionAnalysis
 from livemon.live.fields import fits_int64
-from livemon.rating.evaluation import MAX_CP
+from livemon.rating.evaluation import MATE_CP, MAX_CP
 
-__all__ = ["NODES_SLACK", "check_analysis"]
+__all__ = ["MAX_MATE", "NODES_SLACK", "check_analysis"]
+
+MAX_MATE = 500
+"""The farthest mate (moves) a search may report; a UCI engine searches far fewer plies."""
 
 NODES_SLACK = 2
 """A nodes-limited search may overshoot its limit a little (Stockfish: a few nodes); more than
@@ -49,7 +54,9 @@ def check_analysis(analysis: PositionAnalysis, board: chess.Board, profile: Engi
     score is the first candidate's; 1..multipv candidates, each a legal move
     in the position, none twice; the depth is the profile's (depth profiles)
     or positive (nodes profiles), the node count positive and, for a nodes
-    profile, at most ``NODES_SLACK`` × the limit; every integer fits SQLite.
+    profile, at most ``NODES_SLACK`` × the limit; every integer fits SQLite; a
+    mate's distance, when given, is a nonzero whole number of moves up to
+    ``MAX_MATE`` beside a mate's score of the same side.
     """
     if not _cp(analysis.score):
         return f"score {analysis.score!r} outside [-{MAX_CP}, {MAX_CP}]"
@@ -71,6 +78,12 @@ def check_analysis(analysis: PositionAnalysis, board: chess.Board, profile: Engi
             return f"candidate {uci!r} is not legal in the position"
     if candidates[0][1] != analysis.score:
         return f"score {analysis.score} is not the best candidate's ({candidates[0][1]})"
+    mate = analysis.mate
+    if mate is not None:
+        if not isinstance(mate, int) or isinstance(mate, bool) or not 0 < abs(mate) <= MAX_MATE:
+            return f"mate {mate!r} is not a distance of 1 to {MAX_MATE} moves"
+        if analysis.score != (MATE_CP if mate > 0 else -MATE_CP):
+            return f"mate {mate} beside score {analysis.score} (a mate in {mate} is {MATE_CP if mate > 0 else -MATE_CP})"
     depth, nodes = analysis.depth, analysis.nodes
     for name, value in (("depth", depth), ("nodes", nodes)):
         if not isinstance(value, int) or isinstance(value, bool) or not fits_int64(value) or value < 0:

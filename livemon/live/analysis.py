@@ -19,7 +19,7 @@ from livemon.live.messages import MoveEvent
 from livemon.live.plies import GameMoves, ScoredPly, _shared
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
-from livemon.rating.evaluation import from_mover, terminal_cp
+from livemon.rating.evaluation import MATE_CP, from_mover, terminal_cp
 
 
 def needs_search(board: chess.Board) -> bool:
@@ -254,7 +254,8 @@ class LiveGame:
         positions = self.truncate(ply)
         for ev in moves:
             if ev.ply == 1:
-                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval)
+                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval,
+                               ev.eval_mate)
             positions.extend(self.add_move(ev))
         return sorted(set(positions))
 
@@ -335,7 +336,8 @@ class LiveGame:
         positions: list[int] = []
         for k, ev in enumerate(moves, 1):
             if k == 1:
-                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval)
+                ev = MoveEvent(ev.game_id, 1, ev.uci, ev.san, start, ev.clock, ev.emt, ev.eval_cp, ev.feed, start_eval,
+                               ev.eval_mate)
             positions.extend(self.add_move(ev))
         return sorted(set(positions))
 
@@ -351,6 +353,17 @@ class LiveGame:
             return False, None
         analysis = self.analyses[j]
         return True, None if analysis is None else analysis.score
+
+    def mate(self, j: int) -> int | None:
+        """Position ``j``'s distance to mate when its value is a mate and the distance is known (moves, White's
+        view; 0: the position is mate), from what values it (rule, comment or analysis); for display only."""
+        rule = self.rules[j] if 0 <= j < len(self.rules) else None
+        if rule is not None:
+            return 0 if abs(rule) >= MATE_CP else None
+        if self.comments:
+            return None if j <= 0 else self.moves[j - 1].eval_mate
+        analysis = self.analyses.get(j)
+        return None if analysis is None else analysis.mate
 
     def set_analysis(self, j: int, analysis: PositionAnalysis | None) -> None:
         if j < len(self.boards):

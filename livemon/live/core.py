@@ -99,6 +99,7 @@ from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
 from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen
 from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
+from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
@@ -159,6 +160,7 @@ class CoreCounters:
 class _Preview:
     index: int
     score: int
+    mate: int | None = None
 
 
 def _shown(elo: float | None) -> int | None:
@@ -415,7 +417,7 @@ class LiveCore:
             return []
         if game.value(request.index)[0]:
             return []  # the pinned profile's answer came first
-        self._preview[game.game_id] = _Preview(request.index, analysis.score)
+        self._preview[game.game_id] = _Preview(request.index, analysis.score, analysis.mate)
         return [Publish(self.board_state(game.game_id))]
 
     def flush(self) -> list[Effect]:
@@ -968,13 +970,17 @@ class LiveCore:
         evals = game.evaluations()
         preview = self._preview.get(game_id)
         previewed = preview is not None and bool(evals) and evals[-1] is None and preview.index == len(evals) - 1
+        mate = game.mate(len(evals) - 1) if evals and evals[-1] is not None else None
         if previewed:
             assert preview is not None  # noqa: S101 - checked just above (for mypy)
-            evals = evals[:-1] + (preview.score,)
+            evals, mate = evals[:-1] + (preview.score,), preview.mate
         elif evals and evals[-1] is None:  # the source's [%eval] of the newest position stands in, as a preview
             source = last.eval_cp if last is not None else game.start_eval
             if source is not None:
                 evals, previewed = evals[:-1] + (source,), True
+                mate = last.eval_mate if last is not None else None
+        if evals and (evals[-1] is None or abs(evals[-1]) < MATE_CP):
+            mate = None  # a distance only beside a mate's value (display only: no figure reads it)
         figures = self._estimator.figures(game_id) if game_id in self._estimator.games else None
         sans, ucis = game.moves.texts()
         clocks: list[float | None] = [None, None]
@@ -1001,6 +1007,7 @@ class LiveCore:
             classes=figures.to_classes() if figures is not None else None,
             moves_read=figures.to_moves() if figures is not None else None,
             eval_preview=previewed,
+            eval_mate=mate,
             white_title=info.white_title,
             black_title=info.black_title,
             white_fed=info.white_fed,

@@ -476,6 +476,8 @@ class MoveEvent(Message):
     ``start_eval_cp``, on ply 1 only, the ``[%eval]`` of the starting position
     (a comment before the first move, as in Ferreira's Fig. 1). Whether the
     comments value a game is the core's one rule (:class:`~livemon.live.analysis.LiveGame`).
+    ``eval_mate``: the comment's distance to mate when it is one (``[%eval #-2]``: -2; moves,
+    White's view), for display only.
     """
 
     kind: ClassVar[str] = "move"
@@ -489,6 +491,7 @@ class MoveEvent(Message):
     eval_cp: int | None = None
     feed: str = ""
     start_eval_cp: int | None = None
+    eval_mate: int | None = None
 
 
 @dataclass(frozen=True)
@@ -586,6 +589,9 @@ class BoardState(Outgoing):
     accuracy: dict[str, float | None] | None = None  # lichess's game accuracy {white, black}; null: none yet
     classes: dict[str, dict[str, int] | None] | None = None  # {white: {inaccuracy, mistake, blunder}, black: ...}
     eval_preview: bool = False  # eval_cp (and evals' last) is a quick preview, not the pinned profile's
+    eval_mate: int | None = None
+    """``eval_cp``'s distance to mate when it is a mate and the distance is known (moves, White's view: 3 White
+    mates in 3, -2 Black mates in 2; 0 the position is mate), for display only; null otherwise."""
     white_title: str = ""  # the players' titles and federations from the PGN tags, "" when none
     black_title: str = ""
     white_fed: str = ""

@@ -172,6 +172,17 @@ def comment_seconds(regex: re.Pattern[str], comment: str) -> float | None:
     return int(m.group("hours")) * 3600 + int(m.group("minutes")) * 60 + float(m.group("seconds"))
 
 
+def comment_mate(comment: str) -> int | None:
+    """The distance to mate of an ``[%eval #n]`` in a comment (moves, White's view), for display; None when the
+    comment has no mate.
+
+    >>> comment_mate("[%eval #-2] [%clk 0:01:00]"), comment_mate("[%eval 0.35]"), comment_mate("")
+    (-2, None, None)
+    """
+    m = chess.pgn.EVAL_REGEX.search(comment)
+    return int(m.group("mate")) if m is not None and m.group("mate") else None
+
+
 def comment_eval(comment: str, turn: chess.Color) -> int | None:
     """``[%eval]`` in a comment in White-POV centipawns, as :func:`eval_cp` reads a node's (``GameNode.eval``).
 

@@ -446,15 +446,16 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     (the game id per poll): ~160 bytes a live ply kept until the game is compacted.
 
     >>> ev = MoveEvent("g", 1, "e2e4", "e4", "a FEN", clock=5400.0)
-    >>> _kept(ev, "g")
-    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None, feed='', start_eval_cp=None)
+    >>> _kept(ev, "g")  # doctest: +NORMALIZE_WHITESPACE
+    MoveEvent(game_id='g', ply=1, uci='e2e4', san='e4', fen_before='', clock=5400.0, emt=None, eval_cp=None,
+              feed='', start_eval_cp=None, eval_mate=None)
     >>> again = MoveEvent("".join("g"), 1, "".join(["e2", "e4"]), "".join("e4"), "", clock=float("5400"))
     >>> kept = _kept(again, "g")
     >>> kept.uci is _kept(ev, "g").uci, kept.clock is _kept(ev, "g").clock, kept.game_id is _kept(ev, "g").game_id
     (True, True, True)
     """
     return MoveEvent(game_id, ev.ply, sys.intern(ev.uci), sys.intern(ev.san), "", _seconds(ev.clock),
-                     _seconds(ev.emt), _shared(ev.eval_cp), ev.feed)
+                     _seconds(ev.emt), _shared(ev.eval_cp), ev.feed, eval_mate=ev.eval_mate)
 
 
 _SECONDS = Memo[float, float](20_000)

@@ -78,6 +78,7 @@ from livemon.live.movetext import (
     Tail,
     balanced,
     comment_eval,
+    comment_mate,
     comment_seconds,
     is_terminated,
     mainline_sans,
@@ -112,6 +113,7 @@ class Ply:
     clock: float | None = None
     emt: float | None = None
     eval_cp: int | None = None
+    eval_mate: int | None = None
 
 
 @dataclass
@@ -161,10 +163,17 @@ def eval_cp(node: chess.pgn.ChildNode) -> int | None:
     pov = node.eval()
     return None if pov is None else score_cp(pov)
 
+
+def eval_mate(node: chess.pgn.ChildNode) -> int | None:
+    """The node's ``[%eval #n]`` distance to mate (moves, White's view), for display; None when not a mate."""
+    pov = node.eval()
+    return None if pov is None else pov.white().mate()
+
 def _plies_of(game: chess.pgn.Game) -> list[Ply]:
     out = []
     for node in game.mainline():
-        out.append(Ply(node.move.uci(), sane_seconds(node.clock()), sane_seconds(node.emt()), eval_cp(node)))
+        out.append(Ply(node.move.uci(), sane_seconds(node.clock()), sane_seconds(node.emt()), eval_cp(node),
+                       eval_mate(node)))
     return out
 
 
@@ -508,7 +517,8 @@ class GameTracker:
             new.append(MoveEvent(gid, n + len(new) + 1, move.uci(), board.san(move), board.fen(),
                                  sane_seconds(comment_seconds(chess.pgn.CLOCK_REGEX, comment)),
                                  sane_seconds(comment_seconds(chess.pgn.EMT_REGEX, comment)),
-                                 sane_eval(comment_eval(comment, turn_after)), self.feed))
+                                 sane_eval(comment_eval(comment, turn_after)), self.feed,
+                                 eval_mate=comment_mate(comment)))
             board.push(move)
         state.extend([m.uci for m in new], board)
         self._plies += len(new)
@@ -562,7 +572,8 @@ class GameTracker:
             if move is None or not board.is_legal(move):
                 return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
             new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt,
-                                 sane_eval(ply.eval_cp), self.feed, snap.start_eval if i == 0 else None))
+                                 sane_eval(ply.eval_cp), self.feed, snap.start_eval if i == 0 else None,
+                                 ply.eval_mate if sane_eval(ply.eval_cp) is not None else None))
             board.push(move)
         if gid not in self._games:
             self._games[gid] = state

@@ -81,28 +81,38 @@ class PositionAnalysis:
     ``score`` is the evaluation of the position (the best line), White's view,
     centipawns, mates at ±3900. ``candidates`` are the MultiPV first moves with
     their scores on the same scale, best first: the best serves the gain, all
-    serve the E(c) posterior.
+    serve the E(c) posterior. ``mate`` is the best line's distance to mate when
+    it is one (moves, White's view: 3 White mates in 3, -2 Black mates in 2),
+    for display only (every figure reads ``score``); None when it is not a mate
+    or unknown (an analysis stored without it).
 
     >>> a = PositionAnalysis(31, (("e2e4", 31), ("d2d4", 25)), 12, 9000)
-    >>> PositionAnalysis.from_json(a.to_json()) == a
-    True
+    >>> PositionAnalysis.from_json(a.to_json()) == a, "mate" in a.to_json()
+    (True, False)
+    >>> m = PositionAnalysis(3900, (("h5f7", 3900),), 12, 900, mate=1)
+    >>> PositionAnalysis.from_json(m.to_json()).mate
+    1
     """
 
     score: int
     candidates: tuple[tuple[str, int], ...]
     depth: int = 0
     nodes: int = 0
+    mate: int | None = None
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"score": self.score, "candidates": self.candidates, "depth": self.depth, "nodes": self.nodes},
-            separators=(",", ":"),
-        )
+        d: dict[str, object] = {"score": self.score, "candidates": self.candidates, "depth": self.depth,
+                                "nodes": self.nodes}
+        if self.mate is not None:
+            d["mate"] = self.mate
+        return json.dumps(d, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> "PositionAnalysis":
         d = json.loads(text)
-        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"])
+        mate = d.get("mate")
+        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"],
+                   mate if isinstance(mate, int) and not isinstance(mate, bool) else None)
 
     def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
         """Candidates as (uci, value in pawns from the mover's view), the agent's input."""

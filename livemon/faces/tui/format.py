@@ -69,11 +69,19 @@ def clock(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-def eval_text(cp: int | None) -> str:
-    """White's-view evaluation in pawns; mates as ±M, "…" while awaiting analysis."""
+def eval_text(cp: int | None, mate: int | None = None) -> str:
+    """White's-view evaluation in pawns, "…" while awaiting analysis; a mate as "#3" (White mates in 3) or
+    "#-2" (Black mates in 2) when its distance ``mate`` (moves, White's view) is known, "#" once mate is on
+    the board, else ±M.
+
+    >>> eval_text(3900, 3), eval_text(-3900, -2), eval_text(3900, 0), eval_text(120, 3)
+    ('#3', '#-2', '#', '+1.20')
+    """
     if cp is None:
         return "…"
     if abs(cp) >= MATE_CP:
+        if mate is not None:
+            return f"#{mate}" if mate else "#"
         return "+M" if cp > 0 else "-M"
     return f"{cp / 100:+.2f}"
 

@@ -114,7 +114,7 @@ def board_cells(b: BoardState) -> Cells:
         state.append(f"{fmt.clock(b.black_clock):>7}", style="dim" if white_to_move else "bold")
     bar = Text(fmt.eval_bar(b.eval_cp, 10), style="white on grey23")
     bar.append("\n")
-    bar.append(f"{fmt.eval_text(b.eval_cp):>10}")
+    bar.append(f"{fmt.eval_text(b.eval_cp, b.eval_mate):>10}")
     move = Text(f"{fmt.move_label(b.ply, b.last_move_san)}\nply {b.ply}")
     return (players, state, bar, move)
 
@@ -185,7 +185,7 @@ class GameInfo(Widget):
         lines = [
             f"after {fmt.move_label(b.ply, b.last_move_san)}",
             f"ply {b.ply}",
-            f"eval {fmt.eval_text(b.eval_cp)}",
+            f"eval {fmt.eval_text(b.eval_cp, b.eval_mate)}",
             fmt.eval_bar(b.eval_cp, 10),
             f"W {fmt.clock(b.white_clock)}",
             f"B {fmt.clock(b.black_clock)}",
