@@ -49,7 +49,7 @@ from livemon.live.messages import (
     TTTRating,
 )
 from livemon.live.shelf import Shelf
-from livemon.live.values import PositionAnalysis, position_key
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, position_key
 
 PROFILE = "Fake 1.0 depth=8 multipv=3"
 QUICK = "Fake 1.0 depth=4 multipv=3"
@@ -136,7 +136,9 @@ class Driver:
             elif order == "shuffle":
                 random.Random(seed).shuffle(batch)
             for r in batch:
-                self.apply(self.core.analysed(r, analysis_of(r.board), PROFILE))
+                # under the comments profile (no engine) the answers stand for the positions without a comment
+                profile = None if self.core.profile == COMMENTS_PROFILE else PROFILE
+                self.apply(self.core.analysed(r, analysis_of(r.board), profile))
                 n += 1
         return n
 
@@ -901,11 +903,41 @@ def _with_evals(moves: list[MoveEvent], which: set[int]) -> list[MoveEvent]:
     return [dataclasses.replace(m, eval_cp=(m.ply * 7) % 40 - 20) if m.ply in which else m for m in moves]
 
 
-def test_a_game_is_valued_from_its_comments_only_while_every_ply_has_one():
-    """The one rule for [%eval]s: the first ply without one switches the game to the engine, and the plies
-    scored from comments are scored again, so the figures are those of the same game with no comments."""
+def comments_core() -> LiveCore:
+    return LiveCore(profile=COMMENTS_PROFILE)
+
+
+def test_under_an_engine_profile_every_position_is_searched_whatever_comments_a_game_carries():
+    """The ratings need the engine's MultiPV: a game with an [%eval] on every ply is searched at every position,
+    and every figure is that of the same game without comments; the newest comment stands in on the eval bar
+    (as a preview) while its position waits for the engine."""
     all_plies = set(range(1, len(OPENING) + 1))
     d = Driver(new_core())
+    commented = _with_evals(moves_of("g1", OPENING), all_plies)
+    d.feed(INFO, *commented)
+    assert sorted(r.index for r in d.pending) == list(range(0, len(OPENING) + 1))
+    board = d.core.board_state("g1")
+    assert board.eval_preview and board.eval_cp == commented[-1].eval_cp and board.evals[:-1] == (None,) * len(OPENING)
+    d.answer()
+    plain = Driver(new_core())
+    plain.feed(INFO, *moves_of("g1", OPENING))
+    plain.answer()
+    assert d.core.estimator.report(None) == plain.core.estimator.report(None)
+    assert d.core.board_state("g1") == plain.core.board_state("g1") and not d.core.board_state("g1").eval_preview
+    assert d.core.player_estimate(d.core.estimator.players["White A"]) == \
+        plain.core.player_estimate(plain.core.estimator.players["White A"])
+    # with eval-bar previews on, a move whose [%eval] stands in asks for no quick search
+    quick = Driver(new_core(previews=True))
+    quick.feed(INFO, *commented[:2], *moves_of("g1", OPENING[:4])[2:])
+    assert [p.index for p in quick.previews] == [3, 4]
+
+
+def test_without_an_engine_a_game_is_valued_from_its_comments_only_while_every_ply_has_one():
+    """The one rule for [%eval]s without an engine (the comments profile): the first ply without one switches the
+    game to the engine, and the plies scored from comments are scored again, so the figures are those of the same
+    game with no comments."""
+    all_plies = set(range(1, len(OPENING) + 1))
+    d = Driver(comments_core())
     d.feed(INFO, *_with_evals(moves_of("g1", OPENING[:6]), all_plies))
     assert [r.index for r in d.pending] == [0]  # commented: only the start position needs the engine
     d.answer()
@@ -914,19 +946,22 @@ def test_a_game_is_valued_from_its_comments_only_while_every_ply_has_one():
     d.feed(*_with_evals(moves_of("g1", OPENING, start=7), all_plies - {8}))  # ply 8 has none
     assert sorted(r.index for r in d.pending) == list(range(0, len(OPENING) + 1))  # every position, once
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING, "*")})
+    reference = Driver(comments_core())
+    reference.feed(INFO, *moves_of("g1", OPENING))
+    reference.answer()
+    assert d.core.estimator.report(None) == reference.core.estimator.report(None)
     assert d.core.estimator.report(None) != commented
     # a correction that takes the ply without a comment away brings the comments back
     d.feed(GameRollback("g1", 8), *_with_evals(moves_of("g1", OPENING[:7], start=8), all_plies))
     d.answer()
-    again = Driver(new_core())
+    again = Driver(comments_core())
     again.feed(INFO, *_with_evals(moves_of("g1", OPENING[:7]), all_plies))
     again.answer()
     assert d.core.estimator.report(None) == again.core.estimator.report(None)
 
 
 def test_the_start_evaluation_values_the_start_position_of_a_commented_game():
-    d = Driver(new_core())
+    d = Driver(comments_core())
     first, *rest = _with_evals(moves_of("g1", OPENING[:4]), {1, 2, 3, 4})
     d.feed(INFO, dataclasses.replace(first, start_eval_cp=15), *rest)
     assert not d.pending and sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
@@ -1020,7 +1055,7 @@ def test_a_finished_commented_game_keeps_its_result_when_a_ply_without_a_comment
     throughout does."""
     runs = {}
     for commented in (True, False):
-        d = Driver(new_core())
+        d = Driver(comments_core())
         evals = set(range(1, 7)) if commented else set()
         moves = _with_evals(moves_of("g1", OPENING[:7]), evals)
         d.feed(INFO, *moves[:6], GameResult("g1", "1-0", 6))

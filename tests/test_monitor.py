@@ -212,8 +212,8 @@ def _evals_on_some_moves(tmp_path: Path) -> Path:
 
 
 def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockfish):
-    """One rule for [%eval] comments, decided in the core: a game is valued from its comments only while
-    every move has one; the monitor's replay and ``analyse`` of the same file give the same figures."""
+    """One rule for [%eval] comments, decided in the core: under an engine profile every position is searched
+    whatever comments a game carries; the monitor's replay and ``analyse`` of the same file give the same figures."""
     pgn = _evals_on_some_moves(tmp_path)
     cfg = write_config(tmp_path, pgn, depth=4)
     gc.unfreeze()
@@ -227,9 +227,10 @@ def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockf
     assert live["games"] == batch["games"]
     assert live["players"] == batch["players"]
     assert len(batch["games"]) == 3 and all(not g.get("unscored_plies") for g in batch["games"])
-    # the commented game needed no search: both runs searched the two other games' positions only
+    # the commented game was searched too (the ratings need the engine's MultiPV): every game's positions
     plies = [g["plies"] for g in batch["games"]]
-    assert live["engine"]["analyses"] == batch["engine"]["analyses"] <= plies[1] + plies[2] + 2
+    assert live["engine"]["analyses"] == batch["engine"]["analyses"] > plies[1] + plies[2] + 2
+    assert all(p["c"] is not None for p in batch["players"])
 
 
 def test_the_start_position_evaluation_before_the_first_move_is_read(capsys, tmp_path):

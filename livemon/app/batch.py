@@ -4,7 +4,8 @@ A batch run is a replay: each game read from a file becomes the messages a feed
 would send — made by the feeds' own :class:`~livemon.live.tracker.GameTracker`,
 the one conversion of a PGN game into messages — and goes through the monitor's
 own :class:`~livemon.live.core.LiveCore`. The core's one rule decides whether a
-game is valued from its ``[%eval]`` comments or by the engine, so ``analyse``
+game is valued by the engine (every position, whatever comments it carries: the ratings need
+its MultiPV) or, when no engine can be started, from its ``[%eval]`` comments, so ``analyse``
 gives what the monitor gives for the same games. The core's analysis requests
 go to an :class:`EnginePool` (the position cache first: one search per position,
 ever; one pinned profile), started only when some position needs it.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -34,17 +36,15 @@ from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
 from livemon.live.finished import FinishedGames
-from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, Message, MoveEvent, TTTRating
+from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, Message, Moment, MoveEvent, TTTRating
 from livemon.live.pgn import split_games
-from livemon.live.values import board_from_fen
 from livemon.live.screener import Screener
+from livemon.live.values import COMMENTS_PROFILE, board_from_fen
 from livemon.progress import Progress
 from livemon.rating.scale import SCALE_NOTE
 from livemon.rating.calibration import ProfileCalibration
 
 log = logging.getLogger(__name__)
-
-COMMENTS_PROFILE = "[%eval] comments"
 
 
 @dataclass
@@ -73,6 +73,8 @@ class BatchResult:
     searches: int
     notes: list[str] = field(default_factory=list)
     screener: Screener | None = None  # with ``screen``: the core's own screening of the replay
+    moments: dict[str, tuple[Moment, ...]] = field(default_factory=dict)
+    """Each game's moments as the core published them (decided in ply order on complete values)."""
 
 
 def plan_game(info: GameInfo, messages: list[Message], label: str, use_comments: bool = True,
@@ -150,7 +152,8 @@ async def analyse_games(
 ) -> BatchResult:
     """Replay every planned game through a :class:`LiveCore` (the monitor's own) and answer its analysis
     requests with an :class:`EnginePool` under the one configured profile, opened only if a position
-    needs it (the core's rule: a game whose every ply carries an [%eval] needs none).
+    needs it (every position not over by rule does, whatever its comments). Without an engine the games are
+    valued from their ``[%eval]`` comments (the ``[%eval] comments`` profile: no estimate needs them).
 
     ``screen``: the core screens the replay as the monitor screens a round (the profile's calibration,
     the configured book); players without a rating tag are rated by a TTT fit of the files' results,
@@ -196,10 +199,10 @@ async def analyse_games(
                     report(f"skipped {game.label}: not every move has an [%eval] comment and no engine")
                     core.withdraw(game.game_id)
             await _rate_unrated(core, cfg)
-            return BatchResult(core.estimator, profile, 0, notes, core.screener)
+            return BatchResult(core.estimator, profile, 0, notes, core.screener, moments_of(core))
         await answer_all(core, pool, requests, report)
         await _rate_unrated(core, cfg)
-        return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener)
+        return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener, moments_of(core))
     finally:
         if pool is not None:
             await pool.close()
@@ -267,10 +270,31 @@ def engine_strength_for(
     return engine_strength(given, store.get_engine_strength(result.profile), result.estimator)
 
 
+def moments_of(core: LiveCore) -> dict[str, tuple[Moment, ...]]:
+    """Every game's moments as the core decided them."""
+    return {gid: core.moments(gid) for gid in core.games}
+
+
+def moment_dict(moment: Moment) -> dict[str, Any]:
+    """A moment as ``analyse --json`` and ``export --json`` list it under its game (the message's fields)."""
+    d: dict[str, Any] = json.loads(moment.to_json())  # as the wire has it: lists, win% to one decimal
+    for key in ("ts", "v", "kind", "game_id"):
+        d.pop(key, None)
+    return d
+
+
+def with_moments(out: dict[str, Any], estimator: Estimator, moments: dict[str, tuple[Moment, ...]]) -> None:
+    """Each game of a report (``games``, in the estimator's order) gets its ``moments``."""
+    states = sorted(estimator.games.values(), key=lambda g: g.seq)
+    for entry, state in zip(out["games"], states):
+        entry["moments"] = [moment_dict(m) for m in moments.get(state.info.game_id, ())]
+
+
 def batch_report(result: BatchResult, strength: float | None, source: str, all_pairs: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source,
                                       "analyses": result.searches}}
     out.update(result.estimator.report(strength, all_pairs))
+    with_moments(out, result.estimator, result.moments)
     out["ratings"] = SCALE_NOTE
     out["notes"] = result.notes
     return out

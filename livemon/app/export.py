@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from livemon.app.batch import moments_of, with_moments
 from livemon.config import Config
 from livemon.io.store import Store
 from livemon.live.core import LiveCore, engine_strength
@@ -21,9 +22,11 @@ from livemon.live.values import position_key
 from livemon.rating.calibration import ProfileCalibration
 
 
-def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> Estimator:
-    """An Estimator holding every stored game, scored from the cache of ``profile`` only (no engine needed),
-    read through ``calibration`` (the profile's own, or none)."""
+def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> LiveCore:
+    """A core holding every stored game, scored from the cache of ``profile`` only (no engine needed), read
+    through ``calibration`` (the profile's own, or none). A position the cache does not hold yet (the monitor's
+    engine is behind) stays awaited, as it is live: its plies are not scored (``unscored_plies``), and no
+    moment past it is decided."""
     a = cfg.analysis
     core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
                                  k_factor=cfg.results.k_factor)
@@ -32,8 +35,14 @@ def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibra
     cached = store.get_analyses((position_key(r.board) for r in requests), profile)
     for r in requests:
         found = cached.get(position_key(r.board))
-        core.analysed(r, found, profile, error=None if found is not None else f"not analysed under {profile}")
-    return core.estimator
+        if found is not None:
+            core.analysed(r, found, profile)
+    return core
+
+
+def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> Estimator:
+    """The estimator of :func:`rebuild_core`."""
+    return rebuild_core(store, cfg, profile, calibration).estimator
 
 
 def export_report(store: Store, cfg: Config) -> dict[str, Any]:
@@ -41,13 +50,15 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     engine = status.get("engine", {})
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
     calibration = store.get_calibration(profile)
-    est = rebuild(store, cfg, profile, calibration)
+    core = rebuild_core(store, cfg, profile, calibration)
+    est = core.estimator
     strength, source = engine_strength(cfg.analysis.engine_strength, store.get_engine_strength(profile), est)
     out: dict[str, Any] = {
         "engine": {"profile": profile, "strength": strength, "strength_source": source,
                    "analyses": int(engine.get("searches", 0))},
     }
     out.update(est.report(strength, cfg.analysis.all_pairs))
+    with_moments(out, est, moments_of(core))
     _, ttt_report = store.get_ttt()
     out["ttt"] = json.loads(ttt_report) if ttt_report else None
     return out

@@ -2,22 +2,19 @@
 
 Built from a batch analysis (:mod:`livemon.app.batch`, the monitor's own core) of the files: the same
 accuracy, classes, results and display rules as the live messages and ``analyse --json``
-(:mod:`livemon.live.audience`); a moment's best move is the pinned profile's first line from the
-position cache (none when the games were valued from their ``[%eval]``s).
+(:mod:`livemon.live.audience`); the moments are the core's (a moment's best move is the pinned profile's
+first line; none when the games were valued from their ``[%eval]``s).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import chess
-
 from livemon.app.batch import BatchResult, PlannedGame
 from livemon.config import Config
 from livemon.io.store import Store
-from livemon.live.audience import estimate_display, moment_kinds
-from livemon.live.values import position_key
-from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
+from livemon.live.audience import estimate_display
+from livemon.rating.accuracy import win_percent
 from livemon.rating.scale import SCALE_NOTE
 
 
@@ -43,7 +40,6 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
     est = result.estimator
     calibrated = None
     games: list[dict[str, Any]] = []
-    wanted: dict[str, chess.Board] = {}
     by_id = {g.game_id: g for g in planned}
     for state in sorted(est.games.values(), key=lambda g: g.seq):
         gid = state.info.game_id
@@ -53,19 +49,12 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
         evals = est.evals(gid)
         evals += [None] * (len(plan.moves) + 1 - len(evals))
         figures = est.figures(gid)
-        moments = []
-        for ply in range(1, len(plan.moves) + 1):
-            kinds = moment_kinds(evals, ply)
-            if not kinds:
-                continue
-            before = INITIAL_CP if ply == 1 else evals[ply - 1]
-            after = evals[ply]
-            assert before is not None and after is not None  # noqa: S101 - a moment's positions are valued
-            board = plan.boards[ply - 1]
-            wanted[position_key(board)] = board
-            moments.append({"ply": ply, "move_san": board.san(plan.moves[ply - 1]), "kinds": kinds,
-                            "move_class": move_class(before, after, ply % 2 == 1), "win_before": win_percent(before),
-                            "win_after": win_percent(after), "best_move_san": None, "_key": position_key(board)})
+        # the core's own moments (decided in ply order on complete values, the engine's first choice never a
+        # blunder): the same as the live messages and analyse --json
+        moments = [{"ply": m.ply, "move_san": m.move_san, "kinds": list(m.kinds), "move_class": m.move_class,
+                    "win_before": m.win_before, "win_after": m.win_after, "best_move_san": m.best_move_san,
+                    "mover_win_before": m.mover_win_before, "mover_win_after": m.mover_win_after,
+                    "judgement": m.judgement} for m in result.moments.get(gid, ())]
         info = state.info
         games.append({
             "game_id": gid, "label": plan.label, "white": info.white, "black": info.black,
@@ -74,17 +63,6 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
             "classes": figures.to_classes(), "win_percents": [None if cp is None else win_percent(cp) for cp in evals],
             "moments": moments,
         })
-    cached = store.get_analyses(wanted, result.profile) if wanted else {}
-    for game in games:
-        for m in game["moments"]:
-            key = m.pop("_key")
-            found = cached.get(key)
-            if found is not None and found.candidates:
-                board = wanted[key]
-                try:
-                    m["best_move_san"] = board.san(chess.Move.from_uci(found.candidates[0][0]))
-                except ValueError:
-                    pass
     players = []
     for player in est.players.values():
         blocks = est.estimates(player)  # the headline (moves), in this field, results, combined

@@ -66,6 +66,24 @@ def summary(status: dict[str, Any], now: float | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """:func:`_status`, its lines written only once they are all made: a status another livemon version stored (a
+    key missing, another shape) is one line, never a traceback or half a screen."""
+    import contextlib
+    import io
+
+    lines = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(lines):
+            code = _status(args)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        print(f"livemon: the monitor's status in the store is not of this version ({type(exc).__name__}: {exc}); "
+              "livemon status --json shows it as stored", file=sys.stderr)
+        return 1
+    sys.stdout.write(lines.getvalue())
+    return code
+
+
+def _status(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     if cfg is None:
         return 2

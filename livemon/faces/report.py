@@ -241,7 +241,7 @@ def _moments_table(game: dict[str, Any]) -> str:
         chips = "".join(f'<span class="chip {k}">{k.replace("_", " ")}</span>' for k in m["kinds"])
         cls = m["move_class"]
         rows.append(f'<tr><td class="l num">{_move_label(m["ply"], escape(m["move_san"]))}</td><td class="l">{chips}</td>'
-                    f'<td class="l {cls[0] if cls else ""}">{cls or DASH}</td>'
+                    f'<td class="l {cls[0] if cls else ""}">{cls or m.get("judgement") or DASH}</td>'
                     f'<td class="num">{m["win_before"]:.0f}% → {m["win_after"]:.0f}%</td>'
                     f'<td class="l">{escape(m["best_move_san"] or DASH)}</td></tr>')
     return ('<table class="moments"><thead><tr><th class="l">Move</th><th class="l">Moment</th><th class="l">Class</th>'

@@ -123,14 +123,24 @@ class LiveGame:
 
     Position ``j`` is the position after ply ``j`` (0 = the start). A position is
     valued by rule when terminal. Otherwise **one rule** says where its value comes
-    from, for every driver alike (a feed, ``analyse``, ``export``, the demo): a game
-    is valued from its ``[%eval]`` comments while every ply of it carries one (a
-    terminal position needs none; the start position by the comment before the
-    first move, else by the engine); from the first ply that carries none, the
-    whole game is valued by the engine, and its plies scored from the comments are
-    scored again (:meth:`drop_comments`: the caller rolls the estimates back). So a
-    game's figures depend only on its moves and comments, never on how they
-    arrived. A ply valued from a comment carries no E(c) decision (no MultiPV).
+    from, for every driver alike (a feed, ``analyse``, ``export``, the demo):
+
+    - under an engine profile (``comments`` False, every driver with an engine) the
+      engine values every position at the pinned profile, whatever ``[%eval]``
+      comments the source carries: the ratings need its MultiPV, and one source of
+      values makes every figure of a game (estimates, accuracy, classes, moments)
+      agree. The comments are kept on the moves; the eval bar may show the newest
+      one while the engine is busy (:meth:`LiveCore.board_state`);
+    - with no engine at all (``comments`` True: the ``[%eval] comments`` profile) a
+      game is valued from its comments while every ply of it carries one (a
+      terminal position needs none; the start position by the comment before the
+      first move, else by the engine); from the first ply that carries none, the
+      whole game is valued by the engine, and its plies scored from the comments are
+      scored again (:meth:`drop_comments`: the caller rolls the estimates back). A
+      ply valued from a comment carries no E(c) decision (no MultiPV).
+
+    So a game's figures depend only on its moves (and, without an engine, its
+    comments), never on how they arrived.
 
     Per position it keeps its value by rule and whether it is forced (one legal-move
     generation per position) and its evaluation; its board and analysis only until
@@ -146,7 +156,7 @@ class LiveGame:
                  "start_eval", "comments", "epoch", "epochs", "compacted", "expanded", "_candidates",
                  "_unscored")  # slots: ~1,000 finished games an hour are kept
 
-    def __init__(self, game_id: str):
+    def __init__(self, game_id: str, comments: bool = False):
         self.game_id = game_id
         self.boards: list[chess.Board | None] = []  # None: released (both plies next to it scored)
         self.rules: list[int | None] = []  # value by rule of each position (terminal), None: not terminal
@@ -158,7 +168,7 @@ class LiveGame:
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
         self.start_eval: int | None = None  # the [%eval] before the first move, if any
-        self.comments = True  # valued from [%eval] comments: every ply so far carries one
+        self.comments = comments  # valued from [%eval] comments (no engine): every ply so far carries one
         self.epoch = 0  # counts the corrections: a position added after one is another position
         self.epochs: list[int] = []  # the epoch each position was added in: an analysis request's token
         self.compacted = False

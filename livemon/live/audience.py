@@ -13,7 +13,14 @@ the game's ``[%eval]``s, by the core's one rule) and its result and rating tags,
 - **per player** (:func:`player_results`, :func:`event_figures`): the event accuracy (the mean of the
   game accuracies), the classes summed, and FIDE's score, TPR and rating change
   (:mod:`livemon.rating.fide`) from the finished games;
-- **moments** (:func:`moment_kinds`): blunders, turning points and lead changes (docs/websocket.md);
+- **the engine's first choice** is never judged: a move that was the first line of the pinned profile's search of
+  the position before it (or the only legal move) has no class and is never a blunder moment, whatever the search
+  of the next position says (a fixed-depth search sees further from the position after; lichess gives advice only
+  where the played move differs from its engine's line). Accuracy stays lichess's formula over the successive
+  values, first choice or not. ``first_choice`` below: those plies;
+- **moments** (:func:`moment_kinds`): blunders, turning points and lead changes (docs/websocket.md), each ply
+  decided once every position up to it is valued, in ply order, so a live game's moments are those of the
+  finished game;
 - **display rules** (:func:`display_rules`, :func:`estimate_display`): when an estimate may be shown.
 
 >>> f = game_figures([None, 20, 10, -250, -240])
@@ -46,7 +53,8 @@ from livemon.rating.limits import MIN_POSITIONS
 if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
     from livemon.rating.quality import QualityModel
 
-__all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "TURNING_POINT", "display_rules",
+__all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "MIN_ACCURACY_MOVES", "TURNING_POINT", "display_rules",
+           "event_moves",
            "estimate_display", "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
 
 TURNING_POINT = 60.0
@@ -60,6 +68,12 @@ DEFAULT_MAX_INTERVAL_WIDTH = 1000.0
 game's moves and about ±440-480 over an event of 7-9 games (docs/performance.md): at ±500 the figure appears
 for most players from about the seventh game and never on one game, where it would mislead; until then
 screens show accuracy, the estimate in this field and how many more games it takes."""
+MIN_ACCURACY_MOVES = 10
+"""A side's game accuracy is shown once it reads at least this many of the side's moves (or every move of a finished
+game): before, it reads the opening, which every player plays near 100. On the 45 games of a lichess broadcast
+(its own ``[%eval]``s), each side's accuracy after 5 moves averages 98.0 (sd 1.9 between players), after 10 moves
+97.1 (sd 2.7), after 15 95.8 (sd 3.5), and over the whole game 93.5 (sd 4.5): from 10 moves the figure starts to
+tell players apart (its spread is over half the final one) while a classical game shows it within its first hour."""
 _POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 
@@ -74,6 +88,32 @@ class GameFigures:
     black_classes: tuple[int, int, int]
     judged: tuple[int, int] = (0, 0)
     """Moves of White and of Black whose both positions are valued (the classes are over these)."""
+    read: tuple[int, int] = (0, 0)
+    """Moves of White and of Black the game accuracy reads (those from the start to the first position awaited)."""
+    played: tuple[int, int] = (0, 0)
+    """Moves of White and of Black played (0, 0: not told)."""
+
+    def withheld(self, played: tuple[int, int], finished: bool) -> GameFigures:
+        """These figures with the moves played, each side's accuracy withheld (None) while it reads fewer than
+        :data:`MIN_ACCURACY_MOVES` of the side's moves, unless the game is finished and it reads them all.
+
+        >>> f = GameFigures(97.0, 95.0, (0, 0, 0), (0, 0, 0), (9, 9), (9, 9))
+        >>> f.withheld((12, 11), False).to_accuracy(), f.withheld((9, 9), True).to_accuracy()
+        ({'white': None, 'black': None}, {'white': 97.0, 'black': 95.0})
+        >>> f.withheld((12, 11), False).to_moves()["white"]
+        {'played': 12, 'judged': 9, 'accuracy_read': 9}
+        """
+        def shown(acc: float | None, side: int) -> float | None:
+            read = self.read[side]
+            return acc if read >= MIN_ACCURACY_MOVES or (finished and read >= played[side]) else None
+        return GameFigures(shown(self.white, 0), shown(self.black, 1), self.white_classes, self.black_classes,
+                           self.judged, self.read, played)
+
+    def to_moves(self) -> dict[str, dict[str, int]]:
+        """Per side, the moves ``played``, ``judged`` (what the classes read) and ``accuracy_read`` (what the game
+        accuracy reads): a figure reading fewer than were played is provisional ("94.1 · 28 of 41 moves")."""
+        return {side: {"played": self.played[i], "judged": self.judged[i], "accuracy_read": self.read[i]}
+                for i, side in enumerate(("white", "black"))}
 
     def to_accuracy(self) -> dict[str, float | None]:
         """``{"white": ..., "black": ...}``, one decimal (lichess shows whole percents)."""
@@ -108,8 +148,9 @@ def game_figures(evals: Sequence[int | None]) -> GameFigures:
             counts[side][CLASSES.index(name)] += 1
     game = judged.game
     assert game is not None  # noqa: S101 - judge(game=True) gives it
+    prefix = len(game.moves)
     return GameFigures(game.white, game.black, (counts[0][0], counts[0][1], counts[0][2]),
-                       (counts[1][0], counts[1][1], counts[1][2]), (seen[0], seen[1]))
+                       (counts[1][0], counts[1][1], counts[1][2]), (seen[0], seen[1]), ((prefix + 1) // 2, prefix // 2))
 
 
 Positions = GameJudge
@@ -117,30 +158,66 @@ Positions = GameJudge
 (:class:`~livemon.rating.accuracy.GameJudge`: 4 bytes a position, 9 a ply)."""
 
 
-def figures_of(positions: GameJudge) -> GameFigures:
+def figures_of(positions: GameJudge, first_choice: Iterable[int] = ()) -> GameFigures:
     """The figures of a game whose positions are kept in ``positions`` (the same as :func:`game_figures` of its
-    values; the game accuracy extended a ply at a time).
+    values; the game accuracy extended a ply at a time), the plies in ``first_choice`` (the engine's first
+    choice) not judged: their classes are taken out, their accuracy stays.
 
     >>> g = GameJudge()
     >>> for j, cp in enumerate([None, 20, 10, -250, -240]):
     ...     g.set(j, cp) if cp is not None else None
     >>> figures_of(g) == game_figures([None, 20, 10, -250, -240])
     True
+    >>> figures_of(g, {3}).white_classes, figures_of(g, {3}).white == figures_of(g).white
+    ((0, 0, 0), True)
     """
     white, black = positions.accuracy()
-    return GameFigures(white, black, positions.classes(True), positions.classes(False), positions.judged)
+    classes = [list(positions.classes(True)), list(positions.classes(False))]
+    first = sorted(first_choice)
+    if first:
+        evals = positions.evals()
+        for ply in first:
+            name = _class_at(evals, ply)
+            if name is not None:
+                classes[0 if ply % 2 else 1][CLASSES.index(name)] -= 1
+    w, b = classes
+    evals = positions.evals()
+    prefix = 0
+    while prefix + 1 < len(evals) and evals[prefix + 1] is not None:
+        prefix += 1
+    return GameFigures(white, black, (w[0], w[1], w[2]), (b[0], b[1], b[2]), positions.judged,
+                       ((prefix + 1) // 2, prefix // 2))
 
 
-def ply_figures(evals: Sequence[int | None]) -> tuple[list[float | None], list[float | None], list[MoveClass | None]]:
+def _class_at(evals: Sequence[int | None], ply: int) -> MoveClass | None:
+    """lichess's class of ``ply`` from the position values (None: not judged yet, or no class)."""
+    if ply >= len(evals):
+        return None
+    before = INITIAL_CP if ply == 1 else evals[ply - 1]
+    after = evals[ply]
+    if before is None or after is None:
+        return None
+    return move_class(before, after, ply % 2 == 1)
+
+
+def ply_figures(evals: Sequence[int | None], first_choice: Iterable[int] = ()
+                ) -> tuple[list[float | None], list[float | None], list[MoveClass | None]]:
     """Per position the win% (White's), per ply the mover's accuracy and class, from a board's
-    ``evals`` (index 0 = the start); None where a value is awaited.
+    ``evals`` (index 0 = the start); None where a value is awaited. The plies in ``first_choice`` (the
+    engine's first choice) have no class.
 
     >>> wins, accs, classes = ply_figures([30, 20, None, -300])
     >>> [None if w is None else round(w, 1) for w in wins], accs[:2], classes
     ([52.8, 51.8, None, 24.9], [100.0, None], [None, None, None])
+    >>> ply_figures([15, 20, 300, -250])[2], ply_figures([15, 20, 300, -250], (3,))[2]
+    ([None, 'blunder', 'blunder'], [None, 'blunder', None])
     """
     judged = judge(evals, game=False)
-    return judged.wins, judged.accuracy, judged.classes
+    classes = judged.classes
+    for ply in first_choice:
+        if 1 <= ply <= len(classes):
+            classes[ply - 1] = None
+    return judged.wins, judged.accuracy, classes
 
 
 def _side(win: float, margin: float) -> int:
@@ -148,19 +225,24 @@ def _side(win: float, margin: float) -> int:
     return 1 if win >= 50.0 + margin else -1 if win <= 50.0 - margin else 0
 
 
-def moment_kinds(evals: Sequence[int | None], ply: int) -> list[str]:
-    """What makes ``ply`` a moment, from the game's position values (``evals[j]``: after ply j):
+def moment_kinds(evals: Sequence[int | None], ply: int, first_choice: bool = False) -> list[str]:
+    """What makes ``ply`` a moment, from the game's position values (``evals[j]``: after ply j; only those up to
+    ``ply`` are read):
 
-    - ``blunder``: lichess's blunder (a drop of 0.3 in winning chances, or a mate let in or lost);
+    - ``blunder``: lichess's blunder (a drop of 0.3 in winning chances, or a mate let in or lost), never the
+      engine's first choice (``first_choice``);
     - ``turning_point``: after it one side has the winning chances (win% ≥ :data:`TURNING_POINT`) and the
       last side that had them, at a position before it, was the other;
     - ``lead_change``: after it one side leads (win% > 50 + :data:`LEAD_MARGIN`) and the last side that led
       was the other (a turning point is also a lead change; both are listed).
 
-    Decided on the values known when the ply is scored (positions still awaited before it are skipped).
+    The core decides a ply once every position up to it is valued, so the values read are the game's final ones
+    (a position the engine gave up on, None, is skipped).
 
     >>> moment_kinds([15, 20, 300, -250], 3)
     ['blunder', 'turning_point', 'lead_change']
+    >>> moment_kinds([15, 20, 300, -250], 3, first_choice=True)
+    ['turning_point', 'lead_change']
     >>> moment_kinds([15, 20, 60, -80], 3), moment_kinds([15, 20, 60, 50], 3)
     (['lead_change'], [])
     """
@@ -169,7 +251,7 @@ def moment_kinds(evals: Sequence[int | None], ply: int) -> list[str]:
     before = INITIAL_CP if ply == 1 else evals[ply - 1]
     if after is None:
         return out
-    if before is not None and move_class(before, after, ply % 2 == 1) == "blunder":
+    if not first_choice and before is not None and move_class(before, after, ply % 2 == 1) == "blunder":
         out.append("blunder")
     w = win_percent(after)
     for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)):
@@ -245,6 +327,24 @@ def event_figures(games: Iterable[tuple[GameFigures, bool]]) -> tuple[float | No
             counts[i] += n
     acc = event_accuracy(accs)
     return (None if acc is None else round(acc, 1)), (dict(zip(CLASSES, counts)) if judged else None)
+
+
+def event_moves(games: Iterable[tuple[GameFigures, bool]]) -> dict[str, int]:
+    """A player's moves over their games, from ``(figures, white)``: ``played``, ``judged`` (what the classes and the
+    estimates read) and ``accuracy_read`` (the moves of the games whose accuracy is shown, in the event accuracy).
+
+    >>> g = GameFigures(90.0, None, (1, 0, 0), (0, 1, 1), (20, 18), (20, 9), (21, 20))
+    >>> event_moves([(g, True), (g, False)])
+    {'played': 41, 'judged': 38, 'accuracy_read': 20}
+    """
+    played = judged = read = 0
+    for fig, white in games:
+        side = 0 if white else 1
+        played += fig.played[side]
+        judged += fig.judged[side]
+        if (fig.white if white else fig.black) is not None:
+            read += fig.read[side]
+    return {"played": played, "judged": judged, "accuracy_read": read}
 
 
 def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: float,

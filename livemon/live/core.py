@@ -28,7 +28,9 @@ What it decides:
   refused (one profile per number); a quick preview of a game's
   newest position may feed the eval bar, never an estimate;
 - **scoring**: plies handed to the estimator and the screener as soon as both
-  their positions are valued; **engine strength** precedence
+  their positions are valued (a move that was the first line of the search of
+  the position before it marked: never judged); **moments** decided once every
+  position up to a ply is valued, in ply order; **engine strength** precedence
   (:func:`engine_strength`); **alerts** and **what to publish**.
 
 >>> core = LiveCore(profile="SF depth=1 multipv=2")
@@ -95,7 +97,7 @@ from livemon.live.messages import (
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import PositionAnalysis, board_from_fen
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen
 from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
@@ -191,6 +193,7 @@ class LiveCore:
                  max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
                  k_factor: float | None = None) -> None:
         self._profile = profile
+        self._by_comments = profile == COMMENTS_PROFILE
         self._estimator = estimator if estimator is not None else Estimator()
         self._screener = screener
         self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
@@ -211,8 +214,13 @@ class LiveCore:
         self._dirty_tracks: dict[TrackKey, None] = {}
         self._recompact: dict[str, None] = {}
         """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
-        self._moments: dict[str, set[int]] = {}
-        """The plies of each game published as moments (a correction withdraws those it takes back)."""
+        self._moments: dict[str, dict[int, Moment]] = {}
+        """The moments of each game published, by ply (a correction withdraws those it takes back)."""
+        self._decided: dict[str, int] = {}
+        """Per game, the plies through which moments are decided (every position up to them valued)."""
+        self._best: dict[str, dict[int, str]] = {}
+        """Per game, the engine's first line (UCI) before each ply scored but not yet decided for moments (the
+        positions' analyses are released once both plies next to them are scored)."""
         self._strength, self._strength_source = engine_strength(given_strength, calibrated_strength)
         if profile and not self._estimator.profile:
             self._estimator.profile = profile  # labels the performance estimate
@@ -282,6 +290,15 @@ class LiveCore:
         """Algorithm 2's perceived rating of each player (:meth:`tick`)."""
         return MappingProxyType(self._event_perceived)
 
+    def moments(self, game_id: str) -> tuple[Moment, ...]:
+        """A game's moments decided so far, in ply order (those published and not withdrawn)."""
+        found = self._moments.get(game_id, {})
+        return tuple(found[ply] for ply in sorted(found))
+
+    def moments_through(self, game_id: str) -> int:
+        """The plies of a game through which its moments are decided (every position up to them valued)."""
+        return self._decided.get(game_id, 0)
+
     @property
     def previews(self) -> bool:
         """Whether the core asks for eval-bar previews (:meth:`configure`)."""
@@ -313,6 +330,7 @@ class LiveCore:
         strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
         as data). Every figure from then on is of these settings."""
         self._profile = profile
+        self._by_comments = profile == COMMENTS_PROFILE
         self._estimator.use_calibration(profile, calibration)
         self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
         self._strength, self._strength_source = engine_strength(given_strength, calibrated_strength)
@@ -525,6 +543,8 @@ class LiveCore:
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
         self._unpublish_moments(game_id, 1, reason, out)
+        self._decided.pop(game_id, None)
+        self._best.pop(game_id, None)
         for player, event in sorted(tracks - set(self._screener.tracks if self._screener is not None else ())):
             out.append(Publish(ScreeningRemoved(player, event, reason)))
         for key in touched:
@@ -576,7 +596,8 @@ class LiveCore:
         if self._screener is not None:
             for key in self._screener.add_game(info):
                 self._screen(key, out)
-        self._games.setdefault(info.game_id, LiveGame(info.game_id))
+        if info.game_id not in self._games:
+            self._games[info.game_id] = LiveGame(info.game_id, comments=self._by_comments)
 
     def _add_move(self, ev: MoveEvent, out: list[Effect]) -> None:
         game = self._games.get(ev.game_id)
@@ -610,10 +631,11 @@ class LiveCore:
         self._counters.moves += 1
         self._preview.pop(ev.game_id, None)
         positions = game.add_move(ev)
+        self._estimator.set_played(ev.game_id, game.plies)
         if game.breaks_comments(ev.ply):
             positions = self._revalue(game, False, out)
         self._analyse(game, positions, out)
-        if self._previews and self._persist and game.needs_engine(ev.ply):
+        if self._previews and self._persist and game.needs_engine(ev.ply) and ev.eval_cp is None:  # else its [%eval]
             out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply), game.token(ev.ply)))
         self._score(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
@@ -633,7 +655,8 @@ class LiveCore:
         out.append(DeleteMoves(game_id, from_ply))
         self._unscore(game_id, from_ply, "a correction took the move back", out)
         again = game.truncate(from_ply)  # a compacted game: the cache answers again
-        if not game.comments and game.all_commented():  # the ply without a comment was corrected away
+        self._estimator.set_played(game_id, game.plies)
+        if self._by_comments and not game.comments and game.all_commented():  # the ply without one corrected away
             again = self._revalue(game, True, out)
         self._analyse(game, again, out)
         self._preview.pop(game_id, None)
@@ -737,8 +760,12 @@ class LiveCore:
         # move on the position before it: kept here for that (references, not copies)
         analyses, boards = dict(game.analyses), list(game.boards)
         for sp in game.ready(zobrist=book):
-            player = self._estimator.add_ply(sp)
-            self._moment(game, sp.ply, sp.san, analyses.get(sp.ply - 1), boards, out)
+            analysis = analyses.get(sp.ply - 1)
+            top = analysis.candidates[0][0] if analysis is not None and analysis.candidates else None
+            if top is not None:
+                self._best.setdefault(game.game_id, {})[sp.ply] = top
+            # the engine's first choice (or the only move) is never judged, whatever the next position's search says
+            player = self._estimator.add_ply(sp, first_choice=sp.forced or top == sp.uci)
             # the mover, and the opponent: each game's score reads the other side's moves (a game read from both sides)
             for moved in self._estimator.players_of(sp, player):
                 if self._coalesce:
@@ -756,6 +783,7 @@ class LiveCore:
                         self._screen(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
+        self._decide_moments(game, boards, out)
         self._pack_settled(game)
 
     def _pack_settled(self, game: LiveGame) -> None:
@@ -770,30 +798,58 @@ class LiveCore:
         if head is not None and self._screener is not None:
             self._screener.pack(game.game_id, head, through)
 
-    def _moment(self, game: LiveGame, ply: int, san: str, analysis: PositionAnalysis | None,
+    def _decide_moments(self, game: LiveGame, boards: list[chess.Board | None], out: list[Effect]) -> None:
+        """Decide the moments of the plies whose positions, and every position before them, are now valued, in
+        ply order: each is decided once, on the game's final values up to it, so a live game's moments are those
+        of the finished game however late and out of order the engine answered."""
+        gid = game.game_id
+        through = min(game.pending) - 1 if game.pending else game.plies
+        done = self._decided.get(gid, 0)
+        if through <= done:
+            return
+        evals = game.evals
+        best = self._best.get(gid, {})
+        for ply in range(done + 1, through + 1):
+            self._moment(game, ply, evals, self._estimator.is_first_choice(gid, ply), best.pop(ply, None), boards, out)
+        if not best:
+            self._best.pop(gid, None)
+        self._decided[gid] = through
+
+    def _moment(self, game: LiveGame, ply: int, evals: list[int | None], first: bool, top: str | None,
                 boards: list[chess.Board | None], out: list[Effect]) -> None:
         """Publish ply ``ply`` as a moment when it is one (:func:`~livemon.live.audience.moment_kinds`)."""
-        evals = game.evals
         if ply >= len(evals):
-            return
-        kinds = moment_kinds(evals, ply)
-        if not kinds:
             return
         before = INITIAL_CP if ply == 1 else evals[ply - 1]
         after = evals[ply]
-        assert before is not None and after is not None  # noqa: S101 - invariant: the ply was scored
+        if before is None or after is None:  # a position the engine gave up on: nothing honest to show
+            return
+        kinds = moment_kinds(evals, ply, first)
+        if not kinds:
+            return
+        ev = game.moves[ply - 1]
         best = None
-        if analysis is not None and analysis.candidates:
-            try:
-                board = self._board_before(game, ply, boards)
-                best = board.san(chess.Move.from_uci(analysis.candidates[0][0]))
-            except (ValueError, AssertionError):
-                best = None
+        if top is not None:
+            if top == ev.uci:
+                best = ev.san
+            else:
+                try:
+                    best = self._board_before(game, ply, boards).san(chess.Move.from_uci(top))
+                except (ValueError, AssertionError):
+                    best = None
         info = self._infos.get(game.game_id) or GameInfo(game.game_id)
-        self._moments.setdefault(game.game_id, set()).add(ply)
-        out.append(Publish(Moment(game.game_id, ply, san, tuple(kinds), move_class(before, after, ply % 2 == 1),
-                                  win_percent(before), win_percent(after), best, info.white, info.black,
-                                  info.event, info.round)))
+        white = ply % 2 == 1
+        cls = None if first else move_class(before, after, white)
+        w_before, w_after = win_percent(before), win_percent(after)
+        moment = Moment(game.game_id, ply, ev.san, tuple(kinds), cls, w_before, w_after, best, info.white,
+                        info.black, info.event, info.round,
+                        mover_win_before=w_before if white else 100.0 - w_before,
+                        mover_win_after=w_after if white else 100.0 - w_after,
+                        board=board_number(info.round),
+                        judgement="best" if first and top is not None else cls or "good",
+                        mover=info.white if white else info.black)
+        self._moments.setdefault(game.game_id, {})[ply] = moment
+        out.append(Publish(moment))
 
     @staticmethod
     def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None]) -> chess.Board:
@@ -808,11 +864,17 @@ class LiveCore:
         return board
 
     def _unpublish_moments(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
+        if self._decided.get(game_id, 0) >= from_ply:
+            self._decided[game_id] = from_ply - 1
+        best = self._best.get(game_id)
+        if best:
+            for ply in [p for p in best if p >= from_ply]:
+                del best[ply]
         plies = self._moments.get(game_id)
         if not plies:
             return
         for ply in sorted(p for p in plies if p >= from_ply):
-            plies.discard(ply)
+            del plies[ply]
             out.append(Publish(MomentRemoved(game_id, ply, reason)))
         if not plies:
             del self._moments[game_id]
@@ -889,6 +951,7 @@ class LiveCore:
             accuracy=seen["accuracy"],
             classes=seen["classes"],
             results=seen["results"],
+            moves_read=seen["moves_read"],
             display=display,
         )
 
@@ -896,7 +959,8 @@ class LiveCore:
         """The one builder of a board's message: position, last move, evaluations, clocks, result.
 
         The newest evaluation is the pinned profile's; while it is awaited, a
-        quick preview (if any) stands in for it on the eval bar only.
+        quick preview (if any), else the source's ``[%eval]`` of that position, stands in
+        for it on the eval bar only (``eval_preview``: no figure is made of it).
         """
         game = self._games[game_id]
         info = self._infos.get(game_id) or GameInfo(game_id)
@@ -907,6 +971,10 @@ class LiveCore:
         if previewed:
             assert preview is not None  # noqa: S101 - checked just above (for mypy)
             evals = evals[:-1] + (preview.score,)
+        elif evals and evals[-1] is None:  # the source's [%eval] of the newest position stands in, as a preview
+            source = last.eval_cp if last is not None else game.start_eval
+            if source is not None:
+                evals, previewed = evals[:-1] + (source,), True
         figures = self._estimator.figures(game_id) if game_id in self._estimator.games else None
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
@@ -930,17 +998,29 @@ class LiveCore:
             round=info.round,
             accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
             classes=figures.to_classes() if figures is not None else None,
+            moves_read=figures.to_moves() if figures is not None else None,
             eval_preview=previewed,
             white_title=info.white_title,
             black_title=info.black_title,
             white_fed=info.white_fed,
             black_fed=info.black_fed,
+            first_choice=self._estimator.first_choice_plies(game_id),
             moves=tuple(ev.san for ev in game.moves),
             moves_uci=tuple(ev.uci for ev in game.moves),
         )
 
     def unscored_plies(self) -> int:
         return sum(len(g.pending) for g in self._games.values())
+
+
+def board_number(round_tag: str) -> int | None:
+    """The board of a game from its round tag written ``R.B`` (lichess's broadcasts), else None.
+
+    >>> board_number("3.12"), board_number("3"), board_number("?")
+    (12, None, None)
+    """
+    head, sep, tail = round_tag.partition(".")
+    return int(tail) if sep and head.isdigit() and tail.isdigit() else None
 
 
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:

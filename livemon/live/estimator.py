@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from livemon.live.audience import GameFigures, Positions, event_figures, figures_of, player_results
+from livemon.live.audience import GameFigures, Positions, event_figures, event_moves, figures_of, player_results
 from livemon.live.messages import GameInfo
 from livemon.live.pgn import pgn_date
 from livemon.live.plies import GamePlies, PackedPlies, ScoredPly, ShelvedPlies
@@ -53,6 +53,9 @@ from livemon.rating.gain import (
 )
 
 
+_FINAL = frozenset(("1-0", "0-1", "1/2-1/2"))
+
+
 @dataclass(slots=True)
 class GameState:
     info: GameInfo
@@ -61,6 +64,8 @@ class GameState:
     """Its scored plies (:class:`~livemon.live.plies.GamePlies`: packed as it settles, shelved once finished
     if the driver says so)."""
     result: str = "*"
+    played: int = 0
+    """Plies played (:meth:`Estimator.set_played`): the figures say how many of them they read."""
 
     @property
     def shelf_key(self) -> str:
@@ -130,6 +135,9 @@ class Estimator:
         """FIDE's K for a player rated below 2400 (:func:`livemon.rating.fide.k_factor`; ``[results] k_factor``)."""
         self._positions: dict[str, Positions] = {}  # the audience's figures (:meth:`figures`) are made of these
         self._figures: dict[str, GameFigures] = {}
+        self._first: dict[str, int] = {}
+        """Per game, the plies whose move was the engine's first choice (never judged: :mod:`livemon.live.audience`),
+        as the bits of an int (bit k: ply k): a few bytes a game, kept for finished games too."""
         self._games_of: dict[str, dict[str, None]] = {}
 
     # -- input ------------------------------------------------------------------
@@ -165,11 +173,14 @@ class Estimator:
         """False for the first ``skip_moves`` moves of each side (left out of c)."""
         return (ply + 1) // 2 > self.skip_moves
 
-    def add_ply(self, sp: ScoredPly) -> PlayerState:
-        """Add one scored ply (replacing a ply of the same number); returns the mover."""
+    def add_ply(self, sp: ScoredPly, first_choice: bool = False) -> PlayerState:
+        """Add one scored ply (replacing a ply of the same number); returns the mover. ``first_choice``: the move
+        was the engine's first choice in the position before it (or the only legal move): never judged."""
         game = self.games[sp.game_id]
         if sp.ply in game.plies:
             self.rollback(sp.game_id, sp.ply)
+        if first_choice:
+            self._first[sp.game_id] = self._first.get(sp.game_id, 0) | (1 << sp.ply)
         game.plies.add(sp)
         self._scored(sp)
         player = self.mover(sp.game_id, sp.ply)
@@ -247,6 +258,9 @@ class Estimator:
         self._figures.pop(game_id, None)
         if game_id in self._positions:
             self._positions[game_id].truncate(from_ply)
+        first = self._first.get(game_id)
+        if first:
+            self._first[game_id] = first & ((1 << max(from_ply, 0)) - 1)
         for sp in game.plies.truncate(from_ply):
             ply = sp.ply
             player = self.mover(game_id, ply)
@@ -282,6 +296,7 @@ class Estimator:
         self._by_seq.pop(state.seq, None)
         self._positions.pop(game_id, None)
         self._figures.pop(game_id, None)
+        self._first.pop(game_id, None)
         self._unlist(state.info)
         if isinstance(record, ShelvedPlies):
             record.discard()  # off the shelf
@@ -294,6 +309,14 @@ class Estimator:
 
     def set_result(self, game_id: str, result: str) -> None:
         self.games[game_id].result = result
+        self._figures.pop(game_id, None)  # a finished game shows the accuracy of all its moves, however few
+
+    def set_played(self, game_id: str, plies: int) -> None:
+        """The plies played in a game so far (the driver's count: the figures read those valued)."""
+        state = self.games.get(game_id)
+        if state is not None and state.played != plies:
+            state.played = plies
+            self._figures.pop(game_id, None)
 
     # -- what the audience sees: accuracy, move classes, results (livemon.live.audience) ---------
 
@@ -324,22 +347,45 @@ class Estimator:
         found = self._figures.get(game_id)
         if found is None:
             positions = self._positions.get(game_id)
-            found = figures_of(positions if positions is not None else Positions())
+            found = figures_of(positions if positions is not None else Positions(), self.first_choice(game_id))
+            state = self.games.get(game_id)
+            if state is not None:
+                played = max(state.played, len(state.plies))
+                found = found.withheld(((played + 1) // 2, played // 2), state.result in _FINAL)
             self._figures[game_id] = found
         return found
+
+    def is_first_choice(self, game_id: str, ply: int) -> bool:
+        """Whether a ply's move was the engine's first choice."""
+        return bool((self._first.get(game_id, 0) >> ply) & 1)
+
+    def first_choice(self, game_id: str) -> frozenset[int]:
+        """The plies of a game whose move was the engine's first choice (never judged)."""
+        return frozenset(self.first_choice_plies(game_id))
+
+    def first_choice_plies(self, game_id: str) -> tuple[int, ...]:
+        """:meth:`first_choice` in ply order (a board message carries it)."""
+        mask, out = self._first.get(game_id, 0), []
+        while mask:
+            low = mask & -mask
+            out.append(low.bit_length() - 1)
+            mask ^= low
+        return tuple(out)
 
     def audience(self, name: str) -> dict[str, Any]:
         """A player's event ``accuracy``, ``classes`` and FIDE ``results`` (``livemon.live.audience``)."""
         player = self.players.get(name)
         elo = player.elo if player is not None else None
-        mine, results = [], []
+        mine, every, results = [], [], []
         played: datetime.date | None = None
         for game_id in self._games_of.get(name, ()):
             state = self.games[game_id]
             info = state.info
             white = info.white == name
+            figures = self.figures(game_id)
+            every.append((figures, white))
             if game_id in self._positions:
-                mine.append((self.figures(game_id), white))
+                mine.append((figures, white))
             # FIDE's figures on the tags as published, by the rules of the event's (latest) date
             tag = info.white_published if white else info.black_published
             elo = tag if tag is not None else elo
@@ -348,7 +394,7 @@ class Estimator:
             if day is not None and (played is None or day > played):
                 played = day
         accuracy, classes = event_figures(mine)
-        return {"accuracy": accuracy, "classes": classes,
+        return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every),
                 "results": player_results(elo, results, default_k=self.k_factor, event_date=played)}
 
     def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
@@ -466,6 +512,7 @@ class Estimator:
             "white_expected_score": p,
             "white_rating_diff": finite_or_none(d) if d is not None else None,
             "accuracy": self.figures(game.info.game_id).to_accuracy(),
+            "moves_read": self.figures(game.info.game_id).to_moves(),
         }
         if game.unscored_plies:
             out["unscored_plies"] = game.unscored_plies

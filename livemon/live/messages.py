@@ -565,7 +565,8 @@ class BoardState(Outgoing):
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
-    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci")  # on game:<id>, not on games
+    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci",
+                                                "first_choice")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -591,17 +592,23 @@ class BoardState(Outgoing):
     black_fed: str = ""
     moves: tuple[str, ...] = ()  # every ply's move in SAN (index 0 = ply 1): a page opened mid-game lists them all
     moves_uci: tuple[str, ...] = ()  # the same moves in UCI: a page steps through the game's positions with them
+    first_choice: tuple[int, ...] = ()  # the plies whose move was the engine's first choice: never judged (no class)
+    moves_read: dict[str, dict[str, int]] | None = None
+    """Per side (``white``, ``black``) the moves ``played``, ``judged`` (both positions valued: what ``classes``
+    reads) and ``accuracy_read`` (what ``accuracy`` reads: the moves from the start to the first position awaited);
+    fewer read than played: the figure is provisional. A side's ``accuracy`` stays null until it reads
+    :data:`~livemon.live.audience.MIN_ACCURACY_MOVES` of its moves (or all of a finished game's)."""
     derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
     """Keys of the JSON made from ``evals`` wherever it goes out (not fields: nothing more kept per message)."""
 
     def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
         """With ``evals`` (``game:<id>``): ``win_percents`` (White's, per position), ``move_accuracy`` and
-        ``move_classes`` (the mover's, per ply), derived from the pinned profile's values: nothing more
-        to keep per message, and a preview never makes a class."""
+        ``move_classes`` (the mover's, per ply; none on a ply in ``first_choice``), derived from the pinned
+        profile's values: nothing more to keep per message, and a preview never makes a class."""
         d = super()._wire_dict(skip)
         if "evals" in d:
             evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
-            wins, accs, classes = ply_figures(evals)
+            wins, accs, classes = ply_figures(evals, self.first_choice)
             d["win_percents"] = [None if w is None else round(w, 1) for w in wins]
             d["move_accuracy"] = [None if a is None else round(a, 1) for a in accs]
             d["move_classes"] = classes
@@ -667,6 +674,10 @@ class PlayerEstimate(Outgoing):
     field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)
     results_estimate: dict[str, Any] | None = None  # FIDE's performance from results (mean opponent + dp(p))
     combined_estimate: dict[str, Any] | None = None  # moves and results together (labelled)
+    moves_read: dict[str, int] | None = None
+    """The player's moves over the games followed: ``played``, ``judged`` (valued: what the classes and the estimates
+    read) and ``accuracy_read`` (the moves of the games whose accuracy is shown): a figure reading fewer than were
+    played is provisional ("accuracy 94.1 · 28 of 41 moves")."""
 
 
 @dataclass(frozen=True)
@@ -843,8 +854,12 @@ class MonitorStatus(Outgoing):
 @dataclass(frozen=True)
 class Moment(Outgoing):
     """A moment of a game as it happens: a blunder, a turning point, a lead change (``kinds``,
-    :func:`livemon.live.audience.moment_kinds`); the move, its class, White's win% before and after it,
-    and the engine's best move there (None when the values came from the game's ``[%eval]``s).
+    :func:`livemon.live.audience.moment_kinds`, decided once every position up to it is valued, in ply order);
+    the move, its class (``move_class``: lichess's, None for a good move or the engine's first choice;
+    ``judgement``: "best" for the engine's first choice, "good", or the class), White's win% before and after it
+    (``win_before``/``win_after``, the chart's), the mover's (``mover_win_before``/``mover_win_after``), the engine's
+    best move there (None when the values came from the game's ``[%eval]``s), and the game: its players, event,
+    round and board (``board``: from a round written ``R.B``, as lichess's broadcasts do; None otherwise).
 
     >>> Moment("r1/b2", 31, "Qxb7", ("blunder",), "blunder", 55.0, 20.0, "Rd1").channels()
     ('moments',)
@@ -854,7 +869,8 @@ class Moment(Outgoing):
     channel: ClassVar[str] = "moments"
     audience: ClassVar[Audience] = PUBLIC
     key_fields: ClassVar[tuple[str, ...]] = ("game_id", "ply")
-    wire_decimals: ClassVar[dict[str, int]] = {"win_before": 1, "win_after": 1}
+    wire_decimals: ClassVar[dict[str, int]] = {"win_before": 1, "win_after": 1, "mover_win_before": 1,
+                                               "mover_win_after": 1}
     game_id: str
     ply: int
     move_san: str
@@ -867,6 +883,11 @@ class Moment(Outgoing):
     black: str = "?"
     event: str = "?"
     round: str = "?"
+    mover_win_before: float | None = None
+    mover_win_after: float | None = None
+    board: int | None = None
+    judgement: str | None = None
+    mover: str = "?"
 
 
 @dataclass(frozen=True)

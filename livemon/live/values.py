@@ -21,6 +21,11 @@ import chess
 
 from livemon.live.memo import Memo
 
+COMMENTS_PROFILE = "[%eval] comments"
+"""The pinned "profile" of a driver with no engine (``analyse`` without one, the TUI demo): positions are valued
+from the source's ``[%eval]`` comments (:class:`~livemon.live.analysis.LiveGame`'s rule) and nothing that needs a
+MultiPV search (the estimates, the field, screening) can be made. Under any engine profile every position is
+searched and the comments only stand in on the eval bar while the engine is busy."""
 _PROFILE = re.compile(r"^(?P<engine>.+) (?P<limit>depth|nodes)=(?P<n>\d+) multipv=(?P<multipv>\d+)$")
 
 
