@@ -27,6 +27,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from livemon.live.pgn import rating_date
 from livemon.rating.forecast import material
 from livemon.rating.scale import to_current_scale
 
@@ -69,14 +70,6 @@ class Game:
         return None if r is None else to_current_scale(r, self.date)
 
 
-def _date(text: str) -> datetime.date | None:
-    try:
-        y, m, d = (int(x) for x in text.split("."))
-        return datetime.date(y, m, d)
-    except ValueError:
-        return None
-
-
 def _elo(text: str | None) -> int | None:
     return int(text) if text and text.isdigit() and int(text) > 0 else None
 
@@ -91,7 +84,7 @@ def parse(file: str, index: int, chunk: str) -> Game:
     tags = dict(_TAG.findall(chunk))
     body = chunk.split("\n\n", 1)[1] if "\n\n" in chunk.strip() else ""
     key = {c: tags.get(f"{c}FideId", "") or tags.get(c, "?") for c in ("White", "Black")}
-    return Game(file, index, tags.get("Event", "?"), tags.get("Round", "?"), _date(tags.get("Date", "")),
+    return Game(file, index, tags.get("Event", "?"), tags.get("Round", "?"), rating_date(tags)[0],
                 key["White"], key["Black"], _elo(tags.get("WhiteElo")), _elo(tags.get("BlackElo")),
                 RESULTS.get(tags.get("Result", "*")), bool(re.search(r"\b1\.", body)), chunk)
 

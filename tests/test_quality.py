@@ -355,3 +355,68 @@ def test_the_field_estimate_reads_the_moves_and_the_results(prague):
     assert f.elo is not None and f.sd is not None and both.sd is not None
     assert "moves and results" in f.label and "9 other players" in f.label
     assert f.sd < both.sd  # the field's prior narrows what the moves and results say
+
+
+BROADCAST = Path(__file__).parent / "data" / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
+
+
+def _broadcast_games() -> list[tuple[GameInfo, str]]:
+    """The tags and results of a lower-rated event (FIDE 1900s–2300s) exported by a lichess broadcast: every game's
+    Event tag is its chapter name ("Round 1: A - B")."""
+    out = []
+    with BROADCAST.open(encoding="utf-8") as f:
+        while (h := chess.pgn.read_headers(f)) is not None:
+            elo = {c: int(h[f"{c}Elo"]) if h.get(f"{c}Elo", "").isdigit() else None for c in ("White", "Black")}
+            out.append((GameInfo(f"bbddnrr#{len(out) + 1}", h["White"], h["Black"], elo["White"], elo["Black"],
+                                 h["Event"]), h["Result"]))
+    return out
+
+
+def _with_broadcast(est: Estimator, games: list[tuple[GameInfo, str]]) -> Estimator:
+    for info, result in games:
+        est.add_game(info)
+        est.set_result(info.game_id, result)
+    return est
+
+
+def test_each_event_has_its_own_field(prague):
+    """Two real events followed at once (an elite round robin and a lower-rated event): each player's "in this
+    field" reads the players of their own event, as their event alone gives it, not the mixed field."""
+    broadcast = _broadcast_games()
+    assert len({info.event for info, _ in broadcast}) == len(broadcast)  # chapter names: one a game
+    alone, together = _estimator(prague), _with_broadcast(_estimator(prague), broadcast)
+    mixed = _with_broadcast(_estimator(prague), broadcast)
+    mixed.event_name = "one field"  # [event] name: everything followed is one event
+    assert set(together.event_keys().values()) == {"4th Prague Masters 2022", ""}
+    only_names = {n for info, _ in broadcast for n in (info.white, info.black)}
+    for player in alone.players.values():
+        mine, theirs = alone.field_prior(player), together.field_prior(together.players[player.name])
+        assert theirs[0] == mine[0] and theirs[1:] == pytest.approx(mine[1:], rel=1e-12)
+        assert mixed.field_prior(mixed.players[player.name])[0] == mine[0] + len(only_names)
+        a, t = alone.field_quality(player), together.field_quality(together.players[player.name])
+        m = mixed.field_quality(mixed.players[player.name])
+        if a.elo is None:
+            continue
+        assert t.elo == pytest.approx(a.elo, abs=1e-6) and t.sd == pytest.approx(a.sd, abs=1e-6)
+        # the mixed field (its prior ~200 lower and far wider: 2495 ± 190 against 2692 ± 30) reads otherwise
+        assert abs(m.elo - a.elo) > 1 and m.sd > 2 * a.sd
+    assert any(alone.field_quality(p).elo is not None for p in alone.players.values())
+    only = _with_broadcast(Estimator(), broadcast)  # the broadcast's own players: their event alone
+    assert set(only.event_keys().values()) == {"all games"}  # every game named alone: one event, as on the page
+    for name, player in only.players.items():
+        mine, theirs = only.field_prior(player), together.field_prior(together.players[name])
+        assert theirs[0] == mine[0] and theirs[1:] == pytest.approx(mine[1:], rel=1e-12)
+
+
+def test_a_player_of_two_events_reads_both_fields_each_player_once(prague):
+    est = _with_broadcast(_estimator(prague), _broadcast_games())
+    guest = next(iter(est.players))  # a Prague player who also plays one game of the broadcast's event
+    rival = next(info.white for info, _ in _broadcast_games())
+    est.add_game(GameInfo("guest#1", guest, rival, est.players[guest].elo, est.players[rival].elo, "Round 9: x - y"))
+    assert est.field_of(est.players[guest]) == ["", "4th Prague Masters 2022"]
+    n, mean, _ = est.field_prior(est.players[guest])
+    others = [p.elo for p in est.players.values() if p.name != guest and p.elo is not None]
+    assert n == len(others) and mean == pytest.approx(np.mean(others))
+    names = {n for info, _ in _broadcast_games() for n in (info.white, info.black)}
+    assert est.field_prior(est.players[rival])[0] == len(names)  # the rival's event: the 9 others and the guest
+    assert est.field_of(est.players[rival]) == [""]

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import quote
 
 import pytest
-from websockets.asyncio.client import connect
 
 from livemon.app.forecast_live import LiveForecast
 from livemon.config import EventConfig, WebConfig
@@ -23,7 +22,10 @@ from livemon.live.messages import BoardState, EventForecast
 from tests.conftest import real
 from tests.test_forecast_live import _feed
 from tests.test_web_layout import EVENT, FEN, LONG, NAMES, evals, measured, two_events
+from tests import test_web_pages
 from tests.test_web_pages import Page
+
+page = test_web_pages.page  # the 1920x1080 tab: one fixture, defined with the pages' tests
 
 pytestmark = [pytest.mark.slow]
 
@@ -51,16 +53,6 @@ SPREAD = [0.41, 0.22, 0.12, 0.09, 0.07, 0.05, 0.03, 0.006, 0.004, 0.0, 0.0, 0.0,
 SPREAD_START = [0.29, 0.27, 0.12, 0.10, 0.07, 0.07, 0.04, 0.02, 0.01, 0.01, 0.0, 0.0, 0.0, 0.0]
 EVEN = [0.16, 0.12, 0.11, 0.09, 0.08, 0.07, 0.07, 0.06, 0.06, 0.05, 0.05, 0.04, 0.03, 0.01]  # 14 contenders
 
-
-
-@pytest.fixture
-async def page(browser_tab: str) -> AsyncIterator[Page]:
-    async with connect(browser_tab, max_size=None) as ws:
-        p = Page(ws)
-        for domain in ("Page", "Runtime", "Log"):
-            await p.call(f"{domain}.enable")
-        await p.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
-        yield p
 
 
 T = "document.getElementById(%r).textContent"

@@ -15,17 +15,19 @@ import json
 import os
 from pathlib import Path
 from urllib.parse import quote
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
-from websockets.asyncio.client import connect
 
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
 from livemon.faces.web import WebServer
 from livemon.live.messages import BoardState, Moment, PlayerEstimate
 from tests.layout import LAYOUT_JS
+from tests import test_web_pages
 from tests.test_web_pages import Page
+
+page = test_web_pages.page  # the 1920x1080 tab: one fixture, defined with the pages' tests
 
 pytestmark = [pytest.mark.slow]
 
@@ -79,16 +81,6 @@ def players(hub: Hub, count: int = 12) -> None:
             field_estimate={"elo": 2715.0 - 20 * i, "cr95": [2640.0, 2790.0], "sd": 38.0, "positions": 400, "games": 13,
                             "kind": "field", "label": "in this field", "display": {"show": shown, "elo": 2715.0 - 20 * i,
                                                                                   "cr95": [2640.0, 2790.0]}}))
-
-
-@pytest.fixture
-async def page(browser_tab: str) -> AsyncIterator[Page]:
-    async with connect(browser_tab, max_size=None) as ws:
-        p = Page(ws)
-        for domain in ("Page", "Runtime", "Log"):
-            await p.call(f"{domain}.enable")
-        await p.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
-        yield p
 
 
 async def measured(page: Page, shot: str = "") -> dict[str, Any]:

@@ -174,6 +174,7 @@ async def analyse_games(
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
         core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
+        core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         if screen:
             calibration = store.get_calibration(profile)
             core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report))

@@ -30,6 +30,7 @@ def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCa
     a = cfg.analysis
     core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
                                  k_factor=cfg.results.k_factor)
+    core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
     core.configure(profile, calibration)
     requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
     cached = store.get_analyses((position_key(r.board) for r in requests), profile)

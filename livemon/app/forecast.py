@@ -25,7 +25,7 @@ import chess.pgn
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import QuietGameBuilder, split_games, white_score
+from livemon.live.pgn import QuietGameBuilder, rating_date, split_games, white_score
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
 from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
@@ -55,14 +55,6 @@ def load_params() -> ForecastParams:
         return ForecastParams.from_mapping(json.loads(PARAMS_FILE.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return DEFAULT
-
-
-def _date(text: str) -> datetime.date | None:
-    try:
-        y, m, d = (int(x) for x in text.split("."))
-        return datetime.date(y, m, d)
-    except ValueError:
-        return None
 
 
 def _round(text: str) -> int | None:
@@ -106,7 +98,7 @@ class GameRecord:
 
 def record_of_info(info: GameInfo, result: str | None, plies: int) -> GameRecord:
     """A game the monitor (or a batch read) knows by its tags, its result and its number of plies."""
-    played = _date(info.date)
+    played = rating_date({"Date": info.date})[0]
     score = white_score(result)
     return GameRecord(info.event, info.round, played, info.white, info.black, info.white, info.black,
                       _today(info.white_elo, info.white_tag, played), _today(info.black_elo, info.black_tag, played),
@@ -128,7 +120,7 @@ def _today(elo: int | None, tag: int | None, played: datetime.date | None) -> in
 def pgn_record(g: chess.pgn.Game) -> GameRecord:
     """A game of a PGN: its tags, result, and for a game in progress its last ``[%eval]`` and clocks."""
     h = g.headers
-    played = _date(h.get("Date", ""))
+    played = rating_date(h)[0]
     names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
     score = white_score(h.get("Result"))
     rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],

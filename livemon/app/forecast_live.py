@@ -63,6 +63,9 @@ class _Core(Protocol):
 def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
     """Every game's record, by event: taken on the event loop (plain values, nothing the loop changes later).
 
+    A game in progress is read at its newest value: the engine's, else (the engine behind) the source's ``[%eval]``
+    of the newest position, as the eval bar shows it.
+
     With ``name`` every game is of that one event; so is every game when each has an Event tag of its own (a
     lichess broadcast names each game "Round 1: A - B"), under the name "all games".
     """
@@ -74,7 +77,10 @@ def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
         if score is None and game is not None and game.plies:
             evals = game.evals
             last = next((j for j in range(len(evals) - 1, -1, -1) if evals[j] is not None), None)
-            if last is not None:
+            source = game.moves[-1].eval_cp if game.moves else None
+            if evals[-1] is None and source is not None:  # the engine is behind: the source's [%eval], as on the eval bar
+                rec.eval_cp, rec.ply, rec.material = source, game.plies, material(game.fen)
+            elif last is not None:
                 rec.eval_cp, rec.ply = evals[last], last
                 rec.material = material(game.fen) if last == game.plies else rec.material
         out[name or info.event].append(rec)

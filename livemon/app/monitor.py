@@ -222,6 +222,7 @@ class Monitor:
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
                                           max_interval_width=cfg.display.max_interval_width,
                                           k_factor=cfg.results.k_factor)
+        self.core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         self.shelf = Shelf(ShelfDB())
         """Where finished games' records go (a private temporary database): the :class:`Shelve` effects."""
         self._flush_due = False  # a flush task is scheduled or running

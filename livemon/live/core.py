@@ -976,6 +976,7 @@ class LiveCore:
             if source is not None:
                 evals, previewed = evals[:-1] + (source,), True
         figures = self._estimator.figures(game_id) if game_id in self._estimator.games else None
+        sans, ucis = game.moves.texts()
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
@@ -1005,8 +1006,8 @@ class LiveCore:
             white_fed=info.white_fed,
             black_fed=info.black_fed,
             first_choice=self._estimator.first_choice_plies(game_id),
-            moves=tuple(ev.san for ev in game.moves),
-            moves_uci=tuple(ev.uci for ev in game.moves),
+            moves=sans,
+            moves_uci=ucis,
         )
 
     def unscored_plies(self) -> int:

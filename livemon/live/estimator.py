@@ -18,6 +18,7 @@ correction, and renders the ``analyse --json`` shape.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,6 +115,9 @@ class Estimator:
     """The engine profile of the analyses fed in (labels the performance estimate)."""
     perf_map: Calibration | None = None
     """The calibration of the performance estimate (fitted on every non-forced move); None: ``c_map``."""
+    event_name: str = ""
+    """``[event] name``: every game is of that one event (its field is every player followed); empty: each game's
+    Event tag names its event (:meth:`event_keys`)."""
 
     def use_calibration(self, profile: str, calibration: ProfileCalibration | None) -> None:
         """Read estimates through ``calibration``, the calibration of exactly ``profile`` (or none)."""
@@ -619,17 +623,54 @@ class Estimator:
 
         return self._tally(player, model).stats(opponent if model.joint is not None else None)
 
-    def field_prior(self, player: PlayerState) -> tuple[int, float, float]:
-        """Count, mean and variance (ddof 1) of the event's OTHER rated players' ratings: the field estimate's
-        prior, never the player's own rating. The roster's integer sums are kept until a game's tags change."""
-        key = ("roster", len(self.players), len(self.games))
+    def event_keys(self) -> dict[str, str]:
+        """Each game's event, as the web page and the live forecast group games: its Event tag; one unnamed event
+        ("") for the games whose tag names none ("?", or a lichess broadcast's chapter name "Round 1: A - B", one a
+        game); every game of one event when ``event_name`` is set or when each game has an Event tag of its own."""
+        if self.event_name:
+            return {gid: self.event_name for gid in self.games}
+        tags = {gid: g.info.event for gid, g in self.games.items()}
+        if len(tags) > 1 and len(set(tags.values())) == len(tags):
+            return dict.fromkeys(tags, "all games")
+        return {gid: _event_of(tag) for gid, tag in tags.items()}
+
+    def _rosters(self) -> tuple[dict[str, str], dict[str, tuple[int, int, int]], dict[str, dict[str, None]]]:
+        """Each game's event, each event's rated players' (count, sum, sum of squares) and its players; kept until a
+        game's tags change."""
         known = self.__dict__.get("_roster")
-        if known is None or known[0] != key or known[1] != self._tags:
-            rated = [p.elo for p in self.players.values() if p.elo is not None]
-            known = self.__dict__["_roster"] = (key, self._tags, len(rated), sum(rated), sum(r * r for r in rated))
-        n, s, ss = known[2], known[3], known[4]
-        if player.elo is not None:
-            n, s, ss = n - 1, s - player.elo, ss - player.elo * player.elo
+        stamp = (self._tags, len(self.games), self.event_name)
+        if known is None or known[0] != stamp:
+            events = self.event_keys()
+            players: dict[str, dict[str, None]] = {}
+            for gid, event in events.items():
+                info = self.games[gid].info
+                players.setdefault(event, {}).update(dict.fromkeys((info.white, info.black)))
+            sums = {}
+            for event, names in players.items():
+                rated = [elo for elo in (self.players[n].elo for n in names if n in self.players) if elo is not None]
+                sums[event] = (len(rated), sum(rated), sum(r * r for r in rated))
+            known = self.__dict__["_roster"] = (stamp, events, sums, players)
+        return known[1], known[2], known[3]
+
+    def field_of(self, player: PlayerState) -> list[str]:
+        """The events whose players make the player's field: those of the player's games, in name order."""
+        events = self._rosters()[0]
+        return sorted({events[gid] for gid in self._games_of.get(player.name, ()) if gid in events})
+
+    def field_prior(self, player: PlayerState) -> tuple[int, float, float]:
+        """Count, mean and variance (ddof 1) of the OTHER rated players of the player's event: the field estimate's
+        prior, never the player's own rating. A player of two events reads the players of both, each once. The
+        events' integer sums are kept until a game's tags change."""
+        _, sums, players = self._rosters()
+        mine = self.field_of(player)
+        if len(mine) == 1:
+            n, s, ss = sums[mine[0]]
+            if player.elo is not None:
+                n, s, ss = n - 1, s - player.elo, ss - player.elo * player.elo
+        else:
+            names = {n for event in mine for n in players[event]} - {player.name}
+            rated = [elo for elo in (self.players[n].elo for n in names if n in self.players) if elo is not None]
+            n, s, ss = len(rated), sum(rated), sum(r * r for r in rated)
         if n < 2:
             return n, float(s / n) if n else 0.0, 0.0
         mean = s / n
@@ -713,6 +754,21 @@ class Estimator:
             "event": {"perceived_ratings": self.perceived_ratings(all_pairs) or {}},
         }
 
+
+
+_CHAPTER = re.compile(r"^Round\s+[\d.]+\s*:", re.IGNORECASE)
+
+
+def _event_of(tag: str) -> str:
+    """A game's event for its field: its Event tag, "" when it names none (a lichess chapter name names the game).
+
+    >>> _event_of("4th Prague Masters 2022"), _event_of("Round 1: Malka, Samuel - Hernandez, Cristian Andres")
+    ('4th Prague Masters 2022', '')
+    >>> _event_of(" ? ")
+    ''
+    """
+    tag = tag.strip()
+    return "" if tag in ("", "?") or _CHAPTER.match(tag) else tag
 
 
 def _day(date: str) -> datetime.date | None:

@@ -344,6 +344,16 @@ class PackedMoves(Sequence[MoveEvent]):
     def __len__(self) -> int:
         return len(self._eval)
 
+    def texts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The moves' SANs and UCIs, read from the packed text without making a move object.
+
+        >>> PackedMoves("g", [MoveEvent("g", 1, "e2e4", "e4", ""), MoveEvent("g", 2, "e7e5", "e5", "")]).texts()
+        (('e4', 'e5'), ('e2e4', 'e7e5'))
+        """
+        if not len(self):
+            return (), ()
+        return tuple(self._san.split(" ")), tuple(self._uci.split(" "))
+
     @overload
     def __getitem__(self, i: int) -> MoveEvent: ...
 
@@ -421,6 +431,11 @@ class LiveMoves(Sequence[MoveEvent]):
 
     def append(self, ev: MoveEvent) -> None:
         self.tail.append(ev)
+
+    def texts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The moves' SANs and UCIs: the packed head's text, then the newest moves'."""
+        sans, ucis = self.head.texts()
+        return sans + tuple(m.san for m in self.tail), ucis + tuple(m.uci for m in self.tail)
 
 
 def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
@@ -687,6 +702,22 @@ class GameMoves(Sequence[MoveEvent]):
 
     def __iter__(self) -> Iterator[MoveEvent]:
         return iter(self._moves)
+
+    def texts(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The moves' SANs and UCIs (a board's move list), at the cost of their text, not of move objects.
+
+        >>> moves = GameMoves()
+        >>> for k, (u, san) in enumerate([("e2e4", "e4"), ("e7e5", "e5"), ("g1f3", "Nf3")], start=1):
+        ...     moves.append(MoveEvent("g", k, u, san, ""))
+        >>> moves.pack(2); moves.texts()
+        (('e4', 'e5', 'Nf3'), ('e2e4', 'e7e5', 'g1f3'))
+        """
+        moves = self._moves
+        if isinstance(moves, (LiveMoves, PackedMoves)):
+            return moves.texts()
+        if isinstance(moves, ShelvedMoves):
+            return moves._record[0].texts()
+        return tuple(m.san for m in moves), tuple(m.uci for m in moves)
 
     def append(self, ev: MoveEvent) -> None:
         """The next move, kept (:func:`_kept`); a packed whole game is unpacked first."""
