@@ -173,7 +173,7 @@ def render_table(out: dict[str, Any], diagnostics: bool = False, max_width: floa
         "estimate: the rating of players who make moves of this quality, read from 20 features of each move and",
         "  against the opponent's moves and rating; 95% range: where the player's level lies, 19 times in 20.",
         f"  Shown once the range is at most {max_width:.0f} Elo wide and inside the ratings the model was fitted on",
-        "  (an open end reads e.g. ≤1253 or 2865+); until then how many more games it takes, or — (one game says little).",
+        "  (an open end reads e.g. ≤1409 or 2865+); until then how many more games it takes, or — (one game says little).",
         "in this field: the same moves and results, with the other players' ratings of the event as the starting",
         "  point: how the player does among these players.",
         "score and TPR from the results (TPR: FIDE's tournament performance rating); accuracy: lichess's accuracy",

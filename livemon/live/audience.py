@@ -64,10 +64,10 @@ LEAD_MARGIN = 5.0
 """A side "leads" at a win% above 50 + this (about ±30 cp, beyond the noise of a fixed-depth search
 around equality); a lead change is a ply after which the other side leads than the last side that led."""
 DEFAULT_MAX_INTERVAL_WIDTH = 1000.0
-"""``[display] max_interval_width``'s default (Elo). The moves estimate's 95% range is about ±1,050 Elo on one
-game's moves and about ±440-480 over an event of 7-9 games (docs/performance.md): at ±500 the figure appears
-for most players from about the seventh game and never on one game, where it would mislead; until then
-screens show accuracy, the estimate in this field and how many more games it takes."""
+"""``[display] max_interval_width``'s default (Elo). The moves estimate's 95% range is about ±510-870 Elo on one
+game's moves (2700 down to 1600) and about ±180-350 over nine games (docs/performance.md): at ±500 a figure read
+from one game, where it would mislead, is withheld, and screens show accuracy, the estimate in this field and how
+many more games it takes until the range narrows."""
 MIN_ACCURACY_MOVES = 10
 """A side's game accuracy is shown once it reads at least this many of the side's moves (or every move of a finished
 game): before, it reads the opening, which every player plays near 100. On the 45 games of a lichess broadcast

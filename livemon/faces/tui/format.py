@@ -220,7 +220,7 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
                    more: str = "more games") -> tuple[str, str]:
     """An estimate and its 95% range as text, as the display rule allows
     (:func:`livemon.live.audience.estimate_display`, the one rule of every screen): the figure and its range (cut
-    at the ratings the model was fitted on: an open low end reads "≤1253", an open high end "2865+", as the web pages
+    at the ratings the model was fitted on: an open low end reads "≤1409", an open high end "2865+", as the web pages
     write them, never "–>" that reads as an arrow) when shown, else a dash and "n more games"
     (a dash when more games cannot be told). Without a rule (a message of an older monitor), the figure as it is.
 

@@ -48,7 +48,7 @@ export const CLASS_MARK = { inaccuracy: "?!", mistake: "?", blunder: "??" };
 export const fmtInt = (x) => (present(x) ? String(Math.round(x)) : DASH);
 export const fmtPct = (x, digits = 0) => (present(x) ? Number(x).toFixed(digits) : DASH);
 /** A 95% range "2627–2790"; an end cut at the rating range the model was fitted on (``open``: "low", "high",
- *  "both", from the display rules) is marked: "≤1253–1800", "2627–2865+" (the true end lies beyond it). */
+ *  "both", from the display rules) is marked: "≤1409–1800", "2627–2865+" (the true end lies beyond it). */
 export function fmtRange(r, open) {
   if (!r || !present(r[0]) || !present(r[1])) return "";
   const lo = open === "low" || open === "both", hi = open === "high" || open === "both";
