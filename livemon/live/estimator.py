@@ -25,7 +25,7 @@ from typing import Any
 
 from livemon.live.audience import GameFigures, Positions, event_figures, event_moves, figures_of, player_results
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import pgn_date
+from livemon.live.pgn import rating_date
 from livemon.live.plies import GamePlies, PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import CPosterior, CSummary, Decision
@@ -394,7 +394,7 @@ class Estimator:
             tag = info.white_published if white else info.black_published
             elo = tag if tag is not None else elo
             results.append((white, state.result, info.black_published if white else info.white_published))
-            day = _day(info.date)
+            day = rating_date({"Date": info.date})[0]
             if day is not None and (played is None or day > played):
                 played = day
         accuracy, classes = event_figures(mine)
@@ -769,16 +769,3 @@ def _event_of(tag: str) -> str:
     """
     tag = tag.strip()
     return "" if tag in ("", "?") or _CHAPTER.match(tag) else tag
-
-
-def _day(date: str) -> datetime.date | None:
-    """A game's date tag as a date (None: unknown or not a calendar day).
-
-    >>> _day("2025.11.15"), _day("?"), _day("2025.02.30")
-    (datetime.date(2025, 11, 15), None, None)
-    """
-    iso = pgn_date(date)
-    try:
-        return None if iso is None else datetime.date.fromisoformat(iso)
-    except ValueError:
-        return None

@@ -81,7 +81,6 @@ ignores everything.
 
 from __future__ import annotations
 
-import datetime
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -92,6 +91,7 @@ from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator
 from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
+from livemon.live.pgn import rating_date
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.scale import to_current_scale
 from livemon.rating.screening import (
@@ -341,22 +341,8 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
         notes = str(getattr(info, "rating_note", "")).split("; ")
         scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
         return float(elo), float(tag), scale
-    played = game_date(info.date)
+    played = rating_date({"Date": info.date})[0]
     return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
-
-
-def game_date(text: str) -> datetime.date | None:
-    """A PGN Date tag ("2022.03.17", "2022.03.??") as a date; None when its year is unknown.
-
-    >>> game_date("2022.03.17"), game_date("2022.??.??"), game_date("?")
-    (datetime.date(2022, 3, 17), datetime.date(2022, 1, 1), None)
-    """
-    parts = text.strip().split(".")
-    if len(parts) != 3 or not (parts[0].isdigit() and len(parts[0]) == 4):
-        return None
-    month = int(parts[1]) if parts[1].isdigit() and 1 <= int(parts[1]) <= 12 else 1
-    day = int(parts[2]) if parts[2].isdigit() and 1 <= int(parts[2]) <= 28 else 1
-    return datetime.date(int(parts[0]), month, day)
 
 
 def screening_line(cfg: ScreeningConfig, calibration: ProfileCalibration | None) -> ScreeningLine | None:
