@@ -24,19 +24,11 @@ from livemon.live.messages import BoardState, GameInfo, MoveEvent
 from livemon.live.tracker import GameTracker
 from livemon.live.values import PositionAnalysis
 from livemon.rating.evaluation import MATE_CP
+from tests.test_live_core import moves_of
 
 SCHOLAR = ["e2e4", "e7e5", "f1c4", "b8c6", "d1h5", "g8f6"]  # White mates in 1 (Qxf7#)
 FOOL = ["f2f3", "e7e5", "g2g4"]  # Black mates in 1 (Qh4#)
 LONGER = ["e2e4", "e7e5", "f1c4", "f8c5", "d1h5", "g8f6", "h5f7", "e8f7", "c4f7"]  # no mate: a plain position
-
-
-def moves_of(game_id: str, ucis: list[str]) -> list[MoveEvent]:
-    board, out = chess.Board(), []
-    for ply, uci in enumerate(ucis, 1):
-        move = chess.Move.from_uci(uci)
-        out.append(MoveEvent(game_id, ply, uci, board.san(move), board.fen()))
-        board.push(move)
-    return out
 
 
 def boards(effects: list[Effect]) -> list[BoardState]:

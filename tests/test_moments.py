@@ -18,9 +18,10 @@ import chess
 from livemon.live.audience import LEAD_MARGIN
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
-from livemon.live.messages import BoardState, GameInfo, GameResult, Moment, MomentRemoved, MoveEvent
+from livemon.live.messages import BoardState, GameInfo, GameResult, Moment, MomentRemoved
 from livemon.live.values import PositionAnalysis
 from livemon.rating.accuracy import INITIAL_CP, win_percent
+from tests.test_live_core import moves_of
 
 PROFILE = "Fake 1.0 depth=8 multipv=3"
 
@@ -28,15 +29,6 @@ PROFILE = "Fake 1.0 depth=8 multipv=3"
 def ply_of(board: chess.Board) -> int:
     """The plies played to reach ``board`` from the start (its FEN's move counters)."""
     return 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-
-
-def moves_of(game_id: str, ucis: list[str]) -> list[MoveEvent]:
-    board, out = chess.Board(), []
-    for ply, uci in enumerate(ucis, 1):
-        move = chess.Move.from_uci(uci)
-        out.append(MoveEvent(game_id, ply, uci, board.san(move), board.fen()))
-        board.push(move)
-    return out
 
 
 def random_game(seed: int, plies: int) -> list[str]:
