@@ -335,10 +335,10 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     elo = info.white_elo if white else info.black_elo
     if elo is None:
         return None
-    tag = getattr(info, "white_tag" if white else "black_tag", None)
+    tag = info.white_tag if white else info.black_tag
     if tag is not None:  # put on today's scale where the game was read, the printed tag kept beside it
         side = "WhiteElo" if white else "BlackElo"
-        notes = str(getattr(info, "rating_note", "")).split("; ")
+        notes = info.rating_note.split("; ")
         scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
         return float(elo), float(tag), scale
     played = rating_date({"Date": info.date})[0]
