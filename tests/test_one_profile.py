@@ -197,8 +197,8 @@ async def test_cached_positions_are_scored_within_handle_and_a_turns_writes_are_
             if isinstance(m, MoveEvent):
                 moves += 1
                 assert m.ply in monitor.estimator.games[m.game_id].plies  # scored before handle returned
-        # not one task per position: at most the one task that publishes the held estimates
-        assert moves > 200 and [t.get_name() for t in monitor._tasks] in ([], ["flush"])
+        # not one task per position: at most the one task that steps the runner
+        assert moves > 200 and [t.get_name() for t in monitor._tasks] in ([], ["runner"]) and not monitor.engine.tasks
         assert monitor.store.db.in_transaction  # every move of this turn in one open transaction...
         assert stored_copies(cfg.store.path) == 0
         await asyncio.sleep(0)
@@ -221,6 +221,7 @@ async def test_engine_answers_are_applied_in_slices_with_the_loop_running_betwee
     (a budget all the monitor's tasks share), in arrival order, with the event loop (faces, timers, feeds)
     running between the slices."""
     from livemon.live.effects import Analyse
+    from livemon.live.runner import Answered
 
     cfg = Config()
     cfg.store.path = str(tmp_path / "s.sqlite")
@@ -245,7 +246,7 @@ async def test_engine_answers_are_applied_in_slices_with_the_loop_running_betwee
     tick = asyncio.create_task(ticker())
     try:
         for i in range(50):  # 100 ms of answers at once
-            monitor._answered(Analyse("g", i, chess.Board(), 0.0), None, "no engine")
+            monitor.runner.put(Answered(Analyse("g", i, chess.Board(), 0.0), None, error="no engine"))
         await monitor.drain()
     finally:
         tick.cancel()

@@ -139,10 +139,12 @@ async def test_answer_now_takes_a_cached_position_at_once_and_never_a_search_in_
         flying = asyncio.ensure_future(pool.submit(boards[1]))
         await wait_for_searches(fake, 2)
         assert pool.answer_now(boards[1]) is None  # being searched: not answered, not searched again
+        assert pool.lookup(boards[1]) is None  # the live core's cache: a miss, so its request joins the search
         await flying
         assert pool.answer_now(boards[1]) is not None
+        assert pool.lookup(boards[0]) == (first.analysis, first.profile.name)
         status = pool.status()
-    assert len(fake.searches()) == 2 and status.searches == 2 and status.cache_hits == 2
+    assert len(fake.searches()) == 2 and status.searches == 2 and status.cache_hits == 3
 
 
 async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkeypatch):

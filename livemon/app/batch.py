@@ -6,14 +6,15 @@ the one conversion of a PGN game into messages — and goes through the monitor'
 own :class:`~livemon.live.core.LiveCore`. The core's one rule decides whether a
 game is valued by the engine (every position, whatever comments it carries: the ratings need
 its MultiPV) or, when no engine can be started, from its ``[%eval]`` comments, so ``analyse``
-gives what the monitor gives for the same games. The core's analysis requests
-go to an :class:`EnginePool` (the position cache first: one search per position,
-ever; one pinned profile), started only when some position needs it.
+gives what the monitor gives for the same games: it is the monitor's
+:class:`~livemon.app.runner.Runner` with in-memory ports. The core asks the
+:class:`EnginePool`'s cache first (one search per position, ever; one pinned
+profile) and sends it what the cache lacks; the pool is started only when some
+position needs it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import logging
@@ -24,6 +25,8 @@ from typing import Any, Callable
 
 import chess
 
+from livemon.app.runner import AsyncEngine, run_until_idle
+from livemon.live.runner import Answered, Ratings, Runner, Unanswered
 from livemon.config import Config
 from livemon.io.book import open_book
 from livemon.io.engine import EngineError
@@ -33,10 +36,11 @@ from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import needs_search
 from livemon.live.core import LiveCore, engine_strength
-from livemon.live.effects import Analyse, Log
+from livemon.live.effects import Analyse
 from livemon.live.estimator import Estimator
 from livemon.live.finished import FinishedGames
-from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameResult, Message, Moment, MoveEvent, TTTRating
+from livemon.live.messages import (FeedError, FeedNotice, GameInfo, GameResult, GameWithdrawn, Message, Moment,
+                                   MoveEvent, TTTRating)
 from livemon.live.pgn import split_games
 from livemon.live.screener import Screener
 from livemon.live.values import COMMENTS_PROFILE, board_from_fen
@@ -150,10 +154,10 @@ def game_messages(game: PlannedGame) -> list[Message]:
 async def analyse_games(
     planned: list[PlannedGame], cfg: Config, store: Store, report: Callable[[str], None], screen: bool = False
 ) -> BatchResult:
-    """Replay every planned game through a :class:`LiveCore` (the monitor's own) and answer its analysis
-    requests with an :class:`EnginePool` under the one configured profile, opened only if a position
-    needs it (every position not over by rule does, whatever its comments). Without an engine the games are
-    valued from their ``[%eval]`` comments (the ``[%eval] comments`` profile: no estimate needs them).
+    """Replay every planned game through a :class:`Runner` (the monitor's own core and interpreter) and answer
+    its analysis requests with an :class:`EnginePool` under the one configured profile, opened only if a
+    position needs it (every position not over by rule does, whatever its comments). Without an engine the
+    games are valued from their ``[%eval]`` comments (the ``[%eval] comments`` profile: no estimate needs them).
 
     ``screen``: the core screens the replay as the monitor screens a round (the profile's calibration,
     the configured book); players without a rating tag are rated by a TTT fit of the files' results,
@@ -161,10 +165,8 @@ async def analyse_games(
     """
     a = cfg.analysis
     messages = [(g, game_messages(g)) for g in planned]
-    probe = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max)
-    needed = any(isinstance(e, Analyse) for _, msgs in messages for m in msgs for e in probe.handle(m))
     pool: EnginePool | None = None
-    if needed:
+    if any(g.engine_positions for g in planned):
         pool = EnginePool(cfg.engine, store, quick=False)
         try:
             await pool.start()
@@ -175,38 +177,58 @@ async def analyse_games(
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
         core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
         core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
-        if screen:
-            calibration = store.get_calibration(profile)
-            core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report))
-        requests: list[Analyse] = []
-        notes: list[str] = []
+        calibration = store.get_calibration(profile) if screen else None
+        core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report) if screen else None,
+                       cache=pool.lookup if pool is not None else None)
+        reporter = _Reporter(report)
+        engine: AsyncEngine | Unanswered = AsyncEngine(pool) if pool is not None else Unanswered()
+        runner = Runner(core, engine=engine, log=reporter.log)
+        if isinstance(engine, AsyncEngine):
+            engine.runner = runner
         for _, msgs in messages:
-            for msg in msgs:
-                for effect in core.handle(msg):
-                    if isinstance(effect, Analyse):
-                        requests.append(effect)
-                    elif isinstance(effect, Log) and effect.level >= logging.WARNING:
-                        report(effect.text)  # a feed's info notices are the monitor's log, not the report's
-        if pool is None:
+            runner.put_all(msgs)
+        runner.run_until_idle()  # every message: the cache's positions scored, the others asked for
+        notes: list[str] = []
+        if isinstance(engine, Unanswered):
+            requests = engine.requests
             unvalued: dict[str, int] = {}
-            for r in requests:  # nothing to value them with: their plies are not scored
+            reporter.muted = True  # nothing to value them with: their plies are not scored (said once per game)
+            for r in requests:
                 unvalued[r.game_id] = unvalued.get(r.game_id, 0) + 1
-                core.analysed(r, None, error="no engine")
+                runner.put(Answered(r, None, error="no engine"))
             for game, _ in messages:
                 n = unvalued.get(game.game_id, 0)
                 if n == 1 and _only_start(requests, game.game_id):
                     notes.append(f"{game.label}: first move not scored (no [%eval] before it and no engine)")
                 elif n:
                     report(f"skipped {game.label}: not every move has an [%eval] comment and no engine")
-                    core.withdraw(game.game_id)
-            await _rate_unrated(core, cfg)
+                    runner.put(GameWithdrawn(game.game_id, "no engine and not every move has an [%eval] comment"))
+            runner.run_until_idle()
+            reporter.muted = False
+            await _rate_unrated(runner, cfg)
             return BatchResult(core.estimator, profile, 0, notes, core.screener, moments_of(core))
-        await answer_all(core, pool, requests, report)
-        await _rate_unrated(core, cfg)
+        with Progress(engine.pending, "analysing positions") as bar:
+            engine.answered = lambda _request: bar.advance()
+            await run_until_idle(runner, engine)
+        await _rate_unrated(runner, cfg)
+        assert pool is not None  # noqa: S101 - an AsyncEngine is only made on a pool
         return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener, moments_of(core))
     finally:
         if pool is not None:
             await pool.close()
+
+
+class _Reporter:
+    """The batch run's log port: a feed's warnings and the engine's errors go to the report (a feed's info
+    notices are the monitor's log, not the report's)."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.report = report
+        self.muted = False
+
+    def log(self, level: int, text: str) -> None:
+        if level >= logging.WARNING and not self.muted:
+            self.report(text)
 
 
 def _screener(cfg: Config, calibration: ProfileCalibration | None, profile: str,
@@ -219,15 +241,17 @@ def _screener(cfg: Config, calibration: ProfileCalibration | None, profile: str,
     return screener
 
 
-async def _rate_unrated(core: LiveCore, cfg: Config) -> None:
+async def _rate_unrated(runner: Runner, cfg: Config) -> None:
     """Players the screener has no rating for are rated by a TTT fit of the finished games (run once)."""
+    core = runner.core
     screener = core.screener
     if screener is None or not screener.enabled:
         return
     if not any(screener.numbers(k).rating_source == "none" for k in screener.keys()):
         return
     if len(core.finished):
-        core.ttt_ratings((await ttt_ratings(cfg, core.finished)).values())
+        runner.put(Ratings(tuple((await ttt_ratings(cfg, core.finished)).values())))
+        runner.run_until_idle()
 
 
 async def ttt_ratings(cfg: Config, finished: FinishedGames) -> dict[str, TTTRating]:
@@ -242,25 +266,6 @@ async def ttt_ratings(cfg: Config, finished: FinishedGames) -> dict[str, TTTRati
 
 def _only_start(requests: list[Analyse], game_id: str) -> bool:
     return all(r.index == 0 for r in requests if r.game_id == game_id)
-
-
-async def answer_all(core: LiveCore, pool: EnginePool, requests: list[Analyse], report: Callable[[str], None]) -> None:
-    """Every request answered by the pool (cache first, each position searched once), fed back to the core."""
-    with Progress(len(requests), "analysing positions") as bar:
-
-        async def one(r: Analyse) -> None:
-            try:
-                answer = await pool.submit(r.board, r.priority)
-            except EngineError as exc:
-                effects = core.analysed(r, None, error=str(exc))
-            else:
-                effects = core.analysed(r, answer.analysis, answer.profile.name)
-            for effect in effects:
-                if isinstance(effect, Log) and effect.level >= logging.ERROR:
-                    report(effect.text)
-            bar.advance()
-
-        await asyncio.gather(*(one(r) for r in requests))
 
 
 def engine_strength_for(

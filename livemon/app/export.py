@@ -1,8 +1,8 @@
 """Estimates rebuilt from the store, in the ``analyse --json`` shape (``livemon export``).
 
-The rebuild hands the stored games to the monitor's own
-:class:`~livemon.live.core.LiveCore` (as a restart does) and answers its
-analysis requests from the cache, under exactly the event's pinned profile:
+The rebuild is the monitor's :class:`~livemon.app.runner.Runner` with in-memory
+ports: it hands the stored games to the core (as a restart does), whose position
+cache is the store's analyses of exactly the event's pinned profile:
 an analysis of any other profile (a quick preview, an older limit) never enters
 an export. So export after a live replay equals ``analyse`` on the same PGN.
 """
@@ -13,12 +13,14 @@ import json
 from typing import Any
 
 from livemon.app.batch import moments_of, with_moments
+from livemon.live.runner import Resume, Runner
 from livemon.config import Config
 from livemon.io.store import Store
-from livemon.live.core import LiveCore, engine_strength
-from livemon.live.effects import Analyse
+import chess
+
+from livemon.live.core import LiveCore, PositionCache, engine_strength
 from livemon.live.estimator import Estimator
-from livemon.live.values import position_key
+from livemon.live.values import PositionAnalysis, position_key
 from livemon.rating.calibration import ProfileCalibration
 
 
@@ -31,14 +33,25 @@ def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCa
     core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
                                  k_factor=cfg.results.k_factor)
     core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
-    core.configure(profile, calibration)
-    requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
-    cached = store.get_analyses((position_key(r.board) for r in requests), profile)
-    for r in requests:
-        found = cached.get(position_key(r.board))
-        if found is not None:
-            core.analysed(r, found, profile)
+    core.configure(profile, calibration, cache=store_cache(store, profile))
+    runner = Runner(core, log=_quiet)  # no engine: what the cache lacks stays awaited; nothing persisted
+    runner.put(Resume(store.load_games()))
+    runner.run_until_idle()
     return core
+
+
+def _quiet(level: int, text: str) -> None:
+    """The rebuild's log: what the monitor logged when it met the games was said then."""
+
+
+def store_cache(store: Store, profile: str) -> PositionCache:
+    """The store's analyses of exactly ``profile``, as the core's position cache."""
+
+    def lookup(board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+        found = store.get_analysis(position_key(board), profile)
+        return None if found is None else (found, profile)
+
+    return lookup
 
 
 def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> Estimator:

@@ -1,12 +1,12 @@
-"""The wiring: feeds → live core → (store, engine pool, hub), and the background TTT.
+"""The wiring: feeds → the runner (live core) → (store, engine pool, hub), and the background TTT.
 
-This is the one place that starts tasks, and it decides nothing: every feed
-message, analysis, TTT result and timer tick goes to the sans-I/O
-:class:`~livemon.live.core.LiveCore`, and the monitor carries out the effects
-it returns — a move is stored before anything else happens to it, positions go
-to the engine pool (the cache first, newest first), updates go to the
-:class:`Hub`, which the faces read. Finished games trigger a warm TrueSkill
-Through Time refresh in a worker process, so the event loop never waits on it.
+The monitor decides nothing: it is a :class:`~livemon.live.runner.Runner` with asyncio ports. Every feed
+message, engine answer, TTT result and timer tick is put in the runner's inbox; one task (:meth:`Monitor._step`)
+hands the inbox to the sans-I/O :class:`~livemon.live.core.LiveCore` within the loop turn's budget, and the
+runner carries out the effects it returns — a move is stored before anything else happens to it, positions
+the cache lacks go to the engine pool (newest first), updates go to the :class:`Hub`, which the faces read.
+Finished games trigger a warm TrueSkill Through Time refresh in a worker process, so the event loop never
+waits on it.
 
 On start the monitor pins the event's engine profile (the pool's: every
 estimate, screening figure and export is of that one profile) and hands the
@@ -21,16 +21,15 @@ import gc
 import math
 import logging
 import time
-from collections import deque
 from collections.abc import Mapping
 from importlib import resources
-from typing import Any, Iterable
+from typing import Any
 
+from livemon.io.engine_port import AsyncEngine
 from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
 from livemon.config import Config, ReplayFeedConfig
 from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
-from livemon.io.backend import PooledAnalysis
 from livemon.io.feeds import Feed, open_feeds
 from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.pool import EngineBackend, EnginePool
@@ -39,23 +38,9 @@ from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore
-from livemon.live.effects import (
-    Shelve,
-    Analyse,
-    DeleteGame,
-    DeleteMoves,
-    Effect,
-    Log,
-    Preview,
-    Publish,
-    RaiseAlert,
-    RefreshTTT,
-    StoreGame,
-    StoreMove,
-    StoreResult,
-)
 from livemon.live.estimator import Estimator, PlayerState
 from livemon.live.messages import GameInfo, Message, MonitorStatus, PlayerEstimate, WorkerQuarantined
+from livemon.live.runner import Forget, Ratings, Resume, Runner, Tick
 from livemon.io.book import open_book
 from livemon.live.screener import Screener
 from livemon.live.shelf import Shelf
@@ -81,14 +66,15 @@ without it, cycles not yet collected (parsed PGN game trees, HTTP responses: ~65
 
 TURN_BUDGET = 0.008
 """Seconds of the monitor's background work per event-loop turn, shared by all its tasks
-(:class:`~livemon.app.turns.TurnBudget`): feeds' messages, engine answers, held estimates, Algorithm 2's
-and TTT's re-published players. Each task does at least one unit a turn, then yields once the turn's
-budget is spent: were each to take a slice of its own, a turn in which several were ready, then the web
-face's fan-out, would be the loop's lag (``bench/turns`` times the turns).
+(:class:`~livemon.app.turns.TurnBudget`): the runner's steps (feeds' messages, engine answers, Algorithm 2's
+and TTT's re-published players, each step's held estimates) and the feeds' own parsing. Each task does at
+least one unit a turn, then yields once the turn's budget is spent: were each to take a slice of its own, a
+turn in which several were ready, then the web face's fan-out, would be the loop's lag (``bench/turns``
+times the turns).
 
-The bus hands answers over in bursts (a worker's batch, a broker round trip); were each to wake its own
-task, a turn of a few hundred answers would be the loop's lag. So the tasks only queue their answer, and
-one task applies the queue, within the budget."""
+The bus hands answers over in bursts (a worker's batch, a broker round trip); were each to be applied
+where it lands, a turn of a few hundred answers would be the loop's lag. So every answer, like every feed
+message, only goes into the runner's inbox, and one task steps the runner, within the budget."""
 
 
 TTT_STORE_SECONDS = 30.0
@@ -106,6 +92,11 @@ for a remote pool), and ``gaps``/``illegal_moves`` counters; ``engine_lag_second
 position waiting for the pinned profile has waited) beside ``feed_lag_seconds`` (since the feeds' last message);
 ``engine.searches`` and ``engine.mean_search_s`` count the pinned profile's searches only (the quick eval-bar
 previews are ``engine.preview_searches``)."""
+
+
+def _log(level: int, text: str) -> None:
+    """The runner's log port: the monitor's log."""
+    log.log(level, "%s", text)
 
 
 def bundled_replay(speed: float = 2.0) -> ReplayFeedConfig:
@@ -199,9 +190,9 @@ def lag_percentile(hist: dict[str, int], q: float) -> float | None:
 class Monitor:
     """The live monitor: ``await Monitor(cfg).run()``; see the module docstring.
 
-    Every decision is the :class:`~livemon.live.core.LiveCore`'s; this class
-    applies its effects (:meth:`apply`): store writes, engine requests, hub
-    publishes, the TTT refresh, log lines.
+    Every decision is the :class:`~livemon.live.core.LiveCore`'s; its
+    :class:`~livemon.live.runner.Runner` (``runner``) applies the effects with this class's ports: the
+    store, the engine backend, the hub, the TTT refresh, the log, the shelf.
     """
 
     def __init__(self, cfg: Config, hub: Hub | None = None, store: Store | None = None):
@@ -225,17 +216,24 @@ class Monitor:
         self.core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         self.shelf = Shelf(ShelfDB())
         """Where finished games' records go (a private temporary database): the :class:`Shelve` effects."""
-        self._flush_due = False  # a flush task is scheduled or running
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)
-        self._answers: deque[tuple[Analyse, PooledAnalysis | None, str | None]] = deque()
-        self._answering: asyncio.Task[None] | None = None
+        self._ttt_wanted = asyncio.Event()
+        self.runner = Runner(self.core, store=self.store, publish=self.hub.publish, ttt_wanted=self._ttt_wanted.set,
+                             log=_log, clock=time.time, shelf=self.shelf, strict=False, batch=(TICK_BATCH, PAIR_BATCH))
+        """The core, its inbox and the one interpreter of its effects (the monitor's ports)."""
+        self.engine = AsyncEngine(self.pool, self.runner)
+        self.runner.engine = self.engine
+        self.runner.wake = self._wake
+        self._ready = asyncio.Event()  # the inbox has work
+        self._idle = asyncio.Event()  # nothing in the inbox and no answer owed
+        self._stepping: asyncio.Task[None] | None = None
+        self._mark = 0.0
         self.feeds: list[Feed] = []
         self.demo_pace: float | None = None
         """Plies per second at most for the bundled replay (``livemon serve`` measures the engines and sets it:
         :func:`livemon.app.plan.demo_pace`); None: its schedule alone."""
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._ttt_wanted = asyncio.Event()
         self._ttt = TTTJob(cfg.ttt)
         self._ttt_stored = -math.inf  # when the fit was last stored (monotonic)
         self._stopping = asyncio.Event()
@@ -278,7 +276,7 @@ class Monitor:
         """A worker found lying and shut out (the bus): every ply scored with one of its answers is scored again
         with the answers that replace them (:meth:`LiveCore.forget`; the bus searches them again), and a line
         on the arbiters' status channel (never a public one) says so."""
-        self.apply(self.core.forget(keys, f"worker {worker} quarantined, its analyses replaced"))
+        self.runner.put(Forget(tuple(keys), f"worker {worker} quarantined, its analyses replaced"))
         self.hub.publish(WorkerQuarantined.of(worker, why, len(keys)))
 
     # -- life cycle ------------------------------------------------------------------
@@ -320,6 +318,7 @@ class Monitor:
                 await asyncio.gather(*feed_tasks, return_exceptions=True)
                 await self.drain()
                 await self._refresh_ttt(store=True)
+                await self.drain()
             else:
                 await self._stopping.wait()
             for task in feed_tasks + background:
@@ -328,9 +327,10 @@ class Monitor:
             self._publish_status()
             self.store.put_status(self.status())
         finally:
-            for task in list(self._tasks):
+            tasks = [*self._tasks, *self.engine.tasks]
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             await self.pool.close()
             self._ttt.close()
 
@@ -338,13 +338,11 @@ class Monitor:
         self._stopping.set()
 
     async def drain(self) -> None:
-        """Wait until every requested analysis has come back and been scored.
-
-        An analysis task queues its answer and starts the task that applies it before it ends, and
-        applying may start a flush: so the tasks of these three kinds are awaited until none is left.
-        """
-        while busy := [t for t in self._tasks if not t.done() and t.get_name().startswith(("analyse", "answers", "flush"))]:
-            await asyncio.wait(busy)
+        """Wait until the runner's inbox is empty and every requested analysis has come back and been scored."""
+        while self.runner.busy or self.engine.pending:
+            self._idle.clear()
+            self._wake()
+            await self._idle.wait()
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(coro, name=name)
@@ -364,9 +362,10 @@ class Monitor:
         profile = self.pool.base_profile.name
         calibration = self.store.get_calibration(profile)
         a = self.cfg.analysis
-        self.apply(self.core.configure(profile, calibration, given_strength=a.engine_strength,
+        self.runner.apply(self.core.configure(profile, calibration, given_strength=a.engine_strength,
                                        calibrated_strength=self.store.get_engine_strength(profile),
-                                       previews=self.pool.previews, screener=self._screener(calibration)))
+                                       previews=self.pool.previews, screener=self._screener(calibration),
+                                       cache=self.pool.lookup))
         warning = pool_warning(self.core.estimator.perf_map or self.core.estimator.c_map, a.rating_pool)
         if warning:
             log.warning("%s", warning)
@@ -390,7 +389,8 @@ class Monitor:
     def _resume(self) -> None:
         """Rebuild games and estimates from the store; re-request what was never analysed (the cache answers the rest)."""
         stored = self.store.load_games()
-        self.apply(self.core.resume(stored))
+        self.runner.put(Resume(stored))
+        self._step_now()
         if stored:
             log.info("resumed %d games, %d moves from %s", len(stored), sum(len(m) for _, _, m in stored), self.store.path)
         self._ttt.restore(self.store.get_ttt()[0])  # the first TTT refresh continues from the stored fit
@@ -398,77 +398,59 @@ class Monitor:
     # -- input -------------------------------------------------------------------------
 
     async def _run_feed(self, feed: Feed) -> None:
-        """Hand the feed's messages to the core, several a loop turn within the turn's budget (``TURN_BUDGET``).
-
-        A poll of a round yields hundreds of messages at once; one loop turn each (with thousands of
-        analyses, senders and the other feeds ready in every turn) made a poll take tens of seconds
-        under load, and the next poll wait for it.
-        """
+        """Put the feed's messages in the runner's inbox, pausing once the turn's budget is spent
+        (``TURN_BUDGET``): a feed's own parsing between messages counts (a stream parses each game's PGN
+        as it yields it), and so does a wait for the network (the turn then yields after one unit of each
+        task: harmless)."""
         started = time.perf_counter()
         async for msg in feed:
-            try:
-                self.handle(msg)
-            except Exception:  # a bad message must not stop the feed
-                log.exception("feed %s: could not handle %s", feed.name, msg)
-            # wall time since this task last paused: the feed's own parsing between messages counts
-            # too (a stream parses each game's PGN as it yields it), and so does a wait for the network
-            # (the turn then yields after one unit of each task: harmless)
+            self.runner.put(msg)
             started = await self.budget.pause(started)
 
     def handle(self, msg: Message) -> None:
-        """Apply one feed message (stored first, then analysed)."""
-        self.apply(self.core.handle(msg))
+        """Hand one message to the core now, with what waits in the inbox before it (stored first, then
+        analysed; the cache's positions scored before this returns). The feeds only put their messages in
+        the inbox; tests and benches hand theirs in here."""
+        self.runner.put(msg)
+        self._step_now()
 
-    # -- effects -----------------------------------------------------------------------
+    # -- the runner's turns ------------------------------------------------------------
 
-    def apply(self, effects: list[Effect]) -> None:
-        """Carry out the core's effects, in order (a cached analysis's effects after them)."""
+    def _step_now(self) -> None:
+        """Every unit of work in the runner, at once (a synchronous caller)."""
         self._write_behind()
-        self._apply(list(effects))
-        if self.core.held and not self._flush_due:
-            # a burst's estimates go out once per player and board, after every answer ready now
+        self.runner.run_until_idle()
+
+    def _wake(self) -> None:
+        """Work came into the inbox: the task that steps the runner is woken (started on first use)."""
+        self._ready.set()
+        if self._stepping is None or self._stepping.done():
             try:
                 asyncio.get_running_loop()
-            except RuntimeError:  # no loop (a synchronous driver): at once
-                self.apply(self.core.flush())
-            else:
-                self._flush_due = True
-                self._spawn(self._flush(), "flush")
+            except RuntimeError:  # no loop (a synchronous caller): it steps the runner itself
+                return
+            self._stepping = self._spawn(self._step(), "runner")
 
-    def _apply(self, effects: list[Effect]) -> None:
-        for e in effects:
-            if isinstance(e, Publish):
-                self.hub.publish(e.message)
-            elif isinstance(e, Analyse):
-                hit = self.pool.answer_now(e.board)
-                if hit is not None:  # cached: answered in this turn, its effects after these (no task)
-                    effects.extend(self.core.analysed(e, hit.analysis, hit.profile.name))
-                else:
-                    self._spawn(self._analyse(e), f"analyse {e.game_id}:{e.index}")
-            elif isinstance(e, StoreMove):
-                self.store.put_move(e.move)
-            elif isinstance(e, StoreGame):
-                self.store.put_game(e.info)
-            elif isinstance(e, StoreResult):
-                self.store.put_result(e.game_id, e.result)
-            elif isinstance(e, DeleteMoves):
-                self.store.delete_moves(e.game_id, e.from_ply)
-            elif isinstance(e, DeleteGame):
-                self.store.delete_game(e.game_id)
-            elif isinstance(e, Preview):
-                if self.pool.previewing:  # a task only when a quick search may run
-                    self._spawn(self._preview(e), f"preview {e.game_id}:{e.index}")
-            elif isinstance(e, RaiseAlert):
-                if self.store.put_alert(e.alert, e.level, time.time()):
-                    # no name or number here: the log is not an arbiters' channel
-                    log.info("screening: a %s was raised (for arbiters: the alerts channel)", e.level)
-                    self.hub.publish(e.alert)
-            elif isinstance(e, RefreshTTT):
-                self._ttt_wanted.set()
-            elif isinstance(e, Shelve):
-                self.core.shelve(e.game_id, self.shelf)  # a finished game's records out of memory
-            elif isinstance(e, Log):
-                log.log(e.level, "%s", e.text)
+    async def _step(self) -> None:
+        """Step the runner, within the turns' budget, whenever its inbox has work; tell :meth:`drain` when
+        nothing is left and no answer is owed."""
+        while True:
+            if not self.runner.busy:
+                if not self.engine.pending:
+                    self._idle.set()
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            self._write_behind()
+            self._mark = time.perf_counter()
+            self.runner.step(stop=self._turn_spent)
+            self._mark = await self.budget.pause(self._mark)
+
+    def _turn_spent(self) -> bool:
+        now = time.perf_counter()
+        spent = self.budget.spend(now - self._mark)
+        self._mark = now
+        return spent
 
     def _write_behind(self) -> None:
         """This loop turn's writes in one transaction, committed first thing in the next turn.
@@ -489,62 +471,6 @@ class Monitor:
     def _commit(self) -> None:
         self._commit_due = False
         self.store.commit_batch()
-
-    async def _flush(self) -> None:
-        """Publish the held estimates and boards, within the turns' budget, until none is held."""
-        try:
-            while self.core.held:
-                await self._apply_in_turns(self.core.flush_batches(TICK_BATCH))
-        finally:
-            self._flush_due = False
-
-    async def _apply_in_turns(self, batches: Iterable[list[Effect]]) -> None:
-        """Apply the core's batches of effects, each built when asked for, within the turns' budget."""
-        started = time.perf_counter()
-        for effects in batches:
-            self.apply(effects)
-            started = await self.budget.pause(started)
-
-    async def _analyse(self, request: Analyse) -> None:
-        try:
-            answer = await self.pool.submit(request.board, priority=request.priority)
-        except Exception as exc:
-            self._answered(request, None, str(exc))
-            return
-        self._answered(request, answer, None)
-
-    def _answered(self, request: Analyse, answer: PooledAnalysis | None, error: str | None) -> None:
-        """Queue an engine answer (or its failure) for :meth:`_apply_answers` (see ``TURN_BUDGET``)."""
-        self._answers.append((request, answer, error))
-        if self._answering is None:
-            self._answering = self._spawn(self._apply_answers(), "answers")
-
-    async def _apply_answers(self) -> None:
-        """Apply the queued answers in arrival order, within the turns' budget (``TURN_BUDGET``)."""
-        try:
-            started = time.perf_counter()
-            while self._answers:
-                request, answer, error = self._answers.popleft()
-                try:
-                    if answer is None:
-                        self.apply(self.core.analysed(request, None, error=error))
-                    else:
-                        self.apply(self.core.analysed(request, answer.analysis, answer.profile.name))
-                except Exception:  # a bug with one answer must not strand the others
-                    log.exception("game %s: the answer for position %d could not be applied", request.game_id,
-                                  request.index)
-                started = await self.budget.pause(started)
-        finally:
-            self._answering = None
-
-    async def _preview(self, request: Preview) -> None:
-        try:
-            answer = await self.pool.preview(request.board)
-        except Exception as exc:  # a preview is a nicety: its failure costs nothing but a line
-            log.info("game %s: no quick preview of position %d: %s", request.game_id, request.index, exc)
-            return
-        if answer is not None:
-            self.apply(self.core.previewed(request, answer.analysis))
 
     # -- output ------------------------------------------------------------------------
 
@@ -640,10 +566,11 @@ class Monitor:
             await asyncio.sleep(GC_FREEZE_SECONDS)
 
     async def _algorithm2_loop(self) -> None:
-        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs)."""
+        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs): a :class:`Tick`
+        the runner works through a batch of players a unit (a whole round's players: many estimates)."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
-            await self._apply_in_turns(self.core.tick_batches(TICK_BATCH, PAIR_BATCH))  # a whole round's players: many estimates
+            self.runner.put(Tick())
 
     # -- background TTT ----------------------------------------------------------------
 
@@ -659,7 +586,7 @@ class Monitor:
         if not finished:
             return
         ratings = await self._ttt.refresh(finished)  # the players it moved
-        await self._apply_in_turns(self.core.ttt_batches(ratings, TICK_BATCH))
+        self.runner.put(Ratings(tuple(ratings)))
         now = time.monotonic()
         if store or now - self._ttt_stored >= TTT_STORE_SECONDS:
             self._ttt_stored = now

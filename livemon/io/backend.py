@@ -151,6 +151,9 @@ class EngineBackend(Protocol):
     def answer_now(self, board: chess.Board) -> PooledAnalysis | None:
         """The pinned profile's cached analysis of ``board``, at once, or None (then :meth:`submit`)."""
 
+    def lookup(self, board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+        """:meth:`answer_now` as the live core's position cache (:data:`livemon.live.core.PositionCache`)."""
+
     def status(self) -> EngineStatus: ...
 
     def engine_pids(self) -> list[int]: ...
@@ -218,6 +221,13 @@ class PinnedBackend:
         if self._base is None:
             return None
         return self.queue.answer_now(board, self._base)
+
+    def lookup(self, board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+        """The live core's position cache (:data:`livemon.live.core.PositionCache`, handed to
+        :meth:`~livemon.live.core.LiveCore.configure`): :meth:`answer_now` as (analysis, profile name). A
+        position being searched is a miss, so its request joins the search (no search repeated)."""
+        hit = self.answer_now(board)
+        return None if hit is None else (hit.analysis, hit.profile.name)
 
 
 @dataclass

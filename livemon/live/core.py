@@ -7,9 +7,11 @@ preview (:meth:`~LiveCore.previewed`), new TrueSkill ratings
 (:meth:`~LiveCore.ttt_ratings`), a timer tick (:meth:`~LiveCore.tick`) — and
 returns effects (:mod:`livemon.live.effects`): persist, analyse, publish,
 raise an alert, refresh TTT, log. It never awaits, reads a clock, opens a file
-or a socket. The asyncio :class:`~livemon.app.monitor.Monitor` applies the
-effects; ``export`` (from the store), batch ``analyse``/``calibrate`` and the TUI
-demo drive the same core, so there is one path into the estimator, and
+or a socket; the one thing it calls is the position cache it is handed
+(:meth:`LiveCore.configure`), a read. One :class:`~livemon.live.runner.Runner`
+drives it and applies the effects, with the ports of each driver: the asyncio
+monitor, ``export`` (from the store), batch ``analyse``/``calibrate`` and the TUI
+demo, so there is one path into the estimator, and
 :class:`~livemon.live.messages.PlayerEstimate` and
 :class:`~livemon.live.messages.BoardState` are each built in one place
 (:meth:`LiveCore.player_estimate`, :meth:`LiveCore.board_state`).
@@ -23,7 +25,8 @@ What it decides:
 - **legality**, checked once, here: a move that is not legal in the position
   it claims to follow is logged and dropped; nothing later checks it again;
 - **what to analyse**: each position that needs the engine (not terminal, no
-  ``[%eval]`` from the feed), once, newest first (priority ``-arrival``), under
+  ``[%eval]`` from the feed) and that the cache does not hold (a hit is scored at
+  once, in the same call), once, newest first (priority ``-arrival``), under
   the event's one pinned engine profile; answers under another profile are
   refused (one profile per number); a quick preview of a game's
   newest position may feed the eval bar, never an estimate;
@@ -51,7 +54,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import chess
 
@@ -104,9 +107,14 @@ from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
+PositionCache = Callable[[chess.Board], tuple[PositionAnalysis, str] | None]
+"""The driver's read-only position cache (:meth:`LiveCore.configure`): a position's analysis and the name of
+the profile it is of, or None. A hit is scored at once, inside the event that needed it; only a miss becomes
+an :class:`~livemon.live.effects.Analyse` effect."""
 _WHOLE = 1 << 62
-"""A batch size no event reaches: :meth:`LiveCore.flush`, :meth:`~LiveCore.tick` and :meth:`~LiveCore.ttt_ratings`
-do their work at once (the monitor asks for batches, sized to its event-loop turns)."""
+"""A batch size no event reaches: :meth:`~LiveCore.tick` and :meth:`~LiveCore.ttt_ratings` do their work at once
+(the monitor's runner asks for batches, sized to its event-loop turns: a tick or a TTT refresh moves a whole
+round's players)."""
 PACK_CHUNK = 16
 """A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
 as objects they are several hundred bytes a ply until the game finishes, the monitor's growth over a round;
@@ -196,6 +204,7 @@ class LiveCore:
                  k_factor: float | None = None) -> None:
         self._profile = profile
         self._by_comments = profile == COMMENTS_PROFILE
+        self._cache: PositionCache | None = None
         self._estimator = estimator if estimator is not None else Estimator()
         self._screener = screener
         self._given_strength, self._calibrated_strength = given_strength, calibrated_strength
@@ -327,10 +336,13 @@ class LiveCore:
 
     def configure(self, profile: str, calibration: ProfileCalibration | None = None, *,
                   given_strength: float | None = None, calibrated_strength: float | None = None,
-                  previews: bool = False, screener: Screener | None = None) -> list[Effect]:
+                  previews: bool = False, screener: Screener | None = None,
+                  cache: PositionCache | None = None) -> list[Effect]:
         """The event's settings, as one event: the pinned engine profile and its calibration, the engine
         strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
-        as data). Every figure from then on is of these settings."""
+        as data), the position cache (:data:`PositionCache`: a read-only lookup; a hit of the pinned profile is
+        scored at once, a miss is asked for). Every figure from then on is of these settings."""
+        self._cache = cache
         self._profile = profile
         self._by_comments = profile == COMMENTS_PROFILE
         self._estimator.use_calibration(profile, calibration)
@@ -349,7 +361,8 @@ class LiveCore:
         elif isinstance(msg, MoveEvent):
             self._add_move(msg, out)
         elif isinstance(msg, GameRollback):
-            self._rollback(msg.game_id, msg.from_ply, out)
+            if self._rollback(msg.game_id, msg.from_ply, out):
+                self._valued(self._games[msg.game_id], out)
         elif isinstance(msg, GameResult):
             self._set_result(msg.game_id, msg.result, out)
         elif isinstance(msg, FeedError):
@@ -404,10 +417,14 @@ class LiveCore:
         game = self._games.get(request.game_id)
         if game is not None and game.current(request.index, request.token):
             game.set_analysis(request.index, analysis)  # else a correction replaced the position meanwhile
-            self._score(game, out)
-            self._board_changed(game.game_id, out)
-            self._settle(game, out)
+            self._valued(game, out)
         return out
+
+    def _valued(self, game: LiveGame, out: list[Effect]) -> None:
+        """Positions of ``game`` were valued (an answer, or the cache): what they make ready is scored."""
+        self._score(game, out)
+        self._board_changed(game.game_id, out)
+        self._settle(game, out)
 
     def previewed(self, request: Preview, analysis: PositionAnalysis | None) -> list[Effect]:
         """A quick evaluation of a game's newest position: the eval bar shows it until the real one comes."""
@@ -421,31 +438,23 @@ class LiveCore:
         return [Publish(self.board_state(game.game_id))]
 
     def flush(self) -> list[Effect]:
-        """The updates held since the last flush (``coalesce``): each changed player's estimate and
-        each changed board once, in the order they first changed."""
-        return [effect for batch in self.flush_batches(_WHOLE) for effect in batch]
-
-    def flush_batches(self, size: int) -> Iterator[list[Effect]]:
-        """:meth:`flush` in batches of at most ``size`` estimates or boards (the driver's choice), each built as its batch is
-        asked for (from the state at that moment, so none is stale); what changes meanwhile is held for
-        the next flush. The screening figures come first, in one batch."""
+        """The updates held since the last flush (``coalesce``): the screening figures and any level reached,
+        on the burst's final figures, then each changed player's estimate and each changed board once, in the
+        order they first changed. The runner flushes once per step, so a flush is as long as the step's burst."""
         out: list[Effect] = []
         tracks, self._dirty_tracks = self._dirty_tracks, {}
-        for key in tracks:  # screening numbers and any level reached, on the burst's final figures
+        for key in tracks:
             if self._screener is not None and key in self._screener.tracks:
                 try:
                     self._screen(key, out)
                 except Exception as exc:  # screening must never stop the estimates
                     out.append(Log(logging.ERROR, f"screening of {key} failed: {exc!r}"))
-        if out:
-            yield out
         players, self._dirty_players = list(self._dirty_players), {}
         games, self._dirty_games = list(self._dirty_games), {}
-        for start in range(0, len(players), size):
-            found = self._estimator.players
-            yield [Publish(self.player_estimate(found[name])) for name in players[start:start + size] if name in found]
-        for start in range(0, len(games), size):
-            yield [Publish(self.board_state(gid)) for gid in games[start:start + size] if gid in self._games]
+        found = self._estimator.players
+        out.extend(Publish(self.player_estimate(found[name])) for name in players if name in found)
+        out.extend(Publish(self.board_state(gid)) for gid in games if gid in self._games)
+        return out
 
     @property
     def held(self) -> bool:
@@ -610,23 +619,28 @@ class LiveCore:
             self._counters.illegal += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} is not a ply number; ignored"))
             return
+        hits = False
         if ev.ply <= game.plies:
             if game.moves[ev.ply - 1].uci == ev.uci:
                 self._counters.duplicates += 1  # a re-sent ply (feed restart, re-sent game)
                 return
-            self._rollback(ev.game_id, ev.ply, out)
+            hits = self._rollback(ev.game_id, ev.ply, out)
         if ev.ply != game.plies + 1:
             self._counters.gaps += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: ply {ev.ply} arrived after ply {game.plies}; ignored"))
+            if hits:
+                self._valued(game, out)
             return
         if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
             game.expand()
             self._recompact[game.game_id] = None
-            self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out)
+            hits = self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out) or hits
         reason = _illegal(game, ev)
         if reason is not None:
             self._counters.illegal += 1
             out.append(Log(logging.WARNING, f"game {ev.game_id}: {reason} at ply {ev.ply}; ignored"))
+            if hits:
+                self._valued(game, out)
             return
         if self._persist:
             out.append(StoreMove(ev))  # stored before it is analysed
@@ -636,22 +650,37 @@ class LiveCore:
         self._estimator.set_played(ev.game_id, game.plies)
         if game.breaks_comments(ev.ply):
             positions = self._revalue(game, False, out)
-        self._analyse(game, positions, out)
-        if self._previews and self._persist and game.needs_engine(ev.ply) and ev.eval_cp is None:  # else its [%eval]
+        hits = self._analyse(game, positions, out) or hits
+        if (self._previews and self._persist and game.needs_engine(ev.ply) and ev.eval_cp is None  # else its [%eval]
+                and not game.value(ev.ply)[0]):  # else the cache's
             out.append(Preview(ev.game_id, ev.ply, game.board(ev.ply), game.token(ev.ply)))
         self._score(game, out)
+        if hits:
+            self._settle(game, out)
         self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
         out.append(Publish(self.board_state(ev.game_id)))
 
-    def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> None:
+    def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> bool:
+        """Value these positions: the cache's analysis of the pinned profile at once, else an :class:`Analyse`
+        effect (newest first). True when the cache valued one (the caller scores what it made ready)."""
+        hits = False
         for j in positions:
             self._arrivals += 1
-            out.append(Analyse(game.game_id, j, game.board(j), float(-self._arrivals), game.token(j)))
+            board = game.board(j)
+            found = self._cache(board) if self._cache is not None else None
+            if found is not None and (not self._profile or found[1] == self._profile):
+                game.set_analysis(j, found[0])
+                hits = True
+            else:
+                out.append(Analyse(game.game_id, j, board, float(-self._arrivals), game.token(j)))
+        return hits
 
-    def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> None:
+    def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> bool:
+        """A correction: the game from ``from_ply`` on taken back. True when the cache valued a position again
+        (the caller scores)."""
         game = self._games.get(game_id)
         if game is None:
-            return
+            return False
         self._counters.rollbacks += 1
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
@@ -660,12 +689,13 @@ class LiveCore:
         self._estimator.set_played(game_id, game.plies)
         if self._by_comments and not game.comments and game.all_commented():  # the ply without one corrected away
             again = self._revalue(game, True, out)
-        self._analyse(game, again, out)
+        hits = self._analyse(game, again, out)
         self._preview.pop(game_id, None)
         result = self._results.get(game_id)
         if result is not None:  # a corrected finished game keeps its result: the feeds do not send it again
             out.append(StoreResult(game_id, result))
         out.append(Publish(self.board_state(game_id)))
+        return hits
 
     def _rescore(self, game: LiveGame, ply: int, reason: str, out: list[Effect]) -> None:
         """Ply ``ply`` on of ``game`` out of every figure and scored again as its positions are valued anew
@@ -674,9 +704,11 @@ class LiveCore:
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
-        self._analyse(game, game.replay_from(ply), out)
+        hits = self._analyse(game, game.replay_from(ply), out)
         self._score(game, out)
         self._results_changed(game_id, out)  # both players' figures lost the plies
+        if hits:
+            self._settle(game, out)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
 
