@@ -165,3 +165,28 @@ def test_an_event_that_fails_is_said_once_and_the_next_goes_on_unless_strict():
     runner.run_until_idle()
     assert len(said) == 1 and "could not handle the answer for game g1 position 0" in said[0][1]
     assert "g1" in runner.core.games  # the next event went on
+
+
+async def test_the_monitors_feed_waits_while_the_inbox_is_full_and_every_message_is_handled(tmp_path, monkeypatch):
+    import livemon.app.monitor as monitor_module
+    from livemon.config import Config
+
+    monkeypatch.setattr(monitor_module, "INBOX_HIGH", 4)
+    cfg = Config()
+    cfg.store.path = str(tmp_path / "s.sqlite")
+    monitor = monitor_module.Monitor(cfg)
+    monitor.runner.apply(monitor.core.configure(PROFILE, cache=Cache(boards_of(OPENING))))  # no engine needed
+    inbox: list[int] = []
+
+    async def feed():  # a feed as fast as a replay at full speed
+        for m in [INFO, *moves_of("g1", OPENING)]:
+            inbox.append(len(monitor.runner.inbox))
+            yield m
+
+    try:
+        await monitor._run_feed(feed())  # type: ignore[arg-type]
+        await monitor.drain()
+    finally:
+        monitor.store.close()
+    assert max(inbox) <= 4 and monitor.core.counters.moves == len(OPENING)
+    assert sorted(monitor.estimator.games["g1"].plies) == list(range(1, len(OPENING) + 1))

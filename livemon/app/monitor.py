@@ -77,6 +77,10 @@ where it lands, a turn of a few hundred answers would be the loop's lag. So ever
 message, only goes into the runner's inbox, and one task steps the runner, within the budget."""
 
 
+INBOX_HIGH = 5_000
+"""Events in the runner's inbox at which a feed waits until the core has handed half of them (a replay at
+full speed, a round's first poll): the backlog is the engines', in their queue, not the feeds' in memory."""
+
 TTT_STORE_SECONDS = 30.0
 """The TTT fit is stored at most this often (the worker pickles it: a few MB for a long event). A restart
 continues from the stored fit with the games finished since (the store has them all): nothing is lost."""
@@ -227,6 +231,7 @@ class Monitor:
         self.runner.wake = self._wake
         self._ready = asyncio.Event()  # the inbox has work
         self._idle = asyncio.Event()  # nothing in the inbox and no answer owed
+        self._room = asyncio.Event()  # the inbox is below INBOX_HIGH / 2: the feeds may go on
         self._stepping: asyncio.Task[None] | None = None
         self._mark = 0.0
         self.feeds: list[Feed] = []
@@ -405,7 +410,12 @@ class Monitor:
         started = time.perf_counter()
         async for msg in feed:
             self.runner.put(msg)
-            started = await self.budget.pause(started)
+            if len(self.runner.inbox) >= INBOX_HIGH:  # the core is behind: the feed waits, not the memory
+                self._room.clear()
+                await self._room.wait()
+                started = time.perf_counter()
+            else:
+                started = await self.budget.pause(started)
 
     def handle(self, msg: Message) -> None:
         """Hand one message to the core now, with what waits in the inbox before it (stored first, then
@@ -443,7 +453,12 @@ class Monitor:
                 continue
             self._write_behind()
             self._mark = time.perf_counter()
-            self.runner.step(stop=self._turn_spent)
+            try:
+                self.runner.step(stop=self._turn_spent)
+            except Exception:  # a flush that failed: said, and the next step goes on
+                log.exception("the runner's step failed")
+            if len(self.runner.inbox) < INBOX_HIGH // 2:
+                self._room.set()
             self._mark = await self.budget.pause(self._mark)
 
     def _turn_spent(self) -> bool:
