@@ -419,10 +419,17 @@ class Monitor:
 
     def handle(self, msg: Message) -> None:
         """Hand one message to the core now, with what waits in the inbox before it (stored first, then
-        analysed; the cache's positions scored before this returns). The feeds only put their messages in
-        the inbox; tests and benches hand theirs in here."""
+        analysed; the cache's positions scored before this returns). What it holds is flushed by the runner's
+        task at the next loop turn (once for a burst handed in one turn), or at once without a loop. The feeds
+        only put their messages in the inbox; tests and benches hand theirs in here."""
         self.runner.put(msg)
-        self._step_now()
+        self._write_behind()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.runner.run_until_idle()
+        else:
+            self.runner.step(flush=False)
 
     # -- the runner's turns ------------------------------------------------------------
 

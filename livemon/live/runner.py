@@ -190,6 +190,7 @@ class Runner:
         self.batch = batch
         self.inbox: deque[Event] = deque()
         self._batches: Iterator[list[Effect]] | None = None
+        self._unflushed = False  # events handed since the last flush
         self.wake: Callable[[], None] | None = None
         """Told when an event is put in an empty inbox (the monitor's task that steps the runner)."""
 
@@ -209,15 +210,17 @@ class Runner:
 
     @property
     def busy(self) -> bool:
-        """Work is left for :meth:`step`: events in the inbox, or batches of one being worked through."""
-        return bool(self.inbox) or self._batches is not None
+        """Work is left for :meth:`step`: events in the inbox, batches of one being worked through, or a flush
+        owed."""
+        return bool(self.inbox) or self._batches is not None or self._unflushed
 
-    def step(self, max_events: int | None = None, stop: Callable[[], bool] | None = None) -> int:
+    def step(self, max_events: int | None = None, stop: Callable[[], bool] | None = None, flush: bool = True) -> int:
         """Hand up to ``max_events`` units of work (or until ``stop()`` says so, after one at least) to the core —
         an event, or a batch of a :class:`Tick` or :class:`Ratings` being worked through — each one's effects
-        carried out in order, then flush once what they held. Returns how many units were done."""
+        carried out in order, then flush once what they held (``flush`` False: the next step does, so a caller
+        handing a burst one event at a time flushes it once). Returns how many units were done."""
         n = 0
-        while self.busy and (max_events is None or n < max_events):
+        while (self.inbox or self._batches is not None) and (max_events is None or n < max_events):
             if self._batches is not None:
                 self._next_batch(self._batches)
             else:
@@ -226,6 +229,9 @@ class Runner:
             if stop is not None and stop():
                 break
         if n:
+            self._unflushed = True
+        if flush and self._unflushed:
+            self._unflushed = False
             self.apply(self.core.flush())
         return n
 
