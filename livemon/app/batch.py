@@ -28,6 +28,7 @@ from livemon.config import Config
 from livemon.io.book import open_book
 from livemon.io.engine import EngineError
 from livemon.live.tracker import GameTracker
+from livemon.faces.web import codec
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
@@ -278,7 +279,7 @@ def moments_of(core: LiveCore) -> dict[str, tuple[Moment, ...]]:
 
 def moment_dict(moment: Moment) -> dict[str, Any]:
     """A moment as ``analyse --json`` and ``export --json`` list it under its game (the message's fields)."""
-    d: dict[str, Any] = json.loads(moment.to_json())  # as the wire has it: lists, win% to one decimal
+    d: dict[str, Any] = json.loads(codec.to_json(moment))  # as the wire has it: lists, win% to one decimal
     for key in ("ts", "v", "kind", "game_id"):
         d.pop(key, None)
     return d

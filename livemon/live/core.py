@@ -957,6 +957,12 @@ class LiveCore:
             display=display,
         )
 
+    def player_estimates(self) -> tuple[PlayerEstimate, ...]:
+        """Every player's estimate as the ``players`` channel carries it now, by name: each player with a move
+        read or an E(c) posterior (what ``analyse --json`` and ``export --json`` list)."""
+        players = sorted(self._estimator.players.values(), key=lambda p: p.name)
+        return tuple(self.player_estimate(p) for p in players if p.histogram.n or p.posterior)
+
     def board_state(self, game_id: str) -> BoardState:
         """The one builder of a board's message: position, last move, evaluations, clocks, result.
 
