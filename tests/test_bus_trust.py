@@ -417,7 +417,8 @@ async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers
                 if not pool.queue.jobs and not monitor.core.unscored_plies():
                     break
                 await asyncio.sleep(0.1)
-            report = monitor.estimator.report(None)
+            monitor.core.tick()  # the timer's figures from every answer (Algorithm 3 and 2)
+            report = {**monitor.estimator.report(None), "players": monitor.core.player_estimates()}
             return report, monitor.counters.rescored, dict(pool.quarantined)
         finally:
             monitor.stop()
@@ -431,6 +432,6 @@ async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers
         clean, rescored_clean, _ = await monitored("clean", False)
         lied, rescored, quarantined = await monitored("lied", True)
     assert quarantined.keys() == {"liar"}
-    assert len(clean["players"]) == 4 and all(p["moves"] for p in clean["players"])
+    assert len(clean["players"]) == 4 and all(p.moves for p in clean["players"])
     assert lied["players"] == clean["players"] and lied["games"] == clean["games"]
     assert rescored > 0 and rescored_clean == 0  # its answers had been used, and were taken out

@@ -35,7 +35,7 @@ from livemon.live.audience import ply_figures
 from livemon.live.messages import BoardState, GainCounts, Outgoing
 
 __all__ = ["DETAIL_FIELDS", "MESSAGE_VERSION", "WIRE_DECIMALS", "changed_since", "detail_fields", "from_dict",
-           "from_json", "main_dict", "main_json", "patch_json", "plain_fields", "to_dict", "to_json"]
+           "from_json", "main_dict", "main_json", "patch_json", "plain_fields", "report_entry", "to_dict", "to_json"]
 
 MESSAGE_VERSION = 3
 """Version of the outgoing messages' JSON (``"v"``): 3 made a player's ``display`` the headline estimate's
@@ -226,6 +226,20 @@ def patch_json(msg: Outgoing, fields: Iterable[str], skip: Iterable[str] = ()) -
     d = _wire_dict(msg, tuple(name for name in _field_names(msg) if name not in keep))
     d["patch"] = True
     return json.dumps(d, separators=(",", ":"))
+
+
+def report_entry(msg: Outgoing) -> dict[str, Any]:
+    """A message as ``analyse --json`` and ``export --json`` list it: :func:`to_dict` (its detail channel's JSON)
+    without ``kind``, ``v`` and ``ts``, which say nothing outside a stream.
+
+    >>> from livemon.live.messages import PlayerEstimate
+    >>> report_entry(PlayerEstimate("A", 2500, 10, -37.909, 0.4, None, None, ts=3.0))["mean_gain"]
+    -37.91
+    """
+    d = _wire_dict(msg, ())
+    for key in ("kind", "v", "ts"):
+        del d[key]
+    return d
 
 
 def from_dict(d: dict[str, Any]) -> Outgoing:

@@ -115,7 +115,7 @@ def parse_request(text: str) -> Request:
 def check_channel(name: str) -> str:
     """``name`` if it is a channel a client may ask for, else :class:`ProtocolError`."""
     if channel_audience(name) is not None and len(name.partition(":")[2]) <= MAX_GAME_ID:
-        return name  # a channel some message class declares (``game:<id>`` with a bounded id)
+        return name  # a channel of a route in the hub's table (``game:<id>`` with a bounded id)
     raise ProtocolError("unknown_channel", f"unknown channel {name[:60]!r}")
 
 
