@@ -114,7 +114,7 @@ def test_analyse_report_agrees_with_the_live_messages() -> None:
     games = broadcast_games(6)
     for i, game in enumerate(games):
         effects += feed(core, game, f"g{i}")
-    report = core.estimator.report(None)
+    report = {**core.estimator.report(), "players": [codec.report_entry(p) for p in core.player_estimates()]}
     last_board = {b.game_id: b for b in published(effects, BoardState)}
     for i, entry in enumerate(report["games"]):
         assert entry["accuracy"] == last_board[f"g{i}"].accuracy

@@ -418,7 +418,7 @@ async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers
                     break
                 await asyncio.sleep(0.1)
             monitor.core.tick()  # the timer's figures from every answer (Algorithm 3 and 2)
-            report = {**monitor.estimator.report(None), "players": monitor.core.player_estimates()}
+            report = {**monitor.estimator.report(), "players": monitor.core.player_estimates()}
             return report, monitor.counters.rescored, dict(pool.quarantined)
         finally:
             monitor.stop()

@@ -155,7 +155,7 @@ def new_core(**kw: object) -> LiveCore:
 def report_of(core: LiveCore) -> dict:
     """The core's games and event blocks and every player's value as analyse --json and the players channel carry
     it (the web codec's JSON: a posterior updated in another order differs in its last bits, not on the wire)."""
-    return {**core.estimator.report(None), "players": [codec.report_entry(p) for p in core.player_estimates()]}
+    return {**core.estimator.report(), "players": [codec.report_entry(p) for p in core.player_estimates()]}
 
 
 def batch_report(games: dict[str, tuple[GameInfo, list[str], str]], tick: bool = False) -> dict:

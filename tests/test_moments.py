@@ -228,6 +228,6 @@ def test_provisional_figures_say_how_many_moves_they_read_and_accuracy_waits_for
     eng.feed(INFO, *moves_of("a", ucis[:6]), GameResult("a", "1/2-1/2", 6))
     eng.answer_all()
     assert None not in short.board_state("a").accuracy.values()
-    report = short.estimator.report(None)
+    report = short.estimator.report()
     assert report["games"][0]["moves_read"]["white"] == {"played": 3, "judged": 3, "accuracy_read": 3}
-    assert {p["name"]: p["moves_read"]["played"] for p in report["players"]} == {"White A": 3, "Black B": 3}
+    assert {p.name: p.moves_read["played"] for p in short.player_estimates()} == {"White A": 3, "Black B": 3}

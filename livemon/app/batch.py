@@ -308,7 +308,7 @@ def players_report(core: LiveCore) -> list[dict[str, Any]]:
 def batch_report(result: BatchResult, strength: float | None, source: str, all_pairs: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source,
                                       "analyses": result.searches}}
-    out.update(result.estimator.report(strength, all_pairs))
+    out.update(result.estimator.report(all_pairs))
     if result.core is not None:
         out["players"] = players_report(result.core)
     with_moments(out, result.estimator, result.moments)

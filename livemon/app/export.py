@@ -60,7 +60,7 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
         "engine": {"profile": profile, "strength": strength, "strength_source": source,
                    "analyses": int(engine.get("searches", 0))},
     }
-    out.update(est.report(strength, cfg.analysis.all_pairs))
+    out.update(est.report(cfg.analysis.all_pairs))
     out["players"] = players_report(core)
     with_moments(out, est, moments_of(core))
     _, ttt_report = store.get_ttt()

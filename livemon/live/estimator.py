@@ -726,7 +726,7 @@ class Estimator:
                 "results_estimate": results.to_dict(),
                 "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 
-    def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:
+    def report(self, all_pairs: bool = False) -> dict[str, Any]:
         """The ``games`` and ``event`` blocks of ``analyse --json`` (its ``players`` are the core's values,
         :meth:`livemon.live.core.LiveCore.player_estimates`)."""
         return {
