@@ -265,6 +265,12 @@ def timing() -> None:
               f"{sum(x.p_first for x in f.players):.6f}; load {os.getloadavg()[0]:.1f}")
 
 
+class _FakeMove:
+    def __init__(self, eval_cp: int | None, clock: float | None) -> None:
+        self.eval_cp = eval_cp
+        self.clock = clock
+
+
 class _FakeGame:
     """What the live forecast reads of a monitor's game: plies, evaluations, the newest FEN."""
 
@@ -272,6 +278,7 @@ class _FakeGame:
         self.plies = plies
         self.evals = [None] * plies + [cp]
         self.fen = "r3k2r/pp3ppp/2n5/3p4/3P4/2N5/PP3PPP/R3K2R w KQkq - 0 20"
+        self.moves: list[_FakeMove] = [_FakeMove(None, 5400.0 - 30 * k) for k in range(plies)]
 
 
 class _FakeCore:
