@@ -344,7 +344,8 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         notes.append(f"withdrawn: {', '.join(names[i] for i in sorted(gone))} (their games to come are not played)")
         ongoing = [g for g in ongoing if g[0] not in gone and g[1] not in gone]
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(gone),
-                       numbers, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
+                       numbers, rounds_played, list(event.tiebreaks), event.bye_points, event.ko_games, bracket,
+                       event.ko_tiebreak)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
     return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys))
@@ -395,7 +396,7 @@ def forecast_text(data: dict[str, Any]) -> str:
     """The forecast as a table, most likely winner first."""
     lines = [f"{data['event']}: {data['format']} ({data['format_source']}), {data['rounds']} rounds "
              f"({data['rounds_source']}), {data['rounds_left']} left, {data['games_in_progress']} games in progress; "
-             f"{data['simulations']:,} simulations"]
+             + (f"{data['simulations']:,} simulations" if data["simulations"] else "decided: exact, nothing simulated")]
     tb = bool(data["tiebreaks"])
     head = f"{'player':<28} {'score':>5} {'max':>5} {'exp':>5} {'first':>6}" + (f" {'winner':>6}" if tb else "") + \
         f" {'top 3':>6}  needs"

@@ -39,7 +39,7 @@ from livemon.faces.hub import Hub
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
 from livemon.rating.forecast import ForecastParams, material
-from livemon.rating.standings import SimCache, StateError, simulate
+from livemon.rating.standings import SimCache, Sims, StateError, reweigh, simulate
 
 log = logging.getLogger(__name__)
 
@@ -131,26 +131,32 @@ def forecast_events(events: dict[str, list[GameRecord]], cfg: EventConfig, param
     """One forecast per event (and the event's current round), at most ``simulations`` each (fewer for a large
     field: :func:`simulations_for`), each read afresh: for a one-off; the live job keeps its state
     (:class:`LiveForecast`)."""
-    return [_forecast(name, records, [r for r in records if r.score is None], None, cfg, params, simulations, seed,
-                      None, None)[0] for name, records in sorted(events.items())]
+    return [_forecast(name, records, [r for r in records if r.score is None], None, None, cfg, params, simulations,
+                      seed, None, None)[0] for name, records in sorted(events.items())]
 
 
 def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], base: ReadEvent | None,
-              cfg: EventConfig, params: ForecastParams, simulations: int, seed: int | None, cache: SimCache | None,
-              se: float | None) -> tuple[tuple[EventForecast, int], ReadEvent | None]:
-    """One event's forecast, and the state it was read into (kept: the next forecast of the same finished
-    games and pairings values only the games in progress anew)."""
+              sims: Sims | None, cfg: EventConfig, params: ForecastParams, simulations: int, seed: int | None,
+              cache: SimCache | None, se: float | None) -> tuple[tuple[EventForecast, int], ReadEvent | None, Sims | None,
+                                                                 bool]:
+    """One event's forecast, the state it was read into and its simulations (kept: the next forecast of the
+    same finished games and pairings values only the games in progress anew, and weighs the same simulations
+    again while they are worth enough, :func:`~livemon.rating.standings.reweigh`), and whether it was weighed
+    rather than simulated."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
     try:
         read = refresh_ongoing(base, pending, params) if base is not None else None
+        f = reweigh(sims, read.state) if read is not None and sims is not None else None
+        weighed = f is not None
         if read is None:
             read = state_of(records, cfg, None, cfg.rounds or None, params, name)
-        f = simulate(read.state, simulations_for(len(read.state.players), simulations), seed=seed, params=params,
-                     se=se, cache=cache)
+        if f is None:
+            f = simulate(read.state, simulations_for(len(read.state.players), simulations), seed=seed, params=params,
+                         se=se, cache=cache, keep=cache is not None)
     except (ForecastError, StateError) as exc:
         return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
-                              error=str(exc)), current), None
+                              error=str(exc)), current), None, None, False
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
     rows = tuple({
         "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
@@ -159,7 +165,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
     } for p in players)
     return (EventForecast(name, read.state.format, read.state.rounds, f.rounds_left, current, f.simulations,
-                          len(read.state.ongoing), rows, tuple(read.notes + f.notes)), current), read
+                          len(read.state.ongoing), rows, tuple(read.notes + f.notes)), current), read, f.sims, weighed
 
 
 @dataclasses.dataclass
@@ -178,6 +184,8 @@ class _Event:
     base: ReadEvent | None = None
     base_of: int = -1
     cache: SimCache = dataclasses.field(default_factory=SimCache)
+    sims: Sims | None = None
+    """The simulations of the event's last full forecast, kept to be weighed again as evaluations move."""
     seed: int = 0
 
 
@@ -199,7 +207,14 @@ class LiveForecast:
         self.forecasts = 0
         self.simulated = 0
         """Event forecasts simulated (an event whose games did not move is not)."""
+        self.weighed = 0
+        """Event forecasts made by weighing the kept simulations again (only evaluations moved)."""
+        self.reads = 0
+        """Event states read from all their games (the first forecast, a result, a new game); the others value
+        only the games in progress anew."""
         self.last_seconds = 0.0
+        self.last_cpu = 0.0
+        """The last forecast's CPU seconds (its thread's)."""
         self.version = 0
         """Bumped by every change the job has seen; :attr:`published` is the version the last forecasts were of."""
         self.published = 0
@@ -287,13 +302,21 @@ class LiveForecast:
 
     def _run_due(self, due: list[tuple[str, _Event, list[GameRecord], list[GameRecord]]]) -> list[tuple[EventForecast, int]]:
         """The forecasts of ``due`` (in a thread)."""
+        c0 = time.thread_time()
         out = []
         for name, ev, records, pending in due:
             base = ev.base if ev.base_of == ev.base_version else None
-            made, read = _forecast(name, records, pending, base, self.cfg, self.params, self.simulations, ev.seed,
-                                   ev.cache, self.se)
+            made, read, sims, weighed = _forecast(name, records, pending, base, ev.sims if base is not None else None,
+                                                  self.cfg, self.params, self.simulations, ev.seed, ev.cache, self.se)
+            self.reads += base is None
+            if weighed:
+                self.weighed += 1
+            else:
+                ev.sims = sims
+                self.simulated += 1
             ev.base, ev.base_of = read, ev.base_version
             out.append(made)
+        self.last_cpu = time.thread_time() - c0
         return out
 
     async def once(self, core: _Core) -> list[EventForecast]:
@@ -314,7 +337,6 @@ class LiveForecast:
             msg = self._with_round_start(msg, current)
             self.hub.publish(msg)
             out.append(msg)
-        self.simulated += len(made)
         self.forecasts += 1
         self.published = version
         return out
@@ -346,4 +368,6 @@ class LiveForecast:
                 self.published = self.version
 
     def status(self) -> dict[str, Any]:
-        return {"forecasts": self.forecasts, "last_seconds": round(self.last_seconds, 3)}
+        return {"forecasts": self.forecasts, "simulated": self.simulated, "weighed": self.weighed,
+                "last_seconds": round(self.last_seconds, 3),
+                "last_cpu_seconds": round(self.last_cpu, 3)}

@@ -16,9 +16,10 @@ Formats:
   colours' probabilities) when not.
 * ``swiss``: the games in progress are played out first; each remaining round is then paired in every
   simulation by score groups, Dutch-like: players sorted by score then rating, each group made even by
-  floating its last player down, top half against bottom half; a pairing of two who already met swaps
-  opponents with the next pairing when that mends it; the player with fewer Whites gets White; an odd
-  player out gets a bye worth ``bye_points``. Meetings within a simulation's own rounds are not looked at.
+  floating its last player down, top half against bottom half; nobody meets an opponent twice (met over the
+  board or in the simulation's own rounds): a repeat exchanges opponents with the nearest pairing that mends
+  it; the player with fewer Whites gets White, with as many the one who had Black last; an odd player out gets
+  a bye worth ``bye_points``.
 * ``ko``: matches of ``games_per_match`` games, then the tiebreak of ``ko_tiebreak``: ``rapid`` (two rapid games
   with the rapid game model, :data:`~livemon.rating.forecast.RAPID`, then an Armageddon game), ``armageddon``
   (one game, a draw counting as Black's win, colours by lot) or ``elo`` (won with the Elo expected score, no
@@ -47,7 +48,7 @@ from livemon.errors import InputError
 from livemon.rating.forecast import DEFAULT, RAPID, ForecastParams, pregame_arrays
 
 __all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
-           "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache"]
+           "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache", "Sims", "reweigh"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
@@ -124,6 +125,10 @@ class Forecast:
     simulations: int
     rounds_left: int
     notes: list[str] = field(default_factory=list)
+    sims: Sims | None = None
+    """Every simulation, when kept (:func:`reweigh`)."""
+    ess: float | None = None
+    """The simulations' worth once weighed (effective sample size), when they are weighed."""
 
 
 def berger(n: int) -> list[list[tuple[int, int]]]:
@@ -226,6 +231,8 @@ class _Games:
     a: list[Int] = field(default_factory=list)
     b: list[Int] = field(default_factory=list)
     r: list[NDArray[np.int8]] = field(default_factory=list)
+    ongoing: NDArray[np.int8] | None = None
+    """White's half-points of the games in progress, (n, len(st.ongoing)), in their order."""
 
     def add(self, a: Int, b: Int, r: NDArray[np.int8]) -> None:
         self.a.append(a)
@@ -287,7 +294,7 @@ def _shares(final2: Int, slots: int) -> Float:
     A player above the ``slots``-th best score is in; one level with it shares the places left.
     """
     p = final2.shape[1]
-    t = np.partition(final2, p - slots, axis=1)[:, p - slots: p - slots + 1]
+    t = final2.max(axis=1, keepdims=True) if slots == 1 else np.partition(final2, p - slots, axis=1)[:, p - slots: p - slots + 1]
     above = (final2 > t).sum(axis=1, keepdims=True)
     level = (final2 == t).sum(axis=1, keepdims=True)
     share: Float = np.where(final2 > t, 1.0, np.where(final2 == t, (slots - above) / level, 0.0))
@@ -356,6 +363,8 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
     u = rng.random((n, len(a_idx)), dtype=np.float32)
     r = _draw(probs, u)
     games.add(a_idx, b_idx, r)
+    if st.ongoing:
+        games.ongoing = r[:, len(a_idx) - len(st.ongoing):]
     final2 = np.broadcast_to(_scores2(st), (n, p)).copy()
     if len(a_idx):  # fixed pairings: one product with the games' incidence (float32 is exact here)
         inc = np.zeros((len(a_idx), p), np.float32)
@@ -409,8 +418,8 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     tabled = cache is not None and p <= 4000 or p * p <= n * (p // 2) * max(rounds_left, 1)
     if tabled:
         win_t, windraw_t = (cache or SimCache()).pair_table(ratings, model)
-    final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int32)
-    balance = np.zeros(p, np.int32)
+    final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int16)
+    balance = np.zeros(p, np.int16)
     last_colour = np.zeros(p, np.int8)  # +1 White, -1 Black in the player's latest game over the board
     last_round = np.full(p, -1, np.int64)
     met_pairs = np.zeros((p, p), bool)  # who met whom over the board
@@ -438,6 +447,7 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         bo = np.array([b for _, b, _ in st.ongoing], np.int64)
         r0 = _draw(np.asarray([q for _, _, q in st.ongoing], np.float64), rng.random((n, len(wo)), dtype=np.float32))
         games.add(wo, bo, r0)
+        games.ongoing = r0
         final2[:, wo] += r0
         final2[:, bo] += np.int8(2) - r0
         bal[:, wo] += 1
@@ -448,7 +458,7 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     pos = np.arange(k, dtype=np.int32)
     for rnd in range(rounds_left):
         # stable radix sort on the score alone keeps the rating order within a score
-        srt = by_rating[np.argsort(-final2[:, by_rating].astype(np.int16), axis=1, kind="stable")]
+        srt = by_rating[np.argsort(-final2[:, by_rating], axis=1, kind="stable")]
         if m % 2:  # the lowest placed gets the bye
             bye = srt[:, -1]
             final2[np.arange(n), bye] += round(2 * st.bye_points)
@@ -589,9 +599,9 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapi
             tb = rng.random(a.shape) < e
         else:
             rapid_model: GameModel = lambda w, b: pregame_arrays(w, b, rapid)  # noqa: E731
-            tb_half = np.zeros(a.shape, np.int64)
+            tb_half = np.full(a.shape, 2, np.int64)  # level: Armageddon
             if st.ko_tiebreak == "rapid":
-                tb_half = games(2, tb_half, None, rapid_model)
+                tb_half = games(2, np.zeros(a.shape, np.int64), None, rapid_model)
             still = tb_half == 2
             # Armageddon: one game, a draw is Black's; White by lot
             a_white = rng.random(a.shape) < 0.5
@@ -677,7 +687,8 @@ def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> F
 
 def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: ForecastParams = DEFAULT,
              model: GameModel | None = None, chunk: int | None = None, *, se: float | None = None,
-             cache: SimCache | None = None, exact: bool = True, tiebreak_params: ForecastParams = RAPID) -> Forecast:
+             cache: SimCache | None = None, exact: bool = True, tiebreak_params: ForecastParams = RAPID,
+             keep: bool = False) -> Forecast:
     """The forecast of ``st`` from at most ``n`` simulations (in chunks of ``chunk``, by default sized to about a
     million player-rows: the arrays stay in memory already touched); raises StateError on a state it cannot
     play on (unknown rounds, an unknown format).
@@ -686,6 +697,7 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     ``se`` (``sqrt(p(1 − p)/n)``); ``Forecast.simulations`` says how many were run. ``cache``: what a caller
     forecasting the same event again keeps between calls. ``exact``: a decided outcome (no game left, or a
     leader out of reach) is answered exactly without simulating (:func:`_decided`), and said in a note.
+    ``keep``: keep every simulation in ``Forecast.sims`` (not for a knockout), for :func:`reweigh`.
     """
     if st.format not in FORMATS:
         raise StateError(f"event format {st.format!r}: expected one of {', '.join(FORMATS)}")
@@ -730,6 +742,10 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     hist = np.zeros((p, size))
     cond_sum = np.zeros((p, size))
     left = np.zeros(p, np.int64)  # games (or byes) each player has left: the best final score
+    kept: list[tuple[NDArray[np.int8], NDArray[np.int16], NDArray[np.float32], NDArray[np.float32],
+                     NDArray[np.float32]]] = []
+    keep = keep and st.format != "ko" and bool(st.ongoing) and n * p <= 20_000_000
+    target = st
     ran = 0
     while ran < n:
         m = min(chunk, n - ran)
@@ -740,9 +756,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
                       np.broadcast_to(np.array([round(2 * r.score) for r in played], np.int8), (m, len(played))))
         if st.format in ("rr", "drr"):
-            final2, rounds_left, left = _rr(st, m, rng, game_model, games)
+            final2, rounds_left, left = _rr(target, m, rng, game_model, games)
         elif st.format == "swiss":
-            final2 = _swiss(st, m, rng, game_model, games, rounds_left, cache)
+            final2 = _swiss(target, m, rng, game_model, games, rounds_left, cache)
             left = np.array([0 if i in st.withdrawn else rounds_left for i in range(p)], np.int64)
             for wo, bo, _ in st.ongoing:
                 left[[wo, bo]] += 1
@@ -754,16 +770,31 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
                 break
             continue
         share = _shares(final2, 1)
+        share3 = _shares(final2, min(3, p))
+        title = _winners(final2, games, st.tiebreaks) if st.tiebreaks else share
+        if keep:
+            assert games.ongoing is not None  # noqa: S101 - keep needs games in progress, and they were drawn
+            kept.append((games.ongoing.astype(np.int8), final2.astype(np.int16), share.astype(np.float32),
+                         share3.astype(np.float32), title.astype(np.float32)))
         first += share.sum(axis=0)
-        top3 += _shares(final2, min(3, p)).sum(axis=0)
-        winner += (_winners(final2, games, st.tiebreaks) if st.tiebreaks else share).sum(axis=0)
+        top3 += share3.sum(axis=0)
+        winner += title.sum(axis=0)
         total += final2.sum(axis=0)
         cell = (np.arange(p) * size + final2).ravel()  # (player, final score) of every simulation
         hist += np.bincount(cell, minlength=p * size).reshape(p, size)
-        cond_sum += np.bincount(cell, weights=share.ravel(), minlength=p * size).reshape(p, size)
+        sr, sp = np.nonzero(share)  # few players share first in a simulation: only theirs are counted
+        cond_sum += np.bincount(sp * size + final2[sr, sp], weights=share[sr, sp], minlength=p * size).reshape(p, size)
         if se is not None and _settled(first, ran, se):
             break
     n = ran
+    if keep:
+        proposal = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
+        sims = Sims([(w, b) for w, b, _ in st.ongoing], proposal, *(np.concatenate([k[j] for k in kept]) for j in range(5)),
+                    now2=now2, left=left, rounds_left=rounds_left, size=size, names=list(st.players), notes=notes,
+                    counts=hist)
+        out_kept = reweigh(sims, st, min_ess=0.0)
+        assert out_kept is not None  # noqa: S101 - min_ess 0 always answers
+        return out_kept
     if st.format == "ko":
         players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
@@ -779,6 +810,82 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
         out.append(PlayerForecast(st.players[i], float(now2[i] / 2), float(first[i] / n), float(winner[i] / n),
                                   float(top3[i] / n), float(total[i] / n / 2), float(now2[i] / 2 + left[i]), dist, needs))
     return Forecast(out, n, rounds_left, notes)
+
+
+@dataclass
+class Sims:
+    """Every simulation of a forecast kept (``simulate(..., keep=True)``), so that new probabilities of the games in
+    progress are a new forecast by weighing them again (:func:`reweigh`), without simulating."""
+
+    pairs: list[tuple[int, int]]
+    """The games in progress, (White, Black)."""
+    proposal: Float
+    """(G, 3): the probabilities their results were drawn from."""
+    outcomes: NDArray[np.int8]
+    """(n, G): White's half-points in each."""
+    final2: NDArray[np.int16]
+    first: NDArray[np.float32]
+    top3: NDArray[np.float32]
+    winner: NDArray[np.float32]
+    now2: Int
+    left: Int
+    rounds_left: int
+    size: int
+    names: list[str]
+    notes: list[str]
+    counts: Float
+    """(p, size): simulations with each final score of each player."""
+
+
+def reweigh(sims: Sims, st: EventState, min_ess: float = 0.3) -> Forecast | None:
+    """The forecast of ``st`` from the kept simulations ``sims`` of the same event whose games in progress have new
+    probabilities (importance weights: each simulation weighs the new probability of its results of those games
+    over the one they were drawn with). None when the games in progress are not the same ones, or when the
+    weights leave fewer than ``min_ess`` of the simulations' worth (effective sample size): simulate again.
+
+    >>> st = EventState(["A", "B", "C"], [2600, 2500, 2400], "rr", rounds=3, results=[Result(0, 2, 1.0), Result(2, 1, 0.0)],
+    ...                 ongoing=[(0, 1, (0.4, 0.4, 0.2))])
+    >>> f = simulate(st, 20000, seed=1, keep=True)
+    >>> st.ongoing = [(0, 1, (0.9, 0.1, 0.0))]
+    >>> g = reweigh(f.sims, st)
+    >>> round(f.players[0].p_first, 2), round(g.players[0].p_first, 2), g.simulations
+    (0.6, 0.95, 20000)
+    """
+    if [(w, b) for w, b, _ in st.ongoing] != sims.pairs:
+        return None
+    q = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
+    with np.errstate(divide="ignore"):
+        lq = np.log(q) - np.log(sims.proposal)  # (G, 3), column 0: White wins
+    col = 2 - sims.outcomes.astype(np.int64)
+    lw = lq[np.arange(len(sims.pairs))[None, :], col].sum(axis=1)
+    top = lw.max()
+    if not np.isfinite(top):
+        return None
+    w = np.exp(lw - top)
+    total = float(w.sum())
+    n = len(w)
+    ess = total * total / float((w * w).sum())
+    if ess < min_ess * n:
+        return None
+    p = len(sims.names)
+    first = (w @ sims.first.astype(np.float64)) / total
+    winner = (w @ sims.winner.astype(np.float64)) / total
+    top3 = (w @ sims.top3.astype(np.float64)) / total
+    expected = (w @ sims.final2.astype(np.float64)) / total / 2
+    cell = (np.arange(p) * sims.size + sims.final2).ravel()
+    hist = np.bincount(cell, weights=np.repeat(w, p), minlength=p * sims.size).reshape(p, sims.size) / total
+    cond = np.bincount(cell, weights=(w[:, None] * sims.first).ravel(), minlength=p * sims.size).reshape(p, sims.size)
+    out = []
+    for i in range(p):
+        dist = {s / 2: float(c) for s, c in enumerate(hist[i]) if c > 0}
+        needs = None
+        for s in range(int(sims.now2[i]), sims.size):
+            if sims.counts[i, s] >= 20 and hist[i, s] > 0 and cond[i, s] / (hist[i, s] * total) >= 0.5:
+                needs = s / 2
+                break
+        out.append(PlayerForecast(sims.names[i], float(sims.now2[i] / 2), float(first[i]), float(winner[i]),
+                                  float(top3[i]), float(expected[i]), float(sims.now2[i] / 2 + sims.left[i]), dist, needs))
+    return Forecast(out, n, sims.rounds_left, list(sims.notes), sims=sims, ess=ess)
 
 
 def _settled(first: Float, ran: int, se: float) -> bool:
