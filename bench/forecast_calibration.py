@@ -361,7 +361,7 @@ def live_timing(seconds: float = 30.0) -> None:
     from livemon.rating.standings import berger
 
     for players, label, plies_per_s, results_per_s in (
-            (14, "a 14-player round robin, round 8 in progress", 7 / 30, 7 / 3600),
+            (14, "a 14-player round robin, round 8 in progress", 1.0, 0.02),
             (2000, "a 2,000-player open, round 8 of 10 in progress (1,000 boards)", 1000 / 30, 1000 / 3600)):
         if players == 14:
             st = EventState([f"P{i}" for i in range(14)], list(np.linspace(2650, 2800, 14)), "rr", 13,
@@ -371,21 +371,35 @@ def live_timing(seconds: float = 30.0) -> None:
             st = _open_state(players, 10, 7, seed=3)
             cfg = EventConfig(format="swiss", rounds=10, tiebreaks=["buchholz", "sb"], live_seconds=1.0)
 
-        async def measure(with_forecast: bool) -> dict[str, float]:
+        async def measure(with_forecast: bool, st: EventState = st, cfg: EventConfig = cfg, plies_per_s: float = plies_per_s,
+                          results_per_s: float = results_per_s) -> dict[str, float]:
             core = _FakeCore(st, 8, seed=1)
-            job = LiveForecast(cfg, Hub())
+            hub = Hub()
+            job = LiveForecast(cfg, hub)
             times: list[float] = []
-            marks: list[tuple[int, float]] = []  # (moves the forecast holds, when it was published)
-            original = job.once
+            marks: list[tuple[int, float]] = []  # (moves the message holds, when it was published)
+            cpus: list[float] = []  # each forecast's CPU seconds (its thread's)
+            held: dict[int, int] = {0: 0}  # the job's version -> the moves made when it saw them
+            original_update, original_once, original_publish = job.update, job.once, hub.publish
+
+            def update(c: Any) -> bool:  # the job's version: the moves it holds
+                moved = original_update(c)
+                held[job.version] = core.moves_made
+                return moved
 
             async def once(c: Any) -> Any:
-                held = core.moves_made
-                out = await original(c)
+                out = await original_once(c)
                 if out:
-                    marks.append((held, time.perf_counter()))
+                    cpus.append(job.last_cpu)
                 return out
 
+            def publish(msg: Any) -> None:
+                marks.append((held.get(job.in_flight, 0), time.perf_counter()))
+                original_publish(msg)
+
+            job.update = update  # type: ignore[method-assign]
             job.once = once  # type: ignore[method-assign]
+            hub.publish = publish  # type: ignore[method-assign]
             lags: list[float] = []
             done = False
 
@@ -401,11 +415,11 @@ def live_timing(seconds: float = 30.0) -> None:
             if with_forecast:  # the state of the rounds so far: read once, before the round's pace is measured
                 await job.once(core)
                 marks.clear()
-                first_seconds = job.last_seconds
+                cpus.clear()
+                first_seconds = job.last_cpu
             job_task = asyncio.create_task(job.run(core)) if with_forecast else None
             c0 = time.process_time()
-            await _pace(core, plies_per_s * (1 if players > 14 else 30), results_per_s * (1 if players > 14 else 30),
-                        seconds, 7, times)
+            await _pace(core, plies_per_s, results_per_s, seconds, 7, times)
             await asyncio.sleep(3.0 if with_forecast else 0.0)  # the last moves' forecast
             cpu = time.process_time() - c0
             done = True
@@ -421,15 +435,20 @@ def live_timing(seconds: float = 30.0) -> None:
                     pub = next((when for held, when in marks if held >= i), None)
                     if pub is not None:
                         lat.append(pub - t)
-                out.update(first=first_seconds, forecasts=float(len(marks)), covered=len(lat) / max(len(times), 1),
+                out.update(first=first_seconds, forecasts=float(len(cpus)), messages=float(len(marks)),
+                           covered=len(lat) / max(len(times), 1),
                            lat_median=float(np.median(lat)), lat_p95=float(np.percentile(lat, 95)), lat_max=max(lat),
-                           sims=float(job.simulations))
+                           sims=float(job.simulations), cpu_median=float(np.median(cpus)), cpu_max=max(cpus),
+                           simulated=float(job.simulated - 1), weighed=float(job.weighed))
             return out
 
         base = asyncio.run(measure(False))
         got = asyncio.run(measure(True))
         print(f"live forecast of {label}: {got['moves']:.0f} moves and results in {seconds:.0f} s; "
-              f"{got['forecasts']:.0f} forecasts published (the first, reading the rounds so far, {got['first']:.2f} s); "
+              f"{got['forecasts']:.0f} forecasts ({got['simulated']:.0f} simulated, {got['weighed']:.0f} weighed "
+              f"again; {got['messages']:.0f} messages, a first chunk published at once), CPU per forecast median "
+              f"{got['cpu_median']:.2f} s, longest {got['cpu_max']:.2f} s (the first, "
+              f"reading the rounds so far, {got['first']:.2f} s); "
               f"move -> forecast published: median {got['lat_median']:.2f} s, 95th percentile {got['lat_p95']:.2f} s, "
               f"longest {got['lat_max']:.2f} s (goal 2 s: {got['lat_p95'] / 2:.2f}x it at the 95th percentile); "
               f"{100 * got['covered']:.0f}% of the moves covered; the process's CPU {100 * got['cpu_share']:.0f}% of one "

@@ -31,7 +31,7 @@ import math
 import time
 import zlib
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from livemon.app.forecast import ForecastError, GameRecord, ReadEvent, load_params, record_of_info, refresh_ongoing, state_of
 from livemon.config import EventConfig
@@ -39,7 +39,7 @@ from livemon.faces.hub import Hub
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
 from livemon.rating.forecast import ForecastParams, material
-from livemon.rating.standings import SimCache, Sims, StateError, reweigh, simulate
+from livemon.rating.standings import EventState, Forecast, SimCache, Sims, StateError, reweigh, simulate
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,9 @@ class _Core(Protocol):
 
 LIVE_SE = 0.01
 """A live forecast stops simulating once every chance of first has at most this standard error (one point)."""
+INTERIM_CPU = 0.1
+"""A forecast that has taken this many CPU seconds publishes what it has after each chunk of simulations (a
+large event's first chunk is on screen at once; a small event's forecast is done before)."""
 POLL = 0.1
 """Seconds between looks at the games in progress (on the event loop; only the games in progress are read)."""
 
@@ -137,12 +140,13 @@ def forecast_events(events: dict[str, list[GameRecord]], cfg: EventConfig, param
 
 def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], base: ReadEvent | None,
               sims: Sims | None, cfg: EventConfig, params: ForecastParams, simulations: int, seed: int | None,
-              cache: SimCache | None, se: float | None) -> tuple[tuple[EventForecast, int], ReadEvent | None, Sims | None,
-                                                                 bool]:
+              cache: SimCache | None, se: float | None, progress: Callable[[EventForecast, int], bool] | None = None,
+              ) -> tuple[tuple[EventForecast, int], ReadEvent | None, Sims | None, bool]:
     """One event's forecast, the state it was read into and its simulations (kept: the next forecast of the
     same finished games and pairings values only the games in progress anew, and weighs the same simulations
     again while they are worth enough, :func:`~livemon.rating.standings.reweigh`), and whether it was weighed
-    rather than simulated."""
+    rather than simulated. ``progress`` is given each chunk's forecast so far (with the event's current round) and
+    says whether to go on."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
     try:
@@ -152,11 +156,18 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         if read is None:
             read = state_of(records, cfg, None, cfg.rounds or None, params, name)
         if f is None:
-            f = simulate(read.state, simulations_for(len(read.state.players), simulations), seed=seed, params=params,
-                         se=se, cache=cache, keep=cache is not None)
+            state = read.state
+            so_far = None if progress is None else (
+                lambda g: progress(_message(name, state, read.notes, g, current), current))  # noqa: E731
+            f = simulate(state, simulations_for(len(state.players), simulations), seed=seed, params=params,
+                         se=se, cache=cache, keep=cache is not None, progress=so_far)
     except (ForecastError, StateError) as exc:
         return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
                               error=str(exc)), current), None, None, False
+    return (_message(name, read.state, read.notes, f, current), current), read, f.sims, weighed
+
+
+def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int) -> EventForecast:
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
     rows = tuple({
         "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
@@ -164,8 +175,8 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
     } for p in players)
-    return (EventForecast(name, read.state.format, read.state.rounds, f.rounds_left, current, f.simulations,
-                          len(read.state.ongoing), rows, tuple(read.notes + f.notes)), current), read, f.sims, weighed
+    return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
+                         rows, tuple(notes + f.notes))
 
 
 @dataclasses.dataclass
@@ -215,6 +226,10 @@ class LiveForecast:
         self.last_seconds = 0.0
         self.last_cpu = 0.0
         """The last forecast's CPU seconds (its thread's)."""
+        self.messages = 0
+        """Forecast messages published (a large event's first chunk published at once is one more)."""
+        self.in_flight = 0
+        """The version the forecast being made (or the last made) is of."""
         self.version = 0
         """Bumped by every change the job has seen; :attr:`published` is the version the last forecasts were of."""
         self.published = 0
@@ -243,7 +258,7 @@ class LiveForecast:
                 ev.pending[gid] = ()
                 ev.base_version += 1
             self._seen_infos = len(infos)
-        for name, ev in self._events.items():
+        for ev in self._events.values():
             for gid, key in list(ev.pending.items()):
                 result = results.get(gid)
                 game = games.get(gid)
@@ -281,7 +296,7 @@ class LiveForecast:
         ev.version += 1
         ev.base_version += 1
 
-    def _due(self) -> list[tuple[str, _Event, list[GameRecord], list[GameRecord]]]:
+    def _due(self) -> list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]]:
         """The events to forecast (their records moved), with their records and games in progress (on the loop)."""
         events = self._events
         if len(events) > 1 and all(len(ev.records) == 1 for ev in events.values()):  # a broadcast: one event
@@ -291,30 +306,41 @@ class LiveForecast:
             if version == merged.done_version:
                 return []
             merged.version, merged.base_version = version, sum(ev.base_version for ev in events.values())
-            return [("all games", merged, records, [r for r in records if r.score is None])]
+            return [("all games", merged, records, [r for r in records if r.score is None], merged.base_version)]
         out = []
         for name, ev in events.items():
             if ev.version == ev.done_version or not ev.records:
                 continue
             pending = [ev.records[g] for g in ev.pending if g in ev.records]
-            out.append((name, ev, list(ev.records.values()), pending))
+            out.append((name, ev, list(ev.records.values()), pending, ev.base_version))
         return out
 
-    def _run_due(self, due: list[tuple[str, _Event, list[GameRecord], list[GameRecord]]]) -> list[tuple[EventForecast, int]]:
-        """The forecasts of ``due`` (in a thread)."""
+    def _run_due(self, due: list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]], version: int,
+                 loop: asyncio.AbstractEventLoop | None = None) -> list[tuple[EventForecast, int]]:
+        """The forecasts of ``due`` (in a thread). With ``loop``, the forecast so far of an event that has taken
+        :data:`INTERIM_CPU` already is published at once (on the loop), and the rest runs only while nothing
+        moved since ``version``."""
+        start = time.thread_time()
+
+        def progress(msg: EventForecast, current: int) -> bool:
+            if loop is not None and time.thread_time() - start >= INTERIM_CPU:
+                loop.call_soon_threadsafe(self._publish, msg, current, False)
+            return self.version == version
+
         c0 = time.thread_time()
         out = []
-        for name, ev, records, pending in due:
-            base = ev.base if ev.base_of == ev.base_version else None
+        for name, ev, records, pending, base_version in due:
+            base = ev.base if ev.base_of == base_version else None
             made, read, sims, weighed = _forecast(name, records, pending, base, ev.sims if base is not None else None,
-                                                  self.cfg, self.params, self.simulations, ev.seed, ev.cache, self.se)
+                                                  self.cfg, self.params, self.simulations, ev.seed, ev.cache, self.se,
+                                                  progress if loop is not None else None)
             self.reads += base is None
             if weighed:
                 self.weighed += 1
             else:
                 ev.sims = sims
                 self.simulated += 1
-            ev.base, ev.base_of = read, ev.base_version
+            ev.base, ev.base_of = read, base_version
             out.append(made)
         self.last_cpu = time.thread_time() - c0
         return out
@@ -327,24 +353,35 @@ class LiveForecast:
         if not due:
             self.published = version
             return []
-        marks = [(ev, ev.version) for _, ev, _, _ in due]
+        marks = [(ev, ev.version) for _, ev, _, _, _ in due]
         t0 = time.perf_counter()
-        made = await asyncio.to_thread(self._run_due, due)
+        self.in_flight = version
+        job = asyncio.ensure_future(asyncio.to_thread(self._run_due, due, version, asyncio.get_running_loop()))
+        while not job.done():  # the games are still read meanwhile: the job stops refining once they moved
+            await asyncio.wait({job}, timeout=POLL)
+            self.update(core)
+        made = job.result()
         self.last_seconds = time.perf_counter() - t0
         out = []
         for (ev, mark), (msg, current) in zip(marks, made):
             ev.done_version = mark
-            msg = self._with_round_start(msg, current)
-            self.hub.publish(msg)
-            out.append(msg)
+            out.append(self._publish(msg, current))
         self.forecasts += 1
         self.published = version
         return out
 
-    def _with_round_start(self, msg: EventForecast, current: int) -> EventForecast:
+    def _publish(self, msg: EventForecast, current: int, final: bool = True) -> EventForecast:
+        msg = self._with_round_start(msg, current, final)
+        self.hub.publish(msg)
+        self.messages += 1
+        return msg
+
+    def _with_round_start(self, msg: EventForecast, current: int, final: bool = True) -> EventForecast:
+        """``msg`` with each player's chance of first at the round's first complete forecast (this one if it is)."""
         if not msg.players:
             return msg
-        start = self._round_start.setdefault((msg.event, current), {p["name"]: p["p_first"] for p in msg.players})
+        start = self._round_start.get((msg.event, current), {}) if not final else self._round_start.setdefault(
+            (msg.event, current), {p["name"]: p["p_first"] for p in msg.players})
         rows = tuple({**p, "p_first_round_start": start.get(p["name"])} for p in msg.players)
         return dataclasses.replace(msg, players=rows)
 

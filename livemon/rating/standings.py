@@ -553,6 +553,20 @@ def _mend(a: Int, b: Int, met: NDArray[np.bool_], opp: NDArray[np.int16] | NDArr
                 break
 
 
+def _match(count: int, half: Int, done: Int | None, probs_of: GameModel, ra: Float, rb: Float,
+           valid: NDArray[np.bool_], rng: np.random.Generator) -> Int:
+    """Player a's half-points after ``count`` games against b (a White in the first), added to ``half``; a game
+    already played (``done`` of them per match) is not played again."""
+    for g in range(count):
+        a_white = (g % 2) == 0
+        pw = probs_of(np.where(a_white, ra, rb).ravel(), np.where(a_white, rb, ra).ravel()).reshape(*ra.shape, 3)
+        res = _draw(pw, rng.random(ra.shape, dtype=np.float32)).astype(np.int64)
+        got = res if a_white else 2 - res
+        todo = valid if done is None else valid & (done <= g)
+        half = half + np.where(todo, got, 0)
+    return half
+
+
 def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapid: ForecastParams) -> Float:
     """Per simulation, 1 for the knockout's winner."""
     p = len(st.players)
@@ -581,17 +595,7 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapi
         valid = b >= 0
         ra, rb = ratings[np.maximum(a, 0)], ratings[np.maximum(b, 0)]
 
-        def games(count: int, half: Int, done: Int | None, probs_of: GameModel) -> Int:
-            for g in range(count):
-                a_white = (g % 2) == 0
-                pw = probs_of(np.where(a_white, ra, rb).ravel(), np.where(a_white, rb, ra).ravel()).reshape(*a.shape, 3)
-                res = _draw(pw, rng.random(a.shape, dtype=np.float32)).astype(np.int64)
-                got = res if a_white else 2 - res
-                todo = valid if done is None else valid & (done <= g)
-                half = half + np.where(todo, got, 0)
-            return half
-
-        half_a = games(st.games_per_match, half_a, played, model)
+        half_a = _match(st.games_per_match, half_a, played, model, ra, rb, valid, rng)
         total = 2 * st.games_per_match
         level = half_a * 2 == total
         if st.ko_tiebreak == "elo":
@@ -601,7 +605,7 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapi
             rapid_model: GameModel = lambda w, b: pregame_arrays(w, b, rapid)  # noqa: E731
             tb_half = np.full(a.shape, 2, np.int64)  # level: Armageddon
             if st.ko_tiebreak == "rapid":
-                tb_half = games(2, np.zeros(a.shape, np.int64), None, rapid_model)
+                tb_half = _match(2, np.zeros(a.shape, np.int64), None, rapid_model, ra, rb, valid, rng)
             still = tb_half == 2
             # Armageddon: one game, a draw is Black's; White by lot
             a_white = rng.random(a.shape) < 0.5
@@ -688,7 +692,7 @@ def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> F
 def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: ForecastParams = DEFAULT,
              model: GameModel | None = None, chunk: int | None = None, *, se: float | None = None,
              cache: SimCache | None = None, exact: bool = True, tiebreak_params: ForecastParams = RAPID,
-             keep: bool = False) -> Forecast:
+             keep: bool = False, progress: Callable[[Forecast], bool] | None = None) -> Forecast:
     """The forecast of ``st`` from at most ``n`` simulations (in chunks of ``chunk``, by default sized to about a
     million player-rows: the arrays stay in memory already touched); raises StateError on a state it cannot
     play on (unknown rounds, an unknown format).
@@ -698,6 +702,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     forecasting the same event again keeps between calls. ``exact``: a decided outcome (no game left, or a
     leader out of reach) is answered exactly without simulating (:func:`_decided`), and said in a note.
     ``keep``: keep every simulation in ``Forecast.sims`` (not for a knockout), for :func:`reweigh`.
+    ``progress``: called after every chunk but the last with the forecast so far (without ``sims``); when it
+    returns False the simulation stops there, and the forecast of the chunks run is the answer (a caller that
+    shows the first chunk at once and stops when its input moved on).
     """
     if st.format not in FORMATS:
         raise StateError(f"event format {st.format!r}: expected one of {', '.join(FORMATS)}")
@@ -768,6 +775,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             winner += ko_win.sum(axis=0)
             if se is not None and _settled(first, ran, se):
                 break
+            if progress is not None and ran < n and not progress(
+                    _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+                break
             continue
         share = _shares(final2, 1)
         share3 = _shares(final2, min(3, p))
@@ -786,19 +796,30 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
         cond_sum += np.bincount(sp * size + final2[sr, sp], weights=share[sr, sp], minlength=p * size).reshape(p, size)
         if se is not None and _settled(first, ran, se):
             break
+        if progress is not None and ran < n and not progress(
+                _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+            break
     n = ran
     if keep:
         proposal = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
-        sims = Sims([(w, b) for w, b, _ in st.ongoing], proposal, *(np.concatenate([k[j] for k in kept]) for j in range(5)),
+        outcomes, finals, firsts, threes, titles = (np.concatenate([k[j] for k in kept]) for j in range(5))
+        sims = Sims([(w, b) for w, b, _ in st.ongoing], proposal, outcomes, finals, firsts, threes, titles,
                     now2=now2, left=left, rounds_left=rounds_left, size=size, names=list(st.players), notes=notes,
                     counts=hist)
         out_kept = reweigh(sims, st, min_ess=0.0)
         assert out_kept is not None  # noqa: S101 - min_ess 0 always answers
         return out_kept
+    return _summary(st, n, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)
+
+
+def _summary(st: EventState, n: int, rounds_left: int, notes: list[str], now2: Int, left: Int, first: Float,
+             winner: Float, top3: Float, total: Float, hist: Float, cond_sum: Float) -> Forecast:
+    """The forecast of ``n`` simulations from their sums."""
+    p = len(st.players)
     if st.format == "ko":
         players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
-        return Forecast(players, n, rounds_left, notes)
+        return Forecast(players, n, rounds_left, list(notes))
     out = []
     for i in range(p):
         dist = {s / 2: float(c / n) for s, c in enumerate(hist[i]) if c}
@@ -809,7 +830,7 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
                 break
         out.append(PlayerForecast(st.players[i], float(now2[i] / 2), float(first[i] / n), float(winner[i] / n),
                                   float(top3[i] / n), float(total[i] / n / 2), float(now2[i] / 2 + left[i]), dist, needs))
-    return Forecast(out, n, rounds_left, notes)
+    return Forecast(out, n, rounds_left, list(notes))
 
 
 @dataclass
