@@ -415,7 +415,7 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     p = len(st.players)
     ratings = np.asarray(st.ratings, np.float64)
     # every pairing's probabilities looked up in a table of all p² pairings when that is the smaller work (or kept)
-    tabled = cache is not None and p <= 4000 or p * p <= n * (p // 2) * max(rounds_left, 1)
+    tabled = cache is not None and p <= 2500 or p * p <= n * (p // 2) * max(rounds_left, 1)  # 2,500: 50 MB
     if tabled:
         win_t, windraw_t = (cache or SimCache()).pair_table(ratings, model)
     final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int16)
