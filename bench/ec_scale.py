@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                     held[title].append(row)
         print(f"  {ev}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     names = ["performance", "c_elo", "mean"]
-    report = {"ratings": RATINGS, "folds": args.folds or "one per event", "c_map": {"a": cal.a, "b": cal.b, "tau": cal.tau, "tau_game": cal.tau_game,
-                                            "z_scale": cal.z_scale},
+    report = {"ratings": RATINGS, "folds": args.folds or "one per event",
+              "c_map": {"a": cal.a, "b": cal.b, "tau": cal.tau, "tau_game": cal.tau_game, "z_scale": cal.z_scale},
               "performance": {"a": full.a, "b": full.b, "tau": full.tau, "tau_game": full.tau_game},
               "leave_one_event_out": {t: validity.section_figures(rows[t], names) for t in rows},
               "held_back": {t: validity.section_figures(held[t], names) for t in held},
