@@ -12,30 +12,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from livemon.app.batch import moments_of, with_moments
-from livemon.live.runner import Resume, Runner
-from livemon.config import Config
-from livemon.io.store import Store
 import chess
 
-from livemon.live.core import LiveCore, PositionCache, engine_strength
+from livemon.app.batch import moments_of, players_report, with_moments
+from livemon.config import Config
+from livemon.io.store import Store
+from livemon.live.core import LiveCore, PositionCache
+from livemon.live.runner import Resume, Runner, Tick
 from livemon.live.estimator import Estimator
 from livemon.live.values import PositionAnalysis, position_key
 from livemon.rating.calibration import ProfileCalibration
 
 
-def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None) -> LiveCore:
+def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCalibration | None = None,
+                 tick: bool = False) -> LiveCore:
     """A core holding every stored game, scored from the cache of ``profile`` only (no engine needed), read
-    through ``calibration`` (the profile's own, or none). A position the cache does not hold yet (the monitor's
-    engine is behind) stays awaited, as it is live: its plies are not scored (``unscored_plies``), and no
-    moment past it is decided."""
+    through ``calibration`` (the profile's own, or none); ``tick``: then the timer's figures. A position the
+    cache does not hold yet (the monitor's engine is behind) stays awaited, as it is live: its plies are not
+    scored (``unscored_plies``), and no moment past it is decided."""
     a = cfg.analysis
     core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
-                                 k_factor=cfg.results.k_factor)
+                                 k_factor=cfg.results.k_factor, max_interval_width=cfg.display.max_interval_width)
     core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
-    core.configure(profile, calibration, cache=store_cache(store, profile))
+    core.configure(profile, calibration, given_strength=a.engine_strength,
+                   calibrated_strength=store.get_engine_strength(profile), cache=store_cache(store, profile))
     runner = Runner(core, log=_quiet)  # no engine: what the cache lacks stays awaited; nothing persisted
     runner.put(Resume(store.load_games()))
+    if tick:
+        runner.put(Tick())  # the timer's figures (Algorithm 3 and 2), as the monitor's players channel has them
     runner.run_until_idle()
     return core
 
@@ -64,14 +68,15 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     engine = status.get("engine", {})
     profile = engine.get("base_profile") or next(store.iter_profiles(), "")
     calibration = store.get_calibration(profile)
-    core = rebuild_core(store, cfg, profile, calibration)
+    core = rebuild_core(store, cfg, profile, calibration, tick=True)
     est = core.estimator
-    strength, source = engine_strength(cfg.analysis.engine_strength, store.get_engine_strength(profile), est)
+    strength, source = core.strength, core.strength_source
     out: dict[str, Any] = {
         "engine": {"profile": profile, "strength": strength, "strength_source": source,
                    "analyses": int(engine.get("searches", 0))},
     }
-    out.update(est.report(strength, cfg.analysis.all_pairs))
+    out.update(est.report(cfg.analysis.all_pairs))
+    out["players"] = players_report(core)
     with_moments(out, est, moments_of(core))
     _, ttt_report = store.get_ttt()
     out["ttt"] = json.loads(ttt_report) if ttt_report else None
