@@ -77,7 +77,8 @@ from livemon.live.messages import (
 )
 from livemon.live.movetext import balanced, is_terminated, tag_head
 from livemon.live.pgn import FINAL_RESULTS, chunk_headers, game_info, parse_result
-from livemon.live.reader import Ply, read_from, read_pgn, resume_point
+from livemon.live.reader import Ply as Ply
+from livemon.live.reader import read_from, read_pgn, resume_point
 from livemon.live.splitter import split_games
 
 _URL = re.compile(r"^https?://\S+$", re.I)
@@ -469,12 +470,6 @@ class GameTracker:
                                  start_eval if i == 0 else None, ply.eval_mate if cp is not None else None))
             board.push(move)
         return new
-
-    def update_game(self, game: chess.pgn.Game, complete: bool = True) -> list[Message]:
-        """A parsed python-chess game; games with parse errors give a FeedError."""
-        if game.errors:
-            return self._said(self._error(self.key_of(game.headers), f"{tags_key(game.headers)}: {game.errors[0]}"))
-        return self.update(snapshot_of_game(game, complete))
 
     def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
         """The core: diff a snapshot against what was emitted (with the notices not yet returned)."""
