@@ -144,12 +144,13 @@ def _ply(uci: str, turn_after: chess.Color, comment: str) -> Ply:
 class PlyReader(chess.pgn.BaseVisitor[Read]):
     """The visitor: tags, start, and the main line's plies with their comments' clocks and evals.
 
-    ``resumed``: the game is read from ply N on (:func:`read_from`): its tags are not the game's, and a
-    comment before its first move belongs to ply N (sent already), not to the game's start.
+    ``resume``: the board at ply N, when the game is read from ply N on (:func:`read_from`): the parser's
+    board is set to it, and a comment before the first move read belongs to ply N (sent already), not to
+    the game's start.
     """
 
-    def __init__(self, resumed: bool = False) -> None:
-        self._resumed = resumed
+    def __init__(self, resume: chess.Board | None = None) -> None:
+        self._resume = resume
         self._headers = chess.pgn.Headers()  # python-chess's defaults, as its GameBuilder gives them
         self._start: chess.Board | None = None
         self._moves: list[tuple[str, chess.Color]] = []  # (uci, side to move after it)
@@ -168,7 +169,12 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         self._headers[tagname] = unescape_tag(tagvalue)
 
     def visit_board(self, board: chess.Board) -> None:
-        if self._start is None:
+        if self._start is not None:
+            return
+        if self._resume is not None:
+            _assume(board, self._resume)
+            self._start = self._resume
+        else:
             self._start = board.copy(stack=False)
 
     def begin_variation(self) -> chess.pgn.SkipType:
@@ -185,7 +191,7 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
             return
         if self._moves:
             self._comments[-1].append(comment)
-        elif not self._resumed:
+        elif self._resume is None:
             self._start_comment.append(comment)
 
     def visit_nag(self, nag: int) -> None:
@@ -248,28 +254,40 @@ def read_pgn(chunk: str) -> Read | None:
     try:
         read = chess.pgn.read_game(io.StringIO(chunk), Visitor=PlyReader)
     except Exception as exc:  # python-chess raises only on truly broken input
-        return Read(chess.pgn.Headers(), chess.Board(), error=ValueError(f"unreadable PGN ({exc})"))
+        return Read(chess.pgn.Headers({}), chess.Board(), error=ValueError(f"unreadable PGN ({exc})"))
     if read is not None and read.resumable:
         read.resumable = _clean(chunk, _movetext_start(chunk))
     return read
 
 
 def read_from(movetext: str, board: chess.Board) -> Read:
-    """The movetext that follows ply N (see :func:`resume_point`), read on ``board``, the board at ply N.
+    """The movetext that follows ply N (see :func:`resume_point`), read on ``board``, the board at ply N
+    (not changed: the parser's own board is set to it).
 
     Its plies are those a read of the whole game from its start gives after ply N, with the same clocks
     and evals; a comment before its first move (one more for ply N) is not read.
     """
-    tags = f'[FEN "{board.fen()}"]\n' + ('[Variant "Chess960"]\n' if board.chess960 else "")
     # "{}" keeps the first line a continued line, as it is in the whole text: never a '%' line or an empty one
     try:
-        read = chess.pgn.read_game(io.StringIO(tags + "\n{}" + movetext), Visitor=lambda: PlyReader(resumed=True))
+        read = chess.pgn.read_game(io.StringIO("{}" + movetext), Visitor=lambda: PlyReader(resume=board))
     except Exception as exc:  # python-chess raises only on truly broken input
-        return Read(chess.pgn.Headers(), board, error=ValueError(f"unreadable PGN ({exc})"))
-    assert read is not None  # noqa: S101 - the FEN tag is a game
+        return Read(chess.pgn.Headers({}), board, error=ValueError(f"unreadable PGN ({exc})"))
+    assert read is not None  # noqa: S101 - "{}" is a game
     if read.resumable:
         read.resumable = _clean(movetext, 0)
     return read
+
+
+def _assume(board: chess.Board, position: chess.Board) -> None:
+    """Set python-chess's fresh parser board to ``position`` (its pieces, side to move, castling rights, en
+    passant square, move counters, variant), without a FEN round trip: a resumed read costs its moves only."""
+    board.pawns, board.knights, board.bishops = position.pawns, position.knights, position.bishops
+    board.rooks, board.queens, board.kings = position.rooks, position.queens, position.kings
+    board.occupied_co = list(position.occupied_co)
+    board.occupied, board.promoted = position.occupied, position.promoted
+    board.turn, board.castling_rights, board.ep_square = position.turn, position.castling_rights, position.ep_square
+    board.fullmove_number, board.halfmove_clock = position.fullmove_number, position.halfmove_clock
+    board.chess960 = position.chess960
 
 
 def resume_point(text: str) -> int:

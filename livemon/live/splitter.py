@@ -29,21 +29,22 @@ class _Games:
         self.size = 0  # characters in lines
         self.movetext = False
 
-    def add(self, line: str, end_at_blank: bool) -> tuple[str | None, bool]:
-        """One line: ``(the game it ended or None, whether the line was taken)``. A tag line after move text
-        ends the game before it (and starts the next); with ``end_at_blank``, a blank line after move text
-        that ends in a result or ``*`` ends it (and is dropped)."""
-        is_tag = bool(TAG_LINE.match(line))
-        done = self.take() if is_tag and self.movetext else None
-        stripped = line.strip()
-        if not stripped:
+    def add(self, line: str, stripped: str, end_at_blank: bool) -> str | None:
+        """One line (``stripped``: it without surrounding space): the game it ended, or None. A tag line after
+        move text ends the game before it (and starts the next); with ``end_at_blank``, a blank line after
+        move text that ends in a result or ``*`` ends the game (and is dropped)."""
+        done = None
+        if stripped.startswith("[") and TAG_LINE.match(line):
+            if self.movetext:
+                done = self.take()
+        elif not stripped:
             if end_at_blank and self.movetext and is_terminated("\n".join(self.lines)):
-                return self.take(), False
-        elif not is_tag and not stripped.startswith("%"):
+                return self.take()
+        elif not stripped.startswith("%"):
             self.movetext = True
         self.lines.append(line)
         self.size += len(line) + 1
-        return done, True
+        return done
 
     def take(self) -> str:
         chunk = "\n".join(self.lines) + "\n"
@@ -68,11 +69,11 @@ def numbered_games(text: str) -> Iterator[tuple[int, str, bool]]:
     last_blank = True
     separated = True
     for number, line in enumerate(text.splitlines(), start=1):
-        done, _ = games.add(line, end_at_blank=False)
+        stripped = line.strip()
+        done = games.add(line, stripped, False)
         if done is not None:
             yield first, done, separated
             first, separated = 0, last_blank
-        stripped = line.strip()
         if stripped and not first:
             first = number
         last_blank = not stripped
@@ -129,7 +130,7 @@ class PgnStreamSplitter:
                 if not TAG_LINE.match(line):
                     continue
                 self._skipping = False
-            done, _ = self._games.add(line, end_at_blank=True)
+            done = self._games.add(line, line.strip(), True)
             if done is not None:
                 out.append(done)
             self._check_size()
