@@ -84,6 +84,11 @@ class Read:
     """The text ended in ``*`` at the top level of a clean main line: :func:`resume_point` may cut it."""
     sans: int = 0
     """SAN tokens parsed: the work the read did."""
+    written: list[tuple[str, str]] = field(default_factory=list)
+    """A resumed read's plies as the core is sent them: ``(SAN, FEN before it)`` each (empty for a whole read,
+    where only the plies not sent before need them)."""
+    end: chess.Board | None = None
+    """A resumed read's board after its plies (the parser's own)."""
 
     def board(self) -> chess.Board:
         """The board after the plies read (replayed from :attr:`start`: the plies are legal there)."""
@@ -154,6 +159,8 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         self._headers = chess.pgn.Headers()  # python-chess's defaults, as its GameBuilder gives them
         self._start: chess.Board | None = None
         self._moves: list[tuple[str, chess.Color]] = []  # (uci, side to move after it)
+        self._written: list[tuple[str, str]] = []  # resumed: (SAN, FEN before) of each move
+        self._board: chess.Board | None = None  # the parser's board
         self._comments: list[list[str]] = []  # per move: the comments after it
         self._start_comment: list[str] = []
         self._error: Exception | None = None
@@ -171,6 +178,7 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
     def visit_board(self, board: chess.Board) -> None:
         if self._start is not None:
             return
+        self._board = board
         if self._resume is not None:
             _assume(board, self._resume)
             self._start = self._resume
@@ -226,6 +234,8 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
             self._error = chess.IllegalMoveError(f"null move at ply {len(self._moves) + 1} in {board.fen()}")
             return
         self._moves.append((move.uci(), not board.turn))
+        if self._resume is not None:
+            self._written.append((board.san(move), board.fen()))
         self._comments.append([])
 
     def handle_error(self, error: Exception) -> None:
@@ -245,7 +255,8 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         start_comment = " ".join(filter(None, self._start_comment))
         start_eval = comment_eval(start_comment, start.turn) if start_comment else None
         resumable = (self._after_star and error is None and not dropped and not self._variations)
-        return Read(self._headers, start, plies, start_eval, error, dropped, resumable, self._sans)
+        return Read(self._headers, start, plies, start_eval, error, dropped, resumable, self._sans, self._written,
+                    self._board if self._resume is not None else None)
 
 
 def read_pgn(chunk: str) -> Read | None:

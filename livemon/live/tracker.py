@@ -446,13 +446,17 @@ class GameTracker:
                 or not chunk[len(tail.core)].isspace()):
             return None
         suffix = chunk[len(tail.core):]
-        board = state.board_at(tail.plies)
-        read = read_from(suffix, board)
+        held = state.board if state.board is not None else state.board_at(tail.plies)  # only read, never changed
+        read = read_from(suffix, held)
         self.sans_read += read.sans
-        if read.error is not None or read.dropped or not read.plies or not read.resumable:
+        if read.error is not None or read.dropped or not read.plies or not read.resumable or read.end is None:
             return None  # the whole read says what is wrong (or drops DGT kings), or where to resume next
-        new = self._events(gid, board, read.plies, tail.plies)
-        state.extend([m.uci for m in new], board)
+        new = []
+        for i, (ply, (san, fen)) in enumerate(zip(read.plies, read.written), tail.plies + 1):
+            cp = sane_eval(ply.eval_cp)
+            new.append(MoveEvent(gid, i, ply.uci, san, fen, ply.clock, ply.emt, cp, self.feed, None,
+                                 ply.eval_mate if cp is not None else None))
+        state.extend([m.uci for m in new], read.end)
         self._plies += len(new)
         self._errors.pop(gid, None)
         self._tails[gid] = Tail(tail.core + suffix[: resume_point(suffix)], len(state.ucis))
