@@ -1,15 +1,16 @@
 """The one PGN reader: python-chess's parser with one visitor, from a game's start or from its ply N.
 
 Every game livemon reads from PGN text -- a live feed's round, the replay, ``analyse``, ``calibrate``,
-the TUI demo, ``forecast`` -- is read here, by :class:`PlyReader` driven by ``chess.pgn.read_game`` (the
+the TUI demo, ``forecast``, ``plan`` -- is read here, by :class:`PlyReader` driven by ``chess.pgn.read_game`` (the
 way python-chess's own ``GameBuilder`` is): the tags (unescaped), the start position, and for each ply of
 the main line its move with the ``[%clk]``, ``[%emt]`` and ``[%eval]`` of the comments after it, read as
 python-chess's ``GameNode.clock()``/``emt()``/``eval()`` read them. Variations are skipped unread.
 
 **Legality.** A move is read by parsing its SAN on the board before it (python-chess's
 ``Board.parse_san``): a SAN that names no legal move there ends the game's reading with that error
-(:attr:`Read.error`), except under the DGT rule below. The plies a :class:`Read` gives are legal from its
-start position by construction; nobody re-checks them against the text's board.
+(:attr:`Read.error`), except under the DGT rule below; so does a null move (``--``). The plies a
+:class:`Read` gives are legal from its start position by construction, and the tracker does not check them
+again (the core checks every message it receives, whoever sent it).
 
 **DGT boards.** At game end the arbiter or players put the kings on the centre squares to signal the
 result and LiveChess may send that as moves. Rule (conservative, after lichess's
