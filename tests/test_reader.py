@@ -82,7 +82,7 @@ def test_a_clean_text_may_be_resumed_and_others_are_read_whole() -> None:
 
 def test_a_growing_200_ply_game_costs_its_new_moves_per_poll() -> None:
     """A real 200-ply game polled once per new ply (the whole file each time): resumed, every SAN is parsed
-    once (200 in all); read whole each poll, 200 x 201 / 2. Measured: SANs parsed and time per poll."""
+    once (200 in all); read whole each poll, 200 x 201 / 2. Measured: SANs parsed and CPU time per poll."""
     game = next(g for g in real_games("chesscom_carlsen_clk_allancao.pgn", 400) if len(list(g.mainline_moves())) >= 200)
     texts = [prefix(game, n) for n in range(1, 201)]
     fast, full = GameTracker("f"), GameTracker("f", append_only=False)
@@ -90,16 +90,17 @@ def test_a_growing_200_ply_game_costs_its_new_moves_per_poll() -> None:
     moves = 0
     for text in texts:
         for tracker in (fast, full):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             out = tracker.update_text(text, source="round.pgn", final=False)
-            times[tracker.append_only].append(time.perf_counter() - t0)
+            times[tracker.append_only].append(time.process_time() - t0)
         moves += sum(isinstance(m, MoveEvent) for m in out)
     assert moves == 200 and fast.moves(fast.game_ids()[0]) == full.moves(full.game_ids()[0])
     assert fast.sans_read == 200 and fast.parsed == 1 and fast.fast_applied == 199
     assert full.sans_read == 200 * 201 // 2
-    # the work per poll does not grow with the game: the last 50 polls cost about what the first 50 did
-    first, last = sum(times[True][1:51]), sum(times[True][-50:])
-    assert last < 3 * first, (first, last)
+    # the time follows: late in the game (plies 151-200) a poll read whole replays 150+ SANs, a resumed one 1
+    # (what is left grows with the text, not the moves: the split, the tags, a hash, a prefix compare)
+    resumed, whole = sum(times[True][-50:]), sum(times[False][-50:])
+    assert resumed < whole / 4, (resumed, whole)
     assert sum(times[True]) < sum(times[False]) / 3, (sum(times[True]), sum(times[False]))
 
 
