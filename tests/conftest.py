@@ -36,6 +36,18 @@ def real(name: str) -> Path:
     return path
 
 
+def cached_store(path: Path, *exports: str) -> str:
+    """A store at ``path`` holding the engine analyses shipped in tests/data (``analyses_*.jsonl.gz``, written by
+    ``bench/position_cache.py export``; SOURCES.md says from what): for a test whose subject is what is made of
+    the analyses (a report, analyse's figures), not the search. They are keyed by profile (the engine's name,
+    depth, MultiPV), so another engine finds none of them and searches: slower, the same assertions."""
+    from bench.position_cache import import_
+
+    for name in exports:
+        import_(real(name), str(path))
+    return str(path)
+
+
 @pytest.fixture
 def stockfish() -> str:
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):
