@@ -41,7 +41,9 @@ def cached_store(path: Path, *exports: str) -> str:
     ``bench/position_cache.py export``; SOURCES.md says from what): for a test whose subject is what is made of
     the analyses (a report, analyse's figures), not the search. They are keyed by profile (the engine's name,
     depth, MultiPV), so another engine finds none of them and searches: slower, the same assertions."""
-    from bench.position_cache import import_
+    if str(REPO / "bench") not in sys.path:  # bench/ is scripts, not a package
+        sys.path.insert(0, str(REPO / "bench"))
+    from position_cache import import_
 
     for name in exports:
         import_(real(name), str(path))
