@@ -336,7 +336,8 @@ def _estimated_seconds(item: pytest.Item) -> float:
 
 def longest_files_first(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Reorder ``items`` file by file, the longest file first (a file's own order kept)."""
-    measured: dict[str, float] = config.cache.get(SECONDS_KEY, {}) if config.cache is not None else {}
+    cache = getattr(config, "cache", None)  # none with -p no:cacheprovider
+    measured: dict[str, float] = cache.get(SECONDS_KEY, {}) if cache is not None else {}
     length: dict[str, float] = {}
     for item in items:
         name = item.nodeid.split("::")[0]
@@ -443,7 +444,7 @@ def _own_tracker() -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
-    if config.cache is not None and not hasattr(config, "workerinput"):
+    if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
         config.pluginmanager.register(FileSeconds(config.cache), "livemon-file-seconds")
 
 
