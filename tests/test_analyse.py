@@ -80,7 +80,7 @@ def test_a_broadcast_with_an_eval_on_every_move_is_searched_and_every_player_has
     out, _ = analyse(capsys, str(pgn), "--store", real_store)
     assert out["engine"]["profile"].endswith("depth=12 multipv=4") and len(out["players"]) == 4
     for p in out["players"]:
-        assert p["c"] is not None
+        assert p["c_mean"] is not None
         assert p["estimate"]["positions"] >= 15, p["estimate"]
         assert p["estimate"]["elo"] is not None or "wider than the rating range" in p["estimate"]["reason"]
     assert sum(p["estimate"]["elo"] is not None for p in out["players"]) >= 3
