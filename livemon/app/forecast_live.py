@@ -319,8 +319,17 @@ class _Worker:
 
     def close(self) -> None:
         """Stop the process: its pipe closed (it ends at its next look), then, if it lingers, terminated."""
+        self.stop()
+        self.wait()
+
+    def stop(self) -> None:
+        """Tell the process to end (at once: it ends at its next look at the pipe)."""
         self.version.value = -1  # a chunked simulation in flight stops at its next chunk
-        self.conn.close()
+        if not self.conn.closed:
+            self.conn.close()
+
+    def wait(self) -> None:
+        """Wait for the process to end (blocking), terminating it if it lingers."""
         self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.proc.terminate()
@@ -476,6 +485,12 @@ class LiveForecast:
             out.append((ev, job))
         return out
 
+    def _due_any(self) -> bool:
+        events = self._events
+        if len(events) > 1 and all(len(ev.records) == 1 for ev in events.values()):
+            return sum(ev.version for ev in events.values()) != self._merged.done_version
+        return any(ev.version != ev.done_version and ev.records for ev in events.values())
+
     def _unsync(self) -> None:
         """The forecaster lost what it kept (a failed job, a new process): every event is sent whole next."""
         for ev in self._events.values():
@@ -549,15 +564,15 @@ class LiveForecast:
         """Forecast now every event of ``core`` whose games moved (the simulation off the loop) and publish."""
         self.update(core)
         version = self.version
-        due = self._due()
-        if not due:
+        if not self._due_any():
             self.published = version
             return []
+        worker = self._start()  # before the jobs are made: a new process is sent every event whole
+        due = self._due()
         marks = [(ev, ev.version) for ev, _ in due]
         jobs = [job for _, job in due]
         t0 = time.perf_counter()
         self.in_flight = version
-        worker = self._start()
         try:
             if worker is not None:
                 made, counts, cpu = await self._in_process(worker, jobs, version, core)
@@ -623,8 +638,11 @@ class LiveForecast:
                 except Exception:  # a forecast must never take the monitor down: said, and tried again later
                     log.exception("forecast failed")
                     self.published = self.version
-        finally:
-            self.close()
+        finally:  # the process told to end at once, and waited for off the loop
+            worker, self._worker = self._worker, None
+            if worker is not None:
+                worker.stop()
+                await asyncio.to_thread(worker.wait)
 
     def close(self) -> None:
         """Stop the forecaster's process, if one runs (the next forecast starts another)."""
