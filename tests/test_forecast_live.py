@@ -109,6 +109,10 @@ def test_live_seconds_is_checked() -> None:
 async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, stockfish: str) -> None:
     import multiprocessing
 
+    def forecasters() -> set[object]:
+        return {p for p in multiprocessing.active_children() if p.name == "livemon-forecast"}
+
+    before = forecasters()  # other tests' jobs, in this process
     chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:8]
     pgn = tmp_path / "london_r12.pgn"
     pgn.write_text("\n".join(chunks))
@@ -123,7 +127,8 @@ async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, 
     while not sub.queue.empty():
         seen.append(sub.queue.get_nowait()[1])
     assert seen and monitor.forecast.forecasts >= 1
-    assert monitor.forecast._worker is None and not multiprocessing.active_children()  # its process stopped with it
+    assert monitor.forecast.worker_cpu > 0  # forecast in its process,
+    assert monitor.forecast._worker is None and forecasters() <= before  # which stopped with the monitor
     last = seen[-1]
     assert isinstance(last, EventForecast) and last.event == "3rd London Chess Classic"
     assert last.format == "rr" and sum(p["p_first"] for p in last.players) == pytest.approx(1.0, abs=1e-3)
@@ -204,6 +209,18 @@ async def test_the_process_ends_with_the_job_and_no_process_falls_back_to_a_thre
     await asyncio.gather(task, return_exceptions=True)
     assert job._worker is None and not worker.proc.is_alive()  # stopped with the job: no process left behind
     assert worker.proc not in multiprocessing.active_children()
+    # a forecast given up while its process works on it: that process told to end, the next forecast a new one
+    job = LiveForecast(EventConfig(format="rr", rounds=9), Hub(), simulations=2000)
+    first = asyncio.create_task(job.once(core))
+    while job._worker is None or job._worker.jobs == 0:
+        await asyncio.sleep(0.01)
+    given_up = job._worker
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    (msg,) = await job.once(core)
+    assert msg.error is None and job._worker is not None and job._worker is not given_up
+    job.close()
+    assert not given_up.proc.is_alive() and job._worker is None
 
     def cannot(*_: object) -> None:
         raise OSError("no processes here")

@@ -4,9 +4,15 @@ The job keeps each event's games as records (tags, result, and for a game in pro
 ply, material and both clocks), updated incrementally on the event loop: a poll every :data:`POLL` seconds looks
 only at the games still in progress (and at games new to it), and a game's record is made again only when its
 result, ply or newest evaluation moved. An event whose records moved is forecast again, latest wins: one
-forecast at a time, in a thread, the next one starting as soon as the previous is published (and at most one
-start per ``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records
-did not move is not simulated again.
+forecast at a time, the next one starting as soon as the previous is published (and at most one start per
+``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records did not
+move is not simulated again.
+
+The forecasts are made off the loop, in one long-lived process of their own (spawned at the first forecast,
+stopped with the job), so the loop's other messages never wait on the simulations' hold of the interpreter
+lock. The process keeps each event's records (sent whole once, then only those that changed), state, table of
+pairings and simulations; the loop shares its newest version with it, so a chunked simulation stops refining
+once the games moved. When no process can start, one log line says so and the forecasts run in a thread.
 
 Inside the job, an event whose finished games and pairings are as before keeps its state and values only its
 games in progress anew (:func:`~livemon.app.forecast.refresh_ongoing`); its simulations reuse the game model's
@@ -343,6 +349,10 @@ class _WorkerGone(Exception):
     pass
 
 
+class _Failed(RuntimeError):
+    """A forecast that failed in the forecaster's process (which goes on)."""
+
+
 class LiveForecast:
     """The monitor's forecast job: ``await LiveForecast(cfg.event, hub).run(core)`` until cancelled.
 
@@ -362,6 +372,7 @@ class LiveForecast:
         self.process = process
         """Whether the simulations run in a process of their own (else in a thread)."""
         self._worker: _Worker | None = None
+        self._retired: list[_Worker] = []  # processes told to end, not yet waited for
         self._kept: dict[str, _Kept] = {}  # the thread's forecaster: the events as it keeps them
         self._events: dict[str, _Event] = {}
         self._merged = _Event()  # every game its own Event tag: all games one event
@@ -512,7 +523,8 @@ class LiveForecast:
             self._unsync()
         return self._worker
 
-    async def _in_thread(self, jobs: list[_Job], version: int) -> tuple[list[tuple[EventForecast, int]], tuple[int, int, int], float]:
+    async def _in_thread(self, jobs: list[_Job], version: int,
+                         ) -> tuple[list[tuple[EventForecast, int]], tuple[int, int, int], float]:
         loop = asyncio.get_running_loop()
         start = time.thread_time()
 
@@ -543,7 +555,7 @@ class LiveForecast:
                         self.worker_cpu = extra
                         done.set_result(body)
                     else:
-                        done.set_exception(RuntimeError(f"forecast failed in its process: {body}"))
+                        done.set_exception(_Failed(f"forecast failed in its process: {body}"))
             except (EOFError, OSError) as exc:
                 done.set_exception(_WorkerGone(f"{type(exc).__name__}: {exc}"))
 
@@ -588,7 +600,14 @@ class LiveForecast:
             self.process = False
             self._unsync()
             raise
-        except BaseException:
+        except _Failed:
+            self._unsync()
+            raise
+        except BaseException:  # given up (cancelled) while the process may still work on it: told to end
+            if worker is not None and worker is self._worker:
+                self._worker = None
+                worker.stop()
+                self._retired.append(worker)  # waited for when the job ends
             self._unsync()
             raise
         self.reads += counts[0]
@@ -639,17 +658,23 @@ class LiveForecast:
                     log.exception("forecast failed")
                     self.published = self.version
         finally:  # the process told to end at once, and waited for off the loop
-            worker, self._worker = self._worker, None
-            if worker is not None:
-                worker.stop()
+            for worker in self._ending():
                 await asyncio.to_thread(worker.wait)
 
     def close(self) -> None:
         """Stop the forecaster's process, if one runs (the next forecast starts another)."""
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.close()
+        for worker in self._ending():
+            worker.wait()
+
+    def _ending(self) -> list[_Worker]:
+        """The processes to wait for, each told to end; the job has none from then on."""
+        workers = self._retired + ([self._worker] if self._worker is not None else [])
+        self._worker, self._retired = None, []
+        for worker in workers:
+            worker.stop()
+        if workers:
             self._unsync()
+        return workers
 
     def status(self) -> dict[str, Any]:
         return {"forecasts": self.forecasts, "simulated": self.simulated, "weighed": self.weighed,
