@@ -13,6 +13,7 @@ from livemon.app.forecast_live import LiveForecast, snapshot
 from livemon.app.monitor import Monitor
 from livemon.config import EventConfig, load_config_text
 from livemon.faces.hub import Hub
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore
 from livemon.live.messages import EventForecast, GameResult
 from livemon.live.pgn import split_games
@@ -63,7 +64,7 @@ async def test_a_round_in_progress_is_forecast_and_published() -> None:
     assert all(p["p_first_round_start"] == p["p_first"] for p in msg.players)  # the round's first forecast
     _, got = sub.queue.get_nowait()
     assert got == msg and hub.snapshot("forecast")[1] == [msg]
-    assert EventForecast.from_json(msg.to_json()) == msg  # the wire form (WebSocket, MQTT) round-trips
+    assert codec.from_json(codec.to_json(msg)) == msg  # the wire form (WebSocket, MQTT) round-trips
     # the round goes on: the change since the round began is kept
     _feed(core, real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"), 5)
     (later,) = await job.once(core)
