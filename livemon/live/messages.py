@@ -454,6 +454,8 @@ class GameInfo(Message):
     white_tag: int | None = None  # the WhiteElo tag as published (screens show it); white_elo is on today's scale
     black_tag: int | None = None
     rating_note: str = ""  # what reading the tags assumed (no date, under the floor...), "" when nothing
+    rating_scale: str = "today"  # "today": the tags were put on today's scale by a date; "as read": no usable date
+    rating_date_source: str = ""  # the tag that dated the ratings: "Date", "UTCDate", "EventDate" (the event's), "" none
 
     @property
     def white_published(self) -> int | None:

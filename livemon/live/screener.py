@@ -93,7 +93,7 @@ from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.live.pgn import rating_date
 from livemon.rating.calibration import ProfileCalibration
-from livemon.rating.scale import to_current_scale
+from livemon.rating.scale import FIRST_LIST, to_current_scale
 from livemon.rating.screening import (
     TTT_SD,
     PoissonBinomial,
@@ -325,7 +325,8 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     when the game has no date); None when unrated.
 
     A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``,
-    ``black_tag``): then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
+    ``black_tag``) and says on which scale it read them (``rating_scale``): then the rating is taken as it comes,
+    else it is put on today's scale here by the game's Date.
 
     >>> rating_today(GameInfo("g", white_elo=1400, date="2023.05.01"), True)
     (1640.0, 1400.0, 'today')
@@ -336,13 +337,12 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     if elo is None:
         return None
     tag = info.white_tag if white else info.black_tag
-    if tag is not None:  # put on today's scale where the game was read, the printed tag kept beside it
-        side = "WhiteElo" if white else "BlackElo"
-        notes = info.rating_note.split("; ")
-        scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
-        return float(elo), float(tag), scale
+    if tag is not None:  # put on today's scale where the game was read (GameInfo.rating_scale), the tag kept beside
+        return float(elo), float(tag), info.rating_scale
     played = rating_date({"Date": info.date})[0]
-    return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
+    if played is None or played < FIRST_LIST:  # no FIDE list of that day: read as on today's scale, and said
+        return float(elo), float(elo), "as read"
+    return float(to_current_scale(int(elo), played)), float(elo), "today"
 
 
 def screening_line(cfg: ScreeningConfig, calibration: ProfileCalibration | None) -> ScreeningLine | None:
