@@ -788,6 +788,8 @@ class ScreeningNumbers(Outgoing):
     z_tag: float | None = None  # z against the tag alone (its prior, no results); an alert needs both
     ipr: float | None = None  # Regan's intrinsic performance rating (first order): the strength the matches read
     ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
+    field_lag: float | None = None  # points the event's results put the player above the tag as a likely K = 40
+    # rating of a field that trails its tags (the other players' games; in ``strength``)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,10 @@ from livemon.rating.screening import (
     StrengthPrior,
     chance_line,
     expected_by_chance,
+    FieldGame,
+    field_game,
+    field_lag,
+    field_lag_without,
     junior_event,
     position_expectation,
     results_strength,
@@ -135,6 +139,9 @@ TrackKey = tuple[str, str]
 LEVELS = ("notice", "alert")
 EXCLUSIONS = ("forced", "book", "decided", "no_multipv")
 TOP_MOVES = 5
+FIELD_STEP = 2.0
+"""Points the field lag of a likely K = 40 player must move before their positions are re-scored at it (every
+finished game of the event moves it a little; each re-score is all the player's positions)."""
 
 
 def _finite(x: float | None) -> float | None:
@@ -211,6 +218,7 @@ class _Track:
     strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
+    field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -388,6 +396,8 @@ class Screener:
         self._tags: dict[TrackKey, float] = {}  # on today's scale
         self._tags_read: dict[TrackKey, tuple[float, str]] = {}  # as printed, and the scale it was put on
         self._juniors: set[str] = set()
+        self._field: dict[str, tuple[float, float]] = {}  # event -> its field lag and information (field_lag)
+        self._field_games: dict[str, dict[str, FieldGame]] = {}  # event -> game id -> the game as its evidence
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
         self._cut: dict[str, int] = {}  # game id -> its used positions through this ply are packed (:meth:`pack`)
@@ -443,7 +453,48 @@ class Screener:
                 track.results[game_id] = (opponent[0], points if white else 1.0 - points)
             if self._rerate(track):
                 changed.append(track.key)
+        white_today, black_today = rating_today(info, True), rating_today(info, False)
+        game = None if points is None or white_today is None or black_today is None else field_game(
+            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
+        if self._count_field(game_id, self.event_of(info), game):
+            changed += self._refield(self.event_of(info), skip=set(changed))
         return changed
+
+    def _count_field(self, game_id: str, event: str, game: FieldGame | None) -> bool:
+        """Put a game in its event's field-lag evidence (None: take it out); whether the evidence changed."""
+        games = self._field_games.setdefault(event, {})
+        if games.get(game_id) == game:
+            return False
+        if game is None:
+            del games[game_id]
+        else:
+            games[game_id] = game
+        lag, _ = self._field.get(event, (0.0, 0.0))
+        self._field[event] = field_lag(list(games.values()), start=lag)
+        return True
+
+    def _refield(self, event: str, skip: set[TrackKey]) -> list[TrackKey]:
+        """Re-score the event's likely K = 40 players whose field lag moved by FIELD_STEP or more."""
+        out = []
+        for key, track in self.tracks.items():
+            if track.event != event or key in skip or track.prior is None or track.prior.k40 == 0.0:
+                continue
+            if abs(self._lag_of(track) - track.field_lag) >= FIELD_STEP and self._rerate(track):
+                out.append(key)
+        return out
+
+    def _lag_of(self, track: _Track) -> float:
+        """The field lag of the track's event, its own games left out, times its chance of a K = 40 tag."""
+        if track.prior is None or track.prior.k40 == 0.0 or track.rating_source != "tag" or track.event not in self._field:
+            return 0.0
+        games = self._field_games.get(track.event, {})
+        own = []
+        for gid in track.results:
+            g = games.get(gid)
+            if g is not None:  # seen from this player's side
+                white = self._games[gid].white == track.player
+                own.append(g if white else (-g[0], -g[1], 1.0 - g[2]))
+        return track.prior.k40 * field_lag_without(*self._field[track.event], own)
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
         """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
@@ -602,6 +653,9 @@ class Screener:
         for track in self.tracks.values():
             if track.results.pop(game_id, None) is not None:
                 self._rerate(track)
+        for event, games in self._field_games.items():
+            if game_id in games and self._count_field(game_id, event, None):
+                self._refield(event, skip=set())
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -652,8 +706,9 @@ class Screener:
         """Take the track's current rating and results; re-score every position when c_r changed.
 
         The rating (a tag on today's scale, else a TTT mean) is a prior on today's strength
-        (:func:`~livemon.rating.screening.tag_prior`); the event's finished games against rated
-        opponents move it (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
+        (:func:`~livemon.rating.screening.tag_prior`), moved by the event's field lag for a likely K = 40 tag
+        (:meth:`_lag_of`); the player's own finished games against rated opponents move it
+        (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
         """
         key = (track.player, track.event)
         read, scale = self._tags_read.get(key, (None, "today"))
@@ -666,11 +721,14 @@ class Screener:
             prior = StrengthPrior(rating, TTT_SD, 0.0)
         else:
             rating, source, prior, read = None, "none", None, None
-        strength = None if prior is None else results_strength(prior.mean, prior.sd, track.results.values())
+        track.prior, track.rating_source = prior, source  # the tag alone (z_tag reads it)
+        track.field_lag = lag = self._lag_of(track)
+        mean = None if prior is None else prior.mean + lag  # the event's field trails its tags: the prior moves
+        strength = None if prior is None or mean is None else results_strength(mean, prior.sd, track.results.values())
         c_r = None if strength is None or self.line is None else self.line.c_for(strength[0])
         changed = c_r != track.c_r
-        track.rating, track.rating_source, track.c_r = rating, source, c_r
-        track.rating_read, track.rating_scale, track.prior, track.strength = read, scale, prior, strength
+        track.rating, track.c_r = rating, c_r
+        track.rating_read, track.rating_scale, track.strength = read, scale, strength
         if changed:
             track.recount()
             track.dist = None
@@ -738,6 +796,7 @@ class Screener:
             k40=None if track.prior is None else track.prior.k40, z_tag=_finite(z_tag),
             ipr=None if ipr is None else _finite(ipr[0]),
             ipr_cr95=None if ipr is None else (_finite(ipr[1][0]), _finite(ipr[1][1])),
+            field_lag=None if track.prior is None else track.field_lag,
         )
 
     def _z_tag(self, track: _Track, diff: float, var_matches: float, dsum: float) -> float | None:
