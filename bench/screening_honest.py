@@ -247,9 +247,9 @@ def with_event_results(units: list[PlayerEvent], games: dict[str, list[EventGame
 
 
 def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> np.ndarray:
-    """Each player-event's field lag times its chance of a K = 40 tag (:func:`~livemon.rating.screening.field_lag`),
-    as the screener applies it: what the event's finished games say of how far its likely K = 40 players stand
-    above their tags, the player's own games left out."""
+    """Each player-event's field lag and its sd (:func:`~livemon.rating.screening.field_lag_without`; rows), as
+    the screener reads them: what the event's finished games say of how far its likely K = 40 players stand
+    above their tags, the player's own games left out; (0, 0) for a tag that is no likely K = 40 one."""
     per_event: dict[str, tuple[float, float]] = {}
     own: dict[tuple[str, str], list] = defaultdict(list)
     for event, gs in games.items():
@@ -266,9 +266,10 @@ def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> n
     out = []
     for u in units:
         k40 = tag_prior(u.tag, junior=junior_event(u.event)).k40
-        lag = field_lag_without(*per_event[u.event], own[(u.event, u.player)]) if u.event in per_event else 0.0
-        out.append(k40 * lag if k40 > 0.0 else 0.0)
-    return np.array(out)
+        lag = (field_lag_without(*per_event[u.event], own[(u.event, u.player)]) if u.event in per_event and k40 > 0.0
+               else (0.0, 0.0))
+        out.append(lag)
+    return np.array(out).reshape(-1, 2)
 
 
 def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]] | None = None,
@@ -276,9 +277,10 @@ def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]]
     """Each player-event's strength: the tag's prior (moved by the field lag when given) and its results (every
     finished game of the event when given, else the analysed ones)."""
     results = results if results is not None else [u.games for u in units]
-    lags = lags if lags is not None else np.zeros(len(units))
+    lags = lags if lags is not None else np.zeros((len(units), 2))
     tags = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]  # z_tag: the tag alone
-    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag)) for u, lag in zip(units, lags)]
+    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) for u, (lag, sd)
+           in zip(units, lags)]
     post = [results_strength(p.mean, p.sd, r) for p, r in zip(pri, results)]
     return Strengths(np.array([p.mean for p in tags]), np.array([p.sd ** 2 for p in tags]),
                      np.array([m for m, _ in post]), np.array([s ** 2 for _, s in post]),
@@ -449,8 +451,9 @@ def main(argv: list[str] | None = None) -> int:
                                                 "b": [min(v[1] for v in lines.values()), max(v[1] for v in lines.values())],
                                                 "tau": [min(v[2] for v in lines.values()), max(v[2] for v in lines.values())]}}
     gs = groups(units, st, every)
-    report["field_lag"] = {ev: [float(lags[event == ev].min()), float(lags[event == ev].max())] for ev in sorted(set(event))
-                           if np.abs(lags[event == ev]).max() >= 1.0}
+    applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
+    report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
+                           for ev in sorted(set(event)) if np.abs(applied[event == ev]).max() >= 1.0}
     for min_n in (60, 20):
         for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
                                 ("rapid (never fitted)", part == "rapid")):

@@ -97,7 +97,7 @@ class Sample:
     gains: list[int] = field(default_factory=list)
     games: int = 0
     results: list[tuple[float, float]] = field(default_factory=list)  # (opponent today, points): the event's games
-    lag: float = 0.0  # the field lag times the tag's chance of K = 40 (livemon.rating.screening.field_lag)
+    lag: tuple[float, float] = (0.0, 0.0)  # the event's field lag and its sd (livemon.rating.screening.field_lag)
 
 
 def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]:
@@ -158,7 +158,9 @@ def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: 
         if len(s.decisions) < min_positions:
             continue
         if line is not None:
-            row = screen_player(s.decisions, line, tag_prior(s.elo, junior=junior_event(s.event)), s.results, s.lag)
+            junior = junior_event(s.event)
+            row = screen_player(s.decisions, line, tag_prior(s.elo, junior=junior, lag=s.lag[0], lag_sd=s.lag[1]),
+                                s.results, tag_prior(s.elo, junior=junior))
             assert row is not None
             zs.append(row.z)
         else:
@@ -384,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                            for g in games.get(smp.event, ()) if smp.key in (g.white, g.black)]
         units = [sh.PlayerEvent(smp.event, smp.key, "test", smp.elo, smp.elo, smp.results) for smp in samples]
         for smp, lag in zip(samples, sh.field_lags(units, games)):
-            smp.lag = float(lag)
+            smp.lag = (float(lag[0]), float(lag[1]))
     report["screening"] = screening_check(samples, cal, line=line)
     report["screening_line"] = "shipped" if line is not None else "calibration map / z_scale"
     report["c_map_withheld"] = withheld

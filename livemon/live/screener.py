@@ -479,14 +479,15 @@ class Screener:
         for key, track in self.tracks.items():
             if track.event != event or key in skip or track.prior is None or track.prior.k40 == 0.0:
                 continue
-            if abs(self._lag_of(track) - track.field_lag) >= FIELD_STEP and self._rerate(track):
+            if abs(self._lag_of(track)[0] - track.field_lag) >= FIELD_STEP and self._rerate(track):
                 out.append(key)
         return out
 
-    def _lag_of(self, track: _Track) -> float:
-        """The field lag of the track's event, its own games left out, times its chance of a K = 40 tag."""
+    def _lag_of(self, track: _Track) -> tuple[float, float]:
+        """The field lag of the track's event and its sd, its own games left out, times its chance of a K = 40
+        tag; (0, 0) without evidence."""
         if track.prior is None or track.prior.k40 == 0.0 or track.rating_source != "tag" or track.event not in self._field:
-            return 0.0
+            return 0.0, 0.0
         games = self._field_games.get(track.event, {})
         own = []
         for gid in track.results:
@@ -494,7 +495,8 @@ class Screener:
             if g is not None:  # seen from this player's side
                 white = self._games[gid].white == track.player
                 own.append(g if white else (-g[0], -g[1], 1.0 - g[2]))
-        return track.prior.k40 * field_lag_without(*self._field[track.event], own)
+        lag, sd = field_lag_without(*self._field[track.event], own)
+        return track.prior.k40 * lag, track.prior.k40 * sd
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
         """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
@@ -722,9 +724,10 @@ class Screener:
         else:
             rating, source, prior, read = None, "none", None, None
         track.prior, track.rating_source = prior, source  # the tag alone (z_tag reads it)
-        track.field_lag = lag = self._lag_of(track)
-        mean = None if prior is None else prior.mean + lag  # the event's field trails its tags: the prior moves
-        strength = None if prior is None or mean is None else results_strength(mean, prior.sd, track.results.values())
+        lag, lag_sd = self._lag_of(track)
+        track.field_lag = lag
+        strength = None if prior is None else results_strength(  # the event's field trails its tags: the prior moves
+            prior.mean + lag, math.hypot(prior.sd, lag_sd), track.results.values())
         c_r = None if strength is None or self.line is None else self.line.c_for(strength[0])
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r

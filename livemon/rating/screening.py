@@ -496,25 +496,30 @@ def field_lag(games: Sequence[FieldGame], start: float = 0.0, sd: float = FIELD_
     return lag, _field_terms(games, lag)[1] + prior
 
 
-def field_lag_without(lag: float, info: float, own: Iterable[FieldGame]) -> float:
-    """The field lag with a player's own games left out (one Newton step back from the event's ``lag`` and
-    ``info``, :func:`field_lag`): a player's own results move their strength once, not twice.
+def field_lag_without(lag: float, info: float, own: Iterable[FieldGame]) -> tuple[float, float]:
+    """The field lag with a player's own games left out, and its sd (one Newton step back from the event's
+    ``lag`` and ``info``, :func:`field_lag`): a player's own results move their strength once, not twice.
 
     >>> games = [(0.82, 700.0, 0.5)] * 16
-    >>> round(field_lag_without(*field_lag(games), games[:2])), round(field_lag(games[2:])[0])
-    (505, 504)
+    >>> [round(x) for x in field_lag_without(*field_lag(games), games[:2])], round(field_lag(games[2:])[0])
+    ([505, 105], 504)
+    >>> field_lag_without(0.0, 1.0 / FIELD_LAG_SD ** 2, [])  # no game: the prior
+    (0.0, 150.0)
     """
     score, own_info = _field_terms(own, lag)
-    return lag - score / max(info - own_info, 1e-12)
+    left = max(info - own_info, 1.0 / (FIELD_LAG_SD * FIELD_LAG_SD))
+    return lag - score / left, math.sqrt(1.0 / left)
 
 
-def tag_prior(tag: float, k: float | None = None, junior: bool = False, lag: float = 0.0) -> StrengthPrior:
+def tag_prior(tag: float, k: float | None = None, junior: bool = False, lag: float = 0.0, lag_sd: float = 0.0
+              ) -> StrengthPrior:
     """What a rating tag (on today's scale) says of today's strength.
 
     A settled rating (K 20, 10 from 2400) is its strength within its own noise; a K = 40 rating
     (``k`` 40, or a ``junior``) trails an improving player by :data:`K_GROWTH`. Without either
     the chance of K = 40 follows :data:`LIKELY_K40` and widens the prior by K = 40's own noise (a low
-    rating alone does not say the player improves).
+    rating alone does not say the player improves). The event's field ``lag`` ± ``lag_sd``
+    (:func:`field_lag_without`) moves a K = 40 rating with the chance of one.
 
     >>> p = tag_prior(2600.0); round(p.mean), round(p.sd), p.k40
     (2600, 26, 0.0)
@@ -522,15 +527,16 @@ def tag_prior(tag: float, k: float | None = None, junior: bool = False, lag: flo
     (1647, 159, 1.0)
     >>> p = tag_prior(1500.0); round(p.mean), round(p.sd), round(p.k40, 2)
     (1500, 51, 0.88)
-    >>> round(tag_prior(1500.0, lag=180.0).mean)  # the event's field trails its tags: a K = 40 rating with it
-    1659
+    >>> p = tag_prior(1500.0, lag=180.0, lag_sd=60.0)  # the event's field trails its tags: a K = 40 rating with it
+    >>> round(p.mean), round(p.sd)
+    (1659, 74)
     """
     p = k40_chance(tag, k, junior)
     settled_k = k if k is not None and k != 40 else (20.0 if tag < 2400.0 else 10.0)
     v0 = rating_noise_sd(settled_k) ** 2
     lag_k40 = K_GROWTH[0] if junior or k == 40 else 0.0  # known to be K = 40: the rating trails on average
     v1 = rating_noise_sd(40.0) ** 2 + (K_GROWTH[1] ** 2 if lag_k40 else 0.0)
-    return StrengthPrior(tag + p * (lag_k40 + lag), math.sqrt((1.0 - p) * v0 + p * v1), p)
+    return StrengthPrior(tag + p * (lag_k40 + lag), math.sqrt((1.0 - p) * v0 + p * v1 + (p * lag_sd) ** 2), p)
 
 
 _GRID = np.arange(400.0, 3600.0, 2.0)
@@ -681,11 +687,12 @@ class ScreenedPlayer:
 
 
 def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: StrengthPrior,
-                  results: Iterable[tuple[float, float]] = (), lag: float = 0.0) -> ScreenedPlayer | None:
+                  results: Iterable[tuple[float, float]] = (), tag: StrengthPrior | None = None
+                  ) -> ScreenedPlayer | None:
     """Screen one player's decisions as :class:`livemon.live.screener.Screener` does: today's strength from the
-    tag's ``prior`` moved by the field ``lag`` (already weighted by the tag's chance of K = 40) and the player's
-    ``results`` (opponent's rating today, points); z of the matches' exact tail at c_r there, widened
-    (:func:`widened_z`); z_tag against the prior alone. None without a position.
+    ``prior`` (the tag's, with the event's field lag) and the player's ``results`` (opponent's rating today,
+    points); z of the matches' exact tail at c_r there, widened (:func:`widened_z`); z_tag against the ``tag``'s
+    prior alone (no results, no field; default ``prior``). None without a position.
 
     >>> ds = [Decision((0.0, -0.4, -1.0), played=0)] * 50 + [Decision((0.0, -0.4, -1.0), played=1)] * 30
     >>> row = screen_player(ds, ScreeningLine(-0.5, 0.0006, 0.05), tag_prior(2000.0), [(2000.0, 1.0)] * 3)
@@ -694,7 +701,8 @@ def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: Str
     """
     if not decisions:
         return None
-    mean, sd = results_strength(prior.mean + lag, prior.sd, results)
+    mean, sd = results_strength(prior.mean, prior.sd, results)
+    tag = prior if tag is None else tag
     c_r = line.c_for(mean)
     es = [position_expectation(d, c_r) for d in decisions]
     matched = sum(int(e.matched) for e in es)
@@ -705,7 +713,7 @@ def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: Str
     if z_exact == math.inf:  # the tail underflowed: far beyond any threshold
         z_exact = max(_z(matched - p0, math.sqrt(var)), 40.0)
     z = widened_z(z_exact, var, dsum, line.b, sd * sd, line.tau)
-    shift = dsum * (line.c_for(prior.mean) - c_r)
-    total = var + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2)
+    shift = dsum * (line.c_for(tag.mean) - c_r)
+    total = var + dsum * dsum * (line.b ** 2 * tag.sd ** 2 + line.tau ** 2)
     z_tag = (matched - p0 - shift) / math.sqrt(total) if total > 0.0 else 0.0
     return ScreenedPlayer(len(es), mean, sd, c_r, z, z_tag)
