@@ -44,7 +44,7 @@ A fourth plan (``plan-rapid``) samples the rapid championships (A03: ch-ROU Rapi
 section), which are in neither part: never fitted, they are a measure of honest players under 1800 at a
 faster time control. Players under 1800 with 3+ games in the file, lowest rated first, each with all their
 games (then those with 2 games), until the engine time runs out; their export is
-``bench/data/calibration_d12_rapid.jsonl.gz`` (part ``rapid``), read only by ``bench/screening_honest.py``.
+``bench/data/calibration_rapid_d12.jsonl.gz`` (part ``rapid``), read only by ``bench/screening_honest.py``.
 
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
@@ -102,10 +102,12 @@ def part(event: str, filename: str) -> str | None:
     return "test" if event in TEST_EVENTS else "fit"
 
 
-def read_all(folder: Path | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
-    """(file, index, text, headers, plies) of every game of the set, in file order."""
+def read_all(folder: Path | None = None, files: set[str] | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
+    """(file, index, text, headers, plies) of every game of the set (of the ``files`` named), in file order."""
     out = []
     for path in sorted((folder or calibration_games()).glob("A*.pgn")):
+        if files is not None and path.name not in files:
+            continue
         text = path.read_text(encoding="ascii")
         chunks = ["[Event" + c for c in text.split("\n\n[Event")]
         chunks[0] = chunks[0][len("[Event"):]

@@ -16,13 +16,21 @@ Every rating (the player's tag, the opponents') is put on today's FIDE scale wit
 (:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
 compression of 1 March 2024; the open is of April 2025.
 
+Rapid (``calibration_rapid_d12.jsonl.gz``, when present): a sample of the rapid championships' games of
+players under 1800 (``bench/calibration_split.py plan-rapid``), in neither part: never fitted, scored with
+the line fitted on every fit event, reported apart (a faster time control).
+
 The model (:mod:`livemon.rating.screening`): the tag's prior on today's strength
 (:func:`tag_prior`: the rating's own noise for its K, a K = 40 rating's lag behind an improving
-player, juniors by the event's name), the event's results blended in (:func:`results_strength`),
+player, juniors by the event's name), moved by the event's **field lag** (:func:`field_lag`: what the
+event's other finished games say of how far its likely K = 40 players stand above their tags), the
+player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
+screener watching the event sees them, not only the analysed sample),
 c = a + b·strength with the players' own scatter tau, and z of the top-move matches against that
 strength with the total variance (:func:`widened_z`). (a, b, tau) are fitted on the fit events so
 that the honest players' z's have mean 0, no trend with strength, variance 1 (player-events of 20+
-positions). Before: the shipped screening map (tags as read, z / z_scale).
+positions). Three readings side by side: the calibration's screening map (tags as read, z / z_scale); the
+strength model without the field lag, results of the analysed games only; the shipped one.
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -115,7 +123,8 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
     sides = [] if rapid_only else fq.all_sides()
     sides += fq.calibration_sides([RAPID])
-    dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all()}
+    dates = {f"{n}#{i}": h.get("Date", "?")
+             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides if not s.game.startswith("open#")})}
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
     for s in sides:
         if s.elo is not None:
@@ -187,7 +196,7 @@ class Strengths:
     junior: np.ndarray
 
 
-RAPID = REPO / "bench" / "data" / "calibration_d12_rapid.jsonl.gz"
+RAPID = REPO / "bench" / "data" / "calibration_rapid_d12.jsonl.gz"
 _TAG = __import__("re").compile(r'^\[(\w+) "(.*)"\]\s*$')
 POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
