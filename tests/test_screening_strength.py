@@ -223,3 +223,22 @@ def test_a_field_that_scores_about_as_its_tags_say_has_little_lag():
     _player(scr)
     row = scr.numbers(("P", "Open"))
     assert row.field_lag is not None and -80.0 < row.field_lag < 0.0  # a little below the tags, shrunk to 0
+
+
+def test_an_engine_user_in_a_field_that_trails_its_tags_is_still_alerted():
+    """The field lag lowers the z of a lagging field's players, but not z against the tag alone: a 1400 of that
+    field who plays the engine's move 60% of the time is alerted (is he simply underrated? not this much)."""
+    scr = Screener(ScreeningConfig(), CAL)
+    _field_event(scr, 0.5)
+    rng = np.random.default_rng(11)
+    for g in range(5):
+        gid = f"e{g}"
+        scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=1400, black_elo=1450, event="Open",
+                              date="2023.06.01"))
+        for ply, d in zip(range(17, 87, 2), moves(rng, positions(rng, 35), SHIPPED.c_for(1640.0), engine=0.6)):
+            scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
+        scr.set_result(gid, "1-0")
+    row = scr.numbers(("P", "Open"))
+    assert row.field_lag is not None and row.field_lag > 150.0
+    assert row.z_tag is not None and row.z_tag >= 4.0 and row.z is not None and row.z >= 4.0
+    assert row.level == "alert"
