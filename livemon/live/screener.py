@@ -16,8 +16,11 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   wait, unscored ("no rating"). r is a prior on today's strength
   (:func:`~livemon.rating.screening.tag_prior`: the rating's own noise for its
   K, and for a likely K = 40 rating — a junior event, :meth:`Screener.set_juniors`,
-  or a low rating — the lag behind an improving player); the event's finished
-  games against rated opponents (:meth:`Screener.set_result`) move it
+  or a low rating — the lag behind an improving player), moved by the event's
+  **field lag** for a likely K = 40 tag (:func:`~livemon.rating.screening.field_lag`:
+  how far the event's other finished games put its likely K = 40 players above
+  their tags); the player's finished games against rated opponents
+  (:meth:`Screener.set_result`) move it
   (:func:`~livemon.rating.screening.results_strength`): strength ± sd.
 * **c_r** = the line's c at that strength, clipped at 0: the shipped line
   (:mod:`livemon.rating.screening_params`, fitted on today's scale with this

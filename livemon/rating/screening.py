@@ -444,8 +444,8 @@ def k40_chance(tag: float, k: float | None = None, junior: bool = False) -> floa
 FIELD_LAG_SD = 150.0
 """sd of the prior on the **field lag**: how far an event's likely K = 40 players, as a group, stand above their
 tags (a country's improving juniors, a pool of ratings that trailed before the 2024 compression). An assumption,
-stated so: the fit events' results put it near 0 for most fields (the Olympiad's players under 1800: −9 ± 60) and
-far above for some (an Indian open of 2022)."""
+stated so: the fit events' games put it near 0 for most fields (the 2022 Olympiad's players under 1800: about −30
+points) and far above for some (an Indian open of 2022: up to 175)."""
 _ELO_K = math.log(10.0) / 400.0  # ∂ logit(expected score) / ∂ rating difference
 
 FieldGame = tuple[float, float, float]
