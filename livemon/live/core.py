@@ -907,16 +907,23 @@ class LiveCore:
 
     # -- what is published --------------------------------------------------------------
 
-    def player_estimate(self, player: PlayerState) -> PlayerEstimate:
-        """The one builder of a player's estimate message (the ``players`` channel, the TUI, MQTT).
+    def player_estimate(self, player: PlayerState, *, in_game_order: bool = False) -> PlayerEstimate:
+        """The one builder of a player's estimate message (the ``players`` channel, the TUI, MQTT, and the
+        ``players`` of ``analyse --json`` and ``export --json``).
 
         Everything in it comes from ``player`` (its gains, its E(c)
         decisions and posterior), the engine strength and the event's
         Algorithm 2 and TTT figures: add a new per-player figure here.
+        ``in_game_order``: the c figures from the posterior rebuilt over the decisions in game order
+        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior, which
+        follows the order the answers came in (the same when they came in game order).
         """
         live, strength = player.live, self._strength
         interval = live.rating_diff_interval() if live.n else None
-        c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
+        if in_game_order:
+            c = self._estimator.c_summary(player)
+        else:
+            c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
         ttt = self._ttt.get(player.name)
         c_map = self._estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
@@ -956,6 +963,13 @@ class LiveCore:
             moves_read=seen["moves_read"],
             display=display,
         )
+
+    def player_estimates(self) -> tuple[PlayerEstimate, ...]:
+        """Every player's estimate as the ``players`` channel carries it once every answer is in, by name: each
+        player with a move read or an E(c) posterior (what ``analyse --json`` and ``export --json`` list). The c
+        figures are read in game order (:meth:`player_estimate`): the same whatever order the answers came in."""
+        players = sorted(self._estimator.players.values(), key=lambda p: p.name)
+        return tuple(self.player_estimate(p, in_game_order=True) for p in players if p.histogram.n or p.posterior)
 
     def board_state(self, game_id: str) -> BoardState:
         """The one builder of a board's message: position, last move, evaluations, clocks, result.
