@@ -7,6 +7,7 @@ import datetime
 import pytest
 
 from livemon.live.estimator import Estimator
+from livemon.live.messages import GameInfo
 from livemon.live.pgn import game_info, rating_date, scaled_ratings
 from livemon.live.results import read_results_text
 from livemon.rating.scale import COMPRESSION_DATE, floor_on, read_tag, to_current_scale
@@ -57,7 +58,8 @@ def test_game_info_puts_tags_on_today_s_scale_and_keeps_them_as_published() -> N
     undated = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "1390"}, "g3")
     assert undated.white_elo == 1400 and "no game date" in undated.rating_note
     # the message travels with both
-    again = type(before).from_dict(before.to_dict())
+    from livemon.io.store import row_of, value_of
+    again = value_of(GameInfo, row_of(before))
     assert (again.white_elo, again.white_tag) == (1640, 1400)
 
 
@@ -135,10 +137,12 @@ def test_game_info_says_on_which_scale_and_by_which_date_it_read_the_tags() -> N
     assert rating_today(replace(undated, rating_note="anything"), True)[2] == "as read"
     assert rating_today(replace(dated, rating_note="WhiteElo 1400: no game date"), True)[2] == "today"
     # a GameInfo made without a reader (tags not kept) is dated here, by its Date
-    from livemon.live.messages import GameInfo
     assert rating_today(GameInfo("g", white_elo=1400, date="1965.01.01"), True) == (1400.0, 1400.0, "as read")
-    again = type(by_event).from_dict(by_event.to_dict())
+    from livemon.io.store import row_of, value_of  # the store keeps them: a restart reads the same scale
+    again = value_of(GameInfo, row_of(by_event))
     assert (again.rating_scale, again.rating_date_source) == ("today", "EventDate")
+    kept = value_of(GameInfo, row_of(undated))
+    assert (kept.rating_scale, kept.rating_date_source) == ("as read", "")
 
 
 def test_bad_rating_input_in_a_batch_is_one_line_each(tmp_path) -> None:
