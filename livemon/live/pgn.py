@@ -20,10 +20,14 @@ import chess
 import chess.pgn
 
 from livemon.live.messages import GameInfo
+<<<<<<< HEAD
 from livemon.live.movetext import TAG_LINE
 from livemon.live.splitter import numbered_games as numbered_games
 from livemon.live.splitter import split_games as split_games
 from livemon.rating.scale import read_tag
+=======
+from livemon.rating.scale import FIRST_LIST, read_tag
+>>>>>>> screen
 
 
 FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
@@ -227,10 +231,17 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
     >>> info.white_elo, info.black_elo, info.date, info.black
     (None, 2501, '2024.01.02', '?')
     >>> info = game_info({"WhiteElo": "1400", "BlackElo": "1900", "Date": "2023.10.02"}, "g")
-    >>> info.white_elo, info.white_published, info.black_elo, info.black_published
-    (1640, 1400, 1940, 1900)
+    >>> info.white_elo, info.white_published, info.black_elo, info.black_published, info.rating_scale
+    (1640, 1400, 1940, 1900, 'today')
+    >>> info = game_info({"WhiteElo": "1400", "EventDate": "2023.10.01"}, "g")  # no Date: the event's dates the tags
+    >>> info.white_elo, info.rating_scale, info.rating_date_source, info.rating_note
+    (1640, 'today', 'EventDate', '')
+    >>> info = game_info({"WhiteElo": "1400"}, "g")  # no date at all: read as on today's scale, and said
+    >>> info.white_elo, info.rating_scale, info.rating_date_source, info.rating_note
+    (1400, 'as read', '', "WhiteElo 1400: no game date, read as on today's FIDE scale")
     """
     (white_elo, black_elo), (white_tag, black_tag), note = scaled_ratings(headers)
+    played, source = rating_date(headers)
     return GameInfo(
         game_id=game_id,
         white=headers.get("White", "?"),
@@ -240,6 +251,8 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
         white_tag=white_tag,
         black_tag=black_tag,
         rating_note=note,
+        rating_scale="today" if played is not None and played >= FIRST_LIST else "as read",
+        rating_date_source=source,
         event=headers.get("Event", "?"),
         round=headers.get("Round", "?"),
         date=game_date(headers),
