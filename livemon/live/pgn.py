@@ -20,14 +20,10 @@ import chess
 import chess.pgn
 
 from livemon.live.messages import GameInfo
-<<<<<<< HEAD
 from livemon.live.movetext import TAG_LINE
 from livemon.live.splitter import numbered_games as numbered_games
 from livemon.live.splitter import split_games as split_games
-from livemon.rating.scale import read_tag
-=======
 from livemon.rating.scale import FIRST_LIST, read_tag
->>>>>>> screen
 
 
 FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
