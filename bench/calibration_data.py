@@ -27,6 +27,7 @@ Usage::
         [--profile "Stockfish 15.1 depth=14 multipv=4"] [--out bench/data/calibration_d14.jsonl.gz]
     python bench/calibration_data.py export --store cal_d12_extra.sqlite --skip bench/data/calibration_d12.jsonl.gz \
         --out bench/data/calibration_d12_extra.jsonl.gz     # only the games not in the first export
+    python bench/calibration_data.py export --store rapid.sqlite --rapid --out bench/data/calibration_rapid_d12.jsonl.gz
     python bench/calibration_data.py summary [EXPORT]
 
 Several stores (e.g. one per analysing process) are merged: a position may be in
@@ -81,7 +82,7 @@ class GameData:
 
     file: str
     index: int
-    part: str  # "fit" or "test"
+    part: str  # "fit", "test" or "rapid" (the rapid files: never fitted)
     event: str
     white: str
     black: str
@@ -146,9 +147,11 @@ def exported(paths: Sequence[Path]) -> set[tuple[str, int]]:
     return out
 
 
-def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: Sequence[Path] = ()) -> None:
+def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: Sequence[Path] = (),
+           rapid: bool = False) -> None:
     """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``
-    (but those already in the exports ``skip``: an export beside them holds only the new games)."""
+    (but those already in the exports ``skip``: an export beside them holds only the new games); ``rapid``:
+    the rapid files' games instead (part ``rapid``: in neither part of the split, never fitted)."""
     if isinstance(store_paths, str):
         store_paths = [store_paths]
     done = exported(skip)
@@ -160,6 +163,8 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
                             "source": "the calibration collection", "split": "bench/calibration_split.py"}) + "\n")
         for name, index, text, headers, _ in games:
             where = part(headers.get("Event", ""), name)
+            if rapid:
+                where = "rapid" if where is None else None
             if where is None or (name, index) in done:
                 continue
             game = chess.pgn.read_game(io.StringIO(text))
@@ -186,7 +191,10 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
 
 def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]:
     """Every exported game, its plies scored as livemon scores them (no engine)."""
-    texts = {(name, i): text for name, i, text, _, _ in read_all(folder)}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        next(f)
+        files = {json.loads(line)["file"] for line in f}  # read (and parse) only the files the export holds
+    texts = {(name, i): text for name, i, text, _, _ in read_all(folder, files)}
     with gzip.open(path, "rt", encoding="utf-8") as f:
         header = json.loads(f.readline())
         assert header.get("format") == "livemon analyses 1", header
@@ -220,11 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--out", type=Path, default=DEFAULT)
     e.add_argument("--profile", default=PROFILE)
     e.add_argument("--skip", type=Path, action="append", default=[], help="leave out the games of this export")
+    e.add_argument("--rapid", action="store_true", help="the rapid files' games (part rapid, never fitted)")
     s = sub.add_parser("summary")
     s.add_argument("path", nargs="?", type=Path, default=DEFAULT)
     args = p.parse_args(argv)
     if args.cmd == "export":
-        export(args.store, args.out, args.profile, args.skip)
+        export(args.store, args.out, args.profile, args.skip, args.rapid)
     else:
         games = list(load(args.path))
         for where in ("fit", "test"):

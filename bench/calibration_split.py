@@ -40,6 +40,12 @@ A third plan (``plan-elite``) completes the elite round robins (every player
 2600+), event by event in ``ELITE_EVENTS``' order, so that the band at 2500 and
 above has more than a dozen player-events of 7+ games.
 
+A fourth plan (``plan-rapid``) samples the rapid championships (A03: ch-ROU Rapid 2022 and its women's
+section), which are in neither part: never fitted, they are a measure of honest players under 1800 at a
+faster time control. Players under 1800 with 3+ games in the file, lowest rated first, each with all their
+games (then those with 2 games), until the engine time runs out; their export is
+``bench/data/calibration_rapid_d12.jsonl.gz`` (part ``rapid``), read only by ``bench/screening_honest.py``.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -48,6 +54,7 @@ Usage::
     python bench/calibration_split.py OUTDIR     # writes OUTDIR/chunkNNN_{test,fit}.pgn
     python bench/calibration_split.py plan-extra OUTDIR --skip bench/data/calibration_d12.jsonl.gz
     python bench/calibration_split.py plan-elite OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
+    python bench/calibration_split.py plan-rapid OUTDIR
 """
 
 from __future__ import annotations
@@ -95,10 +102,12 @@ def part(event: str, filename: str) -> str | None:
     return "test" if event in TEST_EVENTS else "fit"
 
 
-def read_all(folder: Path | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
-    """(file, index, text, headers, plies) of every game of the set, in file order."""
+def read_all(folder: Path | None = None, files: set[str] | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
+    """(file, index, text, headers, plies) of every game of the set (of the ``files`` named), in file order."""
     out = []
     for path in sorted((folder or calibration_games()).glob("A*.pgn")):
+        if files is not None and path.name not in files:
+            continue
         text = path.read_text(encoding="ascii")
         chunks = ["[Event" + c for c in text.split("\n\n[Event")]
         chunks[0] = chunks[0][len("[Event"):]
@@ -215,6 +224,24 @@ def select_elite(games: list, skip: set[tuple[str, int]]) -> list:
             for g in sorted((g for g in usable if g[3]["Event"] == event), key=lambda g: _round(g[3]))]
 
 
+def select_rapid(games: list, skip: set[tuple[str, int]]) -> list:
+    """The rapid championships' games of players under 1800, whole player-events, most games and lowest first."""
+    usable = [g for g in games if g[0].startswith(RAPID_FILES[0]) and g[4] >= 20 and (g[0], g[1]) not in skip]
+    own: dict[tuple[str, str], list] = {}
+    rating: dict[tuple[str, str], int] = {}
+    for g in usable:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None and r < 1800:
+                key = (g[3]["Event"], _key(g[3], c))
+                own.setdefault(key, []).append(g)
+                rating[key] = r
+    order: list = []
+    for k in sorted((k for k in own if len(own[k]) >= 2), key=lambda k: (len(own[k]) < 3, rating[k])):
+        order += [g for g in own[k] if g not in order]
+    return order
+
+
 def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     import gzip
     import json
@@ -227,18 +254,19 @@ def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     return skip
 
 
-def plan_extra(outdir: Path, skip_exports: list[Path], elite: bool = False) -> None:
+def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra") -> None:
     skip = _skipped(skip_exports)
-    games = (select_elite if elite else select_extra)(read_all(), skip)
+    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
+    name = "rapid" if which == "plan-rapid" else "fit"
     for n, i in enumerate(range(0, len(games), 5)):
-        (outdir / f"chunk{n:03d}_fit.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
-    print(f"{len(games)} fit games in {(len(games) + 4) // 5} chunks -> {outdir}")
+        (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
+    print(f"{len(games)} {name} games in {(len(games) + 4) // 5} chunks -> {outdir}")
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("plan-extra", "plan-elite"):
+    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
-                   if "--skip" in sys.argv else [], elite=sys.argv[1] == "plan-elite")
+                   if "--skip" in sys.argv else [], sys.argv[1])
     else:
         plan(Path(sys.argv[1]))

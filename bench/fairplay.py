@@ -89,6 +89,8 @@ from livemon.config import Config, ScreeningConfig  # noqa: E402
 from livemon.rating.agent import Decision, move_probabilities  # noqa: E402
 from livemon.rating.calibration import Calibration  # noqa: E402
 from livemon.rating.screening import position_expectation, screening_exclusion, screening_stats  # noqa: E402
+from livemon.rating.screening import tag_prior, widened_z  # noqa: E402
+from livemon.rating.screening_params import SHIPPED  # noqa: E402
 
 EXPORT = ROOT / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = ROOT / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
@@ -505,11 +507,15 @@ class ZScores:
     z_exact: np.ndarray | None = None
     z_match_tau: np.ndarray | None = None
     z_loss_tau: np.ndarray | None = None
+    z_screener: np.ndarray | None = None  # the shipped screener's z: the exact tail, widened (when simulated so)
 
     def z(self, statistic: str) -> np.ndarray:
         """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau,
-        screener (= match-exact / :data:`SCREENER_Z_SCALE`, what livemon.live.screener raises levels on)."""
+        screener (what livemon.live.screener raises levels on: with the shipped line, match-exact widened by the
+        strength's sd and tau, :data:`SCREENER_WIDEN`; with a calibration's own map, match-exact / its z_scale)."""
         if statistic == "screener":
+            if self.z_screener is not None:
+                return self.z_screener
             assert self.z_exact is not None, statistic
             return self.z_exact / SCREENER_Z_SCALE[0]
         extra = {"match-exact": self.z_exact, "match+tau": self.z_match_tau, "loss+tau": self.z_loss_tau}
@@ -526,7 +532,8 @@ class ZScores:
 
 def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generator, q: float = 0.0,
              games: int = max(GAMES), checkpoints: Sequence[int] = GAMES, chunk: int = 4000,
-             spectra: MatchSpectra | None = None, expect: PoolAtC | None = None, tau: float | None = None) -> ZScores:
+             spectra: MatchSpectra | None = None, expect: PoolAtC | None = None, tau: float | None = None,
+             widen: float | None = None) -> ZScores:
     """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each.
 
     With ``spectra`` (see :func:`match_spectra`, made at the c of ``expect``) also
@@ -537,8 +544,12 @@ def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generat
     while done < events:
         b = min(chunk, events - done)
         sums = simulate_chunk(pool, e, b, games, rng, q, checkpoints, spectra=spectra, expect=expect)[0]
+        z_screener = None
+        if widen is not None and sums.z_exact is not None:  # widened_z: z·√(V / (V + (Σ∂p0/∂c)²·(b²·sd² + tau²)))
+            z_screener = sums.z_exact * np.sqrt(sums.p0_var / (sums.p0_var + sums.dp0 ** 2 * widen))
         parts.append(ZScores(sums.n.astype(np.int32), sums.z_match(), sums.z_loss(), sums.z_exact,
-                             None if tau is None else sums.z_match_tau(tau), None if tau is None else sums.z_loss_tau(tau)))
+                             None if tau is None else sums.z_match_tau(tau), None if tau is None else sums.z_loss_tau(tau),
+                             z_screener))
         done += b
     return concat_z(parts)
 
@@ -563,7 +574,8 @@ def simulate_scattered(pool: PositionPool, e_r: PoolAtC, tau: float, events: int
     for k in range(grid):
         c_i = max(e_r.c + tau * float(sps.norm.ppf((k + 0.5) / grid)), 0.0)  # the c prior's floor
         share = events // grid + (1 if k < events % grid else 0)
-        parts.append(simulate(pool, at_c(pool, c_i), share, rng, spectra=spectra, expect=e_r, tau=tau))
+        parts.append(simulate(pool, at_c(pool, c_i), share, rng, spectra=spectra, expect=e_r, tau=tau,
+                              widen=SCREENER_WIDEN.get(e_r.c)))
     return concat_z(parts)
 
 
@@ -630,6 +642,18 @@ class CalInfo:
     tau: float | None = None
     z_scale: float | None = None
     z_scale_loss: float | None = None
+    shipped: bool = False  # the shipped screening line (livemon.rating.screening_params) and its strength model
+
+
+def shipped_line_info() -> CalInfo:
+    """The shipped screening line as the screener reads it for the default profile: c_r = a + b·strength at a
+    settled tag's strength (:func:`~livemon.rating.screening.tag_prior`), z widened by the strength's sd and tau."""
+    cal = Calibration(a=SHIPPED.a, b=SHIPPED.b, n=0, elo_min=1400.0, elo_max=2850.0, r2=0.0, residual_sd=SHIPPED.tau,
+                      profile=SHIPPED.profile)
+    return CalInfo(cal, f"the shipped screening line of {SHIPPED.profile!r} (livemon/rating/screening_params.py): "
+                        f"c = {SHIPPED.a:.4f} + {SHIPPED.b:.6f}*strength, tau {SHIPPED.tau:.4f}, strength from the tag "
+                        "(tag_prior; the simulated players' results are not read: strength = tag, sd the tag's)",
+                   tau=SHIPPED.tau, shipped=True)
 
 
 def default_calibration(profile: str | None = None, path: str | Path | None = None) -> CalInfo:
@@ -649,6 +673,10 @@ def default_calibration(profile: str | None = None, path: str | Path | None = No
     cfg = Config().engine
     suffix = f"depth={cfg.depth} multipv={cfg.multipv}" if cfg.nodes is None else f"nodes={cfg.nodes} multipv={cfg.multipv}"
     names = [profile] if profile else [n for n in table if n.endswith(suffix)]
+    scfg = Config().screening
+    if path is None and SHIPPED.profile in names and (scfg.book_moves, scfg.eval_bound) == (
+            SHIPPED.book_moves, SHIPPED.eval_bound) and (table.get(SHIPPED.profile) or {}).get("c_map"):
+        return shipped_line_info()  # what livemon.live.screener reads for this profile
     for name in names:
         raw = (table.get(name) or {}).get("c_map")
         if raw:
@@ -681,10 +709,15 @@ def _rate(k: int, n: int) -> str:
 
 
 SCREENER_Z_SCALE = [1.0]
-"""The calibration's z_scale, set by main(): livemon.live.screener divides the exact-tail z_match by it."""
+"""The calibration's z_scale, set by main(): livemon.live.screener divides the exact-tail z_match by it (a
+calibration's own map; the shipped line widens instead, :data:`SCREENER_WIDEN`)."""
+SCREENER_WIDEN: dict[float, float] = {}
+"""c_r -> b²·sd² + tau² of the shipped line at that rating (set by main()): livemon.live.screener widens the
+exact-tail z_match by it (:func:`~livemon.rating.screening.widened_z`)."""
 
 STAT_NAMES = {
-    "screener": "screener (what livemon.live.screener raises on: exact-tail z_match / the calibration's z_scale)",
+    "screener": "screener (what livemon.live.screener raises on: the exact tail of the matches as z, widened by the "
+                "strength's sd and tau with the shipped line, else divided by the calibration's z_scale)",
     "match": "match (library z, normal approximation of the matches)",
     "loss": "loss (library z of the average loss)",
     "match-exact": "match-exact (bench-computed: exact Poisson-binomial tail P(M >= m) of the matches, as z; not the library's)",
@@ -827,8 +860,12 @@ class RealPlayer:
 
 
 def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConfig,
-                tau: float | None = None, z_scale: float | None = None) -> tuple[str, dict[str, Any]]:
+                tau: float | None = None, z_scale: float | None = None, shipped: bool = False) -> tuple[str, dict[str, Any]]:
     """Screen every rated player of ``records`` at the default thresholds; text and figures.
+
+    ``shipped``: as livemon.live.screener does with the shipped line: c_r at the tag's strength
+    (:func:`~livemon.rating.screening.tag_prior`; the export holds no results), the exact tail widened by the
+    strength's sd and tau; otherwise c_r from ``cal`` and z / ``z_scale`` (a calibration's own map).
 
     Players without an Elo are not screened (no c_r) and counted. Each notice or
     alert is listed with its numbers and the five moves that raised z_match most
@@ -845,7 +882,8 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         if elo is None:
             continue
         rs.sort(key=lambda r: (r.game, r.ply))
-        c_r = cal.c_for_rating(elo)
+        prior = tag_prior(float(elo))
+        c_r = SHIPPED.c_for(prior.mean) if shipped else cal.c_for_rating(elo)
         st = screening_stats(player, (r.decision for r in rs), c_r)
         z_x = exact_tail_z([position_expectation(r.decision, c_r).p0 for r in rs], st.matches_observed)
         z_t = math.nan
@@ -854,10 +892,13 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
             z_t = (st.matches_observed - st.matches_expected) / math.sqrt(st.matches_sd ** 2 + (tau * slope) ** 2)
         # levels as livemon.live.screener raises them: exact-tail z_match / z_scale (statistic "match")
         z_lvl = z_x / (z_scale or 1.0) if scfg.statistic == "match" else _zof(st, scfg.statistic) / (z_scale or 1.0)
+        if shipped and scfg.statistic == "match":  # widened by the strength's sd and tau (the shipped screener)
+            dsum = sum(position_expectation(r.decision, c_r).dp0 for r in rs)
+            z_lvl = widened_z(z_x, st.matches_sd ** 2, dsum, SHIPPED.b, prior.sd ** 2, SHIPPED.tau)
         enough = st.positions >= scfg.min_positions
         notice = True if enough and z_lvl >= scfg.notice_z else None
         alert = True if enough and z_lvl >= scfg.alert_z else None
-        rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, z_t, notice, alert, rs))
+        rows.append(RealPlayer(player, elo, c_r, len({r.game for r in rs}), st, z_x, z_t, notice, alert, rs, z_lvl))
     outside = sum(not cal.elo_min <= row.elo <= cal.elo_max for row in rows)
     out: list[str] = [f"   {len(records)} positions, {len(kept)} screened after exclusions "
                       f"(book_moves={scfg.book_moves}, eval_bound={scfg.eval_bound}); {len(rows)} rated players "
@@ -884,15 +925,20 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     flagged = [row for row in rows if row.notice is not None]
     figures["notices"] = len(flagged)
     figures["alerts"] = sum(row.alert is not None for row in rows)
-    out.append(f"   levels as livemon.live.screener raises them (exact-tail z_match / z_scale {z_scale or 1.0:.3f}, "
+    how = ("exact-tail z_match widened by the strength's sd and tau, shipped line" if shipped
+           else f"exact-tail z_match / z_scale {z_scale or 1.0:.3f}")
+    lz = np.array([row.level_z for row in eligible], dtype=float)
+    if lz.size > 1:
+        figures["screener"] = {"n": int(lz.size), "mean": float(lz.mean()), "sd": float(lz.std(ddof=1))}
+        out.append(f"   the screener's z (>= {scfg.min_positions} positions): n {lz.size}, mean {lz.mean():+.3f}, "
+                   f"sd {lz.std(ddof=1):.3f}")
+    out.append(f"   levels as livemon.live.screener raises them ({how}, "
                f">= {scfg.min_positions} positions): notices (>= {scfg.notice_z}) {len(flagged)}; "
                f"alerts (>= {scfg.alert_z}) {figures['alerts']}")
     zn = np.array([_zof(row.stats, scfg.statistic) for row in eligible])
     figures["normal_unscaled"] = {"notices": int((zn >= scfg.notice_z).sum()), "alerts": int((zn >= scfg.alert_z).sum())}
     out.append(f"   (with the library's normal-approximation z_{scfg.statistic}, unscaled: notices "
                f"{figures['normal_unscaled']['notices']}, alerts {figures['normal_unscaled']['alerts']})")
-    for row in rows:
-        row.level_z = (row.z_exact if scfg.statistic == "match" else _zof(row.stats, scfg.statistic)) / (z_scale or 1.0)
     head = (f"   {'player':<30}{'elo':>5}{'c_r':>7}{'games':>6}{'pos':>5}{'MM obs':>7}{'MM exp':>7}{'z_m':>7}{'z_x':>7}{'z_t':>7}"
             f"{'loss obs':>9}{'loss exp':>9}{'z_l':>7}{'z_lvl':>7}{'ROI':>6}  level")
     rank = sorted(rows, key=lambda row: -row.level_z)
@@ -984,7 +1030,9 @@ def main(argv: list[str] | None = None) -> int:
         table: dict[int, PoolAtC] = {}
         spectra: dict[int, MatchSpectra | None] = {}
         for r in ratings:
-            _C_OF[r] = cal.c_for_rating(r)
+            _C_OF[r] = cal.c_for_rating(r) if not info.shipped else SHIPPED.c_for(tag_prior(float(r)).mean)
+            if info.shipped:
+                SCREENER_WIDEN[_C_OF[r]] = SHIPPED.b ** 2 * tag_prior(float(r)).sd ** 2 + SHIPPED.tau ** 2
             table[r] = at_c(pool, _C_OF[r])
             spectra[r] = None if args.no_exact else match_spectra(pool, table[r])
             outside = "" if cal.elo_min <= r <= cal.elo_max else " (outside the fitted Elo range: extrapolated)"
@@ -995,7 +1043,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if "false" in only:
         t0 = time.perf_counter()
-        per_rating = {r: simulate(pool, table[r], args.events, rng, spectra=spectra[r]) for r in args.ratings}
+        per_rating = {r: simulate(pool, table[r], args.events, rng, spectra=spectra[r],
+                                  widen=SCREENER_WIDEN.get(_C_OF[r])) for r in args.ratings}
         total = args.events * len(args.ratings)
         print(f"\n== 1. False-alert rate: honest players simulated from E(c_r), {args.events} player-events per rating, "
               f"{total} pooled [{time.perf_counter() - t0:.1f} s] ==")
@@ -1016,7 +1065,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if "power" in only:
         t0 = time.perf_counter()
-        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q, tau=tau or None, spectra=spectra[r])
+        results = {(r, q): simulate(pool, table[r], args.power_events, rng, q=q, tau=tau or None, spectra=spectra[r],
+                                    widen=SCREENER_WIDEN.get(_C_OF[r]))
                    for r in POWER_RATINGS for q in POWER_Q}
         print(f"\n== 2. Power: engine's best move with probability q, else E(c_r); {args.power_events} player-events "
               f"per row [{time.perf_counter() - t0:.1f} s] ==")
@@ -1037,7 +1087,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             t0 = time.perf_counter()
             records, source = load_records(args.real, args.pgn)
-            text, _ = real_report(records, cal, scfg, tau, info.z_scale)
+            text, _ = real_report(records, cal, scfg, tau, info.z_scale, shipped=info.shipped)
             print(f"\n== 3. Real players: {source} [{time.perf_counter() - t0:.1f} s] ==")
             print(text)
     return 0

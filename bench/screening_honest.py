@@ -16,13 +16,21 @@ Every rating (the player's tag, the opponents') is put on today's FIDE scale wit
 (:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
 compression of 1 March 2024; the open is of April 2025.
 
+Rapid (``calibration_rapid_d12.jsonl.gz``, when present): a sample of the rapid championships' games of
+players under 1800 (``bench/calibration_split.py plan-rapid``), in neither part: never fitted, scored with
+the line fitted on every fit event, reported apart (a faster time control).
+
 The model (:mod:`livemon.rating.screening`): the tag's prior on today's strength
 (:func:`tag_prior`: the rating's own noise for its K, a K = 40 rating's lag behind an improving
-player, juniors by the event's name), the event's results blended in (:func:`results_strength`),
+player, juniors by the event's name), moved by the event's **field lag** (:func:`field_lag`: what the
+event's other finished games say of how far its likely K = 40 players stand above their tags), the
+player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
+screener watching the event sees them, not only the analysed sample),
 c = a + b·strength with the players' own scatter tau, and z of the top-move matches against that
 strength with the total variance (:func:`widened_z`). (a, b, tau) are fitted on the fit events so
 that the honest players' z's have mean 0, no trend with strength, variance 1 (player-events of 20+
-positions). Before: the shipped screening map (tags as read, z / z_scale).
+positions). Three readings side by side: the calibration's screening map (tags as read, z / z_scale); the
+strength model without the field lag, results of the analysed games only; the shipped one.
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -67,6 +75,9 @@ from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     PoissonBinomial,
     expected_by_chance,
+    field_game,
+    field_lag,
+    field_lag_without,
     junior_event,
     results_strength,
     tag_prior,
@@ -102,15 +113,18 @@ def _date(text: str) -> datetime.date | None:
                          int(parts[2]) if parts[2].isdigit() else 1)
 
 
-def load() -> list[PlayerEvent]:
-    """Every rated player-event of the exports (the calibration games' and the open's)."""
+def load(rapid_only: bool = False) -> list[PlayerEvent]:
+    """Every rated player-event of the exports (the calibration games' and the open's; the rapid championships'
+    when their export is there), or only the rapid ones."""
     import calibration_data as cd
     import calibration_split as cs
     import fit_quality as fq
 
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
-    sides = fq.all_sides()
-    dates = {f"{n}#{i}": h.get("Date", "?") for n, i, _, h, _ in cs.read_all()}
+    sides = [] if rapid_only else fq.all_sides()
+    sides += fq.calibration_sides([RAPID])
+    dates = {f"{n}#{i}": h.get("Date", "?")
+             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides if not s.game.startswith("open#")})}
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
     for s in sides:
         if s.elo is not None:
@@ -182,10 +196,102 @@ class Strengths:
     junior: np.ndarray
 
 
-def strengths(units: list[PlayerEvent]) -> Strengths:
-    pri = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]
-    post = [results_strength(p.mean, p.sd, u.games) for p, u in zip(pri, units)]
-    return Strengths(np.array([p.mean for p in pri]), np.array([p.sd ** 2 for p in pri]),
+RAPID = REPO / "bench" / "data" / "calibration_rapid_d12.jsonl.gz"
+_TAG = __import__("re").compile(r'^\[(\w+) "(.*)"\]\s*$')
+POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+@dataclass
+class EventGame:
+    """One finished game of an event with both sides rated: what the screener's results see of it."""
+
+    white: str  # the player key (FIDE id, else the name)
+    black: str
+    white_today: float
+    black_today: float
+    points: float  # White's
+
+
+def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
+    """Every finished game with both tags of every event in the calibration files and the 2025 open's PGN, the
+    tags on today's scale by each game's date: what a screener watching the event would have seen finish
+    (every game, analysed here or not)."""
+    import calibration_split as cs
+    import fit_quality as fq
+
+    from livemon.live.pgn import rating_date
+
+    out: dict[str, list[EventGame]] = defaultdict(list)
+    files = sorted((folder or cs.calibration_games()).glob("A*.pgn")) + [fq.OPEN_PGN]
+    for path in files:
+        heads: list[dict[str, str]] = [{}]
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = _TAG.match(line)
+            if m:
+                if m.group(1) == "Event" and heads[-1].get("Event") is not None:
+                    heads.append({})
+                heads[-1][m.group(1)] = m.group(2)
+        for h in heads:
+            pts, we, be = POINTS.get(h.get("Result", "")), h.get("WhiteElo", ""), h.get("BlackElo", "")
+            if pts is None or not we.isdigit() or not be.isdigit() or int(we) <= 0 or int(be) <= 0:
+                continue
+            event = fq.OPEN_EVENT if path == fq.OPEN_PGN else h.get("Event", "")
+            played = rating_date(h)[0] if path != fq.OPEN_PGN else datetime.date(2025, 4, 20)
+            white, black = ((h.get("White", ""), h.get("Black", "")) if path == fq.OPEN_PGN else
+                            (h.get("WhiteFideId", "") or h.get("White", ""), h.get("BlackFideId", "") or h.get("Black", "")))
+            out[event].append(EventGame(white, black, float(to_current_scale(int(we), played)),
+                                        float(to_current_scale(int(be), played)), pts))
+    return out
+
+
+def with_event_results(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> list[list[tuple[float, float]]]:
+    """Each player-event's results over every finished game of its event in the files (the analysed ones are a
+    sample): (opponent's rating today, points)."""
+    out = []
+    for u in units:
+        rows = [(g.black_today, g.points) if g.white == u.player else (g.white_today, 1.0 - g.points)
+                for g in games.get(u.event, ()) if u.player in (g.white, g.black)]
+        out.append(rows if len(rows) >= len(u.games) else u.games)
+    return out
+
+
+def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> np.ndarray:
+    """Each player-event's field lag and its sd (:func:`~livemon.rating.screening.field_lag_without`; rows), as
+    the screener reads them: what the event's finished games say of how far its likely K = 40 players stand
+    above their tags, the player's own games left out; (0, 0) for a tag that is no likely K = 40 one."""
+    per_event: dict[str, tuple[float, float]] = {}
+    own: dict[tuple[str, str], list] = defaultdict(list)
+    for event, gs in games.items():
+        junior = junior_event(event)
+        evidence = []
+        for g in gs:
+            f = field_game(g.white_today, g.black_today, g.points, junior)
+            if f is None:
+                continue
+            evidence.append(f)
+            own[(event, g.white)].append(f)
+            own[(event, g.black)].append((-f[0], -f[1], 1.0 - f[2]))
+        per_event[event] = field_lag(evidence)
+    out = []
+    for u in units:
+        k40 = tag_prior(u.tag, junior=junior_event(u.event)).k40
+        lag = (field_lag_without(*per_event[u.event], own[(u.event, u.player)]) if u.event in per_event and k40 > 0.0
+               else (0.0, 0.0))
+        out.append(lag)
+    return np.array(out).reshape(-1, 2)
+
+
+def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]] | None = None,
+              lags: np.ndarray | None = None) -> Strengths:
+    """Each player-event's strength: the tag's prior (moved by the field lag when given) and its results (every
+    finished game of the event when given, else the analysed ones)."""
+    results = results if results is not None else [u.games for u in units]
+    lags = lags if lags is not None else np.zeros((len(units), 2))
+    tags = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]  # z_tag: the tag alone
+    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) for u, (lag, sd)
+           in zip(units, lags)]
+    post = [results_strength(p.mean, p.sd, r) for p, r in zip(pri, results)]
+    return Strengths(np.array([p.mean for p in tags]), np.array([p.sd ** 2 for p in tags]),
                      np.array([m for m, _ in post]), np.array([s ** 2 for _, s in post]),
                      np.array([p.k40 for p in pri]), np.array([junior_event(u.event) for u in units]))
 
@@ -223,12 +329,13 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
             "alerts_by_chance": expected_by_chance(len(zz), ALERT_Z)}
 
 
-def groups(units: list[PlayerEvent], st: Strengths, n: np.ndarray) -> dict[str, np.ndarray]:
+def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]]) -> dict[str, np.ndarray]:
     tag = np.array([u.tag for u in units])
-    tpr_gap = np.array([(np.mean([o for o, _ in u.games]) + 400.0 * (2 * np.mean([p for _, p in u.games]) - 1)
-                         - u.tag) if len(u.games) >= 3 else -np.inf for u in units])
+    tpr_gap = np.array([(np.mean([o for o, _ in r]) + 400.0 * (2 * np.mean([p for _, p in r]) - 1)
+                         - u.tag) if len(r) >= 3 else -np.inf for u, r in zip(units, results)])
     out = {name: (tag >= lo) & (tag < hi) for lo, hi, name in BANDS}
     out["junior event"] = st.junior
+    out["likely K = 40 (chance >= 0.5)"] = st.k40 >= 0.5
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
     out["all"] = np.ones(len(units), dtype=bool)
     return out
@@ -297,13 +404,19 @@ def main(argv: list[str] | None = None) -> int:
         units = load()
         if args.cache is not None:
             args.cache.write_bytes(pickle.dumps([u.__dict__ for u in units]))
+    if RAPID.exists() and not any(u.part == "rapid" for u in units):
+        units += load(rapid_only=True)
     units = [u for u in units if u.decisions]
     pk = Packed(units)
     n = np.bincount(pk.owner, minlength=pk.n)
     part = np.array([u.part for u in units])
     event = np.array([u.event for u in units])
     fit = part == "fit"
-    st = strengths(units)
+    games = event_games(args.games)
+    every = with_event_results(units, games)
+    lags = field_lags(units, games)
+    variants = {"now": strengths(units), "new": strengths(units, every, lags)}
+    st = variants["new"]
 
     # before: the shipped map, tags as read, z / z_scale
     from livemon.rating.calibration import ProfileCalibration
@@ -315,22 +428,30 @@ def main(argv: list[str] | None = None) -> int:
     read = np.array([u.tag_read for u in units])
     z_before = z_of(pk, cal.a, cal.b, 0.0, read, np.zeros(pk.n), exact=True) / (cal.z_scale or 1.0)
 
-    # after: leave one fit event out; the held-back events with the fit on every fit event
+    # after: leave one fit event out; the held-back events (and the rapid ones) with the fit on every fit event
     trainable = n >= MIN_FIT_POSITIONS
-    z_after = np.full(pk.n, np.nan)
-    z_tag = np.full(pk.n, np.nan)
-    lines = {}
-    for ev in sorted(set(event[fit])):
-        line = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var)
-        lines[ev] = line
-        mine = event == ev
-        z_after[mine] = z_of(pk, *line, st.post_mean, st.post_var, exact=True)[mine]
-        z_tag[mine] = z_of(pk, *line, st.prior_mean, st.prior_var, exact=True)[mine]
-    shipped_line = fit_line(pk, fit & trainable, st.post_mean, st.post_var)
-    test = part == "test"
-    z_after[test] = z_of(pk, *shipped_line, st.post_mean, st.post_var, exact=True)[test]
-    z_tag[test] = z_of(pk, *shipped_line, st.prior_mean, st.prior_var, exact=True)[test]
+    unseen = part != "fit"
+
+    def screened(st: Strengths) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float], dict]:
+        z_after = np.full(pk.n, np.nan)
+        z_tag = np.full(pk.n, np.nan)
+        lines = {}
+        for ev in sorted(set(event[fit])):
+            line = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var)
+            lines[ev] = line
+            mine = event == ev
+            z_after[mine] = z_of(pk, *line, st.post_mean, st.post_var, exact=True)[mine]
+            z_tag[mine] = z_of(pk, *line, st.prior_mean, st.prior_var, exact=True)[mine]
+        whole = fit_line(pk, fit & trainable, st.post_mean, st.post_var)
+        z_after[unseen] = z_of(pk, *whole, st.post_mean, st.post_var, exact=True)[unseen]
+        z_tag[unseen] = z_of(pk, *whole, st.prior_mean, st.prior_var, exact=True)[unseen]
+        return z_after, z_tag, whole, lines
+
+    z_now, z_tag_now, _, _ = screened(variants["now"])
+    z_after, z_tag, shipped_line, lines = screened(st)
     alert_ok = z_tag >= ALERT_Z
+    alert_ok_now = z_tag_now >= ALERT_Z
+    test = part == "test"
 
     report: dict[str, object] = {"player_events": pk.n, "fit_events": len(set(event[fit])),
                                  "held_back": sorted(set(event[test])),
@@ -338,13 +459,20 @@ def main(argv: list[str] | None = None) -> int:
                                  "loeo_lines": {"a": [min(v[0] for v in lines.values()), max(v[0] for v in lines.values())],
                                                 "b": [min(v[1] for v in lines.values()), max(v[1] for v in lines.values())],
                                                 "tau": [min(v[2] for v in lines.values()), max(v[2] for v in lines.values())]}}
-    gs = groups(units, st, n)
+    gs = groups(units, st, every)
+    applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
+    report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
+                           for ev in sorted(set(event)) if np.abs(applied[event == ev]).max() >= 1.0}
     for min_n in (60, 20):
-        for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test)):
+        for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
+                                ("rapid (never fitted)", part == "rapid")):
+            if not sel_part.any():
+                continue
             for name, g in gs.items():
                 sel = sel_part & g & (n >= min_n)
                 report.setdefault(f">= {min_n} positions", {}).setdefault(where, {})[name] = {  # type: ignore[union-attr]
-                    "before": figures(z_before, sel), "after": figures(z_after, sel, alert_ok)}
+                    "before": figures(z_before, sel), "now": figures(z_now, sel, alert_ok_now),
+                    "after": figures(z_after, sel, alert_ok)}
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
         a, b, tau = shipped_line
@@ -364,15 +492,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength, tau {ln['tau']:.4f}")  # type: ignore[index]
     for key in (">= 60 positions", ">= 20 positions"):
         for where, rows in report[key].items():  # type: ignore[union-attr]
-            print(f"{key}, {where}: z mean / sd, notices (by chance), alerts — before -> after")
+            print(f"{key}, {where}: z mean / sd, notices (by chance), alerts — tag map -> strength model without "
+                  "the field lag (analysed games' results) -> with it (every game's results)")
             for name, f in rows.items():
-                b, a = f["before"], f["after"]
+                b, w, a = f["before"], f["now"], f["after"]
                 if not b["n"]:
                     continue
-                sd_b = f"{b['sd']:.2f}" if b["sd"] is not None else "-"
-                sd_a = f"{a['sd']:.2f}" if a["sd"] is not None else "-"
-                print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd_b}, {b['notices']} ({b['notices_by_chance']:.1f}), "
-                      f"{b['alerts']}  ->  {a['mean']:+.2f} / {sd_a}, {a['notices']}, {a['alerts']}")
+
+                def sd(x: dict) -> str:
+                    return f"{x['sd']:.2f}" if x["sd"] is not None else "-"
+
+                print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd(b)}, {b['notices']} ({b['notices_by_chance']:.1f}), "
+                      f"{b['alerts']}  ->  {w['mean']:+.2f} / {sd(w)}, {w['notices']}, {w['alerts']}  ->  "
+                      f"{a['mean']:+.2f} / {sd(a)}, {a['notices']}, {a['alerts']}")
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 

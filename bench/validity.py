@@ -27,7 +27,9 @@ The estimators:
 
 For each: MAE, MAE ÷ predict-the-mean on the same units, bias per band (< 1800, 1800–2200,
 2200–2500, ≥ 2500), and the coverage and mean width of the 95% intervals shown. It also checks
-screening on the held-back honest player-events (mean and sd of z, notices at z ≥ 2.5).
+screening on the held-back honest player-events (mean and sd of z, notices at z ≥ 2.5) as the screener
+reads it: for the default profile the shipped line and strength model (:mod:`livemon.rating.screening_params`,
+the event's results and field lag from every game of the event in the files), else the calibration's map.
 
 Usage::
 
@@ -64,7 +66,15 @@ from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
 from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference  # noqa: E402
 from livemon.rating.performance import PerformanceModel  # noqa: E402
-from livemon.rating.screening import screening_exclusion, screening_stats  # noqa: E402
+from livemon.rating.screening import (  # noqa: E402
+    ScreeningLine,
+    junior_event,
+    screen_player,
+    screening_exclusion,
+    screening_stats,
+    tag_prior,
+)
+from livemon.rating.screening_params import SHIPPED  # noqa: E402
 
 BOOK_MOVES, EVAL_BOUND = 8, 3.0  # the [screening] defaults the calibration is fitted with
 BANDS = ((0, 1800, "<1800"), (1800, 2200, "1800-2200"), (2200, 2500, "2200-2500"), (2500, 9999, ">=2500"))
@@ -86,6 +96,8 @@ class Sample:
     moves: list[tuple[int, Decision]] = field(default_factory=list)  # every non-forced move's (ply, decision)
     gains: list[int] = field(default_factory=list)
     games: int = 0
+    results: list[tuple[float, float]] = field(default_factory=list)  # (opponent today, points): the event's games
+    lag: tuple[float, float] = (0.0, 0.0)  # the event's field lag and its sd (livemon.rating.screening.field_lag)
 
 
 def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]:
@@ -134,15 +146,26 @@ Estimate = tuple[float, tuple[float, float] | None] | None
 
 # -- the figures ------------------------------------------------------------------------------
 
-def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60) -> dict[str, object]:
-    """z of honest held-back player-events against c_r of their rating, scaled by the calibration's z_scale."""
+def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60,
+                    line: ScreeningLine | None = None) -> dict[str, object]:
+    """z of honest held-back player-events as the screener reads it: with the shipped ``line``, against today's
+    strength (the tag's prior, the field lag, the event's results; the exact tail widened,
+    :func:`~livemon.rating.screening.screen_player`); else against c_r of their rating, scaled by the
+    calibration's z_scale (a calibration's own map)."""
     zs = []
     by_event: dict[str, list[float]] = defaultdict(list)
     for s in samples:
         if len(s.decisions) < min_positions:
             continue
-        st = screening_stats(s.key, s.decisions, cal.c_for_rating(s.elo))
-        zs.append(st.z_match / (cal.z_scale or 1.0))
+        if line is not None:
+            junior = junior_event(s.event)
+            row = screen_player(s.decisions, line, tag_prior(s.elo, junior=junior, lag=s.lag[0], lag_sd=s.lag[1]),
+                                s.results, tag_prior(s.elo, junior=junior))
+            assert row is not None
+            zs.append(row.z)
+        else:
+            st = screening_stats(s.key, s.decisions, cal.c_for_rating(s.elo))
+            zs.append(st.z_match / (cal.z_scale or 1.0))
         by_event[s.event].append(zs[-1])
     if not zs:
         return {"n": 0}
@@ -355,7 +378,19 @@ def main(argv: list[str] | None = None) -> int:
                                                                               "event", MIN_EVENT_GAMES)]
     samples = [Sample(u.player, u.event, float(u.elo), [d for s in u.sides for _, d in s.decisions]) for u in per_event
                if u.elo is not None]
-    report["screening"] = screening_check(samples, cal)
+    line = SHIPPED if profile == SHIPPED.profile and not withheld else None  # what the screener reads for it
+    if line is not None:  # the strength model's evidence: every finished game of the event in the files
+        import screening_honest as sh
+
+        games = sh.event_games()
+        for smp in samples:
+            smp.results = [(g.black_today, g.points) if g.white == smp.key else (g.white_today, 1.0 - g.points)
+                           for g in games.get(smp.event, ()) if smp.key in (g.white, g.black)]
+        units = [sh.PlayerEvent(smp.event, smp.key, "test", smp.elo, smp.elo, smp.results) for smp in samples]
+        for smp, lag in zip(samples, sh.field_lags(units, games)):
+            smp.lag = (float(lag[0]), float(lag[1]))
+    report["screening"] = screening_check(samples, cal, line=line)
+    report["screening_line"] = "shipped" if line is not None else "calibration map / z_scale"
     report["c_map_withheld"] = withheld
     report["load"], report["seconds"] = os.getloadavg()[0], time.perf_counter() - t0
     if args.json:
@@ -377,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     if withheld:
         print("screening below: the WITHHELD screening map of fit.c_map_withheld (not shipped)")
     if sc.get("n"):  # type: ignore[union-attr]
-        print(f"screening, held-back honest player-events (>= 60 positions): n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
+        print(f"screening ({report['screening_line']}), held-back honest player-events (>= 60 positions): "
+              f"n={sc['n']} z mean {sc['mean']:+.2f} "  # type: ignore[index]
               f"sd {sc['sd']:.2f}; notices {sc['notices']} ({100 * sc['notice_rate']:.1f}% vs {100 * sc['nominal']:.1f}% nominal)")  # type: ignore[index]
     print(f"({report['seconds']:.1f} s, load {report['load']:.2f})")
     return 0

@@ -7,6 +7,7 @@ import datetime
 import pytest
 
 from livemon.live.estimator import Estimator
+from livemon.live.messages import GameInfo
 from livemon.live.pgn import game_info, rating_date, scaled_ratings
 from livemon.live.results import read_results_text
 from livemon.rating.scale import COMPRESSION_DATE, floor_on, read_tag, to_current_scale
@@ -57,7 +58,8 @@ def test_game_info_puts_tags_on_today_s_scale_and_keeps_them_as_published() -> N
     undated = game_info({"White": "A", "Black": "B", "WhiteElo": "1400", "BlackElo": "1390"}, "g3")
     assert undated.white_elo == 1400 and "no game date" in undated.rating_note
     # the message travels with both
-    again = type(before).from_dict(before.to_dict())
+    from livemon.io.store import row_of, value_of
+    again = value_of(GameInfo, row_of(before))
     assert (again.white_elo, again.white_tag) == (1640, 1400)
 
 
@@ -111,3 +113,53 @@ def test_readers_downstream_do_not_convert_twice() -> None:
     record = record_of_info(info, "1-0", 40)
     assert (record.white_elo, record.black_elo) == (1640, 1940)
     assert rating_today(info, True) == (1640.0, 1400.0, "today")
+
+
+def test_game_info_says_on_which_scale_and_by_which_date_it_read_the_tags() -> None:
+    """The screener reads these fields, never the note's text."""
+    from livemon.live.screener import rating_today
+
+    dated = game_info({"WhiteElo": "1400", "BlackElo": "2100", "Date": "2023.05.01"}, "g1")
+    assert (dated.rating_scale, dated.rating_date_source) == ("today", "Date")
+    by_event = game_info({"WhiteElo": "1400", "Date": "????.??.??", "EventDate": "2023.04.28"}, "g2")
+    assert (by_event.white_elo, by_event.rating_scale, by_event.rating_date_source) == (1640, "today", "EventDate")
+    assert rating_today(by_event, True) == (1640.0, 1400.0, "today")
+    undated = game_info({"WhiteElo": "1400"}, "g3")
+    assert (undated.rating_scale, undated.rating_date_source) == ("as read", "")
+    assert rating_today(undated, True) == (1400.0, 1400.0, "as read")
+    ancient = game_info({"WhiteElo": "1400", "Date": "1965.06.01"}, "g4")
+    assert (ancient.white_elo, ancient.rating_scale) == (1400, "as read") and "first list" in ancient.rating_note
+    assert rating_today(ancient, True) == (1400.0, 1400.0, "as read")
+    under = game_info({"WhiteElo": "1350", "Date": "2025.01.01"}, "g5")
+    assert under.rating_scale == "today" and "under FIDE's floor of 1400" in under.rating_note
+    # a note's wording is for people: the screener's scale does not depend on it
+    from dataclasses import replace
+    assert rating_today(replace(undated, rating_note="anything"), True)[2] == "as read"
+    assert rating_today(replace(dated, rating_note="WhiteElo 1400: no game date"), True)[2] == "today"
+    # a GameInfo made without a reader (tags not kept) is dated here, by its Date
+    assert rating_today(GameInfo("g", white_elo=1400, date="1965.01.01"), True) == (1400.0, 1400.0, "as read")
+    from livemon.io.store import row_of, value_of  # the store keeps them: a restart reads the same scale
+    again = value_of(GameInfo, row_of(by_event))
+    assert (again.rating_scale, again.rating_date_source) == ("today", "EventDate")
+    kept = value_of(GameInfo, row_of(undated))
+    assert (kept.rating_scale, kept.rating_date_source) == ("as read", "")
+
+
+def test_bad_rating_input_in_a_batch_is_one_line_each(tmp_path) -> None:
+    """A tag without a date, under the floor, dated before FIDE's lists: one line each in the batch's report."""
+    from livemon.app.batch import read_files
+
+    pgn = tmp_path / "bad.pgn"
+    pgn.write_text('[Event "E"]\n[White "A"]\n[Black "B"]\n[WhiteElo "1500"]\n[BlackElo "1600"]\n[Result "1-0"]\n\n'
+                   '1. e4 e5 2. Nf3 1-0\n\n'
+                   '[Event "E"]\n[Date "2025.01.05"]\n[White "C"]\n[Black "D"]\n[WhiteElo "1350"]\n[BlackElo "1600"]\n'
+                   '[Result "0-1"]\n\n1. d4 d5 0-1\n\n'
+                   '[Event "E"]\n[Date "1965.01.05"]\n[White "E"]\n[Black "F"]\n[WhiteElo "2200"]\n[Result "1-0"]\n\n'
+                   '1. c4 1-0\n\n', encoding="utf-8")
+    lines: list[str] = []
+    read_files([str(pgn)], lines.append)
+    notes = [ln for ln in lines if "FIDE" in ln]
+    assert len(notes) == 3 and all("\n" not in ln for ln in notes)
+    assert "WhiteElo 1500: no game date, read as on today's FIDE scale" in notes[0]
+    assert "WhiteElo 1350 on 2025-01-05 is under FIDE's floor of 1400" in notes[1]
+    assert "before FIDE's first list (1971)" in notes[2]

@@ -15,7 +15,7 @@ import pytest
 from livemon.config import ScreeningConfig
 from livemon.live.messages import GameInfo
 from livemon.live.plies import ScoredPly
-from livemon.live.screener import Screener, screening_report
+from livemon.live.screener import FIELD_STEP, Screener, screening_report
 from livemon.rating.agent import Decision, move_probabilities
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.screening import (
@@ -168,3 +168,77 @@ def test_intrinsic_rating_reads_the_strength_that_played():
     point, (lo, hi) = ipr
     assert lo < 2200.0 < hi and abs(point - 2200.0) < 250 and math.isfinite(hi)
     assert intrinsic_rating([], line) is None
+
+
+def _field_event(scr: Screener, wins: float, cohort: int = 8) -> None:
+    """An open of 2023 where ``cohort`` players rated 1400 each meet two players rated 2200 and score ``wins``
+    a game (the other players' games: no positions screened)."""
+    for i in range(cohort):
+        for j in range(2):
+            gid = f"f{i}-{j}"
+            scr.add_game(GameInfo(gid, white=f"L{i}", black=f"H{j}", white_elo=1400, black_elo=2200, event="Open",
+                                  date="2023.06.01"))
+            scr.set_result(gid, "1-0" if wins == 1.0 else "1/2-1/2" if wins == 0.5 else "0-1")
+
+
+def _player(scr: Screener, seed: int = 3) -> None:
+    rng = np.random.default_rng(seed)
+    for g in range(3):
+        gid = f"p{g}"
+        scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=1400, black_elo=1500, event="Open",
+                              date="2023.06.01"))
+        for ply, d in zip(range(17, 87, 2), moves(rng, positions(rng, 35), SHIPPED.c_for(1700.0))):
+            scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
+        scr.set_result(gid, "1/2-1/2")
+
+
+def test_a_field_that_outscores_its_tags_moves_its_likely_k40_players_strength():
+    """The event's other games say its players under 1800 trail their tags (1400s of 2023 scoring half against
+    2200s): a 1400 of that field is compared with a stronger player than the tag alone says, and the row says
+    by how much; z against the tag alone does not move."""
+    alone = Screener(ScreeningConfig(), CAL)
+    _player(alone)
+    base = alone.numbers(("P", "Open"))
+    assert base.field_lag == pytest.approx(0.0, abs=1e-9)  # its own games only: left out
+    scr = Screener(ScreeningConfig(), CAL)
+    _field_event(scr, 0.5)
+    _player(scr)
+    row = scr.numbers(("P", "Open"))
+    assert row.k40 is not None and row.k40 > 0.7
+    assert row.field_lag is not None and row.field_lag > 150.0
+    assert row.strength is not None and base.strength is not None and row.strength > base.strength + 120.0
+    assert row.z is not None and base.z is not None and row.z < base.z
+    assert row.z_tag == pytest.approx(base.z_tag, abs=0.1)  # the tag alone (to first order in c): no field
+    # the field's games withdrawn: the lag goes with them
+    for i in range(8):
+        for j in range(2):
+            scr.remove_game(f"f{i}-{j}")
+    again = scr.numbers(("P", "Open"))
+    assert again.field_lag == pytest.approx(0.0, abs=FIELD_STEP) and again.strength == pytest.approx(base.strength, abs=5)
+
+
+def test_a_field_that_scores_about_as_its_tags_say_has_little_lag():
+    scr = Screener(ScreeningConfig(), CAL)
+    _field_event(scr, 0.0)  # 1400s (1640 today) lose every game to 2200s: about as expected (they'd score 0.6)
+    _player(scr)
+    row = scr.numbers(("P", "Open"))
+    assert row.field_lag is not None and -80.0 < row.field_lag < 0.0  # a little below the tags, shrunk to 0
+
+
+def test_an_engine_user_in_a_field_that_trails_its_tags_is_still_alerted():
+    """The field lag lowers the z of a lagging field's players, but not z against the tag alone: a 1400 of that
+    field who plays the engine's move 60% of the time is alerted (is he simply underrated? not this much)."""
+    scr = Screener(ScreeningConfig(), CAL)
+    _field_event(scr, 0.5)
+    rng = np.random.default_rng(11)
+    for g in range(5):
+        gid = f"e{g}"
+        scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=1400, black_elo=1450, event="Open",
+                              date="2023.06.01"))
+        for ply, d in zip(range(17, 87, 2), moves(rng, positions(rng, 35), SHIPPED.c_for(1640.0), engine=0.6)):
+            scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
+        scr.set_result(gid, "1-0")
+    row = scr.numbers(("P", "Open"))
+    assert row.field_lag is not None and row.field_lag > 150.0
+    assert row.z_tag is not None and row.z_tag >= 4.0 and row.z is not None and row.z >= 4.0
+    assert row.level == "alert"

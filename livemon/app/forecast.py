@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import io
 import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import chess
-import chess.pgn
+import chess.engine
 
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import QuietGameBuilder, rating_date, split_games, white_score
+from livemon.live.pgn import rating_date, split_games, white_score
+from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
 from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
@@ -119,25 +119,27 @@ def _today(elo: int | None, tag: int | None, played: datetime.date | None) -> in
     return elo if tag is not None else to_current_scale(elo, played)
 
 
-def pgn_record(g: chess.pgn.Game) -> GameRecord:
-    """A game of a PGN: its tags, result, and for a game in progress its last ``[%eval]`` and clocks."""
-    h = g.headers
+def pgn_record(game: Snapshot) -> GameRecord:
+    """A game of a PGN as the reader gives it (:func:`livemon.live.tracker.parse_chunk`): its tags, result, and
+    for a game in progress its last ``[%eval]`` (a mate as python-chess scores it at 3900) and both clocks."""
+    h = game.headers
     played = rating_date(h)[0]
     names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
     score = white_score(h.get("Result"))
     rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],
                      h.get("WhiteFideId", "").strip() or names["White"], h.get("BlackFideId", "").strip() or names["Black"],
                      _rating(h.get("WhiteElo"), played), _rating(h.get("BlackElo"), played), score,
-                     forfeit=score is not None and g.end() is g)
+                     forfeit=score is not None and not game.plies)
     if score is None:  # in progress: its last [%eval] and both clocks
-        board = g.board()
+        board = chess.Board(game.fen, chess960=game.chess960) if game.fen else chess.Board()
         clocks: list[float | None] = [None, None]
-        for ply, node in enumerate(g.mainline(), 1):
-            clocks[0 if board.turn == chess.WHITE else 1] = node.clock()
-            board.push(node.move)
-            ev = node.eval()
-            if ev is not None:
-                rec.eval_cp, rec.ply, rec.material = ev.white().score(mate_score=3900), ply, material(board.fen())
+        for ply, p in enumerate(game.plies, 1):
+            clocks[0 if board.turn == chess.WHITE else 1] = p.clock
+            board.push(chess.Move.from_uci(p.uci))
+            if p.eval_cp is not None:
+                rec.eval_cp = (chess.engine.Mate(p.eval_mate).score(mate_score=3900)
+                               if p.eval_mate else p.eval_cp)
+                rec.ply, rec.material = ply, material(board.fen())
         if clocks[0] is not None and clocks[1] is not None:
             rec.clocks = (float(clocks[0]), float(clocks[1]))
     return rec
@@ -154,16 +156,14 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             raise ForecastError(f"{path}: cannot read ({exc.strerror})") from None
         for index, (chunk, _) in enumerate(split_games(text), start=1):
             label = f"{Path(path).name} game {index}"
-            try:
-                game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
-            except Exception as exc:  # python-chess raises only on truly broken input
-                report(f"skipped {label}: unreadable PGN ({exc})")
-                continue
+            game = parse_chunk(chunk, True)
             if game is None:
                 continue
-            if game.errors:
-                report(f"skipped {label}: {game.errors[0]}")
+            if isinstance(game, BadSnapshot):
+                report(f"skipped {label}: {game.error}")
                 continue
+            if game.note is not None:
+                report(f"{label}: {game.note}")
             rec = pgn_record(game)
             if rec.white_key == rec.black_key:
                 report(f"skipped {label}: a player against themself")

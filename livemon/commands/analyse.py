@@ -89,6 +89,8 @@ def render_screening(s: dict[str, Any]) -> str:
         if r.get("rating_scale") == "as read" and r["rating"] is not None:
             rating += "?"
         strength = "—" if r.get("strength") is None else f"{r['strength']:.0f}±{r['strength_sd']:.0f}"
+        if r.get("strength") is not None and abs(r.get("field_lag") or 0.0) >= 1.0:
+            strength += "^"  # the event's field lag moved it
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
         loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
@@ -103,7 +105,8 @@ def render_screening(s: dict[str, Any]) -> str:
         "",
         *([chance["line"] + f" (notice z >= {s['notice_z']:g}, alert z >= {s['alert_z']:g})"] if chance else []),
         "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
-        "strength: today's strength from the rating and the event's results, +- its sd; c_r: E(c) skill expected",
+        "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
+        "points the event's other games put its likely K = 40 players above their tags); c_r: E(c) skill expected",
         "there; excl: positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the",
         "exact tail of the matches against that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",

@@ -22,8 +22,11 @@ What it decides:
   another move at a known number is a correction (the game rolls back to it,
   and a finished game keeps its result);
   a ply beyond the next one is a gap, logged and dropped (the feed re-sends);
-- **legality**, checked once, here: a move that is not legal in the position
-  it claims to follow is logged and dropped; nothing later checks it again;
+- **legality of a message**: a move that is not legal in the position it
+  claims to follow is logged and dropped, whoever sent it (the bus brings moves
+  written by other processes; a local feed's tracker emits only moves its
+  reader found legal on its own board, so they never fail here); nothing later
+  checks it again;
 - **what to analyse**: each position that needs the engine (not terminal, no
   ``[%eval]`` from the feed) and that the cache does not hold (a hit is scored at
   once, in the same call), once, newest first (priority ``-arrival``), under
@@ -1078,7 +1081,8 @@ def board_number(round_tag: str) -> int | None:
 
 
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
-    """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the one legality check."""
+    """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the core's one check of a
+    message, whoever sent it."""
     try:
         board = game.board(-1) if game.boards else board_from_fen(ev.fen_before)
     except ValueError as exc:

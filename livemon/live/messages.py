@@ -128,6 +128,8 @@ class GameInfo(Message):
     white_tag: int | None = None  # the WhiteElo tag as published (screens show it); white_elo is on today's scale
     black_tag: int | None = None
     rating_note: str = ""  # what reading the tags assumed (no date, under the floor...), "" when nothing
+    rating_scale: str = "today"  # "today": the tags were put on today's scale by a date; "as read": no usable date
+    rating_date_source: str = ""  # the tag that dated the ratings: "Date", "UTCDate", "EventDate" (the event's), "" none
 
     @property
     def white_published(self) -> int | None:
@@ -404,6 +406,8 @@ class ScreeningNumbers(Outgoing):
     z_tag: float | None = None  # z against the tag alone (its prior, no results); an alert needs both
     ipr: float | None = None  # Regan's intrinsic performance rating (first order): the strength the matches read
     ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
+    field_lag: float | None = None  # points the event's results put the player above the tag as a likely K = 40
+    # rating of a field that trails its tags (the other players' games; in ``strength``)
 
 
 @dataclass(frozen=True)

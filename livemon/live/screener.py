@@ -16,8 +16,11 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   wait, unscored ("no rating"). r is a prior on today's strength
   (:func:`~livemon.rating.screening.tag_prior`: the rating's own noise for its
   K, and for a likely K = 40 rating — a junior event, :meth:`Screener.set_juniors`,
-  or a low rating — the lag behind an improving player); the event's finished
-  games against rated opponents (:meth:`Screener.set_result`) move it
+  or a low rating — the lag behind an improving player), moved by the event's
+  **field lag** for a likely K = 40 tag (:func:`~livemon.rating.screening.field_lag`:
+  how far the event's other finished games put its likely K = 40 players above
+  their tags); the player's finished games against rated opponents
+  (:meth:`Screener.set_result`) move it
   (:func:`~livemon.rating.screening.results_strength`): strength ± sd.
 * **c_r** = the line's c at that strength, clipped at 0: the shipped line
   (:mod:`livemon.rating.screening_params`, fitted on today's scale with this
@@ -94,7 +97,7 @@ from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.live.pgn import rating_date
 from livemon.rating.calibration import ProfileCalibration
-from livemon.rating.scale import to_current_scale
+from livemon.rating.scale import FIRST_LIST, to_current_scale
 from livemon.rating.screening import (
     TTT_SD,
     PoissonBinomial,
@@ -103,6 +106,10 @@ from livemon.rating.screening import (
     StrengthPrior,
     chance_line,
     expected_by_chance,
+    FieldGame,
+    field_game,
+    field_lag,
+    field_lag_without,
     junior_event,
     position_expectation,
     results_strength,
@@ -136,6 +143,9 @@ TrackKey = tuple[str, str]
 LEVELS = ("notice", "alert")
 EXCLUSIONS = ("forced", "book", "decided", "no_multipv")
 TOP_MOVES = 5
+FIELD_STEP = 2.0
+"""Points the field lag of a likely K = 40 player must move before their positions are re-scored at it (every
+finished game of the event moves it a little; each re-score is all the player's positions)."""
 
 
 def _finite(x: float | None) -> float | None:
@@ -212,6 +222,7 @@ class _Track:
     strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
+    field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -326,7 +337,8 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     when the game has no date); None when unrated.
 
     A reader that already put the tags on today's scale keeps the printed tag beside them (``white_tag``,
-    ``black_tag``): then the rating is taken as it comes, else it is put on today's scale here by the game's Date.
+    ``black_tag``) and says on which scale it read them (``rating_scale``): then the rating is taken as it comes,
+    else it is put on today's scale here by the game's Date.
 
     >>> rating_today(GameInfo("g", white_elo=1400, date="2023.05.01"), True)
     (1640.0, 1400.0, 'today')
@@ -337,13 +349,12 @@ def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None
     if elo is None:
         return None
     tag = info.white_tag if white else info.black_tag
-    if tag is not None:  # put on today's scale where the game was read, the printed tag kept beside it
-        side = "WhiteElo" if white else "BlackElo"
-        notes = info.rating_note.split("; ")
-        scale = "as read" if any(n.startswith(f"{side} ") and "no game date" in n for n in notes) else "today"
-        return float(elo), float(tag), scale
+    if tag is not None:  # put on today's scale where the game was read (GameInfo.rating_scale), the tag kept beside
+        return float(elo), float(tag), info.rating_scale
     played = rating_date({"Date": info.date})[0]
-    return float(to_current_scale(int(elo), played)), float(elo), "today" if played is not None else "as read"
+    if played is None or played < FIRST_LIST:  # no FIDE list of that day: read as on today's scale, and said
+        return float(elo), float(elo), "as read"
+    return float(to_current_scale(int(elo), played)), float(elo), "today"
 
 
 def screening_line(cfg: ScreeningConfig, calibration: ProfileCalibration | None) -> ScreeningLine | None:
@@ -384,11 +395,14 @@ class Screener:
         self.mismatch = exclusion_mismatch(cfg, self.c_map)
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
+        self._points: dict[str, float] = {}  # game id -> White's points, for the games finished
         self._seq: dict[str, int] = {}
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}  # on today's scale
         self._tags_read: dict[TrackKey, tuple[float, str]] = {}  # as printed, and the scale it was put on
         self._juniors: set[str] = set()
+        self._field: dict[str, tuple[float, float]] = {}  # event -> its field lag and information (field_lag)
+        self._field_games: dict[str, dict[str, FieldGame]] = {}  # event -> game id -> the game as its evidence
         self._fallback: dict[str, float] = {}
         self._raised_before: dict[TrackKey, set[str]] = {}
         self._cut: dict[str, int] = {}  # game id -> its used positions through this ply are packed (:meth:`pack`)
@@ -432,19 +446,81 @@ class Screener:
         if info is None:
             return []
         points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(result)
+        if points is None:
+            self._points.pop(game_id, None)
+        else:
+            self._points[game_id] = points
         changed = []
-        for name, white in ((info.white, True), (info.black, False)):
+        for name in (info.white, info.black):
             track = self.tracks.get((name, self.event_of(info)))
-            if track is None:
+            if track is None:  # its first screened ply takes the result (:meth:`_take_results`)
                 continue
-            opponent = rating_today(info, not white)
-            if points is None or opponent is None:
-                track.results.pop(game_id, None)
-            else:
-                track.results[game_id] = (opponent[0], points if white else 1.0 - points)
+            self._take_result(track, game_id, info)
             if self._rerate(track):
                 changed.append(track.key)
+        white_today, black_today = rating_today(info, True), rating_today(info, False)
+        game = None if points is None or white_today is None or black_today is None else field_game(
+            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
+        if self._count_field(game_id, self.event_of(info), game):
+            changed += self._refield(self.event_of(info), skip=set(changed))
         return changed
+
+    def _take_result(self, track: _Track, game_id: str, info: GameInfo) -> None:
+        """The track's result in one game: its points against the opponent's rating, or none (unfinished,
+        unrated opponent)."""
+        white = info.white == track.player
+        points = self._points.get(game_id)
+        opponent = rating_today(info, not white)
+        if points is None or opponent is None:
+            track.results.pop(game_id, None)
+        else:
+            track.results[game_id] = (opponent[0], points if white else 1.0 - points)
+
+    def _take_results(self, track: _Track) -> None:
+        """A new track's results in the event's games finished before it was screened, whatever the order in
+        which results and scored plies arrived."""
+        for game_id in self._points:
+            info = self._games.get(game_id)
+            if info is not None and track.player in (info.white, info.black) and self.event_of(info) == track.event:
+                self._take_result(track, game_id, info)
+
+    def _count_field(self, game_id: str, event: str, game: FieldGame | None) -> bool:
+        """Put a game in its event's field-lag evidence (None: take it out); whether the evidence changed."""
+        games = self._field_games.setdefault(event, {})
+        if games.get(game_id) == game:
+            return False
+        if game is None:
+            del games[game_id]
+        else:
+            games[game_id] = game
+        lag, _ = self._field.get(event, (0.0, 0.0))
+        self._field[event] = field_lag(list(games.values()), start=lag)
+        return True
+
+    def _refield(self, event: str, skip: set[TrackKey]) -> list[TrackKey]:
+        """Re-score the event's likely K = 40 players whose field lag moved by FIELD_STEP or more."""
+        out = []
+        for key, track in self.tracks.items():
+            if track.event != event or key in skip or track.prior is None or track.prior.k40 == 0.0:
+                continue
+            if abs(self._lag_of(track)[0] - track.field_lag) >= FIELD_STEP and self._rerate(track):
+                out.append(key)
+        return out
+
+    def _lag_of(self, track: _Track) -> tuple[float, float]:
+        """The field lag of the track's event and its sd, its own games left out, times its chance of a K = 40
+        tag; (0, 0) without evidence."""
+        if track.prior is None or track.prior.k40 == 0.0 or track.rating_source != "tag" or track.event not in self._field:
+            return 0.0, 0.0
+        games = self._field_games.get(track.event, {})
+        own = []
+        for gid in track.results:
+            g = games.get(gid)
+            if g is not None:  # seen from this player's side
+                white = self._games[gid].white == track.player
+                own.append(g if white else (-g[0], -g[1], 1.0 - g[2]))
+        lag, sd = field_lag_without(*self._field[track.event], own)
+        return track.prior.k40 * lag, track.prior.k40 * sd
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
         """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
@@ -603,6 +679,10 @@ class Screener:
         for track in self.tracks.values():
             if track.results.pop(game_id, None) is not None:
                 self._rerate(track)
+        self._points.pop(game_id, None)
+        for event, games in self._field_games.items():
+            if game_id in games and self._count_field(game_id, event, None):
+                self._refield(event, skip=set())
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -646,6 +726,7 @@ class Screener:
             track = self.tracks[key] = _Track(*key)
             track.key = key
             track.raised |= self._raised_before.get(key, set())
+            self._take_results(track)
             self._rerate(track)
         return track
 
@@ -653,8 +734,9 @@ class Screener:
         """Take the track's current rating and results; re-score every position when c_r changed.
 
         The rating (a tag on today's scale, else a TTT mean) is a prior on today's strength
-        (:func:`~livemon.rating.screening.tag_prior`); the event's finished games against rated
-        opponents move it (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
+        (:func:`~livemon.rating.screening.tag_prior`), moved by the event's field lag for a likely K = 40 tag
+        (:meth:`_lag_of`); the player's own finished games against rated opponents move it
+        (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
         """
         key = (track.player, track.event)
         read, scale = self._tags_read.get(key, (None, "today"))
@@ -667,11 +749,15 @@ class Screener:
             prior = StrengthPrior(rating, TTT_SD, 0.0)
         else:
             rating, source, prior, read = None, "none", None, None
-        strength = None if prior is None else results_strength(prior.mean, prior.sd, track.results.values())
+        track.prior, track.rating_source = prior, source  # the tag alone (z_tag reads it)
+        lag, lag_sd = self._lag_of(track)
+        track.field_lag = lag
+        strength = None if prior is None else results_strength(  # the event's field trails its tags: the prior moves
+            prior.mean + lag, math.hypot(prior.sd, lag_sd), track.results.values())
         c_r = None if strength is None or self.line is None else self.line.c_for(strength[0])
         changed = c_r != track.c_r
-        track.rating, track.rating_source, track.c_r = rating, source, c_r
-        track.rating_read, track.rating_scale, track.prior, track.strength = read, scale, prior, strength
+        track.rating, track.c_r = rating, c_r
+        track.rating_read, track.rating_scale, track.strength = read, scale, strength
         if changed:
             track.recount()
             track.dist = None
@@ -739,6 +825,7 @@ class Screener:
             k40=None if track.prior is None else track.prior.k40, z_tag=_finite(z_tag),
             ipr=None if ipr is None else _finite(ipr[0]),
             ipr_cr95=None if ipr is None else (_finite(ipr[1][0]), _finite(ipr[1][1])),
+            field_lag=None if track.prior is None else track.field_lag,
         )
 
     def _z_tag(self, track: _Track, diff: float, var_matches: float, dsum: float) -> float | None:
