@@ -450,6 +450,11 @@ class Screener:
             self._points.pop(game_id, None)
         else:
             self._points[game_id] = points
+        # the field's evidence first: the two players are re-rated with it, as a track made later would be
+        white_today, black_today = rating_today(info, True), rating_today(info, False)
+        game = None if points is None or white_today is None or black_today is None else field_game(
+            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
+        field_moved = self._count_field(game_id, self.event_of(info), game)
         changed = []
         for name in (info.white, info.black):
             track = self.tracks.get((name, self.event_of(info)))
@@ -458,10 +463,7 @@ class Screener:
             self._take_result(track, game_id, info)
             if self._rerate(track):
                 changed.append(track.key)
-        white_today, black_today = rating_today(info, True), rating_today(info, False)
-        game = None if points is None or white_today is None or black_today is None else field_game(
-            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
-        if self._count_field(game_id, self.event_of(info), game):
+        if field_moved:
             changed += self._refield(self.event_of(info), skip=set(changed))
         return changed
 
