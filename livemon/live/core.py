@@ -56,7 +56,7 @@ from typing import Iterable, Iterator
 import chess
 
 from livemon.live.analysis import LiveGame
-from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, estimate_display, moment_kinds
+from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, BoardFigures, estimate_display, moment_kinds
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -210,6 +210,9 @@ class LiveCore:
         self._event_perceived: dict[str, float] = {}
         self._arrivals = 0
         self._preview: dict[str, _Preview] = {}
+        self._board_figures: dict[str, BoardFigures] = {}
+        """A live board's per-ply figures as its last message carried them (made again from what changed only);
+        a finished game's are made whole for each of its rare messages (nothing kept per finished game)."""
         self._persist = True
         self._dirty_players: dict[str, None] = {}
         self._dirty_games: dict[str, None] = {}
@@ -542,6 +545,7 @@ class LiveCore:
         finished = self._results.pop(game_id, None) in FINISHED
         self._finished.drop(game_id)
         self._preview.pop(game_id, None)
+        self._board_figures.pop(game_id, None)
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
         self._unpublish_moments(game_id, 1, reason, out)
@@ -986,6 +990,13 @@ class LiveCore:
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
+        result = self._results.get(game_id, "*")
+        if result in FINISHED:
+            kept = self._board_figures.pop(game_id, None)
+        else:
+            kept = self._board_figures.get(game_id)
+            if kept is None:
+                kept = self._board_figures[game_id] = BoardFigures()
         return BoardState(
             game_id=game_id,
             white=info.white,
@@ -1000,7 +1011,7 @@ class LiveCore:
             evals=evals,
             white_clock=clocks[0],
             black_clock=clocks[1],
-            result=self._results.get(game_id, "*"),
+            result=result,
             event=info.event,
             round=info.round,
             accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
@@ -1015,6 +1026,7 @@ class LiveCore:
             first_choice=self._estimator.first_choice_plies(game_id),
             moves=sans,
             moves_uci=ucis,
+            figures=kept,
         )
 
     def unscored_plies(self) -> int:

@@ -40,11 +40,12 @@ import dataclasses
 import json
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
 from livemon.errors import InputError
-from livemon.live.audience import ply_figures
+from livemon.live.audience import BoardFigures
+from livemon.rating.accuracy import MoveClass
 
 T = TypeVar("T", bound="Message")
 
@@ -211,7 +212,7 @@ class Message:
     @classmethod
     def from_dict(cls: type[T], d: dict[str, Any]) -> T:
         """The message of a ``to_dict()``: unknown keys ignored, JSON arrays back to tuples where a field is one."""
-        fields = {f.name: str(f.type) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        fields = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
         return cls(**{
             k: tuple(v) if isinstance(v, list) and fields[k].startswith("tuple") else v
             for k, v in d.items() if k in fields
@@ -569,7 +570,8 @@ class BoardState(Outgoing):
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
     detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci",
-                                                "first_choice")  # on game:<id>, not on games
+                                                "first_choice", "win_percents", "move_accuracy",
+                                                "move_classes")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -604,21 +606,25 @@ class BoardState(Outgoing):
     reads) and ``accuracy_read`` (what ``accuracy`` reads: the moves from the start to the first position awaited);
     fewer read than played: the figure is provisional. A side's ``accuracy`` stays null until it reads
     :data:`~livemon.live.audience.MIN_ACCURACY_MOVES` of its moves (or all of a finished game's)."""
+    win_percents: tuple[float | None, ...] = dataclasses.field(init=False, default=())
+    """White's win% of each position (one decimal), from ``evals``; None while awaited."""
+    move_accuracy: tuple[float | None, ...] = dataclasses.field(init=False, default=())
+    """The mover's accuracy of each ply (index 0 = ply 1, one decimal); None while a position next to it is awaited."""
+    move_classes: tuple[MoveClass | None, ...] = dataclasses.field(init=False, default=())
+    """Each ply's class (inaccuracy, mistake, blunder); none on a ply in ``first_choice``, or not judged yet."""
+    figures: InitVar[BoardFigures | None] = None
+    """The board's figures as kept from its previous message (the core's: only what changed is made again); None:
+    made here from ``evals``."""
     derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
-    """Keys of the JSON made from ``evals`` wherever it goes out (not fields: nothing more kept per message)."""
+    """The fields made from ``evals`` when the message is built (``audience.ply_figures``, one decimal): from the
+    pinned profile's values only, a preview (``eval_preview``: the newest value) never makes a figure."""
 
-    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
-        """With ``evals`` (``game:<id>``): ``win_percents`` (White's, per position), ``move_accuracy`` and
-        ``move_classes`` (the mover's, per ply; none on a ply in ``first_choice``), derived from the pinned
-        profile's values: nothing more to keep per message, and a preview never makes a class."""
-        d = super()._wire_dict(skip)
-        if "evals" in d:
-            evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
-            wins, accs, classes = ply_figures(evals, self.first_choice)
-            d["win_percents"] = [None if w is None else round(w, 1) for w in wins]
-            d["move_accuracy"] = [None if a is None else round(a, 1) for a in accs]
-            d["move_classes"] = classes
-        return d
+    def __post_init__(self, figures: BoardFigures | None) -> None:
+        evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
+        wins, accs, classes = (figures if figures is not None else BoardFigures()).of(evals, self.first_choice)
+        object.__setattr__(self, "win_percents", wins)
+        object.__setattr__(self, "move_accuracy", accs)
+        object.__setattr__(self, "move_classes", classes)
 
 
 @dataclass(frozen=True)
