@@ -186,7 +186,9 @@ class Estimator:
             self.rollback(sp.game_id, sp.ply)
         if first_choice:
             self._first[sp.game_id] = self._first.get(sp.game_id, 0) | (1 << sp.ply)
-            self._first_plies.pop(sp.game_id, None)
+            kept = self._first_plies.pop(sp.game_id, None)
+            if kept is not None and (not kept or kept[-1] < sp.ply):  # the newest ply: the tuple grows by one
+                self._first_plies[sp.game_id] = (*kept, sp.ply)
         game.plies.add(sp)
         self._scored(sp)
         if first_choice:
