@@ -55,7 +55,8 @@ from livemon.rating.limits import MIN_POSITIONS
 if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
     from livemon.rating.quality import QualityModel
 
-__all__ = ["BoardFigures", "DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "MIN_ACCURACY_MOVES", "TURNING_POINT", "display_rules",
+__all__ = ["BoardFigures", "DEFAULT_MAX_INTERVAL_WIDTH",
+           "GameFigures", "LEAD_MARGIN", "MIN_ACCURACY_MOVES", "TURNING_POINT", "display_rules",
            "event_moves",
            "estimate_display", "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
 
