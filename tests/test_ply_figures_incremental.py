@@ -12,7 +12,7 @@ what changed, and the kept figures are always those made again from scratch.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import livemon.live.audience as audience
@@ -23,7 +23,8 @@ from livemon.rating.accuracy import CLASSES, GameJudge, judge
 from tests.test_live_core import moves_of
 from tests.test_moments import PROFILE, Engine, random_game
 
-CP = st.one_of(st.none(), st.integers(-1200, 1200), st.sampled_from([3900, -3900, 3899, -3899]))
+VALUE = st.one_of(st.integers(-1200, 1200), st.sampled_from([3900, -3900, 3899, -3899]))  # mates, and just short
+CP = st.one_of(st.none(), VALUE)
 OPS = st.lists(st.tuples(st.sampled_from(["append", "set", "truncate", "first", "unfirst"]), CP,
                          st.integers(0, 10**6)), min_size=1, max_size=60)
 
@@ -34,7 +35,7 @@ def rounded(evals: list[int | None], first: tuple[int, ...]) -> tuple[tuple, tup
             tuple(None if a is None else round(a, 1) for a in accs), tuple(classes))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPS)
 def test_board_figures_equal_the_figures_made_again_after_any_changes(ops) -> None:
     kept = BoardFigures()
@@ -74,8 +75,8 @@ def reference(evals: list[int | None], first: set[int]) -> tuple:
             ((prefix + 1) // 2, prefix // 2))
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 80), CP.filter(lambda v: v is not None), st.booleans(),
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 80), VALUE, st.booleans(),
                           st.integers(0, 50)), min_size=1, max_size=80))
 def test_game_figures_with_first_choices_equal_the_game_judged_again_after_random_corrections(steps) -> None:
     g = GameJudge()
