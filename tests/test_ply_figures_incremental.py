@@ -152,3 +152,48 @@ def test_a_long_games_board_messages_cost_o1_judgements_per_move(monkeypatch) ->
         again.win_percents, again.move_accuracy, again.move_classes)
     assert len(last.move_accuracy) == plies and any(c is not None for c in last.move_classes)
     assert last.move_classes == rounded(list(last.evals), last.first_choice)[2]
+
+
+def test_a_boards_move_lists_and_figures_stay_those_of_its_moves_through_corrections() -> None:
+    """A game corrected several times (moves taken back and played otherwise, some answered late): each board message
+    lists the game's moves as they stand and carries the figures made from scratch of its values."""
+    import random
+
+    import chess
+
+    from tests.test_live_core import random_game as game_from
+
+    rng = random.Random(45)
+    core = LiveCore(profile=PROFILE)
+    eng = Engine(core)
+    eng.feed(GameInfo("c", white="W", black="B"))
+    ucis = game_from(1, 40)
+    played = 0
+    for step in range(120):
+        if played and rng.random() < 0.08:  # a correction: from some ply on, another line
+            back = rng.randint(max(1, played - 12), played)
+            ucis = game_from(step + 100, back, ucis[:back - 1])
+            ucis = game_from(step + 200, back + rng.randint(0, 6), ucis)
+            eng.feed(*moves_of("c", ucis, start=back))
+            played = len(ucis)
+        elif played < len(ucis):
+            eng.feed(*moves_of("c", ucis[:played + 1], start=played + 1))
+            played += 1
+        else:
+            ucis = game_from(step, played + 5, ucis)
+        if rng.random() < 0.7:
+            eng.answer_all()
+        board = core.board_state("c")
+        assert board.moves_uci == tuple(ucis[:played]), step
+        replay = chess.Board()
+        sans = []
+        for u in ucis[:played]:
+            move = chess.Move.from_uci(u)
+            sans.append(replay.san(move))
+            replay.push(move)
+        assert board.moves == tuple(sans), step
+        again = BoardState(**{f: getattr(board, f) for f in ("game_id", "white", "black", "white_elo", "black_elo",
+                                                             "fen", "ply", "evals", "eval_preview", "first_choice")})
+        assert (board.win_percents, board.move_accuracy, board.move_classes) == (
+            again.win_percents, again.move_accuracy, again.move_classes), step
+    assert core.counters.rollbacks >= 5 and played > 30
