@@ -570,8 +570,7 @@ class BoardState(Outgoing):
     key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
     detail: ClassVar[str | None] = "game"
     detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci",
-                                                "first_choice", "win_percents", "move_accuracy",
-                                                "move_classes")  # on game:<id>, not on games
+                                                "first_choice")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -606,25 +605,54 @@ class BoardState(Outgoing):
     reads) and ``accuracy_read`` (what ``accuracy`` reads: the moves from the start to the first position awaited);
     fewer read than played: the figure is provisional. A side's ``accuracy`` stays null until it reads
     :data:`~livemon.live.audience.MIN_ACCURACY_MOVES` of its moves (or all of a finished game's)."""
-    win_percents: tuple[float | None, ...] = dataclasses.field(init=False, default=())
-    """White's win% of each position (one decimal), from ``evals``; None while awaited."""
-    move_accuracy: tuple[float | None, ...] = dataclasses.field(init=False, default=())
-    """The mover's accuracy of each ply (index 0 = ply 1, one decimal); None while a position next to it is awaited."""
-    move_classes: tuple[MoveClass | None, ...] = dataclasses.field(init=False, default=())
-    """Each ply's class (inaccuracy, mistake, blunder); none on a ply in ``first_choice``, or not judged yet."""
     figures: InitVar[BoardFigures | None] = None
     """The board's figures as kept from its previous message (the core's: only what changed is made again); None:
     made here from ``evals``."""
     derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
-    """The fields made from ``evals`` when the message is built (``audience.ply_figures``, one decimal): from the
-    pinned profile's values only, a preview (``eval_preview``: the newest value) never makes a figure."""
+    """The figures made from ``evals`` when the message is built (``audience.ply_figures``, one decimal; from the
+    pinned profile's values only: a preview, ``eval_preview``, never makes one), read as properties and written
+    beside ``evals`` wherever it goes out. Kept in one attribute, not three fields: a message's ``__dict__`` stays
+    within the 29 keys CPython shares between the instances of a class (a board message in the hub's log: ~300
+    bytes, not ~1,600): a slot of this class, beside the fields' ``__dict__``."""
+
+    __slots__ = ("_shown",)
 
     def __post_init__(self, figures: BoardFigures | None) -> None:
         evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
-        wins, accs, classes = (figures if figures is not None else BoardFigures()).of(evals, self.first_choice)
-        object.__setattr__(self, "win_percents", wins)
-        object.__setattr__(self, "move_accuracy", accs)
-        object.__setattr__(self, "move_classes", classes)
+        object.__setattr__(self, "_shown", (figures if figures is not None else BoardFigures()).of(evals, self.first_choice))
+
+    @property
+    def win_percents(self) -> tuple[float | None, ...]:
+        """White's win% of each position (one decimal), from ``evals``; None while awaited."""
+        return self._shown[0]  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def move_accuracy(self) -> tuple[float | None, ...]:
+        """The mover's accuracy of each ply (index 0 = ply 1, one decimal); None while a position next to it is
+        awaited."""
+        return self._shown[1]  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def move_classes(self) -> tuple[MoveClass | None, ...]:
+        """Each ply's class (inaccuracy, mistake, blunder); none on a ply in ``first_choice``, or not judged yet."""
+        return self._shown[2]  # type: ignore[attr-defined, no-any-return]
+
+    def __getstate__(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.__dict__, {"_shown": self._shown}  # type: ignore[attr-defined]
+
+    def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        """A copy's or an unpickled message's state (frozen: set past ``__setattr__``)."""
+        fields, slots = state
+        self.__dict__.update(fields)
+        for name, value in slots.items():
+            object.__setattr__(self, name, value)
+
+    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
+        """With ``evals`` (``game:<id>``): the :attr:`derived_fields` as made when the message was built."""
+        d = super()._wire_dict(skip)
+        if "evals" in d:
+            d["win_percents"], d["move_accuracy"], d["move_classes"] = self._shown  # type: ignore[attr-defined]
+        return d
 
 
 @dataclass(frozen=True)
