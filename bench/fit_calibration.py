@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_data import DEFAULT, load, profile_of  # noqa: E402
+from calibration_data import DEFAULT, RATINGS, load, profile_of  # noqa: E402
 from validity import BOOK_MOVES, EVAL_BOUND, Sample, player_events, player_games  # noqa: E402
 
 from livemon.io.store import SHIPPED_CALIBRATIONS  # noqa: E402
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     fit = {"games": len(games), "events": len({g.event for g in games}) + (1 if use_open else 0),
            "player_games": len(per_game), "player_events": len(per_event), "positions": cal.positions,
            "mean_elo": round(sum(elos) / len(elos), 1),
+           "ratings": "today's FIDE scale" if RATINGS == "today" else "as published",
            "sources": ["the calibration collection (fit events of bench/calibration_split.py)"]
            + ([open_source(open_path)] if use_open and open_path is not None else []),
            "engine_strength_se": strength[1],

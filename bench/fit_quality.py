@@ -220,10 +220,16 @@ def field_of(sides: Sequence[Side]) -> dict[str, dict[str, float]]:
     return out
 
 
+LEVEL_BIAS = False
+"""Whether the shipped fit takes the out-of-fold errors' trend by level off the point (``level_bias`` of
+:func:`~livemon.rating.quality.fit_quality_model`; measured leave one event out in ``docs/calibration.md``)."""
+
+
 def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5, fitted_on: str = "",
-        by_event: int = 0) -> QualityModel:
+        by_event: int = 0, level_bias: bool | None = None) -> QualityModel:
     """The model on these sides, with the results' noise and correlation measured on their player-events."""
-    model = fit_quality_model(samples(sides), PROFILE, use, ridge, BOOK_MOVES, EVAL_BOUND, fitted_on, by_event)
+    model = fit_quality_model(samples(sides), PROFILE, use, ridge, BOOK_MOVES, EVAL_BOUND, fitted_on, by_event,
+                              level_bias=LEVEL_BIAS if level_bias is None else level_bias)
     # results performance around the rating: sd² = b/k, b the mean of k·error² over player-events of 5+ games
     # (shorter ones are the Olympiad's and the leagues': few, and not what a results performance is quoted for);
     # and the correlation of its error with the moves estimate's
@@ -379,7 +385,11 @@ def main(argv: list[str] | None = None) -> int:
     if j is not None:
         print(f"a game read from both sides: sigma persist {j.sigma_persist:.0f}, day {j.sigma_day:.0f}, move "
               f"{j.sigma_move:.0f}, the opponent's moves {j.sigma_move_opponent:.0f}; per Elo of the opponent's "
-              f"rating {j.opponent_elo:+.3f}")
+              f"rating {j.opponent_elo:+.3f}; the games' parts scaled by {j.scale:.3f} (its single games' "
+              "intervals cover 95% out of fold)")
+    if model.level_bias != (0.0, 0.0, 0.0):
+        print("the out-of-fold errors' trend by level taken off: " + ", ".join(
+            f"{r}: {model.bias_at(r):+.0f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))
     for name, w in zip(FEATURES, model.weights):
         print(f"  {name:<14} {w:+10.1f}")
     if not args.dry_run:

@@ -5,7 +5,8 @@ Usage::
     python bench/forecast.py fit [--data DIR]        # writes livemon/data/forecast.json; prints the game model's log-loss
     python bench/forecast.py calibrate [--data DIR]  # event replays cut at 1/3, 1/2, 2/3: log-loss, Brier, reliability
     python bench/forecast.py timing                  # 14-player DRR and a 250-player open, with a reference run
-    python bench/forecast.py live                    # the live forecast of a 1,000-board round: the loop's stalls
+    python bench/forecast.py fit-rapid [--games DIR] # the rapid model of a knockout's tiebreak (RAPID in rating/forecast.py)
+    python bench/forecast.py live                    # the live forecast at a 1,000-board round's pace: move -> message
 
 ``--games`` is the calibration collection's folder (its ``A*.pgn``; default ``$LIVEMON_CALIBRATION_GAMES``);
 the real games with clocks and the other round robins are read from ``tests/data``.
@@ -141,6 +142,26 @@ def cmd_fit(folder: Path, write: bool) -> None:
         print(f"-> {PARAMS.relative_to(REPO)}")
 
 
+def cmd_fit_rapid(folder: Path) -> None:
+    """The rapid game model: fitted on the ch-ROU rapid championships and checked on Saint Louis Rapid 2022 (held
+    back), then fitted on all three events, the figures livemon.rating.forecast.RAPID holds."""
+    games = fd.calibration_games(folder)
+    rapid = [g for g in games if g.part is None and g.result is not None and g.moves
+             and g.white_elo is not None and g.black_elo is not None]
+    fit = [g for g in rapid if g.file.startswith("A03_")]
+    held = [g for g in rapid if g.file.startswith("A14_")]
+    pre = fit_pregame(*_pre_arrays(fit))
+    hw, hb, hr = _pre_arrays(held)
+    print(f"rapid: fitted on {len(fit)} games of the ch-ROU rapid championships: k={pre.k:.3f} white={pre.white:.1f} "
+          f"c0={pre.c0:.3f} c1={pre.c1:.3f} c2={pre.c2:.3f}")
+    print(f"  held back, Saint Louis Rapid 2022 ({len(held)} games, {np.mean(hr == 0.5):.0%} drawn): log-loss rapid "
+          f"model {log_loss(pregame_arrays(hw, hb, pre), hr):.3f}, classical model "
+          f"{log_loss(pregame_arrays(hw, hb, ForecastParams.from_mapping(__import__('json').loads(PARAMS.read_text()))), hr):.3f}")
+    every = fit_pregame(*_pre_arrays(rapid))
+    print(f"  all {len(rapid)} rapid games: k={every.k:.6f} white={every.white:.6f} c0={every.c0:.6f} c1={every.c1:.6f} "
+          f"c2={every.c2:.6f} (livemon.rating.forecast.RAPID)")
+
+
 def _fit_clock(params: ForecastParams, pos: fd.Positions) -> float:
     from scipy.optimize import minimize_scalar
 
@@ -153,14 +174,14 @@ def _fit_clock(params: ForecastParams, pos: fd.Positions) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("fit", "calibrate", "timing", "live"):
+    for name in ("fit", "fit-rapid", "calibrate", "timing", "live"):
         s = sub.add_parser(name)
         s.add_argument("--games", type=Path, default=None,
                        help="the calibration collection's folder (default: $LIVEMON_CALIBRATION_GAMES)")
         if name == "fit":
             s.add_argument("--no-write", action="store_true")
     args = p.parse_args(argv)
-    if args.cmd in ("fit", "calibrate") and args.games is None:
+    if args.cmd in ("fit", "fit-rapid", "calibrate") and args.games is None:
         folder = os.environ.get("LIVEMON_CALIBRATION_GAMES")
         if not folder:
             raise SystemExit("give --games or set LIVEMON_CALIBRATION_GAMES to the folder of the calibration "
@@ -168,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         args.games = Path(folder)
     if args.cmd == "fit":
         cmd_fit(args.games, not args.no_write)
+    elif args.cmd == "fit-rapid":
+        cmd_fit_rapid(args.games)
     elif args.cmd == "calibrate":
         import forecast_calibration
 

@@ -22,6 +22,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from typing import Any, Coroutine
+
 import numpy as np
 
 import forecast_data as fd
@@ -265,16 +267,31 @@ def timing() -> None:
               f"{sum(x.p_first for x in f.players):.6f}; load {os.getloadavg()[0]:.1f}")
 
 
+class _FakeMove:
+    def __init__(self, eval_cp: int | None, clock: float | None) -> None:
+        self.eval_cp = eval_cp
+        self.clock = clock
+
+
 class _FakeGame:
-    """What the live forecast reads of a monitor's game: plies, evaluations, the newest FEN."""
+    """What the live forecast reads of a monitor's game: plies, evaluations, moves (their clocks), the newest FEN."""
 
     def __init__(self, plies: int, cp: int) -> None:
         self.plies = plies
-        self.evals = [None] * plies + [cp]
+        self.evals: list[int | None] = [None] * plies + [cp]
         self.fen = "r3k2r/pp3ppp/2n5/3p4/3P4/2N5/PP3PPP/R3K2R w KQkq - 0 20"
+        self.moves: list[_FakeMove] = [_FakeMove(None, 5400.0 - 30 * (k // 2)) for k in range(plies)]
+
+    def move(self, cp: int) -> None:
+        """One more ply, its clock, and the engine's value of the new position."""
+        self.plies += 1
+        self.moves.append(_FakeMove(None, 5400.0 - 30 * (self.plies // 2)))
+        self.evals.append(cp)
 
 
 class _FakeCore:
+    """A monitor's state, as the live forecast reads it: the event's finished rounds and one round in progress."""
+
     def __init__(self, st: EventState, live_round: int, seed: int) -> None:
         from livemon.live.messages import GameInfo
 
@@ -282,6 +299,7 @@ class _FakeCore:
         self.infos: dict[str, GameInfo] = {}
         self.results: dict[str, str] = {}
         self.games: dict[str, _FakeGame] = {}
+        self.live: list[str] = []
         for i, r in enumerate(st.results):
             gid = f"r{r.round}/{i}"
             self.infos[gid] = GameInfo(gid, st.players[r.white], st.players[r.black], int(st.ratings[r.white]),
@@ -300,30 +318,88 @@ class _FakeCore:
             self.infos[gid] = GameInfo(gid, st.players[w], st.players[bl], int(st.ratings[w]), int(st.ratings[bl]),
                                        "Open", f"{live_round}.{b + 1}", "2025.04.12")
             self.games[gid] = _FakeGame(int(rng.integers(10, 80)), int(rng.normal(0, 150)))
+            self.live.append(gid)
+        self.moves_made = 0
 
 
-def live_timing() -> None:
-    """The live forecast of a 1,000-board round: time on the event loop, in the thread, and the loop's lag."""
+def _pace(core: _FakeCore, plies_per_s: float, results_per_s: float, seconds: float, seed: int,
+          times: list[float]) -> "Coroutine[Any, Any, None]":
+    """A round at a pace: ``plies_per_s`` moves (each with its engine value) and ``results_per_s`` results, spread
+    over the games in progress; ``times[i]`` is when move or result ``i + 1`` came."""
+    import asyncio
+
+    async def go() -> None:
+        rng = np.random.default_rng(seed)
+        rate = plies_per_s + results_per_s
+        start = time.perf_counter()
+        due = start
+        while time.perf_counter() - start < seconds and core.live:
+            due += rng.exponential(1 / rate)
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            gid = core.live[int(rng.integers(len(core.live)))]
+            game = core.games[gid]
+            if rng.random() < results_per_s / rate:
+                last = game.evals[-1] or 0
+                core.results[gid] = "1-0" if last > 150 else "0-1" if last < -150 else "1/2-1/2"
+                core.live.remove(gid)
+            else:
+                game.move(int((game.evals[-1] or 0) + rng.normal(0, 40)))
+            core.moves_made += 1
+            times.append(time.perf_counter())
+
+    return go()
+
+
+def live_timing(seconds: float = 30.0) -> None:
+    """The live forecast at a 1,000-board round's pace: from a move (or a result) to the forecast that holds it
+    published, and the event loop's stalls meanwhile, against the same round without the forecast."""
     import asyncio
 
     from livemon.app.forecast_live import LiveForecast
     from livemon.config import EventConfig
     from livemon.faces.hub import Hub
+    from livemon.rating.standings import berger
 
-    for players, label in ((14, "a 14-player round robin, round 8 in progress"),
-                           (2000, "a 2,000-player open (1,000 boards), round 8 of 10 in progress")):
+    for players, label, plies_per_s, results_per_s in (
+            (14, "a 14-player round robin, round 8 in progress", 1.0, 0.02),
+            (2000, "a 2,000-player open, round 8 of 10 in progress (1,000 boards)", 1000 / 30, 1000 / 3600)):
         if players == 14:
             st = EventState([f"P{i}" for i in range(14)], list(np.linspace(2650, 2800, 14)), "rr", 13,
-                            [Result(w - 1, b - 1, 0.5, r + 1) for r, rnd in enumerate(__import__(
-                                "livemon.rating.standings", fromlist=["berger"]).berger(14)[:7]) for w, b in rnd])
-            cfg = EventConfig(format="rr", rounds=13)
+                            [Result(w - 1, b - 1, 0.5, r + 1) for r, rnd in enumerate(berger(14)[:7]) for w, b in rnd])
+            cfg = EventConfig(format="rr", rounds=13, live_seconds=1.0)
         else:
             st = _open_state(players, 10, 7, seed=3)
-            cfg = EventConfig(format="swiss", rounds=10, tiebreaks=["buchholz", "sb"])
-        core = _FakeCore(st, 8, seed=1)
+            cfg = EventConfig(format="swiss", rounds=10, tiebreaks=["buchholz", "sb"], live_seconds=1.0)
 
-        async def measure(cfg: EventConfig, core: _FakeCore) -> tuple[float, float, float, int]:
-            job = LiveForecast(cfg, Hub())
+        async def measure(with_forecast: bool, st: EventState = st, cfg: EventConfig = cfg, plies_per_s: float = plies_per_s,
+                          results_per_s: float = results_per_s) -> dict[str, float]:
+            core = _FakeCore(st, 8, seed=1)
+            hub = Hub()
+            job = LiveForecast(cfg, hub)
+            times: list[float] = []
+            marks: list[tuple[int, float]] = []  # (moves the message holds, when it was published)
+            cpus: list[float] = []  # each forecast's CPU seconds (its thread's)
+            held: dict[int, int] = {0: 0}  # the job's version -> the moves made when it saw them
+            original_update, original_once, original_publish = job.update, job.once, hub.publish
+
+            def update(c: Any) -> bool:  # the job's version: the moves it holds
+                moved = original_update(c)
+                held[job.version] = core.moves_made
+                return moved
+
+            async def once(c: Any) -> Any:
+                out = await original_once(c)
+                if out:
+                    cpus.append(job.last_cpu)
+                return out
+
+            def publish(msg: Any) -> None:
+                marks.append((held.get(job.in_flight, 0), time.perf_counter()))
+                original_publish(msg)
+
+            job.update = update  # type: ignore[method-assign]
+            job.once = once  # type: ignore[method-assign]
+            hub.publish = publish  # type: ignore[method-assign]
             lags: list[float] = []
             done = False
 
@@ -336,15 +412,46 @@ def live_timing() -> None:
                     last = now
 
             tick = asyncio.create_task(ticker())
-            await asyncio.sleep(0.05)
-            t0, c0 = time.perf_counter(), time.process_time()
-            msgs = await job.once(core)  # type: ignore[arg-type]
-            total, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if with_forecast:  # the state of the rounds so far: read once, before the round's pace is measured
+                await job.once(core)
+                marks.clear()
+                cpus.clear()
+                first_seconds = job.last_cpu
+            job_task = asyncio.create_task(job.run(core)) if with_forecast else None
+            c0 = time.process_time()
+            await _pace(core, plies_per_s, results_per_s, seconds, 7, times)
+            await asyncio.sleep(3.0 if with_forecast else 0.0)  # the last moves' forecast
+            cpu = time.process_time() - c0
             done = True
+            if job_task is not None:
+                job_task.cancel()
+                await asyncio.gather(job_task, return_exceptions=True)
             await tick
-            return total, cpu, max(lags), msgs[0].simulations
+            out = {"moves": float(len(times)), "cpu_share": cpu / (seconds + (3.0 if with_forecast else 0.0)),
+                   "lag_p99": float(np.percentile(lags, 99)), "lag_max": max(lags)}
+            if with_forecast:
+                lat = []
+                for i, t in enumerate(times, start=1):
+                    pub = next((when for held, when in marks if held >= i), None)
+                    if pub is not None:
+                        lat.append(pub - t)
+                out.update(first=first_seconds, forecasts=float(len(cpus)), messages=float(len(marks)),
+                           covered=len(lat) / max(len(times), 1),
+                           lat_median=float(np.median(lat)), lat_p95=float(np.percentile(lat, 95)), lat_max=max(lat),
+                           sims=float(job.simulations), cpu_median=float(np.median(cpus)), cpu_max=max(cpus),
+                           simulated=float(job.simulated - 1), weighed=float(job.weighed))
+            return out
 
-        total, cpu, lag, sims = asyncio.run(measure(cfg, core))
-        print(f"live forecast of {label}: {sims:,} simulations; {total:.2f} s from the move to the message "
-              f"({cpu:.2f} s of CPU); the event loop's longest stall meanwhile {1000 * lag:.0f} ms; "
-              f"load {os.getloadavg()[0]:.1f}")
+        base = asyncio.run(measure(False))
+        got = asyncio.run(measure(True))
+        print(f"live forecast of {label}: {got['moves']:.0f} moves and results in {seconds:.0f} s; "
+              f"{got['forecasts']:.0f} forecasts ({got['simulated']:.0f} simulated, {got['weighed']:.0f} weighed "
+              f"again; {got['messages']:.0f} messages, a first chunk published at once), CPU per forecast median "
+              f"{got['cpu_median']:.2f} s, longest {got['cpu_max']:.2f} s (the first, "
+              f"reading the rounds so far, {got['first']:.2f} s); "
+              f"move -> forecast published: median {got['lat_median']:.2f} s, 95th percentile {got['lat_p95']:.2f} s, "
+              f"longest {got['lat_max']:.2f} s (goal 2 s: {got['lat_p95'] / 2:.2f}x it at the 95th percentile); "
+              f"{100 * got['covered']:.0f}% of the moves covered; the process's CPU {100 * got['cpu_share']:.0f}% of one "
+              f"core; event loop stalls: 99th percentile {1000 * got['lag_p99']:.0f} ms, longest "
+              f"{1000 * got['lag_max']:.0f} ms (without the forecast {1000 * base['lag_p99']:.0f} ms, "
+              f"{1000 * base['lag_max']:.0f} ms); load {os.getloadavg()[0]:.1f}")

@@ -31,7 +31,7 @@ screening on the held-back honest player-events (mean and sd of z, notices at z 
 
 Usage::
 
-    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open]
+    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open] [--no-ec]
 
 The profile is the export's (its header line); its calibration is read from
 ``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
@@ -324,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrations", type=Path, default=None, help="calibrations JSON (default: the shipped one)")
     p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
+    p.add_argument("--no-ec", action="store_true", help="leave out the E(c) estimators (performance, perceived, "
+                   "c_elo, acpl: most of the run's time; bench/ec_scale.py measures the E(c) maps)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     profile = profile_of(args.export)
@@ -341,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     sides = fq.all_sides(args.export, with_open=not args.no_open and profile == PROFILE)
     events = sorted({s.event for s in sides})
     test_events = sorted({s.event for s in sides if s.part == "test"})
-    sh = shipped_estimators(cal, perf, pc.engine_strength)
+    sh = {} if args.no_ec else shipped_estimators(cal, perf, pc.engine_strength)
     report: dict[str, object] = {
         "profile": profile, "pool": perf.pool, "calibration": fit,
         "data": {"games": len({s.game for s in sides}), "events": events, "held_back": test_events,

@@ -749,9 +749,14 @@ class EventConfig:
     """Players (as named in the games) who left the event: their games to come are not played."""
     simulations: int = 100_000
     """Simulations of the rest of the event per forecast (the live forecast runs at most 20,000)."""
-    live_seconds: float = 2.0
-    """The monitor's live forecast (the ``forecast`` channel): at most one per this many seconds while moves
-    come in; 0 turns it off."""
+    live_seconds: float = 1.0
+    """The monitor's live forecast (the ``forecast`` channel): at most one started per this many seconds while
+    moves come in (one at a time, the newest state each); 0 turns it off."""
+    ko_games: int = 2
+    """A knockout's classical games per match."""
+    ko_tiebreak: str = "rapid"
+    """How a knockout match level after its classical games is decided: rapid (two rapid games, then an
+    Armageddon game), armageddon (one game, a draw counting as Black's win) or elo (the Elo expected score)."""
 
     def validate(self) -> None:
         if self.format not in ("", "rr", "drr", "swiss", "ko"):
@@ -767,6 +772,10 @@ class EventConfig:
             raise ConfigError(f"event.simulations: expected 100 to 10,000,000, got {self.simulations!r}")
         if not 0 <= self.live_seconds <= 3600:
             raise ConfigError(f"event.live_seconds: expected 0 (off) to 3600, got {self.live_seconds!r}")
+        if not 1 <= self.ko_games <= 20:
+            raise ConfigError(f"event.ko_games: expected 1 to 20, got {self.ko_games!r}")
+        if self.ko_tiebreak not in ("rapid", "armageddon", "elo"):
+            raise ConfigError(f"event.ko_tiebreak: expected rapid, armageddon or elo, got {self.ko_tiebreak!r}")
 
 
 @dataclass

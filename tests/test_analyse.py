@@ -44,8 +44,7 @@ def test_real_engine_one_search_per_position_then_cache(capsys, tmp_path, stockf
     for p in (byrne, fischer):
         assert len(p["history"]) == p["moves"]
         assert p["history"][-1] == p["rating_diff_vs_engine"]
-        c = p["c"]
-        assert c is not None and c["cr95"][0] <= c["mean"] <= c["cr95"][1] and c["sd"] > 0
+        assert p["c_cr95"][0] <= p["c_mean"] <= p["c_cr95"][1] and p["c_sd"] > 0 and p["c_positions"] > 0
     # no ratings in the tags: no engine strength, no perceived Elo
     assert first["engine"]["strength"] is None and byrne["perceived_elo"] is None
 
@@ -66,7 +65,7 @@ def test_a_broadcast_with_an_eval_on_every_move_is_searched_and_every_player_has
     assert len(out["games"]) == 2 and out["engine"]["analyses"] >= plies - 2  # every position, the start once
     assert len(out["players"]) == 4
     for p in out["players"]:
-        assert p["c"] is not None  # the engine's MultiPV: an E(c) decision per move
+        assert p["c_mean"] is not None  # the engine's MultiPV: an E(c) decision per move
         assert p["estimate"]["positions"] >= 15, p["estimate"]
         assert p["estimate"]["elo"] is not None or "wider than the rating range" in p["estimate"]["reason"]
     assert sum(p["estimate"]["elo"] is not None for p in out["players"]) >= 3

@@ -27,7 +27,7 @@ def _player(name: str, elo: int, est: dict[str, Any], field: dict[str, Any]) -> 
     return {"name": name, "elo": elo, "estimate": est, "field_estimate": field,
             "performance": {"elo": 2650.0, "cr95": [2400.0, 2900.0], "calibration": "demo"},
             "moves": 41, "mean_gain": -21.5, "expected_score_vs_engine": 0.31, "rating_diff_vs_engine": -140.0,
-            "perceived_elo": 2930.0, "c": {"mean": 0.31, "sd": 0.05, "cr95": [0.2, 0.4], "positions": 30},
+            "perceived_elo": 2930.0, "c_mean": 0.31, "c_sd": 0.05, "c_cr95": [0.2, 0.4], "c_positions": 30,
             "accuracy": 91.4, "classes": {"inaccuracy": 1, "mistake": 0, "blunder": 0},
             "results": {"score": 1.0, "games": 1, "tpr": 3000, "rating_change": 4.2}}
 

@@ -17,9 +17,8 @@ import httpx
 
 from livemon.app.monitor import Monitor
 from livemon.config import Config, StoreConfig, WebConfig
-from livemon.faces.hub import PUBLIC_CHANNELS
+from livemon.faces.hub import PUBLIC_CHANNELS, ROUTES
 from livemon.faces.web import WebServer
-from livemon.live.messages import WorkerQuarantined
 from tests.test_bus_trust import PROFILE, bus_cfg, engine, engine_cfg, honest_workers, rogue_worker  # noqa: F401
 from tests.test_distributed import until
 from tests.test_pool import game_boards
@@ -38,10 +37,10 @@ async def test_a_quarantined_worker_reaches_the_arbiters_channel_and_never_a_pub
     public_frames: list[str] = []
     try:
         arbiter = await client(web)
-        (snap,) = await subscribe(arbiter, WorkerQuarantined.channel, token=TOKEN)
+        (snap,) = await subscribe(arbiter, ROUTES["quarantine"].channel, token=TOKEN)
         assert (snap["type"], snap["messages"]) == ("snapshot", [])
         public = await client(web)
-        snaps = await subscribe(public, *PUBLIC_CHANNELS, WorkerQuarantined.channel)
+        snaps = await subscribe(public, *PUBLIC_CHANNELS, ROUTES["quarantine"].channel)
         assert sorted(f.get("channel", "") for f in snaps if f["type"] == "snapshot") == sorted(PUBLIC_CHANNELS)
         assert [(f["code"], f["channel"]) for f in snaps if f["type"] == "error"] == [("forbidden", "arbiter_status")]
 
@@ -60,7 +59,7 @@ async def test_a_quarantined_worker_reaches_the_arbiters_channel_and_never_a_pub
                 frame = await recv_until(arbiter, lambda f: f["type"] == "delta", 10)
                 after = monitor.hub.publish(board("g1", 1, 20))  # the public client is served past the line
                 await until(lambda: any(f'"seq":{after},' in f for f in public_frames), 10, "the board after it")
-                (resnap,) = await subscribe(await client(web), WorkerQuarantined.channel, token=TOKEN)  # a later arbiter
+                (resnap,) = await subscribe(await client(web), ROUTES["quarantine"].channel, token=TOKEN)  # a later arbiter
             stop.set()
             await rogue
         async with httpx.AsyncClient() as http:

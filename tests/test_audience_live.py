@@ -16,6 +16,8 @@ import chess.engine
 import chess.pgn
 import pytest
 
+from livemon.faces.hub import PUBLIC_CHANNELS, ROUTES
+from livemon.faces.web import codec
 from livemon.live.audience import display_rules, game_figures
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
@@ -100,10 +102,10 @@ def test_board_messages_carry_lichess_game_accuracy_move_by_move() -> None:
     assert last.classes == game_figures([None, *cps]).to_classes()
     assert sum(last.classes["white"].values()) >= 1  # White's 34. f3?? at least
     # on game:<id>: per position win%, per ply accuracy and class; not on the games channel
-    wire = last.to_dict()
+    wire = codec.to_dict(last)
     assert len(wire["win_percents"]) == len(last.evals) and len(wire["move_accuracy"]) == last.ply
     assert wire["move_classes"][66] == "blunder"  # ply 67: 34. f3??, lichess's own "Blunder."
-    assert "win_percents" not in json.loads(last.main_json())
+    assert "win_percents" not in json.loads(codec.main_json(last))
 
 
 def test_analyse_report_agrees_with_the_live_messages() -> None:
@@ -112,7 +114,7 @@ def test_analyse_report_agrees_with_the_live_messages() -> None:
     games = broadcast_games(6)
     for i, game in enumerate(games):
         effects += feed(core, game, f"g{i}")
-    report = core.estimator.report(None)
+    report = {**core.estimator.report(), "players": [codec.report_entry(p) for p in core.player_estimates()]}
     last_board = {b.game_id: b for b in published(effects, BoardState)}
     for i, entry in enumerate(report["games"]):
         assert entry["accuracy"] == last_board[f"g{i}"].accuracy
@@ -136,7 +138,7 @@ def test_no_evaluation_yet_shows_null_never_0_or_100() -> None:
     board = published(effects, BoardState)[-1]
     assert board.accuracy == {"white": None, "black": None}
     assert board.classes == {"white": None, "black": None}
-    wire = board.to_dict()
+    wire = codec.to_dict(board)
     assert set(wire["move_accuracy"]) == {None} and set(wire["move_classes"]) == {None}
     player = core.player_estimate(core.estimator.players[game.headers["White"]])
     assert player.accuracy is None and player.classes is None
@@ -178,7 +180,7 @@ def test_moments_are_published_and_withdrawn_with_a_correction() -> None:
     out = core.handle(GameRollback("g", 60))
     removed = published(out, MomentRemoved)
     assert {r.ply for r in removed} == {p for p in moments if p >= 60} and 67 in {r.ply for r in removed}
-    assert Moment.channel in __import__("livemon.live.messages", fromlist=["PUBLIC_CHANNELS"]).PUBLIC_CHANNELS
+    assert ROUTES["moment"].channel in PUBLIC_CHANNELS
 
 
 def test_moment_names_the_engines_best_move(stockfish: str) -> None:

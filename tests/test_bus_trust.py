@@ -23,6 +23,7 @@ import pytest
 
 from livemon.config import BrokerConfig, BusConfig, EngineConfig
 from livemon.errors import FAULTS
+from livemon.faces.web import codec
 from livemon.io.broker import shared_requests_topic, workers_topic
 from livemon.io.bus import ALIVE, AnalysisRequest, AnalysisResult, MonitorProtocol, RemoteEnginePool, WorkerAnnouncement
 from livemon.io.engine import EngineError, PositionAnalysis, position_key
@@ -417,7 +418,10 @@ async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers
                 if not pool.queue.jobs and not monitor.core.unscored_plies():
                     break
                 await asyncio.sleep(0.1)
-            report = monitor.estimator.report(None)
+            timer = ("perceived_elo", "perceived_elo_range", "event_perceived_elo", "ttt_mu", "ttt_sigma")  # by the clock
+            players = [{k: v for k, v in codec.report_entry(p).items() if k not in timer}
+                       for p in monitor.core.player_estimates()]
+            report = {**monitor.estimator.report(), "players": players}
             return report, monitor.counters.rescored, dict(pool.quarantined)
         finally:
             monitor.stop()

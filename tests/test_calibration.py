@@ -312,10 +312,13 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     assert main(["analyse", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["engine"]["strength"] == pytest.approx(row[0]) and report["engine"]["strength_source"] == "calibration"
-    shown = [p for p in report["players"] if p["c"] is not None]
-    assert shown and all(p["c_elo"] == cal.elo_scale(p["c"]["mean"], *p["c"]["cr95"]) for p in shown)
-    lo, hi = shown[0]["c_elo"]["cr95"]
-    assert lo < shown[0]["c_elo"]["elo"] < hi
+    shown = [p for p in report["players"] if p["c_mean"] is not None]
+    for p in shown:  # the wire's figures: c to 4 decimals, Elo to 1
+        scaled = cal.elo_scale(p["c_mean"], *p["c_cr95"])
+        assert p["c_elo"] == pytest.approx(scaled["elo"], abs=1.0)
+        assert p["c_elo_cr95"] == pytest.approx(scaled["cr95"], abs=1.0)
+    lo, hi = shown[0]["c_elo_cr95"]
+    assert shown and lo < shown[0]["c_elo"] < hi
     # the headline performance rests on the same stored calibration of this profile
     assert all(p["performance"]["profile"] == report["engine"]["profile"] for p in report["players"])
     assert any(p["performance"]["elo"] is not None for p in report["players"])

@@ -163,7 +163,7 @@ def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_pa
     report = json.loads(capsys.readouterr().out)
     records, what = fp.records_from_store(store, pgn)
     assert what == f"{report['engine']['profile']}; 1 of 1 games (complete ones)"
-    per_player = {p["name"]: p["c"]["positions"] for p in report["players"]}
+    per_player = {p["name"]: p["c_positions"] for p in report["players"]}
     counted: dict[str, int] = {}
     for r in records:
         counted[r.player] = counted.get(r.player, 0) + 1

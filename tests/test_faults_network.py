@@ -22,7 +22,7 @@ import pytest
 from livemon.app.export import export_report
 from livemon.app.monitor import Monitor
 from livemon.config import load_config
-from livemon.io.store import Store
+from livemon.io.store import Store, row_of
 from livemon.live.messages import GameInfo, MoveEvent
 from tests.conftest import real
 
@@ -184,7 +184,7 @@ async def test_export_survives_evaluations_stored_before_the_edges_checked_them(
         with Store(cfg.store.path) as store:
             store.put_game(GameInfo("old", "A", "B"))
             for i, (move, ev) in enumerate(zip(moves, evals), start=1):
-                d = MoveEvent("old", i, move.uci(), board.san(move), board.fen()).to_dict()
+                d = json.loads(row_of(MoveEvent("old", i, move.uci(), board.san(move), board.fen())))
                 d["eval_cp"] = ev
                 store.db.execute("INSERT INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
                                  ("old", i, json.dumps(d, allow_nan=True)))

@@ -44,6 +44,7 @@ def test_finished_event_has_its_winner() -> None:
     top = data["players"][0]
     assert top["name"] == "Harikrishna, Pentala" and top["p_first"] == 1.0 and top["score"] == 6.5
     assert data["format"] == "rr" and data["format_source"] == "guessed" and data["rounds_left"] == 0
+    assert data["simulations"] == 0 and any("no game is left" in n for n in data["notes"])  # exact, not simulated
     assert any("format guessed" in n for n in data["notes"])
 
 

@@ -12,6 +12,7 @@ from livemon.app.forecast_live import LiveForecast, snapshot
 from livemon.app.monitor import Monitor
 from livemon.config import EventConfig, load_config_text
 from livemon.faces.hub import Hub
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore
 from livemon.live.messages import EventForecast, GameResult
 from livemon.live.pgn import split_games
@@ -62,13 +63,33 @@ async def test_a_round_in_progress_is_forecast_and_published() -> None:
     assert all(p["p_first_round_start"] == p["p_first"] for p in msg.players)  # the round's first forecast
     _, got = sub.queue.get_nowait()
     assert got == msg and hub.snapshot("forecast")[1] == [msg]
-    assert EventForecast.from_json(msg.to_json()) == msg  # the wire form (WebSocket, MQTT) round-trips
+    assert codec.from_json(codec.to_json(msg)) == msg  # the wire form (WebSocket, MQTT) round-trips
     # the round goes on: the change since the round began is kept
     _feed(core, real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"), 5)
     (later,) = await job.once(core)
     assert later.games_in_progress == 0
     start = {p["name"]: p["p_first_round_start"] for p in later.players}
     assert start == {p["name"]: p["p_first"] for p in msg.players}
+
+
+async def test_only_what_moved_is_forecast_again_and_the_state_is_kept() -> None:
+    rr = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")
+    core = LiveCore()
+    _feed(core, rr, 5, live_round=5, cut_ply=30)
+    job = LiveForecast(EventConfig(format="rr", rounds=9), Hub(), simulations=5000)
+    (first,) = await job.once(core)
+    assert (job.reads, job.simulated, job.weighed) == (1, 1, 0)
+    live = [r for ev in job._events.values() for r in ev.records.values() if r.score is None]
+    assert len(live) == 5 and all(r.clocks is not None and 0 < r.ply <= 30 for r in live)  # both [%clk]s, live
+    assert await job.once(core) == [] and job.simulated == 1  # nothing moved: nothing simulated
+    _feed(core, rr, 5, live_round=5, cut_ply=34)  # two more moves in every game of the round
+    (later,) = await job.once(core)
+    assert job.reads == 1 and job.simulated + job.weighed == 2  # the state kept: only the games in progress valued
+    assert later.games_in_progress == 5 and later.players != first.players
+    _feed(core, rr, 5)  # the round ends: results, the state read again
+    (done,) = await job.once(core)
+    assert job.reads == 2 and done.games_in_progress == 0
+    assert sum(p["p_first"] for p in done.players) == pytest.approx(1.0, abs=1e-3)
 
 
 async def test_a_swiss_without_rounds_is_one_line_not_a_guess() -> None:

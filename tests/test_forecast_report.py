@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import chess.pgn
 import pytest
 
 from livemon.app.forecast import chances_by_round, pgn_record
 from livemon.config import EventConfig
 from livemon.faces.report import _forecast_chart
+from livemon.live.pgn import split_games
+from livemon.live.tracker import Snapshot, parse_chunk
 from tests.conftest import real
 
 
-def _games(name: str) -> list[chess.pgn.Game]:
-    out = []
-    with real(name).open(encoding="utf-8") as f:
-        while (g := chess.pgn.read_game(f)) is not None:
-            out.append(g)
-    return out
+def _games(name: str) -> list[Snapshot]:
+    """The games of a file as ``livemon forecast`` reads them (the one reader)."""
+    games = [parse_chunk(chunk, True) for chunk, _ in split_games(real(name).read_text(encoding="utf-8"))]
+    return [g for g in games if isinstance(g, Snapshot)]
 
 
 def test_chances_after_each_round_of_a_round_robin() -> None:

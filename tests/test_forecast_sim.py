@@ -15,7 +15,11 @@ from livemon.rating.standings import EventState, Result, berger, simulate
 
 
 def _sound(state: EventState, n: int = 4000, seed: int = 0) -> None:
-    f = simulate(state, n, seed=seed)
+    f = simulate(state, n, seed=seed, exact=False)
+    exact = simulate(state, n, seed=seed)  # a decided event answered without simulating: the same chances of first
+    if exact.simulations == 0:
+        assert [x.p_first for x in exact.players] == [x.p_first for x in f.players]
+        assert [x.p_winner for x in exact.players] == [x.p_winner for x in f.players]
     p = len(state.players)
     now = [x.score for x in f.players]
     assert sum(x.p_first for x in f.players) == pytest.approx(1.0, abs=1e-9)
@@ -198,3 +202,119 @@ def test_swiss_pairing_mends_a_repeat() -> None:
     _swiss(state, 500, np.random.default_rng(0), lambda w, b: np.tile([0.4, 0.3, 0.3], (len(w), 1)), games, 1)
     pairs = {frozenset(map(int, pair)) for a, b in zip(games.a, games.b) for pair in zip(a.ravel(), b.ravel())}
     assert pairs == {frozenset({0, 3}), frozenset({1, 2})}
+
+
+def test_swiss_never_pairs_twice_on_a_real_open() -> None:
+    """A real open (the 2025 broadcast's boards) cut after round 5, its last four rounds paired in every
+    simulation: no pair meets twice, over the board or within a simulation, and colours alternate."""
+    from pathlib import Path
+
+    from livemon.app.forecast import load_params, read_event
+    from livemon.config import EventConfig
+    from livemon.rating.standings import _Games, _swiss
+
+    src = Path(__file__).parent / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
+    read = read_event([str(src)], EventConfig(), "swiss", 9, lambda line: None, load_params())
+    state = read.state
+    state.results = [r for r in state.results if (r.round or 0) <= 5]
+    state.ongoing = []
+    state.rounds_played = 5
+    p = len(state.players)
+    games = _Games()
+    n = 400
+    _swiss(state, n, np.random.default_rng(3), lambda w, b: np.tile([0.4, 0.3, 0.3], (len(w), 1)), games, 4)
+    assert len(games.a) == 4
+    met = {frozenset((r.white, r.black)) for r in state.results if not r.forfeit}
+    whites = np.zeros((n, p), int)
+    for r in state.results:
+        if not r.forfeit:
+            whites[:, r.white] += 1
+            whites[:, r.black] -= 1
+    repeats = 0
+    for s in range(n):
+        seen = set(met)
+        for a, b in zip(games.a, games.b):
+            for w, bl in zip(a[s].tolist(), b[s].tolist()):
+                pair = frozenset((w, bl))
+                repeats += pair in seen
+                seen.add(pair)
+    assert repeats == 0
+    for a, b in zip(games.a, games.b):
+        np.add.at(whites, (np.arange(n)[:, None], a), 1)
+        np.add.at(whites, (np.arange(n)[:, None], b), -1)
+    assert np.abs(whites).max() <= 3  # the colour balance stays near even (the players' own start counted)
+
+
+def test_decided_events_are_exact_without_simulating() -> None:
+    res = [Result(0, 1, 1.0), Result(0, 2, 1.0), Result(3, 0, 0.0), Result(1, 2, 0.5), Result(1, 3, 1.0),
+           Result(2, 3, 0.5)]
+    f = simulate(EventState(list("ABCD"), [2000, 2700, 2700, 2700], "rr", rounds=3, results=res), 100_000, seed=1)
+    assert f.simulations == 0 and "no game is left" in f.notes[0]
+    assert [x.p_first for x in f.players] == [1.0, 0.0, 0.0, 0.0] and f.players[1].distribution == {1.5: 1.0}
+    # A has 3 of 3, the others at most 2.5 with one game each left: first is exact, the rest by convolution
+    state = EventState(list("ABCD"), [2000, 2700, 2600, 2500], "rr", rounds=3, results=res[:4])
+    exact = simulate(state, 100_000, seed=1)
+    assert exact.simulations == 0 and "clinched" in exact.notes[0]
+    assert exact.players[0].p_first == 1.0 and exact.players[0].needs == 3.0
+    sim = simulate(state, 200_000, seed=1, exact=False)
+    for x, y in zip(exact.players, sim.players):
+        assert x.p_first == y.p_first and x.expected_score == pytest.approx(y.expected_score, abs=0.01)
+        for score, prob in x.distribution.items():
+            assert prob == pytest.approx(y.distribution.get(score, 0.0), abs=0.01)
+
+
+def test_knockout_tiebreak_has_its_own_model() -> None:
+    from livemon.rating.forecast import RAPID
+
+    # a final level after its classical games: the tiebreak decides, each with its own model (Armageddon: a
+    # draw is Black's, White by lot; rapid: two rapid games, then Armageddon)
+    state = EventState(["A", "B"], [2800, 2600], "ko", rounds=1, results=[Result(0, 1, 0.5, 1), Result(1, 0, 0.5, 1)],
+                       bracket=[0, 1], rounds_played=0)
+    chances = {}
+    for tb in ("elo", "rapid", "armageddon"):
+        state.ko_tiebreak = tb
+        f = simulate(state, 40_000, seed=4)
+        assert f.players[0].p_first + f.players[1].p_first == pytest.approx(1.0)
+        chances[tb] = f.players[0].p_first
+    assert chances["elo"] == pytest.approx(1 / (1 + 10 ** (-0.5)), abs=0.01)
+    w1, d1, l1 = pregame(2800, 2600, RAPID)  # A White
+    w2, d2, l2 = pregame(2600, 2800, RAPID)  # B White
+    armageddon = 0.5 * w1 + 0.5 * (l2 + d2)
+    assert chances["armageddon"] == pytest.approx(armageddon, abs=0.01)
+    a_game1 = {2: w1, 1: d1, 0: l1}
+    a_game2 = {2: l2, 1: d2, 0: w2}
+    two = {}
+    for x, px in a_game1.items():
+        for y, py in a_game2.items():
+            two[x + y] = two.get(x + y, 0.0) + px * py
+    rapid = sum(q for h, q in two.items() if h > 2) + two[2] * armageddon
+    assert chances["rapid"] == pytest.approx(rapid, abs=0.01)
+    assert RAPID.k < 1.0 and abs(chances["rapid"] - chances["elo"]) > 0 and chances["armageddon"] > 0.5
+    state.ko_tiebreak = "coin"
+    with pytest.raises(ValueError, match="knockout tiebreak"):
+        simulate(state, 10)
+
+
+def test_kept_simulations_weighed_again_match_a_new_simulation() -> None:
+    from livemon.rating.standings import reweigh
+
+    # 8 players, 2 rounds left, two games in progress
+    res = [Result(i, j, 0.5 if (i + j) % 3 else 1.0) for i in range(8) for j in range(i + 1, 8) if j - i > 2]
+    state = EventState([f"P{i}" for i in range(8)], list(np.linspace(2500, 2700, 8)), "rr", rounds=7, results=res,
+                       ongoing=[(0, 1, (0.3, 0.5, 0.2)), (2, 3, (0.3, 0.5, 0.2))])
+    kept = simulate(state, 100_000, seed=2, keep=True)
+    assert kept.sims is not None and kept.ess == pytest.approx(100_000)
+    again = reweigh(kept.sims, state)
+    assert again is not None and [x.p_first for x in again.players] == pytest.approx([x.p_first for x in kept.players])
+    state.ongoing = [(0, 1, (0.6, 0.3, 0.1)), (2, 3, (0.1, 0.5, 0.4))]
+    moved = reweigh(kept.sims, state)
+    fresh = simulate(state, 100_000, seed=9)
+    assert moved is not None and moved.ess is not None and moved.ess < 100_000
+    for x, y in zip(moved.players, fresh.players):
+        assert x.p_first == pytest.approx(y.p_first, abs=0.01)
+        assert x.expected_score == pytest.approx(y.expected_score, abs=0.01)
+    assert sum(x.p_first for x in moved.players) == pytest.approx(1.0)
+    state.ongoing = [(0, 1, (1.0, 0.0, 0.0)), (2, 3, (0.0, 0.0, 1.0))]  # both decided: most simulations worthless
+    assert reweigh(kept.sims, state) is None
+    state.ongoing = [(0, 2, (0.3, 0.5, 0.2))]  # not the same games
+    assert reweigh(kept.sims, state) is None

@@ -17,6 +17,7 @@ import chess
 import pytest
 
 import livemon.live.core as core_module
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore, engine_strength
 from livemon.live.effects import (
     Analyse,
@@ -151,15 +152,24 @@ def new_core(**kw: object) -> LiveCore:
     return LiveCore(profile=PROFILE, **kw)  # type: ignore[arg-type]
 
 
-def batch_report(games: dict[str, tuple[GameInfo, list[str], str]]) -> dict:
-    """What the same games give when fed in order and answered at once (the reference)."""
+def report_of(core: LiveCore) -> dict:
+    """The core's games and event blocks and every player's value as analyse --json and the players channel carry
+    it (the web codec's JSON: a posterior updated in another order differs in its last bits, not on the wire)."""
+    return {**core.estimator.report(), "players": [codec.report_entry(p) for p in core.player_estimates()]}
+
+
+def batch_report(games: dict[str, tuple[GameInfo, list[str], str]], tick: bool = False) -> dict:
+    """What the same games give when fed in order and answered at once (the reference); ``tick``: then the
+    timer's figures (Algorithm 3's engine strength, Algorithm 2), as a live core's after its timer."""
     d = Driver(new_core())
     for gid, (info, ucis, result) in games.items():
         d.feed(info, *moves_of(gid, ucis))
         d.answer()
         if result != "*":
             d.feed(GameResult(gid, result, len(ucis)))
-    return d.core.estimator.report(None)
+    if tick:
+        d.apply(d.core.tick())
+    return report_of(d.core)
 
 
 INFO = GameInfo("g1", white="White A", black="Black B", white_elo=2400, black_elo=2300, event="Test")
@@ -185,7 +195,7 @@ def test_analyses_in_any_order_give_the_batch_figures(order):
     d = Driver(new_core())
     d.feed(INFO, *moves_of("g1", OPENING))
     d.answer(order, seed=3)
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING, "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, OPENING, "*")})
 
 
 def test_duplicates_are_dropped_and_counted():
@@ -207,7 +217,7 @@ def test_a_gap_is_logged_and_dropped_until_the_missing_ply_comes():
     assert any("ply 4 arrived after ply 2" in line for line in d.logs)
     d.feed(*moves[2:])  # the feed re-sends in order
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:6], "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, OPENING[:6], "*")})
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -249,7 +259,7 @@ def test_a_correction_rolls_back_estimates_store_and_board():
     assert d.core.results["g1"] == d.results["g1"] == "1-0" and d.core.estimator.games["g1"].result == "1-0"
     assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1-0"
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")})
 
 
 @pytest.mark.parametrize("at", [1, 2, 9, 30, 39])
@@ -264,7 +274,7 @@ def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_
     game = d.core.games["g1"]
     assert not game.compacted and len(game.boards) == 41
     assert sum(b is not None for b in game.boards) <= 2 and len(game.analyses) <= 2
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, ucis, "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, ucis, "*")})
     board = chess.Board()
     for u in ucis[:at - 1]:
         board.push_uci(u)
@@ -275,7 +285,7 @@ def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_
     d.feed(*moves_of("g1", corrected, start=at))
     assert d.core.counters.rollbacks == 1
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "*")})
     final = chess.Board()
     for u in corrected:
         final.push_uci(u)
@@ -294,7 +304,7 @@ def test_an_explicit_rollback_and_a_late_answer_for_a_withdrawn_position():
     assert sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4]
     d.feed(*moves_of("g1", OPENING[:6], start=5))
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:6], "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, OPENING[:6], "*")})
 
 
 def test_results_are_stored_published_and_ask_for_a_ttt_refresh():
@@ -330,7 +340,7 @@ def test_resume_from_persisted_state_persists_nothing_and_ends_equal():
     assert cache.keys() <= asked  # the same positions are asked again: the pool's cache answers them
     second.answer()
     first.answer()
-    assert second.core.estimator.report(None) == first.core.estimator.report(None)
+    assert report_of(second.core) == report_of(first.core)
     assert second.core.results == {"g2": "0-1"} and second.core.counters.moves == 12
 
 
@@ -342,7 +352,7 @@ def test_an_analysis_of_another_profile_never_reaches_the_estimator():
     assert d.core.estimator.games["g1"].plies == {} and d.core.counters.foreign_profile == 5
     assert all("refused" in line for line in d.logs)
     d.answer()  # the pinned profile's answers
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:4], "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, OPENING[:4], "*")})
 
 
 def test_a_preview_feeds_the_eval_bar_only():
@@ -359,7 +369,7 @@ def test_a_preview_feeds_the_eval_bar_only():
     d.answer()
     board = [m for m in d.published if isinstance(m, BoardState)][-1]
     assert board.eval_cp == analysis_of(newest.board).score  # the pinned profile's value replaces it
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, OPENING[:3], "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, OPENING[:3], "*")})
 
 
 def test_engine_failure_leaves_the_position_unvalued_and_is_counted():
@@ -434,7 +444,7 @@ def test_a_withdrawn_game_leaves_no_phantom_plies_or_players():
     assert d.core.counters.withdrawn == 1 and "game g1 withdrawn: not in the round any more" in d.logs
     assert [m for m in d.published if isinstance(m, PlayerEstimate)][-1].name == "White A"
     reference = batch_report({"g2": (other, OPENING[:4], "*"), "g1-renamed": (renamed, OPENING[:6], "1-0")})
-    report = d.core.estimator.report(None)
+    report = report_of(d.core)
     assert report["players"] == reference["players"] and len(report["games"]) == 2
     assert d.core.withdraw("g1") == []  # once
 
@@ -502,19 +512,19 @@ def test_a_finished_game_releases_its_positions_and_a_later_correction_still_giv
     assert all(m.fen_before == "" for m in game.moves) and len(game.evals) == 11
     board = [m for m in d.published if isinstance(m, BoardState)][-1]
     assert board.ply == 10 and board.fen == d.core.board_state("g1").fen and board.result == "1-0"
-    before = d.core.estimator.report(None)
+    before = report_of(d.core)
     d.feed(*moves_of("g1", OPENING[:10]))  # the feed re-sends the finished game: duplicates, nothing rebuilt
     assert game.compacted and d.core.counters.duplicates == 10
-    assert d.core.estimator.report(None) == before
+    assert report_of(d.core) == before
     corrected = OPENING[:6] + ["b5c6", "d7c6", "e1g1", "f7f6"]
     d.feed(*moves_of("g1", corrected, start=7))
     assert not game.compacted and len(game.boards) == 11
     assert [r.index for r in d.pending][0] == 6  # the position the game goes on from, asked again
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")})
     assert not game.compacted  # a corrected game is compacted again by the timer
     d.apply(d.core.tick())
-    assert game.compacted and d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "1-0")})
+    assert game.compacted and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
 
 
 def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others():
@@ -537,7 +547,7 @@ def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others
             {k: v for k, v in vars(other).items() if k not in c_fields}
         assert m.c_mean == pytest.approx(other.c_mean, abs=1e-4) and m.c_sd == pytest.approx(other.c_sd, abs=1e-4)
     assert held.core.board_state("g1") == eager.core.board_state("g1")
-    assert held.core.estimator.report(None) == eager.core.estimator.report(None)
+    assert report_of(held.core) == report_of(eager.core)
 
 
 def random_game(seed: int, plies: int, start: list[str] | None = None) -> list[str]:
@@ -644,7 +654,7 @@ def test_the_timer_compacts_only_games_corrected_since_their_compaction():
     d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
     assert d.core.games["g2"].compacted and not d.core._recompact
     d.apply(d.core.tick())
-    assert d.core.estimator.report(None)["games"][2]["plies"] == 20
+    assert report_of(d.core)["games"][2]["plies"] == 20
 
 
 def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypatch):
@@ -740,7 +750,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         return d
 
     def same(a: Driver, b: Driver) -> None:
-        assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        assert report_of(a.core) == report_of(b.core)
         for name in names:
             pa, pb = (d.core.player_estimate(d.core.estimator.players[name]) for d in (a, b))
             assert pa.performance == pb.performance and pa.performance["elo"] is not None
@@ -791,7 +801,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         return d
 
     def same(a: Driver, b: Driver) -> None:
-        assert a.core.estimator.report(None) == b.core.estimator.report(None)
+        assert report_of(a.core) == report_of(b.core)
         for gid in games:
             assert a.core.board_state(gid) == b.core.board_state(gid)
             assert list(a.core.games[gid].moves) == list(b.core.games[gid].moves)
@@ -922,7 +932,7 @@ def test_under_an_engine_profile_every_position_is_searched_whatever_comments_a_
     plain = Driver(new_core())
     plain.feed(INFO, *moves_of("g1", OPENING))
     plain.answer()
-    assert d.core.estimator.report(None) == plain.core.estimator.report(None)
+    assert report_of(d.core) == report_of(plain.core)
     assert d.core.board_state("g1") == plain.core.board_state("g1") and not d.core.board_state("g1").eval_preview
     assert d.core.player_estimate(d.core.estimator.players["White A"]) == \
         plain.core.player_estimate(plain.core.estimator.players["White A"])
@@ -942,22 +952,22 @@ def test_without_an_engine_a_game_is_valued_from_its_comments_only_while_every_p
     assert [r.index for r in d.pending] == [0]  # commented: only the start position needs the engine
     d.answer()
     assert sorted(d.core.estimator.games["g1"].plies) == list(range(1, 7))
-    commented = d.core.estimator.report(None)
+    commented = report_of(d.core)
     d.feed(*_with_evals(moves_of("g1", OPENING, start=7), all_plies - {8}))  # ply 8 has none
     assert sorted(r.index for r in d.pending) == list(range(0, len(OPENING) + 1))  # every position, once
     d.answer()
     reference = Driver(comments_core())
     reference.feed(INFO, *moves_of("g1", OPENING))
     reference.answer()
-    assert d.core.estimator.report(None) == reference.core.estimator.report(None)
-    assert d.core.estimator.report(None) != commented
+    assert report_of(d.core) == report_of(reference.core)
+    assert report_of(d.core) != commented
     # a correction that takes the ply without a comment away brings the comments back
     d.feed(GameRollback("g1", 8), *_with_evals(moves_of("g1", OPENING[:7], start=8), all_plies))
     d.answer()
     again = Driver(comments_core())
     again.feed(INFO, *_with_evals(moves_of("g1", OPENING[:7]), all_plies))
     again.answer()
-    assert d.core.estimator.report(None) == again.core.estimator.report(None)
+    assert report_of(d.core) == report_of(again.core)
 
 
 def test_the_start_evaluation_values_the_start_position_of_a_commented_game():
@@ -984,7 +994,7 @@ def test_an_answer_counts_only_for_the_position_it_was_asked_for():
     for j in (0, 1, 2, 3, 4):  # answers to positions the correction kept, asked before it, still count
         d.apply(d.core.analysed(asked[j], analysis_of(asked[j].board), PROFILE))
     d.answer()
-    assert d.core.estimator.report(None) == batch_report({"g1": (INFO, corrected, "*")})
+    assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "*")})
     assert sorted(d.core.estimator.games["g1"].plies) == [1, 2, 3, 4, 5, 6]
 
 
@@ -1027,7 +1037,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
 
     honest, _ = run(False)
     lied, lies = run(True)
-    assert lies and lied.core.estimator.report(None) != honest.core.estimator.report(None)  # the lies counted
+    assert lies and report_of(lied.core) != report_of(honest.core)  # the lies counted
     assert lied.core.games["g0"].compacted  # a finished game packed: forget reaches it too
     lied.logs.clear()
     lied.apply(lied.core.forget(lies, "worker liar quarantined"))
@@ -1036,7 +1046,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
     lied.answer()
     lied.apply(lied.core.tick())
     assert lied.core.counters.rescored > 0
-    assert lied.core.estimator.report(None) == honest.core.estimator.report(None)
+    assert report_of(lied.core) == report_of(honest.core)
     for name in names:
         a, b = (d.core.player_estimate(d.core.estimator.players[name]) for d in (lied, honest))
         c_fields = ("c_mean", "c_sd", "c_cr95", "c_elo", "c_elo_cr95")  # the running posterior: sums in another order
@@ -1063,7 +1073,7 @@ def test_a_finished_commented_game_keeps_its_result_when_a_ply_without_a_comment
         d.feed(moves[6])  # no [%eval]: the commented game switches to the engine
         d.answer()
         assert d.core.board_state("g1").result == "1-0" and not d.pending
-        runs[commented] = d.core.estimator.report(None), d.core.player_estimate(d.core.estimator.players["White A"])
+        runs[commented] = report_of(d.core), d.core.player_estimate(d.core.estimator.players["White A"])
     assert runs[True][0]["games"][0]["result"] == "1-0"
     assert runs[True] == runs[False]
 

@@ -13,6 +13,7 @@ import chess
 import pytest
 
 from livemon.config import EngineConfig
+from livemon.faces.web import codec
 from livemon.faces.tui.format import eval_text
 from livemon.io.bus import AnalysisResult
 from livemon.io.engine import EngineProfile, UciEngine
@@ -62,7 +63,7 @@ def test_a_real_stockfish_mate_in_n_reaches_the_board_message_as_n(stockfish: st
     assert board.eval_cp == (MATE_CP if mate > 0 else -MATE_CP)  # the value every figure reads is unchanged
     assert not board.eval_preview
     assert [a.mate for a in answers if a.mate is not None] == [mate]  # only the newest position is a mate
-    assert '"eval_mate":%d' % mate in board.main_json()
+    assert '"eval_mate":%d' % mate in codec.main_json(board)
     assert eval_text(board.eval_cp, board.eval_mate) == f"#{mate}"
 
 

@@ -15,6 +15,7 @@ import zlib
 
 import chess
 
+from livemon.faces.web import codec
 from livemon.live.audience import LEAD_MARGIN
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Effect, Publish
@@ -108,8 +109,8 @@ def test_the_engines_first_choice_is_never_judged_however_the_next_search_values
     assert chosen.estimator.figures("a").white == other.estimator.figures("a").white  # accuracy unchanged
     board = chosen.board_state("a")
     assert board.first_choice[:1] == (1,)
-    assert json.loads(board.to_json())["move_classes"][0] is None
-    assert json.loads(other.board_state("a").to_json())["move_classes"][0] == "blunder"
+    assert json.loads(codec.to_json(board))["move_classes"][0] is None
+    assert json.loads(codec.to_json(other.board_state("a")))["move_classes"][0] == "blunder"
     assert chosen.estimator.audience("White A")["classes"]["blunder"] == 0
     assert [m.kinds for m in chosen.moments("a") if m.ply == 1] == []
     (blunder,) = [m for m in other.moments("a") if m.ply == 1]
@@ -187,7 +188,7 @@ def test_a_board_carries_the_first_choice_plies_on_its_game_channel_only():
     eng.answer_all()
     board = core.board_state("a")
     assert isinstance(board, BoardState) and board.first_choice == tuple(sorted(core.estimator.first_choice("a")))
-    assert "first_choice" in json.loads(board.to_json()) and "first_choice" not in board.main_dict()
+    assert "first_choice" in json.loads(codec.to_json(board)) and "first_choice" not in codec.main_dict(board)
 
 
 def test_provisional_figures_say_how_many_moves_they_read_and_accuracy_waits_for_enough():
@@ -215,7 +216,7 @@ def test_provisional_figures_say_how_many_moves_they_read_and_accuracy_waits_for
     assert board.accuracy == {"white": None, "black": None}  # 6 and 5 moves read: not yet
     mover = core.player_estimate(core.estimator.players["White A"])
     assert mover.moves_read == {"played": (played + 1) // 2, "judged": (played + 1) // 2 - 1, "accuracy_read": 0}
-    wire = json.loads(board.to_json())
+    wire = json.loads(codec.to_json(board))
     assert wire["moves_read"]["black"]["accuracy_read"] == 5
     eng.answer(late)
     board = core.board_state("a")
@@ -227,6 +228,6 @@ def test_provisional_figures_say_how_many_moves_they_read_and_accuracy_waits_for
     eng.feed(INFO, *moves_of("a", ucis[:6]), GameResult("a", "1/2-1/2", 6))
     eng.answer_all()
     assert None not in short.board_state("a").accuracy.values()
-    report = short.estimator.report(None)
+    report = short.estimator.report()
     assert report["games"][0]["moves_read"]["white"] == {"played": 3, "judged": 3, "accuracy_read": 3}
-    assert {p["name"]: p["moves_read"]["played"] for p in report["players"]} == {"White A": 3, "Black B": 3}
+    assert {p.name: p.moves_read["played"] for p in short.player_estimates()} == {"White A": 3, "Black B": 3}

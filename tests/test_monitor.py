@@ -230,7 +230,7 @@ def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockf
     # the commented game was searched too (the ratings need the engine's MultiPV): every game's positions
     plies = [g["plies"] for g in batch["games"]]
     assert live["engine"]["analyses"] == batch["engine"]["analyses"] > plies[1] + plies[2] + 2
-    assert all(p["c"] is not None for p in batch["players"])
+    assert all(p["c_mean"] is not None for p in batch["players"])
 
 
 def test_the_start_position_evaluation_before_the_first_move_is_read(capsys, tmp_path):

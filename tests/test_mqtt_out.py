@@ -18,7 +18,9 @@ import pytest
 
 from livemon.config import BrokerConfig, ConfigError, MqttOutConfig, load_config_text
 from livemon.faces.hub import Hub
-from livemon.live.messages import MESSAGE_VERSION, Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
+from livemon.faces.web import codec
+from livemon.faces.web.codec import MESSAGE_VERSION
+from livemon.live.messages import Alert, BoardState, MonitorStatus, PlayerEstimate, TTTRating
 from livemon.faces.mqtt import MqttPublisher
 from tests.conftest import free_port, mosquitto
 
@@ -102,7 +104,7 @@ async def test_retained_values_reach_a_late_subscriber_and_alerts_stay_apart(tmp
                            f"{PREFIX}/status", f"{PREFIX}/online"}
     assert all(retained for _, retained in public.values())
     assert public[f"{PREFIX}/players/Gukesh, D"][0]["perceived_elo"] == 2850.0  # the latest, not the first
-    board, sent = dict(public[f"{PREFIX}/games/r1%2Fb1"][0]), json.loads(messages()[0].to_json())
+    board, sent = dict(public[f"{PREFIX}/games/r1%2Fb1"][0]), json.loads(codec.to_json(messages()[0]))
     assert 0 < time.time() - board.pop("ts") < 60 and sent.pop("ts") == 0.0  # stamped by the hub when published
     assert board == sent and board["v"] == MESSAGE_VERSION == 3
     assert public[f"{PREFIX}/ttt/Gukesh, D"][0]["kind"] == "ttt"

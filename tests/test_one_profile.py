@@ -20,10 +20,12 @@ from pathlib import Path
 import chess
 import pytest
 
-from livemon.app.export import rebuild
+from livemon.app.export import rebuild_core
+from livemon.faces.web import codec
 from livemon.app.monitor import Monitor
 from livemon.config import Config, EngineConfig, ReplayFeedConfig
 from livemon.io.store import Store
+from livemon.live.core import LiveCore
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, real
 
@@ -113,8 +115,13 @@ async def test_under_backlog_previews_feed_only_the_eval_bar(tmp_path, event, en
     plies = sum(g.plies for g in monitor.games.values())
     assert sum(len(g.plies) for g in monitor.estimator.games.values()) == plies > 200
     with Store(cfg.store.path) as store:
-        pinned = rebuild(store, cfg, status.profile or "")
-    assert pinned.report(None) == monitor.estimator.report(None)
+        pinned = rebuild_core(store, cfg, status.profile or "")
+    assert pinned.estimator.report() == monitor.estimator.report()
+    timer = ("perceived_elo", "perceived_elo_range", "event_perceived_elo", "ttt_mu", "ttt_sigma")  # the monitor's timer
+
+    def figures(core: LiveCore) -> list[dict]:
+        return [{k: v for k, v in codec.report_entry(p).items() if k not in timer} for p in core.player_estimates()]
+    assert figures(pinned) == figures(monitor.core)
     assert quick_score  # quick analyses were stored, under their own profile (a restart reuses them)
 
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import livemon.live.audience as audience
 from livemon.live.audience import BoardFigures, figures_of, ply_figures
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore
 from livemon.live.messages import BoardState, GameInfo
 from livemon.rating.accuracy import CLASSES, GameJudge, judge
@@ -136,7 +137,7 @@ def test_a_long_games_board_messages_cost_o1_judgements_per_move(monkeypatch) ->
         eng.answer_all()
         for m in eng.published[seen:]:  # encoded as the faces send it
             if isinstance(m, BoardState):
-                m.to_json()
+                codec.to_json(m)
     boards = [m for m in eng.published if isinstance(m, BoardState)]
     plies = len(ucis)
     assert plies > 150 and len(boards) >= plies

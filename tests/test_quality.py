@@ -167,8 +167,12 @@ def test_the_screens_display_rules_for_the_headline(prague):
         one.add_ply(sp)
     for p in one.players.values():
         block = one.estimates(p)["estimate"]
+        assert estimate_display(block, model, 750.0)["show"] is False  # one game's interval is 900-2,000 Elo wide
         shown = estimate_display(block, model, 1000.0)
-        assert shown["show"] is False and shown["more_games"] >= 1  # one game's interval is 1,200-2,000 Elo wide
+        if shown["show"]:  # a grandmaster's one game against a rated opponent: just inside the default width
+            assert shown["cr95"][1] - shown["cr95"][0] <= 1000.0 and block["elo"] is not None
+        else:
+            assert shown["more_games"] >= 1
         if block["elo"] is None:  # wider than the ratings fitted on: the reason instead
             assert "wider than the rating range" in block["reason"]
         else:  # never an interval wider than that range

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -91,7 +92,8 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     profile = await profile_name(cfg)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
-    live = {(r.player, r.event): r.body() for r in rows}  # the last row published per player-event
+    live = {(r.player, r.event): {k: v for k, v in dataclasses.asdict(r).items() if k != "ts"}
+            for r in rows}  # the last row published per player-event
     assert len(live) == 8 and all(r["positions"] > 10 and r["rating_source"] == "tag" for r in live.values())
 
     calibrate(str(tmp_path / "batch.sqlite"), profile)

@@ -19,6 +19,7 @@ from websockets.asyncio.client import ClientConnection
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
 from livemon.faces.web import WebServer, serve_web
+from livemon.faces.web import codec
 from livemon.live.messages import BoardRemoved, MonitorStatus, PlayerRemoved
 from tests.test_web import board, client, player, recv, recv_until, subscribe
 
@@ -61,7 +62,7 @@ class State:
 
 def hub_state(hub: Hub, channel: str) -> dict[str, dict[str, Any]]:
     """What a client should hold of ``channel``: on a main channel (``games``) a board comes without its evals."""
-    return {State.key(m.to_dict()): json.loads(m.to_json() if ":" in channel else m.main_json())
+    return {State.key(codec.to_dict(m)): json.loads(codec.to_json(m) if ":" in channel else codec.main_json(m))
             for m in hub.snapshot(channel)[1]}
 
 
@@ -254,7 +255,7 @@ async def test_a_long_backlog_is_split_into_bounded_frames() -> None:
         state.frame((await subscribe(ws, "players", batch=True))[0])
         # distinct keys: nothing conflated; long names make big messages (a histogram is not on players)
         big = [player(f"Q{i:03d} " + "x" * 3000, 2500) for i in range(400)]
-        size = sum(len(m.main_json()) for m in big)
+        size = sum(len(codec.main_json(m)) for m in big)
         assert size > 3 * BATCH_BYTES
         for m in big:
             hub.publish(m)

@@ -22,6 +22,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from livemon.config import WebConfig
 from livemon.faces.hub import LOG_SIZE, Hub
 from livemon.faces.web import WebServer, serve_web
+from livemon.faces.web import codec
 from livemon.faces.web.server import ROUND_GAP
 from livemon.live.messages import Alert, BoardState, ScreeningNumbers
 from tests.test_messages import sample
@@ -365,13 +366,13 @@ async def test_a_snapshot_asked_again_encodes_only_the_boards_that_moved(monkeyp
         (snap1,) = await subscribe(first, "games")
         assert [m["game_id"] for m in snap1["messages"]] == [f"g{k:03d}" for k in range(300)]
         encoded: list[str] = []
-        main_json = BoardState.main_json
+        main_json = codec.main_json
 
-        def counting(self: BoardState) -> str:
-            encoded.append(self.game_id)
-            return main_json(self)
+        def counting(msg: BoardState) -> str:
+            encoded.append(msg.game_id)
+            return main_json(msg)
 
-        monkeypatch.setattr(BoardState, "main_json", counting)
+        monkeypatch.setattr(codec, "main_json", counting)
         for k in (5, 17, 299):
             hub.publish(board(f"g{k:03d}", 2, -k))
         second = await client(srv, max_size=None)
@@ -379,7 +380,7 @@ async def test_a_snapshot_asked_again_encodes_only_the_boards_that_moved(monkeyp
         assert snap2["seq"] == hub.seq
         assert sorted(encoded) == ["g005", "g017", "g299"]  # each move once (its delta and the snapshot share it)
         _, latest = hub.snapshot("games")
-        assert snap2["messages"] == [json.loads(m.main_json()) for m in latest]  # games: boards without evals
+        assert snap2["messages"] == [json.loads(codec.main_json(m)) for m in latest]  # games: boards without evals
         assert {m["game_id"]: m["eval_cp"] for m in snap2["messages"]}["g017"] == -17
         await first.close()
         await second.close()
@@ -431,13 +432,13 @@ async def test_a_players_histogram_goes_to_its_player_channel_only(batch: bool, 
     from livemon.live.messages import PlayerEstimate
 
     whole = []
-    to_json = PlayerEstimate.to_json
+    to_json = codec.to_json
 
-    def counted(self: PlayerEstimate) -> str:
-        whole.append(self.name)
-        return to_json(self)
+    def counted(msg: PlayerEstimate) -> str:
+        whole.append(msg.name)
+        return to_json(msg)
 
-    monkeypatch.setattr(PlayerEstimate, "to_json", counted)
+    monkeypatch.setattr(codec, "to_json", counted)
     hub = Hub()
     async with serve_web(hub, WebConfig(port=0)) as srv:
         list_ws, one_ws = [await client(srv) for _ in range(2)]

@@ -17,8 +17,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection
 
 from livemon.config import WebConfig
-from livemon.faces.hub import Hub
+from livemon.faces.hub import Hub, channels_of
 from livemon.faces.web import serve_web
+from livemon.faces.web import codec
 from livemon.live.messages import Alert, BoardRemoved, BoardState, PlayerRemoved
 from tests.test_web import FEN, TOKEN, client, player, recv, subscribe
 from tests.test_web_batch import State, hub_state
@@ -99,7 +100,7 @@ async def test_patched_clients_end_with_the_hub_s_state_in_fewer_bytes() -> None
             await asyncio.sleep(0.03 if burst % 2 else 0)
         for name, ws in clients.items():  # until the last message on its channels
             wanted = set(modes[name][0])
-            await read_all(ws, states[name], max(s for s, m in hub.log_since(0) or () if wanted & set(m.channels())))
+            await read_all(ws, states[name], max(s for s, m in hub.log_since(0) or () if wanted & set(channels_of(m))))
 
         for name, (channels, _) in modes.items():
             st = states[name]
@@ -108,7 +109,7 @@ async def test_patched_clients_end_with_the_hub_s_state_in_fewer_bytes() -> None
                 held = st.channels.get(ch, {})
                 if name == "mixed" and ch in ("games", "players"):  # its g2 / P3 came whole: with their details
                     details = (("gain_histogram",) if ch == "players"
-                               else (*BoardState.detail_fields, *BoardState.derived_fields))
+                               else (*codec.DETAIL_FIELDS["board"], *codec.BOARD_DERIVED))
                     held = {k: {f: v for f, v in m.items() if f not in details} for k, m in held.items()}
                 assert held == hub_state(hub, ch), (name, ch)
         assert states["plain"].patches == 0
@@ -147,7 +148,7 @@ async def test_a_patch_carries_the_changes_of_states_conflated_before_it() -> No
         await recv(ws)
         hub.publish(base)
         whole = (await recv(ws))["items"][0]["message"]
-        assert "patch" not in whole and whole == json.loads(base.main_json()) | {"ts": whole["ts"]}
+        assert "patch" not in whole and whole == json.loads(codec.main_json(base)) | {"ts": whole["ts"]}
         await ws.close()
 
 

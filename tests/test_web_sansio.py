@@ -14,9 +14,10 @@ import pytest
 
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
+from livemon.faces.web import codec
 from livemon.faces.web.auth import ARBITER_SLOW, ARBITER_TRIES, ARBITER_TRIES_PER_ADDRESS, SNAPSHOT_BURST
 from livemon.faces.web.fanout import BUILD_ENTRIES, MAX_GAP, ROUND_GAP, Build, Client, Fanout
-from livemon.live.messages import Alert, PlayerEstimate, ScreeningNumbers
+from livemon.live.messages import Alert, ScreeningNumbers
 from tests.test_messages import sample
 from tests.test_web import TOKEN, board, player
 
@@ -301,8 +302,8 @@ def test_messages_published_between_rounds_are_encoded_before_the_round(monkeypa
     assert pump(f, 1.0 + ROUND_GAP / 2) == {}
     assert f.encode_ahead(15) and not f.encode_ahead(15)  # 20 in two steps of at most 15
     encoded: list[str] = []
-    main_json = PlayerEstimate.main_json
-    monkeypatch.setattr(PlayerEstimate, "main_json", lambda self: encoded.append(self.name) or main_json(self))
+    main_json = codec.main_json
+    monkeypatch.setattr(codec, "main_json", lambda msg: encoded.append(msg.name) or main_json(msg))
     (batch,) = pump(f, 1.0 + ROUND_GAP)[c]
     assert len(batch["items"]) == 20 and encoded == []
 

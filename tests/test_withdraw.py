@@ -29,7 +29,7 @@ from livemon.app.export import export_report
 from livemon.app.monitor import Monitor
 from livemon.config import WebConfig, load_config
 from livemon.faces.web import serve_web
-from livemon.live.movetext import text_is_cut
+from livemon.live.splitter import text_is_cut
 from livemon.live.tracker import WITHDRAW_READS, GameTracker
 from livemon.io.feeds.file import FileFeed
 from livemon.io.store import Store

@@ -28,7 +28,7 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
     Raises :class:`NothingToAnalyse` when no file holds a game; an object with no game (none could be
     analysed) is returned as it is, for the command to print and exit 1 on.
     """
-    from livemon.app.batch import analyse_games, batch_report, engine_strength_for, read_files
+    from livemon.app.batch import analyse_games, batch_report, read_files
     from livemon.io.store import Store
     from livemon.live.screener import screening_report
     from livemon.rating.performance import pool_warning
@@ -38,9 +38,14 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
         raise NothingToAnalyse("no game to analyse")
     with Store(cfg.store.path) as store:
         result = asyncio.run(analyse_games(planned, cfg, store, report, screen=screen))
-        strength, source = engine_strength_for(result, store, engine_strength)
-        result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
-        result.estimator.k_factor = cfg.results.k_factor  # FIDE's K of the results' rating change
+        core = result.core
+        assert core is not None  # noqa: S101 - analyse_games returns its core
+        # the settings every figure is read with (the profile's calibration, the engine strength), then the
+        # timer's figures (Algorithm 3 and 2): the players' values are then what the players channel carries
+        core.configure(result.profile, store.get_calibration(result.profile), given_strength=engine_strength,
+                       calibrated_strength=store.get_engine_strength(result.profile), screener=core.screener)
+        core.tick()
+        strength, source = core.strength, core.strength_source
         warning = pool_warning(result.estimator.perf_map or result.estimator.c_map, cfg.analysis.rating_pool)
         if warning:
             report(f"warning: {warning}")

@@ -28,11 +28,12 @@ from livemon.config import Config
 from livemon.io.book import open_book
 from livemon.io.engine import EngineError
 from livemon.live.tracker import GameTracker
+from livemon.faces.web import codec
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import needs_search
-from livemon.live.core import LiveCore, engine_strength
+from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Log
 from livemon.live.estimator import Estimator
 from livemon.live.finished import FinishedGames
@@ -75,6 +76,8 @@ class BatchResult:
     screener: Screener | None = None  # with ``screen``: the core's own screening of the replay
     moments: dict[str, tuple[Moment, ...]] = field(default_factory=dict)
     """Each game's moments as the core published them (decided in ply order on complete values)."""
+    core: LiveCore | None = None
+    """The core that replayed the games: the players' values are read from it (:func:`players_report`)."""
 
 
 def plan_game(info: GameInfo, messages: list[Message], label: str, use_comments: bool = True,
@@ -173,7 +176,8 @@ async def analyse_games(
             pool = None
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
-        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True)  # estimates read at the end
+        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
+                                     max_interval_width=cfg.display.max_interval_width, k_factor=cfg.results.k_factor)
         core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         if screen:
             calibration = store.get_calibration(profile)
@@ -200,10 +204,11 @@ async def analyse_games(
                     report(f"skipped {game.label}: not every move has an [%eval] comment and no engine")
                     core.withdraw(game.game_id)
             await _rate_unrated(core, cfg)
-            return BatchResult(core.estimator, profile, 0, notes, core.screener, moments_of(core))
+            return BatchResult(core.estimator, profile, 0, notes, core.screener, moments_of(core), core)
         await answer_all(core, pool, requests, report)
         await _rate_unrated(core, cfg)
-        return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener, moments_of(core))
+        return BatchResult(core.estimator, profile, pool.counters.searches, notes, core.screener, moments_of(core),
+                           core)
     finally:
         if pool is not None:
             await pool.close()
@@ -263,14 +268,6 @@ async def answer_all(core: LiveCore, pool: EnginePool, requests: list[Analyse], 
         await asyncio.gather(*(one(r) for r in requests))
 
 
-def engine_strength_for(
-    result: BatchResult, store: Store, given: float | None
-) -> tuple[float | None, str]:
-    """r̄_e and where it came from: the flag, the stored calibration, Algorithm 3, or none (one rule:
-    :func:`livemon.live.core.engine_strength`)."""
-    return engine_strength(given, store.get_engine_strength(result.profile), result.estimator)
-
-
 def moments_of(core: LiveCore) -> dict[str, tuple[Moment, ...]]:
     """Every game's moments as the core decided them."""
     return {gid: core.moments(gid) for gid in core.games}
@@ -278,7 +275,7 @@ def moments_of(core: LiveCore) -> dict[str, tuple[Moment, ...]]:
 
 def moment_dict(moment: Moment) -> dict[str, Any]:
     """A moment as ``analyse --json`` and ``export --json`` list it under its game (the message's fields)."""
-    d: dict[str, Any] = json.loads(moment.to_json())  # as the wire has it: lists, win% to one decimal
+    d: dict[str, Any] = json.loads(codec.to_json(moment))  # as the wire has it: lists, win% to one decimal
     for key in ("ts", "v", "kind", "game_id"):
         d.pop(key, None)
     return d
@@ -291,10 +288,29 @@ def with_moments(out: dict[str, Any], estimator: Estimator, moments: dict[str, t
         entry["moments"] = [moment_dict(m) for m in moments.get(state.info.game_id, ())]
 
 
+def players_report(core: LiveCore) -> list[dict[str, Any]]:
+    """The ``players`` of ``analyse --json`` and ``export --json``: each player's value as the ``players`` channel
+    carries it (:meth:`LiveCore.player_estimates` through the web codec, with its ``player:<name>`` histogram),
+    and two figures only a report lists: ``history`` (Algorithm 4's rating difference after each move, as
+    ``rating_diff_vs_engine`` is rounded) and ``c_positions`` (the E(c) decisions ``c_mean`` reads)."""
+    est = core.estimator
+    places = codec.WIRE_DECIMALS["player"]["rating_diff_vs_engine"]
+    out = []
+    for value in core.player_estimates():
+        entry = codec.report_entry(value)
+        player = est.players[value.name]
+        entry["c_positions"] = player.decisions
+        entry["history"] = [None if d is None else round(d, places) for d in est.history(player)]
+        out.append(entry)
+    return out
+
+
 def batch_report(result: BatchResult, strength: float | None, source: str, all_pairs: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"engine": {"profile": result.profile, "strength": strength, "strength_source": source,
                                       "analyses": result.searches}}
-    out.update(result.estimator.report(strength, all_pairs))
+    out.update(result.estimator.report(all_pairs))
+    if result.core is not None:
+        out["players"] = players_report(result.core)
     with_moments(out, result.estimator, result.moments)
     out["ratings"] = SCALE_NOTE
     out["notes"] = result.notes

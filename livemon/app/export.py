@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from livemon.app.batch import moments_of, with_moments
+from livemon.app.batch import moments_of, players_report, with_moments
 from livemon.config import Config
 from livemon.io.store import Store
-from livemon.live.core import LiveCore, engine_strength
+from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse
 from livemon.live.estimator import Estimator
 from livemon.live.values import position_key
@@ -29,9 +29,10 @@ def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCa
     moment past it is decided."""
     a = cfg.analysis
     core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
-                                 k_factor=cfg.results.k_factor)
+                                 k_factor=cfg.results.k_factor, max_interval_width=cfg.display.max_interval_width)
     core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
-    core.configure(profile, calibration)
+    core.configure(profile, calibration, given_strength=a.engine_strength,
+                   calibrated_strength=store.get_engine_strength(profile))
     requests = [e for e in core.resume(store.load_games()) if isinstance(e, Analyse)]
     cached = store.get_analyses((position_key(r.board) for r in requests), profile)
     for r in requests:
@@ -53,12 +54,14 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     calibration = store.get_calibration(profile)
     core = rebuild_core(store, cfg, profile, calibration)
     est = core.estimator
-    strength, source = engine_strength(cfg.analysis.engine_strength, store.get_engine_strength(profile), est)
+    core.tick()  # the timer's figures (Algorithm 3 and 2), as the monitor's players channel has them
+    strength, source = core.strength, core.strength_source
     out: dict[str, Any] = {
         "engine": {"profile": profile, "strength": strength, "strength_source": source,
                    "analyses": int(engine.get("searches", 0))},
     }
-    out.update(est.report(strength, cfg.analysis.all_pairs))
+    out.update(est.report(cfg.analysis.all_pairs))
+    out["players"] = players_report(core)
     with_moments(out, est, moments_of(core))
     _, ttt_report = store.get_ttt()
     out["ttt"] = json.loads(ttt_report) if ttt_report else None

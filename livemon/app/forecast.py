@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import io
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import chess
-import chess.pgn
+import chess.engine
 
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import QuietGameBuilder, rating_date, split_games, white_score
+from livemon.live.pgn import rating_date, split_games, white_score
+from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
 from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
@@ -45,6 +45,8 @@ class ReadEvent:
     format_source: str
     rounds_source: str
     notes: list[str]
+    index: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Each player's index in the state, by the key the games name them by (FIDE id, else name)."""
 
 
 def load_params() -> ForecastParams:
@@ -117,25 +119,27 @@ def _today(elo: int | None, tag: int | None, played: datetime.date | None) -> in
     return elo if tag is not None else to_current_scale(elo, played)
 
 
-def pgn_record(g: chess.pgn.Game) -> GameRecord:
-    """A game of a PGN: its tags, result, and for a game in progress its last ``[%eval]`` and clocks."""
-    h = g.headers
+def pgn_record(game: Snapshot) -> GameRecord:
+    """A game of a PGN as the reader gives it (:func:`livemon.live.tracker.parse_chunk`): its tags, result, and
+    for a game in progress its last ``[%eval]`` (a mate as python-chess scores it at 3900) and both clocks."""
+    h = game.headers
     played = rating_date(h)[0]
     names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
     score = white_score(h.get("Result"))
     rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],
                      h.get("WhiteFideId", "").strip() or names["White"], h.get("BlackFideId", "").strip() or names["Black"],
                      _rating(h.get("WhiteElo"), played), _rating(h.get("BlackElo"), played), score,
-                     forfeit=score is not None and g.end() is g)
+                     forfeit=score is not None and not game.plies)
     if score is None:  # in progress: its last [%eval] and both clocks
-        board = g.board()
+        board = chess.Board(game.fen, chess960=game.chess960) if game.fen else chess.Board()
         clocks: list[float | None] = [None, None]
-        for ply, node in enumerate(g.mainline(), 1):
-            clocks[0 if board.turn == chess.WHITE else 1] = node.clock()
-            board.push(node.move)
-            ev = node.eval()
-            if ev is not None:
-                rec.eval_cp, rec.ply, rec.material = ev.white().score(mate_score=3900), ply, material(board.fen())
+        for ply, p in enumerate(game.plies, 1):
+            clocks[0 if board.turn == chess.WHITE else 1] = p.clock
+            board.push(chess.Move.from_uci(p.uci))
+            if p.eval_cp is not None:
+                rec.eval_cp = (chess.engine.Mate(p.eval_mate).score(mate_score=3900)
+                               if p.eval_mate else p.eval_cp)
+                rec.ply, rec.material = ply, material(board.fen())
         if clocks[0] is not None and clocks[1] is not None:
             rec.clocks = (float(clocks[0]), float(clocks[1]))
     return rec
@@ -152,22 +156,61 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             raise ForecastError(f"{path}: cannot read ({exc.strerror})") from None
         for index, (chunk, _) in enumerate(split_games(text), start=1):
             label = f"{Path(path).name} game {index}"
-            try:
-                game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
-            except Exception as exc:  # python-chess raises only on truly broken input
-                report(f"skipped {label}: unreadable PGN ({exc})")
-                continue
+            game = parse_chunk(chunk, True)
             if game is None:
                 continue
-            if game.errors:
-                report(f"skipped {label}: {game.errors[0]}")
+            if isinstance(game, BadSnapshot):
+                report(f"skipped {label}: {game.error}")
                 continue
+            if game.note is not None:
+                report(f"{label}: {game.note}")
             rec = pgn_record(game)
             if rec.white_key == rec.black_key:
                 report(f"skipped {label}: a player against themself")
                 continue
             records.append(rec)
     return state_of(records, event, fmt, rounds, params, Path(paths[0]).stem if paths else "?")
+
+
+def _ongoing(live: list[tuple[int, int, GameRecord]], ratings: Sequence[float],
+             params: ForecastParams) -> list[tuple[int, int, tuple[float, float, float]]]:
+    """The games in progress valued at once: the in-game model where a game has an evaluation (with both clocks
+    when known), else the pre-game one."""
+    if not live:
+        return []
+    rw = [ratings[w] for w, _, _ in live]
+    rb = [ratings[b] for _, b, _ in live]
+    pre = pregame_arrays(rw, rb, params)
+    evald = [i for i, (_, _, rec) in enumerate(live) if rec.eval_cp is not None]
+    if evald:
+        recs = [live[i][2] for i in evald]
+        edge = [0.0 if r.clocks is None else (r.clocks[0] - r.clocks[1]) / (r.clocks[0] + r.clocks[1] + 60.0)
+                for r in recs]
+        pre[evald] = ingame_arrays([rw[i] for i in evald], [rb[i] for i in evald], [r.eval_cp or 0 for r in recs],
+                                   [r.ply for r in recs], [r.material for r in recs], edge, params)
+    return [(w, b, (q[0], q[1], q[2])) for (w, b, _), q in zip(live, pre.tolist())]
+
+
+def refresh_ongoing(read: ReadEvent, pending: list[GameRecord], params: ForecastParams) -> ReadEvent | None:
+    """``read`` (a :func:`state_of` of the same finished games and the same games in progress) with the games in
+    progress valued anew from ``pending``, their newest records in the same order: the live forecast's path when
+    only evaluations moved. None when a game brings a player ``read`` does not know (build the state again)."""
+    live: list[tuple[int, int, GameRecord]] = []
+    busy: set[int] = set()
+    for rec in pending:
+        if _BYE.match(rec.white) or _BYE.match(rec.black):
+            continue
+        w, b = read.index.get(rec.white_key), read.index.get(rec.black_key)
+        if w is None or b is None:
+            return None
+        if w == b or w in busy or b in busy:
+            continue
+        busy |= {w, b}
+        live.append((w, b, rec))
+    ongoing = [g for g in _ongoing(live, read.state.ratings, params)
+               if g[0] not in read.state.withdrawn and g[1] not in read.state.withdrawn]
+    state = dataclasses.replace(read.state, ongoing=ongoing if read.state.format != "ko" else [])
+    return dataclasses.replace(read, state=state)
 
 
 def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rounds: int | None,
@@ -232,19 +275,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             continue
         busy |= {w, b}
         live.append((w, b, rec))
-    if live:  # every game in progress at once: the in-game model where it has an evaluation, else the pre-game one
-        rw = [full[w] for w, _, _ in live]
-        rb = [full[b] for _, b, _ in live]
-        pre = pregame_arrays(rw, rb, params)
-        evald = [i for i, (_, _, rec) in enumerate(live) if rec.eval_cp is not None]
-        if evald:
-            recs = [live[i][2] for i in evald]
-            edge = [0.0 if r.clocks is None else (r.clocks[0] - r.clocks[1]) / (r.clocks[0] + r.clocks[1] + 60.0)
-                    for r in recs]
-            pre[evald] = ingame_arrays([rw[i] for i in evald], [rb[i] for i in evald], [r.eval_cp or 0 for r in recs],
-                                       [r.ply for r in recs], [r.material for r in recs], edge, params)
-        for (w, b, _), q in zip(live, pre.tolist()):
-            ongoing.append((w, b, (q[0], q[1], q[2])))
+    ongoing = _ongoing(live, full, params)
 
     n = len(names)
     met: dict[tuple[int, int], int] = {}
@@ -313,10 +344,11 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         notes.append(f"withdrawn: {', '.join(names[i] for i in sorted(gone))} (their games to come are not played)")
         ongoing = [g for g in ongoing if g[0] not in gone and g[1] not in gone]
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(gone),
-                       numbers, rounds_played, list(event.tiebreaks), event.bye_points, 2, bracket)
+                       numbers, rounds_played, list(event.tiebreaks), event.bye_points, event.ko_games, bracket,
+                       event.ko_tiebreak)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
-    return ReadEvent(state, name, fmt_source, rounds_source, notes)
+    return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys))
 
 
 def _clean(x: float) -> float | None:
@@ -364,7 +396,7 @@ def forecast_text(data: dict[str, Any]) -> str:
     """The forecast as a table, most likely winner first."""
     lines = [f"{data['event']}: {data['format']} ({data['format_source']}), {data['rounds']} rounds "
              f"({data['rounds_source']}), {data['rounds_left']} left, {data['games_in_progress']} games in progress; "
-             f"{data['simulations']:,} simulations"]
+             + (f"{data['simulations']:,} simulations" if data["simulations"] else "decided: exact, nothing simulated")]
     tb = bool(data["tiebreaks"])
     head = f"{'player':<28} {'score':>5} {'max':>5} {'exp':>5} {'first':>6}" + (f" {'winner':>6}" if tb else "") + \
         f" {'top 3':>6}  needs"

@@ -1,12 +1,21 @@
 """The live tournament forecast: the monitor's events simulated to their end as their games go on.
 
-Every ``[event] live_seconds`` (2 s by default; 0 turns it off) the monitor's state is looked at; when a move or
-a result came in since the last forecast, a snapshot of every game's tags, result, and for a game in progress
-its newest evaluation, ply and material, is taken on the event loop (a dictionary per game, no board), and the
-events are simulated in a thread (numpy releases the interpreter lock for its array work), so the loop keeps
-serving moves. Each event's forecast goes out on the hub's ``forecast`` channel as one
-:class:`~livemon.live.messages.EventForecast`, keyed by the event's name. The chance of first at the first
-forecast of a round is kept, so the faces can show the change since the round began.
+The job keeps each event's games as records (tags, result, and for a game in progress its newest evaluation,
+ply, material and both clocks), updated incrementally on the event loop: a poll every :data:`POLL` seconds looks
+only at the games still in progress (and at games new to it), and a game's record is made again only when its
+result, ply or newest evaluation moved. An event whose records moved is forecast again, latest wins: one
+forecast at a time, in a thread, the next one starting as soon as the previous is published (and at most one
+start per ``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records
+did not move is not simulated again.
+
+Inside the job, an event whose finished games and pairings are as before keeps its state and values only its
+games in progress anew (:func:`~livemon.app.forecast.refresh_ongoing`); its simulations reuse the game model's
+table of the field's pairings (:class:`~livemon.rating.standings.SimCache`) and the same random numbers each
+time (one seed per event: the chances move with the games, not with the draw); they stop once every chance of
+first is known to :data:`LIVE_SE` (a standard error), at most :func:`simulations_for` of them. Each event's
+forecast goes out on the hub's ``forecast`` channel as one :class:`~livemon.live.messages.EventForecast`, keyed
+by the event's name. The chance of first at the first forecast of a round is kept, so the faces can show the
+change since the round began.
 
 Games are grouped into events by their Event tag, or all into one with ``[event] name``. The format, rounds
 and tiebreaks are the config's ``[event]``, or guessed (and said in the message's notes); a
@@ -16,20 +25,21 @@ Swiss whose number of rounds is not configured gets a forecast with ``error`` se
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import time
-from collections import defaultdict
+import zlib
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
-from livemon.app.forecast import ForecastError, GameRecord, load_params, record_of_info, state_of
+from livemon.app.forecast import ForecastError, GameRecord, ReadEvent, load_params, record_of_info, refresh_ongoing, state_of
 from livemon.config import EventConfig
 from livemon.faces.hub import Hub
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
 from livemon.rating.forecast import ForecastParams, material
-from livemon.rating.standings import StateError, simulate
+from livemon.rating.standings import EventState, Forecast, SimCache, Sims, StateError, reweigh, simulate
 
 log = logging.getLogger(__name__)
 
@@ -60,118 +70,341 @@ class _Core(Protocol):
     def games(self) -> Mapping[str, LiveGame]: ...
 
 
-def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
-    """Every game's record, by event: taken on the event loop (plain values, nothing the loop changes later).
+LIVE_SE = 0.01
+"""A live forecast stops simulating once every chance of first has at most this standard error (one point)."""
+INTERIM_CPU = 0.1
+"""A forecast that has taken this many CPU seconds publishes what it has after each chunk of simulations (a
+large event's first chunk is on screen at once; a small event's forecast is done before)."""
+POLL = 0.1
+"""Seconds between looks at the games in progress (on the event loop; only the games in progress are read)."""
 
-    A game in progress is read at its newest value: the engine's, else (the engine behind) the source's ``[%eval]``
-    of the newest position, as the eval bar shows it.
+
+def _record(gid: str, info: GameInfo, result: str | None, game: LiveGame | None) -> GameRecord:
+    """One game's record: its tags and result; for a game in progress its newest value (the engine's, else, the
+    engine behind, the source's ``[%eval]`` of the newest position as the eval bar shows it), ply, material and
+    both clocks (the last two moves' ``[%clk]``)."""
+    rec = record_of_info(info, result, 0 if game is None else game.plies)
+    if rec.score is None and game is not None and game.plies:
+        evals = game.evals
+        last = next((j for j in range(len(evals) - 1, -1, -1) if evals[j] is not None), None)
+        moves = game.moves
+        newest = moves[-1] if len(moves) else None
+        source = newest.eval_cp if newest is not None else None
+        if evals[-1] is None and source is not None:  # the engine is behind: the source's [%eval], as on the eval bar
+            rec.eval_cp, rec.ply, rec.material = source, game.plies, material(game.fen)
+        elif last is not None:
+            rec.eval_cp, rec.ply = evals[last], last
+            rec.material = material(game.fen) if last == game.plies else rec.material
+        if len(moves) >= 2:
+            before = moves[-2]
+            mover, other = newest.clock if newest is not None else None, before.clock
+            if mover is not None and other is not None:  # ply odd: White moved last
+                rec.clocks = (mover, other) if game.plies % 2 else (other, mover)
+    return rec
+
+
+def _key(result: str | None, game: LiveGame | None) -> tuple[Any, ...]:
+    """What a game's record depends on that moves during the game: its result, ply and newest evaluation."""
+    if game is None:
+        return (result, 0, None)
+    evals = game.evals
+    return (result, game.plies, evals[-1] if evals else None)
+
+
+def snapshot(core: _Core, name: str = "") -> dict[str, list[GameRecord]]:
+    """Every game's record, by event (:func:`_record`), read at once.
 
     With ``name`` every game is of that one event; so is every game when each has an Event tag of its own (a
     lichess broadcast names each game "Round 1: A - B"), under the name "all games".
     """
-    out: dict[str, list[GameRecord]] = defaultdict(list)
+    out: dict[str, list[GameRecord]] = {}
     for gid, info in core.infos.items():
-        game = core.games.get(gid)
-        rec = record_of_info(info, core.results.get(gid), 0 if game is None else game.plies)
-        score = rec.score
-        if score is None and game is not None and game.plies:
-            evals = game.evals
-            last = next((j for j in range(len(evals) - 1, -1, -1) if evals[j] is not None), None)
-            source = game.moves[-1].eval_cp if game.moves else None
-            if evals[-1] is None and source is not None:  # the engine is behind: the source's [%eval], as on the eval bar
-                rec.eval_cp, rec.ply, rec.material = source, game.plies, material(game.fen)
-            elif last is not None:
-                rec.eval_cp, rec.ply = evals[last], last
-                rec.material = material(game.fen) if last == game.plies else rec.material
-        out[name or info.event].append(rec)
-    if len(out) > 1 and all(len(v) == 1 for v in out.values()):
-        return {"all games": [r for v in out.values() for r in v]}
-    return out
+        out.setdefault(name or info.event, []).append(_record(gid, info, core.results.get(gid), core.games.get(gid)))
+    return _grouped(out)
+
+
+def _grouped(events: dict[str, list[GameRecord]]) -> dict[str, list[GameRecord]]:
+    if len(events) > 1 and all(len(v) == 1 for v in events.values()):
+        return {"all games": [r for v in events.values() for r in v]}
+    return events
 
 
 def forecast_events(events: dict[str, list[GameRecord]], cfg: EventConfig, params: ForecastParams,
                     simulations: int, seed: int | None = None) -> list[tuple[EventForecast, int]]:
     """One forecast per event (and the event's current round), at most ``simulations`` each (fewer for a large
-    field: :func:`simulations_for`); run in a thread."""
-    out = []
-    for name, records in sorted(events.items()):
-        rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
-        current = max(rounds_seen, default=0)
-        try:
+    field: :func:`simulations_for`), each read afresh: for a one-off; the live job keeps its state
+    (:class:`LiveForecast`)."""
+    return [_forecast(name, records, [r for r in records if r.score is None], None, None, cfg, params, simulations,
+                      seed, None, None)[0] for name, records in sorted(events.items())]
+
+
+def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], base: ReadEvent | None,
+              sims: Sims | None, cfg: EventConfig, params: ForecastParams, simulations: int, seed: int | None,
+              cache: SimCache | None, se: float | None, progress: Callable[[EventForecast, int], bool] | None = None,
+              ) -> tuple[tuple[EventForecast, int], ReadEvent | None, Sims | None, bool]:
+    """One event's forecast, the state it was read into and its simulations (kept: the next forecast of the
+    same finished games and pairings values only the games in progress anew, and weighs the same simulations
+    again while they are worth enough, :func:`~livemon.rating.standings.reweigh`), and whether it was weighed
+    rather than simulated. ``progress`` is given each chunk's forecast so far (with the event's current round) and
+    says whether to go on."""
+    rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
+    current = max(rounds_seen, default=0)
+    try:
+        read = refresh_ongoing(base, pending, params) if base is not None else None
+        f = reweigh(sims, read.state) if read is not None and sims is not None else None
+        weighed = f is not None
+        if read is None:
             read = state_of(records, cfg, None, cfg.rounds or None, params, name)
-            f = simulate(read.state, simulations_for(len(read.state.players), simulations), seed=seed, params=params)
-        except (ForecastError, StateError) as exc:
-            out.append((EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
-                                      error=str(exc)), current))
-            continue
-        players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
-        rows = tuple({
-            "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
-            "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
-            "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
-            "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
-        } for p in players)
-        out.append((EventForecast(name, read.state.format, read.state.rounds, f.rounds_left, current, f.simulations,
-                                  len(read.state.ongoing), rows, tuple(read.notes + f.notes)), current))
-    return out
+        if f is None:
+            state = read.state
+            so_far = None if progress is None else (
+                lambda g: progress(_message(name, state, read.notes, g, current), current))  # noqa: E731
+            f = simulate(state, simulations_for(len(state.players), simulations), seed=seed, params=params,
+                         se=se, cache=cache, keep=cache is not None, progress=so_far)
+    except (ForecastError, StateError) as exc:
+        return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
+                              error=str(exc)), current), None, None, False
+    return (_message(name, read.state, read.notes, f, current), current), read, f.sims, weighed
+
+
+def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int) -> EventForecast:
+    players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
+    rows = tuple({
+        "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
+        "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
+        "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
+        "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
+    } for p in players)
+    return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
+                         rows, tuple(notes + f.notes))
+
+
+@dataclasses.dataclass
+class _Event:
+    """One event's games as the job keeps them, and what its last forecast was made of."""
+
+    records: dict[str, GameRecord] = dataclasses.field(default_factory=dict)
+    pending: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
+    """The games in progress: each one's :func:`_key` at its record."""
+    version: int = 0
+    """Bumped by every change of a record."""
+    base_version: int = 0
+    """Bumped by a change of the finished games or of which games are in progress (the state is read again)."""
+    done_version: int = -1
+    """The version of the last forecast published."""
+    base: ReadEvent | None = None
+    base_of: int = -1
+    cache: SimCache = dataclasses.field(default_factory=SimCache)
+    sims: Sims | None = None
+    """The simulations of the event's last full forecast, kept to be weighed again as evaluations move."""
+    seed: int = 0
 
 
 class LiveForecast:
     """The monitor's forecast job: ``await LiveForecast(cfg.event, hub).run(core)`` until cancelled."""
 
-    def __init__(self, cfg: EventConfig, hub: Hub, simulations: int = LIVE_SIMULATIONS) -> None:
+    def __init__(self, cfg: EventConfig, hub: Hub, simulations: int = LIVE_SIMULATIONS, se: float | None = LIVE_SE) -> None:
         self.cfg = cfg
         self.hub = hub
         self.simulations = min(simulations, cfg.simulations)
+        self.se = se
         self.params = load_params()
-        self._seen: tuple[int, int] | None = None
+        self._events: dict[str, _Event] = {}
+        self._merged = _Event(seed=zlib.crc32(b"all games"))  # every game its own Event tag: all games one event
+        self._event_of: dict[str, str] = {}  # game id -> its event
+        self._final: dict[str, str | None] = {}  # finished games: their result
+        self._seen_infos = 0
         self._round_start: dict[tuple[str, int], dict[str, float]] = {}
         self.forecasts = 0
+        self.simulated = 0
+        """Event forecasts simulated (an event whose games did not move is not)."""
+        self.weighed = 0
+        """Event forecasts made by weighing the kept simulations again (only evaluations moved)."""
+        self.reads = 0
+        """Event states read from all their games (the first forecast, a result, a new game); the others value
+        only the games in progress anew."""
         self.last_seconds = 0.0
+        self.last_cpu = 0.0
+        """The last forecast's CPU seconds (its thread's)."""
+        self.messages = 0
+        """Forecast messages published (a large event's first chunk published at once is one more)."""
+        self.in_flight = 0
+        """The version the forecast being made (or the last made) is of."""
+        self.version = 0
+        """Bumped by every change the job has seen; :attr:`published` is the version the last forecasts were of."""
+        self.published = 0
 
-    @staticmethod
-    def signature(core: _Core) -> tuple[int, int]:
-        """Results and plies so far: a forecast is due when either moved."""
-        return len(core.results), sum(g.plies for g in core.games.values())
+    def update(self, core: _Core) -> bool:
+        """Bring the records up to date with ``core`` (on the event loop); whether any moved.
 
-    async def once(self, core: _Core) -> list[EventForecast]:
-        """Forecast every event of ``core`` now (the simulation in a thread) and publish the forecasts."""
-        self._seen = self.signature(core)
-        events = snapshot(core, self.cfg.name)
-        if not events:
-            return []
-        t0 = time.perf_counter()
-        made = await asyncio.to_thread(forecast_events, events, self.cfg, self.params, self.simulations)
-        self.last_seconds = time.perf_counter() - t0
+        Games new to the job are found when the count of games changed; a finished game is looked at again
+        only when the count of results went down (a result taken back); otherwise only the games in progress
+        are read, each cheaply (:func:`_key`).
+        """
+        changed = False
+        infos, results, games = core.infos, core.results, core.games
+        if len(infos) != self._seen_infos or len(self._final) > len(results):
+            gone = [gid for gid in self._event_of if gid not in infos]
+            for gid in gone:
+                self._drop(gid)
+                changed = True
+            for gid in infos:
+                if gid not in self._event_of:
+                    self._add(gid, infos[gid])
+                    changed = True
+            for gid in [g for g in self._final if g not in results]:  # a result taken back: in progress again
+                del self._final[gid]
+                ev = self._events[self._event_of[gid]]
+                ev.pending[gid] = ()
+                ev.base_version += 1
+            self._seen_infos = len(infos)
+        for ev in self._events.values():
+            for gid, key in list(ev.pending.items()):
+                result = results.get(gid)
+                game = games.get(gid)
+                now = _key(result, game)
+                if now == key:
+                    continue
+                ev.records[gid] = _record(gid, infos[gid], result, game)
+                ev.version += 1
+                changed = True
+                if result is not None:
+                    del ev.pending[gid]
+                    self._final[gid] = result
+                    ev.base_version += 1
+                else:
+                    ev.pending[gid] = now
+        if changed:
+            self.version += 1
+        return changed
+
+    def _add(self, gid: str, info: GameInfo) -> None:
+        name = self.cfg.name or info.event
+        ev = self._events.get(name)
+        if ev is None:
+            ev = self._events[name] = _Event(seed=zlib.crc32(name.encode()))
+        self._event_of[gid] = name
+        ev.pending[gid] = ()  # read on this update
+        ev.base_version += 1
+
+    def _drop(self, gid: str) -> None:
+        name = self._event_of.pop(gid)
+        ev = self._events[name]
+        ev.records.pop(gid, None)
+        ev.pending.pop(gid, None)
+        self._final.pop(gid, None)
+        ev.version += 1
+        ev.base_version += 1
+
+    def _due(self) -> list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]]:
+        """The events to forecast (their records moved), with their records and games in progress (on the loop)."""
+        events = self._events
+        if len(events) > 1 and all(len(ev.records) == 1 for ev in events.values()):  # a broadcast: one event
+            merged = self._merged
+            records = [r for ev in events.values() for r in ev.records.values()]
+            version = sum(ev.version for ev in events.values())
+            if version == merged.done_version:
+                return []
+            merged.version, merged.base_version = version, sum(ev.base_version for ev in events.values())
+            return [("all games", merged, records, [r for r in records if r.score is None], merged.base_version)]
         out = []
-        for msg, current in made:
-            msg = self._with_round_start(msg, current)
-            self.hub.publish(msg)
-            out.append(msg)
-        self.forecasts += 1
+        for name, ev in events.items():
+            if ev.version == ev.done_version or not ev.records:
+                continue
+            pending = [ev.records[g] for g in ev.pending if g in ev.records]
+            out.append((name, ev, list(ev.records.values()), pending, ev.base_version))
         return out
 
-    def _with_round_start(self, msg: EventForecast, current: int) -> EventForecast:
+    def _run_due(self, due: list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]], version: int,
+                 loop: asyncio.AbstractEventLoop | None = None) -> list[tuple[EventForecast, int]]:
+        """The forecasts of ``due`` (in a thread). With ``loop``, the forecast so far of an event that has taken
+        :data:`INTERIM_CPU` already is published at once (on the loop), and the rest runs only while nothing
+        moved since ``version``."""
+        start = time.thread_time()
+
+        def progress(msg: EventForecast, current: int) -> bool:
+            if loop is not None and time.thread_time() - start >= INTERIM_CPU:
+                loop.call_soon_threadsafe(self._publish, msg, current, False)
+            return self.version == version
+
+        c0 = time.thread_time()
+        out = []
+        for name, ev, records, pending, base_version in due:
+            base = ev.base if ev.base_of == base_version else None
+            made, read, sims, weighed = _forecast(name, records, pending, base, ev.sims if base is not None else None,
+                                                  self.cfg, self.params, self.simulations, ev.seed, ev.cache, self.se,
+                                                  progress if loop is not None else None)
+            self.reads += base is None
+            if weighed:
+                self.weighed += 1
+            else:
+                ev.sims = sims
+                self.simulated += 1
+            ev.base, ev.base_of = read, base_version
+            out.append(made)
+        self.last_cpu = time.thread_time() - c0
+        return out
+
+    async def once(self, core: _Core) -> list[EventForecast]:
+        """Forecast now every event of ``core`` whose games moved (the simulation in a thread) and publish."""
+        self.update(core)
+        version = self.version
+        due = self._due()
+        if not due:
+            self.published = version
+            return []
+        marks = [(ev, ev.version) for _, ev, _, _, _ in due]
+        t0 = time.perf_counter()
+        self.in_flight = version
+        job = asyncio.ensure_future(asyncio.to_thread(self._run_due, due, version, asyncio.get_running_loop()))
+        while not job.done():  # the games are still read meanwhile: the job stops refining once they moved
+            await asyncio.wait({job}, timeout=POLL)
+            self.update(core)
+        made = job.result()
+        self.last_seconds = time.perf_counter() - t0
+        out = []
+        for (ev, mark), (msg, current) in zip(marks, made):
+            ev.done_version = mark
+            out.append(self._publish(msg, current))
+        self.forecasts += 1
+        self.published = version
+        return out
+
+    def _publish(self, msg: EventForecast, current: int, final: bool = True) -> EventForecast:
+        msg = self._with_round_start(msg, current, final)
+        self.hub.publish(msg)
+        self.messages += 1
+        return msg
+
+    def _with_round_start(self, msg: EventForecast, current: int, final: bool = True) -> EventForecast:
+        """``msg`` with each player's chance of first at the round's first complete forecast (this one if it is)."""
         if not msg.players:
             return msg
-        start = self._round_start.setdefault((msg.event, current), {p["name"]: p["p_first"] for p in msg.players})
+        start = self._round_start.get((msg.event, current), {}) if not final else self._round_start.setdefault(
+            (msg.event, current), {p["name"]: p["p_first"] for p in msg.players})
         rows = tuple({**p, "p_first_round_start": start.get(p["name"])} for p in msg.players)
-        return EventForecast(msg.event, msg.format, msg.rounds, msg.rounds_left, msg.round, msg.simulations,
-                             msg.games_in_progress, rows, msg.notes, msg.error)
+        return dataclasses.replace(msg, players=rows)
 
     async def run(self, core: _Core) -> None:
-        """Forecast whenever the games moved, at most once per ``live_seconds``."""
+        """Forecast whenever the games moved: latest wins, one forecast at a time, at most one start per
+        ``live_seconds``."""
         every = self.cfg.live_seconds
         if every <= 0:
             return
+        last = -math.inf
         while True:
-            await asyncio.sleep(every)
-            if self.signature(core) == self._seen:
+            await asyncio.sleep(POLL)
+            self.update(core)
+            if self.version == self.published or time.monotonic() - last < every:
                 continue
+            last = time.monotonic()
             try:
                 await self.once(core)
             except Exception:  # a forecast must never take the monitor down: said, and tried again later
                 log.exception("forecast failed")
+                self.published = self.version
 
     def status(self) -> dict[str, Any]:
-        return {"forecasts": self.forecasts, "last_seconds": round(self.last_seconds, 3)}
+        return {"forecasts": self.forecasts, "simulated": self.simulated, "weighed": self.weighed,
+                "last_seconds": round(self.last_seconds, 3),
+                "last_cpu_seconds": round(self.last_cpu, 3)}

@@ -62,24 +62,28 @@ def demo_pace(search_seconds: float, engines: int, share: float = DEMO_SHARE) ->
 
 async def measure(cfg: Any, positions: int) -> tuple[float, str, int]:
     """Mean seconds per search of ``positions`` real positions with the configured engine; its profile name."""
-    import io
     from importlib import resources
 
     import chess
-    import chess.pgn
 
     from livemon.io.engine import UciEngine
     from livemon.live.analysis import needs_search
+    from livemon.live.reader import read_pgn
+    from livemon.live.splitter import split_games
 
     boards: list[chess.Board] = []
     text = (resources.files("livemon") / "data" / "london_2011.pgn").read_text(encoding="utf-8")
-    with io.StringIO(text) as f:
-        while len(boards) < positions and (game := chess.pgn.read_game(f)) is not None:
-            board = game.board()
-            for ply, move in enumerate(game.mainline_moves(), start=1):
-                board.push(move)
-                if ply in (16, 30, 44) and needs_search(board):
-                    boards.append(board.copy(stack=False))
+    for chunk, _ in split_games(text):
+        game = read_pgn(chunk)
+        if len(boards) >= positions:
+            break
+        if game is None or game.error is not None:
+            continue
+        board = game.start.copy(stack=False)
+        for ply, p in enumerate(game.plies, start=1):
+            board.push(chess.Move.from_uci(p.uci))
+            if ply in (16, 30, 44) and needs_search(board):
+                boards.append(board.copy(stack=False))
     boards = boards[:positions]
     engine = await UciEngine.open(cfg.engine)
     try:

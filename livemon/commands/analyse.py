@@ -200,8 +200,7 @@ def render_diagnostics(out: dict[str, Any], players: list[dict[str, Any]]) -> li
               f"{'alg2':>6} {'c̄ ± σ':>12}"]
     calibrations = set()
     for p in players:
-        c = p["c"]
-        c_text = "—" if c is None else f"{c['mean']:.2f}±{c['sd']:.2f}"
+        c_text = "—" if p["c_mean"] is None else f"{p['c_mean']:.2f}±{p['c_sd']:.2f}"
         perf = p.get("performance") or {}
         if perf.get("calibration"):
             calibrations.add(perf["calibration"])

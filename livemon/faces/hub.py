@@ -26,14 +26,15 @@ local faces; the web face may have thousands of clients on the same channels,
 for which that cost (and the per-client filtering) would be most of the monitor's
 CPU, so it reads the shared log once per group of clients instead.
 
-Channels and keys are declared by the message classes
-(:class:`livemon.live.messages.Outgoing`): ``games`` (every board),
-``game:<id>`` (one board), ``players``, ``ttt``, ``status``; ``alerts`` and
-``screening`` are for arbiters only. The hub stamps each message with the time
-it was published (``ts``). A removal (``BoardRemoved``, ``PlayerRemoved``,
-``ScreeningRemoved``: the class's ``removes``) deletes its key from the
-snapshots of its channels and is delivered to their subscribers; on a detail
-channel (``game:<id>``) it stays as the key's last word.
+Where each kind of message goes is one table here, :data:`ROUTES` (a :class:`Route` per outgoing class:
+its channel, its audience, the fields that make its snapshot key, its per-key detail channel, the kinds a
+removal takes away): ``games`` (every board), ``game:<id>`` (one board), ``players``, ``ttt``, ``status``;
+``alerts``, ``screening`` and ``arbiter_status`` are for arbiters only. The hub, MQTT out, the WebSocket server
+and the TUI read that table and nothing else, so a new outgoing message is a value in ``livemon.live.messages``,
+a row here and its faces' encodings. A channel carries messages of one audience only (checked when the table is
+made). The hub stamps each message with the time it was published (``ts``). A removal (``BoardRemoved``,
+``PlayerRemoved``, ``ScreeningRemoved``: its route's ``removes``) deletes its key from the snapshots of its
+channels and is delivered to their subscribers; on a detail channel (``game:<id>``) it stays as the key's last word.
 
 >>> from livemon.live.messages import PlayerEstimate
 >>> hub = Hub()
@@ -49,29 +50,204 @@ channel (``game:<id>``) it stays as the key's last word.
 (2, (2, []))
 >>> [(seq, type(m).__name__) for seq, m in hub.log_since(0)]
 [(1, 'PlayerEstimate'), (2, 'PlayerRemoved')]
+>>> route(PlayerRemoved("A")).channels(PlayerRemoved("A")), route(PlayerRemoved("A")).removes
+(('players', 'ttt', 'player:A'), ('player', 'ttt'))
+>>> PUBLIC_CHANNELS, ARBITER_CHANNELS
+(('games', 'players', 'ttt', 'status', 'moments', 'forecast'), ('alerts', 'screening', 'arbiter_status'))
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Literal, TypeVar
 
-from livemon.live.messages import ARBITER_CHANNELS, PUBLIC_CHANNELS, Message, Outgoing
+from livemon.live.messages import (Alert, BoardRemoved, BoardState, EventForecast, Message, Moment, MomentRemoved,
+                                   MonitorStatus, Outgoing, PlayerEstimate, PlayerRemoved, ScreeningNumbers,
+                                   ScreeningRemoved, TTTRating, WorkerQuarantined)
 
-__all__ = ["ARBITER_CHANNELS", "LOG_SIZE", "PUBLIC_CHANNELS", "Hub", "Subscription", "channels_of"]
+__all__ = ["ARBITER", "ARBITER_CHANNELS", "LOG_SIZE", "OUTGOING", "PUBLIC", "PUBLIC_CHANNELS", "ROUTES", "Hub",
+           "Route", "Subscription", "channel_audience", "channels_of", "is_detail_channel", "key_of", "route",
+           "stamped"]
+
+Audience = Literal["public", "arbiter"]
+PUBLIC: Audience = "public"
+ARBITER: Audience = "arbiter"
 
 LOG_SIZE = 4096
 """Messages the shared log keeps by default (a reader may ask for more: :meth:`Hub.add_reader`)."""
 
 
-def channels_of(msg: Message) -> tuple[str, ...]:
-    """The channels a message is delivered on (its class declares them; TypeError for a message not published)."""
-    if not isinstance(msg, Outgoing):
+@dataclass(frozen=True)
+class Route:
+    """Where the messages of one outgoing class go.
+
+    ``channel``: the hub channel every message of the class goes to (also the MQTT topic level under the
+    prefix); ``audience``: :data:`PUBLIC` or :data:`ARBITER`; ``key_fields``: the fields whose values make
+    the snapshot key (a newer message with the same key replaces the older; none: one state per channel);
+    ``detail``: a per-key channel prefix (``detail:<key>`` carries the messages of one key: ``game:<id>``);
+    ``removes``: for a removal, the outgoing kinds whose entry under its key it deletes (empty: a state);
+    ``main_channels``: ``channel`` and the channels of the kinds it removes (filled by :func:`routing`).
+    """
+
+    cls: type[Outgoing]
+    channel: str
+    audience: Audience
+    key_fields: tuple[str, ...] = ()
+    detail: str | None = None
+    removes: tuple[str, ...] = ()
+    main_channels: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.cls.kind
+
+    def key(self, msg: Outgoing) -> str:
+        """The snapshot key of ``msg`` (the ``key_fields`` joined by NUL; ``""`` for a single-state message)."""
+        fields = self.key_fields
+        if len(fields) == 1:  # most messages: one field, usually a str already (the hub asks per publish)
+            value = getattr(msg, fields[0])
+            return value if type(value) is str else str(value)
+        return "\x00".join(str(getattr(msg, f)) for f in fields)
+
+    def channels(self, msg: Outgoing) -> tuple[str, ...]:
+        """The hub channels ``msg`` is delivered on: the main ones, then its detail channel if any."""
+        if self.detail is None:
+            return self.main_channels
+        return (*self.main_channels, f"{self.detail}:{self.key(msg)}")
+
+
+def routing(*routes: Route) -> dict[str, Route]:
+    """The table of ``routes`` by kind, each with its ``main_channels``; TypeError when one is inconsistent (a
+    kind routed twice, a key field the class lacks, a channel given two audiences, a removal of a kind that is
+    not a state with its key and audience).
+
+    >>> routing(Route(TTTRating, "ttt", PUBLIC, ("name",)), Route(Alert, "ttt", ARBITER, ("player",)))
+    Traceback (most recent call last):
+    ...
+    TypeError: Alert: channel 'ttt' is public, not arbiter
+    """
+    table: dict[str, Route] = {}
+    audience: dict[str, Audience] = {}
+    for r in routes:
+        name = r.cls.__qualname__
+        if r.kind in table:
+            raise TypeError(f"{name}: kind {r.kind!r} is already routed ({table[r.kind].cls.__qualname__})")
+        if r.audience not in (PUBLIC, ARBITER):
+            raise TypeError(f"{name}: audience must be {PUBLIC!r} or {ARBITER!r}, not {r.audience!r}")
+        fields = {f.name for f in dataclasses.fields(r.cls)}
+        if not set(r.key_fields) <= fields:
+            raise TypeError(f"{name}: key_fields names no field {sorted(set(r.key_fields) - fields)}")
+        for channel in (r.channel, f"{r.detail}:" if r.detail else None):
+            if channel is None:
+                continue
+            had = audience.setdefault(channel, r.audience)
+            if had != r.audience:
+                raise TypeError(f"{name}: channel {channel!r} is {had}, not {r.audience}")
+        main = [r.channel]
+        for kind in r.removes:
+            target = table.get(kind)
+            if target is None or target.removes or target.key_fields != r.key_fields:
+                raise TypeError(f"{name}: removes {kind!r}, which is not a state message with its key")
+            if target.audience != r.audience:
+                raise TypeError(f"{name}: removes {kind!r}, which is {target.audience}")
+            main += [target.channel] if target.channel not in main else []
+        table[r.kind] = dataclasses.replace(r, main_channels=tuple(main))
+    return table
+
+
+ROUTES: dict[str, Route] = routing(
+    Route(BoardState, "games", PUBLIC, ("game_id",), detail="game"),
+    Route(BoardRemoved, "games", PUBLIC, ("game_id",), detail="game", removes=("board",)),
+    Route(PlayerEstimate, "players", PUBLIC, ("name",), detail="player"),
+    Route(TTTRating, "ttt", PUBLIC, ("name",)),
+    Route(PlayerRemoved, "players", PUBLIC, ("name",), detail="player", removes=("player", "ttt")),
+    Route(Alert, "alerts", ARBITER, ("player", "event")),
+    Route(ScreeningNumbers, "screening", ARBITER, ("player", "event")),
+    Route(ScreeningRemoved, "screening", ARBITER, ("player", "event"), removes=("screening",)),
+    Route(WorkerQuarantined, "arbiter_status", ARBITER, ("worker",)),
+    Route(MonitorStatus, "status", PUBLIC),
+    Route(Moment, "moments", PUBLIC, ("game_id", "ply")),
+    Route(MomentRemoved, "moments", PUBLIC, ("game_id", "ply"), removes=("moment",)),
+    Route(EventForecast, "forecast", PUBLIC, ("event",)),
+)
+"""Every outgoing kind's route, in the order of the channels' listing."""
+
+_BY_CLASS: dict[type, Route] = {r.cls: r for r in ROUTES.values()}
+
+OUTGOING: dict[str, type[Outgoing]] = {kind: r.cls for kind, r in ROUTES.items()}
+"""The outgoing message classes by ``kind``."""
+
+CHANNEL_AUDIENCE: dict[str, Audience] = {}
+"""Every hub channel (and detail-channel prefix, ``game:``) with the one audience it may carry."""
+for _r in ROUTES.values():
+    CHANNEL_AUDIENCE.setdefault(_r.channel, _r.audience)
+    if _r.detail:
+        CHANNEL_AUDIENCE.setdefault(f"{_r.detail}:", _r.audience)
+
+PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))
+"""The public channels (``game:<id>`` besides)."""
+ARBITER_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == ARBITER and not c.endswith(":"))
+"""The channels for arbiters only: never served to the public, on the overlay or in a public MQTT tree."""
+
+
+def route(msg: Message) -> Route:
+    """The route of a message (TypeError for a message that is not published)."""
+    r = _BY_CLASS.get(type(msg))
+    if r is None:
         raise TypeError(f"not a published message: {msg!r}")
-    return msg.channels()
+    return r
+
+
+def channels_of(msg: Message) -> tuple[str, ...]:
+    """The channels a message is delivered on (TypeError for a message not published)."""
+    return route(msg).channels(msg)  # type: ignore[arg-type]
+
+
+def key_of(msg: Outgoing) -> str:
+    """The snapshot key of a message (:meth:`Route.key`)."""
+    return route(msg).key(msg)
+
+
+def is_detail_channel(channel: str) -> bool:
+    """A per-key channel (``game:<id>``, ``player:<name>``: a route's ``detail`` prefix), not a main one.
+
+    >>> is_detail_channel("game:r1/b2"), is_detail_channel("games")
+    (True, False)
+    """
+    return ":" in channel
+
+
+def channel_audience(channel: str) -> Audience | None:
+    """The audience of a channel name (``game:<id>`` included), None for no channel.
+
+    >>> channel_audience("game:g1"), channel_audience("alerts"), channel_audience("nope"), channel_audience("game:")
+    ('public', 'arbiter', None, None)
+    """
+    prefix, sep, rest = channel.partition(":")
+    if not sep:
+        return CHANNEL_AUDIENCE.get(channel)
+    return CHANNEL_AUDIENCE.get(prefix + sep) if rest else None
+
+
+OutgoingT = TypeVar("OutgoingT", bound=Outgoing)
+
+
+def stamped(msg: OutgoingT, ts: float) -> OutgoingT:
+    """A copy of ``msg`` with its publication time set (the fields are not validated again).
+
+    >>> m = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9)
+    >>> s = stamped(m, 5.0)
+    >>> (s.ts, m.ts, s == m, s.name)
+    (5.0, 0.0, True, 'A')
+    """
+    new = copy.copy(msg)
+    object.__setattr__(new, "ts", ts)  # a frozen dataclass: replace() would run __init__ again, 8x slower
+    return new
 
 
 @dataclass(eq=False)
@@ -107,22 +283,21 @@ class Hub:
 
     def publish(self, msg: Outgoing) -> int:
         """Stamp (``ts``, unless set), record and fan out ``msg``; returns its sequence number. Never blocks."""
-        if not isinstance(msg, Outgoing):
-            raise TypeError(f"not a published message: {msg!r}")
+        r = route(msg)
         if not msg.ts:
-            msg = msg.stamped(round(time.time(), 3))  # ms: what a client can use, 6 bytes less per message
+            msg = stamped(msg, round(time.time(), 3))  # ms: what a client can use, 6 bytes less per message
         self.seq += 1
         seq = self.seq
-        channels = msg.channels()
-        detail = channels[len(msg.main_channels):]
-        key = msg.key
+        channels = r.channels(msg)
+        detail = channels[len(r.main_channels):]
+        key = r.key(msg)
         prev = None
-        if msg.key_fields and not msg.removes:
-            old = self._latest.get(msg.channel, {}).get(key)
+        if r.key_fields and not r.removes:
+            old = self._latest.get(r.channel, {}).get(key)
             if old is not None and type(old[1]) is type(msg):
                 prev = old[1]
-        if msg.removes:
-            for channel in msg.main_channels:
+        if r.removes:
+            for channel in r.main_channels:
                 self._latest.get(channel, {}).pop(key, None)
             for channel in detail:  # the detail channel keeps it: "withdrawn"
                 self._latest.setdefault(channel, {})[key] = (seq, msg)
@@ -192,7 +367,7 @@ class Hub:
     def previous(self, seq: int) -> Outgoing | None:
         """The state message ``seq`` replaced: the last message of its class and key before it, unless none
         was published or a removal came in between (None then, or once ``seq`` has left the log). A reader
-        that holds it may be sent only what changed (the web face's patches: :meth:`Outgoing.changed_since`).
+        that holds it may be sent only what changed (the web face's patches: :func:`livemon.faces.web.codec.changed_since`).
 
         >>> from livemon.live.messages import PlayerEstimate, PlayerRemoved
         >>> hub = Hub()
@@ -261,7 +436,8 @@ class Hub:
             for s in range(first, self.seq + 1):
                 entry = self._log[s % log_size]
                 if entry is not None:
-                    self._index(s, entry[1].channels()[len(entry[1].main_channels):])
+                    r = route(entry[1])
+                    self._index(s, r.channels(entry[1])[len(r.main_channels):])
         self._readers.append(wake)
 
     def remove_reader(self, wake: Callable[[], None]) -> None:

@@ -36,23 +36,36 @@ import aiomqtt
 from livemon.config import MqttOutConfig
 from livemon.faces.hub import Hub, Subscription
 from livemon.io.broker import BrokerLink, BrokerSettings, make_client, message_topic, online_topic
-from livemon.live.messages import ARBITER, ARBITER_CHANNELS, PUBLIC_CHANNELS, Outgoing
+from livemon.faces.hub import ARBITER, ARBITER_CHANNELS, PUBLIC_CHANNELS, route
+from livemon.faces.web import codec
+from livemon.live.messages import Outgoing
 
 log = logging.getLogger(__name__)
 
 CHANNELS = PUBLIC_CHANNELS + ARBITER_CHANNELS
 """Hub channels forwarded (``games`` carries every board; ``game:<id>`` would repeat them)."""
+TOPIC_FIELDS: dict[str, tuple[str, ...]] = {
+    "alert": ("event", "player"), "screening": ("event", "player"), "screening_removed": ("event", "player")}
+"""Per kind, the fields that make the topic levels after the channel, where they are not the route's key fields
+(an event's arbiter reads ``alerts/<event>/#``)."""
+
+
+def topic_parts(msg: Outgoing) -> tuple[str, ...]:
+    """The free-text levels of a message's topic after its channel (escaped by :func:`message_topic`)."""
+    fields = TOPIC_FIELDS.get(msg.kind) or route(msg).key_fields
+    return tuple(str(getattr(msg, f)) for f in fields)
+
+
 def topic_for(msg: Outgoing, cfg: MqttOutConfig) -> str:
     """The topic a message is published on (docs/mqtt.md): its channel and key levels under the prefix of its audience."""
-    if not isinstance(msg, Outgoing):
-        raise TypeError(f"not a published message: {msg!r}")
-    return message_topic(cfg, msg.channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
+    r = route(msg)
+    return message_topic(cfg, r.channel, topic_parts(msg), arbiter=r.audience == ARBITER)
 
 
 def cleared_topics(msg: Outgoing, cfg: MqttOutConfig) -> list[str]:
     """The retained topics a removal clears: the topic of each kind it removes, under the same key."""
-    return [message_topic(cfg, channel, msg.topic_parts(), arbiter=msg.audience == ARBITER)
-            for channel in msg.main_channels]
+    r = route(msg)
+    return [message_topic(cfg, channel, topic_parts(msg), arbiter=r.audience == ARBITER) for channel in r.main_channels]
 
 
 class MqttPublisher:
@@ -129,12 +142,12 @@ class MqttPublisher:
         self.last_seq = seq
 
     async def _publish(self, client: aiomqtt.Client, msg: Outgoing) -> None:
-        if msg.removes:
+        if route(msg).removes:
             for topic in cleared_topics(msg, self.cfg):  # an empty retained payload: the broker forgets it
                 await client.publish(topic, b"", qos=self.cfg.qos, retain=True)
                 self.retained.discard(topic)
         else:
             topic = topic_for(msg, self.cfg)
-            await client.publish(topic, msg.to_json(), qos=self.cfg.qos, retain=True)
+            await client.publish(topic, codec.to_json(msg), qos=self.cfg.qos, retain=True)
             self.retained.add(topic)
         self.published += 1

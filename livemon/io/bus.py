@@ -58,6 +58,7 @@ queue (cache, in-flight dedup, newest first) is the embedded pool's own
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -74,7 +75,6 @@ from livemon.live.analysis import needs_search
 from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import EngineError
 from livemon.live.values import EngineProfile, PositionAnalysis, board_from_fen, position_key
-from livemon.live.messages import Message
 from livemon.errors import FAULTS, InputError
 from livemon.io.broker import (
     BrokerLink,
@@ -128,7 +128,25 @@ def client_for(cfg: BusConfig, identifier: str, *, will: aiomqtt.Will | None = N
                        keepalive=15, timeout=10, max_inflight=MAX_INFLIGHT)
 
 
-# -- messages -------------------------------------------------------------------------
+# -- messages: the bus's own schema (a request, an answer, a worker's announcement) ----------------------
+
+
+class BusMessage:
+    """Base of the bus's messages: a frozen dataclass written as JSON with its ``kind``; each class reads its
+    own back with ``parse`` (checked field by field: input from the network)."""
+
+    __slots__ = ()
+
+    kind: ClassVar[str] = "bus"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        d["kind"] = self.kind
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
 
 
 def _object(payload: bytes | str) -> dict[str, Any]:
@@ -157,7 +175,7 @@ def excerpt(payload: bytes | str, n: int = 80) -> str:
 
 
 @dataclass(frozen=True)
-class AnalysisRequest(Message):
+class AnalysisRequest(BusMessage):
     """Analyse this position under this profile (the monitor's request to any worker).
 
     >>> r = AnalysisRequest("8/8/8/4k3/8/8/4K3/7R w - - 0 1", "Stockfish 15.1 depth=12 multipv=4")
@@ -202,7 +220,7 @@ class AnalysisRequest(Message):
 
 
 @dataclass(frozen=True)
-class AnalysisResult(Message):
+class AnalysisResult(BusMessage):
     """A worker's answer: the analysis (or the error after its retries) of one position.
 
     ``cached`` says the worker answered from its own cache without searching.
@@ -284,7 +302,7 @@ def _analysis(a: Any) -> PositionAnalysis | None:
 
 
 @dataclass(frozen=True)
-class WorkerAnnouncement(Message):
+class WorkerAnnouncement(BusMessage):
     """A worker's presence (retained): who, how many engines, and the engine profile it searches."""
 
     kind: ClassVar[str] = "worker"

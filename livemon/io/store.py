@@ -29,9 +29,10 @@ import os
 import sqlite3
 import threading
 import time
+import dataclasses
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, TypeVar
 
 from livemon.errors import LivemonError
 from livemon.live.values import PositionAnalysis
@@ -740,13 +741,13 @@ class Store:
         self._write(((
             "INSERT INTO games (game_id, seq, info) VALUES (?, (SELECT COUNT(*) FROM games), ?) "
             "ON CONFLICT(game_id) DO UPDATE SET info = excluded.info",
-            (info.game_id, info.to_json()),
+            (info.game_id, row_of(info)),
         ),))
 
     def put_move(self, move: MoveEvent) -> None:
         self._write(((
             "INSERT OR REPLACE INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
-            (move.game_id, move.ply, move.to_json()),
+            (move.game_id, move.ply, row_of(move)),
         ),))
 
     def delete_moves(self, game_id: str, from_ply: int) -> None:
@@ -769,9 +770,9 @@ class Store:
         """Every stored game in the order first seen: (info, result, moves by ply)."""
         moves: dict[str, list[MoveEvent]] = {}
         for game_id, text in self.db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
-            moves.setdefault(game_id, []).append(_stored_move(MoveEvent.from_json(text)))
+            moves.setdefault(game_id, []).append(_stored_move(value_of(MoveEvent, text)))
         return [
-            (GameInfo.from_json(info), result, moves.get(game_id, []))
+            (value_of(GameInfo, info), result, moves.get(game_id, []))
             for game_id, info, result in self.db.execute("SELECT game_id, info, result FROM games ORDER BY seq")
         ]
 
@@ -784,7 +785,7 @@ class Store:
         """
         statement = (
             "INSERT OR IGNORE INTO alerts (player, event, level, raised, alert) VALUES (?, ?, ?, ?, ?)",
-            (alert.player, alert.event, level, raised, alert.to_json()),
+            (alert.player, alert.event, level, raised, row_of(alert)),
         )
         self._commit_open()  # its own statement: a refused alert must not take a transaction's writes with it
         if self._pending:
@@ -804,7 +805,7 @@ class Store:
     def load_alerts(self) -> list[tuple[str, Alert]]:
         """Every raised alert, oldest first: (level, alert)."""
         return [
-            (level, Alert.from_json(text))
+            (level, value_of(Alert, text))
             for level, text in self.db.execute("SELECT level, alert FROM alerts ORDER BY raised, rowid")
         ]
 
@@ -832,6 +833,37 @@ class Store:
     def get_status(self) -> dict[str, Any] | None:
         row = self.db.execute("SELECT status FROM status WHERE id = 1").fetchone()
         return json.loads(row[0]) if row else None
+
+
+Row = TypeVar("Row", GameInfo, MoveEvent, Alert)
+
+_ROW_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _row_fields(cls: type) -> tuple[str, ...]:
+    names = _ROW_FIELDS.get(cls)
+    if names is None:
+        names = _ROW_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def row_of(value: GameInfo | MoveEvent | Alert) -> str:
+    """The JSON text a game's tags, a move or an alert is kept as (``games.info``, ``moves.event``,
+    ``alerts.alert``): its fields and its ``kind``.
+
+    >>> m = MoveEvent("g1", 1, "e2e4", "e4", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", clock=61.0)
+    >>> value_of(MoveEvent, row_of(m)) == m, json.loads(row_of(m))["kind"]
+    (True, 'move')
+    """
+    d = {name: getattr(value, name) for name in _row_fields(type(value))}
+    d["kind"] = value.kind
+    return json.dumps(d, separators=(",", ":"))
+
+
+def value_of(cls: type[Row], text: str | bytes) -> Row:
+    """The value of a row written by :func:`row_of` (keys it does not know, from another version, ignored)."""
+    names = set(_row_fields(cls))
+    return cls(**{k: v for k, v in json.loads(text).items() if k in names})
 
 
 def _stored_move(move: MoveEvent) -> MoveEvent:

@@ -47,6 +47,7 @@ import re
 import signal
 import sys
 import threading
+import dataclasses
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Iterator, Sequence
@@ -409,12 +410,13 @@ class TTTJob:
         return await asyncio.get_running_loop().run_in_executor(self._executor, _worker_state)
 
     def report_json(self) -> str:
+        """The fit as the store keeps it (``export --json``'s ``ttt``): the model, its evidence, each player's rating."""
         return json.dumps(
             {
                 "model": self.params.model,
                 "log_evidence": self.log_evidence,
                 "sweeps": self.sweeps,
-                "players": {n: r.to_dict() for n, r in sorted(self.latest.items())},
+                "players": {n: _rating_row(r) for n, r in sorted(self.latest.items())},
             }
         )
 
@@ -431,3 +433,8 @@ class TTTJob:
         if self._lifeline is not None:
             self._lifeline.close()  # the worker sees end of file and exits, should shutdown not reach it
             self._lifeline = None
+
+
+def _rating_row(rating: TTTRating) -> dict[str, object]:
+    """A player's TTT rating in the stored report: its fields (not ``ts``: no publication of it)."""
+    return {f.name: getattr(rating, f.name) for f in dataclasses.fields(rating) if f.name != "ts"}

@@ -20,8 +20,11 @@ What it decides:
   another move at a known number is a correction (the game rolls back to it,
   and a finished game keeps its result);
   a ply beyond the next one is a gap, logged and dropped (the feed re-sends);
-- **legality**, checked once, here: a move that is not legal in the position
-  it claims to follow is logged and dropped; nothing later checks it again;
+- **legality of a message**: a move that is not legal in the position it
+  claims to follow is logged and dropped, whoever sent it (the bus brings moves
+  written by other processes; a local feed's tracker emits only moves its
+  reader found legal on its own board, so they never fail here); nothing later
+  checks it again;
 - **what to analyse**: each position that needs the engine (not terminal, no
   ``[%eval]`` from the feed), once, newest first (priority ``-arrival``), under
   the event's one pinned engine profile; answers under another profile are
@@ -213,10 +216,10 @@ class LiveCore:
         self._arrivals = 0
         self._preview: dict[str, _Preview] = {}
         self._board_figures: dict[str, BoardFigures] = {}
-        self._board_texts: dict[str, tuple[LiveGame, tuple[str, ...], tuple[str, ...]]] = {}
-        """A live board's moves (SAN, UCI) as its last message carried them: the next one adds the moves since."""
         """A live board's per-ply figures as its last message carried them (made again from what changed only);
         a finished game's are made whole for each of its rare messages (nothing kept per finished game)."""
+        self._board_texts: dict[str, tuple[LiveGame, tuple[str, ...], tuple[str, ...]]] = {}
+        """A live board's moves (SAN, UCI) as its last message carried them: the next one adds the moves since."""
         self._persist = True
         self._dirty_players: dict[str, None] = {}
         self._dirty_games: dict[str, None] = {}
@@ -917,16 +920,23 @@ class LiveCore:
 
     # -- what is published --------------------------------------------------------------
 
-    def player_estimate(self, player: PlayerState) -> PlayerEstimate:
-        """The one builder of a player's estimate message (the ``players`` channel, the TUI, MQTT).
+    def player_estimate(self, player: PlayerState, *, in_game_order: bool = False) -> PlayerEstimate:
+        """The one builder of a player's estimate message (the ``players`` channel, the TUI, MQTT, and the
+        ``players`` of ``analyse --json`` and ``export --json``).
 
         Everything in it comes from ``player`` (its gains, its E(c)
         decisions and posterior), the engine strength and the event's
         Algorithm 2 and TTT figures: add a new per-player figure here.
+        ``in_game_order``: the c figures from the posterior rebuilt over the decisions in game order
+        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior, which
+        follows the order the answers came in (the same when they came in game order).
         """
         live, strength = player.live, self._strength
         interval = live.rating_diff_interval() if live.n else None
-        c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
+        if in_game_order:
+            c = self._estimator.c_summary(player)
+        else:
+            c = player.posterior.summary() if player.posterior is not None and player.posterior.n else None
         ttt = self._ttt.get(player.name)
         c_map = self._estimator.c_map
         c_elo = c_map.elo_scale(c.mean, *c.cr95) if c is not None and c_map is not None else None
@@ -966,6 +976,13 @@ class LiveCore:
             moves_read=seen["moves_read"],
             display=display,
         )
+
+    def player_estimates(self) -> tuple[PlayerEstimate, ...]:
+        """Every player's estimate as the ``players`` channel carries it once every answer is in, by name: each
+        player with a move read or an E(c) posterior (what ``analyse --json`` and ``export --json`` list). The c
+        figures are read in game order (:meth:`player_estimate`): the same whatever order the answers came in."""
+        players = sorted(self._estimator.players.values(), key=lambda p: p.name)
+        return tuple(self.player_estimate(p, in_game_order=True) for p in players if p.histogram.n or p.posterior)
 
     def board_state(self, game_id: str) -> BoardState:
         """The one builder of a board's message: position, last move, evaluations, clocks, result.
@@ -1068,7 +1085,8 @@ def board_number(round_tag: str) -> int | None:
 
 
 def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
-    """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the one legality check."""
+    """Why ``ev`` cannot follow the game's position (bad FEN, bad UCI, illegal), or None: the core's one check of a
+    message, whoever sent it."""
     try:
         board = game.board(-1) if game.boards else board_from_fen(ev.fen_before)
     except ValueError as exc:

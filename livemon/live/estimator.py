@@ -740,31 +740,11 @@ class Estimator:
                 "results_estimate": results.to_dict(),
                 "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 
-    def player_report(self, player: PlayerState, strength: float | None) -> dict[str, Any]:
-        c = self.c_summary(player)
-        live = player.live
-        return {
-            "name": player.name,
-            "elo": player.elo,
-            "performance": self.performance(player).to_dict(),
-            **self.estimates(player),
-            "moves": player.histogram.n,
-            "mean_gain": player.histogram.mean if player.histogram.n else None,
-            "expected_score_vs_engine": live.expected_score if live.n else None,
-            "rating_diff_vs_engine": finite_or_none(live.rating_diff) if live.n else None,
-            "perceived_elo": finite_or_none(live.perceived(strength)) if live.n and strength is not None else None,
-            "c": None if c is None else {"mean": c.mean, "sd": c.sd, "cr95": list(c.cr95), "positions": player.decisions},
-            "c_elo": None if c is None or self.c_map is None else self.c_map.elo_scale(c.mean, *c.cr95),
-            "history": self.history(player),
-            **self.audience(player.name),
-        }
-
-    def report(self, strength: float | None, all_pairs: bool = False) -> dict[str, Any]:
-        """The ``games``, ``players`` and ``event`` blocks of ``analyse --json``."""
-        players = sorted(self.players.values(), key=lambda p: p.name)
+    def report(self, all_pairs: bool = False) -> dict[str, Any]:
+        """The ``games`` and ``event`` blocks of ``analyse --json`` (its ``players`` are the core's values,
+        :meth:`livemon.live.core.LiveCore.player_estimates`)."""
         return {
             "games": [self.game_report(g) for g in sorted(self.games.values(), key=lambda g: g.seq)],
-            "players": [self.player_report(p, strength) for p in players if p.histogram.n or p.posterior],
             "event": {"perceived_ratings": self.perceived_ratings(all_pairs) or {}},
         }
 

@@ -1,81 +1,45 @@
-"""Typed messages that travel along the pipeline's arrows, and where each outgoing one goes.
+"""The values that travel along the pipeline's arrows: what feeds say, and what the monitor publishes.
 
-Every message is a frozen dataclass with ``to_json``/``from_json`` so that the
-same objects can cross an in-process queue or an MQTT broker unchanged. Every
-message class has a ``kind`` of its own: :data:`KINDS` maps it back to the
-class (a second class with the same kind is refused when it is defined).
+Every value is a frozen dataclass with a ``kind`` (its name where a table or a wire needs one) and no
+knowledge of where it goes or how it is written: where a published value goes (its channel, audience and
+snapshot key) is the hub's routing table (:mod:`livemon.faces.hub`); how each face writes it is that face's
+codec (the WebSocket's JSON, patches and rounding in :mod:`livemon.faces.web.codec`, MQTT's topics in
+:mod:`livemon.faces.mqtt`, the store's rows in :mod:`livemon.io.store`). ``analyse --json`` and
+``export --json`` are made of the same values through the web codec.
 
-Outgoing messages (what the monitor publishes to its faces) derive from
-:class:`Outgoing` and declare their own routing: the hub ``channel``, the
-``audience`` (:data:`PUBLIC` or :data:`ARBITER`), the fields that make the
-snapshot ``key``, and optionally a per-key ``detail`` channel (``game:<id>``).
-The hub, MQTT out, the WebSocket server and the TUI read that and nothing
-else, so a new outgoing message is one class here. A *removal* (``removes``:
-the kinds it takes away, e.g. :class:`BoardRemoved`) deletes the entries of
-those kinds under its key from every snapshot, and is itself kept only on the
-detail channel (``game:<id>``: who asks about that one game learns it was
-withdrawn). :data:`OUTGOING` is the
-registry; a channel carries messages of one audience only, which is checked
-when a class is defined.
+Incoming (feeds to the core): :class:`GameInfo`, :class:`MoveEvent`, :class:`GameRollback`,
+:class:`GameResult`, :class:`GameWithdrawn`, :class:`FeedError`, :class:`FeedNotice`. Outgoing (the core to
+the faces, each a subclass of :class:`Outgoing`): a board, a player's estimate, a TTT rating, an alert, the
+screening numbers, a moment, a forecast, the status, a quarantined worker, and the removals that withdraw
+them (:class:`BoardRemoved`, :class:`PlayerRemoved`, :class:`ScreeningRemoved`, :class:`MomentRemoved`).
 
 >>> m = MoveEvent(game_id="g1", ply=1, uci="e2e4", san="e4",
 ...               fen_before="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
->>> MoveEvent.from_json(m.to_json()) == m
-True
->>> KINDS["move"] is MoveEvent, sorted(OUTGOING)  # doctest: +NORMALIZE_WHITESPACE
-(True, ['alert', 'board', 'board_removed', 'forecast', 'moment', 'moment_removed', 'player', 'player_removed',
-        'quarantine', 'screening', 'screening_removed', 'status', 'ttt'])
+>>> m.kind, m.ply
+('move', 1)
 >>> b = BoardState("r1/b2", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 0)
->>> b.channels(), b.key, b.audience
-(('games', 'game:r1/b2'), 'r1/b2', 'public')
->>> PUBLIC_CHANNELS, ARBITER_CHANNELS
-(('games', 'players', 'ttt', 'status', 'moments', 'forecast'), ('alerts', 'screening', 'arbiter_status'))
+>>> b.kind, b.ts
+('board', 0.0)
 """
 
 from __future__ import annotations
 
 import bisect
-import copy
 import dataclasses
-import json
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import InitVar, dataclass
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
-from livemon.errors import InputError
 from livemon.live.audience import BoardFigures
 from livemon.rating.accuracy import MoveClass
-
-T = TypeVar("T", bound="Message")
-
-Audience = Literal["public", "arbiter"]
-PUBLIC: Audience = "public"
-ARBITER: Audience = "arbiter"
-
-MESSAGE_VERSION = 3
-"""Version of the outgoing messages' JSON (``"v"``): 3 made a player's ``display`` the headline estimate's
-(``estimate``; it was ``performance``'s); 2 added ``ts`` and ``v``; 1 was without both."""
-
-KINDS: dict[str, type[Message]] = {}
-"""Every message class by its ``kind`` (incoming, outgoing and the engine bus's)."""
-
-OUTGOING: dict[str, type[Outgoing]] = {}
-"""The outgoing message classes by ``kind``, in the order they were defined."""
-
-CHANNEL_AUDIENCE: dict[str, Audience] = {}
-"""Every hub channel (and detail-channel prefix) with the one audience it may carry."""
-
-
-_ATOMS = frozenset((str, int, float, bool, type(None)))
-
 
 class GainCounts(Mapping[str, int]):
     """A player's sparse gain histogram as a message carries it: ``{"gain": count}``, read-only, in two
     int arrays (~8 bytes a bin instead of ~80 as a dict of strings: the hub's log keeps thousands of
     player messages, and their histograms would be most of its memory).
 
-    Equal to the dict it reads as; JSON (:meth:`Message.to_dict`) gives that dict.
+    Equal to the dict it reads as; every codec writes it as that dict.
 
     >>> h = GainCounts([-10, 0, 25], [2, 1, 1])
     >>> dict(h), h["-10"], h == {"-10": 2, "0": 1, "25": 1}, len(h)
@@ -122,110 +86,19 @@ class GainCounts(Mapping[str, int]):
         return GainCounts, (list(self._gains), list(self._counts))
 
 
-def _plain(value: Any) -> Any:
-    """``dataclasses.asdict``'s conversion of one field value (dataclasses to dicts, containers copied)."""
-    kind = type(value)
-    if kind in _ATOMS:
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return kind(*[_plain(v) for v in value])
-    if isinstance(value, (list, tuple)):
-        return kind(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return kind((_plain(k), _plain(v)) for k, v in value.items())
-    if kind is GainCounts:
-        return dict(value.items())
-    return copy.deepcopy(value)
-
-
-def _fields_dict(obj: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``dataclasses.asdict(obj)``, several times faster on the flat messages of the live path
-    (a str, int, float, bool or None field is taken as is; anything else converted as asdict does);
-    without the fields named in ``skip``.
-
-    >>> m = MoveEvent("g", 1, "e2e4", "e4", "8/8 w - - 0 1", clock=61.0)
-    >>> _fields_dict(m) == dataclasses.asdict(m)
-    True
-    """
-    d = {}
-    for name in _field_names(obj):
-        if name in skip:
-            continue
-        value = getattr(obj, name)
-        d[name] = value if type(value) in _ATOMS else _plain(value)
-    return d
-
-
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(obj: Any) -> tuple[str, ...]:
-    """The dataclass fields' names of ``obj``'s class, in order (looked up once per class)."""
-    names = _FIELD_NAMES.get(type(obj))
-    if names is None:
-        names = _FIELD_NAMES[type(obj)] = tuple(f.name for f in dataclasses.fields(obj))
-    return names
-
-
-def _rounded(value: Any, places: int) -> Any:
-    """``value`` with its floats (alone or in a list) rounded to ``places`` decimals; anything else as is."""
-    if type(value) is float:
-        return round(value, places)
-    if type(value) in (list, tuple):
-        return type(value)(round(v, places) if type(v) is float else v for v in value)
-    return value
 
 
 class Message:
-    """Mixin: JSON round trip for a frozen dataclass, tagged with its kind."""
+    """Base of every value that travels: a frozen dataclass tagged with its ``kind``."""
 
     __slots__ = ()  # a message class declared with slots=True (MoveEvent: one per ply is kept) has no __dict__
 
     kind: ClassVar[str] = "message"
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        kind = cls.__dict__.get("kind")
-        if kind is None:
-            return  # an abstract base such as Outgoing
-        other = KINDS.get(kind)
-        if other is not None and (other.__module__, other.__qualname__) != (cls.__module__, cls.__qualname__):
-            raise TypeError(f"message kind {kind!r} of {cls.__qualname__} is already {other.__qualname__}'s")
-        KINDS[kind] = cls
-
-    def body(self) -> dict[str, Any]:
-        """The dataclass fields as plain JSON-able values (without ``kind``, ``v`` and ``ts``)."""
-        d = _fields_dict(self)
-        d.pop("ts", None)
-        return d
-
-    def to_dict(self) -> dict[str, Any]:
-        d = _fields_dict(self)
-        d["kind"] = self.kind
-        return d
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"))
-
-    @classmethod
-    def from_dict(cls: type[T], d: dict[str, Any]) -> T:
-        """The message of a ``to_dict()``: unknown keys ignored, JSON arrays back to tuples where a field is one."""
-        fields = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
-        return cls(**{
-            k: tuple(v) if isinstance(v, list) and fields[k].startswith("tuple") else v
-            for k, v in d.items() if k in fields
-        })
-
-    @classmethod
-    def from_json(cls: type[T], text: str | bytes) -> T:
-        return cls.from_dict(json.loads(text))
-
 
 @dataclass(frozen=True)
 class Outgoing(Message):
-    """Base of what the monitor publishes: routing declared by the class, a server timestamp per message.
+    """Base of what the monitor publishes, with the time the hub published it.
 
     ``ts`` is the unix time (seconds) at which the hub published the message
     (0.0 before), for clients to measure publish → receive latency; it takes
@@ -233,204 +106,7 @@ class Outgoing(Message):
     sent.
     """
 
-    channel: ClassVar[str]
-    """The hub channel every message of the class goes to (also the MQTT topic level under the prefix)."""
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ()
-    """Fields whose values make the snapshot key: a newer message with the same key replaces the older."""
-    topic_fields: ClassVar[tuple[str, ...] | None] = None
-    """Fields that make the MQTT topic levels after the channel (``key_fields`` when None)."""
-    detail: ClassVar[str | None] = None
-    """A per-key channel prefix: ``detail:<key>`` carries the messages of one key (``game:<id>``)."""
-    removes: ClassVar[tuple[str, ...]] = ()
-    """A removal: the outgoing kinds whose entry under this message's key it deletes (empty: a state message)."""
-    main_channels: ClassVar[tuple[str, ...]] = ()
-    """``channel`` and the channels of the kinds it ``removes`` (set when the class is defined)."""
-
-    detail_fields: ClassVar[tuple[str, ...]] = ()
-    """Fields sent only where the message goes out on its ``detail`` channel (a board's ``evals``, O(plies),
-    on ``game:<id>``); its copy on the main channel (``games``: every board of a round, to every client)
-    leaves them out (:meth:`main_json`). In-process faces and MQTT get every field."""
-    wire_decimals: ClassVar[dict[str, int]] = {}
-    """Decimal places a float field (or a list of floats) keeps in the JSON (WebSocket, MQTT, snapshots).
-
-    A live round sends hundreds of these a second to every client; ``-37.90909090909091`` says no
-    more than ``-37.91``. In-process faces (the TUI) get the exact values."""
-
     ts: float = dataclasses.field(default=0.0, compare=False, kw_only=True)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "kind" not in cls.__dict__:
-            return
-        fields = {n for c in cls.__mro__ for n in c.__dict__.get("__annotations__", {})}
-        for attr in ("wire_decimals", "detail_fields"):
-            unknown = set(getattr(cls, attr)) - fields
-            if unknown:
-                raise TypeError(f"{cls.__qualname__}: {attr} names no field {sorted(unknown)}")
-        if cls.detail_fields and not cls.detail:
-            raise TypeError(f"{cls.__qualname__}: detail_fields without a detail channel")
-        for attr in ("channel", "audience"):
-            if attr not in cls.__dict__:
-                raise TypeError(f"outgoing message {cls.__qualname__} must declare its {attr}")
-        if cls.audience not in (PUBLIC, ARBITER):
-            raise TypeError(f"{cls.__qualname__}: audience must be {PUBLIC!r} or {ARBITER!r}, not {cls.audience!r}")
-        for channel in (cls.channel, f"{cls.detail}:" if cls.detail else None):
-            if channel is None:
-                continue
-            had = CHANNEL_AUDIENCE.setdefault(channel, cls.audience)
-            if had != cls.audience:
-                raise TypeError(f"{cls.__qualname__}: channel {channel!r} is {had}, not {cls.audience}")
-        main = [cls.channel]
-        for kind in cls.removes:
-            target = OUTGOING.get(kind)
-            if target is None or target.removes or target.key_fields != cls.key_fields:
-                raise TypeError(f"{cls.__qualname__}: removes {kind!r}, which is not a state message with its key")
-            if target.audience != cls.audience:
-                raise TypeError(f"{cls.__qualname__}: removes {kind!r}, which is {target.audience}")
-            main += [target.channel] if target.channel not in main else []
-        cls.main_channels = tuple(main)
-        OUTGOING[cls.kind] = cls
-
-    @property
-    def key(self) -> str:
-        """The snapshot key (the ``key_fields`` joined by NUL; ``""`` for a single-state message)."""
-        fields = self.key_fields
-        if len(fields) == 1:  # most messages: one field, usually a str already (the hub asks per publish)
-            value = getattr(self, fields[0])
-            return value if type(value) is str else str(value)
-        return "\x00".join(str(getattr(self, f)) for f in fields)
-
-    def topic_parts(self) -> tuple[str, ...]:
-        """The free-text levels of the message's MQTT topic after its channel."""
-        fields = self.key_fields if self.topic_fields is None else self.topic_fields
-        return tuple(str(getattr(self, f)) for f in fields)
-
-    def channels(self) -> tuple[str, ...]:
-        """The hub channels this message is delivered on."""
-        if self.detail is None:
-            return self.main_channels
-        return (*self.main_channels, f"{self.detail}:{self.key}")
-
-    def stamped(self: OutgoingT, ts: float) -> OutgoingT:
-        """A copy of this message with its publication time set (the fields are not validated again).
-
-        >>> m = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9)
-        >>> s = m.stamped(5.0)
-        >>> (s.ts, m.ts, s == m, s.name)
-        (5.0, 0.0, True, 'A')
-        """
-        new = copy.copy(self)
-        object.__setattr__(new, "ts", ts)  # a frozen dataclass: replace() would run __init__ again, 8x slower
-        return new
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape: every field, ``kind``, ``v``; floats at the class's :attr:`wire_decimals`.
-
-        >>> PlayerEstimate("A", 2500, 10, -37.90909090909091, 0.09090909090909091, None, None,
-        ...                c_cr95=(0.02300497023786008, 0.9397269754859974)).to_dict()["c_cr95"]
-        (0.023, 0.9397)
-        """
-        return self._wire_dict(())
-
-    def main_dict(self) -> dict[str, Any]:
-        """:meth:`to_dict` of the message's copy on its main channel: without the :attr:`detail_fields`."""
-        return self._wire_dict(self.detail_fields)
-
-    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
-        d = _fields_dict(self, skip)
-        d["kind"] = self.kind
-        for name, places in self.wire_decimals.items():
-            if name not in skip:
-                d[name] = _rounded(d[name], places)
-        d["v"] = MESSAGE_VERSION
-        return d
-
-    def changed_since(self, prev: Outgoing) -> frozenset[str]:
-        """The fields (not the key's, not ``ts``) whose JSON differs from ``prev``'s: what a *patch* carries.
-
-        ``prev`` is the state this message replaces (:meth:`livemon.faces.hub.Hub.previous`: the same
-        class and key). A float is compared as the wire sends it (:attr:`wire_decimals`).
-
-        >>> a = PlayerEstimate("A", 2500, 10, -37.901, 0.4, None, None, c_mean=0.5)
-        >>> sorted(dataclasses.replace(a, moves=11, mean_gain=-37.899, c_mean=0.6).changed_since(a))
-        ['c_mean', 'moves']
-        """
-        decimals, key = self.wire_decimals, self.key_fields
-        changed = []
-        for name in _field_names(self):
-            if name == "ts" or name in key:
-                continue
-            new, old = getattr(self, name), getattr(prev, name)
-            if new == old:
-                continue
-            places = decimals.get(name)
-            if places is None or _rounded(new, places) != _rounded(old, places):
-                changed.append(name)
-        return frozenset(changed)
-
-    def patch_json(self, fields: Iterable[str], skip: tuple[str, ...] = ()) -> str:
-        """The JSON of a patch: ``"patch": true``, the key's fields, ``fields`` but not ``skip``, ``kind``, ``v``
-        and ``ts`` (docs/websocket.md: a client merges it into the state it holds of the key).
-
-        >>> a = BoardState("g1", "A", "B", 2700, 2650, "8/8/8/8/8/8/8/8 w - - 0 1", 2, evals=(10, 12))
-        >>> b = dataclasses.replace(a, ply=3, eval_cp=15, evals=(10, 12, 15), ts=9.5)
-        >>> b.patch_json(b.changed_since(a), skip=b.detail_fields)
-        '{"ts":9.5,"game_id":"g1","ply":3,"eval_cp":15,"kind":"board","v":3,"patch":true}'
-        """
-        keep = {"ts", *self.key_fields, *fields}.difference(skip)
-        d = self._wire_dict(tuple(name for name in _field_names(self) if name not in keep))
-        d["patch"] = True
-        return json.dumps(d, separators=(",", ":"))
-
-    def main_json(self) -> str:
-        """The JSON of the message's copy on its main channel (:meth:`main_dict`).
-
-        >>> b = BoardState("g1", "A", "B", None, None, "8/8/8/8/8/8/8/8 w - - 0 1", 2, eval_cp=-5, evals=(10, 20, -5))
-        >>> json.loads(b.main_json())["eval_cp"], "evals" in json.loads(b.main_json()), json.loads(b.to_json())["evals"]
-        (-5, False, [10, 20, -5])
-        """
-        if not self.detail_fields:
-            return self.to_json()
-        return json.dumps(self.main_dict(), separators=(",", ":"))
-
-
-OutgoingT = TypeVar("OutgoingT", bound="Outgoing")
-
-
-def outgoing_from_dict(d: dict[str, Any]) -> Outgoing:
-    """The outgoing message of a ``to_dict()`` (the class named by its ``kind``); InputError (a ValueError) when unknown.
-
-    >>> t = TTTRating("A", 1.0, 0.2, 2810.0, 40.0, 9, ts=1.5)
-    >>> back = outgoing_from_dict(json.loads(t.to_json()))
-    >>> back == t, back.ts, json.loads(t.to_json())["v"]
-    (True, 1.5, 3)
-    """
-    cls = OUTGOING.get(str(d.get("kind")))
-    if cls is None:
-        raise InputError(f"not an outgoing message kind: {str(d.get('kind'))[:40]!r}")
-    return cls.from_dict(d)
-
-
-def is_detail_channel(channel: str) -> bool:
-    """A per-key channel (``game:<id>``, ``player:<name>``: a class's ``detail`` prefix), not a main one.
-
-    >>> is_detail_channel("game:r1/b2"), is_detail_channel("games")
-    (True, False)
-    """
-    return ":" in channel
-
-
-def channel_audience(channel: str) -> Audience | None:
-    """The audience of a channel name (``game:<id>`` included), None for no channel.
-
-    >>> channel_audience("game:g1"), channel_audience("alerts"), channel_audience("nope"), channel_audience("game:")
-    ('public', 'arbiter', None, None)
-    """
-    prefix, sep, rest = channel.partition(":")
-    if not sep:
-        return CHANNEL_AUDIENCE.get(channel)
-    return CHANNEL_AUDIENCE.get(prefix + sep) if rest else None
 
 
 @dataclass(frozen=True)
@@ -565,12 +241,6 @@ class BoardState(Outgoing):
     """A live board as the faces show it, after its latest ply."""
 
     kind: ClassVar[str] = "board"
-    channel: ClassVar[str] = "games"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
-    detail: ClassVar[str | None] = "game"
-    detail_fields: ClassVar[tuple[str, ...]] = ("evals", "classes", "eval_preview", "moves", "moves_uci",
-                                                "first_choice")  # on game:<id>, not on games
     game_id: str
     white: str
     black: str
@@ -608,14 +278,13 @@ class BoardState(Outgoing):
     figures: InitVar[BoardFigures | None] = None
     """The board's figures as kept from its previous message (the core's: only what changed is made again); None:
     made here from ``evals``."""
-    derived_fields: ClassVar[tuple[str, ...]] = ("win_percents", "move_accuracy", "move_classes")
-    """The figures made from ``evals`` when the message is built (``audience.ply_figures``, one decimal; from the
-    pinned profile's values only: a preview, ``eval_preview``, never makes one), read as properties and written
-    beside ``evals`` wherever it goes out. Kept in one attribute, not three fields: a message's ``__dict__`` stays
-    within the 29 keys CPython shares between the instances of a class (a board message in the hub's log: ~300
-    bytes, not ~1,600): a slot of this class, beside the fields' ``__dict__``."""
 
     __slots__ = ("_shown",)
+    """The figures made from ``evals`` when the message is built (``audience.ply_figures``, one decimal; from the
+    pinned profile's values only: a preview, ``eval_preview``, never makes one), read as :attr:`win_percents`,
+    :attr:`move_accuracy` and :attr:`move_classes`. One slot, not three fields: a message's ``__dict__`` stays
+    within the 29 keys CPython shares between the instances of a class (a board message in the hub's log: ~300
+    bytes, not ~1,600)."""
 
     def __post_init__(self, figures: BoardFigures | None) -> None:
         evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
@@ -647,29 +316,16 @@ class BoardState(Outgoing):
         for name, value in slots.items():
             object.__setattr__(self, name, value)
 
-    def _wire_dict(self, skip: tuple[str, ...]) -> dict[str, Any]:
-        """With ``evals`` (``game:<id>``): the :attr:`derived_fields` as made when the message was built."""
-        d = super()._wire_dict(skip)
-        if "evals" in d:
-            d["win_percents"], d["move_accuracy"], d["move_classes"] = self._shown  # type: ignore[attr-defined]
-        return d
-
 
 @dataclass(frozen=True)
 class BoardRemoved(Outgoing):
     """A board withdrawn by its feed: it leaves the ``games`` list; ``game:<id>`` keeps this as its last word.
 
-    >>> m = BoardRemoved("r1/b2", "no longer listed by its feed")
-    >>> m.channels(), m.removes
-    (('games', 'game:r1/b2'), ('board',))
+    >>> BoardRemoved("r1/b2", "no longer listed by its feed").reason
+    'no longer listed by its feed'
     """
 
     kind: ClassVar[str] = "board_removed"
-    channel: ClassVar[str] = "games"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("game_id",)
-    detail: ClassVar[str | None] = "game"
-    removes: ClassVar[tuple[str, ...]] = ("board",)
     game_id: str
     reason: str = ""
 
@@ -679,15 +335,6 @@ class PlayerEstimate(Outgoing):
     """A player's live estimates (the ``players[]`` entry of ``analyse --json``, flattened)."""
 
     kind: ClassVar[str] = "player"
-    channel: ClassVar[str] = "players"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("name",)
-    detail: ClassVar[str | None] = "player"
-    detail_fields: ClassVar[tuple[str, ...]] = ("gain_histogram",)  # O(moves): on player:<name>, not on players
-    wire_decimals: ClassVar[dict[str, int]] = {
-        "mean_gain": 2, "expected_score_vs_engine": 4, "rating_diff_vs_engine": 1, "perceived_elo": 1,
-        "perceived_elo_range": 1, "event_perceived_elo": 1, "c_mean": 4, "c_sd": 4, "c_cr95": 4, "c_elo": 1,
-        "c_elo_cr95": 1, "ttt_mu": 1, "ttt_sigma": 1, "accuracy": 1}
     name: str
     elo: int | None
     moves: int
@@ -725,10 +372,6 @@ class TTTRating(Outgoing):
     """A player's latest TrueSkill Through Time posterior (β = 1 units and Elo scale)."""
 
     kind: ClassVar[str] = "ttt"
-    channel: ClassVar[str] = "ttt"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("name",)
-    wire_decimals: ClassVar[dict[str, int]] = {"mu": 4, "sigma": 4, "elo": 1, "elo_sigma": 1}
     name: str
     mu: float
     sigma: float
@@ -740,17 +383,9 @@ class TTTRating(Outgoing):
 @dataclass(frozen=True)
 class PlayerRemoved(Outgoing):
     """A player who played only withdrawn games (a name corrected, a phantom): gone from ``players`` and ``ttt``.
-
-    >>> PlayerRemoved("Black B").channels()
-    ('players', 'ttt', 'player:Black B')
     """
 
     kind: ClassVar[str] = "player_removed"
-    channel: ClassVar[str] = "players"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("name",)
-    detail: ClassVar[str | None] = "player"
-    removes: ClassVar[tuple[str, ...]] = ("player", "ttt")
     name: str
     reason: str = ""
 
@@ -760,10 +395,6 @@ class Alert(Outgoing):
     """A fair-play screening alert: for arbiters only, never on a public channel."""
 
     kind: ClassVar[str] = "alert"
-    channel: ClassVar[str] = "alerts"
-    audience: ClassVar[Audience] = ARBITER
-    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
-    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
     player: str
     event: str
     positions: int
@@ -783,10 +414,6 @@ class ScreeningNumbers(Outgoing):
     """
 
     kind: ClassVar[str] = "screening"
-    channel: ClassVar[str] = "screening"
-    audience: ClassVar[Audience] = ARBITER
-    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
-    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
     player: str
     event: str
     rating: float | None
@@ -827,11 +454,6 @@ class ScreeningRemoved(Outgoing):
     """A player-event whose only games were withdrawn: its screening row goes (arbiters only)."""
 
     kind: ClassVar[str] = "screening_removed"
-    channel: ClassVar[str] = "screening"
-    audience: ClassVar[Audience] = ARBITER
-    key_fields: ClassVar[tuple[str, ...]] = ("player", "event")
-    topic_fields: ClassVar[tuple[str, ...] | None] = ("event", "player")
-    removes: ClassVar[tuple[str, ...]] = ("screening",)
     player: str
     event: str
     reason: str = ""
@@ -849,14 +471,9 @@ class WorkerQuarantined(Outgoing):
 
     >>> WorkerQuarantined.of("w7", "said +3000 where this machine found +20", 12).line
     'engine worker w7 quarantined: said +3000 where this machine found +20; its 12 answers replaced'
-    >>> WorkerQuarantined.of("w7", "lied", 1).channels(), WorkerQuarantined.audience
-    (('arbiter_status',), 'arbiter')
     """
 
     kind: ClassVar[str] = "quarantine"
-    channel: ClassVar[str] = "arbiter_status"
-    audience: ClassVar[Audience] = ARBITER
-    key_fields: ClassVar[tuple[str, ...]] = ("worker",)
     worker: str
     reason: str
     replaced: int
@@ -875,8 +492,6 @@ class MonitorStatus(Outgoing):
     """Feeds, engine backlog and lag, for the status line and ``livemon status``."""
 
     kind: ClassVar[str] = "status"
-    channel: ClassVar[str] = "status"
-    audience: ClassVar[Audience] = PUBLIC
     feeds: tuple[dict[str, Any], ...] = ()
     backlog: int = 0
     searches: int = 0
@@ -900,17 +515,9 @@ class Moment(Outgoing):
     (``win_before``/``win_after``, the chart's), the mover's (``mover_win_before``/``mover_win_after``), the engine's
     best move there (None when the values came from the game's ``[%eval]``s), and the game: its players, event,
     round and board (``board``: from a round written ``R.B``, as lichess's broadcasts do; None otherwise).
-
-    >>> Moment("r1/b2", 31, "Qxb7", ("blunder",), "blunder", 55.0, 20.0, "Rd1").channels()
-    ('moments',)
     """
 
     kind: ClassVar[str] = "moment"
-    channel: ClassVar[str] = "moments"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("game_id", "ply")
-    wire_decimals: ClassVar[dict[str, int]] = {"win_before": 1, "win_after": 1, "mover_win_before": 1,
-                                               "mover_win_after": 1}
     game_id: str
     ply: int
     move_san: str
@@ -935,10 +542,6 @@ class MomentRemoved(Outgoing):
     """A moment whose ply a correction withdrew (or whose game its feed withdrew)."""
 
     kind: ClassVar[str] = "moment_removed"
-    channel: ClassVar[str] = "moments"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("game_id", "ply")
-    removes: ClassVar[tuple[str, ...]] = ("moment",)
     game_id: str
     ply: int
     reason: str = ""
@@ -954,15 +557,9 @@ class EventForecast(Outgoing):
     change since the round began); ``needs`` the final score giving even chances of first (None: none
     reachable does). ``error`` is one line when the event cannot be forecast (a Swiss whose number of rounds
     is not configured); ``players`` is then empty.
-
-    >>> EventForecast("Candidates", "drr", 14, 6, 8, 20000, 4, ()).channels()
-    ('forecast',)
     """
 
     kind: ClassVar[str] = "forecast"
-    channel: ClassVar[str] = "forecast"
-    audience: ClassVar[Audience] = PUBLIC
-    key_fields: ClassVar[tuple[str, ...]] = ("event",)
     event: str
     format: str
     rounds: int | None
@@ -975,7 +572,7 @@ class EventForecast(Outgoing):
     error: str | None = None
 
 
-PUBLIC_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == PUBLIC and not c.endswith(":"))
-"""The public channels (``game:<id>`` besides), in the order their messages were defined."""
-ARBITER_CHANNELS: tuple[str, ...] = tuple(c for c, a in CHANNEL_AUDIENCE.items() if a == ARBITER and not c.endswith(":"))
-"""The channels for arbiters only: never served to the public, on the overlay or in a public MQTT tree."""
+OUTGOING_CLASSES: tuple[type[Outgoing], ...] = (
+    BoardState, BoardRemoved, PlayerEstimate, TTTRating, PlayerRemoved, Alert, ScreeningNumbers, ScreeningRemoved,
+    WorkerQuarantined, MonitorStatus, Moment, MomentRemoved, EventForecast)
+"""Every outgoing value class (the hub routes each, every face's codec writes each)."""

@@ -1,20 +1,12 @@
-"""Reading PGN as users have it: multi-game files, broken files, files without blank lines.
+"""A game's tags as users have them: escaped, partly unknown, unrated, on older rating scales.
 
-A plain reader stops at the first bad game or merges games that are not separated
-by a blank line. :func:`split_games` splits the text into one chunk per game first
-(a tag-pair line that follows move text starts a new game), so that each game is
-parsed on its own (:func:`livemon.live.tracker.parse_chunk`, with
-:class:`QuietGameBuilder`) and a bad game costs one clear line, not the file.
-
-It is also the one place that reads a game's tags, for the live feeds and the
+The text is split into games by :mod:`livemon.live.splitter` (``split_games`` is here too, for the
+callers that read tags) and each game's moves are read by :mod:`livemon.live.reader`. This module is
+the one place that reads a game's tags, for the live feeds and the
 batch commands alike: :func:`chunk_headers` (python-chess's
 ``HeadersBuilder``), :func:`rating` (the one "is rated" rule), :func:`game_date`
 (the one date precedence), :func:`parse_result` / :func:`white_score` (the one
 result parser) and :func:`game_info`.
-
->>> text = '[White "A"]\\n[Black "B"]\\n\\n1. e4 e5 1-0\\n[White "C"]\\n[Black "D"]\\n\\n1. d4 Ke4 0-1\\n'
->>> [separated for _, separated in split_games(text)]
-[True, False]
 """
 
 from __future__ import annotations
@@ -28,9 +20,11 @@ import chess
 import chess.pgn
 
 from livemon.live.messages import GameInfo
+from livemon.live.movetext import TAG_LINE
+from livemon.live.splitter import numbered_games as numbered_games
+from livemon.live.splitter import split_games as split_games
 from livemon.rating.scale import read_tag
 
-_TAG_LINE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"(?:[^"\\]|\\.)*"\s*\]\s*$')
 
 FINAL_RESULTS = ("1-0", "0-1", "1/2-1/2")
 """The results of a finished game, in PGN notation."""
@@ -39,40 +33,6 @@ RESULT_TOKENS = FINAL_RESULTS + ("*",)
 _RESULT_SPELLINGS = {"½-½": "1/2-1/2"}
 _WHITE_SCORES = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 _DATE = re.compile(r"^(\d{4})[.\-/](\d{2}|\?\?)[.\-/](\d{2}|\?\?)")
-
-
-def split_games(text: str) -> Iterator[tuple[str, bool]]:
-    """Split PGN text into per-game chunks.
-
-    Yields ``(chunk, separated)``; ``separated`` is False when the game was not
-    preceded by a blank line (the chess.com export bug).
-    """
-    for _, chunk, separated in numbered_games(text):
-        yield chunk, separated
-
-
-def numbered_games(text: str) -> Iterator[tuple[int, str, bool]]:
-    """:func:`split_games` with the number of each chunk's first non-blank line: ``(line, chunk, separated)``."""
-    chunk: list[str] = []
-    first = 0
-    in_movetext = False
-    last_blank = True
-    separated = True
-    for number, line in enumerate(text.splitlines(), start=1):
-        is_tag = bool(_TAG_LINE.match(line))
-        if is_tag and in_movetext:
-            yield first, "\n".join(chunk) + "\n", separated
-            chunk, in_movetext, first = [], False, 0
-            separated = last_blank
-        stripped = line.strip()
-        if stripped and not first:
-            first = number
-        if stripped and not is_tag and not stripped.startswith("%"):
-            in_movetext = True
-        last_blank = not stripped
-        chunk.append(line)
-    if any(s.strip() for s in chunk):
-        yield first, "\n".join(chunk) + "\n", separated
 
 
 def unescape_tag(value: str) -> str:
@@ -84,16 +44,6 @@ def unescape_tag(value: str) -> str:
     if "\\" not in value:
         return value
     return re.sub(r'\\(["\\])', r"\1", value)
-
-
-class QuietGameBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
-    """python-chess's game builder, tags unescaped, parse errors collected on the game instead of logged."""
-
-    def visit_header(self, tagname: str, tagvalue: str) -> None:
-        super().visit_header(tagname, unescape_tag(tagvalue))
-
-    def handle_error(self, error: Exception) -> None:
-        self.game.errors.append(error)
 
 
 class _TagsBuilder(chess.pgn.HeadersBuilder):  # type: ignore[type-arg]
@@ -205,7 +155,7 @@ def _tag_block(chunk: str) -> str:
     end = 0
     for line in chunk.splitlines(keepends=True):
         stripped = line.strip()
-        if stripped and not stripped.startswith("%") and not _TAG_LINE.match(line):
+        if stripped and not stripped.startswith("%") and not TAG_LINE.match(line):
             break
         end += len(line)
     return chunk[:end]

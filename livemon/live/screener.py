@@ -81,6 +81,7 @@ ignores everything.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -862,9 +863,16 @@ def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
     return screener
 
 
+def _fields(numbers: ScreeningNumbers) -> dict[str, Any]:
+    """A row's numbers by name (its fields but ``ts``: when it was published is no number of it)."""
+    d = dataclasses.asdict(numbers)
+    del d["ts"]
+    return d
+
+
 def alert_details(alert: ScreeningAlert) -> dict[str, Any]:
     """The ``details`` of a :class:`~livemon.live.messages.Alert`: level, every number, the top moves."""
-    numbers = {k: list(v) if isinstance(v, tuple) else v for k, v in alert.numbers.body().items()}  # as JSON
+    numbers = {k: list(v) if isinstance(v, tuple) else v for k, v in _fields(alert.numbers).items()}  # as JSON
     return {"level": alert.level, "numbers": numbers, "top_moves": alert.top_moves}
 
 
@@ -874,7 +882,7 @@ def screening_report(screener: Screener) -> dict[str, Any]:
     cfg = screener.cfg
     rows = []
     for numbers in screener.table():
-        row = numbers.body()
+        row = _fields(numbers)
         row["top_moves"] = screener.top_moves((numbers.player, numbers.event)) if numbers.level else []
         rows.append(row)
     line = screener.line

@@ -43,20 +43,21 @@ unless every listing of it is finished (an archive of a match: ``#2``,
 ``#3``…): the finished listing wins, else the longer, else the later, with
 one :class:`FeedError` (the first time).
 
-DGT boards: at game end the arbiter or players put the kings on the centre
-squares to signal the result and LiveChess may send that as moves. Rule
-(conservative, after lichess's ``RelayInputSanity.fixDgtKingsInTheCenter``):
-when the first illegal move of a game's main line is a king move and it and
-whatever follows it are at most two king moves at the very end of the main
-line, they are dropped with a :class:`FeedNotice` and the game is accepted. A legal
-final king move is kept (it cannot be told from a real one); an illegal king
-move in the middle of a game is a FeedError like any illegal move.
+Reading: every PGN text is read by :mod:`livemon.live.reader` (python-chess's parser and one visitor):
+a game's text read from its start (:func:`parse_chunk`), or -- a game that only gained moves since the
+text last applied to it -- resumed from its last ply on the board the tracker holds, so that a growing
+game costs its new moves per poll. The reader applies the DGT end-of-game king rule (the king moves are
+dropped with a :class:`FeedNotice`). A move read from PGN is read on the board before it, which is the
+feed's legality decision: the tracker does not check those plies again. A ply list given as UCI moves
+(:meth:`GameTracker.update` with a :class:`Snapshot` not made by the reader, the MQTT feed's) is read
+move by move on the tracker's board before anything changes. The core checks each
+:class:`~livemon.live.messages.MoveEvent` against its own game once more as it arrives, because messages
+reach it from other processes too (the bus); a move a tracker emitted never fails that check.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Mapping, Sequence
@@ -64,7 +65,7 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 import chess
 import chess.pgn
 
-from livemon.live.fields import sane_eval, sane_seconds
+from livemon.live.fields import sane_eval
 from livemon.live.messages import (
     FeedError,
     FeedNotice,
@@ -74,46 +75,16 @@ from livemon.live.messages import (
     Message,
     MoveEvent,
 )
-from livemon.live.movetext import (
-    Tail,
-    balanced,
-    comment_eval,
-    comment_mate,
-    comment_seconds,
-    is_terminated,
-    mainline_sans,
-    plain_core,
-    scan_moves,
-    tag_head,
-)
-from livemon.live.pgn import (
-    FINAL_RESULTS,
-    QuietGameBuilder,
-    chunk_headers,
-    game_info,
-    parse_result,
-    split_games,
-)
-from livemon.rating.evaluation import score_cp
+from livemon.live.movetext import balanced, is_terminated, tag_head
+from livemon.live.pgn import FINAL_RESULTS, chunk_headers, game_info, parse_result
+from livemon.live.reader import Ply as Ply
+from livemon.live.reader import read_from, read_pgn, resume_point
+from livemon.live.splitter import split_games
 
-"""Centipawn value of a forced mate (either distance), White's view."""
-
-_KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
 _URL = re.compile(r"^https?://\S+$", re.I)
 
 WITHDRAW_READS = 3
 """Whole reads of a round in a row that must miss a game before it is withdrawn (with ``withdraw_after`` seconds)."""
-
-
-@dataclass(frozen=True)
-class Ply:
-    """One ply as a source knows it; only ``uci`` identifies it."""
-
-    uci: str
-    clock: float | None = None
-    emt: float | None = None
-    eval_cp: int | None = None
-    eval_mate: int | None = None
 
 
 @dataclass
@@ -128,6 +99,9 @@ class Snapshot:
     settled: bool = False  # incomplete but unchanged for a poll: may create the game, still never rolls back
     start_eval: int | None = None  # the [%eval] before the first move (White's view), if any
     note: str | None = None  # what reading it changed that is worth saying (DGT king moves dropped)
+    read: bool = False  # its plies were read on a board from its start (the reader's): legal there, not re-checked
+    resume_at: int | None = None  # where its text may be cut to be resumed (reader.resume_point); None: it may not
+    sans: int = 0  # SAN tokens parsed to read it (the reader's work)
 
 
 @dataclass
@@ -158,76 +132,46 @@ def default_game_key(headers: Mapping[str, str]) -> str:
     return tags_key(headers)
 
 
-def eval_cp(node: chess.pgn.ChildNode) -> int | None:
-    """The node's ``[%eval]`` in White-POV centipawns, mates at ±3900, clamped (docs/models.md §0)."""
-    pov = node.eval()
-    return None if pov is None else score_cp(pov)
-
-
-def eval_mate(node: chess.pgn.ChildNode) -> int | None:
-    """The node's ``[%eval #n]`` distance to mate (moves, White's view), for display; None when not a mate."""
-    pov = node.eval()
-    return None if pov is None else pov.white().mate()
-
-def _plies_of(game: chess.pgn.Game) -> list[Ply]:
-    out = []
-    for node in game.mainline():
-        out.append(Ply(node.move.uci(), sane_seconds(node.clock()), sane_seconds(node.emt()), eval_cp(node),
-                       eval_mate(node)))
-    return out
-
-
 def snapshot_of_game(game: chess.pgn.Game, complete: bool = True) -> Snapshot:
-    """A parsed python-chess game (no errors) as a snapshot."""
-    board = game.board()
-    fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
-    start = game.eval()
-    return Snapshot(dict(game.headers), _plies_of(game), complete, fen, board.chess960,
-                    start_eval=None if start is None else sane_eval(score_cp(start)))
+    """A python-chess game (no errors) as a snapshot: its PGN read by :func:`parse_chunk` (the one reader)."""
+    snap = parse_chunk(str(game), complete)
+    assert isinstance(snap, Snapshot), snap  # noqa: S101 - a game python-chess built reads back whole
+    return snap
 
 
 def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Snapshot | BadSnapshot | None:
-    """Parse one game's PGN text (a chunk from :func:`split_games`).
+    """One game's PGN text (a chunk from :func:`split_games`) read by :func:`~livemon.live.reader.read_pgn`.
 
-    ``complete`` None means: complete iff the text ends in a result or ``*``.
-    Returns None for text with no game in it.
+    ``complete`` None means: complete iff the text ends in a result or ``*``. Returns None for text with no
+    game in it; DGT end-of-game king moves are dropped with a :attr:`Snapshot.note`.
     """
     if complete is None:
         complete = is_terminated(chunk)
-    try:
-        game = chess.pgn.read_game(io.StringIO(chunk), Visitor=QuietGameBuilder)
-    except Exception as exc:  # python-chess raises only on truly broken input
-        return BadSnapshot({}, f"{label}unreadable PGN ({exc})")
-    if game is None:
+    read = read_pgn(chunk)
+    if read is None:
         return None
-    headers = dict(game.headers)
-    dropped = None
-    if game.errors:
-        err = game.errors[0]
-        dropped = _dgt_trailing_kings(chunk, game, err)
-        if dropped is None:
-            who = f"{headers.get('White', '?')} - {headers.get('Black', '?')}"
-            return BadSnapshot(headers, f"{label}{who}, round {headers.get('Round', '?')}: {err}")
-    snap = snapshot_of_game(game, complete)
-    if dropped is not None:
-        snap.note = (f"dropping DGT end-of-game king move(s) {' '.join(dropped)} in {headers.get('White', '?')} - "
+    headers = dict(read.headers)
+    if read.error is not None:
+        if not read.headers:
+            return BadSnapshot({}, f"{label}{read.error}")
+        who = f"{headers.get('White', '?')} - {headers.get('Black', '?')}"
+        return BadSnapshot(headers, f"{label}{who}, round {headers.get('Round', '?')}: {read.error}")
+    board = read.start
+    fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
+    snap = Snapshot(headers, read.plies, complete, fen, board.chess960, start_eval=sane_eval(read.start_eval),
+                    read=True, resume_at=resume_point(chunk) if read.resumable else None, sans=read.sans)
+    if read.dropped:
+        snap.note = (f"dropping DGT end-of-game king move(s) {' '.join(read.dropped)} in {headers.get('White', '?')} - "
                      f"{headers.get('Black', '?')} (illegal after {len(snap.plies)} plies)")
     return snap
 
 
-def _dgt_trailing_kings(chunk: str, game: chess.pgn.Game, err: Exception) -> list[str] | None:
-    """The SANs to drop under the DGT rule, or None when the error is real."""
-    if not isinstance(err, chess.IllegalMoveError) or len(game.errors) != 1:
-        return None
-    n = sum(1 for _ in game.mainline())
-    sans = mainline_sans(chunk)
-    tail = sans[n:]
-    if not 1 <= len(tail) <= 2 or not all(_KING_MOVE.match(s) for s in tail):
-        return None
-    # the failed SAN must be the first of the tail (the error came from the main line)
-    if f"'{tail[0]}'" not in str(err):
-        return None
-    return tail
+@dataclass(frozen=True)
+class Tail:
+    """The text of a game last applied, cut where it may be resumed (``core``), and its plies."""
+
+    core: str
+    plies: int
 
 
 class GameTracker:
@@ -237,9 +181,10 @@ class GameTracker:
     passing one disables the shared-Site check.
 
     A complete game whose text is the text last applied to it plus new moves
-    (the common case live: one more move) is read by parsing only the new
-    SAN tokens on the board the tracker holds (``append_only``); anything
-    else is parsed whole. Both give the same messages.
+    (the common case live: one more move) is read by resuming the reader at
+    its last ply on the board the tracker holds (``append_only``): only the
+    new SAN tokens are parsed. Anything else is read whole. Both give the
+    same messages.
     """
 
     def __init__(self, feed: str = "", key: KeyFunc | None = None, withdraw_after: float | None = 10.0,
@@ -268,9 +213,11 @@ class GameTracker:
         self._tails: dict[str, Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
         self._notices: list[Message] = []  # FeedNotices not yet returned (handed out by the next update)
         self.fast_applied = 0
-        """Changed chunks applied by the append-only fast path (only their new moves parsed)."""
+        """Changed chunks read by resuming from the game's last ply (only their new moves parsed)."""
         self.parsed = 0
-        """Chunks parsed whole (python-chess, every move replayed)."""
+        """Chunks read whole (from the game's start: every SAN parsed)."""
+        self.sans_read = 0
+        """SAN tokens parsed, whole reads and resumed ones: the reading work done."""
 
     # ------------------------------------------------------------------ state
     @property
@@ -374,7 +321,7 @@ class GameTracker:
                 for n, i in enumerate(where[1:], 2):
                     ids[i] = f"{gid}#{n}"
                 continue
-            plies = [len(mainline_sans(chunks[i][0])) for i in where]
+            plies = [_plies_listed(chunks[i][0]) for i in where]
             best = max(range(len(where)), key=lambda k: (finished[k], plies[k], k))
             skipped.update(i for k, i in enumerate(where) if k != best)
             if gid not in self._duplicates:
@@ -447,7 +394,7 @@ class GameTracker:
 
     def _parse_and_apply(self, chunk: str, complete: bool, gid: str, label: str, settled: bool,
                          tail_ok: bool) -> list[Message]:
-        """The whole chunk parsed by python-chess (every move replayed) and diffed against what was sent."""
+        """The whole chunk read from the game's start (every SAN parsed) and diffed against what was sent."""
         self.parsed += 1
         parsed = parse_chunk(chunk, complete, label)
         if parsed is None:
@@ -457,6 +404,7 @@ class GameTracker:
                 return []  # the rest of the game is not written yet: its complete text says whether it is wrong
             self._tails.pop(gid, None)
             return self._error(gid, parsed.error)
+        self.sans_read += parsed.sans
         if not complete and settled:
             parsed.settled = True
             if not tail_ok:
@@ -469,29 +417,27 @@ class GameTracker:
         return out
 
     def _note_tail(self, chunk: str, gid: str, snap: Snapshot) -> None:
-        """Remember a complete chunk that was applied whole, if the next version may be read by appending to it.
+        """Remember a complete chunk that was applied whole, if the next version may be read by resuming it.
 
-        Only a plain game: tags then moves, clock/eval comments and NAGs, no variation, ``;`` or ``%``
-        line, no blank line inside the moves, ending in ``*`` with no final result in its tags; its
-        moves exactly the game's as sent (not a rejected or cut-down snapshot), a standard board.
+        The reader says where (:attr:`Snapshot.resume_at`: the text ended in ``*`` at the top level of a clean
+        main line); the game must have no final result in its tags, and its moves must be exactly the ones
+        read (not a cut-down or rejected snapshot).
         """
         state = self._games.get(gid)
-        if (state is None or state.result is not None or state.start.chess960
+        if (snap.resume_at is None or state is None or state.result is not None
                 or parse_result(snap.headers.get("Result")) in FINAL_RESULTS
                 or len(state.ucis) != len(snap.plies) or state.ucis != [p.uci for p in snap.plies]):
             return
-        core = plain_core(chunk, len(state.ucis))
-        if core is not None:
-            self._tails[gid] = Tail(core, len(state.ucis))
+        self._tails[gid] = Tail(chunk[: snap.resume_at], len(state.ucis))
 
     def _append_only(self, chunk: str, gid: str) -> list[Message] | None:
-        """The fast path: ``chunk`` is the last applied chunk of ``gid`` with new moves appended; None: not sure.
+        """The resumed read: ``chunk`` is the last applied chunk of ``gid`` with text appended after its
+        resume point; None: it is not, or the appended text is no clean run of new moves.
 
-        Only the new SAN tokens are parsed, on the board the tracker holds; the messages are those
-        :meth:`update` gives for the whole chunk parsed (a new move's ``[%clk]``, ``[%emt]`` and
-        ``[%eval]`` read as python-chess reads them). Anything else (tags or earlier moves changed, a
-        variation, a result, a comment that spans lines, an illegal or unreadable move) falls back to
-        the full parse.
+        The appended text is read by :func:`~livemon.live.reader.read_from` on the board the tracker holds
+        (the board at ply N): the work is the new moves', and the messages are those :meth:`update` gives
+        for the whole chunk read from its start. Anything else (tags or earlier moves changed, a result, an
+        illegal or unreadable move) is read whole.
         """
         tail = self._tails[gid]
         state = self._games.get(gid)
@@ -499,39 +445,35 @@ class GameTracker:
                 or not chunk.startswith(tail.core) or len(chunk) == len(tail.core)
                 or not chunk[len(tail.core)].isspace()):
             return None
-        scanned = scan_moves(chunk[len(tail.core):])
-        if scanned is None or not scanned[0]:
-            return None
-        moves, _end = scanned
-        board = state.board_at(len(state.ucis))
-        n = len(state.ucis)
-        new: list[MoveEvent] = []
-        for san, comment in moves:
-            try:
-                move = board.parse_san(san)
-            except ValueError:
-                return None  # the full parse says what is wrong (or drops DGT kings)
-            if not move:
-                return None  # a null move: the full parse refuses it
-            turn_after = not board.turn
-            new.append(MoveEvent(gid, n + len(new) + 1, move.uci(), board.san(move), board.fen(),
-                                 sane_seconds(comment_seconds(chess.pgn.CLOCK_REGEX, comment)),
-                                 sane_seconds(comment_seconds(chess.pgn.EMT_REGEX, comment)),
-                                 sane_eval(comment_eval(comment, turn_after)), self.feed,
-                                 eval_mate=comment_mate(comment)))
-            board.push(move)
-        state.extend([m.uci for m in new], board)
+        suffix = chunk[len(tail.core):]
+        held = state.board if state.board is not None else state.board_at(tail.plies)  # only read, never changed
+        read = read_from(suffix, held)
+        self.sans_read += read.sans
+        if read.error is not None or read.dropped or not read.plies or not read.resumable or read.end is None:
+            return None  # the whole read says what is wrong (or drops DGT kings), or where to resume next
+        new = []
+        for i, (ply, (san, fen)) in enumerate(zip(read.plies, read.written), tail.plies + 1):
+            cp = sane_eval(ply.eval_cp)
+            new.append(MoveEvent(gid, i, ply.uci, san, fen, ply.clock, ply.emt, cp, self.feed, None,
+                                 ply.eval_mate if cp is not None else None))
+        state.extend([m.uci for m in new], read.end)
         self._plies += len(new)
         self._errors.pop(gid, None)
-        self._tails[gid] = Tail(chunk[: len(tail.core) + _end - 1].rstrip(), len(state.ucis))
+        self._tails[gid] = Tail(tail.core + suffix[: resume_point(suffix)], len(state.ucis))
         self.fast_applied += 1
         return list(new)
 
-    def update_game(self, game: chess.pgn.Game, complete: bool = True) -> list[Message]:
-        """A parsed python-chess game; games with parse errors give a FeedError."""
-        if game.errors:
-            return self._said(self._error(self.key_of(game.headers), f"{tags_key(game.headers)}: {game.errors[0]}"))
-        return self.update(snapshot_of_game(game, complete))
+    def _events(self, gid: str, board: chess.Board, plies: Sequence[Ply], before: int,
+                start_eval: int | None = None) -> list[MoveEvent]:
+        """The MoveEvents of ``plies`` (legal on ``board``, the board after ply ``before``), pushed on ``board``."""
+        new: list[MoveEvent] = []
+        for i, ply in enumerate(plies, before):
+            move = chess.Move.from_uci(ply.uci)
+            cp = sane_eval(ply.eval_cp)
+            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt, cp, self.feed,
+                                 start_eval if i == 0 else None, ply.eval_mate if cp is not None else None))
+            board.push(move)
+        return new
 
     def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
         """The core: diff a snapshot against what was emitted (with the notices not yet returned)."""
@@ -560,21 +502,13 @@ class GameTracker:
         rollback = p < len(known)
         if rollback and not snap.complete:
             return []  # a cut or half-written game: not a correction
-        # check legality of the new plies before changing anything
+        # a ply list of UCI moves (not read from PGN on this start) is read on the board before anything changes
         board = state.board_at(p)
-        new: list[MoveEvent] = []
-        for i in range(p, len(plies)):
-            ply = plies[i]
-            try:
-                move = chess.Move.from_uci(ply.uci)
-            except ValueError:
-                move = None
-            if move is None or not board.is_legal(move):
-                return self._error(gid, f"{gid}: illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}")
-            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt,
-                                 sane_eval(ply.eval_cp), self.feed, snap.start_eval if i == 0 else None,
-                                 ply.eval_mate if sane_eval(ply.eval_cp) is not None else None))
-            board.push(move)
+        if not (snap.read and _same_start(state.start, snap)):
+            bad = _unreadable(board.copy(stack=False), plies, p)
+            if bad is not None:
+                return self._error(gid, f"{gid}: {bad}")
+        new = self._events(gid, board, plies[p:], p, snap.start_eval)
         if gid not in self._games:
             self._games[gid] = state
             info = game_info(snap.headers, gid)
@@ -761,6 +695,32 @@ class _GameState:
     def extend(self, ucis: Iterable[str], board: chess.Board) -> None:
         self.ucis.extend(ucis)
         self.board = board
+
+
+def _plies_listed(chunk: str) -> int:
+    """The plies one listing of a game reads to (DGT king moves included)."""
+    read = read_pgn(chunk)
+    return 0 if read is None else len(read.plies) + len(read.dropped)
+
+
+def _same_start(start: chess.Board, snap: Snapshot) -> bool:
+    """The snapshot's plies were read from the start the tracker holds for its game."""
+    if snap.fen is None:
+        return start is _STANDARD_START
+    return not start.move_stack and start.chess960 == snap.chess960 and start.fen() == snap.fen
+
+
+def _unreadable(board: chess.Board, plies: Sequence[Ply], before: int) -> str | None:
+    """Why a ply of ``plies`` (from ply ``before`` + 1 on ``board``) is no move there, or None when all are."""
+    for i, ply in enumerate(plies[before:], before):
+        try:
+            move = chess.Move.from_uci(ply.uci)
+        except ValueError:
+            move = None
+        if move is None or not board.is_legal(move):
+            return f"illegal move {ply.uci!r} at ply {i + 1} in {board.fen()}"
+        board.push(move)
+    return None
 
 
 _STANDARD_START = chess.Board()

@@ -47,7 +47,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
-    "ForecastParams", "DEFAULT", "pregame", "pregame_arrays", "ingame", "ingame_arrays", "ttt_result",
+    "ForecastParams", "DEFAULT", "RAPID", "pregame", "pregame_arrays", "ingame", "ingame_arrays", "ttt_result",
     "material", "log_loss", "score_log_loss", "lichess_expected", "fit_pregame", "fit_ingame",
 ]
 
@@ -124,6 +124,14 @@ DEFAULT = ForecastParams(
     a2=1.769684, g0=0.871135, g1=0.57618, d1=-1.731174, d2=3.081252, kc=1.538543,
 )
 """The fitted figures of ``livemon/data/forecast.json`` (``bench/forecast.py fit`` writes both)."""
+
+RAPID = ForecastParams(
+    k=0.759067, white=37.892262, c0=0.129044, c1=0.704547, c2=-0.153103,
+    fitted_on={"pregame": "398 rated rapid games: Saint Louis Rapid 2022, ch-ROU Rapid 2022 (open, women)"},
+)
+"""The pre-game model of rapid games (a knockout's tiebreak, :mod:`livemon.rating.standings`): the same form
+fitted on the calibration set's rapid events (``bench/forecast.py fit-rapid``). The rating edge counts for less
+than in classical games (k 0.76) and the draw zone is narrower at the same level."""
 
 
 def _softplus(x: Float) -> Float:

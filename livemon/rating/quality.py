@@ -57,6 +57,7 @@ players can be told apart yet (:func:`told_apart`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -280,7 +281,10 @@ class JointWeights:
     Score = ``intercept`` + ``own``·x̄ + ``opponent``·x̄_opp + ``opponent_elo``·r_opp (x̄ the feature means of the
     game's counted moves); its noise around the rating: σ_p (``sigma_persist``, a player's level in the event)
     and per game σ_d² + σ_m²/n + σ_m,opp²/n_opp (the day, the player's moves, the opponent's moves), measured
-    out of fold like the single side's and scaled by the same :attr:`QualityModel.noise_level`.
+    out of fold like the single side's and scaled by the same :attr:`QualityModel.noise_level`. ``scale``: the
+    factor on a game's parts (σ_d, σ_m, σ_m,opp) that makes the reading's own out-of-fold single-game 95%
+    intervals cover 95% of the ratings (:func:`fit_quality_model`): a game's errors are heavier-tailed than a
+    normal of their variance, so the variance alone gives intervals that cover more than they say.
 
     >>> j = JointWeights(2000.0, (100.0,) + (0.0,) * (len(FEATURES) - 1), (-50.0,) + (0.0,) * (len(FEATURES) - 1),
     ...                  0.1, 80.0, 300.0, 1400.0, 600.0)
@@ -289,6 +293,8 @@ class JointWeights:
     2250.0
     >>> round(math.sqrt(j.game_variance(30, 30)))
     409
+    >>> round(math.sqrt(JointWeights.from_dict({**j.to_dict(), "scale": 0.9}).game_variance(30, 30)))
+    368
     """
 
     intercept: float
@@ -299,6 +305,7 @@ class JointWeights:
     sigma_day: float
     sigma_move: float
     sigma_move_opponent: float
+    scale: float = 1.0
 
     def score(self, sums: Sequence[int], n: int, opponent: Opponent) -> float:
         """One game's score (Elo) from the player's ``sums`` of ``n`` counted moves and the ``opponent``'s."""
@@ -308,18 +315,19 @@ class JointWeights:
 
     def game_variance(self, n: int, m: int) -> float:
         """A game's noise (Elo², before the level's scale): the day, ``n`` of the player's moves, ``m`` of theirs."""
-        return self.sigma_day**2 + self.sigma_move**2 / max(n, 1) + self.sigma_move_opponent**2 / max(m, 1)
+        return self.scale**2 * (self.sigma_day**2 + self.sigma_move**2 / max(n, 1)
+                                + self.sigma_move_opponent**2 / max(m, 1))
 
     def to_dict(self) -> dict[str, Any]:
         return {"intercept": self.intercept, "own": list(self.own), "opponent": list(self.opponent),
                 "opponent_elo": self.opponent_elo, "sigma_persist": self.sigma_persist, "sigma_day": self.sigma_day,
-                "sigma_move": self.sigma_move, "sigma_move_opponent": self.sigma_move_opponent}
+                "sigma_move": self.sigma_move, "sigma_move_opponent": self.sigma_move_opponent, "scale": self.scale}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> JointWeights:
         return cls(float(d["intercept"]), tuple(float(w) for w in d["own"]), tuple(float(w) for w in d["opponent"]),
                    float(d["opponent_elo"]), float(d["sigma_persist"]), float(d["sigma_day"]), float(d["sigma_move"]),
-                   float(d["sigma_move_opponent"]))
+                   float(d["sigma_move_opponent"]), float(d.get("scale", 1.0)))
 
 
 @dataclass(frozen=True)
@@ -365,6 +373,10 @@ class QualityModel:
     fitted by maximum likelihood on out-of-fold errors (:meth:`noise_scale`). A club player's games are
     noisier than a grandmaster's, and their rating a looser guide to their level in an event: one pooled
     noise would be too narrow for the one and too wide for the other."""
+    level_bias: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """The estimate's mean error by level, c₀ + c₁·x + c₂·x² (Elo, x = (level − 2000)/1000), fitted on the out-of-fold
+    errors of the fit's player-events (:func:`fit_quality_model`, ``level_bias``) and taken off the point
+    (:meth:`score`): where the features' lines on Elo are not straight, the inversion reads some levels high."""
 
     def __post_init__(self) -> None:
         if len(self.weights) != len(FEATURES) or self.features != FEATURES:
@@ -466,7 +478,25 @@ class QualityModel:
         >>> round(math.sqrt(m.variance_of(games))), round(math.sqrt(m.variance(50, 2)))
         (404, 384)
         """
-        return self._score_of(stats, self._game_weights(stats))
+        weighted = self._game_weights(stats)
+        return self._debiased(stats, weighted, self._score_of(stats, weighted))
+
+    def bias_at(self, level: float) -> float:
+        """The estimate's mean error at ``level`` (:attr:`level_bias`, clamped to the ratings fitted on).
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
+        ...                  level_bias=(30.0, 0.0, -100.0))
+        >>> m.bias_at(2000.0), m.bias_at(2500.0), m.bias_at(3500.0) == m.bias_at(2800.0)
+        (30.0, 5.0, True)
+        """
+        c0, c1, c2 = self.level_bias
+        x = (min(max(level, self.elo_min), self.elo_max) - 2000.0) / 1000.0
+        return c0 + c1 * x + c2 * x * x
+
+    def _debiased(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None, elo: float) -> float:
+        if self.level_bias == (0.0, 0.0, 0.0):
+            return elo
+        return elo - self.bias_at(self._level_of(stats, weighted, elo))
 
     def variance_of(self, stats: QualityStats, elo: float | None = None) -> float:
         """Var of :meth:`score` around the rating (Elo²): σ_p² + 1/Σ of the games' weights (or :meth:`variance`),
@@ -486,7 +516,7 @@ class QualityModel:
         j = self.joint if joint else None
         persist = self.sigma_persist if j is None else j.sigma_persist
         per_games = (self.sigma_day**2 / k + self.sigma_move**2 / n if j is None
-                     else j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n)
+                     else j.scale**2 * (j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n))
         return (persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
 
     def games_to(self, positions: int, games: int, half_width: float = TARGET_HALF_WIDTH, elo: float | None = None,
@@ -513,7 +543,7 @@ class QualityModel:
             return None
         k2 = self.noise_scale(elo) ** 2
         day, move = ((self.sigma_day**2, self.sigma_move**2) if j is None
-                     else (j.sigma_day**2, j.sigma_move**2 + j.sigma_move_opponent**2))
+                     else (j.scale**2 * j.sigma_day**2, j.scale**2 * (j.sigma_move**2 + j.sigma_move_opponent**2)))
 
         def there(extra: int) -> bool:  # the variance falls with every further game (as :meth:`variance`)
             v = persist**2 + k2 * (day / (games + extra) + move / max(int(round(positions + extra * per_game)), 1))
@@ -545,7 +575,7 @@ class QualityModel:
             return QualityEstimate(None, None, None, n, stats.games, "moves",
                                    reason=f"{n} positions: at least {MIN_POSITIONS} needed", label=self.label)
         weighted = self._game_weights(stats)  # once: the point, the level and the interval all read them
-        elo = self._score_of(stats, weighted)
+        elo = self._debiased(stats, weighted, self._score_of(stats, weighted))
         level = self._level_of(stats, weighted, elo)
         sd = math.sqrt(self._variance_of(stats, weighted, level))
         to150 = self.games_to(n, k, elo=level)
@@ -568,7 +598,7 @@ class QualityModel:
                 "eval_bound": self.eval_bound, "features": list(self.features), "moves_per_game": self.moves_per_game,
                 "pool": self.pool, "fitted_on": self.fitted_on, "results": dict(self.results),
                 "field_rho": dict(self.field_rho), "field_scale": dict(self.field_scale), "ratings": list(self.ratings),
-                "noise_level": list(self.noise_level),
+                "noise_level": list(self.noise_level), "level_bias": list(self.level_bias),
                 "joint": None if self.joint is None else self.joint.to_dict()}
 
     @classmethod
@@ -583,7 +613,8 @@ class QualityModel:
                    {k: float(v) for k, v in d.get("field_scale", {}).items()},
                    None if not d.get("joint") else JointWeights.from_dict(d["joint"]),
                    tuple(float(x) for x in d.get("ratings", (0.0, 0.0))),  # type: ignore[arg-type]
-                   tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)))  # type: ignore[arg-type]
+                   tuple(float(x) for x in d.get("noise_level", (0.0,) * 4)),  # type: ignore[arg-type]
+                   tuple(float(x) for x in d.get("level_bias", (0.0,) * 3)))  # type: ignore[arg-type]
 
 
 def _pair(v1: float, v2: float, rho: float) -> tuple[float, float]:
@@ -1034,10 +1065,89 @@ def _joint_noise(samples: Sequence[GameSample], pairs: Sequence[int | None],
     return math.sqrt(sp2), math.sqrt(sd2), math.sqrt(sm2), math.sqrt(smo2)
 
 
+def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
+                 scores: Sequence[Joint | None], target: float = 0.95) -> float:
+    """:attr:`JointWeights.scale`: the factor on a game's parts with which the joint reading's single-game 95%
+    intervals, as :meth:`QualityModel.estimate` makes them (at the level it reads the noise at), cover ``target``
+    of the out-of-fold games' ratings; 1 with fewer than 50 such games."""
+    j = model.joint
+    if j is None:
+        return 1.0
+    mean, sd = model.ratings
+    rows = []  # (error, persistent variance, the game's variance before the factor, estimate)
+    for i, k in enumerate(pairs):
+        sc = scores[i]
+        if k is None or sc is None:
+            continue
+        c, own, opp, slope = sc
+        n, m = len(samples[i].features), len(samples[k].features)
+        e = (c + float((samples[i].features @ np.array(own)).mean()) + float((samples[k].features @ np.array(opp)).mean())
+             + slope * samples[k].elo - samples[i].elo)
+        rows.append((e, j.sigma_persist**2, j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m,
+                     samples[i].elo + e))
+    if len(rows) < 50:
+        return 1.0
+
+    def coverage(f: float) -> float:
+        hit = 0
+        for e, p, g, est in rows:
+            level = est if sd <= 0 else mean + sd**2 / (sd**2 + p + f * f * g) * (est - mean)
+            var = p * model.noise_scale(level, True) ** 2 + f * f * g * model.noise_scale(level) ** 2
+            hit += abs(e) <= _Z95 * math.sqrt(var)
+        return hit / len(rows)
+
+    lo, hi = 0.3, 3.0
+    if coverage(lo) >= target or coverage(hi) < target:
+        return lo if coverage(lo) >= target else hi
+    for _ in range(30):  # coverage grows with the factor
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if coverage(mid) >= target else (mid, hi)
+    return hi
+
+
+def _level_bias(samples: Sequence[GameSample], pairs: Sequence[int | None], scores: Sequence[tuple[float, np.ndarray]],
+                joint_scores: Sequence[Joint | None], parts: tuple[float, float, float],
+                joint_noise: tuple[float, float, float, float] | None) -> tuple[float, float, float]:
+    """:attr:`QualityModel.level_bias`: the weighted least-squares quadratic in x = (Elo − 2000)/1000 of the fit's
+    player-events' out-of-fold errors (each game read as :meth:`QualityModel.score` reads it: jointly against a rated
+    opponent, each weighed by the inverse of its noise; each player-event by the inverse of its variance)."""
+    sp, sdd, sm = parts
+    groups: dict[Hashable, list[float]] = {}  # Σe/v, Σ1/v, Σelo, games
+    for i, s in enumerate(samples):
+        n = len(s.features)
+        if n == 0:
+            continue
+        j, js = pairs[i], joint_scores[i]
+        if j is not None and js is not None and joint_noise is not None:
+            c, own, opp, slope = js
+            m = len(samples[j].features)
+            e = (c + float((s.features @ np.array(own)).mean()) + float((samples[j].features @ np.array(opp)).mean())
+                 + slope * samples[j].elo - s.elo)
+            v = joint_noise[1] ** 2 + joint_noise[2] ** 2 / n + joint_noise[3] ** 2 / max(m, 1)
+            persist = joint_noise[0]
+        else:
+            ic, w = scores[i]
+            e, v, persist = ic + float((s.features @ w).mean()) - s.elo, sdd**2 + sm**2 / n, sp
+        g = groups.setdefault(s.player_event, [0.0, 0.0, 0.0, 0.0, persist])
+        g[0] += e / v
+        g[1] += 1.0 / v
+        g[2] += s.elo
+        g[3] += 1.0
+    if len(groups) < 30:
+        return 0.0, 0.0, 0.0
+    errs = np.array([g[0] / g[1] for g in groups.values()])
+    x = np.array([(g[2] / g[3] - 2000.0) / 1000.0 for g in groups.values()])
+    wt = np.array([1.0 / (g[4] ** 2 + 1.0 / g[1]) for g in groups.values()])
+    design = np.column_stack([np.ones_like(x), x, x * x]) * np.sqrt(wt)[:, None]
+    coef = np.linalg.lstsq(design, errs * np.sqrt(wt), rcond=None)[0]
+    return float(coef[0]), float(coef[1]), float(coef[2])
+
+
 def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence[str] = FEATURES,
                       ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
                       fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None,
-                      by_level: bool = True, opponents: bool = True) -> QualityModel:
+                      by_level: bool = True, opponents: bool = True, calibrate_joint: bool = True,
+                      level_bias: bool = False) -> QualityModel:
     """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
 
     ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
@@ -1050,7 +1160,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
     what unseen events show). ``by_level``: also fit how the noise scales with the player's level
     (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: also fit the joint reading of a
-    game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``).
+    game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``); ``calibrate_joint``: and the factor
+    on its games' noise that makes its out-of-fold single-game intervals cover 95% (:attr:`JointWeights.scale`);
+    ``level_bias``: and the out-of-fold errors' trend by level, taken off the point (:attr:`QualityModel.level_bias`).
 
     >>> rng = np.random.default_rng(1)
     >>> games = []
@@ -1101,7 +1213,14 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     moves = float(np.mean([len(s.features) for s in samples]))
     elos = np.array([s.elo for s in samples], dtype=float)
     noise = _joint_noise(samples, pairs, joint_scores) if joint is not None else None
-    return QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
-                        book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
-                        joint=None if joint is None or noise is None else JointWeights(*joint, *noise),
-                        ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
+    model = QualityModel(profile, intercept, tuple(float(v) for v in w), sp, sdd, sm, lo, hi,
+                         book_moves, eval_bound, FEATURES, moves, fitted_on=fitted_on, noise_level=level,
+                         joint=None if joint is None or noise is None else JointWeights(*joint, *noise),
+                         ratings=(float(elos.mean()), float(elos.std())) if by_level else (0.0, 0.0))
+    if level_bias:
+        model = dataclasses.replace(model, level_bias=_level_bias(samples, pairs, scores, joint_scores, (sp, sdd, sm),
+                                                                  noise if model.joint is not None else None))
+    if model.joint is None or not calibrate_joint:
+        return model
+    scale = _joint_scale(model, samples, pairs, joint_scores)
+    return dataclasses.replace(model, joint=dataclasses.replace(model.joint, scale=scale))

@@ -76,16 +76,16 @@ MODELS: dict[str, dict[str, Any]] = {
         "results": {
             "a": 0.0,
             "b": 109255.6305879884,
-            "rho": 0.590950819221764,
+            "rho": 0.5928765972760099,
             "player_events": 272
         },
         "field_rho": {
-            "moves": 0.0984,
-            "moves+results": 0.2335
+            "moves": 0.0991,
+            "moves+results": 0.2419
         },
         "field_scale": {
-            "moves": 1.0,
-            "moves+results": 1.1122
+            "moves": 1.0167,
+            "moves+results": 1.1342
         },
         "ratings": [
             2246.9079939668177,
@@ -96,6 +96,11 @@ MODELS: dict[str, dict[str, Any]] = {
             -0.47,
             0.04999999999999999,
             -1.03
+        ],
+        "level_bias": [
+            0.0,
+            0.0,
+            0.0
         ],
         "joint": {
             "intercept": 1132.433190239375,
@@ -147,7 +152,8 @@ MODELS: dict[str, dict[str, Any]] = {
             "sigma_persist": 65.1223580382823,
             "sigma_day": 268.85669603273374,
             "sigma_move": 1044.2255420918086,
-            "sigma_move_opponent": 399.107318188716
+            "sigma_move_opponent": 399.107318188716,
+            "scale": 0.9066843300126493
         }
     }
 }

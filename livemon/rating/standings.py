@@ -16,11 +16,14 @@ Formats:
   colours' probabilities) when not.
 * ``swiss``: the games in progress are played out first; each remaining round is then paired in every
   simulation by score groups, Dutch-like: players sorted by score then rating, each group made even by
-  floating its last player down, top half against bottom half; a pairing of two who already met swaps
-  opponents with the next pairing when that mends it; the player with fewer Whites gets White; an odd
-  player out gets a bye worth ``bye_points``. Meetings within a simulation's own rounds are not looked at.
-* ``ko``: matches of ``games_per_match`` games, then a tiebreak won with the Elo expected score (no draws);
-  winners of adjacent matches meet next.
+  floating its last player down, top half against bottom half; nobody meets an opponent twice (met over the
+  board or in the simulation's own rounds): a repeat exchanges opponents with the nearest pairing that mends
+  it; the player with fewer Whites gets White, with as many the one who had Black last; an odd player out gets
+  a bye worth ``bye_points``.
+* ``ko``: matches of ``games_per_match`` games, then the tiebreak of ``ko_tiebreak``: ``rapid`` (two rapid games
+  with the rapid game model, :data:`~livemon.rating.forecast.RAPID`, then an Armageddon game), ``armageddon``
+  (one game, a draw counting as Black's win, colours by lot) or ``elo`` (won with the Elo expected score, no
+  draws); winners of adjacent matches meet next.
 
 Tiebreaks (``p_winner``): ``direct`` (points among the tied), ``sb`` (Sonneborn-Berger), ``buchholz``; a tie
 they do not break is shared equally (a playoff or lots).
@@ -42,13 +45,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from livemon.errors import InputError
-from livemon.rating.forecast import DEFAULT, ForecastParams, pregame_arrays
+from livemon.rating.forecast import DEFAULT, RAPID, ForecastParams, pregame_arrays
 
 __all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
-           "FORMATS", "TIEBREAKS"]
+           "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache", "Sims", "reweigh"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
+KO_TIEBREAKS = ("rapid", "armageddon", "elo")
 Float = NDArray[np.float64]
 Int = NDArray[np.int64]
 GameModel = Callable[[Float, Float], Float]
@@ -96,6 +100,8 @@ class EventState:
     bracket: Sequence[int] | None = None
     """Knockout: players still in, in bracket order (adjacent players meet in the current round, whose games
     are the results of rounds after ``rounds_played``)."""
+    ko_tiebreak: str = "rapid"
+    """Knockout: how a level match is decided (:data:`KO_TIEBREAKS`)."""
 
 
 @dataclass
@@ -119,6 +125,10 @@ class Forecast:
     simulations: int
     rounds_left: int
     notes: list[str] = field(default_factory=list)
+    sims: Sims | None = None
+    """Every simulation, when kept (:func:`reweigh`)."""
+    ess: float | None = None
+    """The simulations' worth once weighed (effective sample size), when they are weighed."""
 
 
 def berger(n: int) -> list[list[tuple[int, int]]]:
@@ -221,6 +231,8 @@ class _Games:
     a: list[Int] = field(default_factory=list)
     b: list[Int] = field(default_factory=list)
     r: list[NDArray[np.int8]] = field(default_factory=list)
+    ongoing: NDArray[np.int8] | None = None
+    """White's half-points of the games in progress, (n, len(st.ongoing)), in their order."""
 
     def add(self, a: Int, b: Int, r: NDArray[np.int8]) -> None:
         self.a.append(a)
@@ -282,16 +294,15 @@ def _shares(final2: Int, slots: int) -> Float:
     A player above the ``slots``-th best score is in; one level with it shares the places left.
     """
     p = final2.shape[1]
-    t = np.partition(final2, p - slots, axis=1)[:, p - slots: p - slots + 1]
+    t = final2.max(axis=1, keepdims=True) if slots == 1 else np.partition(final2, p - slots, axis=1)[:, p - slots: p - slots + 1]
     above = (final2 > t).sum(axis=1, keepdims=True)
     level = (final2 == t).sum(axis=1, keepdims=True)
     share: Float = np.where(final2 > t, 1.0, np.where(final2 == t, (slots - above) / level, 0.0))
     return share
 
 
-def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
-        games: _Games) -> tuple[Int, int, Int]:
-    """Final scores (half-points) of ``n`` simulations, the rounds left, and each player's games left."""
+def _rr_games(st: EventState, model: GameModel) -> tuple[Int, Int, Float]:
+    """A round robin's games left (White, Black) with their probabilities, the games in progress last."""
     p = len(st.players)
     legs = 2 if st.format == "drr" else 1
     ratings = np.asarray(st.ratings, np.float64)
@@ -341,9 +352,19 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
         a_idx = np.concatenate([a_idx, [w for w, _, _ in st.ongoing]]).astype(np.int64)
         b_idx = np.concatenate([b_idx, [b for _, b, _ in st.ongoing]]).astype(np.int64)
         probs = np.concatenate([probs, np.asarray([q for _, _, q in st.ongoing], np.float64).reshape(-1, 3)])
+    return a_idx, b_idx, probs
+
+
+def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
+        games: _Games) -> tuple[Int, int, Int]:
+    """Final scores (half-points) of ``n`` simulations, the rounds left, and each player's games left."""
+    p = len(st.players)
+    a_idx, b_idx, probs = _rr_games(st, model)
     u = rng.random((n, len(a_idx)), dtype=np.float32)
     r = _draw(probs, u)
     games.add(a_idx, b_idx, r)
+    if st.ongoing:
+        games.ongoing = r[:, len(a_idx) - len(st.ongoing):]
     final2 = np.broadcast_to(_scores2(st), (n, p)).copy()
     if len(a_idx):  # fixed pairings: one product with the games' incidence (float32 is exact here)
         inc = np.zeros((len(a_idx), p), np.float32)
@@ -356,56 +377,96 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
     return final2, math.ceil(len(a_idx) / per_round), left
 
 
+class SimCache:
+    """What a caller that forecasts the same event again and again keeps between calls (the live forecast): the
+    game model's probabilities of every (White, Black) pairing of the field, computed once per set of ratings.
+
+    >>> cache = SimCache()
+    >>> w, wd = cache.pair_table(np.array([2700.0, 2500.0]), lambda a, b: pregame_arrays(a, b))
+    >>> w.shape, bool(w[1] > w[2])      # row white * p + black: 2700 v 2500 against 2500 v 2700
+    ((4,), True)
+    """
+
+    def __init__(self) -> None:
+        self._key: bytes | None = None
+        self._table: tuple[NDArray[np.float32], NDArray[np.float32]] | None = None
+        self.builds = 0
+
+    def pair_table(self, ratings: Float, model: GameModel) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        key = ratings.tobytes()
+        if self._table is None or key != self._key:
+            p = len(ratings)
+            table = model(np.repeat(ratings, p), np.tile(ratings, p))  # row white * p + black
+            self._table = (table[:, 0].astype(np.float32), (table[:, 0] + table[:, 1]).astype(np.float32))
+            self._key = key
+            self.builds += 1
+        return self._table
+
+
 def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, games: _Games,
-           rounds_left: int) -> Int:
+           rounds_left: int, cache: SimCache | None = None) -> Int:
+    """Final scores (half-points) of ``n`` simulations of a Swiss: each round paired Dutch-like in every simulation.
+
+    Pairing: players sorted by score then rating; each score group made even by floating its last player down;
+    the top half of a group meets its bottom half. Nobody meets the same opponent twice: neither one met over
+    the board already nor one met in the simulation's own rounds (:func:`_mend`). Colours: the player with fewer
+    Whites gets White; with as many, the one who had Black in the last round; then a coin.
+    """
     p = len(st.players)
     ratings = np.asarray(st.ratings, np.float64)
-    # every pairing's probabilities looked up in a table of all p² pairings when that is the smaller work
-    tabled = p * p <= n * (p // 2) * max(rounds_left, 1)
+    # every pairing's probabilities looked up in a table of all p² pairings when that is the smaller work (or kept)
+    tabled = cache is not None and p <= 2500 or p * p <= n * (p // 2) * max(rounds_left, 1)  # 2,500: 50 MB
     if tabled:
-        table = model(np.repeat(ratings, p), np.tile(ratings, p))  # row white * p + black
-        win_t = table[:, 0].astype(np.float32)
-        windraw_t = (table[:, 0] + table[:, 1]).astype(np.float32)
-    final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int32)
-    balance = np.zeros(p, np.int32)
-    for res in st.results:
+        win_t, windraw_t = (cache or SimCache()).pair_table(ratings, model)
+    final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int16)
+    balance = np.zeros(p, np.int16)
+    last_colour = np.zeros(p, np.int8)  # +1 White, -1 Black in the player's latest game over the board
+    last_round = np.full(p, -1, np.int64)
+    met_pairs = np.zeros((p, p), bool)  # who met whom over the board
+    for i, res in enumerate(st.results):
         if not res.forfeit:
             balance[res.white] += 1
             balance[res.black] -= 1
+            met_pairs[res.white, res.black] = met_pairs[res.black, res.white] = True
+            order = (res.round or 0) * 1_000_000 + i
+            for who, c in ((res.white, 1), (res.black, -1)):
+                if order >= last_round[who]:
+                    last_round[who], last_colour[who] = order, c
     bal = np.broadcast_to(balance, (n, p)).copy()
+    last = np.broadcast_to(last_colour, (n, p)).copy()
     active = np.array([i for i in range(p) if i not in st.withdrawn], np.int32)
     m = len(active)
     if m < 2:
         return final2.astype(np.int64)
-    rank = np.argsort(np.argsort(-ratings[active], kind="stable"), kind="stable").astype(np.int32)  # 0 = highest
+    by_rating = active[np.argsort(-ratings[active], kind="stable")]  # highest rated first
     rows = np.arange(n)[:, None]
-    met_pairs = np.zeros((p, p), bool)  # who met whom over the board (not in a simulation's own rounds)
-    for res in st.results:
-        if not res.forfeit:
-            met_pairs[res.white, res.black] = met_pairs[res.black, res.white] = True
-    met = met_pairs.ravel() if met_pairs.any() else None
+    met = met_pairs.ravel()
+    opp = np.full((n, max(rounds_left, 1), p), -1, np.int16 if p < 32_000 else np.int32)  # own rounds' opponents
     if st.ongoing:  # the games of the round in progress, with their own probabilities
         wo = np.array([w for w, _, _ in st.ongoing], np.int64)
         bo = np.array([b for _, b, _ in st.ongoing], np.int64)
         r0 = _draw(np.asarray([q for _, _, q in st.ongoing], np.float64), rng.random((n, len(wo)), dtype=np.float32))
         games.add(wo, bo, r0)
+        games.ongoing = r0
         final2[:, wo] += r0
         final2[:, bo] += np.int8(2) - r0
         bal[:, wo] += 1
         bal[:, bo] -= 1
-    for _ in range(rounds_left):
-        key = rank - final2[:, active] * np.int32(m + 1)  # lower key = higher placed
-        srt = active[np.argsort(key, axis=1, kind="stable")]
+        last[:, wo], last[:, bo] = 1, -1
+        met[wo * p + bo] = met[bo * p + wo] = True  # the same for every simulation: their own round is over
+    k = m - (m % 2)
+    pos = np.arange(k, dtype=np.int32)
+    for rnd in range(rounds_left):
+        # stable radix sort on the score alone keeps the rating order within a score
+        srt = by_rating[np.argsort(-final2[:, by_rating], axis=1, kind="stable")]
         if m % 2:  # the lowest placed gets the bye
             bye = srt[:, -1]
             final2[np.arange(n), bye] += round(2 * st.bye_points)
             srt = srt[:, :-1]
-        k = srt.shape[1]
         s_sorted = np.take_along_axis(final2, srt, 1)
         starts = np.zeros((n, k), bool)
         starts[:, 0] = True
         starts[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
-        pos = np.arange(k, dtype=np.int32)
         even_start = np.zeros((n, k + 1), bool)
         rr, cc = np.nonzero(starts)
         even_start[rr, cc + (cc % 2)] = True  # an odd group floats its last player down
@@ -415,21 +476,16 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         nxt = np.concatenate([nxt[:, 1:], np.full((n, 1), k, np.int32)], axis=1)
         block_end = np.ascontiguousarray(np.minimum.accumulate(nxt[:, ::-1], axis=1)[:, ::-1])
         half = (block_end - block_start) >> 1
-        inner = pos - block_start
-        top = inner < half
-        partner_pos = np.where(top, pos + half, pos - half)
-        a_pl = np.sort(np.where(top, pos, np.int32(k)), axis=1)[:, : k // 2]
+        top = (pos - block_start) < half
+        a_pl = np.nonzero(top)[1].reshape(n, k // 2).astype(np.int32)  # every row has k/2 top places, in order
+        b_pl = a_pl + np.take_along_axis(half, a_pl, 1)
         a_ids = np.take_along_axis(srt, a_pl, 1).astype(np.int64)
-        b_ids = np.take_along_axis(srt, np.take_along_axis(partner_pos, a_pl, 1), 1).astype(np.int64)
-        if met is not None:  # a pairing of two who met already: swap opponents with the next pairing if that mends it
-            for parity in (0, 1):
-                i = np.arange(parity, k // 2 - 1, 2)
-                a0, a1, b0, b1 = a_ids[:, i], a_ids[:, i + 1], b_ids[:, i], b_ids[:, i + 1]
-                swap = (met[a0 * p + b0] | met[a1 * p + b1]) & ~met[a0 * p + b1] & ~met[a1 * p + b0]
-                b_ids[:, i], b_ids[:, i + 1] = np.where(swap, b1, b0), np.where(swap, b0, b1)
+        b_ids = np.take_along_axis(srt, b_pl, 1).astype(np.int64)
+        _mend(a_ids, b_ids, met, opp[:, :rnd], p)
         ba_, bb_ = bal[rows, a_ids], bal[rows, b_ids]
+        la, lb = last[rows, a_ids], last[rows, b_ids]
         coin = rng.random((n, k // 2)) < 0.5
-        a_white = (ba_ < bb_) | ((ba_ == bb_) & coin)
+        a_white = (ba_ < bb_) | ((ba_ == bb_) & ((la < lb) | ((la == lb) & coin)))
         white = np.where(a_white, a_ids, b_ids)
         black = np.where(a_white, b_ids, a_ids)
         u = rng.random((n, k // 2), dtype=np.float32)
@@ -444,10 +500,74 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         final2[rows, black] += np.int8(2) - r
         bal[rows, white] += 1
         bal[rows, black] -= 1
+        last[rows, white], last[rows, black] = 1, -1
+        opp[rows, rnd, white], opp[rows, rnd, black] = black, white
     return final2.astype(np.int64)
 
 
-def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel) -> Float:
+def _met(a: Int, b: Int, met: NDArray[np.bool_], opp: NDArray[np.int16] | NDArray[np.int32], p: int) -> NDArray[np.bool_]:
+    """Whether each pairing ``a[s, j]``-``b[s, j]`` met already: over the board, or in simulation ``s``'s own rounds."""
+    rows = np.arange(a.shape[0])[:, None]
+    seen = met[a * p + b]
+    for r in range(opp.shape[1]):
+        seen |= opp[rows, r, a] == b
+    out: NDArray[np.bool_] = seen
+    return out
+
+
+def _mend(a: Int, b: Int, met: NDArray[np.bool_], opp: NDArray[np.int16] | NDArray[np.int32], p: int) -> None:
+    """Mend pairings of two who met already by exchanging opponents with the nearest pairing where neither new
+    pairing is a repeat (in place): first every pair of neighbouring pairings at once, then one by one what is
+    left, trying pairings further away. A repeat nothing mends stays (a tiny field late in the event)."""
+    n, j = a.shape
+    if j < 2:
+        return
+    bad = _met(a, b, met, opp, p)
+    if not bad.any():
+        return
+    for parity in (0, 1, 0):  # neighbours, all simulations at once
+        i = np.arange(parity, j - 1, 2)
+        a0, a1, b0, b1 = a[:, i], a[:, i + 1], b[:, i], b[:, i + 1]
+        want = bad[:, i] | bad[:, i + 1]
+        if not want.any():
+            continue
+        ok = want & ~_met(a0, b1, met, opp, p) & ~_met(a1, b0, met, opp, p)
+        b[:, i], b[:, i + 1] = np.where(ok, b1, b0), np.where(ok, b0, b1)
+        bad[:, i] &= ~ok
+        bad[:, i + 1] &= ~ok
+    for s, x in zip(*np.nonzero(bad)):  # what is left, one by one
+        if not _met(a[s:s + 1, x:x + 1], b[s:s + 1, x:x + 1], met, opp[s:s + 1], p)[0, 0]:
+            continue  # mended by an earlier exchange
+        for d in range(1, j):
+            done = False
+            for y in (x + d, x - d):
+                if not 0 <= y < j:
+                    continue
+                pa = np.array([[a[s, x], a[s, y]]])
+                pb = np.array([[b[s, y], b[s, x]]])
+                if not _met(pa, pb, met, opp[s:s + 1], p).any():
+                    b[s, x], b[s, y] = b[s, y], b[s, x]
+                    done = True
+                    break
+            if done:
+                break
+
+
+def _match(count: int, half: Int, done: Int | None, probs_of: GameModel, ra: Float, rb: Float,
+           valid: NDArray[np.bool_], rng: np.random.Generator) -> Int:
+    """Player a's half-points after ``count`` games against b (a White in the first), added to ``half``; a game
+    already played (``done`` of them per match) is not played again."""
+    for g in range(count):
+        a_white = (g % 2) == 0
+        pw = probs_of(np.where(a_white, ra, rb).ravel(), np.where(a_white, rb, ra).ravel()).reshape(*ra.shape, 3)
+        res = _draw(pw, rng.random(ra.shape, dtype=np.float32)).astype(np.int64)
+        got = res if a_white else 2 - res
+        todo = valid if done is None else valid & (done <= g)
+        half = half + np.where(todo, got, 0)
+    return half
+
+
+def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapid: ForecastParams) -> Float:
     """Per simulation, 1 for the knockout's winner."""
     p = len(st.players)
     ratings = np.asarray(st.ratings, np.float64)
@@ -474,38 +594,132 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel) -> F
         first = False
         valid = b >= 0
         ra, rb = ratings[np.maximum(a, 0)], ratings[np.maximum(b, 0)]
-        for g in range(st.games_per_match):
-            todo = played <= g
-            a_white = (g % 2) == 0
-            pw = model(np.where(a_white, ra, rb).ravel(), np.where(a_white, rb, ra).ravel()).reshape(*a.shape, 3)
-            res = _draw(pw, rng.random(a.shape, dtype=np.float32)).astype(np.int64)
-            got = res if a_white else 2 - res
-            half_a += np.where(todo & valid, got, 0)
+
+        half_a = _match(st.games_per_match, half_a, played, model, ra, rb, valid, rng)
         total = 2 * st.games_per_match
-        e = 1.0 / (1.0 + 10 ** (-(ra - rb) / 400.0))
-        tb = rng.random(a.shape) < e
-        a_wins = (half_a * 2 > total) | ((half_a * 2 == total) & tb) | ~valid
+        level = half_a * 2 == total
+        if st.ko_tiebreak == "elo":
+            e = 1.0 / (1.0 + 10 ** (-(ra - rb) / 400.0))
+            tb = rng.random(a.shape) < e
+        else:
+            rapid_model: GameModel = lambda w, b: pregame_arrays(w, b, rapid)  # noqa: E731
+            tb_half = np.full(a.shape, 2, np.int64)  # level: Armageddon
+            if st.ko_tiebreak == "rapid":
+                tb_half = _match(2, np.zeros(a.shape, np.int64), None, rapid_model, ra, rb, valid, rng)
+            still = tb_half == 2
+            # Armageddon: one game, a draw is Black's; White by lot
+            a_white = rng.random(a.shape) < 0.5
+            pw = rapid_model(np.where(a_white, ra, rb).ravel(), np.where(a_white, rb, ra).ravel()).reshape(*a.shape, 3)
+            res = _draw(pw, rng.random(a.shape, dtype=np.float32))
+            white_wins = res == 2
+            arm_a = np.where(a_white, white_wins, ~white_wins)
+            tb = (tb_half > 2) | (still & arm_a)
+        a_wins = (half_a * 2 > total) | (level & tb) | ~valid
         alive = np.where(a_wins, a, b)
     win = np.zeros((n, p))
     win[np.arange(n), alive[:, 0]] = 1.0
     return win
 
 
+def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> Forecast | None:
+    """The forecast without simulating when the outcome is decided: no game is left (the standings are final), or
+    the leader is out of everyone's reach (first is exact; for a round robin so are the expected scores and the
+    score distributions, each player's games left being independent). None when it is not decided."""
+    p = len(st.players)
+    probs = np.zeros((0, 3))
+    if st.format in ("rr", "drr"):
+        a_idx, b_idx, probs = _rr_games(st, model)
+        left = np.bincount(a_idx, minlength=p) + np.bincount(b_idx, minlength=p)
+        per_round = max(1, (p - len(st.withdrawn)) // 2)
+        rounds_left = math.ceil(len(a_idx) / per_round)
+    elif st.format == "swiss":
+        left = np.array([0 if i in st.withdrawn else rounds_left for i in range(p)], np.int64)
+        for wo, bo, _ in st.ongoing:
+            left[[wo, bo]] += 1
+    else:
+        return None
+    top2 = int(now2.max())
+    max2 = now2 + 2 * left
+    leader = int(np.argmax(now2))
+    nothing_left = not left.any()
+    clinched = nothing_left or bool(now2[leader] > np.delete(max2, leader).max())
+    if not clinched:
+        return None
+    if nothing_left:  # the standings are final: the one completion, the tiebreaks on the games played
+        games = _Games()
+        played = [r for r in st.results if not r.forfeit]
+        if played:
+            games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
+                      np.array([[round(2 * r.score) for r in played]], np.int8))
+        final2 = now2[None, :]
+        first = _shares(final2, 1)[0]
+        winner = _winners(final2, games, st.tiebreaks)[0] if st.tiebreaks else first
+        top3 = _shares(final2, min(3, p))[0]
+        players = [PlayerForecast(st.players[i], now2[i] / 2, float(first[i]), float(winner[i]), float(top3[i]),
+                                  now2[i] / 2, now2[i] / 2, {now2[i] / 2: 1.0},
+                                  now2[i] / 2 if now2[i] == top2 else None) for i in range(p)]
+        return Forecast(players, 0, 0, ["the event is decided: no game is left, the standings are final "
+                                        "(exact, nothing simulated)"])
+    # the leader has clinched first: exact chances of first; a round robin's scores by convolution
+    dists: list[dict[float, float]] = []
+    expected = np.full(p, math.nan)
+    if st.format in ("rr", "drr"):
+        expected = now2 / 2.0
+        conv: list[Float] = [np.zeros(1) + 1.0 for _ in range(p)]  # half-points gained: their distribution
+        for a, b, q in zip(a_idx.tolist(), b_idx.tolist(), probs.tolist()):
+            expected[a] += q[0] + q[1] / 2
+            expected[b] += q[2] + q[1] / 2
+            conv[a] = np.convolve(conv[a], [q[2], q[1], q[0]])
+            conv[b] = np.convolve(conv[b], [q[0], q[1], q[2]])
+        dists = [{(now2[i] + k) / 2: float(c) for k, c in enumerate(conv[i]) if c > 0} for i in range(p)]
+    else:
+        dists = [{} for _ in range(p)]
+    order = np.argsort(-now2, kind="stable")
+    top3 = np.full(p, math.nan)
+    if p > 3 and now2[order[2]] > max2[order[3:]].max():  # the top three out of reach too
+        top3 = np.isin(np.arange(p), order[:3]).astype(np.float64)
+    elif p <= 3:
+        top3 = np.ones(p)
+    players = [PlayerForecast(st.players[i], now2[i] / 2, float(i == leader), float(i == leader), float(top3[i]),
+                              float(expected[i]), float(max2[i] / 2), dists[i],
+                              now2[i] / 2 if i == leader else None) for i in range(p)]
+    notes = [f"{st.players[leader]} has clinched first: nobody can reach {now2[leader] / 2:g} (exact, nothing "
+             "simulated)" + ("" if st.format in ("rr", "drr") else "; expected scores not computed")
+             + ("" if not np.isnan(top3).any() else "; top-3 chances not computed (the places behind are open)")]
+    return Forecast(players, 0, rounds_left, notes)
+
+
 def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: ForecastParams = DEFAULT,
-             model: GameModel | None = None, chunk: int | None = None) -> Forecast:
-    """The forecast of ``st`` from ``n`` simulations (in chunks of ``chunk``, by default sized to about a million
-    player-rows: the arrays stay in memory already touched); raises ValueError on a state it cannot play on
-    (unknown rounds, an unknown format)."""
+             model: GameModel | None = None, chunk: int | None = None, *, se: float | None = None,
+             cache: SimCache | None = None, exact: bool = True, tiebreak_params: ForecastParams = RAPID,
+             keep: bool = False, progress: Callable[[Forecast], bool] | None = None) -> Forecast:
+    """The forecast of ``st`` from at most ``n`` simulations (in chunks of ``chunk``, by default sized to about a
+    million player-rows: the arrays stay in memory already touched); raises StateError on a state it cannot
+    play on (unknown rounds, an unknown format).
+
+    ``se``: stop early, after a whole chunk, once every player's chance of first has a standard error of at most
+    ``se`` (``sqrt(p(1 − p)/n)``); ``Forecast.simulations`` says how many were run. ``cache``: what a caller
+    forecasting the same event again keeps between calls. ``exact``: a decided outcome (no game left, or a
+    leader out of reach) is answered exactly without simulating (:func:`_decided`), and said in a note.
+    ``keep``: keep every simulation in ``Forecast.sims`` (not for a knockout), for :func:`reweigh`.
+    ``progress``: called after every chunk but the last with the forecast so far (without ``sims``); when it
+    returns False the simulation stops there, and the forecast of the chunks run is the answer (a caller that
+    shows the first chunk at once and stops when its input moved on).
+    """
     if st.format not in FORMATS:
         raise StateError(f"event format {st.format!r}: expected one of {', '.join(FORMATS)}")
     for tb in st.tiebreaks:
         if tb not in TIEBREAKS:
             raise StateError(f"tiebreak {tb!r}: expected one of {', '.join(TIEBREAKS)}")
+    if st.ko_tiebreak not in KO_TIEBREAKS:
+        raise StateError(f"knockout tiebreak {st.ko_tiebreak!r}: expected one of {', '.join(KO_TIEBREAKS)}")
     p = len(st.players)
     if p < 2:
         raise StateError("fewer than two players: nothing to forecast")
     if chunk is None:
         chunk = max(1000, min(25_000, 1_500_000 // p))
+    if se is not None:
+        chunk = max(250, min(chunk, n // 8))
     if len(st.ratings) != p:
         raise StateError("one rating per player is needed")
     for r in st.results:
@@ -522,6 +736,10 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             (r.round or 0 for r in st.results), default=0)
         rounds_left = max(0, (st.rounds or 0) - done)
     now2 = _scores2(st)
+    if exact:
+        decided = _decided(st, game_model, rounds_left, now2)
+        if decided is not None:
+            return decided
     first = np.zeros(p)
     winner = np.zeros(p)
     top3 = np.zeros(p)
@@ -531,39 +749,77 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     hist = np.zeros((p, size))
     cond_sum = np.zeros((p, size))
     left = np.zeros(p, np.int64)  # games (or byes) each player has left: the best final score
-    todo = n
-    while todo > 0:
-        m = min(chunk, todo)
-        todo -= m
+    kept: list[tuple[NDArray[np.int8], NDArray[np.int16], NDArray[np.float32], NDArray[np.float32],
+                     NDArray[np.float32]]] = []
+    keep = keep and st.format != "ko" and bool(st.ongoing) and n * p <= 20_000_000
+    target = st
+    ran = 0
+    while ran < n:
+        m = min(chunk, n - ran)
+        ran += m
         games = _Games()
         played = [r for r in st.results if not r.forfeit]  # finished games take part in the tiebreaks
         if played:
             games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
                       np.broadcast_to(np.array([round(2 * r.score) for r in played], np.int8), (m, len(played))))
         if st.format in ("rr", "drr"):
-            final2, rounds_left, left = _rr(st, m, rng, game_model, games)
+            final2, rounds_left, left = _rr(target, m, rng, game_model, games)
         elif st.format == "swiss":
-            final2 = _swiss(st, m, rng, game_model, games, rounds_left)
+            final2 = _swiss(target, m, rng, game_model, games, rounds_left, cache)
             left = np.array([0 if i in st.withdrawn else rounds_left for i in range(p)], np.int64)
             for wo, bo, _ in st.ongoing:
                 left[[wo, bo]] += 1
         else:
-            ko_win = _ko(st, m, rng, game_model)
+            ko_win = _ko(st, m, rng, game_model, tiebreak_params)
             first += ko_win.sum(axis=0)
             winner += ko_win.sum(axis=0)
+            if se is not None and _settled(first, ran, se):
+                break
+            if progress is not None and ran < n and not progress(
+                    _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+                break
             continue
         share = _shares(final2, 1)
+        share3 = _shares(final2, min(3, p))
+        title = _winners(final2, games, st.tiebreaks) if st.tiebreaks else share
+        if keep:
+            assert games.ongoing is not None  # noqa: S101 - keep needs games in progress, and they were drawn
+            kept.append((games.ongoing.astype(np.int8), final2.astype(np.int16), share.astype(np.float32),
+                         share3.astype(np.float32), title.astype(np.float32)))
         first += share.sum(axis=0)
-        top3 += _shares(final2, min(3, p)).sum(axis=0)
-        winner += (_winners(final2, games, st.tiebreaks) if st.tiebreaks else share).sum(axis=0)
+        top3 += share3.sum(axis=0)
+        winner += title.sum(axis=0)
         total += final2.sum(axis=0)
         cell = (np.arange(p) * size + final2).ravel()  # (player, final score) of every simulation
         hist += np.bincount(cell, minlength=p * size).reshape(p, size)
-        cond_sum += np.bincount(cell, weights=share.ravel(), minlength=p * size).reshape(p, size)
+        sr, sp = np.nonzero(share)  # few players share first in a simulation: only theirs are counted
+        cond_sum += np.bincount(sp * size + final2[sr, sp], weights=share[sr, sp], minlength=p * size).reshape(p, size)
+        if se is not None and _settled(first, ran, se):
+            break
+        if progress is not None and ran < n and not progress(
+                _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+            break
+    n = ran
+    if keep:
+        proposal = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
+        outcomes, finals, firsts, threes, titles = (np.concatenate([k[j] for k in kept]) for j in range(5))
+        sims = Sims([(w, b) for w, b, _ in st.ongoing], proposal, outcomes, finals, firsts, threes, titles,
+                    now2=now2, left=left, rounds_left=rounds_left, size=size, names=list(st.players), notes=notes,
+                    counts=hist)
+        out_kept = reweigh(sims, st, min_ess=0.0)
+        assert out_kept is not None  # noqa: S101 - min_ess 0 always answers
+        return out_kept
+    return _summary(st, n, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)
+
+
+def _summary(st: EventState, n: int, rounds_left: int, notes: list[str], now2: Int, left: Int, first: Float,
+             winner: Float, top3: Float, total: Float, hist: Float, cond_sum: Float) -> Forecast:
+    """The forecast of ``n`` simulations from their sums."""
+    p = len(st.players)
     if st.format == "ko":
         players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
-        return Forecast(players, n, rounds_left, notes)
+        return Forecast(players, n, rounds_left, list(notes))
     out = []
     for i in range(p):
         dist = {s / 2: float(c / n) for s, c in enumerate(hist[i]) if c}
@@ -574,4 +830,86 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
                 break
         out.append(PlayerForecast(st.players[i], float(now2[i] / 2), float(first[i] / n), float(winner[i] / n),
                                   float(top3[i] / n), float(total[i] / n / 2), float(now2[i] / 2 + left[i]), dist, needs))
-    return Forecast(out, n, rounds_left, notes)
+    return Forecast(out, n, rounds_left, list(notes))
+
+
+@dataclass
+class Sims:
+    """Every simulation of a forecast kept (``simulate(..., keep=True)``), so that new probabilities of the games in
+    progress are a new forecast by weighing them again (:func:`reweigh`), without simulating."""
+
+    pairs: list[tuple[int, int]]
+    """The games in progress, (White, Black)."""
+    proposal: Float
+    """(G, 3): the probabilities their results were drawn from."""
+    outcomes: NDArray[np.int8]
+    """(n, G): White's half-points in each."""
+    final2: NDArray[np.int16]
+    first: NDArray[np.float32]
+    top3: NDArray[np.float32]
+    winner: NDArray[np.float32]
+    now2: Int
+    left: Int
+    rounds_left: int
+    size: int
+    names: list[str]
+    notes: list[str]
+    counts: Float
+    """(p, size): simulations with each final score of each player."""
+
+
+def reweigh(sims: Sims, st: EventState, min_ess: float = 0.3) -> Forecast | None:
+    """The forecast of ``st`` from the kept simulations ``sims`` of the same event whose games in progress have new
+    probabilities (importance weights: each simulation weighs the new probability of its results of those games
+    over the one they were drawn with). None when the games in progress are not the same ones, or when the
+    weights leave fewer than ``min_ess`` of the simulations' worth (effective sample size): simulate again.
+
+    >>> st = EventState(["A", "B", "C"], [2600, 2500, 2400], "rr", rounds=3, results=[Result(0, 2, 1.0), Result(2, 1, 0.0)],
+    ...                 ongoing=[(0, 1, (0.4, 0.4, 0.2))])
+    >>> f = simulate(st, 20000, seed=1, keep=True)
+    >>> st.ongoing = [(0, 1, (0.9, 0.1, 0.0))]
+    >>> g = reweigh(f.sims, st)
+    >>> round(f.players[0].p_first, 2), round(g.players[0].p_first, 2), g.simulations
+    (0.6, 0.95, 20000)
+    """
+    if [(w, b) for w, b, _ in st.ongoing] != sims.pairs:
+        return None
+    q = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
+    with np.errstate(divide="ignore"):
+        lq = np.log(q) - np.log(sims.proposal)  # (G, 3), column 0: White wins
+    col = 2 - sims.outcomes.astype(np.int64)
+    lw = lq[np.arange(len(sims.pairs))[None, :], col].sum(axis=1)
+    top = lw.max()
+    if not np.isfinite(top):
+        return None
+    w = np.exp(lw - top)
+    total = float(w.sum())
+    n = len(w)
+    ess = total * total / float((w * w).sum())
+    if ess < min_ess * n:
+        return None
+    p = len(sims.names)
+    first = (w @ sims.first.astype(np.float64)) / total
+    winner = (w @ sims.winner.astype(np.float64)) / total
+    top3 = (w @ sims.top3.astype(np.float64)) / total
+    expected = (w @ sims.final2.astype(np.float64)) / total / 2
+    cell = (np.arange(p) * sims.size + sims.final2).ravel()
+    hist = np.bincount(cell, weights=np.repeat(w, p), minlength=p * sims.size).reshape(p, sims.size) / total
+    cond = np.bincount(cell, weights=(w[:, None] * sims.first).ravel(), minlength=p * sims.size).reshape(p, sims.size)
+    out = []
+    for i in range(p):
+        dist = {s / 2: float(c) for s, c in enumerate(hist[i]) if c > 0}
+        needs = None
+        for s in range(int(sims.now2[i]), sims.size):
+            if sims.counts[i, s] >= 20 and hist[i, s] > 0 and cond[i, s] / (hist[i, s] * total) >= 0.5:
+                needs = s / 2
+                break
+        out.append(PlayerForecast(sims.names[i], float(sims.now2[i] / 2), float(first[i]), float(winner[i]),
+                                  float(top3[i]), float(expected[i]), float(sims.now2[i] / 2 + sims.left[i]), dist, needs))
+    return Forecast(out, n, sims.rounds_left, list(sims.notes), sims=sims, ess=ess)
+
+
+def _settled(first: Float, ran: int, se: float) -> bool:
+    """Whether every chance of first is known to a standard error of ``se`` after ``ran`` simulations."""
+    q = first / ran
+    return bool(np.sqrt(q * (1 - q) / ran).max() <= se)

@@ -27,7 +27,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Footer, Header
 
-from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription
+from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, key_of
 from livemon.live.messages import Message
 from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.model import RESEARCH_SORTS, SORTS, Change, LiveState, alert_key
@@ -198,7 +198,7 @@ class CommentaryApp(App[None]):
         if "status" in kinds:
             self.query_one(StatusLine).status = self.state.status
         if "moment" in kinds:
-            self.query_one(MomentsTable).show([(m.key, moment_cells(m)) for m in self.state.moments_ordered()])
+            self.query_one(MomentsTable).show([(key_of(m), moment_cells(m)) for m in self.state.moments_ordered()])
         if "forecast" in kinds:
             self._show_forecast()
         if "alert" in kinds and self.arbiter:

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from livemon.live.messages import (OUTGOING, Alert, BoardState, EventForecast, Message, Moment, MonitorStatus, Outgoing,
+from livemon.faces.hub import OUTGOING, ROUTES
+from livemon.live.messages import (Alert, BoardState, EventForecast, Message, Moment, MonitorStatus, Outgoing,
                                    PlayerEstimate, ScreeningNumbers, TTTRating)
 from livemon.faces.tui.format import finite
 
@@ -121,7 +122,7 @@ def _round(text: str) -> tuple[int, ...]:
 
 def alert_key(alert: Alert) -> str:
     """The alert's table key (player NUL event): its hub key."""
-    return alert.key
+    return ROUTES["alert"].key(alert)
 
 
 class LiveState:
@@ -177,16 +178,18 @@ class LiveState:
         >>> s.apply(BoardRemoved("g", "no longer listed")), s.boards, s.apply(BoardRemoved("g"))
         (('board', 'g'), {}, None)
         """
-        if not isinstance(msg, Outgoing):
+        r = ROUTES.get(msg.kind) if isinstance(msg, Outgoing) else None
+        if r is None or type(msg) is not r.cls:
             return None  # a message the screen does not show
-        if msg.removes:
-            gone = [kind for kind in msg.removes if self._table(kind).pop(msg.key, None) is not None]
-            return (gone[0], msg.key) if gone else None
+        key = r.key(msg)
+        if r.removes:
+            gone = [kind for kind in r.removes if self._table(kind).pop(key, None) is not None]
+            return (gone[0], key) if gone else None
         table = self._table(msg.kind)
-        if table.get(msg.key) == msg:  # equality ignores ts: the same state sent again
+        if table.get(key) == msg:  # equality ignores ts: the same state sent again
             return None
-        table[msg.key] = msg
-        return (msg.kind, msg.key)
+        table[key] = msg  # type: ignore[assignment]
+        return (msg.kind, key)
 
     def reset(self, messages: Iterable[Message]) -> None:
         """Start again from a snapshot (after the hub dropped messages for us)."""

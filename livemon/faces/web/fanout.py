@@ -69,7 +69,9 @@ from livemon.faces.hub import Hub, channels_of
 from livemon.faces.web import protocol as p
 from livemon.faces.web.auth import SNAPSHOT_BURST, SNAPSHOT_RATE, ArbiterGate, SnapshotBucket
 from livemon.faces.web.protocol import ProtocolError
-from livemon.live.messages import ARBITER, Outgoing, channel_audience, is_detail_channel
+from livemon.faces.hub import ARBITER, ROUTES, channel_audience, is_detail_channel
+from livemon.faces.web import codec
+from livemon.live.messages import Outgoing
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +126,7 @@ class _Control:
 class _Encoded:
     """What the frames need of one hub message, worked out once for every client.
 
-    A message with :attr:`~livemon.live.messages.Outgoing.detail_fields` is encoded whole only when
+    A message with detail fields (:data:`~livemon.faces.web.codec.DETAIL_FIELDS`) is encoded whole only when
     a client of its detail channel needs it (most clients read the main channels alone); its patches
     (what changed since ``prev``, the state it replaces) only when a client asked for patches.
     """
@@ -143,27 +145,27 @@ class _Encoded:
         self.key = key  # conflation key (protocol.conflation_key)
         self._main: str | None = None
         self._json: str | None = None
-        self.detail = channels[-1] if msg.detail is not None else None  # its detail channel (``game:<id>``)
+        self.detail = channels[-1] if ROUTES[msg.kind].detail is not None else None  # its detail channel (``game:<id>``)
 
     @property
     def main(self) -> str:
         """The JSON on the main channel: without the detail fields (a board's evals). Made when a client needs it."""
         if self._main is None:
-            self._main = self.message.main_json()
+            self._main = codec.main_json(self.message)
         return self._main
 
     @property
     def json(self) -> str:
         """The whole message's JSON (on its detail channel)."""
         if self._json is None:
-            self._json = self.message.to_json() if self.message.detail_fields else self.main
+            self._json = codec.to_json(self.message) if codec.detail_fields(self.message) else self.main
         return self._json
 
     @property
     def changed(self) -> frozenset[str] | None:
         """The fields that differ from the state it replaces; None when it replaces none (sent whole)."""
         if self._changed is None and self._prev is not None:
-            self._changed = self.message.changed_since(self._prev)
+            self._changed = codec.changed_since(self.message, self._prev)
             self._prev = None  # not needed any more: the log keeps it no longer than it must
         return self._changed
 
@@ -175,10 +177,11 @@ class _Encoded:
         if changed is None:
             return self.json if whole else self.main
         if since:
-            return self.message.patch_json(changed | since, () if whole else self.message.detail_fields)
+            return codec.patch_json(self.message, changed | since, () if whole else codec.detail_fields(self.message))
         text = self._patches.get(whole)
         if text is None:
-            text = self._patches[whole] = self.message.patch_json(changed, () if whole else self.message.detail_fields)
+            text = self._patches[whole] = codec.patch_json(self.message, changed,
+                                                          () if whole else codec.detail_fields(self.message))
         return text
 
 
@@ -484,7 +487,7 @@ class Fanout:
 
         Each message's JSON is kept (by its seq) while it is a channel's latest, so a snapshot of a
         1,000-board round asked again a moment later encodes the few boards that moved, not all of them.
-        The text is the array of the messages' ``to_json()`` (``main_json()`` on a main channel), in seq order.
+        The text is the array of the messages' :func:`~livemon.faces.web.codec.to_json` (``main_json`` on a main channel), in seq order.
         """
         known = self._snapshot_parts.get(channel, {})
         parts: dict[int, str] = {}
@@ -496,7 +499,7 @@ class Fanout:
                 if info is not None:
                     text = info.json if detail else info.main
                 else:
-                    text = msg.to_json() if detail else msg.main_json()
+                    text = codec.to_json(msg) if detail else codec.main_json(msg)
             parts[s] = text
         self._snapshot_parts[channel] = parts
         array = "[" + ",".join(parts.values()) + "]"
@@ -652,7 +655,7 @@ class Fanout:
         entries = self.hub.log_since(start, stop) if stop - start <= self.cfg.client_queue else None
         if entries is None:
             return list(self.clients)
-        touched = {msg.channels()[-1] for _, msg in entries if msg.detail is not None}  # their detail channels
+        touched = {ROUTES[msg.kind].channels(msg)[-1] for _, msg in entries if ROUTES[msg.kind].detail is not None}  # their detail channels
         due = []
         for c in self.clients:
             group = c.group
@@ -837,14 +840,15 @@ class Fanout:
             msg = info.message
             if info.key is None:
                 continue
-            chain = (msg.channel, info.key)
+            removal = bool(ROUTES[msg.kind].removes)
+            chain = (ROUTES[msg.kind].channel, info.key)
             if k not in at:  # conflated away: a later message of its key stands for it
                 dropped = since.get(chain, frozenset())
-                changed = None if msg.removes else info.changed
+                changed = None if removal else info.changed
                 since[chain] = None if dropped is None or changed is None else dropped | changed
                 continue
             dropped = since.pop(chain, frozenset())
-            if msg.removes or dropped == frozenset():
+            if removal or dropped == frozenset():
                 continue  # a removal, or a patch nothing was conflated into
             whole = info.detail in wanted
             if dropped is None:

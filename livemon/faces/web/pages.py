@@ -22,6 +22,7 @@ from websockets.http11 import Response
 
 from livemon import __version__
 from livemon.faces.hub import PUBLIC_CHANNELS, Hub
+from livemon.faces.web import codec
 from livemon.faces.web.protocol import PROTOCOL_VERSION
 
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
@@ -137,5 +138,5 @@ class Pages:
         channels = {}
         for channel in PUBLIC_CHANNELS:
             _, msgs = self.hub.snapshot(channel)
-            channels[channel] = [m.main_dict() for m in msgs]  # main channels: a board without its evals
+            channels[channel] = [codec.main_dict(m) for m in msgs]  # main channels: a board without its evals
         return {"protocol": PROTOCOL_VERSION, "seq": self.hub.seq, "channels": channels}

@@ -48,7 +48,8 @@ from typing import Any, Callable
 
 from livemon.config import WebConfig
 from livemon.faces.hub import Hub
-from livemon.live.messages import Outgoing, outgoing_from_dict
+from livemon.faces.web import codec
+from livemon.live.messages import Outgoing
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +71,12 @@ def bootstrap_lines(hub: Hub) -> list[bytes]:
 
 
 def _line(msg: Outgoing) -> bytes:
-    return msg.to_json().encode() + b"\n"
+    return codec.to_json(msg).encode() + b"\n"
 
 
 def apply_line(hub: Hub, line: bytes | str) -> None:
     """Publish the message of one relay line on the replica ``hub`` (its ``ts`` kept)."""
-    hub.publish(outgoing_from_dict(json.loads(line)))  # type: ignore[arg-type]
+    hub.publish(codec.from_json(line))
 
 
 class WebProcess:

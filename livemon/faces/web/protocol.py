@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from livemon.errors import InputError
-from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS
-from livemon.live.messages import CHANNEL_AUDIENCE, PUBLIC, Outgoing, channel_audience
+from livemon.faces.hub import ARBITER_CHANNELS, CHANNEL_AUDIENCE, PUBLIC, PUBLIC_CHANNELS, channel_audience, route
+from livemon.live.messages import Outgoing
 
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a frame; clients check it in ``hello``."""
 
 OPS = ("subscribe", "unsubscribe", "snapshot", "ping")
 DETAIL_CHANNELS = tuple(f"{prefix}<id>" for prefix, a in CHANNEL_AUDIENCE.items() if prefix.endswith(":") and a == PUBLIC)
-"""The per-key channels a message class declares, as ``hello`` names them (``game:<id>``)."""
+"""The per-key channels of the hub's routes, as ``hello`` names them (``game:<id>``)."""
 FEATURES = ("batch", "patch")
 """Optional behaviours a client may ask for, listed in ``hello.features`` (``batch``: ``deltas`` frames;
 ``patch``: a state message whose previous state the client holds carries only what changed)."""
@@ -115,7 +115,7 @@ def parse_request(text: str) -> Request:
 def check_channel(name: str) -> str:
     """``name`` if it is a channel a client may ask for, else :class:`ProtocolError`."""
     if channel_audience(name) is not None and len(name.partition(":")[2]) <= MAX_GAME_ID:
-        return name  # a channel some message class declares (``game:<id>`` with a bounded id)
+        return name  # a channel of a route in the hub's table (``game:<id>`` with a bounded id)
     raise ProtocolError("unknown_channel", f"unknown channel {name[:60]!r}")
 
 
@@ -169,9 +169,10 @@ def conflation_key(msg: Outgoing) -> str | None:
     Messages without a key (``status``: one state, but the brief keeps every one) and channels in
     :data:`NO_CONFLATION` (alerts) are never dropped.
     """
-    if not msg.key_fields or any(ch in NO_CONFLATION for ch in msg.channels()):
+    r = route(msg)
+    if not r.key_fields or any(ch in NO_CONFLATION for ch in r.channels(msg)):
         return None
-    return msg.key
+    return r.key(msg)
 
 
 def conflate(items: list[tuple[int, str | None, tuple[str, ...]]]) -> list[int]:

@@ -1,7 +1,7 @@
 """Live feeds: async sources of MoveEvent / GameRollback / GameResult / GameInfo / FeedError.
 
 The game logic is the sans-I/O :class:`GameTracker` (:mod:`livemon.live.tracker`, with
-:mod:`livemon.live.movetext` and :mod:`livemon.live.splitter`);
+:mod:`livemon.live.reader`, the one PGN reader, and :mod:`livemon.live.splitter`);
 the adapters (file, http, stream, mqtt, replay) only move bytes to it. Build
 one from config with :func:`open_feed` and iterate it::
 

@@ -41,7 +41,7 @@ from typing import AsyncIterator
 from livemon.errors import FAULTS
 from livemon.io.feeds.base import BaseFeed
 from livemon.io.feeds.stale import STALE_POLLS, StaleCopies
-from livemon.live.movetext import text_is_cut
+from livemon.live.splitter import text_is_cut
 from livemon.live.tracker import KeyFunc
 from livemon.live.messages import FeedError, Message
 

@@ -39,7 +39,7 @@ import httpx
 from livemon.errors import FAULTS, LivemonError
 from livemon.io.feeds.base import Backoff, BaseFeed
 from livemon.io.feeds.stale import STALE_POLLS, StaleCopies
-from livemon.live.movetext import text_is_cut
+from livemon.live.splitter import text_is_cut
 from livemon.live.tracker import KeyFunc
 from livemon.live.messages import Message
 

@@ -2,7 +2,7 @@
 
 The server sends every game once, then the whole PGN of a game again each
 time it changes (``/api/stream/broadcast/round/{id}.pgn``). Games are split
-incrementally (:class:`~livemon.live.tracker.PgnStreamSplitter`); a game whose
+incrementally (:class:`~livemon.live.splitter.PgnStreamSplitter`); a game whose
 movetext ends in a result or ``*`` (lichess always ends one so) is a complete
 snapshot, so a shorter or different move list *is* a correction; one that does
 not is treated as cut (it may only add plies). A game cut by a broken
