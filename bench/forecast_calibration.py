@@ -371,11 +371,12 @@ def live_timing(seconds: float = 30.0) -> None:
             st = _open_state(players, 10, 7, seed=3)
             cfg = EventConfig(format="swiss", rounds=10, tiebreaks=["buchholz", "sb"], live_seconds=1.0)
 
-        async def measure(with_forecast: bool, st: EventState = st, cfg: EventConfig = cfg, plies_per_s: float = plies_per_s,
+        async def measure(with_forecast: bool, process: bool = True, st: EventState = st, cfg: EventConfig = cfg,
+                          plies_per_s: float = plies_per_s,
                           results_per_s: float = results_per_s) -> dict[str, float]:
             core = _FakeCore(st, 8, seed=1)
             hub = Hub()
-            job = LiveForecast(cfg, hub)
+            job = LiveForecast(cfg, hub, process=process)
             times: list[float] = []
             marks: list[tuple[int, float]] = []  # (moves the message holds, when it was published)
             cpus: list[float] = []  # each forecast's CPU seconds (its thread's)
@@ -418,10 +419,10 @@ def live_timing(seconds: float = 30.0) -> None:
                 cpus.clear()
                 first_seconds = job.last_cpu
             job_task = asyncio.create_task(job.run(core)) if with_forecast else None
-            c0 = time.process_time()
+            c0, w0 = time.process_time(), job.worker_cpu
             await _pace(core, plies_per_s, results_per_s, seconds, 7, times)
             await asyncio.sleep(3.0 if with_forecast else 0.0)  # the last moves' forecast
-            cpu = time.process_time() - c0
+            cpu = time.process_time() - c0 + job.worker_cpu - w0  # the loop's process and the forecaster's
             done = True
             if job_task is not None:
                 job_task.cancel()
@@ -439,19 +440,23 @@ def live_timing(seconds: float = 30.0) -> None:
                            covered=len(lat) / max(len(times), 1),
                            lat_median=float(np.median(lat)), lat_p95=float(np.percentile(lat, 95)), lat_max=max(lat),
                            sims=float(job.simulations), cpu_median=float(np.median(cpus)), cpu_max=max(cpus),
-                           simulated=float(job.simulated - 1), weighed=float(job.weighed))
+                           simulated=float(job.simulated - 1), weighed=float(job.weighed),
+                           in_process=float(job.process))
             return out
 
         base = asyncio.run(measure(False))
-        got = asyncio.run(measure(True))
-        print(f"live forecast of {label}: {got['moves']:.0f} moves and results in {seconds:.0f} s; "
-              f"{got['forecasts']:.0f} forecasts ({got['simulated']:.0f} simulated, {got['weighed']:.0f} weighed "
-              f"again; {got['messages']:.0f} messages, a first chunk published at once), CPU per forecast median "
-              f"{got['cpu_median']:.2f} s, longest {got['cpu_max']:.2f} s (the first, "
-              f"reading the rounds so far, {got['first']:.2f} s); "
-              f"move -> forecast published: median {got['lat_median']:.2f} s, 95th percentile {got['lat_p95']:.2f} s, "
-              f"longest {got['lat_max']:.2f} s (goal 2 s: {got['lat_p95'] / 2:.2f}x it at the 95th percentile); "
-              f"{100 * got['covered']:.0f}% of the moves covered; the process's CPU {100 * got['cpu_share']:.0f}% of one "
-              f"core; event loop stalls: 99th percentile {1000 * got['lag_p99']:.0f} ms, longest "
-              f"{1000 * got['lag_max']:.0f} ms (without the forecast {1000 * base['lag_p99']:.0f} ms, "
-              f"{1000 * base['lag_max']:.0f} ms); load {os.getloadavg()[0]:.1f}")
+        for process in (False, True):  # the same round, the forecast in a thread, then in a process of its own
+            got = asyncio.run(measure(True, process))
+            print(f"live forecast of {label}: {got['moves']:.0f} moves and results in {seconds:.0f} s; "
+                f"{got['forecasts']:.0f} forecasts ({got['simulated']:.0f} simulated, {got['weighed']:.0f} weighed "
+                f"again; {got['messages']:.0f} messages, a first chunk published at once), CPU per forecast median "
+                f"{got['cpu_median']:.2f} s, longest {got['cpu_max']:.2f} s (the first, "
+                f"reading the rounds so far, {got['first']:.2f} s); "
+                f"move -> forecast published: median {got['lat_median']:.2f} s, 95th percentile {got['lat_p95']:.2f} s, "
+                f"longest {got['lat_max']:.2f} s (goal 2 s: {got['lat_p95'] / 2:.2f}x it at the 95th percentile); "
+                f"{100 * got['covered']:.0f}% of the moves covered; "
+                f"{'in a process of its own' if got['in_process'] else 'in a thread'}; the CPU (the monitor's process "
+                f"and the forecaster's) {100 * got['cpu_share']:.0f}% of one core; "
+                f"event loop stalls: 99th percentile {1000 * got['lag_p99']:.0f} ms, longest "
+                f"{1000 * got['lag_max']:.0f} ms (without the forecast {1000 * base['lag_p99']:.0f} ms, "
+                f"{1000 * base['lag_max']:.0f} ms); load {os.getloadavg()[0]:.1f}")

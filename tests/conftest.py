@@ -36,6 +36,20 @@ def real(name: str) -> Path:
     return path
 
 
+def cached_store(path: Path, *exports: str) -> str:
+    """A store at ``path`` holding the engine analyses shipped in tests/data (``analyses_*.jsonl.gz``, written by
+    ``bench/position_cache.py export``; SOURCES.md says from what): for a test whose subject is what is made of
+    the analyses (a report, analyse's figures), not the search. They are keyed by profile (the engine's name,
+    depth, MultiPV), so another engine finds none of them and searches: slower, the same assertions."""
+    if str(REPO / "bench") not in sys.path:  # bench/ is scripts, not a package
+        sys.path.insert(0, str(REPO / "bench"))
+    from position_cache import import_
+
+    for name in exports:
+        import_(real(name), str(path))
+    return str(path)
+
+
 @pytest.fixture
 def stockfish() -> str:
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):
@@ -296,6 +310,57 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         used = set(getattr(item, "fixturenames", ()))
         for mark in sorted({m for f, m in TIER_OF_FIXTURE.items() if f in used}):
             item.add_marker(mark)
+    longest_files_first(config, items)
+
+
+# -- the longest files first ----------------------------------------------------------------------------
+#
+# ``--dist loadfile`` hands a whole file to one test process, in the order collected (``--no-loadscope-reorder``;
+# pytest-xdist's own order, the files with most tests first, leaves the few long tests of a small file for the
+# end, when the other processes have nothing left to do). The longest files go first, so that the last files
+# handed out are short ones. A file's length is the sum of its tests' seconds: each test's in its last run
+# (pytest's cache, key SECONDS_KEY), or else estimated from the fixtures it uses (ESTIMATED_SECONDS, typical
+# seconds of such a test on a 2-core machine; 0.5 for any other test).
+
+SECONDS_KEY = "livemon/seconds-per-test"
+ESTIMATED_SECONDS = {"slow": 15.0, "fake_engine": 8.0, "fake_stockfish": 8.0, "stockfish": 6.0, "broker": 4.0,
+                     "browser_tab": 2.0, "browser": 2.0, "chromium": 2.0, "tmp_path": 1.0}
+
+
+def _estimated_seconds(item: pytest.Item) -> float:
+    if isinstance(item, pytest.DoctestItem):  # a module's examples: milliseconds
+        return 0.05
+    kinds = set(getattr(item, "fixturenames", ())) | {m.name for m in item.iter_markers()}
+    return max([ESTIMATED_SECONDS[k] for k in kinds if k in ESTIMATED_SECONDS] + [0.5])
+
+
+def longest_files_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Reorder ``items`` file by file, the longest file first (a file's own order kept)."""
+    cache = getattr(config, "cache", None)  # none with -p no:cacheprovider
+    measured: dict[str, float] = cache.get(SECONDS_KEY, {}) if cache is not None else {}
+    length: dict[str, float] = {}
+    for item in items:
+        name = item.nodeid.split("::")[0]
+        length[name] = length.get(name, 0.0) + measured.get(item.nodeid, _estimated_seconds(item))
+    rank = {name: k for k, name in enumerate(sorted(length, key=lambda n: (-length[n], n)))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's own order is kept
+
+
+class FileSeconds:
+    """Each test's seconds (setup, call and teardown), summed where the reports arrive (the xdist controller, or
+    the one process) and kept in pytest's cache for :func:`longest_files_first` next time."""
+
+    def __init__(self, cache: pytest.Cache) -> None:
+        self.cache = cache
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        if self.seconds:
+            old = self.cache.get(SECONDS_KEY, {})
+            self.cache.set(SECONDS_KEY, {**old, **{k: round(v, 2) for k, v in self.seconds.items()}})
 
 
 # -- the suite leaves no process behind ---------------------------------------------------------------
@@ -379,6 +444,8 @@ def _own_tracker() -> int | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
+    if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(FileSeconds(config.cache), "livemon-file-seconds")
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then

@@ -10,7 +10,7 @@ import sys
 import chess.pgn
 
 from livemon.cli import main
-from tests.conftest import REPO, real
+from tests.conftest import REPO, cached_store, real
 
 
 def analyse(capsys, *args: str) -> tuple[dict, str]:
@@ -50,27 +50,40 @@ def test_real_engine_one_search_per_position_then_cache(capsys, tmp_path, stockf
 
 
 def test_a_broadcast_with_an_eval_on_every_move_is_searched_and_every_player_has_the_estimate(capsys, tmp_path,
-                                                                                                stockfish):
+                                                                                                stockfish, fake_stockfish):
     """A lichess broadcast carries an [%eval] on every move but no MultiPV: the engine searches every position at the
     pinned (default, fitted) profile all the same, so every player's headline estimate reads their moves (one game
-    each here: the estimate is withheld only where its interval would be wider than the fitted range)."""
+    each here: the estimate is withheld only where its interval would be wider than the fitted range).
+
+    The searches are counted with the scripted engine under the real one's name (the same profile); the estimates
+    are made of the real Stockfish's analyses of these positions, shipped in tests/data (a depth-12 search of every
+    position is the engine's work, not analyse's)."""
     text = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn").read_text()
     games = text.split("\n\n[Event")
     pgn = tmp_path / "two.pgn"
     pgn.write_text(games[0] + "\n\n[Event" + games[1])
-    store = str(tmp_path / "cache.sqlite")
-    out, _ = analyse(capsys, str(pgn), "--store", store)
-    assert out["engine"]["profile"].endswith("depth=12 multipv=4")
+    cfg = tmp_path / "scripted.toml"
+    cfg.write_text(f'[engine]\npath = "{fake_stockfish}"\n')
+    store = str(tmp_path / "scripted.sqlite")
+    out, _ = analyse(capsys, str(pgn), "--store", store, "--config", str(cfg))
+    assert out["engine"]["profile"] == "Stockfish 15.1 depth=12 multipv=4"
     plies = sum(g["plies"] for g in out["games"])
     assert len(out["games"]) == 2 and out["engine"]["analyses"] >= plies - 2  # every position, the start once
     assert len(out["players"]) == 4
     for p in out["players"]:
         assert p["c_mean"] is not None  # the engine's MultiPV: an E(c) decision per move
         assert p["estimate"]["positions"] >= 15, p["estimate"]
+    again, _ = analyse(capsys, str(pgn), "--store", store, "--config", str(cfg))
+    assert again["engine"]["analyses"] == 0 and again["players"] == out["players"]
+
+    real_store = cached_store(tmp_path / "cache.sqlite", "analyses_stockfish15.1_d12.jsonl.gz")
+    out, _ = analyse(capsys, str(pgn), "--store", real_store)
+    assert out["engine"]["profile"].endswith("depth=12 multipv=4") and len(out["players"]) == 4
+    for p in out["players"]:
+        assert p["c_mean"] is not None
+        assert p["estimate"]["positions"] >= 15, p["estimate"]
         assert p["estimate"]["elo"] is not None or "wider than the rating range" in p["estimate"]["reason"]
     assert sum(p["estimate"]["elo"] is not None for p in out["players"]) >= 3
-    again, _ = analyse(capsys, str(pgn), "--store", store)
-    assert again["engine"]["analyses"] == 0 and again["players"] == out["players"]
 
 
 def test_eval_comments_without_engine_leave_first_move_unscored(capsys, tmp_path):

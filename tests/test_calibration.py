@@ -12,7 +12,7 @@ import chess.pgn
 import numpy as np
 import pytest
 
-from conftest import real
+from conftest import cached_store, real
 from livemon.cli import main
 from livemon.rating.agent import CPosterior, Decision, move_probabilities
 from livemon.rating.calibration import (
@@ -250,12 +250,14 @@ def _marginal_log_lik(players, a: float, b: float, tau: float) -> float:
 
 
 def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path, stockfish, capsys):
-    """A few real rated games (an open and London 2011) at depth 6: stored fit = brute-force likelihood maximum."""
+    """A few real rated games (an open and London 2011) at depth 6: stored fit = brute-force likelihood maximum.
+    Stockfish's analyses of these games are shipped (tests/data): the subject is the fit made of them."""
     pgn = tmp_path / "rated.pgn"
     text = "\n\n".join(_games("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn", 8)
                        + _games("london_chess_classic_2011_twic.pgn", 4)) + "\n"
     pgn.write_text(text, encoding="utf-8")
     store = tmp_path / "cal.sqlite"
+    cached_store(store, "analyses_stockfish15.1_d6_rated.jsonl.gz")
     config = tmp_path / "config.toml"
     config.write_text(f'[engine]\npath = "{stockfish}"\n', encoding="utf-8")
     code = main(["calibrate", str(pgn), str(real("kasparov_deepblue_1997_pythonchess.pgn")), "--depth", "6",

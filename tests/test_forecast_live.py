@@ -1,4 +1,5 @@
-"""The live forecast: the monitor's state simulated in a thread and published on the hub's forecast channel."""
+"""The live forecast: the monitor's state simulated in a process of its own (else a thread) and published on the
+hub's forecast channel."""
 
 from __future__ import annotations
 
@@ -107,6 +108,12 @@ def test_live_seconds_is_checked() -> None:
 
 
 async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, stockfish: str) -> None:
+    import multiprocessing
+
+    def forecasters() -> set[object]:
+        return {p for p in multiprocessing.active_children() if p.name == "livemon-forecast"}
+
+    before = forecasters()  # other tests' jobs, in this process
     chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:8]
     pgn = tmp_path / "london_r12.pgn"
     pgn.write_text("\n".join(chunks))
@@ -121,6 +128,8 @@ async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, 
     while not sub.queue.empty():
         seen.append(sub.queue.get_nowait()[1])
     assert seen and monitor.forecast.forecasts >= 1
+    assert monitor.forecast.worker_cpu > 0  # forecast in its process,
+    assert monitor.forecast._worker is None and forecasters() <= before  # which stopped with the monitor
     last = seen[-1]
     assert isinstance(last, EventForecast) and last.event == "3rd London Chess Classic"
     assert last.format == "rr" and sum(p["p_first"] for p in last.players) == pytest.approx(1.0, abs=1e-3)
@@ -145,3 +154,83 @@ async def test_the_commentary_screen_shows_the_forecast_once_there_is_one() -> N
         assert app.query_one("#forecast").display is True and table.order == ["Oro, Faustino", "Malka, Samuel"]
         assert [str(table.get_cell("Oro, Faustino", c)) for c in ("first", "delta", "needs")] == ["62.0%", "+12.0", "6"]
         assert "round 5" in str(app.query_one("#forecast").border_title)
+
+
+async def test_the_simulations_run_in_a_process_of_their_own_sent_only_what_changed() -> None:
+    import multiprocessing
+    import os
+
+    rr = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")
+    jobs = {mode: LiveForecast(EventConfig(format="rr", rounds=9, name="BBDDNRR"), Hub(), simulations=5000,
+                               process=mode) for mode in (True, False)}
+    made: dict[bool, list[EventForecast]] = {True: [], False: []}
+    for mode, job in jobs.items():
+        core = LiveCore()
+        _feed(core, rr, 5, live_round=5, cut_ply=30)
+        made[mode] += await job.once(core)
+        if mode:
+            worker = job._worker
+            assert worker is not None and worker.proc.pid != os.getpid() and worker.proc.is_alive()
+        _feed(core, rr, 5, live_round=5, cut_ply=34)  # two more moves in every game: only those records are sent
+        (ev,) = job._events.values()
+        assert len(ev.dirty) == 0
+        job.update(core)
+        assert 0 < len(ev.dirty) <= 5 and ev.synced  # the next job is the games in progress that moved
+        made[mode] += await job.once(core)
+        _feed(core, rr, 5)  # the round ends
+        made[mode] += await job.once(core)
+    proc = jobs[True]._worker
+    assert proc is not None and jobs[True].process and jobs[False]._worker is None
+    # the same records, the same seed: the process forecasts what the thread does
+    assert [m.players for m in made[True]] == [m.players for m in made[False]]
+    assert (jobs[True].reads, jobs[True].simulated + jobs[True].weighed) == (2, 3)
+    jobs[True].close()
+    assert jobs[True]._worker is None and not proc.proc.is_alive() and proc.proc.exitcode == 0
+    assert proc.proc not in multiprocessing.active_children()
+
+
+async def test_the_process_ends_with_the_job_and_no_process_falls_back_to_a_thread(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import multiprocessing
+
+    from livemon.app import forecast_live
+
+    rr = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")
+    core = LiveCore()
+    _feed(core, rr, 5, live_round=5)
+    job = LiveForecast(EventConfig(format="rr", rounds=9, live_seconds=0.05), Hub(), simulations=2000)
+    task = asyncio.create_task(job.run(core))
+    for _ in range(600):
+        await asyncio.sleep(0.1)
+        if job.forecasts:
+            break
+    worker = job._worker
+    assert job.forecasts >= 1 and worker is not None and worker.proc.is_alive()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert job._worker is None and not worker.proc.is_alive()  # stopped with the job: no process left behind
+    assert worker.proc not in multiprocessing.active_children()
+    # a forecast given up while its process works on it: that process told to end, the next forecast a new one
+    job = LiveForecast(EventConfig(format="rr", rounds=9), Hub(), simulations=2000)
+    first = asyncio.create_task(job.once(core))
+    while job._worker is None or job._worker.jobs == 0:
+        await asyncio.sleep(0.01)
+    given_up = job._worker
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    (msg,) = await job.once(core)
+    assert msg.error is None and job._worker is not None and job._worker is not given_up
+    job.close()
+    assert not given_up.proc.is_alive() and job._worker is None
+
+    def cannot(*_: object) -> None:
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(forecast_live._Worker, "__init__", cannot)
+    job = LiveForecast(EventConfig(format="rr", rounds=9), Hub(), simulations=2000)
+    with caplog.at_level("WARNING", logger="livemon.app.forecast_live"):
+        (msg,) = await job.once(core)
+    assert msg.error is None and sum(p["p_first"] for p in msg.players) == pytest.approx(1.0, abs=1e-3)
+    assert not job.process and job._worker is None
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert "no processes here" in line and "thread" in line

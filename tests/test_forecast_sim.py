@@ -18,8 +18,9 @@ def _sound(state: EventState, n: int = 4000, seed: int = 0) -> None:
     f = simulate(state, n, seed=seed, exact=False)
     exact = simulate(state, n, seed=seed)  # a decided event answered without simulating: the same chances of first
     if exact.simulations == 0:
-        assert [x.p_first for x in exact.players] == [x.p_first for x in f.players]
-        assert [x.p_winner for x in exact.players] == [x.p_winner for x in f.players]
+        # the same up to rounding: a first shared three ways is 1/3 exactly, and a sum of thirds over simulations
+        assert [x.p_first for x in exact.players] == pytest.approx([x.p_first for x in f.players], abs=1e-12)
+        assert [x.p_winner for x in exact.players] == pytest.approx([x.p_winner for x in f.players], abs=1e-12)
     p = len(state.players)
     now = [x.score for x in f.players]
     assert sum(x.p_first for x in f.players) == pytest.approx(1.0, abs=1e-9)

@@ -1,5 +1,6 @@
 """`livemon report PGN... -o event.html` end to end: real games, the real Stockfish, the page parsed back
-(and drawn by headless Chromium when it is installed)."""
+(and drawn by headless Chromium when it is installed). The engine's depth-6 analyses of these games are shipped
+(tests/data/analyses_stockfish15.1_d6.jsonl.gz) and put in the store first: the subject is the page made of them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from livemon.cli import main
-from tests.conftest import real
+from tests.conftest import cached_store, real
+
+ROUND = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
+ANALYSES = "analyses_stockfish15.1_d6.jsonl.gz"  # Stockfish 15.1 at depth 6, MultiPV 4: ROUND and Byrne–Fischer
 
 
 class Page(HTMLParser):
@@ -88,12 +92,19 @@ def report(tmp_path: Path, *args: str) -> tuple[int, str, Page | None]:
     return code, text, page
 
 
-def test_report_of_a_round_matches_analyse(capsys, tmp_path: Path, stockfish: str) -> None:
-    pgn = str(real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"))
-    code, text, page = report(tmp_path, pgn, "--depth", "6", "--title", "BBDDNRR 2025")
+@pytest.fixture(scope="module")
+def round_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str, Page | None]:
+    """The round's report at depth 6, made once for the tests that read it: (its folder, exit code, HTML, page)."""
+    folder = tmp_path_factory.mktemp("round")
+    cached_store(folder / "cache.sqlite", ANALYSES)
+    return (folder, *report(folder, str(real(ROUND)), "--depth", "6", "--title", "BBDDNRR 2025"))
+
+
+def test_report_of_a_round_matches_analyse(capsys, round_report, stockfish: str) -> None:
+    folder, code, text, page = round_report
     assert code == 0 and page is not None
     capsys.readouterr()
-    assert main(["analyse", "--json", pgn, "--depth", "6", "--store", str(tmp_path / "cache.sqlite")]) == 0
+    assert main(["analyse", "--json", str(real(ROUND)), "--depth", "6", "--store", str(folder / "cache.sqlite")]) == 0
     analysed = json.loads(capsys.readouterr().out)
 
     # self-contained: nothing fetched, no script, one file
@@ -134,6 +145,7 @@ def test_report_of_a_round_matches_analyse(capsys, tmp_path: Path, stockfish: st
 
 def test_report_names_the_engines_best_move(capsys, tmp_path: Path, stockfish: str) -> None:
     """Byrne–Fischer 1956 analysed by Stockfish: every moment names the engine's best move (a SAN)."""
+    cached_store(tmp_path / "cache.sqlite", ANALYSES)
     code, _, page = report(tmp_path, str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "6")
     assert code == 0 and page is not None
     (game,) = page.games
@@ -158,12 +170,12 @@ def test_report_bad_input_is_one_line(capsys, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
-def test_report_draws_in_headless_chromium(tmp_path: Path, stockfish: str) -> None:
-    code, text, _ = report(tmp_path, str(real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")), "--depth", "6")
+def test_report_draws_in_headless_chromium(tmp_path: Path, round_report, stockfish: str) -> None:
+    folder, code, _, _ = round_report
     assert code == 0
     shot = tmp_path / "report.png"
     done = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
-                           "--window-size=1200,1400", (tmp_path / "event.html").as_uri()],
+                           "--window-size=1200,1400", (folder / "event.html").as_uri()],
                           capture_output=True, timeout=120)
     assert shot.exists(), done.stderr.decode(errors="replace")[-500:]
     data = shot.read_bytes()

@@ -168,6 +168,24 @@ def test_order_of_arrival_does_not_change_the_numbers():
         assert scr.numbers(key) == in_order.numbers(key)
 
 
+def test_a_result_counts_whether_it_comes_before_or_after_the_players_first_screened_ply():
+    """A restart hands the core a finished game's result before its plies are scored again: the event's results
+    are the player's evidence either way."""
+    infos = [game("g1", "A", "B", welo=1500, belo=2300), game("g2", "B", "A", welo=2300, belo=1500)]
+    sps = plies("g1", 60, 4) + plies("g2", 60, 5)
+    after = fed(infos, sps)
+    after.set_result("g1", "1-0")
+    before = Screener(ScreeningConfig(book_moves=0, min_positions=5), CAL)
+    for info in infos:
+        before.add_game(info)
+    before.set_result("g1", "1-0")
+    for sp in sps:
+        before.add_ply(sp)
+    for key in after.keys():
+        assert before.numbers(key) == after.numbers(key)
+    assert after.numbers(("A", "Open")).results == 1
+
+
 def test_a_rating_change_rescores_exactly():
     infos = [game("g", "A", "B", welo=None, belo=2100)]
     sps = plies("g", 80, 6)

@@ -4,7 +4,9 @@ Real parts: Stockfish at a low depth, a replayed real event, the SQLite store,
 real WebSocket clients, a real mosquitto broker (the docs' ACL), the overlay
 page in headless Chromium. The calibration is put in the store by the test
 (a made-up but plausible Elo → c line: screening needs one, and the shipped
-calibration may not cover a depth-5 profile).
+calibration may not cover a depth-5 profile). Most tests put Stockfish's depth-5
+analyses of the games (shipped in tests/data) in the store too: their subject is
+the screening made of them, not the search.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from livemon.live.pgn import split_games
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.io.store import Store
 from livemon.faces.web import WebServer
-from tests.conftest import real
+from tests.conftest import cached_store, real
 from tests.conftest import free_port, mosquitto
 from tests.test_mqtt_out import ACL, ARBITER, PREFIX
 from tests.test_overlay import browser, text  # noqa: F401 - the fixture is used by name
@@ -70,6 +72,11 @@ def live_config(tmp_path: Path, pgn: Path, screening: ScreeningConfig, db: str =
 def calibrate(path: str, profile: str) -> None:
     with Store(path) as store:
         store.put_calibration(ProfileCalibration(profile, None, C_MAP))
+
+
+def analysed(path: str) -> None:
+    """Stockfish's depth-5 analyses of the London games in the store at ``path``."""
+    cached_store(Path(path), "analyses_stockfish15.1_d5_london.jsonl.gz")
 
 
 async def run_monitor(cfg: Config) -> tuple[Monitor, list[Alert], list[ScreeningNumbers]]:
@@ -119,6 +126,7 @@ async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(
     pgn = london(tmp_path, slice(0, 2))
     low = ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=10)  # certain to fire (not a valid config.toml)
     cfg = live_config(tmp_path, pgn, low)
+    analysed(cfg.store.path)
     calibrate(cfg.store.path, await profile_name(cfg))
     _, alerts, _ = await run_monitor(cfg)
     keys = [(a.player, a.event, a.details["level"]) for a in alerts]
@@ -171,6 +179,7 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
     port = free_port()
     cfg.mqtt_out = MqttOutConfig(enabled=True, broker=BrokerConfig(host="127.0.0.1", port=port, username="livemon"),
                                  prefix=PREFIX, arbiter_prefix=ARBITER, max_backoff=1.0)
+    analysed(cfg.store.path)
     calibrate(cfg.store.path, await profile_name(cfg))
     monitor = Monitor(cfg)
     frames: dict[str, list[str]] = {"public": [], "arbiter": [], "mqtt_public": [], "mqtt_arbiter": []}
@@ -263,6 +272,7 @@ async def test_a_ttt_rating_with_too_few_games_is_not_a_screening_rating(tmp_pat
     cfg = live_config(tmp_path, pgn, ScreeningConfig())
     assert cfg.screening.min_ttt_games == 10
     profile = await profile_name(cfg)
+    analysed(cfg.store.path)
     calibrate(cfg.store.path, profile)
     monitor, alerts, rows = await run_monitor(cfg)
     assert monitor.counters.ttt_refreshes >= 1 and len(monitor._ttt.latest) == 4
@@ -279,6 +289,7 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
     pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
     cfg = live_config(tmp_path, pgn, ScreeningConfig(min_ttt_games=1))  # one game each: enough here
     profile = await profile_name(cfg)
+    analysed(cfg.store.path)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
     first = {(r.player, r.event): r for r in reversed(rows)}  # the first row published per player-event
@@ -291,6 +302,7 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
         assert row.z is not None and row.positions > 10
         assert row == monitor.screener.numbers(key)
     # the batch fits TTT once on the same results: the same players get a TTT rating there too
+    analysed(str(tmp_path / "batch.sqlite"))
     calibrate(str(tmp_path / "batch.sqlite"), profile)
     one_game = tmp_path / "one_game.toml"
     one_game.write_text("[screening]\nmin_ttt_games = 1\n")

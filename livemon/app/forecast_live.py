@@ -4,9 +4,15 @@ The job keeps each event's games as records (tags, result, and for a game in pro
 ply, material and both clocks), updated incrementally on the event loop: a poll every :data:`POLL` seconds looks
 only at the games still in progress (and at games new to it), and a game's record is made again only when its
 result, ply or newest evaluation moved. An event whose records moved is forecast again, latest wins: one
-forecast at a time, in a thread, the next one starting as soon as the previous is published (and at most one
-start per ``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records
-did not move is not simulated again.
+forecast at a time, the next one starting as soon as the previous is published (and at most one start per
+``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records did not
+move is not simulated again.
+
+The forecasts are made off the loop, in one long-lived process of their own (spawned at the first forecast,
+stopped with the job), so the loop's other messages never wait on the simulations' hold of the interpreter
+lock. The process keeps each event's records (sent whole once, then only those that changed), state, table of
+pairings and simulations; the loop shares its newest version with it, so a chunked simulation stops refining
+once the games moved. When no process can start, one log line says so and the forecasts run in a thread.
 
 Inside the job, an event whose finished games and pairings are as before keeps its state and values only its
 games in progress anew (:func:`~livemon.app.forecast.refresh_ongoing`); its simulations reuse the game model's
@@ -28,6 +34,8 @@ import asyncio
 import dataclasses
 import logging
 import math
+import multiprocessing
+import multiprocessing.connection
 import time
 import zlib
 from collections.abc import Mapping
@@ -181,7 +189,7 @@ def _message(name: str, state: EventState, notes: list[str], f: Forecast, curren
 
 @dataclasses.dataclass
 class _Event:
-    """One event's games as the job keeps them, and what its last forecast was made of."""
+    """One event's games as the job keeps them on the loop, and what its last forecast was made of."""
 
     records: dict[str, GameRecord] = dataclasses.field(default_factory=dict)
     pending: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
@@ -192,25 +200,182 @@ class _Event:
     """Bumped by a change of the finished games or of which games are in progress (the state is read again)."""
     done_version: int = -1
     """The version of the last forecast published."""
+    dirty: set[str] = dataclasses.field(default_factory=set)
+    """Games whose record changed since the forecaster was last sent the event (it is sent only those)."""
+    dropped: set[str] = dataclasses.field(default_factory=set)
+    synced: bool = False
+    """Whether the forecaster holds the event's records (else it is sent them all)."""
+
+
+@dataclasses.dataclass
+class _Job:
+    """One event to forecast, as the loop sends it to the forecaster: its records (all, or those changed since the
+    last job of the event), the games dropped, and which games are in progress."""
+
+    name: str
+    base_version: int
+    full: bool
+    records: dict[str, GameRecord]
+    dropped: list[str]
+    pending: list[str]
+
+
+@dataclasses.dataclass
+class _Kept:
+    """One event as the forecaster keeps it: its records and the state, table and simulations of its last
+    forecast."""
+
+    seed: int
+    records: dict[str, GameRecord] = dataclasses.field(default_factory=dict)
     base: ReadEvent | None = None
     base_of: int = -1
     cache: SimCache = dataclasses.field(default_factory=SimCache)
     sims: Sims | None = None
     """The simulations of the event's last full forecast, kept to be weighed again as evaluations move."""
-    seed: int = 0
+
+
+@dataclasses.dataclass
+class _Settings:
+    cfg: EventConfig
+    params: ForecastParams
+    simulations: int
+    se: float | None
+
+
+def _forecast_jobs(jobs: list[_Job], kept: dict[str, _Kept], settings: _Settings,
+                   progress: Callable[[EventForecast, int], bool] | None,
+                   ) -> tuple[list[tuple[EventForecast, int]], tuple[int, int, int], float]:
+    """The forecasts of ``jobs`` (in the forecaster: its process, else a thread), each event's records and state
+    kept in ``kept``; with the counts of states read, forecasts simulated and forecasts weighed again, and the
+    CPU seconds taken."""
+    c0 = time.thread_time()
+    out = []
+    reads = simulated = weighed = 0
+    for job in jobs:
+        k = kept.get(job.name)
+        if k is None:
+            k = kept[job.name] = _Kept(seed=zlib.crc32(job.name.encode()))
+        if job.full:
+            k.records = dict(job.records)
+        else:
+            k.records.update(job.records)
+        for gid in job.dropped:
+            k.records.pop(gid, None)
+        records = list(k.records.values())
+        pending = [k.records[g] for g in job.pending if g in k.records]
+        base = k.base if k.base_of == job.base_version else None
+        made, read, sims, was_weighed = _forecast(
+            job.name, records, pending, base, k.sims if base is not None else None, settings.cfg, settings.params,
+            settings.simulations, k.seed, k.cache, settings.se, progress)
+        reads += base is None
+        if was_weighed:
+            weighed += 1
+        else:
+            k.sims = sims
+            simulated += 1
+        k.base, k.base_of = read, job.base_version
+        out.append(made)
+    return out, (reads, simulated, weighed), time.thread_time() - c0
+
+
+def _serve(conn: multiprocessing.connection.Connection, version: Any, settings: _Settings) -> None:
+    """The forecaster's process: jobs in on ``conn``, each forecast out (and a large event's chunks so far at
+    once); ``version`` is the loop's newest (shared): a chunked simulation goes on only while it is the job's. Ends
+    when the loop closes its end of the pipe."""
+    kept: dict[str, _Kept] = {}
+    try:
+        while True:
+            what, job_id, job_version, jobs = conn.recv()
+            if what != "run":
+                return
+            start = time.thread_time()
+
+            def progress(msg: EventForecast, current: int, job_id: int = job_id, job_version: int = job_version,
+                         start: float = start) -> bool:
+                if time.thread_time() - start >= INTERIM_CPU:
+                    conn.send(("interim", job_id, msg, current))
+                return bool(version.value == job_version)
+
+            try:
+                made, counts, cpu = _forecast_jobs(jobs, kept, settings, progress)
+            except Exception as exc:  # said on the loop; the worker goes on
+                kept.clear()
+                conn.send(("error", job_id, f"{type(exc).__name__}: {exc}", None))
+                continue
+            conn.send(("done", job_id, (made, counts, cpu), time.process_time()))
+    except (EOFError, OSError, KeyboardInterrupt):  # the loop closed the pipe (the monitor stopped or died)
+        return
+
+
+class _Worker:
+    """The forecaster's process (spawned: a clean interpreter), and the loop's end of its pipe."""
+
+    def __init__(self, settings: _Settings) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.version = ctx.RawValue("q", 0)
+        self.jobs = 0
+        """Jobs sent; each answer names its job."""
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, self.version, settings), daemon=True,
+                                name="livemon-forecast")
+        try:
+            self.proc.start()
+        finally:
+            child.close()
+
+    def close(self) -> None:
+        """Stop the process: its pipe closed (it ends at its next look), then, if it lingers, terminated."""
+        self.stop()
+        self.wait()
+
+    def stop(self) -> None:
+        """Tell the process to end (at once: it ends at its next look at the pipe)."""
+        self.version.value = -1  # a chunked simulation in flight stops at its next chunk
+        if not self.conn.closed:
+            self.conn.close()
+
+    def wait(self) -> None:
+        """Wait for the process to end (blocking), terminating it if it lingers."""
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+
+
+class _WorkerGone(Exception):
+    pass
+
+
+class _Failed(RuntimeError):
+    """A forecast that failed in the forecaster's process (which goes on)."""
 
 
 class LiveForecast:
-    """The monitor's forecast job: ``await LiveForecast(cfg.event, hub).run(core)`` until cancelled."""
+    """The monitor's forecast job: ``await LiveForecast(cfg.event, hub).run(core)`` until cancelled.
 
-    def __init__(self, cfg: EventConfig, hub: Hub, simulations: int = LIVE_SIMULATIONS, se: float | None = LIVE_SE) -> None:
+    The simulations run in one long-lived process of their own (started at the first forecast, stopped when
+    :meth:`run` ends or at :meth:`close`), so the event loop and its other messages never wait on them; the
+    process keeps each event's records, state and simulations, and is sent only the records that changed. With
+    ``process=False``, or when the process cannot start (said in one log line), they run in a thread.
+    """
+
+    def __init__(self, cfg: EventConfig, hub: Hub, simulations: int = LIVE_SIMULATIONS, se: float | None = LIVE_SE,
+                 process: bool = True) -> None:
         self.cfg = cfg
         self.hub = hub
         self.simulations = min(simulations, cfg.simulations)
         self.se = se
         self.params = load_params()
+        self.process = process
+        """Whether the simulations run in a process of their own (else in a thread)."""
+        self._worker: _Worker | None = None
+        self._retired: list[_Worker] = []  # processes told to end, not yet waited for
+        self._kept: dict[str, _Kept] = {}  # the thread's forecaster: the events as it keeps them
         self._events: dict[str, _Event] = {}
-        self._merged = _Event(seed=zlib.crc32(b"all games"))  # every game its own Event tag: all games one event
+        self._merged = _Event()  # every game its own Event tag: all games one event
         self._event_of: dict[str, str] = {}  # game id -> its event
         self._final: dict[str, str | None] = {}  # finished games: their result
         self._seen_infos = 0
@@ -225,7 +390,9 @@ class LiveForecast:
         only the games in progress anew."""
         self.last_seconds = 0.0
         self.last_cpu = 0.0
-        """The last forecast's CPU seconds (its thread's)."""
+        """The last forecast's CPU seconds (the forecaster's)."""
+        self.worker_cpu = 0.0
+        """The forecaster process's CPU seconds so far (as of its last forecast)."""
         self.messages = 0
         """Forecast messages published (a large event's first chunk published at once is one more)."""
         self.in_flight = 0
@@ -266,6 +433,7 @@ class LiveForecast:
                 if now == key:
                     continue
                 ev.records[gid] = _record(gid, infos[gid], result, game)
+                ev.dirty.add(gid)
                 ev.version += 1
                 changed = True
                 if result is not None:
@@ -276,13 +444,15 @@ class LiveForecast:
                     ev.pending[gid] = now
         if changed:
             self.version += 1
+            if self._worker is not None:
+                self._worker.version.value = self.version
         return changed
 
     def _add(self, gid: str, info: GameInfo) -> None:
         name = self.cfg.name or info.event
         ev = self._events.get(name)
         if ev is None:
-            ev = self._events[name] = _Event(seed=zlib.crc32(name.encode()))
+            ev = self._events[name] = _Event()
         self._event_of[gid] = name
         ev.pending[gid] = ()  # read on this update
         ev.base_version += 1
@@ -292,75 +462,158 @@ class LiveForecast:
         ev = self._events[name]
         ev.records.pop(gid, None)
         ev.pending.pop(gid, None)
+        ev.dirty.discard(gid)
+        ev.dropped.add(gid)
         self._final.pop(gid, None)
         ev.version += 1
         ev.base_version += 1
 
-    def _due(self) -> list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]]:
-        """The events to forecast (their records moved), with their records and games in progress (on the loop)."""
+    def _due(self) -> list[tuple[_Event, _Job]]:
+        """The events to forecast (their records moved), each with its job for the forecaster (on the loop)."""
         events = self._events
         if len(events) > 1 and all(len(ev.records) == 1 for ev in events.values()):  # a broadcast: one event
             merged = self._merged
-            records = [r for ev in events.values() for r in ev.records.values()]
+            records = {gid: r for ev in events.values() for gid, r in ev.records.items()}
             version = sum(ev.version for ev in events.values())
             if version == merged.done_version:
                 return []
             merged.version, merged.base_version = version, sum(ev.base_version for ev in events.values())
-            return [("all games", merged, records, [r for r in records if r.score is None], merged.base_version)]
+            pending = [gid for ev in events.values() for gid in ev.pending if gid in ev.records]
+            return [(merged, _Job("all games", merged.base_version, True, records, [], pending))]
         out = []
         for name, ev in events.items():
             if ev.version == ev.done_version or not ev.records:
                 continue
-            pending = [ev.records[g] for g in ev.pending if g in ev.records]
-            out.append((name, ev, list(ev.records.values()), pending, ev.base_version))
+            pending = [g for g in ev.pending if g in ev.records]
+            if ev.synced:
+                job = _Job(name, ev.base_version, False, {g: ev.records[g] for g in ev.dirty if g in ev.records},
+                           sorted(ev.dropped), pending)
+            else:
+                job = _Job(name, ev.base_version, True, dict(ev.records), [], pending)
+            ev.dirty.clear()
+            ev.dropped.clear()
+            ev.synced = True
+            out.append((ev, job))
         return out
 
-    def _run_due(self, due: list[tuple[str, _Event, list[GameRecord], list[GameRecord], int]], version: int,
-                 loop: asyncio.AbstractEventLoop | None = None) -> list[tuple[EventForecast, int]]:
-        """The forecasts of ``due`` (in a thread). With ``loop``, the forecast so far of an event that has taken
-        :data:`INTERIM_CPU` already is published at once (on the loop), and the rest runs only while nothing
-        moved since ``version``."""
+    def _due_any(self) -> bool:
+        events = self._events
+        if len(events) > 1 and all(len(ev.records) == 1 for ev in events.values()):
+            return sum(ev.version for ev in events.values()) != self._merged.done_version
+        return any(ev.version != ev.done_version and ev.records for ev in events.values())
+
+    def _unsync(self) -> None:
+        """The forecaster lost what it kept (a failed job, a new process): every event is sent whole next."""
+        for ev in self._events.values():
+            ev.synced = False
+        self._kept = {}
+
+    def _start(self) -> _Worker | None:
+        """The forecaster's process, started at the first forecast; None (and the thread from then on, said in
+        one log line) when it cannot start."""
+        if self._worker is None and self.process:
+            try:
+                self._worker = _Worker(_Settings(self.cfg, self.params, self.simulations, self.se))
+                self._worker.version.value = self.version
+            except Exception as exc:
+                log.warning("forecast: no process of its own (%s: %s); the simulations run in a thread",
+                            type(exc).__name__, exc)
+                self.process = False
+                self._worker = None
+            self._unsync()
+        return self._worker
+
+    async def _in_thread(self, jobs: list[_Job], version: int,
+                         ) -> tuple[list[tuple[EventForecast, int]], tuple[int, int, int], float]:
+        loop = asyncio.get_running_loop()
         start = time.thread_time()
 
         def progress(msg: EventForecast, current: int) -> bool:
-            if loop is not None and time.thread_time() - start >= INTERIM_CPU:
+            if time.thread_time() - start >= INTERIM_CPU:
                 loop.call_soon_threadsafe(self._publish, msg, current, False)
             return self.version == version
 
-        c0 = time.thread_time()
-        out = []
-        for name, ev, records, pending, base_version in due:
-            base = ev.base if ev.base_of == base_version else None
-            made, read, sims, weighed = _forecast(name, records, pending, base, ev.sims if base is not None else None,
-                                                  self.cfg, self.params, self.simulations, ev.seed, ev.cache, self.se,
-                                                  progress if loop is not None else None)
-            self.reads += base is None
-            if weighed:
-                self.weighed += 1
-            else:
-                ev.sims = sims
-                self.simulated += 1
-            ev.base, ev.base_of = read, base_version
-            out.append(made)
-        self.last_cpu = time.thread_time() - c0
-        return out
+        settings = _Settings(self.cfg, self.params, self.simulations, self.se)
+        return await asyncio.to_thread(_forecast_jobs, jobs, self._kept, settings, progress)
+
+    async def _in_process(self, worker: _Worker, jobs: list[_Job], version: int, core: _Core,
+                          ) -> tuple[list[tuple[EventForecast, int]], tuple[int, int, int], float]:
+        """The forecasts of ``jobs`` from the forecaster's process; its chunks so far published as they come."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        conn = worker.conn
+
+        def readable() -> None:
+            try:
+                while not done.done() and conn.poll():
+                    what, job_id, body, extra = conn.recv()
+                    if job_id != worker.jobs:  # a job given up (its forecast cancelled): late, dropped
+                        continue
+                    if what == "interim":
+                        self._publish(body, extra, False)
+                    elif what == "done":
+                        self.worker_cpu = extra
+                        done.set_result(body)
+                    else:
+                        done.set_exception(_Failed(f"forecast failed in its process: {body}"))
+            except (EOFError, OSError) as exc:
+                done.set_exception(_WorkerGone(f"{type(exc).__name__}: {exc}"))
+
+        fd = conn.fileno()
+        loop.add_reader(fd, readable)
+        try:
+            worker.version.value = self.version
+            worker.jobs += 1
+            conn.send(("run", worker.jobs, version, jobs))
+            while not done.done():  # the games are still read meanwhile: the job stops refining once they moved
+                await asyncio.wait({done}, timeout=POLL)
+                self.update(core)
+            return done.result()  # type: ignore[no-any-return]
+        finally:
+            loop.remove_reader(fd)
 
     async def once(self, core: _Core) -> list[EventForecast]:
-        """Forecast now every event of ``core`` whose games moved (the simulation in a thread) and publish."""
+        """Forecast now every event of ``core`` whose games moved (the simulation off the loop) and publish."""
         self.update(core)
         version = self.version
-        due = self._due()
-        if not due:
+        if not self._due_any():
             self.published = version
             return []
-        marks = [(ev, ev.version) for _, ev, _, _, _ in due]
+        worker = self._start()  # before the jobs are made: a new process is sent every event whole
+        due = self._due()
+        marks = [(ev, ev.version) for ev, _ in due]
+        jobs = [job for _, job in due]
         t0 = time.perf_counter()
         self.in_flight = version
-        job = asyncio.ensure_future(asyncio.to_thread(self._run_due, due, version, asyncio.get_running_loop()))
-        while not job.done():  # the games are still read meanwhile: the job stops refining once they moved
-            await asyncio.wait({job}, timeout=POLL)
-            self.update(core)
-        made = job.result()
+        try:
+            if worker is not None:
+                made, counts, cpu = await self._in_process(worker, jobs, version, core)
+            else:
+                job = asyncio.ensure_future(self._in_thread(jobs, version))
+                while not job.done():  # the games are still read meanwhile: the job stops refining once they moved
+                    await asyncio.wait({job}, timeout=POLL)
+                    self.update(core)
+                made, counts, cpu = job.result()
+        except _WorkerGone as exc:  # the process died: the thread from now on
+            log.warning("forecast: its process ended (%s); the simulations run in a thread", exc)
+            self.close()
+            self.process = False
+            self._unsync()
+            raise
+        except _Failed:
+            self._unsync()
+            raise
+        except BaseException:  # given up (cancelled) while the process may still work on it: told to end
+            if worker is not None and worker is self._worker:
+                self._worker = None
+                worker.stop()
+                self._retired.append(worker)  # waited for when the job ends
+            self._unsync()
+            raise
+        self.reads += counts[0]
+        self.simulated += counts[1]
+        self.weighed += counts[2]
+        self.last_cpu = cpu
         self.last_seconds = time.perf_counter() - t0
         out = []
         for (ev, mark), (msg, current) in zip(marks, made):
@@ -392,17 +645,36 @@ class LiveForecast:
         if every <= 0:
             return
         last = -math.inf
-        while True:
-            await asyncio.sleep(POLL)
-            self.update(core)
-            if self.version == self.published or time.monotonic() - last < every:
-                continue
-            last = time.monotonic()
-            try:
-                await self.once(core)
-            except Exception:  # a forecast must never take the monitor down: said, and tried again later
-                log.exception("forecast failed")
-                self.published = self.version
+        try:
+            while True:
+                await asyncio.sleep(POLL)
+                self.update(core)
+                if self.version == self.published or time.monotonic() - last < every:
+                    continue
+                last = time.monotonic()
+                try:
+                    await self.once(core)
+                except Exception:  # a forecast must never take the monitor down: said, and tried again later
+                    log.exception("forecast failed")
+                    self.published = self.version
+        finally:  # the process told to end at once, and waited for off the loop
+            for worker in self._ending():
+                await asyncio.to_thread(worker.wait)
+
+    def close(self) -> None:
+        """Stop the forecaster's process, if one runs (the next forecast starts another)."""
+        for worker in self._ending():
+            worker.wait()
+
+    def _ending(self) -> list[_Worker]:
+        """The processes to wait for, each told to end; the job has none from then on."""
+        workers = self._retired + ([self._worker] if self._worker is not None else [])
+        self._worker, self._retired = None, []
+        for worker in workers:
+            worker.stop()
+        if workers:
+            self._unsync()
+        return workers
 
     def status(self) -> dict[str, Any]:
         return {"forecasts": self.forecasts, "simulated": self.simulated, "weighed": self.weighed,

@@ -395,6 +395,7 @@ class Screener:
         self.mismatch = exclusion_mismatch(cfg, self.c_map)
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
+        self._points: dict[str, float] = {}  # game id -> White's points, for the games finished
         self._seq: dict[str, int] = {}
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}  # on today's scale
@@ -443,19 +444,38 @@ class Screener:
         if info is None:
             return []
         points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(result)
+        if points is None:
+            self._points.pop(game_id, None)
+        else:
+            self._points[game_id] = points
         changed = []
-        for name, white in ((info.white, True), (info.black, False)):
+        for name in (info.white, info.black):
             track = self.tracks.get((name, self.event_of(info)))
-            if track is None:
+            if track is None:  # its first screened ply takes the result (:meth:`_take_results`)
                 continue
-            opponent = rating_today(info, not white)
-            if points is None or opponent is None:
-                track.results.pop(game_id, None)
-            else:
-                track.results[game_id] = (opponent[0], points if white else 1.0 - points)
+            self._take_result(track, game_id, info)
             if self._rerate(track):
                 changed.append(track.key)
         return changed
+
+    def _take_result(self, track: _Track, game_id: str, info: GameInfo) -> None:
+        """The track's result in one game: its points against the opponent's rating, or none (unfinished,
+        unrated opponent)."""
+        white = info.white == track.player
+        points = self._points.get(game_id)
+        opponent = rating_today(info, not white)
+        if points is None or opponent is None:
+            track.results.pop(game_id, None)
+        else:
+            track.results[game_id] = (opponent[0], points if white else 1.0 - points)
+
+    def _take_results(self, track: _Track) -> None:
+        """A new track's results in the event's games finished before it was screened, whatever the order in
+        which results and scored plies arrived."""
+        for game_id in self._points:
+            info = self._games.get(game_id)
+            if info is not None and track.player in (info.white, info.black) and self.event_of(info) == track.event:
+                self._take_result(track, game_id, info)
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
         """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
@@ -614,6 +634,7 @@ class Screener:
         for track in self.tracks.values():
             if track.results.pop(game_id, None) is not None:
                 self._rerate(track)
+        self._points.pop(game_id, None)
         info = self._games.pop(game_id, None)
         if info is None:
             return touched
@@ -657,6 +678,7 @@ class Screener:
             track = self.tracks[key] = _Track(*key)
             track.key = key
             track.raised |= self._raised_before.get(key, set())
+            self._take_results(track)
             self._rerate(track)
         return track
 

@@ -235,7 +235,21 @@ def report_entry(msg: Outgoing) -> dict[str, Any]:
     d = _wire_dict(msg, ())
     for key in ("kind", "v", "ts"):
         del d[key]
-    return d
+    return _json_plain(d)
+
+
+def _json_plain(value: Any) -> Any:
+    """A value as JSON reads it back (tuples as lists), so a report built in process equals the one a command
+    printed.
+
+    >>> _json_plain({"range": (1, None), "n": [(2, 3)]})
+    {'range': [1, None], 'n': [[2, 3]]}
+    """
+    if isinstance(value, dict):
+        return {k: _json_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_plain(v) for v in value]
+    return value
 
 
 def from_dict(d: dict[str, Any]) -> Outgoing:
