@@ -32,6 +32,7 @@ the game's ``[%eval]``s, by the core's one rule) and its result and rating tags,
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -46,6 +47,7 @@ from livemon.rating.accuracy import (
     event_accuracy,
     judge,
     move_class,
+    ply_judgement,
     win_percent,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
@@ -53,7 +55,8 @@ from livemon.rating.limits import MIN_POSITIONS
 if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
     from livemon.rating.quality import QualityModel
 
-__all__ = ["DEFAULT_MAX_INTERVAL_WIDTH", "GameFigures", "LEAD_MARGIN", "MIN_ACCURACY_MOVES", "TURNING_POINT", "display_rules",
+__all__ = ["BoardFigures", "DEFAULT_MAX_INTERVAL_WIDTH",
+           "GameFigures", "LEAD_MARGIN", "MIN_ACCURACY_MOVES", "TURNING_POINT", "display_rules",
            "event_moves",
            "estimate_display", "event_figures", "figures_of", "game_figures", "moment_kinds", "ply_figures", "player_results"]
 
@@ -158,46 +161,25 @@ Positions = GameJudge
 (:class:`~livemon.rating.accuracy.GameJudge`: 4 bytes a position, 9 a ply)."""
 
 
-def figures_of(positions: GameJudge, first_choice: Iterable[int] = ()) -> GameFigures:
+def figures_of(positions: GameJudge) -> GameFigures:
     """The figures of a game whose positions are kept in ``positions`` (the same as :func:`game_figures` of its
-    values; the game accuracy extended a ply at a time), the plies in ``first_choice`` (the engine's first
-    choice) not judged: their classes are taken out, their accuracy stays.
+    values; the game accuracy extended a ply at a time, the classes counted as each ply is judged), the plies marked
+    :meth:`~livemon.rating.accuracy.GameJudge.unclassed` (the engine's first choice) not judged: no class, their
+    accuracy stays. O(1) but when the game accuracy's window size changes.
 
     >>> g = GameJudge()
     >>> for j, cp in enumerate([None, 20, 10, -250, -240]):
     ...     g.set(j, cp) if cp is not None else None
     >>> figures_of(g) == game_figures([None, 20, 10, -250, -240])
     True
-    >>> figures_of(g, {3}).white_classes, figures_of(g, {3}).white == figures_of(g).white
+    >>> before = figures_of(g); g.unclassed(3)
+    >>> figures_of(g).white_classes, figures_of(g).white == before.white
     ((0, 0, 0), True)
     """
     white, black = positions.accuracy()
-    classes = [list(positions.classes(True)), list(positions.classes(False))]
-    first = sorted(first_choice)
-    if first:
-        evals = positions.evals()
-        for ply in first:
-            name = _class_at(evals, ply)
-            if name is not None:
-                classes[0 if ply % 2 else 1][CLASSES.index(name)] -= 1
-    w, b = classes
-    evals = positions.evals()
-    prefix = 0
-    while prefix + 1 < len(evals) and evals[prefix + 1] is not None:
-        prefix += 1
-    return GameFigures(white, black, (w[0], w[1], w[2]), (b[0], b[1], b[2]), positions.judged,
+    prefix = positions.prefix
+    return GameFigures(white, black, positions.classes(True), positions.classes(False), positions.judged,
                        ((prefix + 1) // 2, prefix // 2))
-
-
-def _class_at(evals: Sequence[int | None], ply: int) -> MoveClass | None:
-    """lichess's class of ``ply`` from the position values (None: not judged yet, or no class)."""
-    if ply >= len(evals):
-        return None
-    before = INITIAL_CP if ply == 1 else evals[ply - 1]
-    after = evals[ply]
-    if before is None or after is None:
-        return None
-    return move_class(before, after, ply % 2 == 1)
 
 
 def ply_figures(evals: Sequence[int | None], first_choice: Iterable[int] = ()
@@ -218,6 +200,101 @@ def ply_figures(evals: Sequence[int | None], first_choice: Iterable[int] = ()
         if 1 <= ply <= len(classes):
             classes[ply - 1] = None
     return judged.wins, judged.accuracy, classes
+
+
+Shown = tuple[tuple[float | None, ...], tuple[float | None, ...], tuple[MoveClass | None, ...]]
+
+
+class BoardFigures:
+    """A board's :func:`ply_figures` as its messages carry them (one decimal), kept from one message to the next:
+    each made again only from the first position value (or first-choice ply) that changed, so a long game's
+    messages cost O(new plies) each in judgements, not O(plies).
+
+    >>> f = BoardFigures()
+    >>> f.of((15, 20, 300, None), ())
+    ((51.4, 51.8, 75.1, None), (100.0, 35.3, None), (None, 'blunder', None))
+    >>> f.of((15, 20, 300, -250), (3,)) == BoardFigures().of((15, 20, 300, -250), (3,))
+    True
+    >>> f.of((15, 20, 300, -250), (3,))[2]
+    (None, 'blunder', None)
+    """
+
+    __slots__ = ("_classes", "_evals", "_first", "_shown", "_wins", "_accs")
+
+    def __init__(self) -> None:
+        self._evals: tuple[int | None, ...] = ()
+        self._first: tuple[int, ...] = ()
+        self._wins: tuple[float | None, ...] = ()
+        self._accs: tuple[float | None, ...] = ()
+        self._classes: tuple[MoveClass | None, ...] = ()  # every ply's class, first choices included
+        self._shown: tuple[MoveClass | None, ...] = ()  # the same without the first choices' classes
+
+    def of(self, evals: tuple[int | None, ...], first_choice: tuple[int, ...]) -> Shown:
+        """Per position the win% (White's), per ply the mover's accuracy and class (none on a ply in
+        ``first_choice``, sorted), each rounded to one decimal, of a board's ``evals`` (index 0 = the start; None:
+        awaited): the same figures as :func:`ply_figures`."""
+        k = _common_prefix(self._evals, evals)
+        if k < len(self._evals) or k < len(evals):
+            wins = [None if cp is None else round(win_percent(cp), 1) for cp in evals[k:]]
+            accs: list[float | None] = []
+            classes: list[MoveClass | None] = []
+            for ply in range(max(k, 1), len(evals)):
+                before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
+                if before is None or after is None:
+                    accs.append(None)
+                    classes.append(None)
+                else:
+                    accuracy, name = ply_judgement(before, after, ply % 2 == 1)
+                    accs.append(round(accuracy, 1))
+                    classes.append(name)
+            keep = max(k, 1) - 1  # plies kept: those before ply max(k, 1)
+            self._wins = self._wins[:k] + tuple(wins)
+            self._accs = self._accs[:keep] + tuple(accs)
+            self._classes = self._classes[:keep] + tuple(classes)
+            self._evals = evals
+            changed = keep + 1  # the first ply whose class may differ
+        else:
+            changed = len(evals)
+        if first_choice != self._first:
+            changed = min(changed, _first_different(self._first, first_choice))
+            self._first = first_choice
+        if changed < len(evals) or len(self._shown) != len(self._classes):
+            shown = list(self._classes[changed - 1:])
+            for i in range(bisect.bisect_left(first_choice, changed), len(first_choice)):
+                at = first_choice[i] - changed
+                if at < len(shown):
+                    shown[at] = None
+            self._shown = self._shown[:changed - 1] + tuple(shown)
+        return self._wins, self._accs, self._shown
+
+
+def _common_prefix(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    """How many leading items ``a`` and ``b`` share (compared in C, in windows widening back from the end, where
+    a live game's values change).
+
+    >>> _common_prefix((1, 2, 3, 4), (1, 2, 3, 4, 5)), _common_prefix((1, 2, 3, 4), (1, 9, 3, 5)), _common_prefix((), (1,))
+    (4, 1, 0)
+    """
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    step, lo = 1, n
+    while lo > 0:
+        lo = max(n - step, 0)
+        if a[:lo] == b[:lo]:
+            break
+        step *= 2
+    for i in range(lo, n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def _first_different(old: tuple[int, ...], new: tuple[int, ...]) -> int:
+    """The lowest ply in one of two sorted ply tuples and not in the other (a large number when none)."""
+    k = _common_prefix(old, new)
+    rest = [t[k] for t in (old, new) if k < len(t)]
+    return min(rest) if rest else 1 << 30
 
 
 def _side(win: float, margin: float) -> int:

@@ -62,7 +62,7 @@ from typing import Callable, Iterable, Iterator
 import chess
 
 from livemon.live.analysis import LiveGame
-from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, estimate_display, moment_kinds
+from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, BoardFigures, estimate_display, moment_kinds
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -114,6 +114,8 @@ PositionCache = Callable[[chess.Board], tuple[PositionAnalysis, str] | None]
 """The driver's read-only position cache (:meth:`LiveCore.configure`): a position's analysis and the name of
 the profile it is of, or None. A hit is scored at once, inside the event that needed it; only a miss becomes
 an :class:`~livemon.live.effects.Analyse` effect."""
+MAX_TEXTS_BEHIND = 16
+"""A board message adds at most this many moves to its last message's move lists (else it reads them whole)."""
 _WHOLE = 1 << 62
 """A batch size no event reaches: :meth:`~LiveCore.tick` and :meth:`~LiveCore.ttt_ratings` do their work at once
 (the monitor's runner asks for batches, sized to its event-loop turns: a tick or a TTT refresh moves a whole
@@ -222,6 +224,11 @@ class LiveCore:
         self._event_perceived: dict[str, float] = {}
         self._arrivals = 0
         self._preview: dict[str, _Preview] = {}
+        self._board_figures: dict[str, BoardFigures] = {}
+        """A live board's per-ply figures as its last message carried them (made again from what changed only);
+        a finished game's are made whole for each of its rare messages (nothing kept per finished game)."""
+        self._board_texts: dict[str, tuple[LiveGame, tuple[str, ...], tuple[str, ...]]] = {}
+        """A live board's moves (SAN, UCI) as its last message carried them: the next one adds the moves since."""
         self._persist = True
         self._dirty_players: dict[str, None] = {}
         self._dirty_games: dict[str, None] = {}
@@ -554,6 +561,8 @@ class LiveCore:
         finished = self._results.pop(game_id, None) in FINISHED
         self._finished.drop(game_id)
         self._preview.pop(game_id, None)
+        self._board_figures.pop(game_id, None)
+        self._board_texts.pop(game_id, None)
         out.append(DeleteGame(game_id))
         out.append(Publish(BoardRemoved(game_id, reason)))
         self._unpublish_moments(game_id, 1, reason, out)
@@ -685,6 +694,7 @@ class LiveCore:
         if game is None:
             return False
         self._counters.rollbacks += 1
+        self._board_texts.pop(game_id, None)  # its moves from from_ply on go
         self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
         out.append(DeleteMoves(game_id, from_ply))
         self._unscore(game_id, from_ply, "a correction took the move back", out)
@@ -1031,10 +1041,17 @@ class LiveCore:
         if evals and (evals[-1] is None or abs(evals[-1]) < MATE_CP):
             mate = None  # a distance only beside a mate's value (display only: no figure reads it)
         figures = self._estimator.figures(game_id) if game_id in self._estimator.games else None
-        sans, ucis = game.moves.texts()
+        sans, ucis = self._texts(game)
         clocks: list[float | None] = [None, None]
         for ev in game.moves[-2:]:
             clocks[(ev.ply - 1) % 2] = ev.clock
+        result = self._results.get(game_id, "*")
+        if result in FINISHED:
+            kept = self._board_figures.pop(game_id, None)
+        else:
+            kept = self._board_figures.get(game_id)
+            if kept is None:
+                kept = self._board_figures[game_id] = BoardFigures()
         return BoardState(
             game_id=game_id,
             white=info.white,
@@ -1049,7 +1066,7 @@ class LiveCore:
             evals=evals,
             white_clock=clocks[0],
             black_clock=clocks[1],
-            result=self._results.get(game_id, "*"),
+            result=result,
             event=info.event,
             round=info.round,
             accuracy=figures.to_accuracy() if figures is not None else {"white": None, "black": None},
@@ -1064,7 +1081,26 @@ class LiveCore:
             first_choice=self._estimator.first_choice_plies(game_id),
             moves=sans,
             moves_uci=ucis,
+            figures=kept,
         )
+
+    def _texts(self, game: LiveGame) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A board's moves in SAN and UCI: its last message's (the same tuples and strings) and the few moves since,
+        made whole from the game's record after a correction or when it is finished (nothing kept per finished
+        game)."""
+        gid, n = game.game_id, game.plies
+        kept = self._board_texts.get(gid)
+        if kept is not None and kept[0] is game and n - MAX_TEXTS_BEHIND <= len(kept[2]) <= n:
+            k = len(kept[2])
+            new = [game.moves[i] for i in range(k, n)]
+            sans, ucis = kept[1] + tuple(ev.san for ev in new), kept[2] + tuple(ev.uci for ev in new)
+        else:
+            sans, ucis = game.moves.texts()
+        if game.compacted or self._results.get(gid, "*") in FINISHED:
+            self._board_texts.pop(gid, None)
+        else:
+            self._board_texts[gid] = (game, sans, ucis)
+        return sans, ucis
 
     def unscored_plies(self) -> int:
         return sum(len(g.pending) for g in self._games.values())

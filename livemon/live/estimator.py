@@ -142,6 +142,7 @@ class Estimator:
         self._first: dict[str, int] = {}
         """Per game, the plies whose move was the engine's first choice (never judged: :mod:`livemon.live.audience`),
         as the bits of an int (bit k: ply k): a few bytes a game, kept for finished games too."""
+        self._first_plies: dict[str, tuple[int, ...]] = {}  # the same in ply order, made when asked (a board message)
         self._games_of: dict[str, dict[str, None]] = {}
 
     # -- input ------------------------------------------------------------------
@@ -185,8 +186,13 @@ class Estimator:
             self.rollback(sp.game_id, sp.ply)
         if first_choice:
             self._first[sp.game_id] = self._first.get(sp.game_id, 0) | (1 << sp.ply)
+            kept = self._first_plies.pop(sp.game_id, None)
+            if kept is not None and (not kept or kept[-1] < sp.ply):  # the newest ply: the tuple grows by one
+                self._first_plies[sp.game_id] = (*kept, sp.ply)
         game.plies.add(sp)
         self._scored(sp)
+        if first_choice:
+            self._positions[sp.game_id].unclassed(sp.ply)
         player = self.mover(sp.game_id, sp.ply)
         player.sides[game.seq] = sp.ply % 2
         g = sp.gain
@@ -265,6 +271,7 @@ class Estimator:
         first = self._first.get(game_id)
         if first:
             self._first[game_id] = first & ((1 << max(from_ply, 0)) - 1)
+            self._first_plies.pop(game_id, None)
         for sp in game.plies.truncate(from_ply):
             ply = sp.ply
             player = self.mover(game_id, ply)
@@ -301,6 +308,7 @@ class Estimator:
         self._positions.pop(game_id, None)
         self._figures.pop(game_id, None)
         self._first.pop(game_id, None)
+        self._first_plies.pop(game_id, None)
         self._unlist(state.info)
         if isinstance(record, ShelvedPlies):
             record.discard()  # off the shelf
@@ -351,7 +359,7 @@ class Estimator:
         found = self._figures.get(game_id)
         if found is None:
             positions = self._positions.get(game_id)
-            found = figures_of(positions if positions is not None else Positions(), self.first_choice(game_id))
+            found = figures_of(positions if positions is not None else Positions())
             state = self.games.get(game_id)
             if state is not None:
                 played = max(state.played, len(state.plies))
@@ -368,13 +376,18 @@ class Estimator:
         return frozenset(self.first_choice_plies(game_id))
 
     def first_choice_plies(self, game_id: str) -> tuple[int, ...]:
-        """:meth:`first_choice` in ply order (a board message carries it)."""
-        mask, out = self._first.get(game_id, 0), []
-        while mask:
-            low = mask & -mask
-            out.append(low.bit_length() - 1)
-            mask ^= low
-        return tuple(out)
+        """:meth:`first_choice` in ply order (a board message carries it; made again only after it changed)."""
+        found = self._first_plies.get(game_id)
+        if found is None:
+            mask, out = self._first.get(game_id, 0), []
+            while mask:
+                low = mask & -mask
+                out.append(low.bit_length() - 1)
+                mask ^= low
+            found = tuple(out)
+            if game_id in self.games:
+                self._first_plies[game_id] = found
+        return found
 
     def audience(self, name: str) -> dict[str, Any]:
         """A player's event ``accuracy``, ``classes`` and FIDE ``results`` (``livemon.live.audience``)."""
@@ -414,6 +427,7 @@ class Estimator:
             return None
         if through is None and game_id in self._positions:  # finished: its figures stay, what extends them goes
             self._positions[game_id].settle()
+            self._first_plies.pop(game_id, None)
         return game.plies.pack(through)
 
     def shelve(self, game_id: str, shelf: Shelf) -> ShelvedPlies | None:

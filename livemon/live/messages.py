@@ -28,8 +28,11 @@ import bisect
 import dataclasses
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, ClassVar, Literal
+
+from livemon.live.audience import BoardFigures
+from livemon.rating.accuracy import MoveClass
 
 class GainCounts(Mapping[str, int]):
     """A player's sparse gain histogram as a message carries it: ``{"gain": count}``, read-only, in two
@@ -274,6 +277,46 @@ class BoardState(Outgoing):
     reads) and ``accuracy_read`` (what ``accuracy`` reads: the moves from the start to the first position awaited);
     fewer read than played: the figure is provisional. A side's ``accuracy`` stays null until it reads
     :data:`~livemon.live.audience.MIN_ACCURACY_MOVES` of its moves (or all of a finished game's)."""
+    figures: InitVar[BoardFigures | None] = None
+    """The board's figures as kept from its previous message (the core's: only what changed is made again); None:
+    made here from ``evals``."""
+
+    __slots__ = ("_shown",)
+    """The figures made from ``evals`` when the message is built (``audience.ply_figures``, one decimal; from the
+    pinned profile's values only: a preview, ``eval_preview``, never makes one), read as :attr:`win_percents`,
+    :attr:`move_accuracy` and :attr:`move_classes`. One slot, not three fields: a message's ``__dict__`` stays
+    within the 29 keys CPython shares between the instances of a class (a board message in the hub's log: ~300
+    bytes, not ~1,600)."""
+
+    def __post_init__(self, figures: BoardFigures | None) -> None:
+        evals = self.evals[:-1] + (None,) if self.eval_preview and self.evals else self.evals
+        object.__setattr__(self, "_shown", (figures if figures is not None else BoardFigures()).of(evals, self.first_choice))
+
+    @property
+    def win_percents(self) -> tuple[float | None, ...]:
+        """White's win% of each position (one decimal), from ``evals``; None while awaited."""
+        return self._shown[0]  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def move_accuracy(self) -> tuple[float | None, ...]:
+        """The mover's accuracy of each ply (index 0 = ply 1, one decimal); None while a position next to it is
+        awaited."""
+        return self._shown[1]  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def move_classes(self) -> tuple[MoveClass | None, ...]:
+        """Each ply's class (inaccuracy, mistake, blunder); none on a ply in ``first_choice``, or not judged yet."""
+        return self._shown[2]  # type: ignore[attr-defined, no-any-return]
+
+    def __getstate__(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.__dict__, {"_shown": self._shown}  # type: ignore[attr-defined]
+
+    def __setstate__(self, state: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        """A copy's or an unpickled message's state (frozen: set past ``__setattr__``)."""
+        fields, slots = state
+        self.__dict__.update(fields)
+        for name, value in slots.items():
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,24 @@ class PackedPlies(Mapping[int, ScoredPly]):
         """Every ply in order."""
         return [sp for _, sp in self.items()]
 
+    def decisions_at(self, plies: Iterable[int]) -> list[tuple[int, Decision | None]]:
+        """``(ply, decision)`` of each of ``plies`` held, in their order, without making their :class:`ScoredPly`
+        (the screener's recount reads only these).
+
+        >>> d = Decision((0.3, 0.1), 1)
+        >>> packed = PackedPlies({k: ScoredPly("g", k, 20, 30, d if k != 3 else None, "e2e4", "e4") for k in range(1, 6)})
+        >>> packed.decisions_at([3, 5, 9]) == [(3, None), (5, d)]
+        True
+        """
+        played, offsets, values = self._played, self._offsets, self._values
+        out: list[tuple[int, Decision | None]] = []
+        for ply in plies:
+            i = self._at(ply)
+            if i >= 0:
+                out.append((ply, None if played[i] < 0
+                            else Decision.checked(tuple(values[offsets[i]:offsets[i + 1]]), played[i])))
+        return out
+
     def decisions(self, side: int) -> list[tuple[int, Decision]]:
         """``(ply, decision)`` of one side's plies (``ply % 2``) that have a decision, in order, without
         making their :class:`ScoredPly` (a player's posterior and performance re-read only these).
@@ -232,6 +250,10 @@ class ShelvedPlies(Shelved, Mapping[int, ScoredPly]):
     def decisions(self, side: int) -> list[tuple[int, Decision]]:
         """As :meth:`PackedPlies.decisions`."""
         return self.packed.decisions(side)
+
+    def decisions_at(self, plies: Iterable[int]) -> list[tuple[int, Decision | None]]:
+        """As :meth:`PackedPlies.decisions_at`."""
+        return self.packed.decisions_at(plies)
 
 
 class SplitPlies(Mapping[int, ScoredPly]):

@@ -96,6 +96,7 @@ from livemon.live.estimator import Estimator
 from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.live.pgn import rating_date
+from livemon.rating.agent import Decision
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.scale import FIRST_LIST, to_current_scale
 from livemon.rating.screening import (
@@ -243,6 +244,15 @@ class _Track:
         for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var, e.dp0, e.dloss), 1):
             s[i] += sign * _exact(x)
 
+    def decisions(self) -> Iterator[tuple[PosKey, Decision | None]]:
+        """Every used position's decision, without making the packed ones' scored plies (a recount reads only
+        these)."""
+        for key, sp in self.used.items():
+            yield key, sp.decision
+        for seq, rec in self.packed.items():
+            if rec.used:
+                yield from ((_pos(seq, ply), d) for ply, d in rec.plies.decisions_at(rec.used))
+
     def positions(self) -> Iterator[tuple[PosKey, ScoredPly]]:
         """Every used position with its scored ply: the live games' and the packed ones'."""
         yield from self.used.items()
@@ -271,7 +281,8 @@ class _Track:
         """What E(c_r) predicts for each used position (none without c_r)."""
         if self.c_r is None:
             return {}
-        return {k: position_expectation(m.decision, self.c_r) for k, m in self.positions()}  # type: ignore[arg-type]
+        c_r = self.c_r
+        return {k: position_expectation(d, c_r) for k, d in self.decisions()}  # type: ignore[arg-type]
 
     def recount(self) -> None:
         """Every position again at the current c_r."""
@@ -291,7 +302,7 @@ _SCALE = 2**1074
 def _exact(x: float) -> int:
     """``x`` in units of 2⁻¹⁰⁷⁴ (exact); ValueError/OverflowError for a NaN or an infinity."""
     num, den = x.as_integer_ratio()
-    return num * (_SCALE // den)
+    return num << (1075 - den.bit_length())  # num * (_SCALE // den): den is a power of two
 
 
 def _rounded(total: int, terms: Callable[[], Iterable[float]]) -> float:
@@ -450,6 +461,11 @@ class Screener:
             self._points.pop(game_id, None)
         else:
             self._points[game_id] = points
+        # the field's evidence first: the two players are re-rated with it, as a track made later would be
+        white_today, black_today = rating_today(info, True), rating_today(info, False)
+        game = None if points is None or white_today is None or black_today is None else field_game(
+            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
+        field_moved = self._count_field(game_id, self.event_of(info), game)
         changed = []
         for name in (info.white, info.black):
             track = self.tracks.get((name, self.event_of(info)))
@@ -458,10 +474,7 @@ class Screener:
             self._take_result(track, game_id, info)
             if self._rerate(track):
                 changed.append(track.key)
-        white_today, black_today = rating_today(info, True), rating_today(info, False)
-        game = None if points is None or white_today is None or black_today is None else field_game(
-            white_today[0], black_today[0], points, junior_event(self.event_of(info)))
-        if self._count_field(game_id, self.event_of(info), game):
+        if field_moved:
             changed += self._refield(self.event_of(info), skip=set(changed))
         return changed
 

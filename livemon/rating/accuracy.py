@@ -47,6 +47,7 @@ __all__ = [
     "judge",
     "move_accuracy",
     "move_class",
+    "ply_judgement",
     "win_percent",
     "winning_chances",
 ]
@@ -324,11 +325,24 @@ def _judge_ply(before_cp: int, after_cp: int, white: bool) -> tuple[float, int]:
     return accuracy, code
 
 
+def ply_judgement(before_cp: int, after_cp: int, white: bool) -> tuple[float, MoveClass | None]:
+    """One ply's accuracy (the mover's) and class from its White-view position values, by :func:`judge`'s rules
+    (the same floats).
+
+    >>> acc, cls = ply_judgement(30, -300, True); round(acc, 2), cls
+    (28.49, 'blunder')
+    """
+    accuracy, code = _judge_ply(before_cp, after_cp, white)
+    return accuracy, _CODES[code]
+
+
 class GameJudge:
     """A live game's figures kept up to date position by position: each ply judged once when its positions
     are valued, the classes counted as they come, and the game accuracy extended by one window a ply (made
     again whole only when lichess's window size changes, every 10 plies up to 80, or an earlier value
-    changes). The same figures as :func:`judge`, bit for bit.
+    changes). The same figures as :func:`judge`, bit for bit. A ply marked :meth:`unclassed` (the engine's first
+    choice: lichess gives advice only where the move played differs from its engine's line) keeps its accuracy
+    and is counted as judged, but not in the classes.
 
     >>> g = GameJudge()
     >>> for j, cp in enumerate([30, 20, 10, -250, -240, -260, -250]):
@@ -337,10 +351,12 @@ class GameJudge:
     ((0, 0, 1), (3, 3), 52.69)
     >>> g.truncate(3); g.classes(True), g.evals()
     ((0, 0, 0), [30, 20, 10])
+    >>> g.set(3, -250); g.unclassed(3); g.classes(True), g.judged, g.prefix
+    ((0, 0, 0), (2, 1), 3)
     """
 
-    __slots__ = ("_acc", "_codes", "_counts", "_cps", "_judged", "_m", "_prefix", "_size", "_sums", "_weights",
-                 "_wins")
+    __slots__ = ("_acc", "_codes", "_counts", "_cps", "_judged", "_m", "_prefix", "_size", "_sums", "_unclassed",
+                 "_weights", "_wins")
 
     def __init__(self) -> None:
         from array import array
@@ -351,6 +367,7 @@ class GameJudge:
         self._counts = [0, 0, 0, 0, 0, 0]  # White's inaccuracies, mistakes, blunders, then Black's
         self._judged = [0, 0]
         self._prefix = 0  # positions 1.. valued without a gap
+        self._unclassed = 0  # the plies never classed, as the bits of an int (bit k: ply k)
         self._m = 0  # the game accuracy's sums are over this many plies (0: made again when asked)
         self._size = 0
         self._weights: list[float] = []
@@ -362,8 +379,25 @@ class GameJudge:
         """Plies of White and of Black judged (both positions valued)."""
         return self._judged[0], self._judged[1]
 
+    @property
+    def prefix(self) -> int:
+        """Positions 1.. valued without a gap: the plies the game accuracy reads."""
+        return self._prefix
+
+    def unclassed(self, ply: int) -> None:
+        """Never class ``ply`` (the engine's first choice): its class leaves the counts, its accuracy stays; until a
+        :meth:`truncate` at or before it."""
+        bit = 1 << ply
+        if self._unclassed & bit:
+            return
+        if ply <= len(self._codes):
+            code = self._codes[ply - 1]
+            if code != _UNJUDGED and code:
+                self._counts[3 * (0 if ply % 2 else 1) + code - 1] -= 1
+        self._unclassed |= bit
+
     def classes(self, white: bool) -> tuple[int, int, int]:
-        """One side's (inaccuracies, mistakes, blunders)."""
+        """One side's (inaccuracies, mistakes, blunders), the plies :meth:`unclassed` left out."""
         c = self._counts
         return (c[0], c[1], c[2]) if white else (c[3], c[4], c[5])
 
@@ -394,6 +428,7 @@ class GameJudge:
         del self._cps[j:]
         del self._acc[j - 1:]
         del self._codes[j - 1:]
+        self._unclassed &= (1 << j) - 1
         if self._prefix >= j:
             self._prefix = j - 1
             self._m = 0
@@ -406,7 +441,7 @@ class GameJudge:
             return
         side = 0 if ply % 2 else 1
         self._judged[side] -= 1
-        if code:
+        if code and not (self._unclassed >> ply) & 1:
             self._counts[3 * side + code - 1] -= 1
         self._codes[ply - 1] = _UNJUDGED
         self._acc[ply - 1] = math.nan
@@ -425,7 +460,7 @@ class GameJudge:
         self._acc[ply - 1] = accuracy
         self._codes[ply - 1] = code
         self._judged[side] += 1
-        if code:
+        if code and not (self._unclassed >> ply) & 1:
             self._counts[3 * side + code - 1] += 1
 
     def accuracy(self) -> tuple[float | None, float | None]:

@@ -31,7 +31,6 @@ from typing import Any
 
 from livemon.errors import InputError
 from livemon.faces.hub import OUTGOING, ROUTES, route
-from livemon.live.audience import ply_figures
 from livemon.live.messages import BoardState, GainCounts, Outgoing
 
 __all__ = ["DETAIL_FIELDS", "MESSAGE_VERSION", "WIRE_DECIMALS", "changed_since", "detail_fields", "from_dict",
@@ -159,13 +158,10 @@ def _wire_dict(msg: Outgoing, skip: Iterable[str]) -> dict[str, Any]:
 
 def _board_figures(board: BoardState, d: dict[str, Any]) -> None:
     """With ``evals`` (``game:<id>``): ``win_percents`` (White's, per position), ``move_accuracy`` and
-    ``move_classes`` (the mover's, per ply; none on a ply in ``first_choice``), from the pinned profile's
-    values: a preview never makes a class."""
-    evals = board.evals[:-1] + (None,) if board.eval_preview and board.evals else board.evals
-    wins, accs, classes = ply_figures(evals, board.first_choice)
-    d["win_percents"] = [None if w is None else round(w, 1) for w in wins]
-    d["move_accuracy"] = [None if a is None else round(a, 1) for a in accs]
-    d["move_classes"] = classes
+    ``move_classes`` (the mover's, per ply; none on a ply in ``first_choice``), as the board made them when it was
+    built (one decimal; a preview never makes a figure)."""
+    d["win_percents"], d["move_accuracy"], d["move_classes"] = (list(board.win_percents), list(board.move_accuracy),
+                                                                 list(board.move_classes))
 
 
 def to_dict(msg: Outgoing) -> dict[str, Any]:
