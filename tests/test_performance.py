@@ -107,12 +107,10 @@ def _estimator_with_moves(cal: Calibration | None) -> Estimator:
     return est
 
 
-def test_estimator_reports_performance_first_and_rollback_withdraws_it() -> None:
+def test_estimator_reports_performance_and_rollback_withdraws_it() -> None:
     est = _estimator_with_moves(CAL)
     player = est.players["A"]
-    report = est.player_report(player, None)
-    assert list(report)[:3] == ["name", "elo", "performance"]
-    perf = report["performance"]
+    perf = est.performance(player).to_dict()
     assert perf["positions"] == 20 and perf["elo"] is not None and perf["profile"] == "sf d12"
     assert perf["calibration"].startswith("FIDE classical")
     est.rollback("g", 21)

@@ -43,6 +43,7 @@ from typing import Any, Callable, Protocol
 
 from livemon.app.forecast import ForecastError, GameRecord, ReadEvent, load_params, record_of_info, refresh_ongoing, state_of
 from livemon.config import EventConfig
+from livemon.errors import LivemonError
 from livemon.faces.hub import Hub
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
@@ -345,11 +346,11 @@ class _Worker:
             self.proc.join()
 
 
-class _WorkerGone(Exception):
+class _WorkerGone(LivemonError):
     pass
 
 
-class _Failed(RuntimeError):
+class _Failed(LivemonError):
     """A forecast that failed in the forecaster's process (which goes on)."""
 
 
