@@ -446,6 +446,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
         config.pluginmanager.register(FileSeconds(config.cache), "livemon-file-seconds")
+    if not hasattr(config, "workerinput"):
+        # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
+        # (and each monitor a test starts) would otherwise compile them again at the same time (~12 s of CPU each)
+        from livemon.rating.ttt import compile_kernels
+
+        compile_kernels()
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then

@@ -1447,3 +1447,17 @@ def search_parameters(games: GameData, params: TTTParams = _DEFAULT_PARAMS, *,
                       "initial_simplex": np.array([x0, x0 + [0.3, 0.0], x0 + [0.0, 0.7]])})
     return best["fit"]
 
+
+
+def compile_kernels() -> None:
+    """Compile every jitted kernel of the fits (TTT, TTT-D, a live refresh) on a few games, or load them from
+    numba's cache: a cold compile costs ~12 s of CPU, which a process that will fit pays once, early, and every
+    process after it reads from the cache in well under a second.
+
+    >>> compile_kernels()
+    """
+    games = make_games(["a", "b", "c", "a"], ["b", "c", "a", "c"], [0, 0, 1, 1], [1.0, 0.5, 0.0, 0.5])
+    later = make_games(["b", "c"], ["a", "a"], [2, 2], [1.0, 0.5])
+    for model in ("ttt", "ttt-d"):
+        first = fit(games, TTTParams(model=model, max_sweeps=3))
+        refresh(first, later)
