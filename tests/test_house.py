@@ -42,6 +42,7 @@ def test_ruff() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.slow  # ~20 s on a fresh clone (no cache yet): handed out among the long files
 def test_mypy() -> None:
     out = run(sys.executable, "-m", "mypy")  # files and per-package strictness from pyproject.toml
     assert out.returncode == 0, out.stdout + out.stderr
