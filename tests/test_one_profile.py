@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,14 +26,7 @@ from livemon.config import Config, EngineConfig, ReplayFeedConfig
 from livemon.io.store import Store
 from livemon.live.core import LiveCore
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, real
-
-
-def fake_engine(tmp_path: Path) -> str:
-    wrapper = tmp_path / "fake-engine"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
-    wrapper.chmod(0o755)
-    return str(wrapper)
+from tests.conftest import real, write_fake_engine
 
 
 @pytest.fixture
@@ -48,7 +40,7 @@ def event(tmp_path: Path) -> Path:
 
 def config(tmp_path: Path, pgn: Path) -> Config:
     cfg = Config()
-    cfg.engine = EngineConfig(path=fake_engine(tmp_path), depth=10, min_depth=4, backlog_high=3, backlog_low=1,
+    cfg.engine = EngineConfig(path=write_fake_engine(tmp_path), depth=10, min_depth=4, backlog_high=3, backlog_low=1,
                               processes=1, timeout=10.0)
     cfg.store.path = str(tmp_path / "live.sqlite")
     cfg.feeds = [ReplayFeedConfig(name="replay", path=str(pgn), speed=0.0)]
