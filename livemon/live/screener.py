@@ -407,6 +407,7 @@ class Screener:
         self.tracks: dict[TrackKey, _Track] = {}
         self._games: dict[str, GameInfo] = {}
         self._points: dict[str, float] = {}  # game id -> White's points, for the games finished
+        self._games_of: dict[TrackKey, set[str]] = {}  # a player-event -> its games' ids
         self._seq: dict[str, int] = {}
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}  # on today's scale
@@ -439,6 +440,7 @@ class Screener:
         changed = []
         for name, white in ((info.white, True), (info.black, False)):
             key = (name, self.event_of(info))
+            self._games_of.setdefault(key, set()).add(info.game_id)
             rating = rating_today(info, white)
             if rating is None:
                 continue
@@ -492,9 +494,9 @@ class Screener:
     def _take_results(self, track: _Track) -> None:
         """A new track's results in the event's games finished before it was screened, whatever the order in
         which results and scored plies arrived."""
-        for game_id in self._points:
+        for game_id in sorted(self._games_of.get(track.key, ()), key=self._seq.__getitem__):
             info = self._games.get(game_id)
-            if info is not None and track.player in (info.white, info.black) and self.event_of(info) == track.event:
+            if game_id in self._points and info is not None and self.event_of(info) == track.event:
                 self._take_result(track, game_id, info)
 
     def _count_field(self, game_id: str, event: str, game: FieldGame | None) -> bool:
@@ -693,6 +695,8 @@ class Screener:
             if track.results.pop(game_id, None) is not None:
                 self._rerate(track)
         self._points.pop(game_id, None)
+        for games_of in self._games_of.values():
+            games_of.discard(game_id)
         for event, games in self._field_games.items():
             if game_id in games and self._count_field(game_id, event, None):
                 self._refield(event, skip=set())
