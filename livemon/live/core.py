@@ -761,7 +761,7 @@ class LiveCore:
         self._estimator.set_result(game_id, result)
         if self._screener is not None:  # the event's results move each side's strength, so their expectation
             for key in self._screener.set_result(game_id, result):
-                self._screen(key, out)
+                self._track_changed(key, out)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)
@@ -824,10 +824,7 @@ class LiveCore:
             try:
                 key = self._screener.add_ply(sp)
                 if key is not None:
-                    if self._coalesce:
-                        self._dirty_tracks[key] = None
-                    else:
-                        self._screen(key, out)
+                    self._track_changed(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
         self._decide_moments(game, boards, out)
@@ -938,6 +935,14 @@ class LiveCore:
                 self._dirty_players[name] = None
             else:
                 out.append(Publish(self.player_estimate(self._estimator.players[name])))
+
+    def _track_changed(self, key: TrackKey, out: list[Effect]) -> None:
+        """A player-event's screening moved: its numbers now, or at :meth:`flush` (``coalesce``: made once for
+        the burst, a re-rated player's positions counted again once however many results it brought)."""
+        if self._coalesce:
+            self._dirty_tracks[key] = None
+        else:
+            self._screen(key, out)
 
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""

@@ -184,14 +184,15 @@ class _PackedGame:
     reasons: bytes  # each one's reason, its index in EXCLUSIONS
 
     @staticmethod
-    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float],
+    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float] | None,
                left_out: list[tuple[int, str]]) -> _PackedGame:
-        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``."""
+        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``
+        (``p0`` None: the track's p0 are stale, the record's are made by its next recount)."""
         if old is None:
-            return _PackedGame(plies, array("i", used), array("d", p0), array("i", (p for p, _ in left_out)),
+            return _PackedGame(plies, array("i", used), array("d", p0 or ()), array("i", (p for p, _ in left_out)),
                                bytes(EXCLUSIONS.index(r) for _, r in left_out))
         return _PackedGame(plies, array("i", [*old.used, *used]) if used else old.used,  # no spare room
-                           array("d", [*old.p0, *p0]) if p0 else old.p0,
+                           array("d") if p0 is None else array("d", [*old.p0, *p0]) if p0 else old.p0,
                            array("i", [*old.excluded, *(p for p, _ in left_out)]) if left_out else old.excluded,
                            old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
 
@@ -236,6 +237,15 @@ class _Track:
     """A game's packed positions (game seq -> record): a finished game's all, a live game's settled ones,
     kept out of ``used``, ``p0`` and ``excluded`` (memory per ply) until a correction unpacks them."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
+    stale: bool = False
+    """c_r changed since ``sums`` and ``p0`` were counted: they are counted again, once, when next read
+    (:meth:`fresh`), not at each change (a burst's results move a player's strength many times)."""
+
+    def fresh(self) -> None:
+        """``sums``, ``p0`` and the packed records' p0 at the current c_r (a recount if it changed since)."""
+        if self.stale:
+            self.recount()
+            self.stale = False
 
     def count(self, e: PositionExpectation, sign: int) -> None:
         """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
@@ -285,7 +295,7 @@ class _Track:
         return {k: position_expectation(d, c_r) for k, d in self.decisions()}  # type: ignore[arg-type]
 
     def recount(self) -> None:
-        """Every position again at the current c_r."""
+        """Every position again at the current c_r (:meth:`fresh` calls it when due)."""
         self.sums = [0] * 8
         es = self.expectations()
         self.p0 = {k: es[k].p0 for k in self.used} if es else {}
@@ -564,7 +574,7 @@ class Screener:
             track.reasons[reason] = track.reasons.get(reason, 0) + 1
             return track.key
         track.used[key] = sp
-        if track.c_r is not None:
+        if track.c_r is not None and not track.stale:  # a stale track counts it with the rest when read
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
             track.p0[key] = e.p0
             track.count(e, 1)
@@ -605,7 +615,7 @@ class Screener:
                     del track.reasons[reason]
             m = track.used.pop(key, None)
             if m is not None:
-                if track.p0.pop(key, None) is not None and track.c_r is not None:
+                if track.p0.pop(key, None) is not None and track.c_r is not None and not track.stale:
                     track.count(position_expectation(m.decision, track.c_r), -1)  # type: ignore[arg-type]
                 track.dist = None
             touched[tkey] = None
@@ -639,8 +649,13 @@ class Screener:
                 continue
             for ply in plies:
                 del track.used[_pos(seq, ply)]
-            # a used position has its p0 exactly when the track has a c_r
-            p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
+            # a used position has its p0 exactly when the track has a c_r and is not stale
+            p0: list[float] | None = None
+            if track.stale:
+                for ply in plies:
+                    track.p0.pop(_pos(seq, ply), None)
+            else:
+                p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
             track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
         sides = {ply % 2: where[ply] for ply in moving}
         white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
@@ -776,7 +791,7 @@ class Screener:
         track.rating, track.c_r = rating, c_r
         track.rating_read, track.rating_scale, track.strength = read, scale, strength
         if changed:
-            track.recount()
+            track.stale = True  # counted again when next read (:meth:`_Track.fresh`)
             track.dist = None
         return changed
 
@@ -795,6 +810,7 @@ class Screener:
     def numbers(self, key: TrackKey) -> ScreeningNumbers:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
+        track.fresh()
         excluded = dict(sorted(track.reasons.items()))
         n = track.n_p0 if track.c_r is not None else 0
         # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
@@ -903,6 +919,8 @@ class Screener:
         of these). For ``max`` the larger z's shares are used.
         """
         track = self.tracks.get(key)
+        if track is not None:
+            track.fresh()
         if track is None or not track.n_p0:
             return []
         es = track.expectations()
