@@ -191,12 +191,12 @@ class LiveCore:
     ``profile``: the event's pinned engine profile (its name); every analysis
     handed to :meth:`analysed` must be of it. ``previews``: emit
     :class:`~livemon.live.effects.Preview` for each game's newest position.
-    ``coalesce``: hold the estimate, screening and evaluation updates of scored plies until
+    ``coalesce``: hold the estimate, screening and board updates of moves and scored plies until
     :meth:`flush` (one message per player, player-event and board however many plies a burst
-    scores; a level is then judged on the burst's final figures); a move's own board message is
-    never held. ``max_interval_width``: ``[display] max_interval_width`` (no performance figure is
-    shown while its interval is wider); ``k_factor``: ``[results] k_factor`` (FIDE's K below 2400;
-    None: the estimator's, 20).
+    scores or moves a board by; a level is then judged on the burst's final figures; a board's message
+    carries all its moves, so a client misses none). ``max_interval_width``: ``[display]
+    max_interval_width`` (no performance figure is shown while its interval is wider); ``k_factor``:
+    ``[results] k_factor`` (FIDE's K below 2400; None: the estimator's, 20).
 
     Its state is its own: drivers, faces and tests read it through the read-only properties
     below and change it only by events, so every change goes through one of its methods.
@@ -669,8 +669,7 @@ class LiveCore:
         self._score(game, out)
         if hits:
             self._settle(game, out)
-        self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
-        out.append(Publish(self.board_state(ev.game_id)))
+        self._board_changed(ev.game_id, out)  # coalesced: one message a board for the burst's moves
 
     def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> bool:
         """Value these positions: the cache's analysis of the pinned profile at once, else an :class:`Analyse`
