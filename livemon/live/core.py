@@ -103,7 +103,7 @@ from livemon.live.messages import (
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
 from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -903,7 +903,7 @@ class LiveCore:
             return kept
         board = board_from_fen(game.start_fen or chess.STARTING_FEN)
         for ev in game.moves[:ply - 1]:
-            board.push(chess.Move.from_uci(ev.uci))
+            board.push(move_of(ev.uci))
         return board
 
     def _unpublish_moments(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
@@ -1128,7 +1128,7 @@ def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
     except ValueError as exc:
         return f"bad FEN {ev.fen_before!r} ({exc})"
     try:
-        move = chess.Move.from_uci(ev.uci)
+        move = move_of(ev.uci)
     except ValueError:
         return f"bad move {ev.uci!r}"
     if not board.is_legal(move):
