@@ -457,16 +457,16 @@ def test_the_store_forgets_a_withdrawn_game_so_a_restart_has_no_phantom():
         def apply(effects: list[Effect]) -> None:
             for e in effects:
                 if isinstance(e, StoreGame):
-                    store.put_game(e.info)
+                    store.games.put(e.info)
                 elif isinstance(e, StoreMove):
-                    store.put_move(e.move)
+                    store.games.put_move(e.move)
                 elif isinstance(e, DeleteGame):
-                    store.delete_game(e.game_id)
+                    store.games.delete(e.game_id)
 
         for m in (INFO, *moves_of("g1", OPENING[:4]), GameInfo("g2", white="C", black="D"), *moves_of("g2", OPENING[:2])):
             apply(core.handle(m))
         apply(core.withdraw("g1"))
-        assert [(info.game_id, len(moves)) for info, _, moves in store.load_games()] == [("g2", 2)]
+        assert [(info.game_id, len(moves)) for info, _, moves in store.games.load()] == [("g2", 2)]
 
 
 def test_a_feed_withdrawal_tells_every_face_what_went():
