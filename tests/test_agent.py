@@ -350,6 +350,20 @@ def test_posterior_reading_the_callers_record_equals_one_keeping_its_own_counts(
     assert read.decisions() == record and len(read.grid) != 101  # re-gridded from the record
 
 
+def test_a_posterior_made_when_its_source_already_holds_the_first_decision_counts_it_once():
+    """The estimator records a ply before it makes the mover's posterior and adds the ply's decision to it:
+    the new posterior's sum starts empty (it holds none of its decisions yet), so that decision is counted
+    once, re-gridded or not."""
+    record = [Decision((0.0, -0.4, -1.1), 0)]
+    made_late = CPosterior(source=lambda: record)
+    made_late.add(record[0])
+    alone = CPosterior()
+    alone.add(record[0])
+    a, b = made_late.summary(), alone.summary()
+    assert a is not None and b is not None and a.n == 1
+    assert abs(a.mean - b.mean) < 1e-12 and abs(a.sd - b.sd) < 1e-12
+
+
 def test_a_burst_read_once_equals_reading_after_every_move():
     """The decisions added or removed between two reads go into the grid's sum together (one vectorised
     call): the same posterior as reading it after each one, through re-grids and a correction."""

@@ -6,14 +6,18 @@ ports are lists.
 
 from __future__ import annotations
 
-import chess
+import random
 
+import chess
+import pytest
+
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Preview
 from livemon.live.messages import Alert, GameInfo, GameResult, MoveEvent, Outgoing, PlayerEstimate
 from livemon.live.runner import Answered, Runner, Tick
 from livemon.live.values import PositionAnalysis, position_key
-from tests.test_live_core import INFO, OPENING, PROFILE, analysis_of, moves_of
+from tests.test_live_core import INFO, OPENING, PROFILE, analysis_of, moves_of, random_game
 
 
 class Cache:
@@ -190,3 +194,47 @@ async def test_the_monitors_feed_waits_while_the_inbox_is_full_and_every_message
         monitor.store.close()
     assert max(inbox) <= 4 and monitor.core.counters.moves == len(OPENING)
     assert sorted(monitor.estimator.games["g1"].plies) == list(range(1, len(OPENING) + 1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_the_players_channels_c_posterior_is_analyses_whatever_order_the_answers_come_in(seed):
+    """Two games sharing a player, their engine answers handed to the runner in a shuffled order, a step (and a
+    flush: the posterior read) after each: the last ``players`` message of each player carries the c figures
+    ``analyse --json`` reports for the same games (its posterior rebuilt in game order)."""
+    games = {"g1": (INFO, OPENING), "g2": (GameInfo("g2", white=INFO.black, black="Third C", white_elo=2300,
+                                                   black_elo=2200, event="Test"), random_game(seed, 40))}
+    runner, engine, _, published = runner_of(None)
+    for gid, (info, ucis) in games.items():
+        runner.put_all([info, *moves_of(gid, ucis)])
+    runner.run_until_idle()
+    answers = list(engine.requests)
+    random.Random(seed).shuffle(answers)
+    for r in answers:
+        runner.put(Answered(r, analysis_of(r.board), PROFILE))
+        runner.step()
+    last = {m.name: m for m in published if isinstance(m, PlayerEstimate)}
+
+    reference = LiveCore(profile=PROFILE)  # analyse's: each game fed in order, its answers in order
+    reference.configure(PROFILE)
+    asked = Engine()
+    in_order = Runner(reference, engine=asked)
+    for gid, (info, ucis) in games.items():
+        in_order.put_all([info, *moves_of(gid, ucis)])
+        in_order.run_until_idle()
+        for r in sorted(asked.requests, key=lambda r: r.index):
+            in_order.put(Answered(r, analysis_of(r.board), PROFILE))
+        asked.requests.clear()
+        in_order.run_until_idle()
+    reported = {p.name: p for p in reference.player_estimates()}
+
+    assert sorted(last) == sorted(reported) == sorted({INFO.white, INFO.black, "Third C"})
+    assert all(p.c_mean is not None for p in reported.values())
+    c_fields = ("c_mean", "c_sd", "c_cr95", "c_elo", "c_elo_cr95")
+    for name, live in last.items():
+        wire, report = codec.report_entry(live), codec.report_entry(reported[name])
+        assert {k: v for k, v in wire.items() if k not in c_fields} == \
+            {k: v for k, v in report.items() if k not in c_fields}, name
+        # the posterior on the grid its own history chose: the same figures to the quadrature's accuracy
+        assert live.c_mean == pytest.approx(reported[name].c_mean, abs=1e-5)
+        assert live.c_sd == pytest.approx(reported[name].c_sd, abs=1e-5)
+        assert live.c_cr95 == pytest.approx(reported[name].c_cr95, abs=1e-4)

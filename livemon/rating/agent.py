@@ -396,7 +396,10 @@ class CPosterior:
         """Make a uniform grid on [lo, hi] with step <= delta and recompute the log-likelihood."""
         points = max(int(math.ceil((hi - lo) / delta - 1e-9)), 8) + 1
         self._c = np.linspace(lo, hi, points)
-        kept = self._counts if self._source is None else list(self._source())
+        if not self._n:  # nothing multiplied in: a caller's source may already hold the decision being added
+            kept: dict[Decision, int] | list[Decision] = {}
+        else:
+            kept = self._counts if self._source is None else list(self._source())
         self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(points)
         self._pending.clear()  # every decision kept is in the sum made from them
 
