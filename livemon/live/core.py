@@ -1008,8 +1008,9 @@ class LiveCore:
         decisions and posterior), the engine strength and the event's
         Algorithm 2 and TTT figures: add a new per-player figure here.
         ``in_game_order``: the c figures from the posterior rebuilt over the decisions in game order
-        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior, which
-        follows the order the answers came in (the same when they came in game order).
+        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior; both are read
+        on the grid the decisions call for (:class:`~livemon.rating.agent.CPosterior`), so they differ only in
+        the last bits of a sum taken in another order.
         """
         live, strength = player.live, self._strength
         interval = live.rating_diff_interval() if live.n else None
