@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any
 
 from livemon.io.engine_port import AsyncEngine
-from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
+from livemon.app.turns import TurnBudget
 from livemon.config import Config, ReplayFeedConfig
 from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
@@ -224,7 +224,7 @@ class Monitor:
         self.budget = TurnBudget(TURN_BUDGET)
         self._ttt_wanted = asyncio.Event()
         self.runner = Runner(self.core, store=RunnerStore(self.store), publish=self.hub.publish, ttt_wanted=self._ttt_wanted.set,
-                             log=_log, clock=time.time, shelf=self.shelf, strict=False, batch=(TICK_BATCH, PAIR_BATCH))
+                             log=_log, clock=time.time, shelf=self.shelf, strict=False)
         """The core, its inbox and the one interpreter of its effects (the monitor's ports)."""
         self.engine = AsyncEngine(self.pool, self.runner)
         self.runner.engine = self.engine
@@ -588,8 +588,8 @@ class Monitor:
             await asyncio.sleep(GC_FREEZE_SECONDS)
 
     async def _algorithm2_loop(self) -> None:
-        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs): a :class:`Tick`
-        the runner works through a batch of players a unit (a whole round's players: many estimates)."""
+        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs): a :class:`Tick`,
+        whose work (a whole round's players: many estimates) the runner does a unit a step."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
             self.runner.put(Tick())
