@@ -162,7 +162,7 @@ def test_the_expectation_is_read_against_the_players_opponents():
     flat = Screener(ScreeningConfig(), ProfileCalibration(CAL.profile, CAL.engine_strength, CAL.c_map))
     flat.line = ScreeningLine(SHIPPED.a, SHIPPED.b, SHIPPED.tau, SHIPPED.profile, SHIPPED.book_moves,
                               SHIPPED.eval_bound)  # g = 0
-    for gid, info in up._games.items():
+    for info in up._games.values():
         flat.add_game(info)
     for track in up.tracks.values():
         for _, sp in track.positions():
