@@ -26,11 +26,14 @@ player, juniors by the event's name), moved by the event's **field lag** (:func:
 event's other finished games say of how far its likely K = 40 players stand above their tags), the
 player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
 screener watching the event sees them, not only the analysed sample),
-c = a + b·strength with the players' own scatter tau, and z of the top-move matches against that
-strength with the total variance (:func:`widened_z`). (a, b, tau) are fitted on the fit events so
-that the honest players' z's have mean 0, no trend with strength, variance 1 (player-events of 20+
-positions). Three readings side by side: the calibration's screening map (tags as read, z / z_scale); the
-strength model without the field lag, results of the analysed games only; the shipped one.
+c = a + b·strength + g·(opponents − strength) (opponents: the mean rating of the player's opponents in the
+event's finished games) with the players' own scatter tau, and z of the top-move matches against that
+strength with the total variance (:func:`widened_z`, through ∂c/∂strength = b − g). (a, b, tau, g) are fitted
+on the fit events so that the honest players' z's have mean 0, no trend with strength nor with the opponents'
+gap, variance 1 (player-events of 20+ positions). The field lag's prior sd is fitted on the fit events' finished
+games alone (:func:`fit_field_lag_sd`, reported beside the shipped ``FIELD_LAG_SD``). Three readings side by
+side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
+field lag's prior sd 150 and no opponents term; the shipped one; and each of the two changes alone.
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -393,12 +396,14 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     return out
 
 
-def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, float]]:
+def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[int, float, float, float]]:
     """Simulated engine users: (tag, q, share alerted, share noticed) with the shipped line and strength model.
 
     Each takes the engine's best move with probability q, else moves as E(c) at their (settled) tag, over
-    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), and scores 6/9
-    against equals (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads them.
+    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), against opponents
+    rated ``above`` points above the tag (0: equals; a winner paired up in a Swiss meets stronger ones), scoring
+    6/9 against them (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads
+    them.
     """
     from livemon.rating.agent import move_probabilities
     from livemon.rating.screening import position_expectation, widened_z
@@ -407,6 +412,7 @@ def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, fl
     rng = np.random.default_rng(seed)
     out = []
     for tag in (1600, 2000, 2400):
+        opp = float(tag) + above
         for q in (0.1, 0.2, 0.35):
             alerted = noticed = 0
             for _ in range(players):
@@ -415,17 +421,17 @@ def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, fl
                 for _ in range(270):
                     k = int(rng.integers(2, 6))
                     v = tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1)))).round(2))
-                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag))))
+                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag, opp))))
                     decisions.append(Decision(v, played))
                 wins = 6 if q >= 0.2 else 5
-                mu, sd = results_strength(prior.mean, prior.sd, [(float(tag), 1.0)] * wins + [(float(tag), 0.0)] * (9 - wins))
-                es = [position_expectation(d, line.c_for(mu)) for d in decisions]
+                mu, sd = results_strength(prior.mean, prior.sd, [(opp, 1.0)] * wins + [(opp, 0.0)] * (9 - wins))
+                es = [position_expectation(d, line.c_for(mu, opp)) for d in decisions]
                 matches = sum(d.values[d.played] == max(d.values) for d in decisions)
                 z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matches))
                 var = sum(e.p0 * (1 - e.p0) for e in es)
                 dsum = sum(e.dp0 for e in es)
                 z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.slope, sd * sd, line.tau)
-                shift = dsum * (line.c_for(prior.mean) - line.c_for(mu))
+                shift = dsum * (line.c_for(prior.mean, opp) - line.c_for(mu, opp))
                 z_tag = (matches - sum(e.p0 for e in es) - shift) / math.sqrt(
                     var + dsum * dsum * (line.slope ** 2 * prior.sd ** 2 + line.tau ** 2))
                 alerted += z >= ALERT_Z and z_tag >= ALERT_Z
@@ -445,8 +451,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     if args.power:
-        for tag, q, alerted, noticed in power():
-            print(f"tag {tag}, engine's move with probability {q}: alerted {alerted:.0%}, noticed {noticed:.0%}")
+        for above in (0.0, 400.0):
+            for tag, q, alerted, noticed in power(above=above):
+                print(f"tag {tag}, opponents {above:+.0f}, engine's move with probability {q}: alerted {alerted:.0%}, "
+                      f"noticed {noticed:.0%}")
         return 0
     if args.cache is not None and args.cache.exists():
         units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
