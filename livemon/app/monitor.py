@@ -57,12 +57,12 @@ GC_FREEZE_SECONDS = 2.0
 
 A round's state is millions of long-lived objects (games, plies, estimates, the faces' logs);
 CPython's full collection walks all of them whenever the heap has grown by a quarter: at 1,000
-boards that was 24 pauses of up to 1.9 s in two minutes (15.7 s in all), the loop-lag p99. Frozen
+boards, unfrozen, that makes 24 pauses of up to 1.9 s in two minutes (15.7 s in all), the loop-lag p99. Frozen
 objects are still freed by reference counting; only a reference cycle that becomes garbage after
 it was frozen is never collected. Before each freeze the two young generations are collected
-(p50 3.7 ms, p99 19 ms at 250 boards × 40×; a full collection of the young heap took 19/40 ms):
+(p50 3.7 ms, p99 19 ms at 250 boards × 40×; a full collection of the young heap takes 19/40 ms):
 without it, cycles not yet collected (parsed PGN game trees, HTTP responses: ~65,000 objects in
-5 minutes) were frozen with the live state and never freed."""
+5 minutes) would be frozen with the live state and never freed."""
 
 TURN_BUDGET = 0.008
 """Seconds of the monitor's background work per event-loop turn, shared by all its tasks
