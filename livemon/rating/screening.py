@@ -445,9 +445,9 @@ FIELD_LAG_SD = 375.0
 """sd of the prior on the **field lag**: how far an event's likely K = 40 players, as a group, stand above their
 tags (a country's improving juniors, a pool of ratings that trailed before the 2024 compression). Fitted on the
 fit events' finished games alone (``bench/screening_honest.py``: the sd that makes their field games likeliest,
-the lag integrated out; no move enters it): most fields sit near 0 (the 2022 Olympiad's players under 1800: about
-−30 points), a few far above (ch-VIE 2022: about +570 by its games alone). The likelihood is flat
-from about 250 to 500."""
+each event's lag integrated out, is 426; 375 is within 0.1 of it in log-likelihood, which is flat from about 250
+to 500; no move enters it). Most fields sit near 0 (the 2022 Olympiad's players under 1800: about −30 points),
+a few far above (ch-VIE 2022: about +570 by its games alone)."""
 _ELO_K = math.log(10.0) / 400.0  # ∂ logit(expected score) / ∂ rating difference
 
 FieldGame = tuple[float, float, float]
