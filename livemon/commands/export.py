@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with open_reader(cfg.store.path) as store:
-            if not store.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
+            if not store.engine.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
                 print(f"livemon: store {cfg.store.path} has no moves yet: nothing to export", file=sys.stderr)
                 return 1
             from livemon.app.export import export_report  # numpy, scipy: only when there is something to export
