@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+from itertools import islice
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -555,7 +556,7 @@ class LiveCore:
                         out.append(Publish(self.player_estimate(players[name])))
             else:
                 tracks = self._owed_tracks
-                for key in [next(iter(tracks)) for _ in range(min(WORK_PLAYERS, len(tracks)))]:
+                for key in list(islice(tracks, WORK_PLAYERS)):
                     del tracks[key]
                     if self._screener is not None and key in self._screener.tracks:
                         self._screen(key, out)
