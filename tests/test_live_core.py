@@ -49,6 +49,7 @@ from livemon.live.messages import (
     ScreeningRemoved,
     TTTRating,
 )
+from livemon.live.lifecycle import GameState
 from livemon.live.shelf import Shelf
 from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, position_key
 
@@ -272,7 +273,7 @@ def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_
     d.feed(INFO, *moves_of("g1", ucis))
     d.answer()
     game = d.core.games["g1"]
-    assert not game.compacted and len(game.boards) == 41
+    assert not game.life.released and len(game.boards) == 41
     assert sum(b is not None for b in game.boards) <= 2 and len(game.analyses) <= 2
     assert report_of(d.core) == batch_report({"g1": (INFO, ucis, "*")})
     board = chess.Board()
@@ -506,25 +507,25 @@ def test_a_finished_game_releases_its_positions_and_a_later_correction_still_giv
     d.feed(INFO, *moves_of("g1", OPENING[:10]))
     d.answer()
     game = d.core.games["g1"]
-    assert len(game.boards) == 11 and game.analyses and not game.compacted  # no result yet: all kept
+    assert len(game.boards) == 11 and game.analyses and game.life.state is GameState.LIVE  # no result yet: all kept
     d.feed(GameResult("g1", "1-0", 10))
-    assert game.compacted and game.boards == [] and game.analyses == {} and game.rules == []
+    assert game.life.state is GameState.SETTLED and game.boards == [] and game.analyses == {} and game.rules == []
     assert all(m.fen_before == "" for m in game.moves) and len(game.evals) == 11
     board = [m for m in d.published if isinstance(m, BoardState)][-1]
     assert board.ply == 10 and board.fen == d.core.board_state("g1").fen and board.result == "1-0"
     before = report_of(d.core)
     d.feed(*moves_of("g1", OPENING[:10]))  # the feed re-sends the finished game: duplicates, nothing rebuilt
-    assert game.compacted and d.core.counters.duplicates == 10
+    assert game.life.released and d.core.counters.duplicates == 10
     assert report_of(d.core) == before
     corrected = OPENING[:6] + ["b5c6", "d7c6", "e1g1", "f7f6"]
     d.feed(*moves_of("g1", corrected, start=7))
-    assert not game.compacted and len(game.boards) == 11
+    assert game.life.state is GameState.REOPENED and len(game.boards) == 11
     assert [r.index for r in d.pending][0] == 6  # the position the game goes on from, asked again
     d.answer()
     assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")})
-    assert not game.compacted  # a corrected game is compacted again by the timer
+    assert game.life.state is GameState.REOPENED  # a reopened game settles again at the timer
     d.apply(d.core.tick())
-    assert game.compacted and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
+    assert game.life.state is GameState.SETTLED and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
 
 
 def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others():
@@ -639,20 +640,20 @@ class _NoWalk(dict):
         raise AssertionError("walked every result")
 
 
-def test_the_timer_compacts_only_games_corrected_since_their_compaction():
-    """A tick looks at the games expanded or rolled back since they were compacted, not every result."""
+def test_the_timer_settles_only_games_corrected_since_they_settled():
+    """A tick looks at the games reopened or rolled back since they settled, not every result."""
     d = Driver(new_core())
     games = {f"g{i}": random_game(10 + i, 30) for i in range(4)}
     for gid, ucis in games.items():
         d.feed(GameInfo(gid, white=f"W {gid}", black=f"B {gid}", event="Test"), *moves_of(gid, ucis))
         d.answer()
         d.feed(GameResult(gid, "1-0", len(ucis)))
-    assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
+    assert all(g.life.released for g in d.core.games.values()) and not d.core._recompact
     d.feed(GameRollback("g2", 21))  # cut back to ply 20
-    assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
+    assert list(d.core._recompact) == ["g2"] and d.core.games["g2"].life.state is GameState.REOPENED
     d.core._results = _NoWalk(d.core._results)  # noqa: SLF001 - the test is that tick walks no result
-    d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
-    assert d.core.games["g2"].compacted and not d.core._recompact
+    d.apply(d.core.tick())  # finished and every ply scored: settled again, without walking the results
+    assert d.core.games["g2"].life.released and not d.core._recompact
     d.apply(d.core.tick())
     assert report_of(d.core)["games"][2]["plies"] == 20
 
@@ -724,7 +725,8 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         live.feed(info, *moves_of(info.game_id, games[info.game_id]))
         live.answer("shuffle", seed=len(info.game_id))
         live.feed(GameResult(info.game_id, "1/2-1/2", len(games[info.game_id])))
-    assert all(g.compacted and not g.pending for g in live.core.games.values())
+    assert all(g.life.state is (GameState.ARCHIVED if shelved else GameState.SETTLED) and not g.pending
+               for g in live.core.games.values())
     kept = live.core.games["g1"].moves
     assert all(m.game_id == "g1" and m.fen_before == "" for m in kept)
     assert shelved or all(m.game_id is live.core.games["g1"].game_id for m in kept)  # one string, not one a move
@@ -763,7 +765,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     live.feed(GameRollback("g2", 31))
     live.answer()
     live.apply(live.core.tick())
-    assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
+    assert live.core.games["g2"].life.released and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
         assert shelf.reads > 0 and len(shelf) == 8
@@ -1038,7 +1040,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
     honest, _ = run(False)
     lied, lies = run(True)
     assert lies and report_of(lied.core) != report_of(honest.core)  # the lies counted
-    assert lied.core.games["g0"].compacted  # a finished game packed: forget reaches it too
+    assert lied.core.games["g0"].life.released  # a finished game packed: forget reaches it too
     lied.logs.clear()
     lied.apply(lied.core.forget(lies, "worker liar quarantined"))
     assert lied.pending and {position_key(r.board) for r in lied.pending} >= lies
@@ -1055,7 +1057,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
         assert lied.core.screener.numbers((name, "Test")) == honest.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
     for gid in games:
         assert lied.core.board_state(gid) == honest.core.board_state(gid)
-        assert lied.core.games[gid].compacted == honest.core.games[gid].compacted
+        assert lied.core.games[gid].life.released == honest.core.games[gid].life.released
     assert lied.core.forget(set()) == [] and lied.core.forget({"8/8/8/8/8/8/8/8 w - -"}) == []
 
 

@@ -100,6 +100,7 @@ from livemon.live.messages import (
     ScreeningRemoved,
     TTTRating,
 )
+from livemon.live.lifecycle import GameEvent
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
@@ -234,7 +235,7 @@ class LiveCore:
         self._dirty_games: dict[str, None] = {}
         self._dirty_tracks: dict[TrackKey, None] = {}
         self._recompact: dict[str, None] = {}
-        """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
+        """Games corrected or reopened since they last settled: what :meth:`tick` looks at."""
         self._moments: dict[str, dict[int, Moment]] = {}
         """The moments of each game published, by ply (a correction withdraws those it takes back)."""
         self._decided: dict[str, int] = {}
@@ -473,7 +474,7 @@ class LiveCore:
 
     def tick(self) -> list[Effect]:
         """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
-        finished games corrected since they were compacted are compacted again."""
+        finished games corrected or reopened since they settled settle again."""
         return [effect for batch in self.tick_batches(_WHOLE, _WHOLE) for effect in batch]
 
     def tick_batches(self, size: int, pairs: int) -> Iterator[list[Effect]]:
@@ -487,10 +488,11 @@ class LiveCore:
         shelve: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self._games.get(game_id)
-            if game is None or game.compacted:
+            if game is None or game.life.released:
                 del self._recompact[game_id]
-            elif self._results.get(game_id) in FINISHED and game.settled:
-                self._compact(game, shelve)
+            elif self._results.get(game_id) in FINISHED and game.all_scored:
+                if self._may_settle(game):
+                    self._compact(game, shelve)
                 del self._recompact[game_id]
         if shelve:
             yield shelve
@@ -643,7 +645,7 @@ class LiveCore:
             if hits:
                 self._valued(game, out)
             return
-        if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
+        if game.life.released:  # a move after a settled game's last: its positions back, the last one's analysis again
             game.expand()
             self._recompact[game.game_id] = None
             hits = self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out) or hits
@@ -695,10 +697,10 @@ class LiveCore:
             return False
         self._counters.rollbacks += 1
         self._board_texts.pop(game_id, None)  # its moves from from_ply on go
-        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._recompact[game_id] = None  # settled again by the timer once every ply is scored, if finished
         out.append(DeleteMoves(game_id, from_ply))
         self._unscore(game_id, from_ply, "a correction took the move back", out)
-        again = game.truncate(from_ply)  # a compacted game: the cache answers again
+        again = game.truncate(from_ply)  # a settled game reopened: the cache answers again
         self._estimator.set_played(game_id, game.plies)
         if self._by_comments and not game.comments and game.all_commented():  # the ply without one corrected away
             again = self._revalue(game, True, out)
@@ -714,7 +716,7 @@ class LiveCore:
         """Ply ``ply`` on of ``game`` out of every figure and scored again as its positions are valued anew
         (:meth:`forget`): what a correction does, the moves kept."""
         game_id = game.game_id
-        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._recompact[game_id] = None  # settled again by the timer once every ply is scored, if finished
         self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
         hits = self._analyse(game, game.replay_from(ply), out)
@@ -754,6 +756,7 @@ class LiveCore:
         if self._persist:
             out.append(StoreResult(game_id, result))
         self._results[game_id] = result
+        self._games[game_id].life.send(GameEvent.RESULT if result in FINISHED else GameEvent.UNFINISH)
         if result in FINISHED:
             self._finished.set(self._infos[game_id], result)
         else:
@@ -769,12 +772,18 @@ class LiveCore:
         self._settle(self._games[game_id], out)
 
     def _settle(self, game: LiveGame, out: list[Effect]) -> None:
-        """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
-        if not game.compacted and not game.expanded and game.settled and self._results.get(game.game_id) in FINISHED:
+        """Settle a finished game once every ply is scored (a reopened one waits for :meth:`tick`)."""
+        if game.life.finished and self._may_settle(game):
             self._compact(game, out)
 
+    @staticmethod
+    def _may_settle(game: LiveGame) -> bool:
+        """Its state accepts :attr:`~GameEvent.SETTLE` and it has moves, every one scored (the caller knows
+        its result is final)."""
+        return game.life.can(GameEvent.SETTLE) and game.all_scored and game.plies > 0
+
     def _compact(self, game: LiveGame, out: list[Effect]) -> None:
-        """A finished, settled game: its positions released and its moves and scored plies packed, here and
+        """A finished game settles: its positions released and its moves and scored plies packed, here and
         in the estimates (the store keeps every move and analysis; a correction brings them back); the driver
         may then move the packed records out of memory (:class:`Shelve`)."""
         game.compact()
@@ -788,7 +797,7 @@ class LiveCore:
         ``shelf`` (the driver's storage, handed in) and are read from it when needed (a correction, a
         re-grid, a board message). Nothing happens to a game corrected or withdrawn since."""
         game = self._games.get(game_id)
-        if game is None or not game.compacted or game.moves.shelved:
+        if game is None or not game.life.can(GameEvent.ARCHIVE):
             return
         plies = self._estimator.shelve(game_id, shelf)
         if plies is not None and self._screener is not None:
@@ -838,7 +847,7 @@ class LiveCore:
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self._estimator.games.get(game.game_id)
-        if game.compacted or state is None or through - state.plies.packed_through < PACK_CHUNK:
+        if game.life.released or state is None or through - state.plies.packed_through < PACK_CHUNK:
             return
         game.pack(through)
         head = self._estimator.pack(game.game_id, through)
@@ -1096,7 +1105,7 @@ class LiveCore:
             sans, ucis = kept[1] + tuple(ev.san for ev in new), kept[2] + tuple(ev.uci for ev in new)
         else:
             sans, ucis = game.moves.texts()
-        if game.compacted or self._results.get(gid, "*") in FINISHED:
+        if game.life.released or self._results.get(gid, "*") in FINISHED:
             self._board_texts.pop(gid, None)
         else:
             self._board_texts[gid] = (game, sans, ucis)
