@@ -732,16 +732,16 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     assert shelved or all(m.game_id is live.core.games["g1"].game_id for m in kept)  # one string, not one a move
     # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
     packs = [g.plies for g in live.core.estimator.games.values()]
-    assert all(p.packed and p.shelved == shelved and len(p) == 70 for p in packs)
+    assert all(p.sealed and p.archived == shelved and len(p) == 70 for p in packs)
     assert shelf is None or len(shelf) == 8  # each game's plies and its moves with their evaluations
     if shelf is not None:
-        assert all(g.moves.shelved and not g.evals for g in live.core.games.values())
+        assert all(g.moves.archived and not g.evals for g in live.core.games.values())
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
     assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
-    from livemon.live.plies import ShelvedPlies
-    assert all(len(rec.used) == len(rec.p0) > 20 and isinstance(rec.plies, ShelvedPlies) == shelved  # the estimator's record
-               for rec in track.packed.values())
+    logs = {seq: g.plies for g in live.core.estimator.games.values() for seq in [g.seq]}
+    assert all(len(rec.used) == len(rec.p0) > 20 and rec.plies is logs[seq]  # the estimator's log, not a copy
+               for seq, rec in track.packed.items())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
         d = Driver(_calibrated_core())
@@ -769,7 +769,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
         assert shelf.reads > 0 and len(shelf) == 8
-        assert live.core.estimator.games["g2"].plies.shelved
+        assert live.core.estimator.games["g2"].plies.archived
         board = live.core.board_state("g2")  # the board of a shelved game: its evaluations read back
         assert board.ply == 30 and len(board.evals) == 31 and board.evals == scratch(corrected).core.board_state("g2").evals
         live.apply(live.core.withdraw("g3"))  # a withdrawn game leaves nothing on the shelf
@@ -831,10 +831,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     live = run(True)
     for gid in games:
         plies = live.core.estimator.games[gid].plies
-        assert 70 - 8 - 16 < plies.packed_through <= 70 - 8 and len(plies) == 70 and not plies.packed
+        assert 70 - 8 - 16 < plies.sealed_through <= 70 - 8 and len(plies) == 70 and not plies.sealed
         moves = live.core.games[gid].moves  # the moves too: packed through the same ply
-        assert moves.packed_through == plies.packed_through and len(moves) == 70
-    cut = live.core.estimator.games["g0"].plies.packed_through
+        assert moves.sealed_through == plies.sealed_through and len(moves) == 70
+    cut = live.core.estimator.games["g0"].plies.sealed_through
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
     tracks = live.core.screener.tracks.values()  # type: ignore[union-attr]
@@ -845,10 +845,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         live.feed(*msgs)
         live.answer("shuffle")
     live.apply(live.core.tick())
-    assert live.core.estimator.games["g1"].plies.packed_through > 0  # the last ply corrected: nothing unpacked
-    assert live.core.games["g1"].moves.packed_through > 0 and live.core.games["g2"].moves.packed_through > 0
+    assert live.core.estimator.games["g1"].plies.sealed_through > 0  # the last ply corrected: nothing unpacked
+    assert live.core.games["g1"].moves.sealed_through > 0 and live.core.games["g2"].moves.sealed_through > 0
     g2 = live.core.estimator.games["g2"].plies  # unpacked by the correction at ply 20, packed again as it went on
-    assert g2.packed_through > 20 and len(g2) == 50 and g2[25].uci == longer[24]
+    assert g2.sealed_through > 20 and len(g2) == 50 and g2[25].uci == longer[24]
     same(live, after)
 
 

@@ -17,7 +17,7 @@ import chess.polyglot
 from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, position_key
 from livemon.live.messages import MoveEvent
 from livemon.live.lifecycle import GameEvent, GameLife, LifecycleError
-from livemon.live.plies import GameMoves, ScoredPly, _shared
+from livemon.live.plies import MoveLog, ScoredPly, _shared
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import MATE_CP, from_mover, terminal_cp
@@ -165,7 +165,7 @@ class LiveGame:
         self.forced: list[bool] = []  # one legal move (or none) in each position
         self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
-        self.moves = GameMoves(game_id)  # packed as they settle (:meth:`pack`), shelved if the driver says so
+        self.moves = MoveLog(game_id)  # sealed into columns as they settle (:meth:`pack`), archived if the driver says so
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
@@ -330,7 +330,7 @@ class LiveGame:
         start = self.start_fen or chess.STARTING_FEN
         start_eval = self.start_eval
         moves = list(self.moves)
-        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = GameMoves(self.game_id), [], [], [], [], []
+        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = MoveLog(self.game_id), [], [], [], [], []
         self.analyses, self.pending, self._candidates = {}, set(), set()
         self.comments = comments
         positions: list[int] = []
@@ -422,7 +422,7 @@ class LiveGame:
     def pack(self, through: int) -> None:
         """Pack the moves through ply ``through`` (the core packs a live game's settled plies a chunk at a time)."""
         if not self.life.released:
-            self.moves.pack(through)
+            self.moves.seal(through)
 
     @property
     def all_scored(self) -> bool:
@@ -442,12 +442,12 @@ class LiveGame:
         self.life.send(GameEvent.SETTLE)
         self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
-        self.moves.pack()
+        self.moves.seal()
 
     def shelve(self, shelf: Shelf) -> bool:
         """Archive a settled game: its moves and evaluations onto ``shelf`` (the driver's
         :class:`~livemon.live.effects.Shelve`); whether they moved."""
-        if not self.life.can(GameEvent.ARCHIVE) or not self.moves.shelve(shelf, self.shelf_key, self.evals):
+        if not self.life.can(GameEvent.ARCHIVE) or not self.moves.archive(shelf, self.shelf_key, self.evals):
             return False
         self.life.send(GameEvent.ARCHIVE)
         self.evals = []  # in the record: :meth:`evaluations`
@@ -460,7 +460,7 @@ class LiveGame:
 
     def evaluations(self) -> tuple[int | None, ...]:
         """The value of each position (:attr:`evals`, read from the shelf for a shelved game)."""
-        return self.moves.evals if self.moves.shelved else tuple(self.evals)
+        return self.moves.evals if self.moves.archived else tuple(self.evals)
 
     def expand(self) -> None:
         """Reopen a settled or archived game: its positions rebuilt from its first FEN and moves (before a
@@ -472,9 +472,9 @@ class LiveGame:
         if not self.life.released or self.start_fen is None:
             return
         self.life.send(GameEvent.REOPEN)
-        if self.moves.shelved:
+        if self.moves.archived:
             self.evals = [_shared(v) for v in self.moves.evals]
-        self.moves.unpack()
+        self.moves.unseal()
         board = board_from_fen(self.start_fen)
         self._add_position(board)
         for ev in self.moves:

@@ -741,14 +741,15 @@ class LiveCore:
         (:meth:`_rollback`), :meth:`forget` replays them from that ply (:meth:`_rescore`), a switch between
         comments and engine revalues every ply (:meth:`_revalue`). The game keeps its result (the estimator's
         rollback takes it, so it is given back): the feeds do not send it again."""
+        # the screener first: its packed positions are read from the game's plies, which the estimator withdraws
+        touched = self._screener.rollback(game_id, from_ply) if self._screener is not None else []
         self._estimator.rollback(game_id, from_ply)
         result = self._results.get(game_id)
         if result is not None:
             self._estimator.set_result(game_id, result)
         self._unpublish_moments(game_id, from_ply, reason, out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, from_ply):
-                self._screen(key, out)
+        for key in touched:
+            self._screen(key, out)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
         if game_id not in self._games:
@@ -799,9 +800,7 @@ class LiveCore:
         game = self._games.get(game_id)
         if game is None or not game.life.can(GameEvent.ARCHIVE):
             return
-        plies = self._estimator.shelve(game_id, shelf)
-        if plies is not None and self._screener is not None:
-            self._screener.repoint(game_id, plies)
+        self._estimator.shelve(game_id, shelf)  # the screener reads the same log: nothing to tell it
         game.shelve(shelf)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
@@ -847,7 +846,7 @@ class LiveCore:
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self._estimator.games.get(game.game_id)
-        if game.life.released or state is None or through - state.plies.packed_through < PACK_CHUNK:
+        if game.life.released or state is None or through - state.plies.sealed_through < PACK_CHUNK:
             return
         game.pack(through)
         head = self._estimator.pack(game.game_id, through)
