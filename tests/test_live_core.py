@@ -28,7 +28,6 @@ from livemon.live.effects import (
     Preview,
     Publish,
     RefreshTTT,
-    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -91,8 +90,6 @@ class Driver:
     moves: dict[tuple[str, int], MoveEvent] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     ttt_wanted: int = 0
-    shelf: Shelf | None = None
-    """Where finished games' records go (:class:`Shelve` carried out, as the monitor does); None: kept in memory."""
 
     def apply(self, effects: list[Effect]) -> None:
         for e in effects:
@@ -121,8 +118,6 @@ class Driver:
                 self.ttt_wanted += 1
             elif isinstance(e, Log):
                 self.logs.append(e.text)
-            elif isinstance(e, Shelve) and self.shelf is not None:
-                self.core.shelve(e.game_id, self.shelf)
 
     def feed(self, *msgs: object) -> None:
         for m in msgs:
@@ -693,7 +688,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     assert d.core.strength == fresh.engine_strength()
 
 
-def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
+def _calibrated_core(eval_bound: float = 3.0, archive: Shelf | None = None) -> LiveCore:
     from livemon.config import ScreeningConfig
     from livemon.live.screener import Screener
     from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -703,7 +698,7 @@ def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
                        eval_bound=3.0)
     c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
     core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0, eval_bound=eval_bound),
-                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE), archive=archive)
     core.estimator.c_map, core.estimator.perf_map = c_map, perf
     return core
 
@@ -720,7 +715,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
                       white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
     games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
-    live = Driver(_calibrated_core(), shelf=shelf)
+    live = Driver(_calibrated_core(archive=shelf))  # settled games archived there, as the monitor does
     for info in infos:  # game by game, each finished: compacted as it ends
         live.feed(info, *moves_of(info.game_id, games[info.game_id]))
         live.answer("shuffle", seed=len(info.game_id))

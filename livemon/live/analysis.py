@@ -148,10 +148,10 @@ class LiveGame:
     both plies next to it are scored (the newest position's always: the game goes on
     from it; a correction rebuilds the one it goes back to from the moves); the FEN of
     the newest position only (the faces show that one). A finished game whose
-    plies are all scored settles (:meth:`compact`, its :attr:`life` says which state it
+    plies are all scored settles (:meth:`settle`, its :attr:`life` says which state it
     is in: :mod:`livemon.live.lifecycle`): boards, analyses and per-ply caches are
     released, the moves (without their FENs) and evaluations kept; a correction
-    reopens it, its positions rebuilt from the moves (:meth:`expand`).
+    reopens it, its positions rebuilt from the moves (:meth:`reopen`).
     """
 
     __slots__ = ("game_id", "boards", "rules", "forced", "fen", "evals", "moves", "analyses", "pending", "start_fen",
@@ -200,7 +200,7 @@ class LiveGame:
         if ev.ply != len(self.moves) + 1:
             raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
         if self.life.released:
-            self.expand()
+            self.reopen()
         if not self.boards:
             self.start_fen = ev.fen_before
             self.start_eval = ev.start_eval_cp
@@ -224,7 +224,7 @@ class LiveGame:
         """
         again: list[int] = []
         if self.life.released:
-            self.expand()
+            self.reopen()
             keep = max(from_ply - 1, 0)
             if keep and keep <= len(self.moves) and self.needs_engine(keep):
                 again.append(keep)
@@ -268,7 +268,7 @@ class LiveGame:
         board = board_from_fen(self.start_fen)
         found = []
         released = self.life.released
-        for j, ev in enumerate((None, *self.moves)):  # the moves read once (a shelved game's from its record)
+        for j, ev in enumerate((None, *self.moves)):  # the moves read once (an archived game's from its archive)
             if ev is not None:
                 board.push(chess.Move.from_uci(ev.uci))
             if position_key(board) in keys and (self._comment(j) is None if released else self.needs_engine(j)):
@@ -429,7 +429,7 @@ class LiveGame:
         """Every ply scored: nothing awaited from the engine for it."""
         return not self.pending
 
-    def compact(self) -> None:
+    def settle(self) -> None:
         """Settle the game (finished, every ply scored: :class:`~livemon.live.lifecycle.LifecycleError`
         otherwise): its per-position state released (boards, analyses, per-ply caches).
 
@@ -444,25 +444,25 @@ class LiveGame:
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
         self.moves.seal()
 
-    def shelve(self, shelf: Shelf) -> bool:
-        """Archive a settled game: its moves and evaluations onto ``shelf`` (the driver's
-        :class:`~livemon.live.effects.Shelve`); whether they moved."""
-        if not self.life.can(GameEvent.ARCHIVE) or not self.moves.archive(shelf, self.shelf_key, self.evals):
+    def archive(self, shelf: Shelf) -> bool:
+        """Archive a settled game: its moves and evaluations onto ``shelf`` (the core's archive); whether
+        they moved."""
+        if not self.life.can(GameEvent.ARCHIVE) or not self.moves.archive(shelf, self.archive_key, self.evals):
             return False
         self.life.send(GameEvent.ARCHIVE)
         self.evals = []  # in the record: :meth:`evaluations`
         return True
 
     @property
-    def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`shelve`)."""
+    def archive_key(self) -> str:
+        """The key of this game's record in the archive (:meth:`archive`)."""
         return f"moves {self.game_id}"
 
     def evaluations(self) -> tuple[int | None, ...]:
-        """The value of each position (:attr:`evals`, read from the shelf for a shelved game)."""
+        """The value of each position (:attr:`evals`, read from the archive for an archived game)."""
         return self.moves.evals if self.moves.archived else tuple(self.evals)
 
-    def expand(self) -> None:
+    def reopen(self) -> None:
         """Reopen a settled or archived game: its positions rebuilt from its first FEN and moves (before a
         correction or a move after its last).
 

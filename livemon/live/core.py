@@ -73,7 +73,6 @@ from livemon.live.effects import (
     Publish,
     RaiseAlert,
     RefreshTTT,
-    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -207,8 +206,9 @@ class LiveCore:
                  given_strength: float | None = None, calibrated_strength: float | None = None,
                  all_pairs: bool = False, previews: bool = False, coalesce: bool = False,
                  max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
-                 k_factor: float | None = None) -> None:
+                 k_factor: float | None = None, archive: Shelf | None = None) -> None:
         self._profile = profile
+        self._archive = archive
         self._by_comments = profile == COMMENTS_PROFILE
         self._cache: PositionCache | None = None
         self._estimator = estimator if estimator is not None else Estimator()
@@ -348,12 +348,15 @@ class LiveCore:
     def configure(self, profile: str, calibration: ProfileCalibration | None = None, *,
                   given_strength: float | None = None, calibrated_strength: float | None = None,
                   previews: bool = False, screener: Screener | None = None,
-                  cache: PositionCache | None = None) -> list[Effect]:
+                  cache: PositionCache | None = None, archive: Shelf | None = None) -> list[Effect]:
         """The event's settings, as one event: the pinned engine profile and its calibration, the engine
         strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
         as data), the position cache (:data:`PositionCache`: a read-only lookup; a hit of the pinned profile is
-        scored at once, a miss is asked for). Every figure from then on is of these settings."""
+        scored at once, a miss is asked for), the archive (a :class:`~livemon.live.shelf.Shelf`: where a settled
+        game's columns go, read back from there when needed; None: they stay in memory). Every figure from then
+        on is of these settings."""
         self._cache = cache
+        self._archive = archive
         self._profile = profile
         self._by_comments = profile == COMMENTS_PROFILE
         self._estimator.use_calibration(profile, calibration)
@@ -485,17 +488,14 @@ class LiveCore:
         in one go. A driver may run other work between batches; each estimate is built from the
         state at that moment (a player gone by then is skipped), so none is stale.
         """
-        shelve: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self._games.get(game_id)
             if game is None or game.life.released:
                 del self._recompact[game_id]
             elif self._results.get(game_id) in FINISHED and game.all_scored:
                 if self._may_settle(game):
-                    self._compact(game, shelve)
+                    self._settle_now(game)
                 del self._recompact[game_id]
-        if shelve:
-            yield shelve
         stale = self._estimator.stale_pairs(self._all_pairs)
         for start in range(0, len(stale), pairs):  # Algorithm 1 on the pairs that moved, a few a batch
             self._estimator.refresh_pairs(stale[start:start + pairs])
@@ -557,7 +557,7 @@ class LiveCore:
         touched = self._screener.remove_game(game_id) if self._screener is not None else []
         gone = self._estimator.remove_game(game_id)
         game = self._games.pop(game_id)
-        game.moves.discard()  # off the shelf, if the driver shelved it
+        game.moves.discard()  # off the archive, if it was archived
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
         finished = self._results.pop(game_id, None) in FINISHED
@@ -646,7 +646,7 @@ class LiveCore:
                 self._valued(game, out)
             return
         if game.life.released:  # a move after a settled game's last: its positions back, the last one's analysis again
-            game.expand()
+            game.reopen()
             self._recompact[game.game_id] = None
             hits = self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out) or hits
         reason = _illegal(game, ev)
@@ -775,7 +775,7 @@ class LiveCore:
     def _settle(self, game: LiveGame, out: list[Effect]) -> None:
         """Settle a finished game once every ply is scored (a reopened one waits for :meth:`tick`)."""
         if game.life.finished and self._may_settle(game):
-            self._compact(game, out)
+            self._settle_now(game)
 
     @staticmethod
     def _may_settle(game: LiveGame) -> bool:
@@ -783,25 +783,19 @@ class LiveCore:
         its result is final)."""
         return game.life.can(GameEvent.SETTLE) and game.all_scored and game.plies > 0
 
-    def _compact(self, game: LiveGame, out: list[Effect]) -> None:
-        """A finished game settles: its positions released and its moves and scored plies packed, here and
-        in the estimates (the store keeps every move and analysis; a correction brings them back); the driver
-        may then move the packed records out of memory (:class:`Shelve`)."""
-        game.compact()
+    def _settle_now(self, game: LiveGame) -> None:
+        """A finished game settles: its positions released and its moves and scored plies sealed, here and
+        in the estimates (the store keeps every move and analysis; a correction brings them back), then, with
+        an archive, archived: its columns are read from the archive when needed (a correction, a re-grid, a
+        board message)."""
+        game.settle()
         packed = self._estimator.pack(game.game_id)
         if self._screener is not None and packed is not None:
             self._screener.pack(game.game_id, packed)
-        out.append(Shelve(game.game_id))
-
-    def shelve(self, game_id: str, shelf: Shelf) -> None:
-        """Carry out a :class:`Shelve` effect: the game's packed moves, evaluations and scored plies go onto
-        ``shelf`` (the driver's storage, handed in) and are read from it when needed (a correction, a
-        re-grid, a board message). Nothing happens to a game corrected or withdrawn since."""
-        game = self._games.get(game_id)
-        if game is None or not game.life.can(GameEvent.ARCHIVE):
-            return
-        self._estimator.shelve(game_id, shelf)  # the screener reads the same log: nothing to tell it
-        game.shelve(shelf)
+        archive = self._archive
+        if archive is not None:
+            self._estimator.archive(game.game_id, archive)  # the screener reads the same log: nothing to tell it
+            game.archive(archive)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
         if self._coalesce:

@@ -69,8 +69,8 @@ class GameState:
     """Plies played (:meth:`Estimator.set_played`): the figures say how many of them they read."""
 
     @property
-    def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`Estimator.shelve`)."""
+    def archive_key(self) -> str:
+        """The key of this game's record in the archive (:meth:`Estimator.archive`)."""
         return f"plies {self.info.game_id}"
 
     def histogram(self, white: bool) -> GainHistogram:
@@ -428,11 +428,11 @@ class Estimator:
         sealed = game.plies.seal(through)
         return game.plies if sealed or through is None else None
 
-    def shelve(self, game_id: str, shelf: Shelf) -> bool:
-        """Archive a game's sealed plies on ``shelf`` (the driver's :class:`~livemon.live.effects.Shelve`);
-        whether they moved (not when the game is not sealed whole)."""
+    def archive(self, game_id: str, shelf: Shelf) -> bool:
+        """Archive a game's sealed plies on ``shelf`` (the core's archive); whether they moved (not when the
+        game is not sealed whole)."""
         game = self.games.get(game_id)
-        return game is not None and game.plies.archive(shelf, game.shelf_key)
+        return game is not None and game.plies.archive(shelf, game.archive_key)
 
     # -- output -------------------------------------------------------------------
 
