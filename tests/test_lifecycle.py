@@ -41,3 +41,16 @@ def test_every_state_is_reachable_from_live_and_released_means_settled_or_archiv
                 frontier.append(b)
     assert reached == set(GameState)
     assert {s for s in GameState if GameLife(s).released} == {GameState.SETTLED, GameState.ARCHIVED}
+
+
+def test_the_architecture_documents_the_table_as_it_is():
+    """docs/ARCHITECTURE.md's table of a game's life is :data:`TRANSITIONS`, cell for cell."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = [line.strip("|").split("|") for line in text.splitlines() if line.startswith("| ")
+            and line.split("|")[1].strip() in {s.value for s in GameState}]
+    events = [GameEvent.RESULT, GameEvent.UNFINISH, GameEvent.SETTLE, GameEvent.ARCHIVE, GameEvent.REOPEN]
+    documented = {(GameState(cells[0].strip()), e): GameState(cell.strip())
+                  for cells in rows for e, cell in zip(events, cells[1:]) if cell.strip()}
+    assert len(rows) == len(GameState) and documented == TRANSITIONS
