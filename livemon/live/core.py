@@ -52,6 +52,7 @@ What it decides:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import dataclasses
 from collections import deque
@@ -557,7 +558,7 @@ class LiveCore:
                         out.append(Publish(self.player_estimate(players[name])))
             else:
                 tracks = self._owed_tracks
-                for key in [next(iter(tracks)) for _ in range(min(WORK_PLAYERS, len(tracks)))]:
+                for key in list(itertools.islice(tracks, WORK_PLAYERS)):  # the oldest owed, each once
                     del tracks[key]
                     if self._screener is not None and key in self._screener.tracks:
                         self._screen(key, out)
