@@ -52,9 +52,9 @@ What it decides:
 
 from __future__ import annotations
 
-import itertools
 import logging
 import dataclasses
+from itertools import islice
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -558,7 +558,7 @@ class LiveCore:
                         out.append(Publish(self.player_estimate(players[name])))
             else:
                 tracks = self._owed_tracks
-                for key in list(itertools.islice(tracks, WORK_PLAYERS)):  # the oldest owed, each once
+                for key in list(islice(tracks, WORK_PLAYERS)):
                     del tracks[key]
                     if self._screener is not None and key in self._screener.tracks:
                         self._screen(key, out)
