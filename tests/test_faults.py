@@ -606,7 +606,7 @@ def test_a_full_shelf_keeps_finished_games_in_memory_with_one_line(caplog):
     """The monitor's shelf (a private temporary SQLite database) refusing writes (its directory full) loses
     no record and says so once: the records it refused are kept in memory, read back and deleted as the rest."""
     from livemon.io.shelfdb import ShelfDB
-    from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
+    from livemon.live.plies import PlyLog, ScoredPly
     from livemon.live.shelf import Shelf
     from livemon.rating.agent import Decision
 
@@ -615,8 +615,13 @@ def test_a_full_shelf_keeps_finished_games_in_memory_with_one_line(caplog):
     shelf = Shelf(blobs)
     games = {f"g{i}": {ply: ScoredPly(f"g{i}", ply, 10 * ply, 10 * ply + 5, Decision((0.0, -0.3), ply % 2), "e2e4",
                                       "e4") for ply in range(1, 61)} for i in range(20)}
+    shelved = {g: PlyLog() for g in games}
+    for g, plies in games.items():
+        for sp in plies.values():
+            shelved[g].add(sp)
+        shelved[g].seal()
     with caplog.at_level(logging.WARNING, logger="livemon.io.shelfdb"):
-        shelved = {g: ShelvedPlies(shelf, f"plies {g}", PackedPlies(plies)) for g, plies in games.items()}
+        assert all(shelved[g].archive(shelf, f"plies {g}") for g in games)
     assert 0 < len(blobs._held) < 20 and len(blobs) == 20  # some on disk, the refused ones in memory
     assert [r.getMessage() for r in caplog.records].count(
         "shelf: the temporary database refused a write (database or disk is full): finished games stay in memory") == 1

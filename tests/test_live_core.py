@@ -28,7 +28,6 @@ from livemon.live.effects import (
     Preview,
     Publish,
     RefreshTTT,
-    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -49,6 +48,7 @@ from livemon.live.messages import (
     ScreeningRemoved,
     TTTRating,
 )
+from livemon.live.lifecycle import GameState
 from livemon.live.shelf import Shelf
 from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, position_key
 
@@ -90,8 +90,6 @@ class Driver:
     moves: dict[tuple[str, int], MoveEvent] = field(default_factory=dict)
     results: dict[str, str] = field(default_factory=dict)
     ttt_wanted: int = 0
-    shelf: Shelf | None = None
-    """Where finished games' records go (:class:`Shelve` carried out, as the monitor does); None: kept in memory."""
 
     def apply(self, effects: list[Effect]) -> None:
         for e in effects:
@@ -120,8 +118,6 @@ class Driver:
                 self.ttt_wanted += 1
             elif isinstance(e, Log):
                 self.logs.append(e.text)
-            elif isinstance(e, Shelve) and self.shelf is not None:
-                self.core.shelve(e.game_id, self.shelf)
 
     def feed(self, *msgs: object) -> None:
         for m in msgs:
@@ -277,7 +273,7 @@ def test_a_live_game_keeps_a_few_positions_and_a_correction_rebuilds_the_one_it_
     d.feed(INFO, *moves_of("g1", ucis))
     d.answer()
     game = d.core.games["g1"]
-    assert not game.compacted and len(game.boards) == 41
+    assert not game.life.released and len(game.boards) == 41
     assert sum(b is not None for b in game.boards) <= 2 and len(game.analyses) <= 2
     assert report_of(d.core) == batch_report({"g1": (INFO, ucis, "*")})
     board = chess.Board()
@@ -513,25 +509,25 @@ def test_a_finished_game_releases_its_positions_and_a_later_correction_still_giv
     d.feed(INFO, *moves_of("g1", OPENING[:10]))
     d.answer()
     game = d.core.games["g1"]
-    assert len(game.boards) == 11 and game.analyses and not game.compacted  # no result yet: all kept
+    assert len(game.boards) == 11 and game.analyses and game.life.state is GameState.LIVE  # no result yet: all kept
     d.feed(GameResult("g1", "1-0", 10))
-    assert game.compacted and game.boards == [] and game.analyses == {} and game.rules == []
+    assert game.life.state is GameState.SETTLED and game.boards == [] and game.analyses == {} and game.rules == []
     assert all(m.fen_before == "" for m in game.moves) and len(game.evals) == 11
     board = [m for m in d.published if isinstance(m, BoardState)][-1]
     assert board.ply == 10 and board.fen == d.core.board_state("g1").fen and board.result == "1-0"
     before = report_of(d.core)
     d.feed(*moves_of("g1", OPENING[:10]))  # the feed re-sends the finished game: duplicates, nothing rebuilt
-    assert game.compacted and d.core.counters.duplicates == 10
+    assert game.life.released and d.core.counters.duplicates == 10
     assert report_of(d.core) == before
     corrected = OPENING[:6] + ["b5c6", "d7c6", "e1g1", "f7f6"]
     d.feed(*moves_of("g1", corrected, start=7))
-    assert not game.compacted and len(game.boards) == 11
+    assert game.life.state is GameState.REOPENED and len(game.boards) == 11
     assert [r.index for r in d.pending][0] == 6  # the position the game goes on from, asked again
     d.answer()
     assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")})
-    assert not game.compacted  # a corrected game is compacted again by the timer
+    assert game.life.state is GameState.REOPENED  # a reopened game settles again at the timer
     d.tick()
-    assert game.compacted and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
+    assert game.life.state is GameState.SETTLED and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
 
 
 def test_coalesced_updates_go_out_once_per_player_and_board_and_equal_the_others():
@@ -686,20 +682,20 @@ class _NoWalk(dict):
         raise AssertionError("walked every result")
 
 
-def test_the_timer_compacts_only_games_corrected_since_their_compaction():
-    """A tick looks at the games expanded or rolled back since they were compacted, not every result."""
+def test_the_timer_settles_only_games_corrected_since_they_settled():
+    """A tick looks at the games reopened or rolled back since they settled, not every result."""
     d = Driver(new_core())
     games = {f"g{i}": random_game(10 + i, 30) for i in range(4)}
     for gid, ucis in games.items():
         d.feed(GameInfo(gid, white=f"W {gid}", black=f"B {gid}", event="Test"), *moves_of(gid, ucis))
         d.answer()
         d.feed(GameResult(gid, "1-0", len(ucis)))
-    assert all(g.compacted for g in d.core.games.values()) and not d.core._recompact
+    assert all(g.life.released for g in d.core.games.values()) and not d.core._recompact
     d.feed(GameRollback("g2", 21))  # cut back to ply 20
-    assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
+    assert list(d.core._recompact) == ["g2"] and d.core.games["g2"].life.state is GameState.REOPENED
     d.core._results = _NoWalk(d.core._results)  # noqa: SLF001 - the test is that tick walks no result
-    d.tick()  # finished and settled: compacted again, without walking the results
-    assert d.core.games["g2"].compacted and not d.core._recompact
+    d.tick()  # finished and every ply scored: settled again, without walking the results
+    assert d.core.games["g2"].life.released and not d.core._recompact
     d.tick()
     assert report_of(d.core)["games"][2]["plies"] == 20
 
@@ -739,7 +735,7 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     assert d.core.strength == fresh.engine_strength()
 
 
-def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
+def _calibrated_core(eval_bound: float = 3.0, archive: Shelf | None = None) -> LiveCore:
     from livemon.config import ScreeningConfig
     from livemon.live.screener import Screener
     from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -749,7 +745,7 @@ def _calibrated_core(eval_bound: float = 3.0) -> LiveCore:
                        eval_bound=3.0)
     c_map = Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800, r2=0.6, residual_sd=0.2, profile=PROFILE)
     core = new_core(screener=Screener(ScreeningConfig(min_positions=5, book_moves=0, eval_bound=eval_bound),
-                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE))
+                                      ProfileCalibration(PROFILE, 3000.0, c_map), profile=PROFILE), archive=archive)
     core.estimator.c_map, core.estimator.perf_map = c_map, perf
     return core
 
@@ -766,27 +762,28 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     infos = [GameInfo(f"g{i}", white=names[2 * (i // 2) + i % 2], black=names[2 * (i // 2) + 1 - i % 2],
                       white_elo=2400 - 50 * (i % 2), black_elo=2350 + 50 * (i % 2), event="Test") for i in range(4)]
     games = {info.game_id: random_game(20 + i, 70) for i, info in enumerate(infos)}
-    live = Driver(_calibrated_core(), shelf=shelf)
+    live = Driver(_calibrated_core(archive=shelf))  # settled games archived there, as the monitor does
     for info in infos:  # game by game, each finished: compacted as it ends
         live.feed(info, *moves_of(info.game_id, games[info.game_id]))
         live.answer("shuffle", seed=len(info.game_id))
         live.feed(GameResult(info.game_id, "1/2-1/2", len(games[info.game_id])))
-    assert all(g.compacted and not g.pending for g in live.core.games.values())
+    assert all(g.life.state is (GameState.ARCHIVED if shelved else GameState.SETTLED) and not g.pending
+               for g in live.core.games.values())
     kept = live.core.games["g1"].moves
     assert all(m.game_id == "g1" and m.fen_before == "" for m in kept)
     assert shelved or all(m.game_id is live.core.games["g1"].game_id for m in kept)  # one string, not one a move
     # the scored plies packed (no object per ply), in the estimator and, the same record, in the screener
     packs = [g.plies for g in live.core.estimator.games.values()]
-    assert all(p.packed and p.shelved == shelved and len(p) == 70 for p in packs)
+    assert all(p.sealed and p.archived == shelved and len(p) == 70 for p in packs)
     assert shelf is None or len(shelf) == 8  # each game's plies and its moves with their evaluations
     if shelf is not None:
-        assert all(g.moves.shelved and not g.evals for g in live.core.games.values())
+        assert all(g.moves.archived and not g.evals for g in live.core.games.values())
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert not track.used and not track.p0 and len(track.packed) == 2
     assert not any(t.excluded for t in live.core.screener.tracks.values())  # type: ignore[union-attr]
-    from livemon.live.plies import ShelvedPlies
-    assert all(len(rec.used) == len(rec.p0) > 20 and isinstance(rec.plies, ShelvedPlies) == shelved  # the estimator's record
-               for rec in track.packed.values())
+    logs = {seq: g.plies for g in live.core.estimator.games.values() for seq in [g.seq]}
+    assert all(len(rec.used) == len(rec.p0) > 20 and rec.plies is logs[seq]  # the estimator's log, not a copy
+               for seq, rec in track.packed.items())
 
     def scratch(ucis: dict[str, list[str]]) -> Driver:
         d = Driver(_calibrated_core())
@@ -810,11 +807,11 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
     live.feed(GameRollback("g2", 31))
     live.answer()
     live.tick()
-    assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
+    assert live.core.games["g2"].life.released and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
         assert shelf.reads > 0 and len(shelf) == 8
-        assert live.core.estimator.games["g2"].plies.shelved
+        assert live.core.estimator.games["g2"].plies.archived
         board = live.core.board_state("g2")  # the board of a shelved game: its evaluations read back
         assert board.ply == 30 and len(board.evals) == 31 and board.evals == scratch(corrected).core.board_state("g2").evals
         live.apply(live.core.withdraw("g3"))  # a withdrawn game leaves nothing on the shelf
@@ -876,10 +873,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     live = run(True)
     for gid in games:
         plies = live.core.estimator.games[gid].plies
-        assert 70 - 8 - 16 < plies.packed_through <= 70 - 8 and len(plies) == 70 and not plies.packed
+        assert 70 - 8 - 16 < plies.sealed_through <= 70 - 8 and len(plies) == 70 and not plies.sealed
         moves = live.core.games[gid].moves  # the moves too: packed through the same ply
-        assert moves.packed_through == plies.packed_through and len(moves) == 70
-    cut = live.core.estimator.games["g0"].plies.packed_through
+        assert moves.sealed_through == plies.sealed_through and len(moves) == 70
+    cut = live.core.estimator.games["g0"].plies.sealed_through
     track = live.core.screener.tracks[("W0", "Test")]  # type: ignore[union-attr]
     assert len(track.packed) == 2 and track.used and all(k & _PLY_MASK > cut for k in track.used if k >> 20 == 0)
     tracks = live.core.screener.tracks.values()  # type: ignore[union-attr]
@@ -890,10 +887,10 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         live.feed(*msgs)
         live.answer("shuffle")
     live.tick()
-    assert live.core.estimator.games["g1"].plies.packed_through > 0  # the last ply corrected: nothing unpacked
-    assert live.core.games["g1"].moves.packed_through > 0 and live.core.games["g2"].moves.packed_through > 0
+    assert live.core.estimator.games["g1"].plies.sealed_through > 0  # the last ply corrected: nothing unpacked
+    assert live.core.games["g1"].moves.sealed_through > 0 and live.core.games["g2"].moves.sealed_through > 0
     g2 = live.core.estimator.games["g2"].plies  # unpacked by the correction at ply 20, packed again as it went on
-    assert g2.packed_through > 20 and len(g2) == 50 and g2[25].uci == longer[24]
+    assert g2.sealed_through > 20 and len(g2) == 50 and g2[25].uci == longer[24]
     same(live, after)
 
 
@@ -1085,7 +1082,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
     honest, _ = run(False)
     lied, lies = run(True)
     assert lies and report_of(lied.core) != report_of(honest.core)  # the lies counted
-    assert lied.core.games["g0"].compacted  # a finished game packed: forget reaches it too
+    assert lied.core.games["g0"].life.released  # a finished game packed: forget reaches it too
     lied.logs.clear()
     lied.apply(lied.core.forget(lies, "worker liar quarantined"))
     assert lied.pending and {position_key(r.board) for r in lied.pending} >= lies
@@ -1102,7 +1099,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
         assert lied.core.screener.numbers((name, "Test")) == honest.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
     for gid in games:
         assert lied.core.board_state(gid) == honest.core.board_state(gid)
-        assert lied.core.games[gid].compacted == honest.core.games[gid].compacted
+        assert lied.core.games[gid].life.released == honest.core.games[gid].life.released
     assert lied.core.forget(set()) == [] and lied.core.forget({"8/8/8/8/8/8/8/8 w - -"}) == []
 
 

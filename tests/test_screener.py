@@ -357,7 +357,7 @@ def test_running_exact_sums_give_the_numbers_of_a_screener_fed_from_scratch():
 def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction():
     """A finished game's positions packed (no entry per position) change no number, top move,
     re-rating or rollback: the same as a screener that never packed, before and after a correction."""
-    from livemon.live.plies import PackedPlies
+    from livemon.live.plies import PlyLog
 
     rng = np.random.default_rng(11)
     cfg = ScreeningConfig(min_positions=5, book_moves=2)
@@ -378,7 +378,11 @@ def test_packed_finished_games_give_the_same_numbers_and_unpack_for_a_correction
             for sp in games[info.game_id]:
                 scr.add_ply(sp)
             if scr is packed_scr and info.game_id != "g5":  # g5 is still going
-                scr.pack(info.game_id, PackedPlies({sp.ply: sp for sp in games[info.game_id]}))
+                log = PlyLog()
+                for sp in games[info.game_id]:
+                    log.add(sp)
+                log.seal()
+                scr.pack(info.game_id, log)
 
     def same() -> None:
         assert packed_scr.table() == plain.table()

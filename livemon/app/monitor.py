@@ -219,12 +219,12 @@ class Monitor:
                                           k_factor=cfg.results.k_factor)
         self.core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         self.shelf = Shelf(ShelfDB())
-        """Where finished games' records go (a private temporary database): the :class:`Shelve` effects."""
+        """The archive settled games' columns go to (a private temporary database), handed to the core."""
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)
         self._ttt_wanted = asyncio.Event()
         self.runner = Runner(self.core, store=RunnerStore(self.store), publish=self.hub.publish, ttt_wanted=self._ttt_wanted.set,
-                             log=_log, clock=time.time, shelf=self.shelf, strict=False)
+                             log=_log, clock=time.time, strict=False)
         """The core, its inbox and the one interpreter of its effects (the monitor's ports)."""
         self.engine = AsyncEngine(self.pool, self.runner)
         self.runner.engine = self.engine
@@ -370,7 +370,7 @@ class Monitor:
         self.runner.apply(self.core.configure(profile, calibration, given_strength=a.engine_strength,
                                        calibrated_strength=self.store.calibrations.engine_strength(profile),
                                        previews=self.pool.previews, screener=self._screener(calibration),
-                                       cache=self.pool.lookup))
+                                       cache=self.pool.lookup, archive=self.shelf))
         warning = pool_warning(self.core.estimator.perf_map or self.core.estimator.c_map, a.rating_pool)
         if warning:
             log.warning("%s", warning)

@@ -1,9 +1,9 @@
-"""The live monitor's shelf: finished games' packed records in a private temporary SQLite database.
+"""The live monitor's archive: settled games' columns in a private temporary SQLite database.
 
 SQLite makes a private on-disk database for an empty file name and deletes it when the
 connection closes; its pages are cached up to a bound (``cache_kib``) and the rest lives on
-disk, so the monitor's memory no longer grows with the games a long event has finished (issue
-14 item 5). Nothing in it outlives the process: a restart rebuilds it from the store.
+disk, so the monitor's memory does not grow with the games a long event has finished.
+Nothing in it outlives the process: a restart rebuilds every game from the store.
 
 >>> blobs = ShelfDB()
 >>> blobs["g1"] = b"abc"; blobs["g1"] = b"abcd"

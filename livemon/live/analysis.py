@@ -16,7 +16,8 @@ import chess.polyglot
 
 from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key
 from livemon.live.messages import MoveEvent
-from livemon.live.plies import GameMoves, ScoredPly, _shared
+from livemon.live.lifecycle import GameEvent, GameLife, LifecycleError
+from livemon.live.plies import MoveLog, ScoredPly, _shared
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import MATE_CP, from_mover, terminal_cp
@@ -147,13 +148,14 @@ class LiveGame:
     both plies next to it are scored (the newest position's always: the game goes on
     from it; a correction rebuilds the one it goes back to from the moves); the FEN of
     the newest position only (the faces show that one). A finished game whose
-    plies are all scored is :meth:`compact`-ed: boards, analyses and per-ply caches are
+    plies are all scored settles (:meth:`settle`, its :attr:`life` says which state it
+    is in: :mod:`livemon.live.lifecycle`): boards, analyses and per-ply caches are
     released, the moves (without their FENs) and evaluations kept; a correction
-    rebuilds the positions from the moves (:meth:`expand`).
+    reopens it, its positions rebuilt from the moves (:meth:`reopen`).
     """
 
     __slots__ = ("game_id", "boards", "rules", "forced", "fen", "evals", "moves", "analyses", "pending", "start_fen",
-                 "start_eval", "comments", "epoch", "epochs", "compacted", "expanded", "_candidates",
+                 "start_eval", "comments", "epoch", "epochs", "life", "_candidates",
                  "_unscored")  # slots: ~1,000 finished games an hour are kept
 
     def __init__(self, game_id: str, comments: bool = False):
@@ -163,7 +165,7 @@ class LiveGame:
         self.forced: list[bool] = []  # one legal move (or none) in each position
         self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
-        self.moves = GameMoves(game_id)  # packed as they settle (:meth:`pack`), shelved if the driver says so
+        self.moves = MoveLog(game_id)  # sealed into columns as they settle (:meth:`pack`), archived if the driver says so
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
         self.pending: set[int] = set()  # plies waiting for a value
         self.start_fen: str | None = None  # FEN before the first move
@@ -171,8 +173,7 @@ class LiveGame:
         self.comments = comments  # valued from [%eval] comments (no engine): every ply so far carries one
         self.epoch = 0  # counts the corrections: a position added after one is another position
         self.epochs: list[int] = []  # the epoch each position was added in: an analysis request's token
-        self.compacted = False
-        self.expanded = False  # rebuilt after a compaction (a corrected finished game)
+        self.life = GameLife()  # live, finished, settled, archived or reopened: :mod:`livemon.live.lifecycle`
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
         self._unscored = 0
 
@@ -198,8 +199,8 @@ class LiveGame:
         """Append the next ply; returns the position indices that need the engine."""
         if ev.ply != len(self.moves) + 1:
             raise ValueError(f"{self.game_id}: ply {ev.ply} does not follow ply {len(self.moves)}")
-        if self.compacted:
-            self.expand()
+        if self.life.released:
+            self.reopen()
         if not self.boards:
             self.start_fen = ev.fen_before
             self.start_eval = ev.start_eval_cp
@@ -222,8 +223,8 @@ class LiveGame:
         analysis of the position the game goes on from (the cache answers it).
         """
         again: list[int] = []
-        if self.compacted:
-            self.expand()
+        if self.life.released:
+            self.reopen()
             keep = max(from_ply - 1, 0)
             if keep and keep <= len(self.moves) and self.needs_engine(keep):
                 again.append(keep)
@@ -266,11 +267,11 @@ class LiveGame:
             return []
         board = board_from_fen(self.start_fen)
         found = []
-        compacted = self.compacted
-        for j, ev in enumerate((None, *self.moves)):  # the moves read once (a shelved game's from its record)
+        released = self.life.released
+        for j, ev in enumerate((None, *self.moves)):  # the moves read once (an archived game's from its archive)
             if ev is not None:
                 board.push(move_of(ev.uci))
-            if position_key(board) in keys and (self._comment(j) is None if compacted else self.needs_engine(j)):
+            if position_key(board) in keys and (self._comment(j) is None if released else self.needs_engine(j)):
                 found.append(j)
         return found
 
@@ -319,7 +320,7 @@ class LiveGame:
 
     def all_commented(self) -> bool:
         """Every ply carries an ``[%eval]`` or leads to a terminal position (the rule's condition; not for a
-        compacted game)."""
+        settled game)."""
         return all(ev.eval_cp is not None or self.rules[k] is not None for k, ev in enumerate(self.moves, 1))
 
     def drop_comments(self, comments: bool = False) -> list[int]:
@@ -329,9 +330,8 @@ class LiveGame:
         start = self.start_fen or chess.STARTING_FEN
         start_eval = self.start_eval
         moves = list(self.moves)
-        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = GameMoves(self.game_id), [], [], [], [], []
+        self.moves, self.boards, self.rules, self.forced, self.evals, self.epochs = MoveLog(self.game_id), [], [], [], [], []
         self.analyses, self.pending, self._candidates = {}, set(), set()
-        self.compacted = self.expanded = False
         self.comments = comments
         positions: list[int] = []
         for k, ev in enumerate(moves, 1):
@@ -421,60 +421,63 @@ class LiveGame:
 
     def pack(self, through: int) -> None:
         """Pack the moves through ply ``through`` (the core packs a live game's settled plies a chunk at a time)."""
-        if not self.compacted:
-            self.moves.pack(through)
+        if not self.life.released:
+            self.moves.seal(through)
 
     @property
-    def settled(self) -> bool:
+    def all_scored(self) -> bool:
         """Every ply scored: nothing awaited from the engine for it."""
         return not self.pending
 
-    def compact(self) -> None:
-        """Release the per-position state of a settled game (boards, analyses, per-ply caches).
+    def settle(self) -> None:
+        """Settle the game (finished, every ply scored: :class:`~livemon.live.lifecycle.LifecycleError`
+        otherwise): its per-position state released (boards, analyses, per-ply caches).
 
         Kept: the moves without their FENs, packed (duplicates and corrections are recognised,
         the board message shows the last move and clocks), the evaluations, the newest FEN.
         """
-        if self.compacted or self.pending or not self.moves:
-            return
+        if self.pending or not self.moves:
+            raise LifecycleError(f"game {self.game_id} cannot settle: "
+                                 + ("plies await an analysis" if self.pending else "no move"))
+        self.life.send(GameEvent.SETTLE)
         self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
-        self.moves.pack()
-        self.compacted = True
+        self.moves.seal()
 
-    def shelve(self, shelf: Shelf) -> bool:
-        """Move a compacted game's moves and evaluations onto ``shelf`` (the driver's
-        :class:`~livemon.live.effects.Shelve`); whether they moved."""
-        if not self.compacted or not self.moves.shelve(shelf, self.shelf_key, self.evals):
+    def archive(self, shelf: Shelf) -> bool:
+        """Archive a settled game: its moves and evaluations onto ``shelf`` (the core's archive); whether
+        they moved."""
+        if not self.life.can(GameEvent.ARCHIVE) or not self.moves.archive(shelf, self.archive_key, self.evals):
             return False
+        self.life.send(GameEvent.ARCHIVE)
         self.evals = []  # in the record: :meth:`evaluations`
         return True
 
     @property
-    def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`shelve`)."""
+    def archive_key(self) -> str:
+        """The key of this game's record in the archive (:meth:`archive`)."""
         return f"moves {self.game_id}"
 
     def evaluations(self) -> tuple[int | None, ...]:
-        """The value of each position (:attr:`evals`, read from the shelf for a shelved game)."""
-        return self.moves.evals if self.moves.shelved else tuple(self.evals)
+        """The value of each position (:attr:`evals`, read from the archive for an archived game)."""
+        return self.moves.evals if self.moves.archived else tuple(self.evals)
 
-    def expand(self) -> None:
-        """Rebuild the positions of a compacted game from its first FEN and moves (before a correction).
+    def reopen(self) -> None:
+        """Reopen a settled or archived game: its positions rebuilt from its first FEN and moves (before a
+        correction or a move after its last).
 
         Every ply stays scored; the analyses are not kept (the caller asks the engine's
         cache again for the one position the game goes on from).
         """
-        if not self.compacted or self.start_fen is None:
+        if not self.life.released or self.start_fen is None:
             return
-        if self.moves.shelved:
+        self.life.send(GameEvent.REOPEN)
+        if self.moves.archived:
             self.evals = [_shared(v) for v in self.moves.evals]
-        self.moves.unpack()
+        self.moves.unseal()
         board = board_from_fen(self.start_fen)
         self._add_position(board)
         for ev in self.moves:
             board = board.copy(stack=False)
             board.push(move_of(ev.uci))
             self._add_position(board)
-        self.compacted = False
-        self.expanded = True

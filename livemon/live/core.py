@@ -75,7 +75,6 @@ from livemon.live.effects import (
     Publish,
     RaiseAlert,
     RefreshTTT,
-    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
@@ -102,6 +101,7 @@ from livemon.live.messages import (
     ScreeningRemoved,
     TTTRating,
 )
+from livemon.live.lifecycle import GameEvent
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
@@ -210,8 +210,9 @@ class LiveCore:
                  given_strength: float | None = None, calibrated_strength: float | None = None,
                  all_pairs: bool = False, previews: bool = False, coalesce: bool = False,
                  max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
-                 k_factor: float | None = None) -> None:
+                 k_factor: float | None = None, archive: Shelf | None = None) -> None:
         self._profile = profile
+        self._archive = archive
         self._by_comments = profile == COMMENTS_PROFILE
         self._cache: PositionCache | None = None
         self._estimator = estimator if estimator is not None else Estimator()
@@ -247,7 +248,7 @@ class LiveCore:
         self._owed_order: deque[str] = deque()
         self._owed_tracks: dict[TrackKey, None] = {}
         """Screening rows a TTT refresh re-rated, owed to the faces."""
-        """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
+        """Games corrected or reopened since they last settled: what :meth:`tick` looks at."""
         self._moments: dict[str, dict[int, Moment]] = {}
         """The moments of each game published, by ply (a correction withdraws those it takes back)."""
         self._decided: dict[str, int] = {}
@@ -360,12 +361,13 @@ class LiveCore:
     def configure(self, profile: str, calibration: ProfileCalibration | None = None, *,
                   given_strength: float | None = None, calibrated_strength: float | None = None,
                   previews: bool = False, screener: Screener | None = None,
-                  cache: PositionCache | None = None) -> list[Effect]:
+                  cache: PositionCache | None = None, archive: Shelf | None = None) -> list[Effect]:
         """The event's settings, as one event: the pinned engine profile and its calibration, the engine
         strength (given, else the profile's calibration), eval-bar previews, the screener (its book handed in
         as data), the position cache (:data:`PositionCache`: a read-only lookup; a hit of the pinned profile is
         scored at once, a miss is asked for). Every figure from then on is of these settings."""
         self._cache = cache
+        self._archive = archive
         self._profile = profile
         self._by_comments = profile == COMMENTS_PROFILE
         self._estimator.use_calibration(profile, calibration)
@@ -489,21 +491,21 @@ class LiveCore:
         return bool(self._dirty_players or self._dirty_games or self._dirty_tracks)
 
     def tick(self) -> list[Effect]:
-        """The timer: finished games corrected since they were compacted are compacted again (those games
+        """The timer: finished games corrected or reopened since they settled settle again (those games
         only), and the event's figures are owed (:meth:`work`): Algorithm 1 on the pairs whose players moved
         since they were last worked out, then Algorithm 3 (when neither given nor calibrated) and Algorithm 2,
         then the estimate of every player they moved by a shown Elo."""
-        out: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self._games.get(game_id)
-            if game is None or game.compacted:
+            if game is None or game.life.released:
                 del self._recompact[game_id]
-            elif self._results.get(game_id) in FINISHED and game.settled:
-                self._compact(game, out)
+            elif self._results.get(game_id) in FINISHED and game.all_scored:
+                if self._may_settle(game):
+                    self._settle_now(game)
                 del self._recompact[game_id]
         self._stale_pairs = deque(self._estimator.stale_pairs(self._all_pairs))
         self._solve_owed = True
-        return out
+        return []
 
     def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
         """New TrueSkill Through Time posteriors (a live refresh passes the players it moved, a cold fit every
@@ -604,7 +606,7 @@ class LiveCore:
         touched = self._screener.remove_game(game_id) if self._screener is not None else []
         gone = self._estimator.remove_game(game_id)
         game = self._games.pop(game_id)
-        game.moves.discard()  # off the shelf, if the driver shelved it
+        game.moves.discard()  # off the archive, if it was archived
         self._dirty_games.pop(game_id, None)
         self._recompact.pop(game_id, None)
         finished = self._results.pop(game_id, None) in FINISHED
@@ -692,8 +694,8 @@ class LiveCore:
             if hits:
                 self._valued(game, out)
             return
-        if game.compacted:  # a move after a finished game's last: its positions back, the last one's analysis again
-            game.expand()
+        if game.life.released:  # a move after a settled game's last: its positions back, the last one's analysis again
+            game.reopen()
             self._recompact[game.game_id] = None
             hits = self._analyse(game, [game.plies] if game.plies and game.needs_engine(game.plies) else [], out) or hits
         reason = _illegal(game, ev)
@@ -743,10 +745,10 @@ class LiveCore:
             return False
         self._counters.rollbacks += 1
         self._board_texts.pop(game_id, None)  # its moves from from_ply on go
-        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._recompact[game_id] = None  # settled again by the timer once every ply is scored, if finished
         out.append(DeleteMoves(game_id, from_ply))
         self._unscore(game_id, from_ply, "a correction took the move back", out)
-        again = game.truncate(from_ply)  # a compacted game: the cache answers again
+        again = game.truncate(from_ply)  # a settled game reopened: the cache answers again
         self._estimator.set_played(game_id, game.plies)
         if self._by_comments and not game.comments and game.all_commented():  # the ply without one corrected away
             again = self._revalue(game, True, out)
@@ -762,7 +764,7 @@ class LiveCore:
         """Ply ``ply`` on of ``game`` out of every figure and scored again as its positions are valued anew
         (:meth:`forget`): what a correction does, the moves kept."""
         game_id = game.game_id
-        self._recompact[game_id] = None  # compacted again by the timer once settled, if finished
+        self._recompact[game_id] = None  # settled again by the timer once every ply is scored, if finished
         self._unscore(game_id, ply, reason, out)
         self._preview.pop(game_id, None)
         hits = self._analyse(game, game.replay_from(ply), out)
@@ -787,14 +789,15 @@ class LiveCore:
         (:meth:`_rollback`), :meth:`forget` replays them from that ply (:meth:`_rescore`), a switch between
         comments and engine revalues every ply (:meth:`_revalue`). The game keeps its result (the estimator's
         rollback takes it, so it is given back): the feeds do not send it again."""
+        # the screener first: its packed positions are read from the game's plies, which the estimator withdraws
+        touched = self._screener.rollback(game_id, from_ply) if self._screener is not None else []
         self._estimator.rollback(game_id, from_ply)
         result = self._results.get(game_id)
         if result is not None:
             self._estimator.set_result(game_id, result)
         self._unpublish_moments(game_id, from_ply, reason, out)
-        if self._screener is not None:
-            for key in self._screener.rollback(game_id, from_ply):
-                self._screen(key, out)
+        for key in touched:
+            self._screen(key, out)
 
     def _set_result(self, game_id: str, result: str, out: list[Effect]) -> None:
         if game_id not in self._games:
@@ -802,6 +805,7 @@ class LiveCore:
         if self._persist:
             out.append(StoreResult(game_id, result))
         self._results[game_id] = result
+        self._games[game_id].life.send(GameEvent.RESULT if result in FINISHED else GameEvent.UNFINISH)
         if result in FINISHED:
             self._finished.set(self._infos[game_id], result)
         else:
@@ -817,31 +821,29 @@ class LiveCore:
         self._settle(self._games[game_id], out)
 
     def _settle(self, game: LiveGame, out: list[Effect]) -> None:
-        """Compact a finished game once every ply is scored (a corrected one waits for :meth:`tick`)."""
-        if not game.compacted and not game.expanded and game.settled and self._results.get(game.game_id) in FINISHED:
-            self._compact(game, out)
+        """Settle a finished game once every ply is scored (a reopened one waits for :meth:`tick`)."""
+        if game.life.finished and self._may_settle(game):
+            self._settle_now(game)
 
-    def _compact(self, game: LiveGame, out: list[Effect]) -> None:
-        """A finished, settled game: its positions released and its moves and scored plies packed, here and
-        in the estimates (the store keeps every move and analysis; a correction brings them back); the driver
-        may then move the packed records out of memory (:class:`Shelve`)."""
-        game.compact()
+    @staticmethod
+    def _may_settle(game: LiveGame) -> bool:
+        """Its state accepts :attr:`~GameEvent.SETTLE` and it has moves, every one scored (the caller knows
+        its result is final)."""
+        return game.life.can(GameEvent.SETTLE) and game.all_scored and game.plies > 0
+
+    def _settle_now(self, game: LiveGame) -> None:
+        """A finished game settles: its positions released and its moves and scored plies sealed, here and
+        in the estimates (the store keeps every move and analysis; a correction brings them back), then, with
+        an archive, archived: its columns are read from the archive when needed (a correction, a re-grid, a
+        board message)."""
+        game.settle()
         packed = self._estimator.pack(game.game_id)
         if self._screener is not None and packed is not None:
             self._screener.pack(game.game_id, packed)
-        out.append(Shelve(game.game_id))
-
-    def shelve(self, game_id: str, shelf: Shelf) -> None:
-        """Carry out a :class:`Shelve` effect: the game's packed moves, evaluations and scored plies go onto
-        ``shelf`` (the driver's storage, handed in) and are read from it when needed (a correction, a
-        re-grid, a board message). Nothing happens to a game corrected or withdrawn since."""
-        game = self._games.get(game_id)
-        if game is None or not game.compacted or game.moves.shelved:
-            return
-        plies = self._estimator.shelve(game_id, shelf)
-        if plies is not None and self._screener is not None:
-            self._screener.repoint(game_id, plies)
-        game.shelve(shelf)
+        archive = self._archive
+        if archive is not None:
+            self._estimator.archive(game.game_id, archive)  # the screener reads the same log: nothing to tell it
+            game.archive(archive)
 
     def _board_changed(self, game_id: str, out: list[Effect]) -> None:
         if self._coalesce:
@@ -883,7 +885,7 @@ class LiveCore:
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
         through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
         state = self._estimator.games.get(game.game_id)
-        if game.compacted or state is None or through - state.plies.packed_through < PACK_CHUNK:
+        if game.life.released or state is None or through - state.plies.sealed_through < PACK_CHUNK:
             return
         game.pack(through)
         head = self._estimator.pack(game.game_id, through)
@@ -1150,7 +1152,7 @@ class LiveCore:
             sans, ucis = kept[1] + tuple(ev.san for ev in new), kept[2] + tuple(ev.uci for ev in new)
         else:
             sans, ucis = game.moves.texts()
-        if game.compacted or self._results.get(gid, "*") in FINISHED:
+        if game.life.released or self._results.get(gid, "*") in FINISHED:
             self._board_texts.pop(gid, None)
         else:
             self._board_texts[gid] = (game, sans, ucis)

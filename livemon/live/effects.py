@@ -105,15 +105,6 @@ class RefreshTTT:
 
 
 @dataclass(frozen=True)
-class Shelve:
-    """A finished game is packed and settled: its records may leave memory. A driver with a shelf (the
-    monitor: a private temporary database) carries it out with :meth:`LiveCore.shelve`, when it chooses;
-    one without (batch runs, export) ignores it and the records stay packed in memory."""
-
-    game_id: str
-
-
-@dataclass(frozen=True)
 class Log:
     """One line for the log (``level``: a :mod:`logging` level)."""
 
@@ -121,4 +112,4 @@ class Log:
     text: str
 
 
-Effect = Union[StoreGame, StoreMove, DeleteMoves, DeleteGame, StoreResult, Analyse, Preview, Publish, RaiseAlert, RefreshTTT, Shelve, Log]
+Effect = Union[StoreGame, StoreMove, DeleteMoves, DeleteGame, StoreResult, Analyse, Preview, Publish, RaiseAlert, RefreshTTT, Log]

@@ -27,7 +27,7 @@ from typing import Any
 from livemon.live.audience import GameFigures, Positions, event_figures, event_moves, figures_of, player_results
 from livemon.live.messages import GameInfo
 from livemon.live.pgn import rating_date
-from livemon.live.plies import GamePlies, PackedPlies, ScoredPly, ShelvedPlies
+from livemon.live.plies import PlyLog, ScoredPly
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import CPosterior, CSummary, Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -69,16 +69,16 @@ _FINAL = frozenset(("1-0", "0-1", "1/2-1/2"))
 class GameState:
     info: GameInfo
     seq: int  # order in which games were first seen: fixes the order of a player's history
-    plies: GamePlies = field(default_factory=GamePlies)
-    """Its scored plies (:class:`~livemon.live.plies.GamePlies`: packed as it settles, shelved once finished
-    if the driver says so)."""
+    plies: PlyLog = field(default_factory=PlyLog)
+    """Its scored plies (:class:`~livemon.live.plies.PlyLog`: sealed into columns as it settles, archived once
+    settled if the driver says so)."""
     result: str = "*"
     played: int = 0
     """Plies played (:meth:`Estimator.set_played`): the figures say how many of them they read."""
 
     @property
-    def shelf_key(self) -> str:
-        """The key of this game's record on a shelf (:meth:`Estimator.shelve`)."""
+    def archive_key(self) -> str:
+        """The key of this game's record in the archive (:meth:`Estimator.archive`)."""
         return f"plies {self.info.game_id}"
 
     def histogram(self, white: bool) -> GainHistogram:
@@ -309,7 +309,6 @@ class Estimator:
         """
         if game_id not in self.games:
             return []
-        record = self.games[game_id].plies.record
         self.rollback(game_id, 1)
         self._changes += 1
         self._tags += 1
@@ -320,8 +319,7 @@ class Estimator:
         self._first.pop(game_id, None)
         self._first_plies.pop(game_id, None)
         self._unlist(state.info)
-        if isinstance(record, ShelvedPlies):
-            record.discard()  # off the shelf
+        state.plies.discard()  # off the archive
         info = state.info
         names = {g.info.white for g in self.games.values()} | {g.info.black for g in self.games.values()}
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
@@ -428,13 +426,12 @@ class Estimator:
             kept = self._results[name] = (key, player_results(elo, results, default_k=self.k_factor, event_date=played))
         return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every), "results": dict(kept[1])}
 
-    def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
-        """Keep a finished game's plies packed (:meth:`GamePlies.pack`); returns the packed record (None: no
-        such game).
+    def pack(self, game_id: str, through: int | None = None) -> PlyLog | None:
+        """Seal a settled game's plies into columns (:meth:`PlyLog.seal`); returns its log (None: no such game).
 
         ``through``: a live game's plies through that ply only (they are all scored: the caller knows),
-        the newer ones kept as objects; returns the packed part then, and None when no ply is packed anew.
-        Every figure stays the same; a correction unpacks the game again.
+        the newer ones kept as objects; returns the log then only when a ply was sealed anew.
+        Every figure stays the same; a correction opens the sealed plies again.
         """
         game = self.games.get(game_id)
         if game is None:
@@ -442,13 +439,14 @@ class Estimator:
         if through is None and game_id in self._positions:  # finished: its figures stay, what extends them goes
             self._positions[game_id].settle()
             self._first_plies.pop(game_id, None)
-        return game.plies.pack(through)
+        sealed = game.plies.seal(through)
+        return game.plies if sealed or through is None else None
 
-    def shelve(self, game_id: str, shelf: Shelf) -> ShelvedPlies | None:
-        """Move a game's packed plies onto ``shelf`` (the driver's :class:`~livemon.live.effects.Shelve`);
-        returns the shelved record (None: the game is not packed whole)."""
+    def archive(self, game_id: str, shelf: Shelf) -> bool:
+        """Archive a game's sealed plies on ``shelf`` (the core's archive); whether they moved (not when the
+        game is not sealed whole)."""
         game = self.games.get(game_id)
-        return None if game is None else game.plies.shelve(shelf, game.shelf_key)
+        return game is not None and game.plies.archive(shelf, game.archive_key)
 
     # -- output -------------------------------------------------------------------
 

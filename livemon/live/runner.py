@@ -49,13 +49,11 @@ from livemon.live.effects import (
     Publish,
     RaiseAlert,
     RefreshTTT,
-    Shelve,
     StoreGame,
     StoreMove,
     StoreResult,
 )
 from livemon.live.messages import Alert, GameInfo, Message, MoveEvent, Outgoing, TTTRating
-from livemon.live.shelf import Shelf
 from livemon.live.values import PositionAnalysis
 
 __all__ = ["Answered", "EnginePort", "Event", "Forget", "Previewed", "Ratings", "Resume", "Runner", "StorePort",
@@ -165,8 +163,8 @@ class Runner:
     """A core, its inbox and its ports; :meth:`apply` is the one interpreter of the core's effects.
 
     Ports left out are not there: without ``store`` nothing is persisted (an alert is new each time it is
-    raised), without ``publish`` nothing is published, without ``shelf`` a finished game's packed records
-    stay in memory, without ``log`` nothing is said. ``clock`` (seconds since the epoch) dates the alerts
+    raised), without ``publish`` nothing is published, without ``log`` nothing is said. ``clock`` (seconds since
+    the epoch) dates the alerts
     the store keeps. ``strict``: an event that fails raises (batch runs, tests); else it is logged and the
     next event goes on (the monitor: a bad message must not stop a round).
     """
@@ -174,7 +172,7 @@ class Runner:
     def __init__(self, core: LiveCore, *, engine: EnginePort | None = None, store: StorePort | None = None,
                  publish: Callable[[Outgoing], object] | None = None, ttt_wanted: Callable[[], object] | None = None,
                  log: Callable[[int, str], None] = _silent, clock: Callable[[], float] | None = None,
-                 shelf: Shelf | None = None, strict: bool = True) -> None:
+                 strict: bool = True) -> None:
         self.core = core
         self.engine: EnginePort = engine if engine is not None else Unanswered()
         self.store = store
@@ -184,7 +182,6 @@ class Runner:
         if store is not None and clock is None:
             raise ValueError("a runner with a store needs a clock (the alerts' times)")
         self.clock = clock
-        self.shelf = shelf
         self.strict = strict
         self.inbox: deque[Event] = deque()
         self._unflushed = False  # events handed since the last flush
@@ -312,9 +309,6 @@ class Runner:
             elif isinstance(e, RefreshTTT):
                 if self.ttt_wanted is not None:
                     self.ttt_wanted()
-            elif isinstance(e, Shelve):
-                if self.shelf is not None:
-                    self.core.shelve(e.game_id, self.shelf)  # a finished game's records out of memory
             elif isinstance(e, Log):
                 self.log(e.level, e.text)
 

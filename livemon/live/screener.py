@@ -95,7 +95,7 @@ from typing import Any
 
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator
-from livemon.live.plies import PackedPlies, ScoredPly, ShelvedPlies
+from livemon.live.plies import PlyLog, ScoredPly
 from livemon.live.messages import GameInfo, ScreeningNumbers
 from livemon.live.pgn import rating_date
 from livemon.rating.agent import Decision
@@ -171,7 +171,9 @@ class _PackedGame:
     not a dict entry and a tuple key (memory per ply). A correction unpacks it (:meth:`unpacked`).
 
     >>> from livemon.rating.agent import Decision
-    >>> plies = PackedPlies({p: ScoredPly("g", p, 0, 0, Decision((0.0, -1.0), played=0)) for p in range(1, 6)})
+    >>> plies = PlyLog()
+    >>> for p in range(1, 6):
+    ...     plies.add(ScoredPly("g", p, 0, 0, Decision((0.0, -1.0), played=0)))
     >>> rec = _PackedGame.merged(None, plies, [1, 3], [0.5, 0.25], [(5, "forced")])
     >>> rec = _PackedGame.merged(rec, plies, [], [], [(2, "book")])
     >>> used, p0, excluded = rec.unpacked(0)
@@ -179,16 +181,16 @@ class _PackedGame:
     ([1, 3], [(1, 0.5), (3, 0.25)], [(5, 'forced'), (2, 'book')])
     """
 
-    plies: PackedPlies | ShelvedPlies  # the game's scored plies (the estimator's record: nothing copied)
+    plies: PlyLog  # the game's scored plies (the estimator's log: nothing copied; read wherever they are kept)
     used: array[int]  # the plies used, in order
     p0: array[float]  # each one's P(a top move | c_r); empty without c_r
     excluded: array[int]  # the plies left out
     reasons: bytes  # each one's reason, its index in EXCLUSIONS
 
     @staticmethod
-    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float] | None,
+    def merged(old: _PackedGame | None, plies: PlyLog, used: list[int], p0: list[float] | None,
                left_out: list[tuple[int, str]]) -> _PackedGame:
-        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``
+        """``old`` (or nothing) and more of the game's positions, over the game's scored plies ``plies``
         (``p0`` None: the track's p0 are stale, the record's are made by its next recount)."""
         if old is None:
             return _PackedGame(plies, array("i", used), array("d", p0 or ()), array("i", (p for p, _ in left_out)),
@@ -199,7 +201,7 @@ class _PackedGame:
                            old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
 
     def positions(self, seq: int) -> list[tuple[PosKey, ScoredPly]]:
-        """The used positions' keys and scored plies (a shelved game's read from its shelf)."""
+        """The used positions' keys and scored plies (an archived game's read from its archive)."""
         return [(_pos(seq, ply), sp) for ply, sp in self.plies.items(self.used)] if self.used else []
 
     def unpacked(self, seq: int) -> tuple[list[tuple[PosKey, ScoredPly]], list[tuple[PosKey, float]],
@@ -640,11 +642,11 @@ class Screener:
             touched[tkey] = None
         return list(touched)
 
-    def pack(self, game_id: str, plies_packed: PackedPlies | ShelvedPlies, through: int | None = None) -> None:
-        """A game's used positions kept as its packed plies (the estimator's :meth:`~Estimator.pack`), not one
-        entry each: a finished game's all, a live game's ``through`` a ply (``plies_packed`` holds every
-        scored ply through it; packed again as the game goes on, each time with all of them). Every number
-        stays the same, and a correction at or before the packed plies unpacks them."""
+    def pack(self, game_id: str, plies_packed: PlyLog, through: int | None = None) -> None:
+        """A game's used positions kept as references into its scored plies (the estimator's log,
+        :meth:`~Estimator.pack`), not one entry each: a finished game's all, a live game's ``through`` a ply
+        (``plies_packed`` holds every scored ply through it). Every number stays the same, and a correction
+        at or before the packed plies unpacks them (:meth:`rollback`, before the log withdraws its plies)."""
         seq, where = self._seq.get(game_id), self._where.get(game_id)
         if seq is None or not where:
             return
@@ -686,18 +688,6 @@ class Screener:
             if not where:
                 del self._where[game_id]
         self._cut[game_id] = max(self._cut.get(game_id, 0), max(moving) if through is None else through)
-
-    def repoint(self, game_id: str, plies: PackedPlies | ShelvedPlies) -> None:
-        """A game's packed plies now read from ``plies`` (the same plies, moved onto a shelf by the driver:
-        :meth:`~livemon.live.core.LiveCore.shelve`), so the in-memory record is let go."""
-        seq = self._seq.get(game_id)
-        if seq is None:
-            return
-        for tkey in {*self._where.get(game_id, {}).values(), *self._where_packed.get(game_id, ())[:2]}:
-            track = self.tracks.get(tkey)
-            rec = None if track is None else track.packed.get(seq)
-            if track is not None and rec is not None:
-                track.packed[seq] = replace(rec, plies=plies)
 
     def _unpack(self, game_id: str, ply: int = 1) -> None:
         """Back to one entry per position (before a correction at or before ``ply`` of a packed game)."""

@@ -1,12 +1,13 @@
-"""Finished games' packed records, kept out of memory — the core's one port to storage.
+"""The archive of settled games' columns, kept out of memory: the column log's backend.
 
-A long event's finished games are read again only when something rare happens (a
-correction, a c-posterior re-grid, a screening recount at a new rating), yet packed
-they would still cost a few KB each in memory, and a long event's memory is to stay flat.
-A :class:`Shelf` holds them as bytes in a mapping it is given: a plain dict by default
-(batch runs, tests), a private temporary SQLite database in the live monitor
-(:class:`livemon.io.shelfdb.ShelfDB`). The core never opens anything itself: the
-driver hands it the mapping, as websockets' protocol objects are handed their bytes.
+A long event's settled games are read again only when something rare happens (a
+correction, a c-posterior re-grid, a screening recount at a new rating), yet sealed into
+columns they would still cost a few KB each in memory, and a long event's memory is to stay
+flat. A :class:`Shelf` holds them as bytes in a mapping it is given: a plain dict by default
+(tests), a private temporary SQLite database in the live monitor
+(:class:`livemon.io.shelfdb.ShelfDB`). The core never opens anything itself: the driver
+hands it the shelf (``LiveCore.configure(archive=...)``) and the column logs
+(:mod:`livemon.live.plies`) put and read their columns there.
 
 >>> shelf = Shelf()
 >>> shelf.put("g", [1, 2, 3])
@@ -59,25 +60,3 @@ class Shelf:
 
     def __len__(self) -> int:
         return len(self._blobs)
-
-
-class Shelved:
-    """Base of a record kept on a :class:`Shelf`: put there when made, read back on access
-    (:attr:`record`); in memory only its shelf, key and length."""
-
-    __slots__ = ("_key", "_len", "_shelf")
-
-    def __init__(self, shelf: Shelf, key: str, record: Any, length: int) -> None:
-        shelf.put(key, record)
-        self._shelf, self._key, self._len = shelf, key, length
-
-    @property
-    def record(self) -> Any:
-        return self._shelf.get(self._key)
-
-    def discard(self) -> None:
-        """Take the record off its shelf."""
-        self._shelf.discard(self._key)
-
-    def __len__(self) -> int:
-        return self._len
