@@ -45,21 +45,12 @@ from livemon.io.engine import EngineError, UciEngine
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store, StoreError, open_monitor_store
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, descendants, real
+from tests.conftest import REPO, descendants, real, write_fake_engine
 
 BYRNE = "byrne_fischer_1956_pgnmentor.pgn"
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_engine(tmp_path: Path) -> str:
-    """The scripted UCI engine (tests/fake_uci.py) as an executable path."""
-    wrapper = tmp_path / "fake-engine"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
-    wrapper.chmod(0o755)
-    return str(wrapper)
 
 
 @contextlib.contextmanager
@@ -145,16 +136,25 @@ def write_config(tmp_path: Path, engine: str, pgn: Path, store: Path, speed: flo
     return cfg
 
 
-@pytest.fixture
-def event_store(tmp_path: Path, fake_engine: str) -> Path:
-    """A real store made by ``livemon serve --until-done`` on a real game (moves, analyses, status, TTT)."""
-    store = tmp_path / "made" / "event.sqlite"
-    cfg = write_config(tmp_path, fake_engine, real(BYRNE), store)
+@pytest.fixture(scope="module")
+def _made_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a real store made by ``livemon serve --until-done`` on a real game, once per module."""
+    root = tmp_path_factory.mktemp("event-store")
+    store = root / "made" / "event.sqlite"
+    cfg = write_config(root, write_fake_engine(root), real(BYRNE), store)
     assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
     with Store(store, create=False) as s:
         s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert s.count_analyses() > 50 and s.get_status() is not None
-    return store
+    return store.parent
+
+
+@pytest.fixture
+def event_store(tmp_path: Path, _made_store: Path) -> Path:
+    """A real store made by ``livemon serve --until-done`` on a real game (moves, analyses, status, TTT): a copy
+    of its folder for the test to damage (the serve runs once per module)."""
+    made = shutil.copytree(_made_store, tmp_path / "made")
+    return made / "event.sqlite"
 
 
 # -- 1. engines that hang while starting; signals -------------------------------------------------------------
