@@ -536,25 +536,28 @@ async def test_replay_resumes_where_it_was_after_a_restart(tmp_path, fake_engine
     cfg.feeds[0].max_delay = 10.0  # 1 s per ply (no clocks in this game) / 25: ~3.3 s for the game
     cfg.store.backup_minutes = 0
 
-    async def run_for(seconds: float | None) -> Monitor:
+    async def run_until(moves: int | None) -> Monitor:
+        """The monitor until it has stored ``moves`` moves (None: to the feed's end)."""
         store = open_monitor_store(cfg.store)
         monitor = Monitor(cfg, store=store)
-        task = asyncio.create_task(monitor.run(until_feeds_end=seconds is None))
+        task = asyncio.create_task(monitor.run(until_feeds_end=moves is None))
         try:
-            if seconds is None:
+            if moves is None:
                 await asyncio.wait_for(task, 60)
-            else:
-                await asyncio.sleep(seconds)
+            else:  # a count of moves, not a time: a loaded machine once stored 4 plies in 1.5 s
+                deadline = time.monotonic() + 60
+                while monitor.counters.moves < moves and not task.done() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
                 monitor.stop()
                 await task
         finally:
             store.close()
         return monitor
 
-    first = await run_for(1.5)
+    first = await run_until(20)  # ~0.8 s of the ~3.3 s game
     stored = first.counters.moves
     assert 10 < stored < plies
-    second = await run_for(None)
+    second = await run_until(None)
     remaining = (plies - stored) / 25
     # went on from where it was: the stored plies came back from the store, the feed re-sent them at once
     assert second.counters.moves == plies and second.counters.duplicates == stored
