@@ -53,7 +53,7 @@ def main() -> int:
                     continue
                 try:
                     with open_reader(str(db)) as store:
-                        s = store.get_status()
+                        s = store.status.get()
                 except Exception:  # noqa: BLE001 - the store is being created: the next sample
                     continue
                 if not s:

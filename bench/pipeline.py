@@ -134,13 +134,13 @@ def copy_cache(src: Path, dst: Path, depth: int) -> None:
     from livemon.io.store import shipped_calibrations
 
     with Store(dst) as store:
-        store.db.execute("ATTACH DATABASE ? AS src", (str(src),))
-        store.db.execute("INSERT INTO analyses SELECT * FROM src.analyses")
-        store.db.execute("DETACH DATABASE src")
-        profile = store.db.execute("SELECT profile FROM analyses LIMIT 1").fetchone()[0]
+        store.engine.db.execute("ATTACH DATABASE ? AS src", (str(src),))
+        store.engine.db.execute("INSERT INTO analyses SELECT * FROM src.analyses")
+        store.engine.db.execute("DETACH DATABASE src")
+        profile = store.engine.db.execute("SELECT profile FROM analyses LIMIT 1").fetchone()[0]
         shipped = next(iter(shipped_calibrations().values()), None)
         if shipped is not None:
-            store.put_calibration(dataclasses.replace(shipped, profile=profile))
+            store.calibrations.put(dataclasses.replace(shipped, profile=profile))
 
 
 def rss_mb() -> float:

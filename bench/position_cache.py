@@ -59,11 +59,11 @@ def import_(path: Path, store_path: str) -> tuple[str, int, int]:
         profile = header["profile"]
         rows = [json.loads(line) for line in f]
     with Store(store_path) as store:
-        have = store.get_analyses((d["p"] for d in rows), profile)
+        have = store.analyses.get_many((d["p"] for d in rows), profile)
         new = [d for d in rows if d["p"] not in have]
-        with store.transaction():  # one commit, not one per position
+        with store.engine.transaction():  # one commit, not one per position
             for d in new:
-                store.put_analysis(d["p"], profile, PositionAnalysis.from_json(json.dumps(d["a"])))
+                store.analyses.put(d["p"], profile, PositionAnalysis.from_json(json.dumps(d["a"])))
     return profile, len(rows), len(new)
 
 

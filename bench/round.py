@@ -190,7 +190,7 @@ def warm_store(path: Path, sources: list[Source], profile: str) -> int:
     n = 0
     seen: set[str] = set()
     with Store(path) as store:
-        store.db.execute("BEGIN")
+        store.engine.db.execute("BEGIN")
         for src in sources:
             board = chess.Board()
             rows = src.analyses or []
@@ -204,9 +204,9 @@ def warm_store(path: Path, sources: list[Source], profile: str) -> int:
                     continue
                 seen.add(key)
                 a = PositionAnalysis(int(row[0]), tuple((m, int(s)) for m, s in row[1]), int(row[2]))
-                store.put_analysis(key, profile, a)
+                store.analyses.put(key, profile, a)
                 n += 1
-        store.db.execute("COMMIT")
+        store.engine.db.execute("COMMIT")
     return n
 
 

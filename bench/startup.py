@@ -69,8 +69,8 @@ def make_store(folder: Path) -> Path:
 
     db = folder / "livemon.sqlite"
     with Store(db) as store:
-        store.put_game(GameInfo("g1", white="A", black="B"))
-        store.put_status({
+        store.games.put(GameInfo("g1", white="A", black="B"))
+        store.status.put({
             "feeds": [{"name": "replay", "type": "replay", "state": "running", "games": 1, "plies": 0, "errors": 0,
                        "last_message": None, "last_error": None}],
             "engine": {"profile": "Stockfish depth=12 multipv=4", "engines_alive": 1, "engines": 1, "backlog": 0,

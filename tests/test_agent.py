@@ -350,6 +350,49 @@ def test_posterior_reading_the_callers_record_equals_one_keeping_its_own_counts(
     assert read.decisions() == record and len(read.grid) != 101  # re-gridded from the record
 
 
+def test_a_posterior_made_when_its_source_already_holds_the_first_decision_counts_it_once():
+    """The estimator records a ply before it makes the mover's posterior and adds the ply's decision to it:
+    the new posterior's sum starts empty (it holds none of its decisions yet), so that decision is counted
+    once, re-gridded or not."""
+    record = [Decision((0.0, -0.4, -1.1), 0)]
+    made_late = CPosterior(source=lambda: record)
+    made_late.add(record[0])
+    alone = CPosterior()
+    alone.add(record[0])
+    a, b = made_late.summary(), alone.summary()
+    assert a is not None and b is not None and a.n == 1
+    assert abs(a.mean - b.mean) < 1e-12 and abs(a.sd - b.sd) < 1e-12
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_posterior_reads_the_same_figures_whatever_order_and_reads_its_decisions_came_in(seed):
+    """The grid a posterior is read on is a function of its decisions alone: fed in another order, read after
+    other moves (so through other grids), with a correction on the way, it gives the same figures to the last
+    bits of a sum."""
+    rng = np.random.default_rng(seed)
+    decisions = simulate(rng, float(rng.uniform(0.2, 3.0)), 300)
+    in_order = CPosterior()
+    for d in decisions:
+        in_order.add(d)
+    reference = in_order.summary()
+    shuffled, extra = CPosterior(), decisions[:7]
+    order = list(rng.permutation(len(decisions)))
+    for k, i in enumerate(order):
+        shuffled.add(decisions[i])
+        if k % int(rng.integers(1, 30)) == 0:
+            shuffled.summary()
+        if k == 150:  # a correction: some decisions out and back in
+            for d in extra:
+                shuffled.add(d)
+            shuffled.summary()
+            for d in extra:
+                shuffled.remove(d)
+    got = shuffled.summary()
+    assert reference is not None and got is not None and got.n == reference.n
+    assert abs(got.mean - reference.mean) < 1e-12 and abs(got.sd - reference.sd) < 1e-12
+    assert max(abs(a - b) for a, b in zip(got.cr95, reference.cr95)) < 1e-12
+
+
 def test_a_burst_read_once_equals_reading_after_every_move():
     """The decisions added or removed between two reads go into the grid's sum together (one vectorised
     call): the same posterior as reading it after each one, through re-grids and a correction."""

@@ -39,6 +39,7 @@ def test_analyse_players_are_the_players_channels_messages(capsys, tmp_path) -> 
             published(hub, core.handle(msg))
         published(hub, core.flush())
     published(hub, core.tick())  # the monitor's timer: Algorithm 3's engine strength, Algorithm 2
+    published(hub, core.work())  # the work it leaves: the estimates it moved
 
     channel = {m.name: m for m in hub.snapshot("players")[1] if isinstance(m, PlayerEstimate)}
     assert len(channel) == len(out["players"]) == 10

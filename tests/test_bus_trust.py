@@ -306,7 +306,7 @@ async def test_an_answer_to_nothing_asked_or_from_an_untrusted_worker_is_refused
     assert "it answers no request of this monitor" in text
     assert text.count("not from a worker of bus.workers") == 2
     with Store(tmp_path / "m.sqlite") as store:
-        assert store.analyses_by_worker() == {"good": 1}
+        assert store.analyses.by_worker() == {"good": 1}
 
 
 async def test_a_liar_caught_by_a_spot_check_is_quarantined_and_its_answers_searched_again(tmp_path, broker, engine,
@@ -328,8 +328,8 @@ async def test_a_liar_caught_by_a_spot_check_is_quarantined_and_its_answers_sear
             status = pool.status()
         stop.set()
         await rogue
-        lies_left = store.db.execute("SELECT COUNT(*) FROM analyses WHERE worker = 'liar'").fetchone()[0]
-        cached = store.count_analyses(PROFILE)
+        lies_left = store.engine.db.execute("SELECT COUNT(*) FROM analyses WHERE worker = 'liar'").fetchone()[0]
+        cached = store.analyses.count(PROFILE)
     assert seen, "the liar took no request: the test proves nothing"
     assert lies_left == 0 and cached >= 40  # every analysis it gave was dropped and searched again by "good"
     assert all(a.analysis.score != 3000 for a in later)  # nothing of it used once caught
@@ -372,6 +372,75 @@ def test_the_documented_acl_keeps_answers_private(tmp_path):
     assert [line for line in acl.splitlines() if "workers/" in line and "worker1" not in line and "worker2" not in line] \
         == ["topic read livemon/bus/workers/#"]  # the monitor's
     # (the broker-level check of this very ACL: tests/test_distributed.py, the TLS test)
+
+
+def acl_broker(tmp_path: Path) -> Any:
+    """A real mosquitto with passwords and the documented ACL (its workers renamed ``good`` and ``evil``)."""
+    from tests.conftest import Broker
+    from tests.test_distributed import docs_acl
+
+    passwd = tmp_path / "passwd"
+    for i, user in enumerate(("monitor", "good", "evil")):
+        subprocess.run(["mosquitto_passwd", "-b", *(["-c"] if i == 0 else []), str(passwd), user, f"pw-{user}"],
+                       check=True, capture_output=True)
+    (tmp_path / "acl").write_text(docs_acl().replace("worker1", "good").replace("worker2", "evil"))
+    broker = Broker(tmp_path)
+    broker.conf.write_text(f"listener {broker.port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\n"
+                           f"acl_file {tmp_path / 'acl'}\npersistence false\nuser root\n")
+    return broker.start()
+
+
+def as_user(port: int, user: str) -> aiomqtt.Client:
+    return aiomqtt.Client("127.0.0.1", port, username=user, password=f"pw-{user}", identifier=f"{user}-{os.getpid()}",
+                          protocol=aiomqtt.ProtocolVersion.V5, timeout=10)
+
+
+async def test_under_the_documented_acl_a_rogue_worker_cannot_clear_another_workers_announcement(tmp_path):
+    """The broker itself, with the ACL of docs/distributed.md: ``evil`` empties ``good``'s retained announcement
+    (on its topic and on the bare name's) and can only empty its own; the monitor's protocol, fed what its user
+    reads, counts ``good`` all along, and a monitor that connects afterwards still finds its announcement."""
+    bus = BusConfig()
+    broker = acl_broker(tmp_path)
+    try:
+        good_topic, evil_topic = workers_topic(bus, "good", "box-1"), workers_topic(bus, "evil", "box-2")
+        good_says = WorkerAnnouncement("box-1", "FakeUCI 1.0", DEPTH, None, 4, 2, "", "good").to_json()
+        proto = MonitorProtocol(bus_cfg(broker.port, profile=PROFILE), monitor_id="m")
+        seen: list[tuple[str, bytes]] = []
+        async with as_user(broker.port, "monitor") as monitor, as_user(broker.port, "good") as good, \
+                as_user(broker.port, "evil") as evil:
+            await monitor.subscribe(f"{bus.prefix}/workers/#", qos=1)  # what the documented ACL lets it read
+
+            async def read() -> None:
+                async for message in monitor.messages:
+                    payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+                    seen.append((str(message.topic), payload))
+                    proto.receive(str(message.topic), payload)
+
+            reader = asyncio.create_task(read())
+            await good.publish(good_topic, good_says, qos=1, retain=True)
+            await until(lambda: "good/box-1" in proto._workers, 10, "good's announcement")
+            alone = proto.capacity
+            await evil.publish(evil_topic, WorkerAnnouncement("box-2", "FakeUCI 1.0", DEPTH, None, 4, 1, "",
+                                                              "evil").to_json(), qos=1, retain=True)
+            await until(lambda: "evil/box-2" in proto._workers, 10, "evil's announcement")
+            both = proto.capacity
+            await evil.publish(good_topic, b"", qos=1, retain=True)  # the attack: refused by the broker
+            await evil.publish(f"{bus.prefix}/workers/good", b"", qos=1, retain=True)
+            await evil.publish(evil_topic, b"", qos=1, retain=True)  # after them on evil's connection: a marker
+            await until(lambda: (evil_topic, b"") in seen, 10, "evil's own announcement emptied")
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        assert [t for t, payload in seen if payload == b""] == [evil_topic]  # evil could empty its own only
+        assert list(proto._workers) == ["good/box-1", "evil/box-2"] and proto.capacity == both > alone > 0
+        async with as_user(broker.port, "monitor") as later:  # a monitor (re)starting: the retained state
+            await later.subscribe(f"{bus.prefix}/workers/#", qos=1)
+            async with asyncio.timeout(10):
+                async for message in later.messages:
+                    assert str(message.topic) == good_topic and message.retain
+                    assert message.payload == good_says.encode()
+                    break
+    finally:
+        broker.stop()
 
 
 async def test_a_quarantined_liars_answers_are_replaced_in_every_players_numbers(tmp_path, broker, engine):

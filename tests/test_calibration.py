@@ -139,8 +139,8 @@ def test_round_trips_through_json_and_the_store(tmp_path):
     pc = ProfileCalibration("sim d12", 2950.0, cal)
     assert ProfileCalibration.from_dict(json.loads(json.dumps(pc.to_dict()))) == pc
     with Store(tmp_path / "s.sqlite") as store:
-        store.put_calibration(pc)
-        assert store.get_calibration("sim d12") == pc
+        store.calibrations.put(pc)
+        assert store.calibrations.get("sim d12") == pc
     old = {k: v for k, v in cal.to_dict().items() if k in ("a", "b", "n", "elo_min", "elo_max", "r2", "residual_sd")}
     legacy = Calibration.from_dict(old)  # a dict written before the maximum-likelihood fields existed
     assert legacy.method == "ols" and legacy.cov_ab is None and legacy.c_for_rating_se(2000) is None
@@ -352,7 +352,7 @@ def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, st
                       method="ml", cov_ab=(0.01, -4e-6, 1.7e-9), tau=0.1)
     hub = Hub()
     with Store(cfg.store.path) as store:
-        store.put_calibration(ProfileCalibration("Stockfish 15.1 depth=4 multipv=4", 2900.0, cal))
+        store.calibrations.put(ProfileCalibration("Stockfish 15.1 depth=4 multipv=4", 2900.0, cal))
         asyncio.run(Monitor(cfg, hub, store).run(until_feeds_end=True))
     _, estimates = hub.snapshot("players")
     shown = [e for e in estimates if e.c_mean is not None]
@@ -375,8 +375,8 @@ def test_the_default_profile_ships_a_likelihood_calibration_the_store_falls_back
     shipped = shipped_calibrations()
     assert default in shipped
     with Store(tmp_path / "empty.sqlite") as store:
-        pc = store.get_calibration(default)
-        assert pc == shipped[default] and store.get_engine_strength(default) == pc.engine_strength
+        pc = store.calibrations.get(default)
+        assert pc == shipped[default] and store.calibrations.engine_strength(default) == pc.engine_strength
     cal = pc.c_map
     assert cal.method == "ml" and cal.profile == default and cal.b > 0 and cal.tau is not None
     assert cal.elo_min < 1800 and cal.elo_max > 2700  # the open plus the 2700+ round robins
@@ -426,8 +426,8 @@ def test_export_merges_several_stores_and_keeps_profiles_apart(tmp_path):
     for n, keys in ((0, ["pos0", "pos2", "pos4"]), (1, ["pos1", "pos3", "pos4"])):
         with Store(tmp_path / f"s{n}.sqlite") as store:
             for k in keys:
-                store.put_analysis(k, p14, a[k])
-            store.put_analysis("pos5", p12, a["pos5"])
+                store.analyses.put(k, p14, a[k])
+            store.analyses.put("pos5", p12, a["pos5"])
     merged = data.MergedStores([str(tmp_path / "s0.sqlite"), str(tmp_path / "s1.sqlite")])
     got = merged.get_analyses(list(a), p14)
     assert got == {k: a[k] for k in ("pos0", "pos1", "pos2", "pos3", "pos4")}

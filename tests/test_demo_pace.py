@@ -229,7 +229,7 @@ def test_status_shows_the_engines_lag_apart_from_the_feeds(capsys, tmp_path):
               "searches": 500, "cache_hits": 3, "restarts": 0, "failures": 0, "mean_search_s": 0.8,
               "previews": 120, "preview_searches": 95, "quick_profile": "SF depth=6"}
     with Store(path) as store:
-        store.put_status(_status(engine, engine_lag_seconds=386.0, feed_lag_seconds=0.3))
+        store.status.put(_status(engine, engine_lag_seconds=386.0, feed_lag_seconds=0.3))
     assert main(["status", "--store", str(path)]) == 0
     out = capsys.readouterr().out.splitlines()
     engine_line = next(x for x in out if x.startswith("engine"))
@@ -248,7 +248,7 @@ def test_status_of_an_older_monitor_reads_its_queue_lag(capsys, tmp_path):
     engine = {"profile": "SF depth=12", "engines": 1, "engines_alive": 1, "backlog": 5, "queue_lag_seconds": 12.5,
               "searches": 10, "cache_hits": 0, "restarts": 0, "failures": 0, "mean_search_s": None}
     with Store(path) as store:
-        store.put_status(_status(engine))
+        store.status.put(_status(engine))
     assert main(["status", "--store", str(path)]) == 0
     out = capsys.readouterr().out
     assert "lag 12.5s (the oldest of 5 positions waiting)" in out and "feeds   " not in out and "Traceback" not in out

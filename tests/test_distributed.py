@@ -133,7 +133,7 @@ async def replay(cfg_path: Path, during: Callable[[Monitor], Any] | None = None)
 
 def cached_positions(cfg_path: Path) -> set[str]:
     with Store(load_config(cfg_path).store.path) as store:
-        return {row[0] for row in store.db.execute("SELECT position FROM analyses WHERE profile = ?", (PROFILE,))}
+        return {row[0] for row in store.engine.db.execute("SELECT position FROM analyses WHERE profile = ?", (PROFILE,))}
 
 
 def assert_same_ttt(a: dict[str, Any], b: dict[str, Any]) -> None:

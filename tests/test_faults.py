@@ -98,7 +98,7 @@ def mainlines(pgn: Path) -> dict[tuple[str, str], list[str]]:
 
 def stored_mainlines(db: Path) -> dict[tuple[str, str], list[str]]:
     with Store(db, create=False) as store:
-        return {(info.white, info.black): [m.uci for m in moves] for info, _, moves in store.load_games()}
+        return {(info.white, info.black): [m.uci for m in moves] for info, _, moves in store.games.load()}
 
 
 def livemon(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess[str]:
@@ -144,8 +144,8 @@ def _made_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = write_config(root, write_fake_engine(root), real(BYRNE), store)
     assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
     with Store(store, create=False) as s:
-        s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        assert s.count_analyses() > 50 and s.get_status() is not None
+        s.engine.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert s.analyses.count() > 50 and s.status.get() is not None
     return store.parent
 
 
@@ -240,7 +240,7 @@ def test_signal_stops_serve_until_done_while_it_drains(tmp_path, stockfish, sig,
         time.sleep(0.2)
         if db.exists():
             with contextlib.suppress(StoreError, sqlite3.Error), Store(db, create=False) as s:
-                if s.count_analyses() >= 5:
+                if s.analyses.count() >= 5:
                     break
     os.killpg(proc.pid, sig) if group else os.kill(proc.pid, sig)
     sent = time.monotonic()
@@ -249,8 +249,8 @@ def test_signal_stops_serve_until_done_while_it_drains(tmp_path, stockfish, sig,
     assert proc.returncode == 0, err
     assert "Traceback" not in err + out and "died unexpectedly" not in err + out and "engine 0 failed" not in err, err
     with Store(db, create=False) as s:
-        moves = sum(len(m) for _, _, m in s.load_games())
-        assert moves > 0 and s.get_status()["moves"] == moves  # the status was stored on the way out
+        moves = sum(len(m) for _, _, m in s.games.load())
+        assert moves > 0 and s.status.get()["moves"] == moves  # the status was stored on the way out
 
 
 # -- 2. disk full ------------------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ async def test_disk_full_holds_writes_healthz_503_and_recovers_with_nothing_lost
         cfg.store.backup_minutes = 0
         store = open_monitor_store(cfg.store)
         monitor = Monitor(cfg, store=store)
-        web = WebServer(monitor.hub, cfg.web, health=store.health)
+        web = WebServer(monitor.hub, cfg.web, health=store.engine.health)
         await web.start()
         url = f"http://127.0.0.1:{web.port}/healthz"
         run = asyncio.create_task(monitor.run(until_feeds_end=True))
@@ -283,18 +283,18 @@ async def test_disk_full_holds_writes_healthz_503_and_recovers_with_nothing_lost
 
                 await until(lambda: monitor.counters.moves >= 40, "40 moves")
                 await asyncio.to_thread(fill, disk / "filler")  # the disk is full from here
-                await until(lambda: not store.health()["ok"], "a failed write")
+                await until(lambda: not store.engine.health()["ok"], "a failed write")
                 sick = await client.get(url)
                 assert sick.status_code == 503 and sick.json()["ok"] is False
                 assert sick.json()["store"]["error"] == "database or disk is full"
                 moves_when_full = monitor.counters.moves
                 await until(lambda: monitor.counters.moves >= moves_when_full + 30, "moves during the outage")
-                held = store.pending
+                held = store.engine.pending
                 assert held > 0
                 status_task = [t for t in monitor._tasks if t.get_name() == "status"]
                 assert status_task and not status_task[0].done()  # no zombie: the status loop lives on
                 (disk / "filler").unlink()  # space returns
-                await until(lambda: store.health()["ok"], "recovery")
+                await until(lambda: store.engine.health()["ok"], "recovery")
                 recovered = time.time()
                 assert (await client.get(url)).status_code == 200
             await asyncio.wait_for(run, 120)
@@ -306,7 +306,7 @@ async def test_disk_full_holds_writes_healthz_503_and_recovers_with_nothing_lost
             store.close()
         stored = stored_mainlines(disk / "live.sqlite")
         with Store(disk / "live.sqlite", create=False) as s:
-            assert s.get_status()["updated"] > recovered
+            assert s.status.get()["updated"] > recovered
     assert stored == mainlines(pgn)  # every ply of every game, once: 0 lost, 0 duplicated
     messages = [r.getMessage() for r in caplog.records]
     assert sum("writes failing (database or disk is full)" in m for m in messages) == 1
@@ -326,22 +326,22 @@ def test_held_writes_keep_their_order_and_status_is_coalesced(tmp_path):
             move = board.parse_san(san)
             events.append(MoveEvent("g", ply, move.uci(), san, board.fen()))
             board.push(move)
-        store.put_game(GameInfo("g"))
+        store.games.put(GameInfo("g"))
         for ev in events[:4]:
-            store.put_move(ev)
-        store.delete_moves("g", 3)  # a correction while the disk is full
+            store.games.put_move(ev)
+        store.games.delete_moves("g", 3)  # a correction while the disk is full
         for ev in events[2:]:
-            store.put_move(ev)
+            store.games.put_move(ev)
         for i in range(50):
-            store.put_status({"i": i})
-        assert not store.health()["ok"] and store.pending == 1 + 4 + 1 + 3 + 1  # 50 statuses held as one
+            store.status.put({"i": i})
+        assert not store.engine.health()["ok"] and store.engine.pending == 1 + 4 + 1 + 3 + 1  # 50 statuses held as one
         with pytest.raises(StoreError, match=r"backup to .*s.sqlite.backup failed: database or disk is full"):
-            store.backup()  # a scheduled backup on a full disk: one line, no partial file left
+            store.engine.backup()  # a scheduled backup on a full disk: one line, no partial file left
         assert sorted(os.listdir(disk)) == ["filler", "s.sqlite", "s.sqlite-shm", "s.sqlite-wal"]
         (disk / "filler").unlink()
-        assert store.flush(force=True) and store.health()["ok"]
-        (info, result, moves), = store.load_games()
-        assert [m.san for m in moves] == ["e4", "e5", "Nf3", "Nc6", "Bb5"] and store.get_status() == {"i": 49}
+        assert store.engine.flush(force=True) and store.engine.health()["ok"]
+        (info, result, moves), = store.games.load()
+        assert [m.san for m in moves] == ["e4", "e5", "Nf3", "Nc6", "Bb5"] and store.status.get() == {"i": 49}
         store.close()
 
 
@@ -357,22 +357,22 @@ def test_a_batch_the_full_disk_refuses_is_held_whole_in_order_and_stored_after(t
             move = board.parse_san(san)
             events.append(MoveEvent("g", ply, move.uci(), san, board.fen()))
             board.push(move)
-        store.put_game(GameInfo("g"))
-        assert store.begin_batch() and not store.begin_batch()  # nested: the outer one commits
+        store.games.put(GameInfo("g"))
+        assert store.engine.begin_batch() and not store.engine.begin_batch()  # nested: the outer one commits
         for ev in events[:3]:
-            store.put_move(ev)
-        assert store.db.in_transaction and [m.san for m in store.load_games()[0][2]] == ["e4", "e5", "Nf3"]
+            store.games.put_move(ev)
+        assert store.engine.db.in_transaction and [m.san for m in store.games.load()[0][2]] == ["e4", "e5", "Nf3"]
         fill(disk / "filler")
         for ev in events[3:]:
-            store.put_move(ev)
-        store.commit_batch()
-        assert not store.db.in_transaction and not store.health()["ok"] and store.pending == 6
-        assert store.load_games()[0][2] == []  # nothing of the refused transaction half-stored
+            store.games.put_move(ev)
+        store.engine.commit_batch()
+        assert not store.engine.db.in_transaction and not store.engine.health()["ok"] and store.engine.pending == 6
+        assert store.games.load()[0][2] == []  # nothing of the refused transaction half-stored
         (disk / "filler").unlink()
-        assert store.flush(force=True) and store.health()["ok"]
+        assert store.engine.flush(force=True) and store.engine.health()["ok"]
         store.close()
         with Store(disk / "s.sqlite") as again:
-            assert [m.san for m in again.load_games()[0][2]] == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
+            assert [m.san for m in again.games.load()[0][2]] == ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"]
 
 
 # -- 3. damaged or read-only store -------------------------------------------------------------------------------
@@ -393,7 +393,7 @@ def corrupt(db: Path, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["header", "page"])
 def test_damaged_store_one_line_each_and_doctor_says_how_to_recover(event_store, how):
-    backup = Store(event_store, create=False).backup()  # the scheduled backup, taken before the damage
+    backup = Store(event_store, create=False).engine.backup()  # the scheduled backup, taken before the damage
     corrupt(event_store, how)
     for command, code in (("serve", 2), ("export", 1), ("status", None)):
         done = livemon(command, "--store", str(event_store), *(["--until-done"] if command == "serve" else []))
@@ -439,14 +439,14 @@ def test_read_only_store_one_line_for_serve_readers_still_read(tmp_path, event_s
 
 def test_backup_is_a_sound_copy_taken_on_schedule(event_store):
     store = Store(event_store, create=False)
-    store.schedule_backups(minutes=1e-4, path=str(event_store) + ".bak")  # due at once
+    store.engine.schedule_backups(minutes=1e-4, path=str(event_store) + ".bak")  # due at once
     time.sleep(0.01)
-    store.maintain()
-    store._backup_thread.join(30)
+    store.engine.maintain()
+    store.engine._backup_thread.join(30)
     store.close()
     copy = Store(str(event_store) + ".bak", create=False)
-    assert copy.check() == [] and stored_mainlines(Path(copy.path)) == stored_mainlines(event_store)
-    assert copy.count_analyses() == Store(event_store, create=False).count_analyses()
+    assert copy.engine.check() == [] and stored_mainlines(Path(copy.path)) == stored_mainlines(event_store)
+    assert copy.analyses.count() == Store(event_store, create=False).analyses.count()
     copy.close()
 
 
@@ -603,7 +603,7 @@ def test_sigterm_ends_the_commentary_screen_cleanly(tmp_path, fake_engine):
     assert f"livemon: the log is in {tmp_path / 'ev' / 'livemon.log'}" in text
     assert "Traceback" not in text + log and " ERROR " not in log
     with Store(store, create=False) as s:
-        assert s.get_status()["moves"] > 0  # the status was stored on the way out
+        assert s.status.get()["moves"] > 0  # the status was stored on the way out
 
 
 def test_a_full_shelf_keeps_finished_games_in_memory_with_one_line(caplog):

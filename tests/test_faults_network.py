@@ -160,7 +160,7 @@ async def test_malformed_mqtt_moves_never_end_the_feed_and_lose_nothing(tmp_path
     assert len(lines) == faults, "\n".join(r.getMessage() for r in lines)
     no_traceback(caplog)
     with Store(cfg.store.path) as store:
-        [(info, _result, stored)] = store.load_games()
+        [(info, _result, stored)] = store.games.load()
         assert [m.uci for m in stored] == [m.uci() for m in moves]
         assert [m.eval_cp for m in stored[:6]] == [3900, -3900, -3900, 32, 3900, -3900]
         assert all(m.eval_cp is None for m in stored[7:])
@@ -182,14 +182,14 @@ async def test_export_survives_evaluations_stored_before_the_edges_checked_them(
         cfg = load_config(cfg_path)
         board = chess.Board()
         with Store(cfg.store.path) as store:
-            store.put_game(GameInfo("old", "A", "B"))
+            store.games.put(GameInfo("old", "A", "B"))
             for i, (move, ev) in enumerate(zip(moves, evals), start=1):
                 d = json.loads(row_of(MoveEvent("old", i, move.uci(), board.san(move), board.fen())))
                 d["eval_cp"] = ev
-                store.db.execute("INSERT INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
+                store.engine.db.execute("INSERT INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
                                  ("old", i, json.dumps(d, allow_nan=True)))
                 board.push(move)
-            assert [m.eval_cp for m in store.load_games()[0][2]] == sane
+            assert [m.eval_cp for m in store.games.load()[0][2]] == sane
             reports.append(export_report(store, cfg))
     # every game is valued by the engine at the pinned profile (the comments serve only the eval bar), which export
     # does not run: the game reads its ten moves, none judged yet, alike whatever the older store held
@@ -313,7 +313,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
                                          PositionAnalysis(3900, ((first, 3900),), 5, 1000))
                     await evil.publish(f"{reply}/evil", lie.to_json(), qos=1)
                 await until(lambda: pool.counters.rejected == 19 * len(poisoned), 10, "the well-formed lies refused")
-                assert not any(t.done() for t in wanted) and store.analyses_by_worker() == {}
+                assert not any(t.done() for t in wanted) and store.analyses.by_worker() == {}
 
                 # 2. an honest worker joins; evil races it with lies on every request it can read
                 async def race() -> None:
@@ -348,16 +348,16 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
                     racer.cancel()
                     await asyncio.wait({racer}, timeout=10)
                     assert {a.analysis.depth for a in answers + first_ones} == {5}
-                    assert store.analyses_by_worker() == {"w1": len(boards)}  # not one answer of evil's
+                    assert store.analyses.by_worker() == {"w1": len(boards)}  # not one answer of evil's
                     # 3. the operator forgets evil all the same: nothing of it to forget
                     assert main(["worker", "--forget", "evil", "--config", str(monitor_cfg)]) == 0
                     assert "forgot 0 analyses computed by worker evil" in capsys.readouterr().out
                     again = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in poisoned)), 120)
             assert all(a.cached for a in again)
-            assert store.analyses_by_worker() == {"w1": len(boards)}
+            assert store.analyses.by_worker() == {"w1": len(boards)}
             assert all(a.analysis.depth == 5 and len(a.analysis.candidates) == 4 for a in again)
             for board in boards:
-                found = store.get_analysis(position_key(board), BUS_PROFILE)
+                found = store.analyses.get(position_key(board), BUS_PROFILE)
                 assert found is not None and abs(found.score) < 3900 and found.depth == 5
             assert pool.connected.is_set() and pool._task is not None and not pool._task.done()
             await pool.close()
@@ -889,8 +889,8 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
             await peer.__aexit__(None, None, None)
         finally:
             await pool.close()
-        fixed = store.get_analysis(position_key(boards[1]), BUS_PROFILE)
-        kept = [store.get_analysis(position_key(boards[i]), BUS_PROFILE) for i in (0, 2, 3)]
+        fixed = store.analyses.get(position_key(boards[1]), BUS_PROFILE)
+        kept = [store.analyses.get(position_key(boards[i]), BUS_PROFILE) for i in (0, 2, 3)]
     assert status["checked"] == len(boards) and status["alarms"] == 1 and status["alarms_by_worker"] == {"evil": 1}
     assert fixed == truths[1] and kept == [truths[0], truths[2], truths[3]]
     alarms = [r.getMessage() for r in caplog.records if "ALARM" in r.getMessage()]
@@ -915,14 +915,14 @@ def test_an_old_store_gains_the_worker_column_and_forget_needs_a_store(tmp_path,
     db.commit()
     db.close()
     with Store(path) as store:
-        store.put_analysis("p1", "prof", old, worker="w2")
-        assert store.analyses_by_worker() == {None: 1, "w2": 1}
+        store.analyses.put("p1", "prof", old, worker="w2")
+        assert store.analyses.by_worker() == {None: 1, "w2": 1}
     cfg = tmp_path / "monitor.toml"
     cfg.write_text(f'[store]\npath = "{path}"\n')
     assert main(["worker", "--forget", "w2", "--config", str(cfg)]) == 0
     assert "forgot 1 analyses computed by worker w2" in capsys.readouterr().out
     with Store(path) as store:
-        assert store.analyses_by_worker() == {None: 1} and store.get_analysis("p0", "prof") == old
+        assert store.analyses.by_worker() == {None: 1} and store.analyses.get("p0", "prof") == old
     cfg.write_text(f'[store]\npath = "{tmp_path / "missing.sqlite"}"\n')
     assert main(["worker", "--forget", "w2", "--config", str(cfg)]) == 2
     assert "no store at" in capsys.readouterr().err and not (tmp_path / "missing.sqlite").exists()

@@ -143,6 +143,11 @@ class Driver:
                 n += 1
         return n
 
+    def tick(self) -> None:
+        """The timer, and the work it leaves (a runner does it a unit a step)."""
+        self.apply(self.core.tick())
+        self.apply(self.core.work())
+
     def stored(self) -> list[tuple[GameInfo, str, list[MoveEvent]]]:
         return [(info, self.results.get(gid, "*"), [self.moves[k] for k in sorted(self.moves) if k[0] == gid])
                 for gid, info in self.games.items()]
@@ -168,7 +173,7 @@ def batch_report(games: dict[str, tuple[GameInfo, list[str], str]], tick: bool =
         if result != "*":
             d.feed(GameResult(gid, result, len(ucis)))
     if tick:
-        d.apply(d.core.tick())
+        d.tick()
     return report_of(d.core)
 
 
@@ -314,7 +319,9 @@ def test_results_are_stored_published_and_ask_for_a_ttt_refresh():
     assert [m for m in d.published if isinstance(m, BoardState)][-1].result == "1/2-1/2"
     assert list(d.core.finished) == [(INFO, "1/2-1/2")]
     d.apply(d.core.ttt_ratings([TTTRating("White A", 0.5, 0.9, 2500.0, 180.0, 1)]))
-    d.answer()
+    assert d.core.owed  # the rating and its player's estimate: owed work
+    d.apply(d.core.work())
+    assert not d.core.owed
     last = [m for m in d.published if isinstance(m, PlayerEstimate) and m.name == "White A"][-1]
     assert last.ttt_mu == 2500.0 and d.core.counters.ttt_refreshes == 1
 
@@ -394,12 +401,12 @@ def test_engine_strength_precedence_is_one_rule():
     d = Driver(core)
     d.feed(INFO, *moves_of("g1", OPENING[:4]))
     d.answer()
-    d.apply(core.tick())
+    d.tick()
     assert core.strength == 3000.0  # a calibrated strength is not replaced by Algorithm 3
     free = Driver(new_core())
     free.feed(INFO, *moves_of("g1", OPENING[:4]))
     free.answer()
-    free.apply(free.core.tick())
+    free.tick()
     assert free.core.strength_source == "algorithm 3" and free.core.strength == free.core.estimator.engine_strength()
     refreshed = {m.name: m for m in free.published if isinstance(m, PlayerEstimate)}
     shown = [m.perceived_elo for m in refreshed.values()]
@@ -457,16 +464,16 @@ def test_the_store_forgets_a_withdrawn_game_so_a_restart_has_no_phantom():
         def apply(effects: list[Effect]) -> None:
             for e in effects:
                 if isinstance(e, StoreGame):
-                    store.put_game(e.info)
+                    store.games.put(e.info)
                 elif isinstance(e, StoreMove):
-                    store.put_move(e.move)
+                    store.games.put_move(e.move)
                 elif isinstance(e, DeleteGame):
-                    store.delete_game(e.game_id)
+                    store.games.delete(e.game_id)
 
         for m in (INFO, *moves_of("g1", OPENING[:4]), GameInfo("g2", white="C", black="D"), *moves_of("g2", OPENING[:2])):
             apply(core.handle(m))
         apply(core.withdraw("g1"))
-        assert [(info.game_id, len(moves)) for info, _, moves in store.load_games()] == [("g2", 2)]
+        assert [(info.game_id, len(moves)) for info, _, moves in store.games.load()] == [("g2", 2)]
 
 
 def test_a_feed_withdrawal_tells_every_face_what_went():
@@ -523,7 +530,7 @@ def test_a_finished_game_releases_its_positions_and_a_later_correction_still_giv
     d.answer()
     assert report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")})
     assert not game.compacted  # a corrected game is compacted again by the timer
-    d.apply(d.core.tick())
+    d.tick()
     assert game.compacted and report_of(d.core) == batch_report({"g1": (INFO, corrected, "1-0")}, tick=True)
 
 
@@ -578,25 +585,29 @@ def test_the_algorithm2_timer_republishes_only_players_whose_shown_figure_moved(
     With r̄_e fixed (given or calibrated); under Algorithm 3 every perceived Elo moves with it."""
     d = Driver(new_core(given_strength=2500.0))
     infos, games = four_games_of_40_plies(d)
-    d.apply(d.core.tick())
+    d.tick()
     before = dict(d.core.event_perceived)
     assert len(before) == 8
     d.published.clear()
-    d.apply(d.core.tick())
+    d.tick()
     assert d.published == []  # nothing moved: nothing re-sent
     d.feed(*moves_of("g0", games["g0"][:60], start=41))
     d.answer()
     d.published.clear()
-    d.apply(d.core.tick())
+    d.tick()
     after = d.core.event_perceived
     moved = {n for n in after if round(after[n]) != round(before[n])}
     assert moved and len(moved) < len(after)  # some moved, not all
     assert {m.name for m in d.published if isinstance(m, PlayerEstimate)} == moved
 
 
-def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for(monkeypatch):
-    """tick_batches: the same estimates as tick(), at most ``size`` a batch, each built from the state of its
-    moment (the monitor runs other work between batches; 2,000 estimates took ~100 ms at once)."""
+def test_the_timers_work_is_owed_and_done_a_unit_at_a_time_each_estimate_built_when_its_unit_comes(monkeypatch):
+    """tick() leaves its work owed (:meth:`LiveCore.work`): WORK_PAIRS pairs' d_ij a unit, then the solve, then
+    WORK_PLAYERS estimates a unit, each built from the state of its moment (the runner runs other events between
+    units; 2,000 estimates took ~100 ms at once). The estimates are those of the whole work done at once."""
+    import livemon.live.core as core_module
+
+    monkeypatch.setattr(core_module, "WORK_PAIRS", 2)
     d = Driver(new_core())  # no r̄_e given: Algorithm 3 moves, so every player is re-published
     infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 50 * i, black_elo=2020 + 50 * i,
                       event="Test") for i in range(6)]
@@ -605,22 +616,58 @@ def test_the_timer_in_batches_builds_each_estimate_when_its_batch_is_asked_for(m
     reference = Driver(new_core())
     reference.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 30))))
     reference.answer()
-    whole = [e.message for e in reference.core.tick() if isinstance(e, Publish)]
+    assert reference.core.tick() == [] and reference.core.owed
+    whole = [e.message for e in reference.core.work() if isinstance(e, Publish)]
+    assert not reference.core.owed
     assert len(d.core.estimator.stale_pairs()) == 6  # every pair's d_ij to work out (six games, six pairs)
-    batches = d.core.tick_batches(size=5, pairs=2)
-    assert [next(batches) for _ in range(3)] == [[], [], []]  # Algorithm 1, two pairs a batch, before the solve
-    assert d.core.estimator.stale_pairs() == []
-    first = next(batches)
+    assert d.core.tick() == []
+    assert [d.core.work(1) for _ in range(3)] == [[], [], []]  # Algorithm 1, two pairs a unit, before the solve
+    assert d.core.estimator.stale_pairs() == [] and d.core.event_perceived == {}
+    assert d.core.work(1) == [] and d.core.event_perceived  # the solve
+    first = d.core.work(1)
     assert len(first) == 5 and all(isinstance(e, Publish) for e in first)
-    d.feed(*moves_of("g0", random_game(0, 31), start=31))  # a move between batches: a later estimate sees it
+    d.feed(*moves_of("g0", random_game(0, 31), start=31))  # a move between units: a later estimate sees it
     d.answer()
-    rest = [e.message for batch in batches for e in batch]
+    rest = [e.message for e in d.core.work()]
+    assert not d.core.owed
     names = [e.message.name for e in first] + [m.name for m in rest]
-    assert names == sorted(m.name for m in whole) and len(names) == 12  # sorted: B0-B5 go first, W0 in batch 2
+    assert names == sorted(m.name for m in whole) and len(names) == 12  # sorted: B0-B5 go first, W0 in unit 2
     ref = {m.name: m for m in whole}
     assert first[0].message == ref["B0"]  # built before the move: as the reference
     w0 = next(m for m in rest if m.name == "W0")
     assert w0.moves == ref["W0"].moves + 1  # built after White's 31st ply: it counts it
+
+
+def test_an_estimate_a_flush_publishes_is_not_owed_again_and_a_ttt_refresh_owes_rating_and_estimate():
+    """A player whose estimate the flush publishes after the timer's solve is not published again by the owed
+    work (the flush's is as new); a TTT rating is owed with its player's estimate, published once each, and a
+    player withdrawn before their unit is skipped."""
+    d = Driver(new_core(coalesce=True))
+    infos = [GameInfo(f"g{i}", white=f"W{i}", black=f"B{i}", white_elo=2000 + 50 * i, black_elo=2020 + 50 * i,
+                      event="Test") for i in range(4)]
+    d.feed(*infos, *(m for i, info in enumerate(infos) for m in moves_of(info.game_id, random_game(i, 20))))
+    d.answer()
+    d.apply(d.core.flush())
+    d.apply(d.core.tick())
+    while d.core.event_perceived == {}:  # the pairs, then the solve
+        d.apply(d.core.work(1))
+    d.published.clear()
+    d.feed(*moves_of("g0", random_game(0, 21), start=21))  # W0 moves: its estimate held for the flush
+    d.answer()
+    d.apply(d.core.flush())
+    d.apply(d.core.work())
+    names = [m.name for m in d.published if isinstance(m, PlayerEstimate)]
+    assert names.count("W0") == 1 and sorted(set(names)) == sorted(names)  # W0 by the flush, none twice
+    assert len(names) == 8  # every player: Algorithm 3's strength moved every perceived Elo
+    d.published.clear()
+    ratings = [TTTRating(name, 0.1, 0.9, 2100.0, 150.0, 3) for name in ("W1", "B1", "W2")]
+    assert d.core.ttt_ratings(ratings) == [] and d.core.ttt["W1"] == ratings[0]  # kept at once
+    d.feed(GameWithdrawn("g2", "a wrong pairing"))  # W2 goes before its unit comes
+    d.published.clear()
+    d.apply(d.core.work())
+    assert [(type(m).__name__, m.name) for m in d.published] == [
+        ("TTTRating", "W1"), ("PlayerEstimate", "W1"), ("TTTRating", "B1"), ("PlayerEstimate", "B1")]
+    assert not d.core.owed
 
 
 class _NoWalk(dict):
@@ -651,9 +698,9 @@ def test_the_timer_compacts_only_games_corrected_since_their_compaction():
     d.feed(GameRollback("g2", 21))  # cut back to ply 20
     assert list(d.core._recompact) == ["g2"] and not d.core.games["g2"].compacted
     d.core._results = _NoWalk(d.core._results)  # noqa: SLF001 - the test is that tick walks no result
-    d.apply(d.core.tick())  # finished and settled: compacted again, without walking the results
+    d.tick()  # finished and settled: compacted again, without walking the results
     assert d.core.games["g2"].compacted and not d.core._recompact
-    d.apply(d.core.tick())
+    d.tick()
     assert report_of(d.core)["games"][2]["plies"] == 20
 
 
@@ -672,14 +719,14 @@ def test_algorithm2_and_3_are_not_solved_again_until_something_changes(monkeypat
     monkeypatch.setattr(est_mod, "algorithm1", counted)
     d = Driver(new_core())  # neither given nor calibrated: Algorithm 3 too
     infos, games = four_games_of_40_plies(d)
-    d.apply(d.core.tick())
+    d.tick()
     assert len(calls) == 4 and d.core.strength_source == "algorithm 3"
     first = dict(d.core.event_perceived)
-    d.apply(d.core.tick())
+    d.tick()
     assert len(calls) == 4 and d.core.event_perceived == first  # nothing changed: nothing solved
     d.feed(*moves_of("g0", games["g0"][:60], start=41))
     d.answer()
-    d.apply(d.core.tick())
+    d.tick()
     assert len(calls) == 5  # only the pair whose histograms moved
     fresh = Estimator()
     for info in infos:
@@ -746,7 +793,7 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
         d.feed(*infos, *(m for info in infos for m in moves_of(info.game_id, ucis[info.game_id])))
         d.answer()
         d.feed(*(GameResult(info.game_id, "1/2-1/2", len(ucis[info.game_id])) for info in infos))
-        d.apply(d.core.tick())
+        d.tick()
         return d
 
     def same(a: Driver, b: Driver) -> None:
@@ -757,12 +804,12 @@ def test_finished_games_kept_compactly_publish_the_numbers_of_a_scratch_run(shel
             assert (pa.moves, pa.gain_histogram, pa.perceived_elo) == (pb.moves, pb.gain_histogram, pb.perceived_elo)
             assert a.core.screener.numbers((name, "Test")) == b.core.screener.numbers((name, "Test"))  # type: ignore[union-attr]
 
-    live.apply(live.core.tick())
+    live.tick()
     same(live, scratch(games))
     corrected = dict(games, g2=games["g2"][:30])
     live.feed(GameRollback("g2", 31))
     live.answer()
-    live.apply(live.core.tick())
+    live.tick()
     assert live.core.games["g2"].compacted and live.core.games["g2"].plies == 30
     same(live, scratch(corrected))
     if shelf is not None:  # read back for the correction and the checks, and the corrected game shelved again
@@ -797,7 +844,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
         for msgs in steps:
             d.feed(*msgs)
             d.answer("shuffle")
-        d.apply(d.core.tick())
+        d.tick()
         return d
 
     def same(a: Driver, b: Driver) -> None:
@@ -842,7 +889,7 @@ def test_live_games_pack_their_settled_plies_and_give_the_numbers_of_a_run_that_
     for msgs in steps:
         live.feed(*msgs)
         live.answer("shuffle")
-    live.apply(live.core.tick())
+    live.tick()
     assert live.core.estimator.games["g1"].plies.packed_through > 0  # the last ply corrected: nothing unpacked
     assert live.core.games["g1"].moves.packed_through > 0 and live.core.games["g2"].moves.packed_through > 0
     g2 = live.core.estimator.games["g2"].plies  # unpacked by the correction at ply 20, packed again as it went on
@@ -1032,7 +1079,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
                         d.apply(d.core.analysed(r, analysis_of(r.board), PROFILE))
             if n < 3:  # the last game goes on
                 d.feed(GameResult(info.game_id, "1-0", len(games[info.game_id])))
-        d.apply(d.core.tick())
+        d.tick()
         return d, lies
 
     honest, _ = run(False)
@@ -1044,7 +1091,7 @@ def test_forgotten_analyses_are_replaced_and_every_figure_is_that_of_a_run_that_
     assert lied.pending and {position_key(r.board) for r in lied.pending} >= lies
     assert sum("scored again: worker liar quarantined" in line for line in lied.logs) == 1
     lied.answer()
-    lied.apply(lied.core.tick())
+    lied.tick()
     assert lied.core.counters.rescored > 0
     assert report_of(lied.core) == report_of(honest.core)
     for name in names:

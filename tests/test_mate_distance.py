@@ -78,7 +78,7 @@ def test_mate_on_the_board_is_zero_and_no_mate_is_none(stockfish: str) -> None:
 def test_a_stored_analysis_without_the_field_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "m.sqlite"
     store = Store(path)
-    store.put_analysis("p-new", "SF depth=8 multipv=2", PositionAnalysis(3900, (("d1f7", 3900),), 8, 50, mate=1))
+    store.analyses.put("p-new", "SF depth=8 multipv=2", PositionAnalysis(3900, (("d1f7", 3900),), 8, 50, mate=1))
     store.close()
     db = sqlite3.connect(path)  # a row as written before the distance was kept
     db.execute("INSERT INTO analyses (position, profile, score, candidates, worker) VALUES (?, ?, ?, ?, ?)",
@@ -88,8 +88,8 @@ def test_a_stored_analysis_without_the_field_still_loads(tmp_path: Path) -> None
     db.close()
     store = Store(path)
     try:
-        old = store.get_analysis("p-old", "SF depth=8 multipv=2")
-        new = store.get_analysis("p-new", "SF depth=8 multipv=2")
+        old = store.analyses.get("p-old", "SF depth=8 multipv=2")
+        new = store.analyses.get("p-new", "SF depth=8 multipv=2")
     finally:
         store.close()
     assert old == PositionAnalysis(-3900, (("d8h4", -3900),), 8, 40) and old.mate is None

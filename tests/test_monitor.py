@@ -129,7 +129,7 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_1, fak
         time.sleep(0.2)
         if db.exists():
             with Store(db) as s:
-                if s.count_analyses() > 100:  # of ~350
+                if s.analyses.count() > 100:  # of ~350
                     break
     orphans = [pid for pid, (_, cmd) in descendants(proc.pid).items() if "multiprocessing" in cmd]
     os.kill(proc.pid, signal.SIGKILL)
@@ -141,13 +141,13 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_1, fak
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     with Store(db) as s:
-        searched_before = s.count_analyses()
-        stored_moves = sum(len(m) for _, _, m in s.load_games())
+        searched_before = s.analyses.count()
+        stored_moves = sum(len(m) for _, _, m in s.games.load())
     assert 0 < searched_before and stored_moves > 0
     assert subprocess.run(cmd, cwd=REPO, capture_output=True, timeout=300).returncode == 0
     with Store(db) as s:
-        status = s.get_status()
-        total = s.count_analyses()
+        status = s.status.get()
+        total = s.analyses.count()
     # the restarted monitor searched only positions the killed one had not analysed (at the pinned profile, and
     # the quick eval-bar previews while behind, each stored under its own profile)
     assert status["engine"]["searches"] + status["engine"]["preview_searches"] == total - searched_before
@@ -170,7 +170,7 @@ def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, stock
     cfg = write_config(tmp_path, pgn, depth=4)
     assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
     with Store(tmp_path / "live.sqlite") as s:
-        status = s.get_status()
+        status = s.status.get()
     (feed,) = status["feeds"]
     assert feed["errors"] >= 1 and "Qg2" in (feed["last_error"] or "")
     assert status["games"] >= 1 and status["moves"] > 0
@@ -186,12 +186,12 @@ def test_a_monitor_store_checkpoints_its_wal_in_a_thread_not_in_the_commits(tmp_
     path = tmp_path / "m.sqlite"
     store = open_monitor_store(StoreConfig(path=str(path), backup_minutes=0))
     try:
-        assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert store.engine.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
         wal, db = [], []
         for batch in range(5):  # 2,000 commits (~13 MB of WAL) a batch, then the checkpointer's turn
             for i in range(batch * 2000, (batch + 1) * 2000):
-                store.put_move(MoveEvent(f"game-{i % 500}-{'x' * 200}", i // 500 + 1, "e2e4", "e4", fen))
+                store.games.put_move(MoveEvent(f"game-{i % 500}-{'x' * 200}", i // 500 + 1, "e2e4", "e4", fen))
             time.sleep(1.3)
             wal.append(os.path.getsize(f"{path}-wal"))
             db.append(path.stat().st_size)
@@ -201,7 +201,7 @@ def test_a_monitor_store_checkpoints_its_wal_in_a_thread_not_in_the_commits(tmp_
         store.close()
     assert not os.path.exists(f"{path}-wal")  # the last close folds the rest in
     with Store(path) as again:
-        assert again.db.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 10_000
+        assert again.engine.db.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 10_000
 
 
 def _evals_on_some_moves(tmp_path: Path) -> Path:

@@ -61,14 +61,14 @@ def searches(log: Path) -> list[tuple[str, str]]:
 def cached(store_path: str) -> set[tuple[str, str]]:
     """(limit, EPD) of every analysis in the store."""
     with Store(store_path) as s:
-        rows = s.db.execute("SELECT profile, position FROM analyses").fetchall()
+        rows = s.engine.db.execute("SELECT profile, position FROM analyses").fetchall()
     return {(profile.split(" ")[-2], position) for profile, position in rows}
 
 
 def scores(store_path: str, limit: str) -> dict[str, int]:
     """EPD -> score of the stored analyses at ``limit``."""
     with Store(store_path) as s:
-        rows = s.db.execute("SELECT profile, position, score FROM analyses").fetchall()
+        rows = s.engine.db.execute("SELECT profile, position, score FROM analyses").fetchall()
     return {position: score for profile, position, score in rows if profile.split(" ")[-2] == limit}
 
 
@@ -198,10 +198,10 @@ async def test_cached_positions_are_scored_within_handle_and_a_turns_writes_are_
                 assert m.ply in monitor.estimator.games[m.game_id].plies  # scored before handle returned
         # not one task per position: at most the one task that steps the runner
         assert moves > 200 and [t.get_name() for t in monitor._tasks] in ([], ["runner"]) and not monitor.engine.tasks
-        assert monitor.store.db.in_transaction  # every move of this turn in one open transaction...
+        assert monitor.store.engine.db.in_transaction  # every move of this turn in one open transaction...
         assert stored_copies(cfg.store.path) == 0
         await asyncio.sleep(0)
-        assert not monitor.store.db.in_transaction  # ...committed at the next turn
+        assert not monitor.store.engine.db.in_transaction  # ...committed at the next turn
         assert stored_copies(cfg.store.path) == moves
         assert monitor.pool.status().cache_hits >= moves and len(searches(engine_env)) == searched
     finally:

@@ -51,7 +51,7 @@ def test_status_shows_the_live_budget(capsys, tmp_path):
     engine = {"profile": "SF depth=12", "engines": 2, "engines_alive": 2, "backlog": 0, "queue_lag_seconds": 0.0,
               "searches": 10, "cache_hits": 0, "restarts": 0, "failures": 0, "mean_search_s": 0.4}
     with Store(path) as store:
-        store.put_status({"version": 2, "feeds": [], "engine": engine, "moves": 1, "games": 1, "unscored_plies": 0,
+        store.status.put({"version": 2, "feeds": [], "engine": engine, "moves": 1, "games": 1, "unscored_plies": 0,
                           "lag_seconds": 0.0, "duplicates": 0, "rollbacks": 0, "ttt_refreshes": 0, "updated": time.time()})
     assert main(["status", "--store", str(path)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("budget"))

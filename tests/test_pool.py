@@ -282,11 +282,11 @@ async def test_backlog_queues_at_the_pinned_limit_and_previews_only_at_the_quick
         logged = [(k, value, epd) for _, k, value, epd in fake.searches()]
         for r in results:
             assert (kind, getattr(base, kind), r.key) in logged
-            assert store.get_analysis(r.key, base.name) == r.analysis
+            assert store.analyses.get(r.key, base.name) == r.analysis
         # the preview was searched at the quick limit and cached under the quick profile's own name only
         assert (kind, quick, position_key(boards[11])) in logged
-        assert store.get_analysis(position_key(boards[11]), quick_profile.name) == preview.analysis
-        assert store.get_analysis(position_key(boards[11]), base.name) is None
+        assert store.analyses.get(position_key(boards[11]), quick_profile.name) == preview.analysis
+        assert store.analyses.get(position_key(boards[11]), base.name) is None
         # a position previewed is still searched at the pinned limit when an estimate needs it
         again = await pool.submit(boards[11])
         assert again.profile == base and not again.cached
@@ -361,7 +361,7 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
     assert all(r.analysis.depth >= 6 and 1 <= len(r.analysis.candidates) <= 4 for r in results)
     first = {r.key: r.analysis for r in results[: len(boards)]}
     assert all(first[r.key] == r.analysis for r in results[len(boards) :])
-    assert store.count_analyses("Stockfish 15.1 depth=6 multipv=4") == len(distinct)
+    assert store.analyses.count("Stockfish 15.1 depth=6 multipv=4") == len(distinct)
     async with EnginePool(cfg, store) as pool:  # again: all from the cache
         again = await asyncio.gather(*(pool.submit(b) for b in boards))
     assert len(searched) == len(distinct) and all(r.cached for r in again)

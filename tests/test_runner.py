@@ -6,14 +6,18 @@ ports are lists.
 
 from __future__ import annotations
 
-import chess
+import random
 
+import chess
+import pytest
+
+from livemon.faces.web import codec
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse, Preview
-from livemon.live.messages import Alert, GameInfo, GameResult, MoveEvent, Outgoing, PlayerEstimate
-from livemon.live.runner import Answered, Runner, Tick
+from livemon.live.messages import Alert, GameInfo, GameResult, MoveEvent, Outgoing, PlayerEstimate, TTTRating
+from livemon.live.runner import Answered, Ratings, Runner, Tick
 from livemon.live.values import PositionAnalysis, position_key
-from tests.test_live_core import INFO, OPENING, PROFILE, analysis_of, moves_of
+from tests.test_live_core import INFO, OPENING, PROFILE, analysis_of, moves_of, random_game
 
 
 class Cache:
@@ -137,9 +141,8 @@ def test_a_step_flushes_once_one_estimate_per_player_however_many_plies_it_score
     assert sorted(estimates) == sorted({INFO.white, INFO.black})
 
 
-def test_a_tick_in_batches_is_worked_through_a_batch_a_unit_and_the_next_events_wait_behind_it():
+def test_a_ticks_work_is_done_a_unit_a_step_and_the_next_events_wait_behind_it():
     runner, engine, _, published = runner_of(Cache(boards_of(OPENING)), coalesce=False)
-    runner.batch = (1, 1)
     players = [GameInfo(f"g{k}", white=f"W{k}", black=f"B{k}", white_elo=2400, black_elo=2300) for k in range(3)]
     for info in players:
         runner.put(info)
@@ -148,10 +151,30 @@ def test_a_tick_in_batches_is_worked_through_a_batch_a_unit_and_the_next_events_
     published.clear()
     runner.put(Tick())
     runner.put(GameResult("g0", "1-0", plies=len(OPENING)))
-    assert runner.step(max_events=1) == 1 and runner.busy  # the tick's first batch; the rest waits
-    units = 1 + runner.run_until_idle()
-    assert units > 3  # the tick took several units, then the result
+    assert runner.step(max_events=1) == 1 and runner.busy and runner.core.owed  # the tick; its work waits
+    assert runner.step(max_events=1) == 1 and "g0" not in runner.core.results  # a unit of it, not the result
+    units = 2 + runner.run_until_idle()
+    assert units >= 5  # the tick, its pairs, the solve, six estimates, then the result
     assert not runner.busy and runner.core.results["g0"] == "1-0"
+    assert {m.name for m in published if isinstance(m, PlayerEstimate)} == {p.white for p in players} | {
+        p.black for p in players}
+
+
+def test_a_unit_of_owed_work_that_fails_is_said_once_and_the_work_goes_on_unless_strict():
+    said: list[tuple[int, str]] = []
+    runner, _, _, published = runner_of(Cache(boards_of(OPENING)))
+    runner.strict, runner.log = False, lambda level, text: said.append((level, text))
+    runner.put_all([INFO, *moves_of("g1", OPENING)])
+    runner.run_until_idle()
+    core = runner.core
+    built = core.player_estimate
+    core.player_estimate = lambda p, **kw: (_ for _ in ()).throw(RuntimeError("a bug")) if p.name == INFO.white \
+        else built(p, **kw)  # type: ignore[method-assign]
+    published.clear()
+    runner.put(Ratings((TTTRating(INFO.white, 0.1, 0.9, 2450.0, 150.0, 3), TTTRating(INFO.black, 0.1, 0.9, 2350.0, 150.0, 3))))
+    runner.run_until_idle()
+    assert len(said) == 1 and "could not handle a unit of the work a tick or a TTT refresh left" in said[0][1]
+    assert not core.owed and not runner.busy
 
 
 def test_an_event_that_fails_is_said_once_and_the_next_goes_on_unless_strict():
@@ -190,3 +213,44 @@ async def test_the_monitors_feed_waits_while_the_inbox_is_full_and_every_message
         monitor.store.close()
     assert max(inbox) <= 4 and monitor.core.counters.moves == len(OPENING)
     assert sorted(monitor.estimator.games["g1"].plies) == list(range(1, len(OPENING) + 1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_the_players_channels_c_posterior_is_analyses_whatever_order_the_answers_come_in(seed):
+    """Two games sharing a player, their engine answers handed to the runner in a shuffled order, a step (and a
+    flush: the posterior read) after each: the last ``players`` message of each player carries the c figures
+    ``analyse --json`` reports for the same games (its posterior rebuilt in game order)."""
+    games = {"g1": (INFO, OPENING), "g2": (GameInfo("g2", white=INFO.black, black="Third C", white_elo=2300,
+                                                   black_elo=2200, event="Test"), random_game(seed, 40))}
+    runner, engine, _, published = runner_of(None)
+    for gid, (info, ucis) in games.items():
+        runner.put_all([info, *moves_of(gid, ucis)])
+    runner.run_until_idle()
+    answers = list(engine.requests)
+    random.Random(seed).shuffle(answers)
+    for r in answers:
+        runner.put(Answered(r, analysis_of(r.board), PROFILE))
+        runner.step()
+    last = {m.name: m for m in published if isinstance(m, PlayerEstimate)}
+
+    reference = LiveCore(profile=PROFILE)  # analyse's: each game fed in order, its answers in order
+    reference.configure(PROFILE)
+    asked = Engine()
+    in_order = Runner(reference, engine=asked)
+    for gid, (info, ucis) in games.items():
+        in_order.put_all([info, *moves_of(gid, ucis)])
+        in_order.run_until_idle()
+        for r in sorted(asked.requests, key=lambda r: r.index):
+            in_order.put(Answered(r, analysis_of(r.board), PROFILE))
+        asked.requests.clear()
+        in_order.run_until_idle()
+    reported = {p.name: p for p in reference.player_estimates()}
+
+    assert sorted(last) == sorted(reported) == sorted({INFO.white, INFO.black, "Third C"})
+    assert all(p.c_mean is not None for p in reported.values())
+    for name, live in last.items():
+        assert codec.report_entry(live) == codec.report_entry(reported[name]), name  # the wire's figures, all of them
+        # read on the grid the decisions call for, whatever grids they passed through: the last bits of a sum apart
+        assert live.c_mean == pytest.approx(reported[name].c_mean, abs=1e-12)
+        assert live.c_sd == pytest.approx(reported[name].c_sd, abs=1e-12)
+        assert live.c_cr95 == pytest.approx(reported[name].c_cr95, abs=1e-12)

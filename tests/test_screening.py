@@ -163,12 +163,12 @@ def test_store_keeps_a_profile_calibration_and_engine_strength_alone_keeps_the_m
 
     cal = Calibration.fit([(1800, 0.8), (2200, 1.1), (2600, 1.5)], profile="p")
     with Store(tmp_path / "s.sqlite") as store:
-        assert store.get_calibration("unknown profile") is None
-        store.put_calibration(ProfileCalibration("p", 2950.0, cal))
-        assert store.get_calibration("p") == ProfileCalibration("p", 2950.0, cal)
-        store.put_engine_strength("p", 3000.0)
-        assert store.get_calibration("p") == ProfileCalibration("p", 3000.0, cal)
-        assert store.get_engine_strength("p") == 3000.0
+        assert store.calibrations.get("unknown profile") is None
+        store.calibrations.put(ProfileCalibration("p", 2950.0, cal))
+        assert store.calibrations.get("p") == ProfileCalibration("p", 2950.0, cal)
+        store.calibrations.put_engine_strength("p", 3000.0)
+        assert store.calibrations.get("p") == ProfileCalibration("p", 3000.0, cal)
+        assert store.calibrations.engine_strength("p") == 3000.0
 
 
 def test_tail_z_is_scipy_norm_isf_bit_for_bit():

@@ -71,7 +71,7 @@ def live_config(tmp_path: Path, pgn: Path, screening: ScreeningConfig, db: str =
 
 def calibrate(path: str, profile: str) -> None:
     with Store(path) as store:
-        store.put_calibration(ProfileCalibration(profile, None, C_MAP))
+        store.calibrations.put(ProfileCalibration(profile, None, C_MAP))
 
 
 def analysed(path: str) -> None:
@@ -140,8 +140,8 @@ async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(
         assert 1 <= len(a.details["top_moves"]) <= 5
         assert all({"game_id", "ply", "move", "p0", "matched", "loss"} <= set(m) for m in a.details["top_moves"])
     with Store(cfg.store.path) as store:
-        stored = store.load_alerts()
-        first_rows = store.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall()
+        stored = store.alerts.load()
+        first_rows = store.engine.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall()
     assert [(a.player, a.event, lv) for lv, a in stored] == keys and [a for _, a in stored] == alerts
 
     # A restart on the same store and feed: the stored alerts are shown again, none is raised again.
@@ -150,7 +150,7 @@ async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(
     assert again == alerts  # republished from the store, unchanged
     assert not [r for r in caplog.records if r.getMessage().startswith("screening: a ")]
     with Store(cfg.store.path) as store:
-        assert store.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall() == first_rows
+        assert store.engine.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall() == first_rows
 
 
 async def test_screening_is_off_without_a_calibration(tmp_path, stockfish, caplog):
@@ -159,7 +159,7 @@ async def test_screening_is_off_without_a_calibration(tmp_path, stockfish, caplo
     assert alerts == rows == [] and not monitor.screener.enabled
     assert sum("screening off" in r.getMessage() for r in caplog.records) == 1
     with Store(cfg.store.path) as store:
-        status = store.get_status()
+        status = store.status.get()
     assert status["screening"].startswith("off: no Elo-to-c calibration") and status["moves"] > 0
 
 

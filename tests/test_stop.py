@@ -97,8 +97,8 @@ def write_configs(tmp_path: Path, port: int, pgn: Path, db: Path) -> tuple[Path,
 def stored(db: Path) -> tuple[int, int] | None:
     """(moves in the store, moves in its last stored status), or None while unreadable."""
     with contextlib.suppress(StoreError, sqlite3.Error), Store(db, create=False) as s:
-        status = s.get_status()
-        return sum(len(m) for _, _, m in s.load_games()), (status or {}).get("moves", 0)
+        status = s.status.get()
+        return sum(len(m) for _, _, m in s.games.load()), (status or {}).get("moves", 0)
     return None
 
 
@@ -168,7 +168,7 @@ async def test_serve_in_bus_mode_stops_within_seconds_of_sigterm_under_load(tmp_
         moves, status_moves = stored(db) or (0, -1)
         assert moves == status_moves >= 1500  # the status stored on the way out counts every move read: all stored
         with Store(db, create=False) as s:
-            assert s.count_analyses() < moves  # the stop came with analyses still wanted
+            assert s.analyses.count() < moves  # the stop came with analyses still wanted
     finally:
         stop_groups(procs)
 

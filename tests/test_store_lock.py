@@ -31,7 +31,7 @@ try:
 except StoreError as exc:
     print("refused:", exc)
     sys.exit(2)
-store.put_status({"moves": -1})
+store.status.put({"moves": -1})
 store.close()
 print("wrote")
 """
@@ -78,9 +78,9 @@ def test_the_lock_holds_within_one_process_too(tmp_path):
         Path(str(db) + ".lock").unlink()
         with pytest.raises(StoreError, match="in use by another monitor"):
             open_monitor_store(StoreConfig(path=str(db)))
-        first.put_status({"moves": 3})  # the holder still writes (its SQLite locks were not disturbed)
-        first.flush(force=True)
-        assert first.get_status()["moves"] == 3
+        first.status.put({"moves": 3})  # the holder still writes (its SQLite locks were not disturbed)
+        first.engine.flush(force=True)
+        assert first.status.get()["moves"] == 3
     finally:
         first.close()
     again = open_monitor_store(StoreConfig(path=str(db)))

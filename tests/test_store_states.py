@@ -46,16 +46,16 @@ def _analysis(board: chess.Board, salt: int = 0) -> PositionAnalysis:
 def _fill(store: Store, moves: list[MoveEvent], analysed: int, newest: int = 0) -> None:
     """A game of the monitor's: its tags, every move stored, the positions before ply ``analysed`` answered and the
     ``newest`` last ones (an engine behind answers newest first)."""
-    store.put_game(GameInfo("g1", white="Byrne, Donald", black="Fischer, Robert James", white_elo=2400,
+    store.games.put(GameInfo("g1", white="Byrne, Donald", black="Fischer, Robert James", white_elo=2400,
                             black_elo=2300, event="Rosenwald", round="8.3"))
     board = chess.Board()
-    store.put_analysis(position_key(board), PROFILE, _analysis(board))
+    store.analyses.put(position_key(board), PROFILE, _analysis(board))
     for ev in moves:
-        store.put_move(ev)
+        store.games.put_move(ev)
         board.push_uci(ev.uci)
         if ev.ply < analysed or ev.ply > len(moves) - newest:
-            store.put_analysis(position_key(board), PROFILE, _analysis(board))
-    store.put_status({"engine": {"base_profile": PROFILE, "searches": analysed}, "moves": len(moves)})
+            store.analyses.put(position_key(board), PROFILE, _analysis(board))
+    store.status.put({"engine": {"base_profile": PROFILE, "searches": analysed}, "moves": len(moves)})
 
 
 def _waiting(path: Path) -> None:
@@ -67,19 +67,19 @@ def _correction_pending(path: Path) -> None:
     moves = _moves()[:40]
     with Store(path) as store:
         _fill(store, moves, 40)
-        store.delete_moves("g1", 30)  # the feed corrected ply 30: another move, not analysed yet
+        store.games.delete_moves("g1", 30)  # the feed corrected ply 30: another move, not analysed yet
         board = chess.Board(moves[29].fen_before)
         other = next(m for m in sorted(board.legal_moves, key=chess.Move.uci) if m.uci() != moves[29].uci)
-        store.put_move(MoveEvent("g1", 30, other.uci(), board.san(other), board.fen()))
+        store.games.put_move(MoveEvent("g1", 30, other.uci(), board.san(other), board.fen()))
 
 
 def _withdrawn(path: Path) -> None:
     with Store(path) as store:
         _fill(store, _moves()[:30], 31)
-        store.put_game(GameInfo("g2", white="A", black="B"))
-        store.put_move(MoveEvent("g2", 1, "e2e4", "e4", chess.STARTING_FEN))
-        store.delete_game("g2")
-        store.put_result("g1", "0-1")
+        store.games.put(GameInfo("g2", white="A", black="B"))
+        store.games.put_move(MoveEvent("g2", 1, "e2e4", "e4", chess.STARTING_FEN))
+        store.games.delete("g2")
+        store.games.put_result("g1", "0-1")
 
 
 def _empty(path: Path) -> None:

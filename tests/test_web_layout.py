@@ -182,6 +182,36 @@ async def test_numbers_as_the_screens_write_them(page: Page) -> None:
 
 
 
+async def test_win_chart_draws_its_guides(page: Page) -> None:
+    """The win% chart's axes as guides: 25% and 75% across, one line every ten moves (a 40-move game: three), the 50%
+    line dashed; a gap where a ply has no evaluation; the class dots on the curve."""
+    async with WebServer(Hub(), WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/overlay", "window.livemon")
+        got = await page.js("""import('/static/livemon.js').then((L) => {
+            const el = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+            el.classList.add('chart');
+            document.body.appendChild(el);
+            const wins = Array.from({length: 81}, (_, i) => (i === 40 ? null : 50 + 30 * Math.sin(i / 9)));
+            const classes = wins.map((_, i) => (i === 12 ? 'blunder' : null));
+            L.winChart(el, wins, classes, {width: 800, height: 100});
+            const ys = [...el.querySelectorAll('line.grid')].filter((l) => l.getAttribute('x1') === '0')
+                .map((l) => Number(l.getAttribute('y1')));
+            const xs = [...el.querySelectorAll('line.grid')].filter((l) => l.getAttribute('x1') !== '0')
+                .map((l) => Number(l.getAttribute('x1')));
+            const r = [ys, xs, el.dataset.guides, el.dataset.points, el.querySelectorAll('path.line').length,
+                       el.querySelectorAll('circle.dot.blunder').length,
+                       getComputedStyle(el.querySelector('line.grid')).stroke];
+            el.remove();
+            return r;
+        })""")
+    ys, xs, guides, points, lines, dots, stroke = got
+    assert ys == [75, 25]  # 25% (low) and 75% (high) on a 100-high chart
+    assert xs == [200, 400, 600]  # moves 10, 20, 30 of 40 on an 800-wide chart
+    assert guides == "5" and points == "80" and lines == 2 and dots == 1  # the unevaluated ply splits the curve
+    assert stroke != "none"  # the guides are styled by the page, not invisible
+    assert page.errors == []
+
+
 def two_events(hub: Hub) -> None:
     """18 boards of round 13 of the open (5 finished), round 12's boards of it all finished, 4 boards of another event."""
     boards(hub, 6)

@@ -336,8 +336,8 @@ async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tm
         return out
 
     with Store(cfg.store.path) as store:
-        stored = {(info.white, info.black): [m.uci for m in moves] for info, _, moves in store.load_games()}
-        assert not [info.game_id for info, _, _ in store.load_games() if "#" in info.game_id]
+        stored = {(info.white, info.black): [m.uci for m in moves] for info, _, moves in store.games.load()}
+        assert not [info.game_id for info, _, _ in store.games.load() if "#" in info.game_id]
         live = export_report(store, cfg)
     assert stored == mainlines(right)
     batch = await run_cli(capsys, "analyse", "--json", str(truth), "--depth", str(DEPTH),

@@ -44,9 +44,9 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
         # the settings every figure is read with (the profile's calibration, the engine strength), then the
         # timer's figures (Algorithm 3 and 2): the players' values are then what the players channel carries
         runner = Runner(core)  # in-memory ports: the figures are read from the core
-        runner.apply(core.configure(result.profile, store.get_calibration(result.profile),
+        runner.apply(core.configure(result.profile, store.calibrations.get(result.profile),
                                     given_strength=engine_strength,
-                                    calibrated_strength=store.get_engine_strength(result.profile),
+                                    calibrated_strength=store.calibrations.engine_strength(result.profile),
                                     screener=core.screener))
         runner.put(Tick())
         runner.run_until_idle()
@@ -92,7 +92,7 @@ def event_page(pgn: list[str], cfg: Config, report: Callable[[str], None], title
         raise NothingToAnalyse("no game to report")
     with Store(cfg.store.path) as store:
         result = asyncio.run(analyse_games(planned, cfg, store, report))
-        result.estimator.use_calibration(result.profile, store.get_calibration(result.profile))
+        result.estimator.use_calibration(result.profile, store.calibrations.get(result.profile))
         result.estimator.k_factor = cfg.results.k_factor
         data = event_report(planned, result, store, cfg, title)
     for note in result.notes:

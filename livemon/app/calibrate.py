@@ -124,7 +124,7 @@ async def fully_cached(planned: list[PlannedGame], cfg: Config, store: Store, re
     profile = engine.profile.name
     await engine.close()
     keys = {position_key(g.boards[i]) for g in planned for i in g.engine_positions}
-    cached = set(store.get_analyses(keys, profile))
+    cached = set(store.analyses.get_many(keys, profile))
     kept = [g for g in planned if all(position_key(g.boards[i]) in cached for i in g.engine_positions)]
     if len(kept) < len(planned):
         report(f"--cached-only: {len(planned) - len(kept)} of {len(planned)} games left out (not fully analysed under {profile})")
@@ -181,7 +181,7 @@ def calibrate(pgn: list[str], cfg: Config, report: Callable[[str], None], *, cac
         rated = [(float(p.elo), p.histogram) for p in result.estimator.rated_players() if p.elo is not None]
         strength = engine_strength_fit(rated)
         perf = performance_fit(result.estimator, result.profile, cfg.analysis.rating_pool, report)
-        store.put_calibration(ProfileCalibration(result.profile, None if strength is None else strength[0], cal, perf))
+        store.calibrations.put(ProfileCalibration(result.profile, None if strength is None else strength[0], cal, perf))
     return {
         "profile": result.profile,
         "store": cfg.store.path,

@@ -79,7 +79,7 @@ def diagnose(cfg: Config, full: bool = False) -> Diagnosis:
     say(None, f"held by a running monitor, pid {holder}" if holder else "no monitor holds it")
     try:
         with open_reader(path) as store:
-            found = store.check(full)
+            found = store.engine.check(full)
             if found:
                 kinds.add("damaged")
                 problems.append("damaged")
@@ -87,7 +87,7 @@ def diagnose(cfg: Config, full: bool = False) -> Diagnosis:
             else:
                 say(True, f"{'integrity_check' if full else 'quick_check'}: sound")
                 try:
-                    counts = [store.db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("games", "moves", "analyses")]
+                    counts = [store.engine.db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("games", "moves", "analyses")]
                     say(True, f"holds {counts[0]} games, {counts[1]} moves, {counts[2]} analyses")
                 except sqlite3.Error as exc:
                     kinds.add("damaged")
@@ -127,7 +127,7 @@ def diagnose(cfg: Config, full: bool = False) -> Diagnosis:
         age = time.time() - Path(backup).stat().st_mtime
         try:
             with Store(backup, create=False, readonly=True) as copy:
-                bad = copy.check()
+                bad = copy.engine.check()
         except StoreError as exc:
             bad = [str(exc)]
         backup_sound = not bad

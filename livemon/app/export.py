@@ -35,9 +35,9 @@ def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCa
                                  k_factor=cfg.results.k_factor, max_interval_width=cfg.display.max_interval_width)
     core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
     core.configure(profile, calibration, given_strength=a.engine_strength,
-                   calibrated_strength=store.get_engine_strength(profile), cache=store_cache(store, profile))
+                   calibrated_strength=store.calibrations.engine_strength(profile), cache=store_cache(store, profile))
     runner = Runner(core, log=_quiet)  # no engine: what the cache lacks stays awaited; nothing persisted
-    runner.put(Resume(store.load_games()))
+    runner.put(Resume(store.games.load()))
     if tick:
         runner.put(Tick())  # the timer's figures (Algorithm 3 and 2), as the monitor's players channel has them
     runner.run_until_idle()
@@ -52,7 +52,7 @@ def store_cache(store: Store, profile: str) -> PositionCache:
     """The store's analyses of exactly ``profile``, as the core's position cache."""
 
     def lookup(board: chess.Board) -> tuple[PositionAnalysis, str] | None:
-        found = store.get_analysis(position_key(board), profile)
+        found = store.analyses.get(position_key(board), profile)
         return None if found is None else (found, profile)
 
     return lookup
@@ -64,10 +64,10 @@ def rebuild(store: Store, cfg: Config, profile: str, calibration: ProfileCalibra
 
 
 def export_report(store: Store, cfg: Config) -> dict[str, Any]:
-    status = store.get_status() or {}
+    status = store.status.get() or {}
     engine = status.get("engine", {})
-    profile = engine.get("base_profile") or next(store.iter_profiles(), "")
-    calibration = store.get_calibration(profile)
+    profile = engine.get("base_profile") or next(store.analyses.profiles(), "")
+    calibration = store.calibrations.get(profile)
     core = rebuild_core(store, cfg, profile, calibration, tick=True)
     est = core.estimator
     strength, source = core.strength, core.strength_source
@@ -78,6 +78,6 @@ def export_report(store: Store, cfg: Config) -> dict[str, Any]:
     out.update(est.report(cfg.analysis.all_pairs))
     out["players"] = players_report(core)
     with_moments(out, est, moments_of(core))
-    _, ttt_report = store.get_ttt()
+    _, ttt_report = store.ttt.get()
     out["ttt"] = json.loads(ttt_report) if ttt_report else None
     return out

@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any
 
 from livemon.io.engine_port import AsyncEngine
-from livemon.app.turns import PAIR_BATCH, TICK_BATCH, TurnBudget
+from livemon.app.turns import TurnBudget
 from livemon.config import Config, ReplayFeedConfig
 from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
@@ -34,7 +34,7 @@ from livemon.io.feeds import Feed, open_feeds
 from livemon.io.feeds.replay import ReplayFeed
 from livemon.io.pool import EngineBackend, EnginePool
 from livemon.io.shelfdb import ShelfDB
-from livemon.io.store import Store
+from livemon.io.store import RunnerStore, Store
 from livemon.io.tttjob import TTTJob
 from livemon.live.analysis import LiveGame
 from livemon.live.core import CoreCounters, LiveCore
@@ -57,12 +57,12 @@ GC_FREEZE_SECONDS = 2.0
 
 A round's state is millions of long-lived objects (games, plies, estimates, the faces' logs);
 CPython's full collection walks all of them whenever the heap has grown by a quarter: at 1,000
-boards that was 24 pauses of up to 1.9 s in two minutes (15.7 s in all), the loop-lag p99. Frozen
+boards, unfrozen, that makes 24 pauses of up to 1.9 s in two minutes (15.7 s in all), the loop-lag p99. Frozen
 objects are still freed by reference counting; only a reference cycle that becomes garbage after
 it was frozen is never collected. Before each freeze the two young generations are collected
-(p50 3.7 ms, p99 19 ms at 250 boards × 40×; a full collection of the young heap took 19/40 ms):
+(p50 3.7 ms, p99 19 ms at 250 boards × 40×; a full collection of the young heap takes 19/40 ms):
 without it, cycles not yet collected (parsed PGN game trees, HTTP responses: ~65,000 objects in
-5 minutes) were frozen with the live state and never freed."""
+5 minutes) would be frozen with the live state and never freed."""
 
 TURN_BUDGET = 0.008
 """Seconds of the monitor's background work per event-loop turn, shared by all its tasks
@@ -223,8 +223,8 @@ class Monitor:
         self._commit_due = False
         self.budget = TurnBudget(TURN_BUDGET)
         self._ttt_wanted = asyncio.Event()
-        self.runner = Runner(self.core, store=self.store, publish=self.hub.publish, ttt_wanted=self._ttt_wanted.set,
-                             log=_log, clock=time.time, shelf=self.shelf, strict=False, batch=(TICK_BATCH, PAIR_BATCH))
+        self.runner = Runner(self.core, store=RunnerStore(self.store), publish=self.hub.publish, ttt_wanted=self._ttt_wanted.set,
+                             log=_log, clock=time.time, shelf=self.shelf, strict=False)
         """The core, its inbox and the one interpreter of its effects (the monitor's ports)."""
         self.engine = AsyncEngine(self.pool, self.runner)
         self.runner.engine = self.engine
@@ -330,7 +330,7 @@ class Monitor:
                 task.cancel()
             await asyncio.gather(*feed_tasks, *background, return_exceptions=True)
             self._publish_status()
-            self.store.put_status(self.status())
+            self.store.status.put(self.status())
         finally:
             tasks = [*self._tasks, *self.engine.tasks]
             for task in tasks:
@@ -365,10 +365,10 @@ class Monitor:
     def _pin_profile(self) -> None:
         """The event's one engine profile (the pool's), its calibration and screening, handed to the core."""
         profile = self.pool.base_profile.name
-        calibration = self.store.get_calibration(profile)
+        calibration = self.store.calibrations.get(profile)
         a = self.cfg.analysis
         self.runner.apply(self.core.configure(profile, calibration, given_strength=a.engine_strength,
-                                       calibrated_strength=self.store.get_engine_strength(profile),
+                                       calibrated_strength=self.store.calibrations.engine_strength(profile),
                                        previews=self.pool.previews, screener=self._screener(calibration),
                                        cache=self.pool.lookup))
         warning = pool_warning(self.core.estimator.perf_map or self.core.estimator.c_map, a.rating_pool)
@@ -379,7 +379,7 @@ class Monitor:
         """Screening with the profile's calibration; alerts raised before a restart are shown, not raised again."""
         cfg = self.cfg.screening
         screener = Screener(cfg, calibration, open_book(cfg.book), self.pool.base_profile.name)
-        for level, alert in self.store.load_alerts():
+        for level, alert in self.store.alerts.load():
             screener.mark_raised(alert.player, alert.event, level)
             self.hub.publish(alert)
         if screener.mismatch:
@@ -393,12 +393,12 @@ class Monitor:
 
     def _resume(self) -> None:
         """Rebuild games and estimates from the store; re-request what was never analysed (the cache answers the rest)."""
-        stored = self.store.load_games()
+        stored = self.store.games.load()
         self.runner.put(Resume(stored))
         self._step_now()
         if stored:
             log.info("resumed %d games, %d moves from %s", len(stored), sum(len(m) for _, _, m in stored), self.store.path)
-        self._ttt.restore(self.store.get_ttt()[0])  # the first TTT refresh continues from the stored fit
+        self._ttt.restore(self.store.ttt.get()[0])  # the first TTT refresh continues from the stored fit
 
     # -- input -------------------------------------------------------------------------
 
@@ -486,13 +486,13 @@ class Monitor:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        if self.store.begin_batch():
+        if self.store.engine.begin_batch():
             loop.call_soon(self._commit)
             self._commit_due = True
 
     def _commit(self) -> None:
         self._commit_due = False
-        self.store.commit_batch()
+        self.store.engine.commit_batch()
 
     # -- output ------------------------------------------------------------------------
 
@@ -561,8 +561,8 @@ class Monitor:
         behind = False
         while True:
             self._publish_status()
-            self.store.put_status(self.status())
-            self.store.maintain()  # retries writes held while the disk refused them; starts a due backup
+            self.store.status.put(self.status())
+            self.store.engine.maintain()  # retries writes held while the disk refused them; starts a due backup
             behind = self._warn_if_behind(behind)
             await asyncio.sleep(self.cfg.monitor.status_seconds)
 
@@ -588,8 +588,8 @@ class Monitor:
             await asyncio.sleep(GC_FREEZE_SECONDS)
 
     async def _algorithm2_loop(self) -> None:
-        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs): a :class:`Tick`
-        the runner works through a batch of players a unit (a whole round's players: many estimates)."""
+        """Algorithm 2 for the event on a timer (it is a least-squares solve over all pairs): a :class:`Tick`,
+        whose work (a whole round's players: many estimates) the runner does a unit a step."""
         while True:
             await asyncio.sleep(self.cfg.monitor.algorithm2_seconds)
             self.runner.put(Tick())
@@ -614,4 +614,4 @@ class Monitor:
             self._ttt_stored = now
             state = await self._ttt.state_bytes()  # pickled in the worker
             report = await asyncio.to_thread(self._ttt.report_json)  # every player: a thread
-            self.store.put_ttt(state, report)
+            self.store.ttt.put(state, report)

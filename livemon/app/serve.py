@@ -161,7 +161,7 @@ async def faces(monitor: Monitor) -> AsyncIterator[None]:
     web: WebServer | WebProcess | None = None
     if monitor.cfg.web.enabled:
         face = WebProcess if monitor.cfg.web.process else WebServer
-        web = face(monitor.hub, monitor.cfg.web, health=monitor.store.health)
+        web = face(monitor.hub, monitor.cfg.web, health=monitor.store.engine.health)
         try:
             await web.start()
         except OSError as exc:

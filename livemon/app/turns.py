@@ -1,7 +1,7 @@
 """One budget of work per event-loop turn, shared by the monitor's background tasks.
 
 The monitor's tasks each do work in small units (the runner's steps: feeds' messages, engine answers,
-Algorithm 2's and TTT's re-published players; the feeds' parsing) and let the loop run between
+units of the work a tick or a TTT refresh leaves, :meth:`~livemon.live.core.LiveCore.work`; the feeds' parsing) and let the loop run between
 slices. Were each task to take a slice of its own, a turn in which four of them were ready would
 run four slices, then the web face's fan-out, and the loop's lag would be their sum (``bench/turns``
 times the turns). So one :class:`TurnBudget` is shared: every task adds what its unit cost, and
@@ -29,15 +29,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-__all__ = ["PAIR_BATCH", "TICK_BATCH", "TurnBudget"]
-
-TICK_BATCH = 5
-"""Player estimates per batch the monitor's runner asks of the core for a timer tick or a TTT refresh
-(``tick_batches``, ``ttt_batches``): ~1-2 ms of work, a small part of a turn's budget on 2 shared cores at
-1,000 boards."""
-PAIR_BATCH = 20
-"""Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round) the core
-works out per batch of ``tick_batches`` before it solves Algorithm 2."""
+__all__ = ["TurnBudget"]
 
 
 class TurnBudget:

@@ -81,7 +81,7 @@ def worker_name(cfg: Config, name: str | None = None) -> str:
 
 def forget_worker(store: Store, name: str) -> int:
     """Drop every analysis ``name`` computed from ``store`` (the monitor's); how many were dropped."""
-    n = store.forget_worker(name)
+    n = store.analyses.forget_worker(name)
     log.info("store %s: forgot %d analyses computed by worker %s; they will be searched again", store.path, n, name)
     return n
 

@@ -1,7 +1,9 @@
 """Subcommands of the ``livemon`` CLI, one module each (``add_arguments``, ``run``)."""
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
 
 from livemon.config import Config, ConfigError, load_config
 
@@ -9,6 +11,15 @@ from livemon.config import Config, ConfigError, load_config
 def say(line: str) -> None:
     """One line for the user on stderr, as every command says a bad input or a note."""
     print(f"livemon: {line}", file=sys.stderr, flush=True)
+
+
+def write_result(out: object, as_json: bool, text: Callable[[], str], indent: int | None = 1) -> None:
+    """A command's result on stdout: the JSON document (one line ending it) or the table ``text()`` makes."""
+    if as_json:
+        json.dump(out, sys.stdout, indent=indent)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text())
 
 
 def add_store_arguments(p: argparse.ArgumentParser) -> None:

@@ -4,13 +4,11 @@ this parses the arguments and prints the tables or the JSON)."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
-import sys
 from typing import Any
 
-from livemon.commands import add_engine_arguments, engine_config_from_args, say
+from livemon.commands import add_engine_arguments, engine_config_from_args, say, write_result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,13 +47,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if not out["games"]:
         return 1
-    if args.json:
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(out, args.diagnostics, cfg.display.max_interval_width))
-        if "screening" in out:
-            sys.stdout.write(render_screening(out["screening"]))
+    def text() -> str:
+        table = render_table(out, args.diagnostics, cfg.display.max_interval_width)
+        return table + (render_screening(out["screening"]) if "screening" in out else "")
+
+    write_result(out, args.json, text)
     return 0
 
 

@@ -9,12 +9,10 @@ fit and where it is stored are :mod:`livemon.app.calibrate`'s.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from typing import Any
 
-from livemon.commands import add_engine_arguments, engine_config_from_args, say
+from livemon.commands import add_engine_arguments, engine_config_from_args, say, write_result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,11 +40,7 @@ def run(args: argparse.Namespace) -> int:
     except CalibrationFailed as exc:
         say(str(exc))
         return 1
-    if args.json:
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(out))
+    write_result(out, args.json, lambda: render_table(out))
     return 0
 
 

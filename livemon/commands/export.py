@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from livemon.commands import add_store_arguments, config_from_args
+from livemon.commands import add_store_arguments, config_from_args, write_result
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with open_reader(cfg.store.path) as store:
-            if not store.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
+            if not store.engine.db.execute("SELECT EXISTS (SELECT 1 FROM moves)").fetchone()[0]:
                 print(f"livemon: store {cfg.store.path} has no moves yet: nothing to export", file=sys.stderr)
                 return 1
             from livemon.app.export import export_report  # numpy, scipy: only when there is something to export
@@ -38,11 +37,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     from livemon.commands.analyse import render_table
 
-    if args.json:
-        json.dump(out, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(out))
-        for name, r in sorted((out.get("ttt") or {}).get("players", {}).items(), key=lambda kv: -kv[1]["elo"]):
-            sys.stdout.write(f"TTT {name:<28} {r['elo']:7.0f} ± {r['elo_sigma']:.0f}\n")
+    def text() -> str:
+        ttt = sorted((out.get("ttt") or {}).get("players", {}).items(), key=lambda kv: -kv[1]["elo"])
+        return render_table(out) + "".join(f"TTT {name:<28} {r['elo']:7.0f} ± {r['elo_sigma']:.0f}\n" for name, r in ttt)
+
+    write_result(out, args.json, text)
     return 0

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
-import sys
 from typing import Any
 
-from livemon.commands import say
+from livemon.commands import say, write_result
 from livemon.config import ConfigError, TTTConfig, load_config
 
 TIME_UNITS = ("day", "week", "month", "year", "round")
@@ -83,11 +81,7 @@ def run(args: argparse.Namespace) -> int:
     except FitFailed as exc:
         say(str(exc))
         return 1
-    if args.json:
-        json.dump(out, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(out, elo=not args.skill))
+    write_result(out, args.json, lambda: render_table(out, elo=not args.skill), indent=None)
     return 0
 
 

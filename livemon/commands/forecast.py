@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-from livemon.commands import config_from_args, say
+from livemon.commands import config_from_args, say, write_result
 
 
 def _positive(text: str) -> int:
@@ -47,9 +45,5 @@ def run(args: argparse.Namespace) -> int:
     except ForecastError as exc:
         say(str(exc))
         return 1
-    if args.json:
-        json.dump(data, sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        print(forecast_text(data))
+    write_result(data, args.json, lambda: forecast_text(data) + "\n")
     return 0

@@ -97,8 +97,8 @@ def _status(args: argparse.Namespace) -> int:
 
     try:
         with open_reader(cfg.store.path) as store:
-            status = store.get_status()
-            raised = store.load_alerts() if status is not None else []
+            status = store.status.get()
+            raised = store.alerts.load() if status is not None else []
     except StoreError as exc:
         print(f"livemon: {exc}", file=sys.stderr)
         return 1

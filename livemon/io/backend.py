@@ -271,7 +271,7 @@ class RequestQueue(Generic[J]):
         """The store's analysis of this position under exactly this profile."""
         if self.store is None:
             return None
-        found = self.store.get_analysis(key, profile.name)
+        found = self.store.analyses.get(key, profile.name)
         return None if found is None else PooledAnalysis(key, found, profile, cached=True)
 
     def answer_now(self, board: chess.Board, profile: EngineProfile) -> PooledAnalysis | None:

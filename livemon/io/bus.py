@@ -700,7 +700,7 @@ class MonitorProtocol:
         self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
         self.counters.round_trip_seconds += self.clock() - job.first_sent
         if self.store is not None:
-            self.store.put_analysis(job.key, result.profile, result.analysis, worker=result.worker)
+            self.store.analyses.put(job.key, result.profile, result.analysis, worker=result.worker)
         if self.spot is not None:
             self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
@@ -717,11 +717,11 @@ class MonitorProtocol:
         FAULTS.count("bus.quarantined")
         keys: list[str] = []
         if self.store is not None:
-            self.store.commit_batch()
-            self.store.flush(force=True)  # its answers still held are in the table before they are dropped
-            keys = [row[0] for row in self.store.db.execute(
+            self.store.engine.commit_batch()
+            self.store.engine.flush(force=True)  # its answers still held are in the table before they are dropped
+            keys = [row[0] for row in self.store.engine.db.execute(
                 "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
-            self.store.forget_worker(worker)
+            self.store.analyses.forget_worker(worker)
         answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
         log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
                   "gave are searched again by the others; revoke its broker user", worker, why, len(keys))

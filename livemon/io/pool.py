@@ -261,7 +261,7 @@ class EnginePool(PinnedBackend):
             else:  # a quick eval-bar preview: not a search of the figures, nor of their rate
                 self.counters.preview_searches += 1
             if self.store is not None:
-                self.store.put_analysis(job.key, profile.name, analysis)
+                self.store.analyses.put(job.key, profile.name, analysis)
             job.future.set_result(PooledAnalysis(job.key, analysis, profile, cached=False))
             return
 

@@ -130,7 +130,7 @@ class SpotChecker:
                               worker, remote.score, position_key(board), local.score, local.candidates[0][0],
                               remote.candidates[0][0], worker)
                     if self.store is not None:
-                        self.store.put_analysis(position_key(board), self.profile, local)
+                        self.store.analyses.put(position_key(board), self.profile, local)
                     if self.on_alarm is not None:
                         self.on_alarm(worker, f"it said {remote.score:+d} for {position_key(board)}, "
                                               f"a search here {local.score:+d}", position_key(board))

@@ -54,10 +54,11 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import chess
 
@@ -116,10 +117,12 @@ the profile it is of, or None. A hit is scored at once, inside the event that ne
 an :class:`~livemon.live.effects.Analyse` effect."""
 MAX_TEXTS_BEHIND = 16
 """A board message adds at most this many moves to its last message's move lists (else it reads them whole)."""
-_WHOLE = 1 << 62
-"""A batch size no event reaches: :meth:`~LiveCore.tick` and :meth:`~LiveCore.ttt_ratings` do their work at once
-(the monitor's runner asks for batches, sized to its event-loop turns: a tick or a TTT refresh moves a whole
-round's players)."""
+WORK_PAIRS = 20
+"""Pairs whose d_ij (Algorithm 1, ~35 µs each on an idle core, 2-3 times that in a busy round) one unit of
+:meth:`LiveCore.work` works out."""
+WORK_PLAYERS = 5
+"""Players (their TTT rating and estimate) or screening rows one unit of :meth:`LiveCore.work` publishes: ~1-2 ms,
+a small part of the monitor's turn budget on 2 shared cores at 1,000 boards."""
 PACK_CHUNK = 16
 """A live game's scored plies are packed (:meth:`Estimator.pack`, :meth:`Screener.pack`) this many at a time:
 as objects they are several hundred bytes a ply until the game finishes, the monitor's growth over a round;
@@ -234,6 +237,15 @@ class LiveCore:
         self._dirty_games: dict[str, None] = {}
         self._dirty_tracks: dict[TrackKey, None] = {}
         self._recompact: dict[str, None] = {}
+        self._stale_pairs: deque[tuple[str, str]] = deque()
+        """Algorithm 1's pairs a tick found moved, not worked out yet (:meth:`work`)."""
+        self._solve_owed = False
+        """A tick's Algorithms 3 and 2 wait (for the pairs before them)."""
+        self._owed: dict[str, bool] = {}
+        """Players whose estimate is owed to the faces (True: their TTT rating too), in ``_owed_order``."""
+        self._owed_order: deque[str] = deque()
+        self._owed_tracks: dict[TrackKey, None] = {}
+        """Screening rows a TTT refresh re-rated, owed to the faces."""
         """Games corrected (rolled back or expanded) since their last compaction: what :meth:`tick` looks at."""
         self._moments: dict[str, dict[int, Moment]] = {}
         """The moments of each game published, by ply (a correction withdraws those it takes back)."""
@@ -461,8 +473,12 @@ class LiveCore:
                     out.append(Log(logging.ERROR, f"screening of {key} failed: {exc!r}"))
         players, self._dirty_players = list(self._dirty_players), {}
         games, self._dirty_games = list(self._dirty_games), {}
-        found = self._estimator.players
-        out.extend(Publish(self.player_estimate(found[name])) for name in players if name in found)
+        found, owed = self._estimator.players, self._owed
+        for name in players:
+            if name in found:
+                out.append(Publish(self.player_estimate(found[name])))
+                if owed.get(name) is False:  # a tick's owed estimate: this one is as new
+                    del owed[name]
         out.extend(Publish(self.board_state(gid)) for gid in games if gid in self._games)
         return out
 
@@ -472,32 +488,90 @@ class LiveCore:
         return bool(self._dirty_players or self._dirty_games or self._dirty_tracks)
 
     def tick(self) -> list[Effect]:
-        """The timer: Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event;
-        finished games corrected since they were compacted are compacted again."""
-        return [effect for batch in self.tick_batches(_WHOLE, _WHOLE) for effect in batch]
-
-    def tick_batches(self, size: int, pairs: int) -> Iterator[list[Effect]]:
-        """:meth:`tick` in batches of at most ``size`` player estimates, built as each batch is asked for,
-        after batches of ``pairs`` pairs' d_ij (Algorithm 1) each (the driver chooses both).
-
-        Algorithm 2 moves most of a round's players at once: rebuilding 2,000 estimates took ~100 ms
-        in one go. A driver may run other work between batches; each estimate is built from the
-        state at that moment (a player gone by then is skipped), so none is stale.
-        """
-        shelve: list[Effect] = []
+        """The timer: finished games corrected since they were compacted are compacted again (those games
+        only), and the event's figures are owed (:meth:`work`): Algorithm 1 on the pairs whose players moved
+        since they were last worked out, then Algorithm 3 (when neither given nor calibrated) and Algorithm 2,
+        then the estimate of every player they moved by a shown Elo."""
+        out: list[Effect] = []
         for game_id in list(self._recompact):  # O(corrected games), not O(games)
             game = self._games.get(game_id)
             if game is None or game.compacted:
                 del self._recompact[game_id]
             elif self._results.get(game_id) in FINISHED and game.settled:
-                self._compact(game, shelve)
+                self._compact(game, out)
                 del self._recompact[game_id]
-        if shelve:
-            yield shelve
-        stale = self._estimator.stale_pairs(self._all_pairs)
-        for start in range(0, len(stale), pairs):  # Algorithm 1 on the pairs that moved, a few a batch
-            self._estimator.refresh_pairs(stale[start:start + pairs])
-            yield []
+        self._stale_pairs = deque(self._estimator.stale_pairs(self._all_pairs))
+        self._solve_owed = True
+        return out
+
+    def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
+        """New TrueSkill Through Time posteriors (a live refresh passes the players it moved, a cold fit every
+        player of the event): kept at once, the fallback ratings of the screening among them; each rating, its
+        player's estimate and the screening rows it re-rates are owed (:meth:`work`)."""
+        self._counters.ttt_refreshes += 1
+        ratings = list(ratings)
+        for rating in ratings:
+            self._ttt[rating.name] = rating
+            self._owe(rating.name, rating=True)
+        if self._screener is not None and ratings:
+            games = {r.name: r.games for r in ratings}
+            for key in self._screener.set_fallback_ratings({r.name: r.elo for r in ratings}, games):
+                self._owed_tracks[key] = None
+        return []
+
+    @property
+    def owed(self) -> bool:
+        """Work a tick or a TTT refresh left for :meth:`work`."""
+        return bool(self._stale_pairs or self._solve_owed or self._owed or self._owed_tracks)
+
+    def work(self, units: int | None = None) -> list[Effect]:
+        """Up to ``units`` units of the owed work (None: all of it), in order: :data:`WORK_PAIRS` pairs' d_ij
+        (Algorithm 1), then Algorithm 3 and Algorithm 2 (one solve over the event), then :data:`WORK_PLAYERS`
+        players' TTT rating and estimate, then :data:`WORK_PLAYERS` screening rows. A tick or a TTT refresh
+        moves a whole round's players (2,000 estimates are ~100 ms): the runner does a unit a step, so other
+        events go on between them, and each figure is built from the state at its unit (a player gone by then
+        is skipped; one published meanwhile by :meth:`flush` is not published again)."""
+        out: list[Effect] = []
+        done = 0
+        while self.owed and (units is None or done < units):
+            done += 1
+            if self._stale_pairs:
+                pairs = self._stale_pairs
+                self._estimator.refresh_pairs([pairs.popleft() for _ in range(min(WORK_PAIRS, len(pairs)))])
+            elif self._solve_owed:
+                self._solve_owed = False
+                self._solve()
+            elif self._owed:
+                players, order = self._estimator.players, self._owed_order
+                for _ in range(WORK_PLAYERS):
+                    while order and order[0] not in self._owed:  # published by a flush meanwhile
+                        order.popleft()
+                    if not order:
+                        break
+                    name = order.popleft()
+                    if self._owed.pop(name) and name in self._ttt:
+                        out.append(Publish(self._ttt[name]))
+                    if name in players:
+                        out.append(Publish(self.player_estimate(players[name])))
+            else:
+                tracks = self._owed_tracks
+                for key in [next(iter(tracks)) for _ in range(min(WORK_PLAYERS, len(tracks)))]:
+                    del tracks[key]
+                    if self._screener is not None and key in self._screener.tracks:
+                        self._screen(key, out)
+        return out
+
+    def _owe(self, name: str, rating: bool = False) -> None:
+        """A player's estimate (and with ``rating`` their TTT rating) is owed to the faces (:meth:`work`)."""
+        if name not in self._owed:
+            self._owed_order.append(name)
+            self._owed[name] = rating
+        elif rating:
+            self._owed[name] = True
+
+    def _solve(self) -> None:
+        """Algorithm 3 (when neither given nor calibrated) and Algorithm 2 for the event: the estimates they
+        moved by a shown Elo are owed (every one when the engine strength moved)."""
         strength = self._strength
         if self._strength_source in ("algorithm 3", "none"):
             self._strength, self._strength_source = engine_strength(
@@ -508,34 +582,8 @@ class LiveCore:
             changed = sorted(perceived or self._estimator.players)  # every perceived Elo moved
         else:  # Algorithm 2 is one solve over the event: re-publish only whom it moved by a shown Elo
             changed = sorted(n for n in perceived.keys() | before.keys() if _shown(perceived.get(n)) != _shown(before.get(n)))
-        for start in range(0, len(changed), size):
-            players = self._estimator.players
-            yield [Publish(self.player_estimate(players[name])) for name in changed[start:start + size] if name in players]
-
-    def ttt_ratings(self, ratings: Iterable[TTTRating]) -> list[Effect]:
-        """New TrueSkill Through Time posteriors: published, shown in the estimates, fallback screening ratings."""
-        return [effect for batch in self.ttt_batches(ratings, _WHOLE) for effect in batch]
-
-    def ttt_batches(self, ratings: Iterable[TTTRating], size: int) -> Iterator[list[Effect]]:
-        """:meth:`ttt_ratings` in batches of at most ``size`` players (a cold fit moves every player of the event;
-        a live refresh passes those it moved)."""
-        self._counters.ttt_refreshes += 1
-        ratings = list(ratings)
-        for rating in ratings:
-            self._ttt[rating.name] = rating
-        for start in range(0, len(ratings), size):
-            out: list[Effect] = []
-            for rating in ratings[start:start + size]:
-                out.append(Publish(rating))
-                if rating.name in self._estimator.players:
-                    out.append(Publish(self.player_estimate(self._estimator.players[rating.name])))
-            yield out
-        if self._screener is not None and ratings:
-            out = []
-            elos = {r.name: r.elo for r in ratings}
-            for key in self._screener.set_fallback_ratings(elos, {r.name: r.games for r in ratings}):
-                self._screen(key, out)
-            yield out
+        for name in changed:
+            self._owe(name)
 
     def withdraw(self, game_id: str, reason: str = "no longer in its feed") -> list[Effect]:
         """A game its feed no longer lists (a renamed player, a game listed twice, a wrong pairing):
@@ -960,8 +1008,9 @@ class LiveCore:
         decisions and posterior), the engine strength and the event's
         Algorithm 2 and TTT figures: add a new per-player figure here.
         ``in_game_order``: the c figures from the posterior rebuilt over the decisions in game order
-        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior, which
-        follows the order the answers came in (the same when they came in game order).
+        (:meth:`Estimator.c_summary`, O(decisions): for a report) instead of the live posterior; both are read
+        on the grid the decisions call for (:class:`~livemon.rating.agent.CPosterior`), so they differ only in
+        the last bits of a sum taken in another order.
         """
         live, strength = player.live, self._strength
         interval = live.rating_diff_interval() if live.n else None

@@ -10,9 +10,11 @@ a feed's message, an engine's answer, a timer tick, TTT ratings, a withdrawal, p
 event put in the inbox (:meth:`Runner.put`); :meth:`Runner.step` hands a batch of events to the core, in
 order, carries out each one's effects (:meth:`Runner.apply`), then flushes the updates the batch held
 (one estimate per player and one board message per game however many plies it scored) and carries those
-out. The core is configured before any event (``LiveCore.configure``), its position cache among its
-settings: a position the cache holds is scored inside the event that needed it; only a miss reaches the
-engine port, whose answer comes back as an :class:`Answered` event.
+out. The work a timer tick or a TTT refresh leaves (a whole round's players: :meth:`LiveCore.work`) is
+done a unit at a time within the same steps, ahead of the events behind it. The core is configured before
+any event (``LiveCore.configure``), its position cache among its settings: a position the cache holds is
+scored inside the event that needed it; only a miss reaches the engine port, whose answer comes back as an
+:class:`Answered` event.
 
 >>> from livemon.live.messages import GameInfo, MoveEvent
 >>> import chess
@@ -32,7 +34,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, Union
 
@@ -123,7 +125,7 @@ class EnginePort(Protocol):
 
 
 class StorePort(Protocol):
-    """What the core persists (the monitor's :class:`~livemon.io.store.Store`)."""
+    """What the core persists (the monitor's :class:`~livemon.io.store.RunnerStore`)."""
 
     def put_game(self, info: GameInfo, /) -> None: ...
 
@@ -164,10 +166,7 @@ class Runner:
 
     Ports left out are not there: without ``store`` nothing is persisted (an alert is new each time it is
     raised), without ``publish`` nothing is published, without ``shelf`` a finished game's packed records
-    stay in memory, without ``log`` nothing is said. ``batch``: (estimates, pairs) per unit of work of a
-    :class:`Tick` or :class:`Ratings` event, which moves a whole round's players (Algorithm 2 rebuilding
-    2,000 estimates takes ~100 ms): the event is then worked through a batch a unit, each built from the state
-    at that moment, the next events waiting behind it; None: at once. ``clock`` (seconds since the epoch) dates the alerts
+    stay in memory, without ``log`` nothing is said. ``clock`` (seconds since the epoch) dates the alerts
     the store keeps. ``strict``: an event that fails raises (batch runs, tests); else it is logged and the
     next event goes on (the monitor: a bad message must not stop a round).
     """
@@ -175,7 +174,7 @@ class Runner:
     def __init__(self, core: LiveCore, *, engine: EnginePort | None = None, store: StorePort | None = None,
                  publish: Callable[[Outgoing], object] | None = None, ttt_wanted: Callable[[], object] | None = None,
                  log: Callable[[int, str], None] = _silent, clock: Callable[[], float] | None = None,
-                 shelf: Shelf | None = None, strict: bool = True, batch: tuple[int, int] | None = None) -> None:
+                 shelf: Shelf | None = None, strict: bool = True) -> None:
         self.core = core
         self.engine: EnginePort = engine if engine is not None else Unanswered()
         self.store = store
@@ -187,9 +186,7 @@ class Runner:
         self.clock = clock
         self.shelf = shelf
         self.strict = strict
-        self.batch = batch
         self.inbox: deque[Event] = deque()
-        self._batches: Iterator[list[Effect]] | None = None
         self._unflushed = False  # events handed since the last flush
         self.wake: Callable[[], None] | None = None
         """Told when an event is put in an empty inbox (the monitor's task that steps the runner)."""
@@ -210,19 +207,21 @@ class Runner:
 
     @property
     def busy(self) -> bool:
-        """Work is left for :meth:`step`: events in the inbox, batches of one being worked through, or a flush
-        owed."""
-        return bool(self.inbox) or self._batches is not None or self._unflushed
+        """Work is left for :meth:`step`: events in the inbox, the core's owed work (:meth:`LiveCore.work`), or a
+        flush owed."""
+        return bool(self.inbox) or self.core.owed or self._unflushed
 
     def step(self, max_events: int | None = None, stop: Callable[[], bool] | None = None, flush: bool = True) -> int:
         """Hand up to ``max_events`` units of work (or until ``stop()`` says so, after one at least) to the core —
-        an event, or a batch of a :class:`Tick` or :class:`Ratings` being worked through — each one's effects
-        carried out in order, then flush once what they held (``flush`` False: the next step does, so a caller
-        handing a burst one event at a time flushes it once). Returns how many units were done."""
+        a unit of its owed work (:meth:`LiveCore.work`: what a tick or a TTT refresh left, done first), else an
+        event — each one's effects carried out in order, then flush once what they held (``flush`` False: the
+        next step does, so a caller handing a burst one event at a time flushes it once). Returns how many units
+        were done."""
         n = 0
-        while (self.inbox or self._batches is not None) and (max_events is None or n < max_events):
-            if self._batches is not None:
-                self._next_batch(self._batches)
+        core = self.core
+        while (self.inbox or core.owed) and (max_events is None or n < max_events):
+            if core.owed:
+                self._work()
             else:
                 self._one(self.inbox.popleft())
             n += 1
@@ -245,34 +244,20 @@ class Runner:
 
     def _one(self, event: Event) -> None:
         try:
-            if self.batch is not None and isinstance(event, (Tick, Ratings)):
-                self._batches = self._batched(event, *self.batch)
-                self._next_batch(self._batches)
-            else:
-                self.apply(self._handed(event))
+            self.apply(self._handed(event))
         except Exception:
             self._failed(event)
 
-    def _next_batch(self, batches: Iterator[list[Effect]]) -> None:
+    def _work(self) -> None:
         try:
-            effects = next(batches, None)
-            if effects is None:
-                self._batches = None
-            else:
-                self.apply(effects)
+            self.apply(self.core.work(1))
         except Exception:
-            self._batches = None
-            self._failed("a timer's or TTT's batch")
+            self._failed("a unit of the work a tick or a TTT refresh left")
 
     def _failed(self, event: object) -> None:
         if self.strict:
             raise
         self.log(logging.ERROR, f"could not handle {_what(event)}:\n{traceback.format_exc().rstrip()}")
-
-    def _batched(self, event: Tick | Ratings, size: int, pairs: int) -> Iterator[list[Effect]]:
-        if isinstance(event, Tick):
-            return self.core.tick_batches(size, pairs)
-        return self.core.ttt_batches(event.ratings, size)
 
     def _handed(self, event: Event) -> list[Effect]:
         core = self.core
@@ -335,6 +320,8 @@ class Runner:
 
 
 def _what(event: object) -> str:
+    if isinstance(event, str):  # what failed, said in words
+        return event
     if isinstance(event, Answered):
         return f"the answer for game {event.request.game_id} position {event.request.index}"
     return repr(event)

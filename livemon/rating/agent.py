@@ -347,34 +347,41 @@ class CPosterior:
     above any human (E(10) almost always plays the best move), so the upper
     bound only matters when there is little evidence.
 
-    Grid: starts coarse on the whole prior range (δ_c = 0.1). The running
-    log-likelihood on the current grid is kept; the decisions added or removed
-    since it was last read wait and go in together when the posterior is next
-    read (one vectorised evaluation for a burst's moves; one move alone costs
-    one evaluation on ~100–250 grid points, ~10 µs). :meth:`summary`
-    checks the grid and re-grids — narrows the range to where the posterior
-    has mass (log density within ``_SPAN`` of its peak) and sets δ_c ≈ sd/12,
-    recomputing the log-likelihood from the stored decisions — only when the
-    posterior has concentrated (sd halved since the grid was made), when mass
-    reaches an inner edge of the window, or when the grid has become wasteful.
-    Since sd ∝ 1/√n, concentration re-grids happen at n, 4n, 16n, …, so the
-    O(n·G) recomputation costs O(G) amortised per move: add()+summary() is
-    O(G) per move on average, G ≈ 100–250 grid points (measured ≈ 35 µs per
-    add()+summary() on 5000 simulated moves; summary() is cached between adds).
+    Grid: the nodes of a lattice on the prior range, its level k's step δ_k = δ_0 / 2^k
+    (δ_0 ≈ 0.1: §IV.A's coarse grid, dividing the range evenly), so a node is
+    the same number whatever grid holds it. The running log-likelihood on the
+    current grid is kept; the decisions added or removed since it was last read
+    wait and go in together when the posterior is next read (one vectorised
+    evaluation for a burst's moves; one move alone costs one evaluation on
+    ~100–300 grid points, ~10 µs). :meth:`summary` reads the posterior on
+    the grid its decisions call for, a function of the decisions alone: the
+    level whose step is the largest at most sd/8, the nodes where the log
+    density is within ``_SPAN`` of its peak plus one, widened to whole blocks of
+    ``_BLOCK`` nodes. When that differs from the current grid, the
+    log-likelihood is made again from the decisions on it (and the grid checked
+    again), so whatever order the decisions came in, and whatever grids they
+    passed through, the posterior is read on the same grid: its figures are the
+    same to the last few bits of a sum (a live posterior and one rebuilt in game
+    order agree on the wire). Since sd ∝ 1/√n, the level moves at n, 4n, 16n,
+    …, and the window by a block only once the mass has moved ~1–2 sd, so the
+    O(n·G) recomputation costs O(G) amortised per move, G ≈ 100–300 grid points.
     Agreement with :func:`dense_posterior_summary`: ~1e-4 or better on mean,
-    sd and cr95 (the quadrature is O(δ_c^4)).
+    sd and cr95 (the quadrature is O(δ^4)).
 
     :meth:`remove` subtracts a decision's log-likelihood (roll-back of a
     corrected game); the log posterior is a sum, so this is exact up to
     rounding, and every re-grid recomputes from the stored decisions anyway.
     """
 
-    _DELTA0 = 0.1  # coarse starting step (§IV.A)
-    _PER_SD = 12.0  # target grid points per posterior sd
-    _MIN_PER_SD = 6.0  # re-grid when fewer points per sd than this (sd has halved)
-    _MAX_PER_SD = 100.0  # re-grid when more (grid wasteful: sd has grown a lot)
-    _SPAN = 25.0  # window keeps log density >= peak - 25 (mass outside < ~1e-10)
-    _EDGE = 18.0  # an inner window edge must stay below peak - 18
+    _DELTA0 = 0.1  # the coarsest step (§IV.A), made to divide the prior range evenly
+    _PER_SD = 8.0  # at least this many grid points per posterior sd (the level's step is > sd/16)
+    _SPAN = 25.0  # the window keeps log density >= peak - 25 (mass outside < ~1e-10)
+    _BLOCK = 16  # the window's ends are multiples of this many nodes (it moves only once the mass has moved)
+    _ROOM = 2  # a new grid holds this many blocks beyond the window each side
+    _MIN_POINTS = 9
+    _ZOOM = 3  # levels one read may go finer by (the next read, on the finer grid, may go on)
+    _MAX_LEVEL = 30  # a step of ~1e-10 on the default range
+    _MAX_GRIDS = 12  # grids tried by one read (a fixed point comes in 2-3)
 
     def __init__(self, c_min: float = 0.0, c_max: float = 10.0,
                  source: Callable[[], Iterable[Decision]] | None = None) -> None:
@@ -389,15 +396,24 @@ class CPosterior:
         self._pending: list[tuple[Decision, int]] = []  # added (+1) or removed (-1) since the grid's sum
         self._n = 0
         self._summary: CSummary | None = None
-        self._set_grid(self.c_min, self.c_max, self._DELTA0)
+        self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
+        """Cells of the coarsest level on the prior range (level k has ``_cells << k``)."""
+        self._set_grid(0, 0, self._cells)
 
     # -- grid -----------------------------------------------------------
-    def _set_grid(self, lo: float, hi: float, delta: float) -> None:
-        """Make a uniform grid on [lo, hi] with step <= delta and recompute the log-likelihood."""
-        points = max(int(math.ceil((hi - lo) / delta - 1e-9)), 8) + 1
-        self._c = np.linspace(lo, hi, points)
-        kept = self._counts if self._source is None else list(self._source())
-        self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(points)
+    def _set_grid(self, level: int, first: int, last: int) -> None:
+        """Make the grid of nodes ``first``..``last`` of lattice level ``level`` and recompute the log-likelihood."""
+        self._grid_key = (level, first, last)
+        self._window = (first, last)
+        """The nodes the posterior is read on (:meth:`summary`): the grid held may be wider, by up to ``_ROOM``
+        blocks a side, so the window moves within it as the mass moves, with no new grid."""
+        step = (self.c_max - self.c_min) / (self._cells << level)
+        self._c = self.c_min + np.arange(first, last + 1) * step
+        if not self._n:  # nothing multiplied in: a caller's source may already hold the decision being added
+            kept: dict[Decision, int] | list[Decision] = {}
+        else:
+            kept = self._counts if self._source is None else list(self._source())
+        self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(self._c.size)
         self._pending.clear()  # every decision kept is in the sum made from them
 
     def _take_pending(self) -> None:
@@ -428,48 +444,31 @@ class CPosterior:
         view.flags.writeable = False
         return view
 
-    def _grid_ok(self, sd: float) -> bool:
-        c, ll = self._c, self._ll
-        h = c[1] - c[0]
-        rel = ll - ll.max()
-        eps = 1e-9 * (self.c_max - self.c_min)
-        if c[0] > self.c_min + eps and rel[0] > -self._EDGE:
-            return False
-        if c[-1] < self.c_max - eps and rel[-1] > -self._EDGE:
-            return False
-        if h > min(self._DELTA0, sd / self._MIN_PER_SD) * (1 + 1e-9):
-            return False
-        inside = np.count_nonzero(rel > -self._SPAN)
-        if h < sd / self._MAX_PER_SD or inside < c.size / 4:
-            return False
-        return True
-
-    def _regrid(self) -> None:
-        """Narrow/widen and refine the grid until it passes :meth:`_grid_ok`."""
-        for _ in range(12):
-            summ, sd = _summary_on_grid(self._c, self._ll, self._n)
-            if self._grid_ok(sd):
-                self._summary = summ
-                return
-            c, ll = self._c, self._ll
-            rel = ll - ll.max()
-            eps = 1e-9 * (self.c_max - self.c_min)
-            inner_lo = c[0] > self.c_min + eps and rel[0] > -self._EDGE
-            inner_hi = c[-1] < self.c_max - eps and rel[-1] > -self._EDGE
-            if inner_lo or inner_hi:
-                # mass reached an inner edge: start again from the coarse full range
-                self._set_grid(self.c_min, self.c_max, self._DELTA0)
-                continue
-            idx = np.nonzero(rel > -self._SPAN)[0]  # contiguous: log-likelihood is concave in c
-            h = c[1] - c[0]
-            lo = max(self.c_min, c[idx[0]] - h)
-            hi = min(self.c_max, c[idx[-1]] + h)
-            if idx.size >= 10:
-                delta = min(self._DELTA0, sd / self._PER_SD)
-            else:  # too few points to trust sd: zoom in by a fixed factor
-                delta = min(self._DELTA0, (hi - lo) / 64.0)
-            self._set_grid(lo, hi, delta)
-        self._summary = _summary_on_grid(self._c, self._ll, self._n)[0]  # pragma: no cover
+    def _wanted(self, sd: float) -> tuple[int, int, int]:
+        """The window (level, first node, last node) the posterior calls for, read on the grid held: the level
+        whose step is the largest at most sd / ``_PER_SD``; the nodes within ``_SPAN`` of the peak and one more
+        each side, to whole blocks (the grid doubled towards an inner end the mass reaches)."""
+        level, first, last = self._grid_key
+        rel = self._ll - self._ll.max()
+        inside = np.flatnonzero(rel > -self._SPAN)  # contiguous: the log-likelihood is concave in c
+        lo, hi = first + int(inside[0]) - 1, first + int(inside[-1]) + 1
+        if inside[0] == 0 and first > 0:  # the mass reaches an inner end: look further that way
+            lo = first - (last - first)
+        if inside[-1] == last - first and last < self._cells << level:
+            hi = last + (last - first)
+        want = 0  # at most _ZOOM levels finer than the grid read (an sd read on too few nodes is not trusted)
+        limit = min(level + self._ZOOM, self._MAX_LEVEL)
+        while want < limit and (self.c_max - self.c_min) / (self._cells << want) > sd / self._PER_SD:
+            want += 1
+        if want >= level:
+            lo, hi = lo << (want - level), hi << (want - level)
+        else:
+            lo, hi = lo >> (level - want), -((-hi) >> (level - want))
+        block, top = self._BLOCK, self._cells << want
+        lo, hi = max(lo // block * block, 0), min(-(-hi // block) * block, top)
+        if hi - lo < self._MIN_POINTS - 1:
+            lo, hi = max(min(lo, top - self._MIN_POINTS + 1), 0), min(max(hi, self._MIN_POINTS - 1), top)
+        return want, lo, hi
 
     # -- public ---------------------------------------------------------
     @property
@@ -498,7 +497,7 @@ class CPosterior:
         self._n -= 1
         self._summary = None
         if self._n == 0:
-            self._set_grid(self.c_min, self.c_max, self._DELTA0)
+            self._set_grid(0, 0, self._cells)
             return
         self._pending.append((decision, -1))
 
@@ -517,11 +516,20 @@ class CPosterior:
             return None
         if self._summary is None:
             self._take_pending()
-            summ, sd = _summary_on_grid(self._c, self._ll, self._n)
-            if self._grid_ok(sd):
-                self._summary = summ
-            else:
-                self._regrid()
+            for _ in range(self._MAX_GRIDS):
+                level, first, last = self._grid_key
+                a, b = self._window[0] - first, self._window[1] - first + 1
+                summary, sd = _summary_on_grid(self._c[a:b], self._ll[a:b], self._n)
+                want, lo, hi = self._wanted(sd)
+                if (lo, hi) == self._window and want == level:
+                    break
+                if want != level or lo < first or hi > last:  # beyond the grid held: a new one, with room
+                    room = self._ROOM * self._BLOCK
+                    self._set_grid(want, max(lo - room, 0), min(hi + room, self._cells << want))
+                self._window = (lo, hi)
+            else:  # pragma: no cover - a fixed point comes in 2-3 reads
+                summary = _summary_on_grid(self._c, self._ll, self._n)[0]
+            self._summary = summary
         return self._summary
 
     def to_dict(self) -> dict[str, Any]:
@@ -540,5 +548,5 @@ class CPosterior:
             dec = Decision.from_dict(item)
             post._counts[dec] = post._counts.get(dec, 0) + int(item.get("count", 1))
         post._n = sum(post._counts.values())
-        post._set_grid(post.c_min, post.c_max, cls._DELTA0)
+        post._set_grid(0, 0, post._cells)
         return post

@@ -356,7 +356,8 @@ export function evalBar(el, cp, horizontal = false, mate = null, mated = false) 
 const SVG = "http://www.w3.org/2000/svg";
 const CLASS_COLOR = { inaccuracy: "#56b4e9", mistake: "#e69f00", blunder: "#df5353" };
 /** White's win% after each ply as an area chart (White's share from the bottom, as the eval bar) in the <svg> ``el`` (viewBox W × H), the classified moves as
- *  dots, ``marker`` (a ply) as a vertical line; plies without an evaluation leave a gap. */
+ *  dots, ``marker`` (a ply) as a vertical line; plies without an evaluation leave a gap. The axes are guides, not
+ *  text (the chart is stretched to its panel): 50% dashed, 25% and 75% faint, a faint line every ten moves. */
 export function winChart(el, wins, classes, opts = {}) {
   const W = opts.width || el.clientWidth || 600, H = opts.height || el.clientHeight || 120, n = Math.max(wins.length - 1, opts.minPlies || 60);
   const x = (i) => (i / n) * W, y = (w) => H - (w / 100) * H;
@@ -380,8 +381,11 @@ export function winChart(el, wins, classes, opts = {}) {
   const mark = present(opts.marker) ? `<line class="marker" x1="${x(opts.marker)}" x2="${x(opts.marker)}" y1="0" y2="${H}"/>` : "";
   el.setAttribute("viewBox", `0 0 ${W} ${H}`);
   el.setAttribute("preserveAspectRatio", "none");
-  el.innerHTML = `<rect class="bg" x="0" y="0" width="${W}" height="${H}"/><line class="mid" x1="0" x2="${W}" y1="${H / 2}" y2="${H / 2}"/>` +
+  const grid = [25, 75].map((w) => `<line class="grid" x1="0" x2="${W}" y1="${y(w)}" y2="${y(w)}"/>`);
+  for (let ply = 20; ply < n; ply += 20) grid.push(`<line class="grid" x1="${x(ply).toFixed(1)}" x2="${x(ply).toFixed(1)}" y1="0" y2="${H}"/>`);
+  el.innerHTML = `<rect class="bg" x="0" y="0" width="${W}" height="${H}"/>${grid.join("")}<line class="mid" x1="0" x2="${W}" y1="${H / 2}" y2="${H / 2}"/>` +
     parts.join("") + mark + dots;
+  el.dataset.guides = String(grid.length);
   el.dataset.points = String(wins.filter((w) => w !== null).length);
   el.dataset.last = wins.length && wins[wins.length - 1] !== null ? wins[wins.length - 1].toFixed(1) : "";
 }

@@ -1,0 +1,56 @@
+"""The store's row codec: a game's tags, a move or an alert as the JSON text a row keeps, and back."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import replace
+from typing import TypeVar
+
+from livemon.live.fields import sane_eval
+from livemon.live.messages import Alert, GameInfo, MoveEvent
+
+Row = TypeVar("Row", GameInfo, MoveEvent, Alert)
+
+_ROW_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _row_fields(cls: type) -> tuple[str, ...]:
+    names = _ROW_FIELDS.get(cls)
+    if names is None:
+        names = _ROW_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def row_of(value: GameInfo | MoveEvent | Alert) -> str:
+    """The JSON text a game's tags, a move or an alert is kept as (``games.info``, ``moves.event``,
+    ``alerts.alert``): its fields and its ``kind``.
+
+    >>> m = MoveEvent("g1", 1, "e2e4", "e4", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", clock=61.0)
+    >>> value_of(MoveEvent, row_of(m)) == m, json.loads(row_of(m))["kind"]
+    (True, 'move')
+    """
+    d = {name: getattr(value, name) for name in _row_fields(type(value))}
+    d["kind"] = value.kind
+    return json.dumps(d, separators=(",", ":"))
+
+
+def value_of(cls: type[Row], text: str | bytes) -> Row:
+    """The value of a row written by :func:`row_of` (keys it does not know, from another version, ignored)."""
+    names = set(_row_fields(cls))
+    return cls(**{k: v for k, v in json.loads(text).items() if k in names})
+
+
+def stored_move(move: MoveEvent) -> MoveEvent:
+    """A stored move as the models may use it: an ``eval_cp`` written before the feeds clamped it
+    (10000 for a mate, 2**63, NaN) is clamped to ±3900 or dropped, so the reader never breaks.
+
+    >>> m = MoveEvent("g1", 1, "e2e4", "e4", "8/8/8/8/8/8/8/8 w - - 0 1", eval_cp=10000)
+    >>> stored_move(m).eval_cp
+    3900
+    """
+    clean, start = sane_eval(move.eval_cp), sane_eval(move.start_eval_cp)
+    if clean == move.eval_cp and type(clean) is type(move.eval_cp) and start == move.start_eval_cp \
+            and type(start) is type(move.start_eval_cp):
+        return move
+    return replace(move, eval_cp=clean, start_eval_cp=start)
