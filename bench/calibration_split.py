@@ -46,6 +46,10 @@ faster time control. Players under 1800 with 3+ games in the file, lowest rated 
 games (then those with 2 games), until the engine time runs out; their export is
 ``bench/data/calibration_rapid_d12.jsonl.gz`` (part ``rapid``), read only by ``bench/screening_honest.py``.
 
+A fifth plan (``plan-open``) adds an open: the Primavera Cattolica Open 2022 (a 9-round open, 1698-2606, most
+players 2000-2200: the band whose estimates run high), whole player-events of its players, lowest rated first,
+each with all their games; fit data (``part`` unchanged), measured leave-one-event-out like the other added events.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -55,6 +59,7 @@ Usage::
     python bench/calibration_split.py plan-extra OUTDIR --skip bench/data/calibration_d12.jsonl.gz
     python bench/calibration_split.py plan-elite OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-rapid OUTDIR
+    python bench/calibration_split.py plan-open OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
 """
 
 from __future__ import annotations
@@ -242,6 +247,26 @@ def select_rapid(games: list, skip: set[tuple[str, int]]) -> list:
     return order
 
 
+OPEN_EVENT = "Primavera Cattolica Open"
+
+
+def select_open(games: list, skip: set[tuple[str, int]]) -> list:
+    """The open's games, whole player-events of its rated players, lowest rated first."""
+    usable = [g for g in games if g[3].get("Event") == OPEN_EVENT and part(OPEN_EVENT, g[0]) == "fit" and g[4] >= 20
+              and (g[0], g[1]) not in skip]
+    rating: dict[str, int] = {}
+    for g in usable:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None:
+                rating[_key(g[3], c)] = r
+    order: list = []
+    for k in sorted(rating, key=lambda k: (rating[k], k)):
+        order += sorted((g for g in usable if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order),
+                        key=lambda g: _round(g[3]))
+    return order
+
+
 def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     import gzip
     import json
@@ -256,7 +281,8 @@ def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
 
 def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra") -> None:
     skip = _skipped(skip_exports)
-    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid}[which](read_all(), skip)
+    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid,
+             "plan-open": select_open}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
     name = "rapid" if which == "plan-rapid" else "fit"
     for n, i in enumerate(range(0, len(games), 5)):
@@ -265,7 +291,7 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid"):
+    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-open"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
                    if "--skip" in sys.argv else [], sys.argv[1])
     else:

@@ -220,6 +220,10 @@ def field_of(sides: Sequence[Side]) -> dict[str, dict[str, float]]:
     return out
 
 
+JOINT_LEVEL = True
+"""Whether the joint reading's noise by level is fitted on its own out-of-fold errors (``joint_level`` of
+:func:`~livemon.rating.quality.fit_quality_model`; else it borrows the single side's; ``bench/quality_alternatives.py``)."""
+
 LEVEL_BIAS = False
 """Whether the shipped fit takes the out-of-fold errors' trend by level off the point (``level_bias`` of
 :func:`~livemon.rating.quality.fit_quality_model`; measured leave one event out in ``docs/calibration.md``)."""
@@ -229,7 +233,7 @@ def fit(sides: Sequence[Side], use: Sequence[str] = FEATURES, ridge: float = 0.5
         by_event: int = 0, level_bias: bool | None = None) -> QualityModel:
     """The model on these sides, with the results' noise and correlation measured on their player-events."""
     model = fit_quality_model(samples(sides), PROFILE, use, ridge, BOOK_MOVES, EVAL_BOUND, fitted_on, by_event,
-                              level_bias=LEVEL_BIAS if level_bias is None else level_bias)
+                              level_bias=LEVEL_BIAS if level_bias is None else level_bias, joint_level=JOINT_LEVEL)
     # results performance around the rating: sd² = b/k, b the mean of k·error² over player-events of 5+ games
     # (shorter ones are the Olympiad's and the leagues': few, and not what a results performance is quoted for);
     # and the correlation of its error with the moves estimate's
@@ -387,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{j.sigma_move:.0f}, the opponent's moves {j.sigma_move_opponent:.0f}; per Elo of the opponent's "
               f"rating {j.opponent_elo:+.3f}; the games' parts scaled by {j.scale:.3f} (its single games' "
               "intervals cover 95% out of fold)")
+        print("  its noise scale by level (games' parts / persistent part): " + ", ".join(
+            f"{r}: {model.noise_scale(r, joint=True):.2f}/{model.noise_scale(r, True, True):.2f}"
+            for r in (1500, 1800, 2000, 2200, 2500, 2800)))
     if model.level_bias != (0.0, 0.0, 0.0):
         print("the out-of-fold errors' trend by level taken off: " + ", ".join(
             f"{r}: {model.bias_at(r):+.0f}" for r in (1500, 1800, 2000, 2200, 2500, 2800)))

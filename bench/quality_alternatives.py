@@ -1,17 +1,23 @@
-"""The headline estimate beside its alternatives, leave one event out: the joint reading's game noise unscaled
-(``quality_s1``) and scaled (``quality``, shipped), the out-of-fold errors' trend by level taken off
-(``quality_lb``), and the event's shift taken off (``quality_es``).
+"""The headline estimate beside its alternatives, on events the fit never saw, per event.
 
-Each event in turn is left out and the model refitted on the others (``fit_quality_model(level_bias=True)``, the
-variants read off the one fit); the held-back events of ``bench/calibration_split.py`` by the fit on the fit events.
-The units are ``bench/validity.py``'s (``bench/fit_quality.py``: per game, per player-event of 5+ and 7+ games).
-The event's shift: minus the mean error of the event's other rated units (of the same section), shrunk by
-k/(k + λ), λ the within-event over the between-event variance of the errors of the other fit events (the event
-itself and the held-back events never enter it; the held-back section has no fit event to measure it on, so there
-it is ``quality``). Figures as ``bench/validity.py``'s, every event's MAE and bias
-under ``events``.
+Every fit event in turn is left out and the model refitted on the other **fit** events (the held-back events of
+``bench/calibration_split.py`` never enter a fit); the held-back events are estimated by the fit on every fit event.
+The units are ``bench/validity.py``'s (``bench/fit_quality.py``: per game, per player-event of 5+ and 7+ games),
+every event's MAE and bias under ``events``. From each fold's one fit (``fit_quality_model(level_bias=True)``, the
+shipped ``joint_level``):
 
-Usage (a busy machine: split the events over processes, then merge)::
+* ``quality`` — shipped: the joint reading's noise by level fitted on its own out-of-fold errors;
+* ``quality_sl`` — the joint reading with the single side's noise by level, its ``scale`` refitted;
+* ``quality_un`` — the noise read at the estimate itself instead of the rating expected given it, ``scale`` refitted;
+* ``quality_lb`` — the out-of-fold errors' trend by level taken off the point (``level_bias``);
+* ``quality_es`` — the event's shift taken off: minus the mean error of the event's other rated units, shrunk by
+  k/(k + λ), λ the within-event over the between-event variance of the errors of the other left-out fit events;
+* ``field_moves`` — the moves with the event's other players' ratings as the prior (``field_estimate`` without
+  results): what a prior toward the field does to the headline;
+* ``mean`` — the training players' mean rating.
+
+Each variant's ``scale`` is fitted on the fold's own out-of-fold scores (the fit's ``_joint_scale`` called once more
+on the variant). Usage (a busy machine: split the folds over processes, then merge)::
 
     python bench/quality_alternatives.py --out DIR [--part I/N]   # I = 0..N-1; the last part also fits the held back
     python bench/quality_alternatives.py --out DIR --merge N > alternatives.json
@@ -37,12 +43,30 @@ import fit_quality as fq  # noqa: E402
 import validity  # noqa: E402
 from calibration_data import PROFILE  # noqa: E402
 
-from livemon.rating.quality import FEATURES, QualityModel, fit_quality_model  # noqa: E402
+from livemon.rating import quality as q  # noqa: E402
+from livemon.rating.quality import FEATURES, QualityModel, field_estimate, fit_field_rho, fit_quality_model  # noqa: E402
 
 SECTIONS = (("per game", "game", 1), ("per player-event, >= 5 games", "event", 5),
             ("per player-event, >= 7 games", "event", 7))
-NAMES = ["quality_s1", "quality", "quality_lb", "quality_es", "mean"]
+NAMES = ["quality", "quality_sl", "quality_un", "quality_lb", "quality_es", "field_moves", "mean"]
 Rows = dict[str, list[tuple[fq.Unit, dict[str, Any]]]]
+
+_scales: dict[str, float] = {}
+_joint_scale = q._joint_scale
+
+
+def _with_variants(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float = 0.95) -> float:
+    """The fit's own scale, and beside it each variant's, on the same out-of-fold scores."""
+    j = model.joint
+    assert j is not None
+    _scales["quality_sl"] = _joint_scale(dataclasses.replace(model, joint=dataclasses.replace(j, noise_level=None)),
+                                         samples, pairs, scores, target)
+    _scales["quality_un"] = _joint_scale(dataclasses.replace(model, ratings=(model.ratings[0], 0.0)),
+                                         samples, pairs, scores, target)
+    return _joint_scale(model, samples, pairs, scores, target)
+
+
+q._joint_scale = _with_variants  # type: ignore[assignment]
 
 
 def _estimate(model: QualityModel, u: fq.Unit) -> validity.Estimate:
@@ -55,25 +79,38 @@ def _estimate(model: QualityModel, u: fq.Unit) -> validity.Estimate:
     return (e.elo, e.cr95)
 
 
-def run(plan: Sequence[tuple[str, Sequence[fq.Side], Sequence[fq.Side]]]) -> tuple[Rows, dict[str, Any]]:
+def run(plan: Sequence[tuple[str, Sequence[fq.Side], Sequence[fq.Side]]],
+        fields: dict[str, dict[str, float]]) -> tuple[Rows, dict[str, Any]]:
     rows: Rows = {t: [] for t, _, _ in SECTIONS}
     fits: dict[str, Any] = {}
     t0 = time.perf_counter()
     for key, train, test in plan:
         m = fit_quality_model(fq.samples(train), PROFILE, FEATURES, 0.5, fq.BOOK_MOVES, fq.EVAL_BOUND, "", 0,
-                              level_bias=True)
+                              level_bias=True, joint_level=fq.JOINT_LEVEL)
         assert m.joint is not None
-        fits[key] = {"scale": m.joint.scale, "level_bias": list(m.level_bias)}
         base = dataclasses.replace(m, level_bias=(0.0, 0.0, 0.0))
-        variants = {"quality_s1": dataclasses.replace(base, joint=dataclasses.replace(m.joint, scale=1.0)),
-                    "quality": base, "quality_lb": m}
+        variants = {"quality": base, "quality_lb": m,
+                    "quality_sl": dataclasses.replace(base, joint=dataclasses.replace(
+                        m.joint, noise_level=None, scale=_scales["quality_sl"])),
+                    "quality_un": dataclasses.replace(base, ratings=(m.ratings[0], 0.0), joint=dataclasses.replace(
+                        m.joint, scale=_scales["quality_un"]))}
+        rho, fscale = fit_field_rho(fq.field_rows(base, train))
+        in_field = dataclasses.replace(base, field_rho=rho, field_scale=fscale)
+        fits[key] = {"scale": m.joint.scale, "noise_level": list(m.joint.noise_level or ()),
+                     "level_bias": list(m.level_bias), **{f"scale_{k}": v for k, v in _scales.items()}}
         mean = float(np.mean([s.elo for s in train if s.elo is not None]))
         for title, per, mg in SECTIONS:
             for u in fq.units(test, per, mg):
-                if u.elo is not None:
-                    rows[title].append((fq.Unit(u.event, u.player, u.elo, []),
-                                        {**{k: _estimate(v, u) for k, v in variants.items()}, "mean": (mean, None)}))
-        print(f"  {key}: scale {m.joint.scale:.3f}, level bias {[round(x) for x in m.level_bias]} "
+                if u.elo is None:
+                    continue
+                e = {k: _estimate(v, u) for k, v in variants.items()}
+                st = u.stats()
+                others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
+                if st.positions >= 5:
+                    f = field_estimate(in_field, in_field.estimate(st), st, others)
+                    e["field_moves"] = None if f.elo is None or f.cr95 is None else (f.elo, f.cr95)
+                rows[title].append((fq.Unit(u.event, u.player, u.elo, []), {**e, "mean": (mean, None)}))
+        print(f"  {key}: scale {m.joint.scale:.3f} (single side's noise by level {_scales['quality_sl']:.3f}), "
               f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     return rows, fits
 
@@ -95,7 +132,7 @@ def with_event_shift(rows: Rows, fit_events: set[str]) -> Rows:
                     means.append(float(d.mean()))
                     within.append(float(d.var(ddof=1)))
                     sizes.append(len(v))
-            if len(means) < 2:  # no other fit event among these rows (the held-back section): no shift
+            if len(means) < 2:
                 return float("inf")
             w = float(np.mean(within))
             between = max(float(np.var(means, ddof=1)) - float(np.mean([w / n for n in sizes])), 1.0)
@@ -148,14 +185,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     i, n = (int(x) for x in args.part.split("/"))
     sides = fq.all_sides()
+    fields = fq.field_of(sides)
+    fit_sides = [s for s in sides if s.part == "fit"]
     by_event: dict[str, list[fq.Side]] = defaultdict(list)
-    for s in sides:
+    for s in fit_sides:
         by_event[s.event].append(s)
     events = [ev for k, ev in enumerate(sorted(by_event, key=lambda e: (-len(by_event[e]), e))) if k % n == i]
-    out: dict[str, Any] = {"fit_events": sorted({s.event for s in sides if s.part == "fit"}),
-                           "loeo": run([(ev, [s for s in sides if s.event != ev], by_event[ev]) for ev in events])}
+    out: dict[str, Any] = {"fit_events": sorted(by_event),
+                           "loeo": run([(ev, [s for s in fit_sides if s.event != ev], by_event[ev]) for ev in events],
+                                       fields)}
     if i == n - 1:
-        out["held"] = run([("held back", [s for s in sides if s.part == "fit"], [s for s in sides if s.part == "test"])])
+        out["held"] = run([("held back", fit_sides, [s for s in sides if s.part == "test"])], fields)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"part{i}.pkl").write_bytes(pickle.dumps(out))
     return 0

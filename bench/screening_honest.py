@@ -26,11 +26,14 @@ player, juniors by the event's name), moved by the event's **field lag** (:func:
 event's other finished games say of how far its likely K = 40 players stand above their tags), the
 player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
 screener watching the event sees them, not only the analysed sample),
-c = a + b·strength with the players' own scatter tau, and z of the top-move matches against that
-strength with the total variance (:func:`widened_z`). (a, b, tau) are fitted on the fit events so
-that the honest players' z's have mean 0, no trend with strength, variance 1 (player-events of 20+
-positions). Three readings side by side: the calibration's screening map (tags as read, z / z_scale); the
-strength model without the field lag, results of the analysed games only; the shipped one.
+c = a + b·strength + g·(opponents − strength) (opponents: the mean rating of the player's opponents in the
+event's finished games) with the players' own scatter tau, and z of the top-move matches against that
+strength with the total variance (:func:`widened_z`, through ∂c/∂strength = b − g). (a, b, tau, g) are fitted
+on the fit events so that the honest players' z's have mean 0, no trend with strength nor with the opponents'
+gap, variance 1 (player-events of 20+ positions). The field lag's prior sd is fitted on the fit events' finished
+games alone (:func:`fit_field_lag_sd`, reported beside the shipped ``FIELD_LAG_SD``). Three readings side by
+side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
+field lag's prior sd 150 and no opponents term; the shipped one; and each of the two changes alone.
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -73,6 +76,7 @@ sys.path.insert(0, str(REPO))
 from livemon.rating.agent import K, Decision  # noqa: E402
 from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
+    FIELD_LAG_SD,
     PoissonBinomial,
     expected_by_chance,
     field_game,
@@ -170,13 +174,15 @@ class Packed:
         return (np.bincount(self.owner, self.matched, f), np.bincount(self.owner, p, f),
                 np.bincount(self.owner, p * (1 - p), f), np.bincount(self.owner, p * a_mean, f))
 
-    def exact_z(self, c: np.ndarray) -> np.ndarray:
-        """Per player-event: the exact tail of the matches as a z (what the screener reads)."""
+    def exact_z(self, c: np.ndarray, only: np.ndarray | None = None) -> np.ndarray:
+        """Per player-event: the exact tail of the matches as a z (what the screener reads); with ``only`` (a mask
+        of player-events), those alone (0 for the rest)."""
         p = self.p0(c)
         out = np.zeros(self.n)
-        for i in range(self.n):
-            mine = self.owner == i
-            if not mine.any():
+        bounds = np.searchsorted(self.owner, np.arange(self.n + 1))  # rows are in player-event order
+        for i in range(self.n) if only is None else np.flatnonzero(only):
+            mine = slice(bounds[i], bounds[i + 1])
+            if bounds[i] == bounds[i + 1]:
                 continue
             pb = PoissonBinomial(p[mine])
             z = tail_z(pb.upper_tail(int(self.matched[mine].sum())))
@@ -255,7 +261,37 @@ def with_event_results(units: list[PlayerEvent], games: dict[str, list[EventGame
     return out
 
 
-def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> np.ndarray:
+def field_evidence(games: dict[str, list[EventGame]]) -> dict[str, list]:
+    """Each event's finished games as field-lag evidence (:func:`~livemon.rating.screening.field_game`)."""
+    out: dict[str, list] = {}
+    for event, gs in games.items():
+        junior = junior_event(event)
+        out[event] = [f for g in gs if (f := field_game(g.white_today, g.black_today, g.points, junior)) is not None]
+    return out
+
+
+def fit_field_lag_sd(games: dict[str, list[EventGame]], events: set[str]) -> tuple[float, dict[float, float]]:
+    """The prior sd of the field lag that makes the ``events``' finished games likeliest, each event's lag
+    integrated out on a grid (type-II maximum likelihood; results only, no move): (the sd, log-likelihood by sd)."""
+    grid = np.arange(-2000.0, 2500.0, 5.0)
+    lls = []
+    for event, ev in field_evidence(games).items():
+        if event not in events or not ev:
+            continue
+        d, diff, pts = (np.array([f[i] for f in ev]) for i in range(3))
+        e = 1.0 / (1.0 + 10.0 ** ((diff[None, :] - d[None, :] * grid[:, None]) / 400.0))
+        lls.append((pts * np.log(e) + (1.0 - pts) * np.log(1.0 - e)).sum(axis=1))
+
+    def marginal(sd: float) -> float:
+        prior = -0.5 * (grid / sd) ** 2 - math.log(sd)
+        return float(sum(np.logaddexp.reduce(ll + prior) for ll in lls))
+
+    table = {sd: marginal(sd) for sd in (50.0, 100.0, 150.0, 200.0, 250.0, 300.0, 350.0, 400.0, 450.0, 500.0, 600.0)}
+    best = scipy.optimize.minimize_scalar(lambda x: -marginal(x), bounds=(25.0, 1000.0), method="bounded")
+    return float(best.x), table
+
+
+def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: float = FIELD_LAG_SD) -> np.ndarray:
     """Each player-event's field lag and its sd (:func:`~livemon.rating.screening.field_lag_without`; rows), as
     the screener reads them: what the event's finished games say of how far its likely K = 40 players stand
     above their tags, the player's own games left out; (0, 0) for a tag that is no likely K = 40 one."""
@@ -271,11 +307,11 @@ def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]]) -> n
             evidence.append(f)
             own[(event, g.white)].append(f)
             own[(event, g.black)].append((-f[0], -f[1], 1.0 - f[2]))
-        per_event[event] = field_lag(evidence)
+        per_event[event] = field_lag(evidence, sd=sd)
     out = []
     for u in units:
         k40 = tag_prior(u.tag, junior=junior_event(u.event)).k40
-        lag = (field_lag_without(*per_event[u.event], own[(u.event, u.player)]) if u.event in per_event and k40 > 0.0
+        lag = (field_lag_without(*per_event[u.event], own[(u.event, u.player)], sd) if u.event in per_event and k40 > 0.0
                else (0.0, 0.0))
         out.append(lag)
     return np.array(out).reshape(-1, 2)
@@ -297,25 +333,44 @@ def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]]
 
 
 def z_of(pk: Packed, a: float, b: float, tau: float, mean: np.ndarray, var: np.ndarray,
-         exact: bool = False) -> np.ndarray:
-    c = a + b * mean
+         exact: bool = False, g: float = 0.0, gap: np.ndarray | None = None, only: np.ndarray | None = None
+         ) -> np.ndarray:
+    """Each player-event's z at c = a + b·mean + g·gap (gap: the opponents' mean less the strength), widened by the
+    strength's variance through ∂c/∂strength = b − g and by tau."""
+    gap = np.zeros(pk.n) if gap is None else gap
+    c = a + b * mean + g * gap
     m, e, v, d = pk.sums(c)
-    widen = np.sqrt(v / (v + d * d * (b * b * var + tau * tau)))
-    base = pk.exact_z(c) if exact else (m - e) / np.sqrt(v)
+    widen = np.sqrt(v / (v + d * d * ((b - g) ** 2 * var + tau * tau)))
+    base = pk.exact_z(c, only) if exact else (m - e) / np.sqrt(v)
     return base * widen
 
 
-def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray,
-             start: tuple[float, float, float] = (-0.5, 0.00058, 0.05)) -> tuple[float, float, float]:
-    """(a, b, tau) giving the selected players' z's mean 0, no trend with strength and variance 1."""
+Line = tuple[float, float, float, float]
+"""(a, b, tau, g) of :class:`~livemon.rating.screening.ScreeningLine`."""
+
+
+def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray, gap: np.ndarray | None = None) -> Line:
+    """(a, b, tau, g) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with ``gap``
+    (the opponents' mean less the strength), no trend with the gap; g = 0 without it."""
     r0 = float(mean[sel].mean())
 
     def eqs(th: np.ndarray) -> list[float]:
-        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var)[sel]
-        return [float(z.mean()), float((z * (mean[sel] - r0) / 400.0).mean()), float(z.var() - 1.0)]
+        g = th[3] / 1000.0 if gap is not None else 0.0
+        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var, g=g, gap=gap)[sel]
+        out = [float(z.mean()), float((z * (mean[sel] - r0) / 400.0).mean()), float(z.var() - 1.0)]
+        if gap is not None:
+            out.append(float((z * gap[sel] / 400.0).mean()))
+        return out
 
-    th = scipy.optimize.fsolve(eqs, [start[0], start[1] * 1000.0, start[2]])
-    return float(th[0]), float(th[1] / 1000.0), abs(float(th[2]))
+    th = scipy.optimize.fsolve(eqs, [-0.5, 0.58, 0.05] + ([0.0] if gap is not None else []))
+    return float(th[0]), float(th[1] / 1000.0), abs(float(th[2])), float(th[3] / 1000.0) if gap is not None else 0.0
+
+
+def opponents_gap(units: list[PlayerEvent], results: list[list[tuple[float, float]]], mean: np.ndarray) -> np.ndarray:
+    """Each player-event's opponents' mean rating (today's scale, the event's finished games) less its strength;
+    0 without a rated opponent."""
+    opp = np.array([np.mean([o for o, _ in r]) if r else np.nan for r in results])
+    return np.where(np.isfinite(opp), opp - mean, 0.0)
 
 
 def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) -> dict[str, object]:
@@ -341,12 +396,14 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     return out
 
 
-def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, float]]:
+def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[int, float, float, float]]:
     """Simulated engine users: (tag, q, share alerted, share noticed) with the shipped line and strength model.
 
     Each takes the engine's best move with probability q, else moves as E(c) at their (settled) tag, over
-    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), and scores 6/9
-    against equals (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads them.
+    9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), against opponents
+    rated ``above`` points above the tag (0: equals; a winner paired up in a Swiss meets stronger ones), scoring
+    6/9 against them (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads
+    them.
     """
     from livemon.rating.agent import move_probabilities
     from livemon.rating.screening import position_expectation, widened_z
@@ -355,6 +412,7 @@ def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, fl
     rng = np.random.default_rng(seed)
     out = []
     for tag in (1600, 2000, 2400):
+        opp = float(tag) + above
         for q in (0.1, 0.2, 0.35):
             alerted = noticed = 0
             for _ in range(players):
@@ -363,19 +421,19 @@ def power(seed: int = 9, players: int = 120) -> list[tuple[int, float, float, fl
                 for _ in range(270):
                     k = int(rng.integers(2, 6))
                     v = tuple(np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1)))).round(2))
-                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag))))
+                    played = 0 if rng.random() < q else int(rng.choice(k, p=move_probabilities(v, line.c_for(tag, opp))))
                     decisions.append(Decision(v, played))
                 wins = 6 if q >= 0.2 else 5
-                mu, sd = results_strength(prior.mean, prior.sd, [(float(tag), 1.0)] * wins + [(float(tag), 0.0)] * (9 - wins))
-                es = [position_expectation(d, line.c_for(mu)) for d in decisions]
+                mu, sd = results_strength(prior.mean, prior.sd, [(opp, 1.0)] * wins + [(opp, 0.0)] * (9 - wins))
+                es = [position_expectation(d, line.c_for(mu, opp)) for d in decisions]
                 matches = sum(d.values[d.played] == max(d.values) for d in decisions)
                 z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matches))
                 var = sum(e.p0 * (1 - e.p0) for e in es)
                 dsum = sum(e.dp0 for e in es)
-                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.b, sd * sd, line.tau)
-                shift = dsum * (line.c_for(prior.mean) - line.c_for(mu))
+                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.slope, sd * sd, line.tau)
+                shift = dsum * (line.c_for(prior.mean, opp) - line.c_for(mu, opp))
                 z_tag = (matches - sum(e.p0 for e in es) - shift) / math.sqrt(
-                    var + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2))
+                    var + dsum * dsum * (line.slope ** 2 * prior.sd ** 2 + line.tau ** 2))
                 alerted += z >= ALERT_Z and z_tag >= ALERT_Z
                 noticed += z >= NOTICE_Z
             out.append((tag, q, alerted / players, noticed / players))
@@ -393,8 +451,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     if args.power:
-        for tag, q, alerted, noticed in power():
-            print(f"tag {tag}, engine's move with probability {q}: alerted {alerted:.0%}, noticed {noticed:.0%}")
+        for above in (0.0, 400.0):
+            for tag, q, alerted, noticed in power(above=above):
+                print(f"tag {tag}, opponents {above:+.0f}, engine's move with probability {q}: alerted {alerted:.0%}, "
+                      f"noticed {noticed:.0%}")
         return 0
     if args.cache is not None and args.cache.exists():
         units = [PlayerEvent(**u) for u in pickle.loads(args.cache.read_bytes())]
@@ -414,9 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     fit = part == "fit"
     games = event_games(args.games)
     every = with_event_results(units, games)
-    lags = field_lags(units, games)
-    variants = {"now": strengths(units), "new": strengths(units, every, lags)}
-    st = variants["new"]
+    fitted_sd, sd_table = fit_field_lag_sd(games, set(event[fit]))
 
     # before: the shipped map, tags as read, z / z_scale
     from livemon.rating.calibration import ProfileCalibration
@@ -428,41 +486,60 @@ def main(argv: list[str] | None = None) -> int:
     read = np.array([u.tag_read for u in units])
     z_before = z_of(pk, cal.a, cal.b, 0.0, read, np.zeros(pk.n), exact=True) / (cal.z_scale or 1.0)
 
-    # after: leave one fit event out; the held-back events (and the rapid ones) with the fit on every fit event
+    # the strength model: leave one fit event out; the held-back events (and the rapid ones) with the fit on every
+    # fit event
     trainable = n >= MIN_FIT_POSITIONS
     unseen = part != "fit"
 
-    def screened(st: Strengths) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float], dict]:
+    def screened(lag_sd: float, opponents: bool) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
+        lags = field_lags(units, games, lag_sd)
+        st = strengths(units, every, lags)
+        gap = opponents_gap(units, every, st.post_mean) if opponents else None
+        gap_tag = opponents_gap(units, every, st.prior_mean) if opponents else None
         z_after = np.full(pk.n, np.nan)
         z_tag = np.full(pk.n, np.nan)
         lines = {}
-        for ev in sorted(set(event[fit])):
-            line = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var)
-            lines[ev] = line
-            mine = event == ev
-            z_after[mine] = z_of(pk, *line, st.post_mean, st.post_var, exact=True)[mine]
-            z_tag[mine] = z_of(pk, *line, st.prior_mean, st.prior_var, exact=True)[mine]
-        whole = fit_line(pk, fit & trainable, st.post_mean, st.post_var)
-        z_after[unseen] = z_of(pk, *whole, st.post_mean, st.post_var, exact=True)[unseen]
-        z_tag[unseen] = z_of(pk, *whole, st.prior_mean, st.prior_var, exact=True)[unseen]
-        return z_after, z_tag, whole, lines
 
-    z_now, z_tag_now, _, _ = screened(variants["now"])
-    z_after, z_tag, shipped_line, lines = screened(st)
+        def score(line: Line, mine: np.ndarray) -> None:
+            a, b, tau, g = line
+            z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine)[mine]
+            z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine)[mine]
+
+        for ev in sorted(set(event[fit])):
+            lines[ev] = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var, gap)
+            score(lines[ev], event == ev)
+        whole = fit_line(pk, fit & trainable, st.post_mean, st.post_var, gap)
+        score(whole, unseen)
+        return z_after, z_tag, whole, lines, st, lags
+
+    readings = {"previous": (150.0, False), "field lag sd fitted only": (FIELD_LAG_SD, False),
+                "opponents term only": (150.0, True), "shipped": (FIELD_LAG_SD, True)}
+    results = {name: screened(*spec) for name, spec in readings.items()}
+    z_now, z_tag_now = results["previous"][:2]
+    z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
     alert_ok = z_tag >= ALERT_Z
     alert_ok_now = z_tag_now >= ALERT_Z
     test = part == "test"
 
+    def span(i: int) -> list[float]:
+        return [min(v[i] for v in lines.values()), max(v[i] for v in lines.values())]
+
     report: dict[str, object] = {"player_events": pk.n, "fit_events": len(set(event[fit])),
                                  "held_back": sorted(set(event[test])),
-                                 "line": {"a": shipped_line[0], "b": shipped_line[1], "tau": shipped_line[2]},
-                                 "loeo_lines": {"a": [min(v[0] for v in lines.values()), max(v[0] for v in lines.values())],
-                                                "b": [min(v[1] for v in lines.values()), max(v[1] for v in lines.values())],
-                                                "tau": [min(v[2] for v in lines.values()), max(v[2] for v in lines.values())]}}
+                                 "field_lag_sd": {"shipped": FIELD_LAG_SD, "fitted": fitted_sd,
+                                                  "log_likelihood": sd_table},
+                                 "line": dict(zip(("a", "b", "tau", "g"), shipped_line)),
+                                 "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g"))}}
     gs = groups(units, st, every)
     applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
     report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
                            for ev in sorted(set(event)) if np.abs(applied[event == ev]).max() >= 1.0}
+    report["alternatives"] = {
+        name: {where: {band: figures(z, sel_part & gs[band] & (n >= 20), z_t >= ALERT_Z)
+                       for band in ("all", "<1800", "1800-2200", "2200+")}
+               for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
+                                       ("rapid (never fitted)", part == "rapid"))}
+        for name, (z, z_t, *_) in results.items()}
     for min_n in (60, 20):
         for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
                                 ("rapid (never fitted)", part == "rapid")):
@@ -475,13 +552,13 @@ def main(argv: list[str] | None = None) -> int:
                     "after": figures(z_after, sel, alert_ok)}
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
-        a, b, tau = shipped_line
+        a, b, tau, g = shipped_line
         PARAMS.write_text(
             '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
             f"Fitted on the honest player-events of the fit events ({int((fit & trainable).sum())} with "
             f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
             'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
-            f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r},\n"
+            f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r}, g={g!r},\n"
             f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n",
             encoding="utf-8")
     if args.json:
@@ -489,11 +566,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ln = report["line"]
     print(f"{pk.n} player-events; held back: {', '.join(report['held_back'])}")  # type: ignore[arg-type]
-    print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength, tau {ln['tau']:.4f}")  # type: ignore[index]
+    print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength + "  # type: ignore[index]
+          f"{ln['g'] * 1000:.5f}/1000 * (opponents - strength), tau {ln['tau']:.4f}")  # type: ignore[index]
+    fl = report["field_lag_sd"]
+    print(f"field lag prior sd: {fl['shipped']:.0f} shipped, {fl['fitted']:.0f} fitted on the fit events' games")  # type: ignore[index]
     for key in (">= 60 positions", ">= 20 positions"):
         for where, rows in report[key].items():  # type: ignore[union-attr]
-            print(f"{key}, {where}: z mean / sd, notices (by chance), alerts — tag map -> strength model without "
-                  "the field lag (analysed games' results) -> with it (every game's results)")
+            print(f"{key}, {where}: z mean / sd, notices (by chance), alerts — tag map -> previous (field lag "
+                  "sd 150, no opponents term) -> shipped")
             for name, f in rows.items():
                 b, w, a = f["before"], f["now"], f["after"]
                 if not b["n"]:
@@ -505,6 +585,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd(b)}, {b['notices']} ({b['notices_by_chance']:.1f}), "
                       f"{b['alerts']}  ->  {w['mean']:+.2f} / {sd(w)}, {w['notices']}, {w['alerts']}  ->  "
                       f"{a['mean']:+.2f} / {sd(a)}, {a['notices']}, {a['alerts']}")
+    print(">= 20 positions, the alternatives: z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+")
+    for name, parts in report["alternatives"].items():  # type: ignore[union-attr]
+        for where, bands in parts.items():
+            cells = [f"{f['mean']:+.2f} / {f['sd']:.2f} ({f['n']}), {f['notices']}, {f['alerts']}" if f["n"] > 1 else "-"
+                     for f in bands.values()]
+            print(f"  {name:<26} {where:<36} " + " | ".join(cells))
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 

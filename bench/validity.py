@@ -149,7 +149,7 @@ Estimate = tuple[float, tuple[float, float] | None] | None
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60,
                     line: ScreeningLine | None = None) -> dict[str, object]:
     """z of honest held-back player-events as the screener reads it: with the shipped ``line``, against today's
-    strength (the tag's prior, the field lag, the event's results; the exact tail widened,
+    strength (the tag's prior, the field lag, the event's results; c against the opponents' mean; the exact tail widened,
     :func:`~livemon.rating.screening.screen_player`); else against c_r of their rating, scaled by the
     calibration's z_scale (a calibration's own map)."""
     zs = []
@@ -159,8 +159,9 @@ def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: 
             continue
         if line is not None:
             junior = junior_event(s.event)
+            opponents = float(np.mean([o for o, _ in s.results])) if s.results else None
             row = screen_player(s.decisions, line, tag_prior(s.elo, junior=junior, lag=s.lag[0], lag_sd=s.lag[1]),
-                                s.results, tag_prior(s.elo, junior=junior))
+                                s.results, tag_prior(s.elo, junior=junior), opponents)
             assert row is not None
             zs.append(row.z)
         else:

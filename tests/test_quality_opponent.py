@@ -5,6 +5,7 @@ player's moves look weaker."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from livemon.rating.quality import FEATURES, FIXED, GameSample, QualityStats, fit_quality_model
 
@@ -89,3 +90,43 @@ def test_no_opponent_reads_as_the_players_moves_alone() -> None:
     a, _ = _games(1, seed=4)[0]
     assert model.score(_one_game(a, None)) == single.score(_one_game(a, None))
     assert model.variance_of(_one_game(a, None)) == single.variance_of(_one_game(a, None))
+
+
+def _games_by_level(events: int, seed: int, slope: float) -> list[GameSample]:
+    """Round robins as :func:`_games`, each side's day and moves noisier at lower levels by exp(slope·x)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for e in range(events):
+        elos = 1400.0 + 1400.0 * rng.random(10)
+        for i in range(10):
+            for j in range(i + 1, 10):
+                shared = rng.normal(0.0, 0.4)
+                for p in (i, j):
+                    x = (elos[p] - 2000.0) / 1000.0
+                    day = np.sqrt(SHARE) * shared + np.sqrt(1 - SHARE) * rng.normal(0.0, 0.4)
+                    f = x + np.exp(slope * x) * (day + rng.normal(0.0, 2.0, (25, len(FEATURES))))
+                    out.append(GameSample(float(elos[p]), (e, p), f, e, (e, i, j)))
+    return out
+
+
+def test_the_joint_readings_noise_by_level_is_fitted_on_its_own_errors() -> None:
+    """joint_level: the joint reading's noise by level from its own out-of-fold errors, kept apart from the single
+    side's, read by the estimate of games all read jointly, and kept through to_dict/from_dict."""
+    from livemon.rating.quality import QualityModel
+
+    samples = _games_by_level(8, 5, -0.7)
+    model = fit_quality_model(samples, "sim", joint_level=True)
+    borrowed = fit_quality_model(samples, "sim")
+    assert model.joint is not None and borrowed.joint is not None and borrowed.joint.noise_level is None
+    assert model.joint.noise_level is not None and model.joint.noise_level[1] < -0.3  # games noisier lower down
+    assert model.noise_scale(1500, joint=True) > model.noise_scale(2500, joint=True)
+    assert model.noise_scale(1500, joint=True) != model.noise_scale(1500)  # its own, not the single side's
+    assert QualityModel.from_dict(model.to_dict()) == model
+    by_game = {}
+    for s in samples:
+        by_game.setdefault(s.game, []).append(s)
+    a, b = next(iter(by_game.values()))
+    st = _one_game(a, b)
+    w = 1.0 / model.joint.game_variance(len(a.features), len(b.features))
+    expected = (model.joint.sigma_persist * model.noise_scale(1700, True, True)) ** 2 + model.noise_scale(1700, joint=True) ** 2 / w
+    assert model.variance_of(st, 1700.0) == pytest.approx(expected, rel=1e-12)

@@ -247,7 +247,9 @@ async def test_alerts_only_with_arbiter_rights(hub: Hub) -> None:
 def screening_row(player: str, z: float | None, positions: int = 80) -> ScreeningNumbers:
     return ScreeningNumbers(player, "BBDDNRR 2025", 2400.0, "tag", 0.9, positions, {"forced": 2}, 40, 33.0, 4.0,
                         z, 0.04, z, 0.3, 0.35, 0.05, z, "match", z, None if z is None else 50 + 5 * z, 1.0,
-                        "notice" if z is not None and z >= 2.5 else None)
+                        "notice" if z is not None and z >= 2.5 else None, strength=2450.0, strength_sd=40.0,
+                        ipr=2600.0, ipr_cr95=(2310.0, None), opponents=2500.0, notice_z=2.5, alert_z=4.0,
+                        min_positions=60)
 
 
 async def test_screening_table_only_with_arbiter_rights(hub: Hub) -> None:
@@ -263,6 +265,11 @@ async def test_screening_table_only_with_arbiter_rights(hub: Hub) -> None:
         table = arbiter.query_one(ScreeningTable)
         assert [k.split("\x00")[0] for k in table.order] == ["Oro, Faustino", "Malka, Samuel"]
         assert cell(table, table.order[0], "z") == "+2.71" and cell(table, table.order[0], "level") == "notice"
+        # what the player was compared with, what the moves read, and what chance alone raises at this size
+        assert cell(table, table.order[0], "vs") == "2450±40" and cell(table, table.order[0], "opp") == "2500"
+        assert cell(table, table.order[0], "ipr95") == "2310–…"
+        title = str(arbiter.query_one("#screening").border_title)
+        assert "2 players screened: about 0.01 notices and 6e-05 alerts expected by chance" in title
         hub.publish(screening_row("Malka, Samuel", 3.3, 90))  # a new move: Malka moves up
         hub.publish(screening_row("Mompel Ferruz, Xavier", None, 10))  # no rating yet: last, z shown as a dash
         await pilot.pause()

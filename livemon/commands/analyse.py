@@ -76,7 +76,7 @@ def render_screening(s: dict[str, Any]) -> str:
         f"fair-play screening (arbiters only): statistic {s['statistic']}, notice z >= {s['notice_z']:g}, "
         f"alert z >= {s['alert_z']:g}, at least {s['min_positions']} positions"
         + (f", z / {s['z_scale']:g}" if s["z_scale"] != 1.0 else ""),
-        f"{'player':<24} {'event':<18} {'rating':>9} {'strength':>10} {'c_r':>5} {'pos':>4} {'excl':>4} "
+        f"{'player':<24} {'event':<18} {'rating':>9} {'strength':>10} {'opp':>5} {'c_r':>5} {'pos':>4} {'excl':>4} "
         f"{'MM obs/exp':>11} {'z_match':>7} {'z_tag':>6} {'IPR (95%)':>16} {'loss obs/exp':>12} {'z_loss':>6} "
         f"{'ROI':>5}  level",
     ]
@@ -88,11 +88,12 @@ def render_screening(s: dict[str, Any]) -> str:
         if r.get("strength") is not None and abs(r.get("field_lag") or 0.0) >= 1.0:
             strength += "^"  # the event's field lag moved it
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
+        opp = "—" if r.get("opponents") is None else f"{r['opponents']:.0f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
         loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
         roi = "—" if r["roi"] is None else f"{r['roi']:.1f}"
         lines.append(
-            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {strength:>10} {c_r:>5} {r['positions']:>4} "
+            f"{r['player'][:24]:<24} {r['event'][:18]:<18} {rating:>9} {strength:>10} {opp:>5} {c_r:>5} {r['positions']:>4} "
             f"{sum(r['excluded'].values()):>4} {mm:>11} {_z(r['z_match']):>7} {_z(r.get('z_tag')):>6} "
             f"{_ipr(r):>16} {loss:>12} {_z(r['z_loss']):>6} {roi:>5}  {r['level'] or ''}"
         )
@@ -102,9 +103,10 @@ def render_screening(s: dict[str, Any]) -> str:
         *([chance["line"] + f" (notice z >= {s['notice_z']:g}, alert z >= {s['alert_z']:g})"] if chance else []),
         "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
         "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
-        "points the event's other games put its likely K = 40 players above their tags); c_r: E(c) skill expected",
-        "there; excl: positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the",
-        "exact tail of the matches against that strength, widened by its sd; z_tag: against the rating alone (an",
+        "points the event's other games put its likely K = 40 players above their tags); opp: the mean rating of the",
+        "player's opponents (today's scale); c_r: E(c) skill expected at that strength against them; excl:",
+        "positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the exact",
+        "tail of the matches against that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",
         "per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
     ]

@@ -14,7 +14,7 @@ from collections.abc import Container
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, position_key
+from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key
 from livemon.live.messages import MoveEvent
 from livemon.live.plies import GameMoves, ScoredPly, _shared
 from livemon.live.shelf import Shelf
@@ -206,7 +206,7 @@ class LiveGame:
             self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(_shared(self.value(0)[1]))
         board = self.board(-1).copy(stack=False)
-        board.push(chess.Move.from_uci(ev.uci))
+        board.push(move_of(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
         self.fen = fast_fen(board)
@@ -269,7 +269,7 @@ class LiveGame:
         compacted = self.compacted
         for j, ev in enumerate((None, *self.moves)):  # the moves read once (a shelved game's from its record)
             if ev is not None:
-                board.push(chess.Move.from_uci(ev.uci))
+                board.push(move_of(ev.uci))
             if position_key(board) in keys and (self._comment(j) is None if compacted else self.needs_engine(j)):
                 found.append(j)
         return found
@@ -289,7 +289,7 @@ class LiveGame:
         start = self.boards[i]
         board = start.copy(stack=False) if start is not None else board_from_fen(self.start_fen or chess.STARTING_FEN)
         for ev in self.moves[i:j]:
-            board.push(chess.Move.from_uci(ev.uci))
+            board.push(move_of(ev.uci))
         return board.copy(stack=False)
 
     def token(self, j: int) -> int:
@@ -399,7 +399,7 @@ class LiveGame:
                 source = None if self.comments else self.analyses.get(k - 1)
                 board = self.boards[k - 1]
                 assert board is not None  # noqa: S101 - invariant: kept while ply k is pending
-                out.append(scored_ply(self.game_id, k, board, chess.Move.from_uci(ev.uci), before, after,
+                out.append(scored_ply(self.game_id, k, board, move_of(ev.uci), before, after,
                                       source, ev.san, forced=self.forced[k - 1], zobrist=zobrist, uci=ev.uci))
             self._release(k - 1)
             self._release(k)
@@ -474,7 +474,7 @@ class LiveGame:
         self._add_position(board)
         for ev in self.moves:
             board = board.copy(stack=False)
-            board.push(chess.Move.from_uci(ev.uci))
+            board.push(move_of(ev.uci))
             self._add_position(board)
         self.compacted = False
         self.expanded = True

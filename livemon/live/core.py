@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import logging
 import dataclasses
+from itertools import islice
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ from livemon.live.messages import (
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
 from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -194,12 +195,12 @@ class LiveCore:
     ``profile``: the event's pinned engine profile (its name); every analysis
     handed to :meth:`analysed` must be of it. ``previews``: emit
     :class:`~livemon.live.effects.Preview` for each game's newest position.
-    ``coalesce``: hold the estimate, screening and evaluation updates of scored plies until
+    ``coalesce``: hold the estimate, screening and board updates of moves and scored plies until
     :meth:`flush` (one message per player, player-event and board however many plies a burst
-    scores; a level is then judged on the burst's final figures); a move's own board message is
-    never held. ``max_interval_width``: ``[display] max_interval_width`` (no performance figure is
-    shown while its interval is wider); ``k_factor``: ``[results] k_factor`` (FIDE's K below 2400;
-    None: the estimator's, 20).
+    scores or moves a board by; a level is then judged on the burst's final figures; a board's message
+    carries all its moves, so a client misses none). ``max_interval_width``: ``[display]
+    max_interval_width`` (no performance figure is shown while its interval is wider); ``k_factor``:
+    ``[results] k_factor`` (FIDE's K below 2400; None: the estimator's, 20).
 
     Its state is its own: drivers, faces and tests read it through the read-only properties
     below and change it only by events, so every change goes through one of its methods.
@@ -555,7 +556,7 @@ class LiveCore:
                         out.append(Publish(self.player_estimate(players[name])))
             else:
                 tracks = self._owed_tracks
-                for key in [next(iter(tracks)) for _ in range(min(WORK_PLAYERS, len(tracks)))]:
+                for key in list(islice(tracks, WORK_PLAYERS)):
                     del tracks[key]
                     if self._screener is not None and key in self._screener.tracks:
                         self._screen(key, out)
@@ -717,8 +718,7 @@ class LiveCore:
         self._score(game, out)
         if hits:
             self._settle(game, out)
-        self._dirty_games.pop(ev.game_id, None)  # this message carries every held evaluation of the game
-        out.append(Publish(self.board_state(ev.game_id)))
+        self._board_changed(ev.game_id, out)  # coalesced: one message a board for the burst's moves
 
     def _analyse(self, game: LiveGame, positions: list[int], out: list[Effect]) -> bool:
         """Value these positions: the cache's analysis of the pinned profile at once, else an :class:`Analyse`
@@ -809,7 +809,7 @@ class LiveCore:
         self._estimator.set_result(game_id, result)
         if self._screener is not None:  # the event's results move each side's strength, so their expectation
             for key in self._screener.set_result(game_id, result):
-                self._screen(key, out)
+                self._track_changed(key, out)
         self._dirty_games.pop(game_id, None)
         out.append(Publish(self.board_state(game_id)))
         self._results_changed(game_id, out)
@@ -872,10 +872,7 @@ class LiveCore:
             try:
                 key = self._screener.add_ply(sp)
                 if key is not None:
-                    if self._coalesce:
-                        self._dirty_tracks[key] = None
-                    else:
-                        self._screen(key, out)
+                    self._track_changed(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
         self._decide_moments(game, boards, out)
@@ -955,7 +952,7 @@ class LiveCore:
             return kept
         board = board_from_fen(game.start_fen or chess.STARTING_FEN)
         for ev in game.moves[:ply - 1]:
-            board.push(chess.Move.from_uci(ev.uci))
+            board.push(move_of(ev.uci))
         return board
 
     def _unpublish_moments(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
@@ -986,6 +983,14 @@ class LiveCore:
                 self._dirty_players[name] = None
             else:
                 out.append(Publish(self.player_estimate(self._estimator.players[name])))
+
+    def _track_changed(self, key: TrackKey, out: list[Effect]) -> None:
+        """A player-event's screening moved: its numbers now, or at :meth:`flush` (``coalesce``: made once for
+        the burst, a re-rated player's positions counted again once however many results it brought)."""
+        if self._coalesce:
+            self._dirty_tracks[key] = None
+        else:
+            self._screen(key, out)
 
     def _screen(self, key: TrackKey, out: list[Effect]) -> None:
         """A player-event's screening numbers, and the levels it reaches for the first time."""
@@ -1173,7 +1178,7 @@ def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
     except ValueError as exc:
         return f"bad FEN {ev.fen_before!r} ({exc})"
     try:
-        move = chess.Move.from_uci(ev.uci)
+        move = move_of(ev.uci)
     except ValueError:
         return f"bad move {ev.uci!r}"
     if not board.is_legal(move):

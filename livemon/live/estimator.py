@@ -18,6 +18,7 @@ correction, and renders the ``analyse --json`` shape.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,13 @@ from livemon.rating.gain import (
     finite_or_none,
     perceived_ratings_from_histograms,
 )
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_of(date: str) -> datetime.date | None:
+    """The day of a Date tag by :func:`~livemon.live.pgn.rating_date` (read once per tag, not once per player
+    message)."""
+    return rating_date({"Date": date})[0]
 
 
 _FINAL = frozenset(("1-0", "0-1", "1/2-1/2"))
@@ -144,6 +152,8 @@ class Estimator:
         as the bits of an int (bit k: ply k): a few bytes a game, kept for finished games too."""
         self._first_plies: dict[str, tuple[int, ...]] = {}  # the same in ply order, made when asked (a board message)
         self._games_of: dict[str, dict[str, None]] = {}
+        self._results: dict[str, tuple[object, dict[str, Any]]] = {}
+        """Per player, FIDE's figures (:meth:`audience`) and what they were made of: a ply leaves them as they are."""
 
     # -- input ------------------------------------------------------------------
 
@@ -317,6 +327,7 @@ class Estimator:
         gone = [n for n in dict.fromkeys((info.white, info.black)) if n not in names]
         for name in gone:
             self.players.pop(name, None)
+            self._results.pop(name, None)
         return gone
 
     def set_result(self, game_id: str, result: str) -> None:
@@ -407,12 +418,15 @@ class Estimator:
             tag = info.white_published if white else info.black_published
             elo = tag if tag is not None else elo
             results.append((white, state.result, info.black_published if white else info.white_published))
-            day = rating_date({"Date": info.date})[0]
+            day = _day_of(info.date)
             if day is not None and (played is None or day > played):
                 played = day
         accuracy, classes = event_figures(mine)
-        return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every),
-                "results": player_results(elo, results, default_k=self.k_factor, event_date=played)}
+        key = (elo, tuple(results), self.k_factor, played)  # what FIDE's figures are made of: made again on a change
+        kept = self._results.get(name)
+        if kept is None or kept[0] != key:
+            kept = self._results[name] = (key, player_results(elo, results, default_k=self.k_factor, event_date=played))
+        return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every), "results": dict(kept[1])}
 
     def pack(self, game_id: str, through: int | None = None) -> PackedPlies | ShelvedPlies | None:
         """Keep a finished game's plies packed (:meth:`GamePlies.pack`); returns the packed record (None: no

@@ -451,6 +451,11 @@ class ScreeningNumbers(Outgoing):
     ipr_cr95: tuple[float | None, float | None] | None = None  # an end the line cannot reach: None
     field_lag: float | None = None  # points the event's results put the player above the tag as a likely K = 40
     # rating of a field that trails its tags (the other players' games; in ``strength``)
+    opponents: float | None = None  # the mean rating (today's scale) of the player's opponents in the event, which
+    # c_r is read against: facing stronger opponents, honest players match the engine more
+    notice_z: float | None = None  # the thresholds the level is read on (a table's chance count needs them)
+    alert_z: float | None = None
+    min_positions: int = 0
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   their tags); the player's finished games against rated opponents
   (:meth:`Screener.set_result`) move it
   (:func:`~livemon.rating.screening.results_strength`): strength ± sd.
-* **c_r** = the line's c at that strength, clipped at 0: the shipped line
+* **c_r** = the line's c at that strength against the mean rating of the
+  player's opponents in the event (honest players match the engine more
+  against stronger opponents), clipped at 0: the shipped line
   (:mod:`livemon.rating.screening_params`, fitted on today's scale with this
   strength model) for its profile and exclusions, else the calibration's c map.
   When the strength changes, every position of that player-event is re-scored at
@@ -184,14 +186,15 @@ class _PackedGame:
     reasons: bytes  # each one's reason, its index in EXCLUSIONS
 
     @staticmethod
-    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float],
+    def merged(old: _PackedGame | None, plies: PackedPlies | ShelvedPlies, used: list[int], p0: list[float] | None,
                left_out: list[tuple[int, str]]) -> _PackedGame:
-        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``."""
+        """``old`` (or nothing) and more of the game's positions, over its newest packed plies ``plies``
+        (``p0`` None: the track's p0 are stale, the record's are made by its next recount)."""
         if old is None:
-            return _PackedGame(plies, array("i", used), array("d", p0), array("i", (p for p, _ in left_out)),
+            return _PackedGame(plies, array("i", used), array("d", p0 or ()), array("i", (p for p, _ in left_out)),
                                bytes(EXCLUSIONS.index(r) for _, r in left_out))
         return _PackedGame(plies, array("i", [*old.used, *used]) if used else old.used,  # no spare room
-                           array("d", [*old.p0, *p0]) if p0 else old.p0,
+                           array("d") if p0 is None else array("d", [*old.p0, *p0]) if p0 else old.p0,
                            array("i", [*old.excluded, *(p for p, _ in left_out)]) if left_out else old.excluded,
                            old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
 
@@ -224,6 +227,7 @@ class _Track:
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
     field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
+    opponents: float | None = None  # the mean rating (today's scale) of the rated opponents of its games
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -236,6 +240,15 @@ class _Track:
     """A game's packed positions (game seq -> record): a finished game's all, a live game's settled ones,
     kept out of ``used``, ``p0`` and ``excluded`` (memory per ply) until a correction unpacks them."""
     key: TrackKey = ("", "")  # (player, event): the one tuple every position of the track refers to
+    stale: bool = False
+    """c_r changed since ``sums`` and ``p0`` were counted: they are counted again, once, when next read
+    (:meth:`fresh`), not at each change (a burst's results move a player's strength many times)."""
+
+    def fresh(self) -> None:
+        """``sums``, ``p0`` and the packed records' p0 at the current c_r (a recount if it changed since)."""
+        if self.stale:
+            self.recount()
+            self.stale = False
 
     def count(self, e: PositionExpectation, sign: int) -> None:
         """Add (``sign`` 1) or withdraw (-1) a position's terms to the exact sums."""
@@ -285,7 +298,7 @@ class _Track:
         return {k: position_expectation(d, c_r) for k, d in self.decisions()}  # type: ignore[arg-type]
 
     def recount(self) -> None:
-        """Every position again at the current c_r."""
+        """Every position again at the current c_r (:meth:`fresh` calls it when due)."""
         self.sums = [0] * 8
         es = self.expectations()
         self.p0 = {k: es[k].p0 for k in self.used} if es else {}
@@ -442,14 +455,19 @@ class Screener:
             key = (name, self.event_of(info))
             self._games_of.setdefault(key, set()).add(info.game_id)
             rating = rating_today(info, white)
-            if rating is None:
+            moved = False
+            if rating is not None:
+                today, read, scale = rating
+                if self._tags.get(key) != today:
+                    self._tags[key] = today
+                    self._tags_read[key] = (read, scale)
+                    moved = True
+            track = self.tracks.get(key)
+            if track is None:
                 continue
-            today, read, scale = rating
-            if self._tags.get(key) != today:
-                self._tags[key] = today
-                self._tags_read[key] = (read, scale)
-                if key in self.tracks and self._rerate(self.tracks[key]):
-                    changed.append(key)
+            moved = moved or self._opponents(key) != track.opponents  # a new game, an opponent's tag refreshed
+            if moved and self._rerate(track):
+                changed.append(key)
         return changed
 
     def set_result(self, game_id: str, result: str) -> list[TrackKey]:
@@ -522,6 +540,17 @@ class Screener:
                 out.append(key)
         return out
 
+    def _opponents(self, key: TrackKey) -> float | None:
+        """The mean rating (today's scale) of the rated opponents of a player-event's games (None: none rated)."""
+        ratings = []
+        for game_id in self._games_of.get(key, ()):
+            info = self._games[game_id]
+            if self.event_of(info) == key[1]:
+                opponent = rating_today(info, info.white != key[0])
+                if opponent is not None:
+                    ratings.append(opponent[0])
+        return math.fsum(ratings) / len(ratings) if ratings else None
+
     def _lag_of(self, track: _Track) -> tuple[float, float]:
         """The field lag of the track's event and its sd, its own games left out, times its chance of a K = 40
         tag; (0, 0) without evidence."""
@@ -564,7 +593,7 @@ class Screener:
             track.reasons[reason] = track.reasons.get(reason, 0) + 1
             return track.key
         track.used[key] = sp
-        if track.c_r is not None:
+        if track.c_r is not None and not track.stale:  # a stale track counts it with the rest when read
             e = position_expectation(sp.decision, track.c_r)  # type: ignore[arg-type]
             track.p0[key] = e.p0
             track.count(e, 1)
@@ -605,7 +634,7 @@ class Screener:
                     del track.reasons[reason]
             m = track.used.pop(key, None)
             if m is not None:
-                if track.p0.pop(key, None) is not None and track.c_r is not None:
+                if track.p0.pop(key, None) is not None and track.c_r is not None and not track.stale:
                     track.count(position_expectation(m.decision, track.c_r), -1)  # type: ignore[arg-type]
                 track.dist = None
             touched[tkey] = None
@@ -639,8 +668,13 @@ class Screener:
                 continue
             for ply in plies:
                 del track.used[_pos(seq, ply)]
-            # a used position has its p0 exactly when the track has a c_r
-            p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
+            # a used position has its p0 exactly when the track has a c_r and is not stale
+            p0: list[float] | None = None
+            if track.stale:
+                for ply in plies:
+                    track.p0.pop(_pos(seq, ply), None)
+            else:
+                p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
             track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
         sides = {ply % 2: where[ply] for ply in moving}
         white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
@@ -697,6 +731,8 @@ class Screener:
         self._points.pop(game_id, None)
         for games_of in self._games_of.values():
             games_of.discard(game_id)
+        touched += [t.key for t in self.tracks.values()  # the game's opponent leaves its players' opponents' mean
+                    if self._opponents(t.key) != t.opponents and self._rerate(t)]
         for event, games in self._field_games.items():
             if game_id in games and self._count_field(game_id, event, None):
                 self._refield(event, skip=set())
@@ -710,7 +746,7 @@ class Screener:
                 self.tracks.pop(key, None)
                 self._tags.pop(key, None)
                 self._tags_read.pop(key, None)
-        return [k for k in touched if k in self.tracks]
+        return [k for k in dict.fromkeys(touched) if k in self.tracks]
 
     def set_fallback_ratings(self, ratings: Mapping[str, float],
                              games: Mapping[str, int] | None = None) -> list[TrackKey]:
@@ -753,7 +789,8 @@ class Screener:
         The rating (a tag on today's scale, else a TTT mean) is a prior on today's strength
         (:func:`~livemon.rating.screening.tag_prior`), moved by the event's field lag for a likely K = 40 tag
         (:meth:`_lag_of`); the player's own finished games against rated opponents move it
-        (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there.
+        (:func:`~livemon.rating.screening.results_strength`); c_r is the line's c there, against the mean
+        rating of the player's opponents in the event (:meth:`_opponents`).
         """
         key = (track.player, track.event)
         read, scale = self._tags_read.get(key, (None, "today"))
@@ -771,12 +808,13 @@ class Screener:
         track.field_lag = lag
         strength = None if prior is None else results_strength(  # the event's field trails its tags: the prior moves
             prior.mean + lag, math.hypot(prior.sd, lag_sd), track.results.values())
-        c_r = None if strength is None or self.line is None else self.line.c_for(strength[0])
+        track.opponents = self._opponents(key)
+        c_r = None if strength is None or self.line is None else self.line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
         track.rating_read, track.rating_scale, track.strength = read, scale, strength
         if changed:
-            track.recount()
+            track.stale = True  # counted again when next read (:meth:`_Track.fresh`)
             track.dist = None
         return changed
 
@@ -795,6 +833,7 @@ class Screener:
     def numbers(self, key: TrackKey) -> ScreeningNumbers:
         """The screening numbers of one player in one event, now."""
         track = self.tracks.get(key) or _Track(*key)
+        track.fresh()
         excluded = dict(sorted(track.reasons.items()))
         n = track.n_p0 if track.c_r is not None else 0
         # exact sums, kept as positions come and go (math.fsum of the terms, bit for bit, in O(1)):
@@ -819,13 +858,13 @@ class Screener:
             # against today's strength known to its sd, for a player whose own c scatters by tau (delta method)
             line, var = self.line, track.strength[1] ** 2
             dsum, dloss = _rounded(s[6], terms(lambda e: e.dp0)), _rounded(s[7], terms(lambda e: e.dloss))
-            z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, line.b, var, line.tau) / self.z_scale
-            z_normal = widened_z(st.z_match, st.matches_sd ** 2, dsum, line.b, var, line.tau) / self.z_scale
+            z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, line.slope, var, line.tau) / self.z_scale
+            z_normal = widened_z(st.z_match, st.matches_sd ** 2, dsum, line.slope, var, line.tau) / self.z_scale
             loss_var = (st.loss_sd * n) ** 2
-            z_loss = widened_z(st.z_loss, loss_var, dloss, line.b, var, line.tau) / self.z_scale
+            z_loss = widened_z(st.z_loss, loss_var, dloss, line.slope, var, line.tau) / self.z_scale
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
             ipr = first_order_ipr(track.strength[0], st.matches_observed - st.matches_expected, st.matches_sd ** 2,
-                                  dsum, line.b)
+                                  dsum, line.slope)
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
@@ -843,6 +882,8 @@ class Screener:
             ipr=None if ipr is None else _finite(ipr[0]),
             ipr_cr95=None if ipr is None else (_finite(ipr[1][0]), _finite(ipr[1][1])),
             field_lag=None if track.prior is None else track.field_lag,
+            opponents=track.opponents,
+            notice_z=self.cfg.notice_z, alert_z=self.cfg.alert_z, min_positions=self.cfg.min_positions,
         )
 
     def _z_tag(self, track: _Track, diff: float, var_matches: float, dsum: float) -> float | None:
@@ -851,8 +892,9 @@ class Screener:
         line, prior, strength = self.line, track.prior, track.strength
         if line is None or prior is None or strength is None or var_matches <= 0.0:
             return None
-        shift = dsum * (line.c_for(prior.mean) - line.c_for(strength[0]))  # expected matches at the tag, less
-        total = var_matches + dsum * dsum * (line.b ** 2 * prior.sd ** 2 + line.tau ** 2)
+        opponents = track.opponents
+        shift = dsum * (line.c_for(prior.mean, opponents) - line.c_for(strength[0], opponents))  # at the tag, less
+        total = var_matches + dsum * dsum * (line.slope ** 2 * prior.sd ** 2 + line.tau ** 2)
         return (diff - shift) / math.sqrt(total) / self.z_scale
 
 
@@ -882,13 +924,9 @@ class Screener:
         return name != "alert" or z_tag is None or z_tag >= threshold
 
     def chance(self, rows: Iterable[ScreeningNumbers] | None = None) -> dict[str, Any]:
-        """How many notices and alerts honest players would raise by chance in this table: the players
-        screened (a z, at least ``min_positions`` positions) times P(Z ≥ threshold), and the sentence."""
-        screened = sum(1 for r in (self.table() if rows is None else rows)
-                       if r.z is not None and r.positions >= self.cfg.min_positions)
-        return {"players": screened, "notices": expected_by_chance(screened, self.cfg.notice_z),
-                "alerts": expected_by_chance(screened, self.cfg.alert_z),
-                "line": chance_line(screened, self.cfg.notice_z, self.cfg.alert_z)}
+        """How many notices and alerts honest players would raise by chance in this table (:func:`table_chance`)."""
+        return table_chance(self.table() if rows is None else rows, self.cfg.notice_z, self.cfg.alert_z,
+                            self.cfg.min_positions)
 
     def table(self) -> list[ScreeningNumbers]:
         """Every player-event, strongest signal first (unscored last)."""
@@ -903,6 +941,8 @@ class Screener:
         of these). For ``max`` the larger z's shares are used.
         """
         track = self.tracks.get(key)
+        if track is not None:
+            track.fresh()
         if track is None or not track.n_p0:
             return []
         es = track.expectations()
@@ -946,6 +986,27 @@ class Screener:
         return out
 
 
+def table_chance(rows: Iterable[ScreeningNumbers], notice_z: float | None = None, alert_z: float | None = None,
+                 min_positions: int | None = None) -> dict[str, Any]:
+    """How many notices and alerts honest players would raise by chance in a screening table: the players screened
+    (a z, at least ``min_positions`` positions) times P(Z ≥ threshold), and the sentence. The thresholds default to
+    the rows' own (a face that has only the rows); None without a row to read them from.
+
+    >>> table_chance([], 2.5, 4.0, 60)["line"]
+    '0 players screened: about 0 notices and 0 alerts expected by chance'
+    """
+    rows = list(rows)
+    first = rows[0] if rows else None
+    notice = notice_z if notice_z is not None else None if first is None else first.notice_z
+    alert = alert_z if alert_z is not None else None if first is None else first.alert_z
+    least = min_positions if min_positions is not None else 0 if first is None else first.min_positions
+    if notice is None or alert is None:
+        return {"players": 0, "notices": 0.0, "alerts": 0.0, "line": None}
+    screened = sum(1 for r in rows if r.z is not None and r.positions >= least)
+    return {"players": screened, "notices": expected_by_chance(screened, notice),
+            "alerts": expected_by_chance(screened, alert), "line": chance_line(screened, notice, alert)}
+
+
 def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
     """Feed a finished batch (an estimator's games, in order) to ``screener``: ``analyse --screen``."""
     for game in sorted(estimator.games.values(), key=lambda g: g.seq):
@@ -981,7 +1042,7 @@ def screening_report(screener: Screener) -> dict[str, Any]:
     line = screener.line
     return {
         "chance": screener.chance(),
-        "line": None if line is None else {"a": line.a, "b": line.b, "tau": line.tau, "scale": line.scale,
+        "line": None if line is None else {"a": line.a, "b": line.b, "g": line.g, "tau": line.tau, "scale": line.scale,
                                            "shipped": line is SHIPPED},
         "enabled": screener.enabled,
         "reason": screener.off_reason or None,

@@ -150,6 +150,22 @@ def board_from_fen(fen: str) -> chess.Board:
     return board
 
 
+MOVES_KEPT = 32_768
+"""Moves remembered by their UCI text (a few thousand occur in practice; cleared when full)."""
+_MOVES = Memo[str, chess.Move](MOVES_KEPT)
+
+
+def move_of(uci: str) -> chess.Move:
+    """``chess.Move.from_uci(uci)``, one shared object per text (a move is a value: nothing changes it): the live path
+    reads each ply's UCI several times (its check, its push, its scoring). ValueError for a bad text.
+
+    >>> move_of("e7e8q") == chess.Move.from_uci("e7e8q"), move_of("e2e4") is move_of("e2e4")
+    (True, True)
+    """
+    move = _MOVES.get(uci)
+    return _MOVES.put(uci, chess.Move.from_uci(uci)) if move is None else move
+
+
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 

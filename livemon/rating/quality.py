@@ -281,7 +281,8 @@ class JointWeights:
     Score = ``intercept`` + ``own``·x̄ + ``opponent``·x̄_opp + ``opponent_elo``·r_opp (x̄ the feature means of the
     game's counted moves); its noise around the rating: σ_p (``sigma_persist``, a player's level in the event)
     and per game σ_d² + σ_m²/n + σ_m,opp²/n_opp (the day, the player's moves, the opponent's moves), measured
-    out of fold like the single side's and scaled by the same :attr:`QualityModel.noise_level`. ``scale``: the
+    out of fold like the single side's and scaled by level by ``noise_level`` (as :attr:`QualityModel.noise_level`,
+    fitted on this reading's own out-of-fold errors; None: the single side's). ``scale``: the
     factor on a game's parts (σ_d, σ_m, σ_m,opp) that makes the reading's own out-of-fold single-game 95%
     intervals cover 95% of the ratings (:func:`fit_quality_model`): a game's errors are heavier-tailed than a
     normal of their variance, so the variance alone gives intervals that cover more than they say.
@@ -306,6 +307,7 @@ class JointWeights:
     sigma_move: float
     sigma_move_opponent: float
     scale: float = 1.0
+    noise_level: tuple[float, float, float, float] | None = None
 
     def score(self, sums: Sequence[int], n: int, opponent: Opponent) -> float:
         """One game's score (Elo) from the player's ``sums`` of ``n`` counted moves and the ``opponent``'s."""
@@ -321,13 +323,16 @@ class JointWeights:
     def to_dict(self) -> dict[str, Any]:
         return {"intercept": self.intercept, "own": list(self.own), "opponent": list(self.opponent),
                 "opponent_elo": self.opponent_elo, "sigma_persist": self.sigma_persist, "sigma_day": self.sigma_day,
-                "sigma_move": self.sigma_move, "sigma_move_opponent": self.sigma_move_opponent, "scale": self.scale}
+                "sigma_move": self.sigma_move, "sigma_move_opponent": self.sigma_move_opponent, "scale": self.scale,
+                "noise_level": None if self.noise_level is None else list(self.noise_level)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> JointWeights:
         return cls(float(d["intercept"]), tuple(float(w) for w in d["own"]), tuple(float(w) for w in d["opponent"]),
                    float(d["opponent_elo"]), float(d["sigma_persist"]), float(d["sigma_day"]), float(d["sigma_move"]),
-                   float(d["sigma_move_opponent"]), float(d.get("scale", 1.0)))
+                   float(d["sigma_move_opponent"]), float(d.get("scale", 1.0)),
+                   None if d.get("noise_level") is None
+                   else tuple(float(x) for x in d["noise_level"]))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -382,9 +387,10 @@ class QualityModel:
         if len(self.weights) != len(FEATURES) or self.features != FEATURES:
             raise ValueError("QualityModel: the weights do not match this livemon's features")
 
-    def noise_scale(self, elo: float | None, persistent: bool = False) -> float:
+    def noise_scale(self, elo: float | None, persistent: bool = False, joint: bool = False) -> float:
         """The factor on the sd of a game's noise (or of the ``persistent`` part) at a level of ``elo``
-        (clamped to the ratings fitted on); 1 without one.
+        (clamped to the ratings fitted on); 1 without one. ``joint``: of games read from both sides
+        (:attr:`JointWeights.noise_level` where the joint reading has its own).
 
         >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800,
         ...                  noise_level=(0.0, -0.5, 0.0, -1.0))
@@ -395,7 +401,8 @@ class QualityModel:
         """
         if elo is None:
             return 1.0
-        b, a, bp, ap = self.noise_level
+        level = self.joint.noise_level if joint and self.joint is not None else None
+        b, a, bp, ap = self.noise_level if level is None else level
         r = (min(max(elo, self.elo_min), self.elo_max) - 2000.0) / 1000.0
         return math.exp(bp + ap * r) if persistent else math.exp(b + a * r)
 
@@ -454,8 +461,9 @@ class QualityModel:
                      elo: float | None) -> float:
         if weighted is None:
             return self.variance(stats.positions, stats.games, elo)
-        return ((self._persist(weighted) * self.noise_scale(elo, True)) ** 2
-                + self.noise_scale(elo) ** 2 / sum(w for w, _, _ in weighted))
+        joint = self.joint is not None and all(j for _, _, j in weighted)
+        return ((self._persist(weighted) * self.noise_scale(elo, True, joint)) ** 2
+                + self.noise_scale(elo, False, joint) ** 2 / sum(w for w, _, _ in weighted))
 
     def _level_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None, elo: float) -> float:
         mean, sd = self.ratings
@@ -517,7 +525,7 @@ class QualityModel:
         persist = self.sigma_persist if j is None else j.sigma_persist
         per_games = (self.sigma_day**2 / k + self.sigma_move**2 / n if j is None
                      else j.scale**2 * (j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n))
-        return (persist * self.noise_scale(elo, True)) ** 2 + per_games * self.noise_scale(elo) ** 2
+        return (persist * self.noise_scale(elo, True, joint)) ** 2 + per_games * self.noise_scale(elo, False, joint) ** 2
 
     def games_to(self, positions: int, games: int, half_width: float = TARGET_HALF_WIDTH, elo: float | None = None,
                  shown: Callable[[float, int], float] | None = None) -> int | None:
@@ -538,10 +546,10 @@ class QualityModel:
         per_game = positions / games if games and positions else self.moves_per_game
         target = (half_width / _Z95) ** 2
         j = self.joint
-        persist = (self.sigma_persist if j is None else j.sigma_persist) * self.noise_scale(elo, True)
+        persist = (self.sigma_persist if j is None else j.sigma_persist) * self.noise_scale(elo, True, j is not None)
         if shown is None and persist**2 >= target:
             return None
-        k2 = self.noise_scale(elo) ** 2
+        k2 = self.noise_scale(elo, False, j is not None) ** 2
         day, move = ((self.sigma_day**2, self.sigma_move**2) if j is None
                      else (j.scale**2 * j.sigma_day**2, j.scale**2 * (j.sigma_move**2 + j.sigma_move_opponent**2)))
 
@@ -913,18 +921,41 @@ def _level_noise(samples: Sequence[GameSample], scores: Sequence[tuple[float, np
     games' part, so that the persistent part (how far a player's level in an event is from their rating)
     finds its own slope."""
     sp, sdd, sm = parts
+    rows = []
+    for s, (intercept, w) in zip(samples, scores):
+        n = len(s.features)
+        if n:
+            rows.append((s.player_event, s.elo, intercept + float((s.features @ w).mean()) - s.elo, sdd**2 + sm**2 / n))
+    return _noise_by_level(rows, sp)
+
+
+def _joint_level_noise(samples: Sequence[GameSample], pairs: Sequence[int | None], scores: Sequence[Joint | None],
+                       noise: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+    """:attr:`JointWeights.noise_level`: as :func:`_level_noise`, on the joint reading's own out-of-fold errors
+    (its games' part σ_d² + σ_m²/n + σ_m,opp²/m)."""
+    sp, sdd, sm, smo = noise
+    rows = []
+    for i, k in enumerate(pairs):
+        sc = scores[i]
+        if k is None or sc is None:
+            continue
+        c, own, opp, slope = sc
+        s, o = samples[i], samples[k]
+        e = c + float((s.features @ np.array(own)).mean()) + float((o.features @ np.array(opp)).mean()) + slope * o.elo
+        rows.append((s.player_event, s.elo, e - s.elo, sdd**2 + sm**2 / len(s.features) + smo**2 / len(o.features)))
+    return _noise_by_level(rows, sp)
+
+
+def _noise_by_level(rows: Sequence[tuple[Hashable, float, float, float]], sp: float) -> tuple[float, float, float, float]:
+    """(b, a, b_p, a_p) from (player-event, rating, error, the game's variance) of out-of-fold games and σ_p."""
     x: list[float] = []
     z2: list[float] = []
     groups: dict[Hashable, list[float]] = {}
-    for s, (intercept, w) in zip(samples, scores):
-        n = len(s.features)
-        if n == 0:
-            continue
-        e = intercept + float((s.features @ w).mean()) - s.elo
-        x.append((s.elo - 2000.0) / 1000.0)
-        z2.append(e * e / (sp**2 + sdd**2 + sm**2 / n))
-        g = groups.setdefault(s.player_event, [0.0, 0.0, 0.0])  # Σw·e, Σw, x
-        wt = 1.0 / (sdd**2 + sm**2 / n)
+    for pe, elo, e, game_var in rows:
+        x.append((elo - 2000.0) / 1000.0)
+        z2.append(e * e / (sp**2 + game_var))
+        g = groups.setdefault(pe, [0.0, 0.0, 0.0])  # Σw·e, Σw, x
+        wt = 1.0 / game_var
         g[0] += wt * e
         g[1] += wt
         g[2] = x[-1]
@@ -1092,7 +1123,7 @@ def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequ
         hit = 0
         for e, p, g, est in rows:
             level = est if sd <= 0 else mean + sd**2 / (sd**2 + p + f * f * g) * (est - mean)
-            var = p * model.noise_scale(level, True) ** 2 + f * f * g * model.noise_scale(level) ** 2
+            var = p * model.noise_scale(level, True, True) ** 2 + f * f * g * model.noise_scale(level, False, True) ** 2
             hit += abs(e) <= _Z95 * math.sqrt(var)
         return hit / len(rows)
 
@@ -1147,7 +1178,7 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
                       ridge: float = 0.5, book_moves: int = 8, eval_bound: float = 3.0,
                       fitted_on: str = "", by_event: int = 0, noise_folds: int | None = None,
                       by_level: bool = True, opponents: bool = True, calibrate_joint: bool = True,
-                      level_bias: bool = False) -> QualityModel:
+                      level_bias: bool = False, joint_level: bool = False) -> QualityModel:
     """Fit Elo → mean features per game (OLS per feature), invert by GLS; measure the noise parts.
 
     ``use``: the features that enter (the others get weight 0); ``ridge``: the share of
@@ -1162,7 +1193,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: also fit the joint reading of a
     game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``); ``calibrate_joint``: and the factor
     on its games' noise that makes its out-of-fold single-game intervals cover 95% (:attr:`JointWeights.scale`);
-    ``level_bias``: and the out-of-fold errors' trend by level, taken off the point (:attr:`QualityModel.level_bias`).
+    ``level_bias``: and the out-of-fold errors' trend by level, taken off the point (:attr:`QualityModel.level_bias`);
+    ``joint_level``: the joint reading's noise by level fitted on its own out-of-fold errors
+    (:attr:`JointWeights.noise_level`; False: the single side's).
 
     >>> rng = np.random.default_rng(1)
     >>> games = []
@@ -1220,6 +1253,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     if level_bias:
         model = dataclasses.replace(model, level_bias=_level_bias(samples, pairs, scores, joint_scores, (sp, sdd, sm),
                                                                   noise if model.joint is not None else None))
+    if model.joint is not None and noise is not None and joint_level and by_level:
+        model = dataclasses.replace(model, joint=dataclasses.replace(
+            model.joint, noise_level=_joint_level_noise(samples, pairs, joint_scores, noise)))
     if model.joint is None or not calibrate_joint:
         return model
     scale = _joint_scale(model, samples, pairs, joint_scores)

@@ -76,16 +76,16 @@ MODELS: dict[str, dict[str, Any]] = {
         "results": {
             "a": 0.0,
             "b": 109255.6305879884,
-            "rho": 0.5928765972760099,
+            "rho": 0.5908125937878878,
             "player_events": 272
         },
         "field_rho": {
-            "moves": 0.0991,
-            "moves+results": 0.2419
+            "moves": 0.0997,
+            "moves+results": 0.2396
         },
         "field_scale": {
-            "moves": 1.0167,
-            "moves+results": 1.1342
+            "moves": 1.0173,
+            "moves+results": 1.1511
         },
         "ratings": [
             2246.9079939668177,
@@ -153,7 +153,13 @@ MODELS: dict[str, dict[str, Any]] = {
             "sigma_day": 268.85669603273374,
             "sigma_move": 1044.2255420918086,
             "sigma_move_opponent": 399.107318188716,
-            "scale": 0.9066843300126493
+            "scale": 1.0061548601835966,
+            "noise_level": [
+                -0.04339523390796548,
+                -0.6199999999999999,
+                -0.08999999999999965,
+                -0.9599999999999999
+            ]
         }
     }
 }

@@ -441,11 +441,13 @@ def k40_chance(tag: float, k: float | None = None, junior: bool = False) -> floa
     return 1.0 / (1.0 + math.exp(-(mid - tag) / width))
 
 
-FIELD_LAG_SD = 150.0
+FIELD_LAG_SD = 375.0
 """sd of the prior on the **field lag**: how far an event's likely K = 40 players, as a group, stand above their
-tags (a country's improving juniors, a pool of ratings that trailed before the 2024 compression). An assumption,
-stated so: the fit events' games put it near 0 for most fields (the 2022 Olympiad's players under 1800: about −30
-points) and far above for some (an Indian open of 2022: up to 175)."""
+tags (a country's improving juniors, a pool of ratings that trailed before the 2024 compression). Fitted on the
+fit events' finished games alone (``bench/screening_honest.py``: the sd that makes their field games likeliest,
+each event's lag integrated out, is 426; 375 is within 0.1 of it in log-likelihood, which is flat from about 250
+to 500; no move enters it). Most fields sit near 0 (the 2022 Olympiad's players under 1800: about −30 points),
+a few far above (ch-VIE 2022: about +570 by its games alone)."""
 _ELO_K = math.log(10.0) / 400.0  # ∂ logit(expected score) / ∂ rating difference
 
 FieldGame = tuple[float, float, float]
@@ -482,9 +484,9 @@ def field_lag(games: Sequence[FieldGame], start: float = 0.0, sd: float = FIELD_
 
     >>> lag, info = field_lag([(0.82, 700.0, 0.5)] * 16)  # 1500s score half against 2200s: they trail their tags
     >>> round(lag), round(info ** -0.5)
-    (538, 101)
+    (790, 103)
     >>> field_lag([])
-    (0.0, 4.4444444444444447e-05)
+    (0.0, 7.111111111111111e-06)
     """
     lag, prior = float(start), 1.0 / (sd * sd)
     for _ in range(50):
@@ -496,18 +498,20 @@ def field_lag(games: Sequence[FieldGame], start: float = 0.0, sd: float = FIELD_
     return lag, _field_terms(games, lag)[1] + prior
 
 
-def field_lag_without(lag: float, info: float, own: Iterable[FieldGame]) -> tuple[float, float]:
+def field_lag_without(lag: float, info: float, own: Iterable[FieldGame], sd: float = FIELD_LAG_SD
+                      ) -> tuple[float, float]:
     """The field lag with a player's own games left out, and its sd (one Newton step back from the event's
-    ``lag`` and ``info``, :func:`field_lag`): a player's own results move their strength once, not twice.
+    ``lag`` and ``info``, :func:`field_lag` with the prior sd ``sd``): a player's own results move their
+    strength once, not twice.
 
     >>> games = [(0.82, 700.0, 0.5)] * 16
     >>> [round(x) for x in field_lag_without(*field_lag(games), games[:2])], round(field_lag(games[2:])[0])
-    ([505, 105], 504)
+    ([782, 110], 782)
     >>> field_lag_without(0.0, 1.0 / FIELD_LAG_SD ** 2, [])  # no game: the prior
-    (0.0, 150.0)
+    (0.0, 375.0)
     """
     score, own_info = _field_terms(own, lag)
-    left = max(info - own_info, 1.0 / (FIELD_LAG_SD * FIELD_LAG_SD))
+    left = max(info - own_info, 1.0 / (sd * sd))
     return lag - score / left, math.sqrt(1.0 / left)
 
 
@@ -569,11 +573,21 @@ def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[f
 
 @dataclass(frozen=True)
 class ScreeningLine:
-    """The skill c expected of today's strength, c = a + b·strength, and the players' own scatter ``tau``.
+    """The skill c expected of today's strength against the player's opponents,
+    c = a + b·strength + g·(opponents − strength), and the players' own scatter ``tau``.
 
-    Fitted on honest players of the fit events with their strength as the tag and results say it
-    (``bench/screening_honest.py``): the line and tau are those that give their match z's mean 0,
-    no trend with strength and variance 1.
+    ``opponents`` is the mean rating (today's scale) of the player's opponents in the event: a player facing
+    opponents stronger than themselves matches the engine more often than one of the same strength facing equals
+    (the fit events' players show it, ``g``), and the lower-rated half of a Swiss open meets it every round. Fitted
+    on honest players of the fit events with their strength as the tag and results say it
+    (``bench/screening_honest.py``): the line and tau are those that give their match z's mean 0, no trend with
+    strength nor with the opponents' gap, and variance 1.
+
+    >>> line = ScreeningLine(-0.5, 0.0006, 0.05, g=0.00015)
+    >>> round(line.c_for(2000.0), 3), round(line.c_for(2000.0, opponents=2400.0), 3), round(line.slope, 5)
+    (0.7, 0.76, 0.00045)
+    >>> round(line.strength_for(line.c_for(1700.0, 2300.0), 2300.0))
+    1700
     """
 
     a: float
@@ -583,14 +597,24 @@ class ScreeningLine:
     book_moves: int | None = None
     eval_bound: float | None = None
     scale: str = "today"  # the rating scale the line reads ("today": FIDE's since 1 March 2024)
+    g: float = 0.0  # c's rise per point the opponents' mean stands above the player's strength
 
-    def c_for(self, strength: float) -> float:
-        """c expected at ``strength`` (clipped at 0: E(c) has no negative skill)."""
-        return max(self.a + self.b * float(strength), 0.0)
+    @property
+    def slope(self) -> float:
+        """∂c/∂strength with the opponents fixed: b − g (what a strength's uncertainty moves c by)."""
+        return self.b - self.g
 
-    def strength_for(self, c: float) -> float:
-        """The strength whose expected c is ``c`` (the line inverted)."""
-        return (float(c) - self.a) / self.b
+    def c_for(self, strength: float, opponents: float | None = None) -> float:
+        """c expected at ``strength`` against opponents of mean rating ``opponents`` (None: equals), clipped at 0
+        (E(c) has no negative skill)."""
+        gap = 0.0 if opponents is None else float(opponents) - float(strength)
+        return max(self.a + self.b * float(strength) + self.g * gap, 0.0)
+
+    def strength_for(self, c: float, opponents: float | None = None) -> float:
+        """The strength whose expected c against ``opponents`` is ``c`` (the line inverted)."""
+        if opponents is None:
+            return (float(c) - self.a) / self.b
+        return (float(c) - self.a - self.g * float(opponents)) / self.slope
 
 
 def widened_z(z: float, var_matches: float, dsum: float, b: float, strength_var: float, tau: float) -> float:
@@ -630,8 +654,8 @@ def chance_line(players: int, notice_z: float, alert_z: float) -> str:
             f"{fmt(alerts)} alerts expected by chance")
 
 
-def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: float = 0.95
-                     ) -> tuple[float, tuple[float, float]] | None:
+def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: float = 0.95,
+                     opponents: float | None = None) -> tuple[float, tuple[float, float]] | None:
     """Regan's intrinsic performance rating of these moves: the strength whose E(c) expects as many top-move
     matches as were played, with the strengths at the ends of its ``level`` interval (|matches − expected|
     ≤ z·sd, sampling variance only). None without a position; an end the line cannot reach is ±inf.
@@ -641,7 +665,7 @@ def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: 
     >>> round(lo) < round(ipr) < round(hi), round(ipr)
     (True, 2378)
     """
-    if not decisions or line.b <= 0.0:
+    if not decisions or line.b <= 0.0 or (opponents is not None and line.slope <= 0.0):
         return None
     width = max(len(d.values) for d in decisions)
     dist = np.full((len(decisions), width), np.inf)
@@ -662,13 +686,13 @@ def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: 
     def solve(side: float) -> float:
         lo, hi = 0.0, 64.0
         if gap(lo, side) >= 0.0:
-            return line.strength_for(0.0)  # at or below the line's c = 0
+            return line.strength_for(0.0, opponents)  # at or below the line's c = 0
         if gap(hi, side) < 0.0:
             return math.inf
         for _ in range(60):
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if gap(mid, side) < 0.0 else (lo, mid)
-        return line.strength_for(0.5 * (lo + hi))
+        return line.strength_for(0.5 * (lo + hi), opponents)
 
     point = solve(0.0)
     return point, (solve(1.0), solve(-1.0))
@@ -687,12 +711,13 @@ class ScreenedPlayer:
 
 
 def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: StrengthPrior,
-                  results: Iterable[tuple[float, float]] = (), tag: StrengthPrior | None = None
-                  ) -> ScreenedPlayer | None:
+                  results: Iterable[tuple[float, float]] = (), tag: StrengthPrior | None = None,
+                  opponents: float | None = None) -> ScreenedPlayer | None:
     """Screen one player's decisions as :class:`livemon.live.screener.Screener` does: today's strength from the
     ``prior`` (the tag's, with the event's field lag) and the player's ``results`` (opponent's rating today,
-    points); z of the matches' exact tail at c_r there, widened (:func:`widened_z`); z_tag against the ``tag``'s
-    prior alone (no results, no field; default ``prior``). None without a position.
+    points); z of the matches' exact tail at c_r there (against ``opponents``, their mean rating today),
+    widened (:func:`widened_z`); z_tag against the ``tag``'s prior alone (no results, no field; default
+    ``prior``). None without a position.
 
     >>> ds = [Decision((0.0, -0.4, -1.0), played=0)] * 50 + [Decision((0.0, -0.4, -1.0), played=1)] * 30
     >>> row = screen_player(ds, ScreeningLine(-0.5, 0.0006, 0.05), tag_prior(2000.0), [(2000.0, 1.0)] * 3)
@@ -703,7 +728,7 @@ def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: Str
         return None
     mean, sd = results_strength(prior.mean, prior.sd, results)
     tag = prior if tag is None else tag
-    c_r = line.c_for(mean)
+    c_r = line.c_for(mean, opponents)
     es = [position_expectation(d, c_r) for d in decisions]
     matched = sum(int(e.matched) for e in es)
     p0 = math.fsum(e.p0 for e in es)
@@ -712,8 +737,8 @@ def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: Str
     z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matched))
     if z_exact == math.inf:  # the tail underflowed: far beyond any threshold
         z_exact = max(_z(matched - p0, math.sqrt(var)), 40.0)
-    z = widened_z(z_exact, var, dsum, line.b, sd * sd, line.tau)
-    shift = dsum * (line.c_for(tag.mean) - c_r)
-    total = var + dsum * dsum * (line.b ** 2 * tag.sd ** 2 + line.tau ** 2)
+    z = widened_z(z_exact, var, dsum, line.slope, sd * sd, line.tau)
+    shift = dsum * (line.c_for(tag.mean, opponents) - c_r)
+    total = var + dsum * dsum * (line.slope ** 2 * tag.sd ** 2 + line.tau ** 2)
     z_tag = (matched - p0 - shift) / math.sqrt(total) if total > 0.0 else 0.0
     return ScreenedPlayer(len(es), mean, sd, c_r, z, z_tag)

@@ -29,6 +29,7 @@ from textual.widgets import DataTable, Footer, Header
 
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, key_of
 from livemon.live.messages import Message
+from livemon.live.screener import table_chance
 from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.model import RESEARCH_SORTS, SORTS, Change, LiveState, alert_key
 from livemon.faces.tui.widgets import (
@@ -208,7 +209,9 @@ class CommentaryApp(App[None]):
         if "screening" in kinds and self.arbiter:
             rows = self.state.screening_ordered()
             self.query_one(ScreeningTable).show([(key, screening_cells(r)) for key, r in rows])
-            self.query_one("#screening").border_title = f"Screening · arbiters only · {len(rows)} player-events (z to focus)"
+            chance = table_chance(r for _, r in rows)["line"]  # what honest players raise at this size
+            self.query_one("#screening").border_title = (f"Screening · arbiters only · {len(rows)} player-events"
+                                                         + (f" · {chance}" if chance else "") + " (z to focus)")
 
     def _show_forecast(self) -> None:
         f = self.state.forecast_shown()

@@ -494,8 +494,11 @@ def screening_cells(r: ScreeningNumbers) -> Cells:
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
     versus = "—" if r.strength is None or r.strength_sd is None else f"{r.strength:.0f}±{r.strength_sd:.0f}"
     ipr = "—" if r.ipr is None else f"{r.ipr:.0f}"
+    lo, hi = r.ipr_cr95 if r.ipr_cr95 is not None else (None, None)
+    interval = "—" if r.ipr is None else f"{'…' if lo is None else f'{lo:.0f}'}–{'…' if hi is None else f'{hi:.0f}'}"
+    opponents = "—" if r.opponents is None else f"{r.opponents:.0f}"
     return (_name(r.player, 18), _name(r.event, 14), str(r.positions), f"{r.matches_observed}/{r.matches_expected:.0f}",
-            versus, z, ipr, roi, r.level or "")
+            versus, opponents, z, ipr, interval, roi, r.level or "")
 
 
 class ScreeningTable(LiveTable):
@@ -503,9 +506,11 @@ class ScreeningTable(LiveTable):
 
     def __init__(self, **kwargs: Any) -> None:
         # vs: today's strength (the rating on today's scale and the event's results) ± sd, what z is against;
-        # IPR: the strength the moves read
+        # Opp.: the mean rating of the player's opponents, which the expectation is read against;
+        # IPR: the strength the moves read, and its 95% interval (…: an end the line cannot reach)
         cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
-                ("vs", "vs", 9), ("z", "z", 6), ("ipr", "IPR", 5), ("roi", "ROI", 5), ("level", "Level", 6)]
+                ("vs", "vs", 9), ("opp", "Opp.", 5), ("z", "z", 6), ("ipr", "IPR", 5), ("ipr95", "IPR 95%", 9), ("roi", "ROI", 5),
+                ("level", "Level", 6)]
         super().__init__(cols, **kwargs)
 
 
