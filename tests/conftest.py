@@ -25,6 +25,16 @@ settings.load_profile("livemon")
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = Path(__file__).resolve().parent / "data"  # copies of real games, see tests/data/SOURCES.md
+
+# Bytecode written even where PYTHONDONTWRITEBYTECODE is set (as on some CI images): without it each test process
+# compiles livemon and rewrites the asserts of every test module again at each collection (12.2 s of CPU a
+# process at a load of 18, 4.4 s with them kept), and each process a test starts (serve, a worker, the fake
+# engine) compiles livemon again. In __pycache__ folders, as Python does by default (git ignores them); for this process and the
+# processes it starts (pytest-xdist's test processes and the tests' own).
+if sys.dont_write_bytecode:
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 STOCKFISH = os.environ.get("LIVEMON_STOCKFISH", "/usr/games/stockfish")
 
 
@@ -449,9 +459,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
         # (and each monitor a test starts) would otherwise compile them again at the same time (~12 s of CPU each)
+        import compileall
+
         from livemon.rating.ttt import compile_kernels
 
         compile_kernels()
+        # livemon's bytecode written once, here, before the test processes and the processes they start all
+        # compile it at the same time (on a fresh clone; a no-op once written)
+        compileall.compile_dir(str(REPO / "livemon"), quiet=1)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then

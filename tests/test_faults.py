@@ -45,21 +45,12 @@ from livemon.io.engine import EngineError, UciEngine
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store, StoreError, open_monitor_store
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, descendants, real
+from tests.conftest import REPO, descendants, real, write_fake_engine
 
 BYRNE = "byrne_fischer_1956_pgnmentor.pgn"
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_engine(tmp_path: Path) -> str:
-    """The scripted UCI engine (tests/fake_uci.py) as an executable path."""
-    wrapper = tmp_path / "fake-engine"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
-    wrapper.chmod(0o755)
-    return str(wrapper)
 
 
 @contextlib.contextmanager
@@ -145,16 +136,25 @@ def write_config(tmp_path: Path, engine: str, pgn: Path, store: Path, speed: flo
     return cfg
 
 
-@pytest.fixture
-def event_store(tmp_path: Path, fake_engine: str) -> Path:
-    """A real store made by ``livemon serve --until-done`` on a real game (moves, analyses, status, TTT)."""
-    store = tmp_path / "made" / "event.sqlite"
-    cfg = write_config(tmp_path, fake_engine, real(BYRNE), store)
+@pytest.fixture(scope="module")
+def _made_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a real store made by ``livemon serve --until-done`` on a real game, once per module."""
+    root = tmp_path_factory.mktemp("event-store")
+    store = root / "made" / "event.sqlite"
+    cfg = write_config(root, write_fake_engine(root), real(BYRNE), store)
     assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
     with Store(store, create=False) as s:
         s.engine.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         assert s.analyses.count() > 50 and s.status.get() is not None
-    return store
+    return store.parent
+
+
+@pytest.fixture
+def event_store(tmp_path: Path, _made_store: Path) -> Path:
+    """A real store made by ``livemon serve --until-done`` on a real game (moves, analyses, status, TTT): a copy
+    of its folder for the test to damage (the serve runs once per module)."""
+    made = shutil.copytree(_made_store, tmp_path / "made")
+    return made / "event.sqlite"
 
 
 # -- 1. engines that hang while starting; signals -------------------------------------------------------------
@@ -163,8 +163,9 @@ def event_store(tmp_path: Path, fake_engine: str) -> Path:
 async def test_engine_hanging_on_restart_is_killed_retried_and_analysis_goes_on(tmp_path, fake_engine, monkeypatch, caplog):
     hang = tmp_path / "hang-start"
     monkeypatch.setenv("FAKE_UCI_HANG_START", str(hang))
-    # a start timeout of 2 s: long enough for the fake engine (a Python process) to answer on a loaded machine
-    cfg = EngineConfig(path=fake_engine, depth=3, timeout=5, start_timeout=2.0, start_attempts=4, retries=0)
+    # a start timeout of 10 s: a hung start is waited for that long, and a sound one (a Python process) answers
+    # well within it even on a machine loaded many times over (at 2 s, every start failed at a load of 24)
+    cfg = EngineConfig(path=fake_engine, depth=3, timeout=5, start_timeout=10.0, start_attempts=4, retries=0)
     board = chess.Board()
     caplog.set_level(logging.INFO)
     async with EnginePool(cfg) as pool:
@@ -178,7 +179,7 @@ async def test_engine_hanging_on_restart_is_killed_retried_and_analysis_goes_on(
             await asyncio.sleep(0.01)
         board.push_san("e4")
 
-        async def unhang_after_a_failed_start() -> None:  # the first restart hangs (2 s); the next, 1 s later, starts
+        async def unhang_after_a_failed_start() -> None:  # the first restart hangs (10 s); the next, 1 s later, starts
             while not any("did not start" in r.getMessage() for r in caplog.records):
                 await asyncio.sleep(0.02)
             hang.unlink()
@@ -191,8 +192,8 @@ async def test_engine_hanging_on_restart_is_killed_retried_and_analysis_goes_on(
         assert pool.status().engines_alive == 1
     assert first.candidates and second.candidates
     tries = [r.getMessage() for r in caplog.records if "did not start" in r.getMessage()]
-    assert tries and "no answer to the UCI handshake within 2s" in tries[0] and "retrying in 1s" in tries[0]
-    assert 1.5 <= took < 15
+    assert tries and "no answer to the UCI handshake within 10s" in tries[0] and "retrying in 1s" in tries[0]
+    assert cfg.start_timeout <= took < cfg.start_timeout + 1 + 20  # the hang waited out, then one retry's start
     no_tracebacks(caplog)
 
 
@@ -535,25 +536,28 @@ async def test_replay_resumes_where_it_was_after_a_restart(tmp_path, fake_engine
     cfg.feeds[0].max_delay = 10.0  # 1 s per ply (no clocks in this game) / 25: ~3.3 s for the game
     cfg.store.backup_minutes = 0
 
-    async def run_for(seconds: float | None) -> Monitor:
+    async def run_until(moves: int | None) -> Monitor:
+        """The monitor until it has stored ``moves`` moves (None: to the feed's end)."""
         store = open_monitor_store(cfg.store)
         monitor = Monitor(cfg, store=store)
-        task = asyncio.create_task(monitor.run(until_feeds_end=seconds is None))
+        task = asyncio.create_task(monitor.run(until_feeds_end=moves is None))
         try:
-            if seconds is None:
+            if moves is None:
                 await asyncio.wait_for(task, 60)
-            else:
-                await asyncio.sleep(seconds)
+            else:  # a count of moves, not a time: a loaded machine once stored 4 plies in 1.5 s
+                deadline = time.monotonic() + 60
+                while monitor.counters.moves < moves and not task.done() and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
                 monitor.stop()
                 await task
         finally:
             store.close()
         return monitor
 
-    first = await run_for(1.5)
+    first = await run_until(20)  # ~0.8 s of the ~3.3 s game
     stored = first.counters.moves
     assert 10 < stored < plies
-    second = await run_for(None)
+    second = await run_until(None)
     remaining = (plies - stored) / 25
     # went on from where it was: the stored plies came back from the store, the feed re-sent them at once
     assert second.counters.moves == plies and second.counters.duplicates == stored

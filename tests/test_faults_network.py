@@ -542,11 +542,23 @@ async def test_the_index_page_lists_games_with_url_encoded_overlay_links():
 
 
 CLIENTS = r"""
-import asyncio, json, sys, time
+import asyncio, json, random, sys, time
 from websockets.asyncio.client import connect
+from websockets.exceptions import WebSocketException
+
+retried = 0
 
 async def one(url):
-    ws = await connect(url, open_timeout=60)
+    global retried
+    for attempt in range(20):  # a handshake the server gave up on (its 10 s open timeout) is tried again
+        try:
+            ws = await connect(url, open_timeout=60)
+            break
+        except (OSError, WebSocketException, TimeoutError):
+            if attempt == 19:
+                raise
+            retried += 1
+            await asyncio.sleep(random.uniform(0.5, 1.5) * min(2 ** attempt, 8))  # backing off, as a browser does
     await ws.recv()  # hello
     await ws.send(json.dumps({"op": "subscribe", "channels": ["games"]}))
     while json.loads(await ws.recv())["type"] != "snapshot":
@@ -556,16 +568,29 @@ async def one(url):
 async def main(url, n):
     t0 = time.monotonic()
     conns = await asyncio.gather(*(one(url) for _ in range(n)))
-    print(json.dumps({"clients": len(conns), "seconds": time.monotonic() - t0}), flush=True)
+    print(json.dumps({"clients": len(conns), "seconds": time.monotonic() - t0, "retried": retried}), flush=True)
     await asyncio.gather(*(ws.close() for ws in conns))
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2])))
 """
 
 
+def waited_for_a_core() -> float:
+    """Seconds this thread has spent runnable but waiting for a core (Linux's schedstat; 0 where there is none)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 async def test_two_thousand_connections_do_not_stall_the_loop():
     """2,000 clients (another process) connect and subscribe at once; the server's event loop never
-    stalls for long (measured: the largest gap of a 10 ms ticker beside it)."""
+    stalls for long: the largest gap of a 10 ms ticker beside it, less the time the loop's thread waited
+    for a core meanwhile (on a loaded machine a process waits for seconds, which no code of the server can
+    cause or prevent; work on the loop, a blocking call and a lock held by another thread all count).
+    A client whose handshake the server gave up on under such load (websockets' 10 s open timeout)
+    connects again, as a browser would: every one of the 2,000 must end up subscribed."""
     import sys
 
     hub = Hub()
@@ -573,14 +598,16 @@ async def test_two_thousand_connections_do_not_stall_the_loop():
         hub.publish(BoardState(f"g{i}", "White, W", "Black, B", 2700, 2650, chess.STARTING_FEN, 0))
     n = 2000
     gaps: list[float] = []
+    stalls: list[float] = []
 
     async def ticker() -> None:
-        last = time.monotonic()
+        last, last_waited = time.monotonic(), waited_for_a_core()
         while True:
             await asyncio.sleep(0.01)
-            now = time.monotonic()
+            now, waited = time.monotonic(), waited_for_a_core()
             gaps.append(now - last - 0.01)
-            last = now
+            stalls.append(now - last - 0.01 - (waited - last_waited))
+            last, last_waited = now, waited
 
     async with serve_web(hub, WebConfig(port=0, host="127.0.0.1")) as srv:
         tick = asyncio.create_task(ticker())
@@ -591,12 +618,13 @@ async def test_two_thousand_connections_do_not_stall_the_loop():
         connections = srv.stats["connections"]
     assert proc.returncode == 0, err.decode()[-2000:]
     report = json.loads(out)
-    worst = max(gaps)
-    print(f"{n} clients connected and got a 100-board snapshot in {report['seconds']:.1f} s; "
-          f"the server's loop: worst stall {worst * 1000:.0f} ms, 99th percentile "
-          f"{sorted(gaps)[int(len(gaps) * 0.99)] * 1000:.0f} ms over {len(gaps)} ticks")
+    worst = max(stalls)
+    print(f"{n} clients connected and got a 100-board snapshot in {report['seconds']:.1f} s "
+          f"({report['retried']} handshakes tried again); the server's loop: worst stall {worst * 1000:.0f} ms "
+          f"({max(gaps) * 1000:.0f} ms with the waits for a core; 99th percentile {sorted(gaps)[int(len(gaps) * 0.99)] * 1000:.0f} ms) "
+          f"over {len(gaps)} ticks")
     assert report["clients"] == n and connections >= n
-    assert worst < 3.0  # on a machine shared with other work
+    assert worst < 1.0
 
 
 # -- item 11 (feeds): big bodies, trickling servers, the stream splitter; PGN files without blank lines --------

@@ -19,7 +19,7 @@ import pytest
 from livemon.config import StoreConfig
 from livemon.io.store import StoreError, open_monitor_store
 from tests.conftest import REPO, descendants, real
-from tests.test_faults import fake_engine, livemon, one_line, write_config  # noqa: F401 (a fixture)
+from tests.test_faults import livemon, one_line, write_config
 
 
 OPEN_AS_MONITOR = """

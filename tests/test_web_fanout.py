@@ -196,10 +196,13 @@ async def test_a_client_whose_buffer_never_drains_is_dropped_while_its_group_kee
         readers = [asyncio.create_task(reader(ws, st, out)) for ws, st, out in zip(fast, states, received)]
         published: dict[int, float] = {}
         biggest = 0  # the slow client's transport buffer, at most
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         i = 0
+        # twenty messages (~1 KB each) a loop turn: the slow client's socket buffers (the kernel grows the server's
+        # side to 4 MB) fill within a few hundred turns however long a loaded machine makes a turn (five a turn
+        # did not fill them within 20 s at a load of 25)
         while srv.stats["dropped"] == 0 and time.monotonic() < deadline:
-            for _ in range(5):
+            for _ in range(20):
                 published[hub.publish(player(f"P{i:04d}", 2000 + i, histogram=100))] = time.monotonic()  # distinct keys
                 i += 1
             if slow.live:
@@ -212,7 +215,9 @@ async def test_a_client_whose_buffer_never_drains_is_dropped_while_its_group_kee
         for k in range(10):  # and afterwards, still fine (distinct keys: nothing conflated)
             published[hub.publish(player(f"after {k}", 1500.0))] = time.monotonic()
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
+        last, deadline = max(published), time.monotonic() + 60
+        while not all(last in out for out in received) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         lat = []
         for st, out in zip(states, received):
             assert set(published) <= set(out), "a fast client missed messages"
@@ -236,19 +241,23 @@ async def test_a_stream_is_sent_in_rounds_and_an_isolated_message_at_once() -> N
         state = State()
         state.frame((await subscribe(ws, "players", batch=True))[0])
         await asyncio.sleep(2 * ROUND_GAP)
-        t0 = time.monotonic()
-        seq = hub.publish(player("A", 2500))  # after a quiet spell: no waiting for a round
+        rounds = srv.fanout_stats["rounds"]
+        seq = hub.publish(player("A", 2500))  # after a quiet spell: no waiting for a round...
+        await asyncio.sleep(0)  # ...but sent in the next loop turn (the hub wakes its readers there), not by a timer
+        assert srv.fanout_stats["rounds"] == rounds + 1
         f = await recv_until(ws, lambda f: f["type"] == "deltas")
-        assert f["seq"] == seq and time.monotonic() - t0 < ROUND_GAP + 0.5
+        assert f["seq"] == seq
 
-        n, t0 = 0, time.monotonic()
-        while time.monotonic() - t0 < 0.5:  # a message every ~2 ms, each in its own loop turn
-            hub.publish(player(NAMES[n % 10], 2600 + n))
-            n += 1
+        n, t0 = 200, time.monotonic()
+        for k in range(n):  # a message every ~2 ms, each in its own loop turn
+            hub.publish(player(NAMES[k % 10], 2600 + k))
             await asyncio.sleep(0.002)
+        took = time.monotonic() - t0
         state.frame(f)
         frames = await read_all_until(ws, state, hub.seq)
-        assert n > 60 and len(frames) <= 0.5 / ROUND_GAP + 5, (n, len(frames))  # not one frame per message
+        # one frame a round at most, the rounds ROUND_GAP apart: not one frame per message (whatever the
+        # machine's load made of the 2 ms turns: the bound is the time they took)
+        assert len(frames) <= took / ROUND_GAP + 5 and len(frames) < n / 2, (n, took, len(frames))
         assert state.gaps == [] and state.channels["players"] == hub_state(hub, "players")
         await ws.close()
 
