@@ -50,7 +50,7 @@ import threading
 import dataclasses
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 
@@ -59,7 +59,10 @@ from livemon.errors import LivemonError
 from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo, TTTRating
 from livemon.live.pgn import pgn_date, white_score
-from livemon.rating.ttt import TTTFit, TTTParams, fit, make_games, refresh
+from livemon.rating.ttt_params import TTTParams
+
+if TYPE_CHECKING:  # the fit's module compiles numba kernels: imported where a fit runs, not at the monitor's start
+    from livemon.rating.ttt import TTTFit
 
 log = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1
@@ -81,6 +84,7 @@ def run_ttt(
     previous: TTTFit | None,
 ) -> TTTFit:
     """Fit (or refresh) the whole list; the priors of every player are those given, warm or cold."""
+    from livemon.rating.ttt import fit, make_games, refresh
     n_old = len(previous.games) if previous is not None else 0
     if (previous is not None and previous.params == params and 0 < n_old <= len(white)
             and _prefix_of(previous, white, black, scores)):
@@ -129,6 +133,7 @@ def _worker_refresh(params: TTTParams, unit: str, batch: _Batch, seed: TTTFit | 
     so that a refresh costs the monitor what it changed, not the event's
     size. A whole list starts the reports afresh (every player).
     """
+    from livemon.rating.ttt import make_games, refresh
     state = _WorkerState
     if batch.start:
         if state.fit is None or len(state.fit.games) != batch.start or state.fit.params != params:
@@ -284,6 +289,7 @@ class TTTJob:
         except Exception as exc:  # a store from another version: not fatal, the first refresh fits afresh
             log.warning("TTT: stored fit not usable (%s); the first refresh fits afresh", exc)
             return False
+        from livemon.rating.ttt import TTTFit
         if not isinstance(restored, TTTFit):
             log.warning("TTT: stored fit not usable (a %s); the first refresh fits afresh", type(restored).__name__)
             return False

@@ -33,7 +33,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from livemon.rating.agent import K, Decision
 from livemon.rating.gain import GainHistogram, engine_strength_terms
@@ -415,6 +414,7 @@ class _Marginal:
             return -value, -grad
 
         tau_min = 1e-4
+        import scipy.optimize  # here: scipy.optimize costs every process's start, and only the fit needs it
         res = scipy.optimize.minimize(objective, np.array([intercept, slope, tau0]), jac=True, method="L-BFGS-B",
                                       bounds=[(None, None), (None, None), (tau_min, 20.0)],
                                       options={"maxiter": 500, "ftol": 1e-13, "gtol": 1e-7})

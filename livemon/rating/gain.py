@@ -29,9 +29,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import scipy.special
-from scipy.sparse.csgraph import connected_components
-from scipy.sparse import coo_matrix
-import scipy.sparse.linalg
 
 from livemon.rating.evaluation import MAX_CP
 
@@ -499,6 +496,9 @@ def perceived_ratings(
     ii = np.array([a for a, _, _ in rows], dtype=np.int64)
     jj = np.array([b for _, b, _ in rows], dtype=np.int64)
     dd = np.array([d for _, _, d in rows], dtype=np.float64)
+    from scipy.sparse import coo_matrix  # scipy.sparse here, not at the top: it costs every process's start
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(rows)), (ii, jj)), shape=(n, n))
     n_comp, label = connected_components(graph, directed=False)
     r = _solve_differences(ii, jj, dd, n, label)
@@ -528,6 +528,9 @@ def _solve_differences(ii: npt.NDArray[np.int64], jj: npt.NDArray[np.int64], dd:
     >>> [round(float(x), 9) for x in r]
     [0.0, -100.0, -150.0, 0.0]
     """
+    import scipy.sparse.linalg
+    from scipy.sparse import coo_matrix
+
     r: npt.NDArray[np.float64] = np.zeros(n)
     if not len(dd):
         return r
