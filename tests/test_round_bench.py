@@ -1,6 +1,6 @@
 """bench/round.py's quick mode, end to end: real feeds, mosquitto, a worker, ``livemon serve``, WebSocket clients.
 
-A small round (20 boards of tests/data's real games at 20x for 15 s, searched live at
+A small round (10 boards of tests/data's real games at 20x for 6 s, searched live at
 depth 2 by one ``livemon worker``): every fed ply must reach the monitor's store exactly
 once, and every figure the bench reports must have been measured.
 """
@@ -27,12 +27,12 @@ def _bench():  # type: ignore[no-untyped-def]
 
 def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfish: str) -> None:
     bench = _bench()
-    args = bench.parse_args(["--quick", "--boards", "20", "--minutes", "0.2", "--clients", "20",
+    args = bench.parse_args(["--quick", "--boards", "10", "--minutes", "0.1", "--clients", "10",
                              "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
     report = asyncio.run(bench.run(args))
     m = report.measured
     assert m["lost"] == 0 and m["duplicated"] == 0 and m["results_missing"] == 0, m
-    assert m["offered_per_s"] > 5 and m["moves_per_s"] > 5, m  # 20 boards at 20x offer about 9 moves/s
+    assert m["offered_per_s"] > 2.5 and m["moves_per_s"] > 2.5, m  # 10 boards at 20x offer about 4.5 moves/s
     for key in ("cpu_ms_per_move", "rss_peak_mb", "rss_growth_second_half", "lag_p99_ms", "client_p95_ms"):
         assert m[key] is not None and math.isfinite(m[key]) and m[key] >= 0, (key, m)
     assert m["client_deliveries"] > 0, m
@@ -43,9 +43,9 @@ def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfi
 
 def test_overlay_clients_read_their_board_and_its_two_players_only(stockfish: str) -> None:
     """``--overlay``: each client subscribes as the overlay page does (its board's games, its two players), so
-    client 0 of 20 boards gets its board's messages, not the round's (every board's: ~2 a ply)."""
+    client 0 of 10 boards gets its board's messages, not the round's (every board's: ~2 a ply)."""
     bench = _bench()
-    args = bench.parse_args(["--quick", "--boards", "20", "--minutes", "0.2", "--clients", "20", "--overlay",
+    args = bench.parse_args(["--quick", "--boards", "10", "--minutes", "0.1", "--clients", "10", "--overlay",
                              "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
     report = asyncio.run(bench.run(args))
     m = report.measured
