@@ -116,7 +116,7 @@ def test_live_equals_batch(capsys, tmp_path, round_one, fake_engine):
     assert live["ttt"] is not None and len(live["ttt"]["players"]) == 9
 
 
-def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_1, fake_engine):
+def test_sigkill_mid_event_then_restart_repeats_no_search(capsys, tmp_path, round_1, fake_engine):
     round_one = round_1  # one round is enough to be killed mid-event and restarted (two cost twice the CPU)
     cfg = write_config(tmp_path, round_one, speed=0, depth=8, engine=fake_engine)
     cmd = [sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg), "--until-done"]
@@ -153,12 +153,10 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(tmp_path, round_1, fak
     assert status["engine"]["searches"] + status["engine"]["preview_searches"] == total - searched_before
     assert status["engine"]["cache_hits"] >= searched_before - 8
     # and ends with the same estimates as an uninterrupted batch run on the same cache
-    out = subprocess.run([sys.executable, "-m", "livemon.cli", "export", "--json", "--config", str(cfg)],
-                         cwd=REPO, capture_output=True, text=True, check=True)
-    live = json.loads(out.stdout)
-    batch = subprocess.run([sys.executable, "-m", "livemon.cli", "analyse", "--json", str(round_one), "--config", str(cfg),
-                            "--depth", "8", "--store", str(db)], cwd=REPO, capture_output=True, text=True, check=True)
-    batch = json.loads(batch.stdout)
+    # (read in this process: the kill and the restart are the processes under test, not the readers)
+    capsys.readouterr()
+    live = run_cli(capsys, "export", "--json", "--config", str(cfg))
+    batch = run_cli(capsys, "analyse", "--json", str(round_one), "--config", str(cfg), "--depth", "8", "--store", str(db))
     assert batch["engine"]["analyses"] == 0
     assert live["players"] == batch["players"] and live["games"] == batch["games"]
 
