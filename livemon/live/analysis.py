@@ -154,7 +154,7 @@ class LiveGame:
     reopens it, its positions rebuilt from the moves (:meth:`reopen`).
     """
 
-    __slots__ = ("game_id", "boards", "rules", "forced", "fen", "evals", "moves", "analyses", "pending", "start_fen",
+    __slots__ = ("game_id", "boards", "rules", "forced", "_fen", "evals", "moves", "analyses", "pending", "start_fen",
                  "start_eval", "comments", "epoch", "epochs", "life", "_candidates",
                  "_unscored")  # slots: ~1,000 finished games an hour are kept
 
@@ -163,7 +163,7 @@ class LiveGame:
         self.boards: list[chess.Board | None] = []  # None: released (both plies next to it scored)
         self.rules: list[int | None] = []  # value by rule of each position (terminal), None: not terminal
         self.forced: list[bool] = []  # one legal move (or none) in each position
-        self.fen = chess.STARTING_FEN  # FEN of the newest position, made once per move
+        self._fen: str | None = chess.STARTING_FEN  # FEN of the newest position, None until :attr:`fen` reads it
         self.evals: list[int | None] = []  # value of each position so far (None: not known yet)
         self.moves = MoveLog(game_id)  # sealed into columns as they settle (:meth:`pack`), archived if the driver says so
         self.analyses: dict[int, PositionAnalysis | None] = {}  # None: the engine gave up
@@ -180,6 +180,14 @@ class LiveGame:
     @property
     def plies(self) -> int:
         return len(self.moves)
+
+    @property
+    def fen(self) -> str:
+        """The FEN of the newest position, made when first read after a move (only a board message reads it;
+        a burst of moves makes one per game, not one per move)."""
+        if self._fen is None:
+            self._fen = fast_fen(self.board(-1)) if self.boards else chess.STARTING_FEN
+        return self._fen
 
     @property
     def scored(self) -> range | set[int]:
@@ -210,8 +218,8 @@ class LiveGame:
         board.push(move_of(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
-        self.fen = fast_fen(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))
+        self._fen = None
         self.pending.add(ev.ply)
         self._candidates.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
@@ -243,7 +251,7 @@ class LiveGame:
             self.board(keep)
             if keep not in self.analyses and self.needs_engine(keep) and keep not in again:
                 again.append(keep)  # its analysis was released too: the cache answers it again
-        self.fen = fast_fen(self.board(-1)) if self.boards else chess.STARTING_FEN
+        self._fen = None if self.boards else chess.STARTING_FEN
         return again
 
     def replay_from(self, ply: int) -> list[int]:
@@ -440,6 +448,7 @@ class LiveGame:
             raise LifecycleError(f"game {self.game_id} cannot settle: "
                                  + ("plies await an analysis" if self.pending else "no move"))
         self.life.send(GameEvent.SETTLE)
+        self._fen = self.fen  # kept: the board message of a settled game shows it
         self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
         self.moves.seal()
