@@ -24,22 +24,24 @@ from livemon.io.store import Store
 from tests.conftest import REPO, descendants, real
 
 
+def london_games(tmp_path: Path, n: int) -> Path:
+    """The first ``n`` real games of the London Chess Classic 2011 (four a round) in one PGN file."""
+    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:n]
+    path = tmp_path / f"london_{n}.pgn"
+    path.write_text("\n".join(chunks))
+    return path
+
+
 @pytest.fixture
 def round_one(tmp_path: Path) -> Path:
     """Round 1 and 2 of the London Chess Classic 2011 (8 real games)."""
-    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:8]
-    path = tmp_path / "london_r12.pgn"
-    path.write_text("\n".join(chunks))
-    return path
+    return london_games(tmp_path, 8)
 
 
 @pytest.fixture
 def round_1(tmp_path: Path) -> Path:
     """Round 1 of the London Chess Classic 2011 (4 real games, 349 plies)."""
-    chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:4]
-    path = tmp_path / "london_r1.pgn"
-    path.write_text("\n".join(chunks))
-    return path
+    return london_games(tmp_path, 4)
 
 
 def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5, engine: str | None = None) -> Path:
