@@ -52,6 +52,8 @@ from livemon.rating.evaluation import score_cp
 
 _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
 _BLANK_OR_ESCAPE = re.compile(r"\n[^\S\n]*\n|\n%|;")
+_VARIES_PLY_N = re.compile(r"(?:\s+|\{[^}]*\}|\$\d+|[!?]+)*\(")
+"""A movetext whose first token, after comments, NAGs and move suffixes, opens a variation."""
 """What makes a movetext unsafe to resume in: a blank line (python-chess ends the game there), a ``%`` line or a
 ``;`` comment (skipped to the end of the line, wherever the next text would be appended)."""
 
@@ -277,8 +279,16 @@ def read_from(movetext: str, board: chess.Board) -> Read:
     (not changed: the parser's own board is set to it).
 
     Its plies are those a read of the whole game from its start gives after ply N, with the same clocks
-    and evals; a comment before its first move (one more for ply N) is not read.
+    and evals; a comment before its first move (one more for ply N) is not read. A text that opens with a
+    variation (after comments and NAGs) is an alternative to ply N itself: nothing is read from it (no plies,
+    not resumable), and the game is read whole.
+
+    >>> start = read_pgn('[White "A"]\\n\\n1. Nc3 Nf6 2. e3 *\\n')
+    >>> [p.uci for p in read_from(' { [%clk 0:01:00] } ( 2. Ne4 ) *', start.board()).plies]
+    []
     """
+    if _VARIES_PLY_N.match(movetext):  # an alternative to ply N: only the whole game's read knows ply N's move
+        return Read(chess.pgn.Headers({}), board)
     # "{}" keeps the first line a continued line, as it is in the whole text: never a '%' line or an empty one
     try:
         read = chess.pgn.read_game(io.StringIO("{}" + movetext), Visitor=lambda: PlyReader(resume=board))
