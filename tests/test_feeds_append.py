@@ -122,6 +122,18 @@ def test_what_the_fast_path_leaves_to_the_full_parse() -> None:
     assert fast.moves(fast.game_ids()[0]) == full.moves(full.game_ids()[0])
 
 
+def test_a_variation_appended_to_the_last_move_is_no_new_move() -> None:
+    """Only an alternative to the last sent move is appended (``... 4. Qb3 { } ( 4. Ng5 ) *``): no message, as the
+    full parse says, though the alternative's SAN is legal for the side to move after it."""
+    fast, full = pair()
+    head = '[White "A"]\n[Black "B"]\n[Result "*"]\n\n1. Nc3 Nf6 2. e3 { [%clk 0:10:00] }'
+    assert sum(isinstance(m, MoveEvent) for m in fast.update_chunk(head + " *\n", complete=None)) == 3
+    full.update_chunk(head + " *\n", complete=None)
+    text = head + " ( 2. Ne4 { an alternative } ) *\n"  # 2. Ne4 is White's alternative; Black's Nf6-e4 is legal too
+    assert fast.update_chunk(text, complete=None) == full.update_chunk(text, complete=None) == []
+    assert fast.moves(fast.game_ids()[0]) == full.moves(full.game_ids()[0])
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_edits_give_the_full_parse_messages(data: st.DataObject) -> None:
