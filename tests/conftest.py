@@ -445,11 +445,13 @@ def _reap_zombies() -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
-def _own_tracker() -> int | None:
-    """multiprocessing's resource tracker of this very process: it ends with pytest, it is no leftover."""
-    from multiprocessing import resource_tracker
+def _own_helpers() -> set[int | None]:
+    """multiprocessing's resource tracker and process server of this very process: they end with pytest, they
+    are no leftovers."""
+    from multiprocessing import forkserver, resource_tracker
 
-    return getattr(resource_tracker._resource_tracker, "_pid", None)
+    return {getattr(resource_tracker._resource_tracker, "_pid", None),
+            getattr(forkserver._forkserver, "_forkserver_pid", None)}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -476,7 +478,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     deadline = time.monotonic() + 5  # processes being shut down at the end get a moment
     while True:
         _reap_zombies()
-        alive = {pid: cmd for pid, (state, cmd) in descendants().items() if state != "Z" and pid != _own_tracker()}
+        alive = {pid: cmd for pid, (state, cmd) in descendants().items() if state != "Z" and pid not in _own_helpers()}
         if not alive or time.monotonic() > deadline:
             break
         time.sleep(0.2)

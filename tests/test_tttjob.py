@@ -257,7 +257,7 @@ def test_a_worker_killed_from_outside_is_one_line_and_the_next_refresh_starts_an
 
 def test_a_worker_signalled_while_it_starts_survives():
     """SIGTERM to the monitor's process group (systemd, ``kill -- -pgid``) can reach the worker before it has
-    set itself to ignore it: it is spawned with the signal blocked, so the refresh still gets its answer."""
+    set itself to ignore it: it starts with the signal blocked (livemon.io.procs), so the refresh still gets its answer."""
     games = london_2011()
     job = TTTJob(TTTConfig())
 

@@ -8,7 +8,7 @@ forecast at a time, the next one starting as soon as the previous is published (
 ``[event] live_seconds``) from the newest records, whatever came in meanwhile. An event whose records did not
 move is not simulated again.
 
-The forecasts are made off the loop, in one long-lived process of their own (spawned at the first forecast,
+The forecasts are made off the loop, in one long-lived process of their own (started at the first forecast,
 stopped with the job), so the loop's other messages never wait on the simulations' hold of the interpreter
 lock. The process keeps each event's records (sent whole once, then only those that changed), state, table of
 pairings and simulations; the loop shares its newest version with it, so a chunked simulation stops refining
@@ -45,6 +45,7 @@ from livemon.app.forecast import ForecastError, GameRecord, ReadEvent, load_para
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.faces.hub import Hub
+from livemon.io import procs
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
 from livemon.rating.forecast import ForecastParams, material
@@ -309,10 +310,10 @@ def _serve(conn: multiprocessing.connection.Connection, version: Any, settings: 
 
 
 class _Worker:
-    """The forecaster's process (spawned: a clean interpreter), and the loop's end of its pipe."""
+    """The forecaster's process (:mod:`livemon.io.procs`), and the loop's end of its pipe."""
 
     def __init__(self, settings: _Settings) -> None:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = procs.context(__name__)
         self.version = ctx.RawValue("q", 0)
         self.jobs = 0
         """Jobs sent; each answer names its job."""
@@ -372,6 +373,8 @@ class LiveForecast:
         self.params = load_params()
         self.process = process
         """Whether the simulations run in a process of their own (else in a thread)."""
+        if process:
+            procs.context(__name__)  # this module imported once by the workers' server, should it start now
         self._worker: _Worker | None = None
         self._retired: list[_Worker] = []  # processes told to end, not yet waited for
         self._kept: dict[str, _Kept] = {}  # the thread's forecaster: the events as it keeps them
@@ -509,12 +512,13 @@ class LiveForecast:
             ev.synced = False
         self._kept = {}
 
-    def _start(self) -> _Worker | None:
-        """The forecaster's process, started at the first forecast; None (and the thread from then on, said in
-        one log line) when it cannot start."""
+    async def _start(self) -> _Worker | None:
+        """The forecaster's process, started at the first forecast (off the loop); None (and the thread from then
+        on, said in one log line) when it cannot start."""
         if self._worker is None and self.process:
+            settings = _Settings(self.cfg, self.params, self.simulations, self.se)
             try:
-                self._worker = _Worker(_Settings(self.cfg, self.params, self.simulations, self.se))
+                self._worker = await procs.start(lambda: _Worker(settings))
                 self._worker.version.value = self.version
             except Exception as exc:
                 log.warning("forecast: no process of its own (%s: %s); the simulations run in a thread",
@@ -580,7 +584,7 @@ class LiveForecast:
         if not self._due_any():
             self.published = version
             return []
-        worker = self._start()  # before the jobs are made: a new process is sent every event whole
+        worker = await self._start()  # before the jobs are made: a new process is sent every event whole
         due = self._due()
         marks = [(ev, ev.version) for ev, _ in due]
         jobs = [job for _, job in due]

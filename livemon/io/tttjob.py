@@ -1,6 +1,6 @@
 """The background TrueSkill Through Time refresh of the live monitor.
 
-Fits run in a worker process (spawned once, reused), so that the event loop
+Fits run in a worker process (started once, reused: :mod:`livemon.io.procs`), so that the event loop
 never waits on them, not even for the GIL. The worker keeps the fit: a
 refresh sends only the games finished since the last one (the usual case)
 and gets back only the players it moved (those of the new games, and any
@@ -21,10 +21,10 @@ tags always seed the priors here (``TTTConfig.elo_prior``), as in ``fit
 --rating-priors``, for every player at every refresh, warm or cold.
 
 A finished game without two named, different players is skipped with one
-log line (once per game). The worker process dies with its parent: on Linux
-the kernel sends it SIGKILL when the parent dies (``prctl(PR_SET_PDEATHSIG)``),
-and everywhere it watches a pipe whose other end only the parent holds and
-exits when that pipe reaches end of file. The worker pickles its fit for
+log line (once per game). The worker process dies with the monitor: it
+watches a pipe whose other end only the monitor holds and exits when that
+pipe reaches end of file; on Linux the kernel also sends it SIGKILL when its
+parent process dies (``prctl(PR_SET_PDEATHSIG)``). The worker pickles its fit for
 the store when asked (:meth:`TTTJob.state_bytes`; the monitor asks at most
 every ``TTT_STORE_SECONDS``), and the fit is read back at start
 (:meth:`TTTJob.restore`), so the first refresh after a restart continues
@@ -38,6 +38,7 @@ import concurrent.futures
 import contextlib
 import ctypes
 import datetime
+import functools
 import json
 import logging
 import multiprocessing
@@ -50,12 +51,13 @@ import threading
 import dataclasses
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from livemon.config import TTTConfig
 from livemon.errors import LivemonError
+from livemon.io import procs
 from livemon.live.finished import FinishedGames
 from livemon.live.messages import GameInfo, TTTRating
 from livemon.live.pgn import pgn_date, white_score
@@ -184,23 +186,6 @@ class WorkerLost(LivemonError):
     """The TTT worker process died under a refresh (a signal from outside, the OOM killer)."""
 
 
-@contextlib.contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """Ctrl-C and SIGTERM held back in this thread meanwhile: a worker spawned now inherits the mask, so a signal
-    sent to the whole process group while it is still starting (importing numpy, before :func:`_worker_init`
-    ignores them) no longer kills it (``tests/test_web_process.py`` stopped the monitor's group just as its
-    first refresh spawned the worker: a ``BrokenProcessPool`` traceback in the log). The parent gets any such
-    signal as soon as the mask is restored."""
-    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 def _worker_init(watch: Connection | None, pdeathsig: bool) -> None:
     """In the worker: ignore Ctrl-C and SIGTERM (they reach the whole process group — a terminal, systemd,
     ``kill -- -pgid`` — and a fit killed under the monitor's feet is a ``BrokenProcessPool`` traceback in its
@@ -260,15 +245,13 @@ class TTTJob:
         self._priors: dict[str, tuple[float, float]] = {}
         self._counts: dict[str, int] = {}
         self._lock = asyncio.Lock()
+        self._context = procs.context(__name__)
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        # The worker is started by the thread that first refreshes (the event loop's, for the life of
-        # the monitor): Linux's parent-death signal follows that thread, the pipe the whole process.
         if self._executor is None:
             watch, self._lifeline = multiprocessing.Pipe(duplex=False)
             self._executor = concurrent.futures.ProcessPoolExecutor(
-                1, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
-                initargs=(watch, self._pdeathsig))
+                1, mp_context=self._context, initializer=_worker_init, initargs=(watch, self._pdeathsig))
         return self._executor
 
     def worker_pids(self) -> list[int]:
@@ -368,14 +351,12 @@ class TTTJob:
         return games, batch, reply
 
     async def _send(self, batch: _Batch, seed: TTTFit | None) -> _Reply | None:
-        loop = asyncio.get_running_loop()
         tolerance = REPORT_ELO / self.cfg.elo_per_unit
         pool = self._pool()
-        try:
-            with _signals_blocked():  # a worker spawned by this submit starts deaf to them (see _signals_blocked)
-                reply = loop.run_in_executor(pool, _worker_refresh, self.params, self.cfg.time_unit, batch, seed,
-                                             tolerance)
-            return await reply
+        try:  # submitted off the loop: a submit may start the worker (see livemon.io.procs)
+            reply = await procs.start(functools.partial(pool.submit, _worker_refresh, self.params,
+                                                        self.cfg.time_unit, batch, seed, tolerance))
+            return await asyncio.wrap_future(reply)
         except concurrent.futures.process.BrokenProcessPool:  # at the submit, or while it ran
             self.close()  # the next refresh starts a new worker, with the whole list
             raise WorkerLost("TTT: the worker process died (killed from outside?); "
