@@ -33,7 +33,9 @@ on the fit events so that the honest players' z's have mean 0, no trend with str
 gap, variance 1 (player-events of 20+ positions). The field lag's prior sd is fitted on the fit events' finished
 games alone (:func:`fit_field_lag_sd`, reported beside the shipped ``FIELD_LAG_SD``). Three readings side by
 side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
-field lag's prior sd 150 and no opponents term; the shipped one; and each of the two changes alone.
+field lag's prior sd 150 and no opponents term; the shipped one; each of the two changes alone; and the shipped
+one with the field lag moving the prior as a fraction k40 of it (**lag as a fraction**: variance (k40·lag_sd)²)
+instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`).
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -78,6 +80,7 @@ from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     FIELD_LAG_SD,
     PoissonBinomial,
+    StrengthPrior,
     expected_by_chance,
     field_game,
     field_lag,
@@ -318,14 +321,17 @@ def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: 
 
 
 def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]] | None = None,
-              lags: np.ndarray | None = None) -> Strengths:
+              lags: np.ndarray | None = None, mixture: bool = True) -> Strengths:
     """Each player-event's strength: the tag's prior (moved by the field lag when given) and its results (every
-    finished game of the event when given, else the analysed ones)."""
+    finished game of the event when given, else the analysed ones). ``mixture`` False: the lag moves the prior as
+    a fraction k40 of it (variance (k40·lag_sd)², no term for which part the tag is in), for comparison with the
+    shipped :func:`~livemon.rating.screening.moved_by_field`."""
     results = results if results is not None else [u.games for u in units]
     lags = lags if lags is not None else np.zeros((len(units), 2))
     tags = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]  # z_tag: the tag alone
-    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) for u, (lag, sd)
-           in zip(units, lags)]
+    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) if mixture else
+           StrengthPrior(t.mean + t.k40 * float(lag), math.hypot(t.sd, t.k40 * float(sd)), t.k40)
+           for u, t, (lag, sd) in zip(units, tags, lags)]
     post = [results_strength(p.mean, p.sd, r) for p, r in zip(pri, results)]
     return Strengths(np.array([p.mean for p in tags]), np.array([p.sd ** 2 for p in tags]),
                      np.array([m for m, _ in post]), np.array([s ** 2 for _, s in post]),
@@ -491,9 +497,10 @@ def main(argv: list[str] | None = None) -> int:
     trainable = n >= MIN_FIT_POSITIONS
     unseen = part != "fit"
 
-    def screened(lag_sd: float, opponents: bool) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
+    def screened(lag_sd: float, opponents: bool, mixture: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
         lags = field_lags(units, games, lag_sd)
-        st = strengths(units, every, lags)
+        st = strengths(units, every, lags, mixture)
         gap = opponents_gap(units, every, st.post_mean) if opponents else None
         gap_tag = opponents_gap(units, every, st.prior_mean) if opponents else None
         z_after = np.full(pk.n, np.nan)
@@ -512,8 +519,9 @@ def main(argv: list[str] | None = None) -> int:
         score(whole, unseen)
         return z_after, z_tag, whole, lines, st, lags
 
-    readings = {"previous": (150.0, False), "field lag sd fitted only": (FIELD_LAG_SD, False),
-                "opponents term only": (150.0, True), "shipped": (FIELD_LAG_SD, True)}
+    readings = {"previous": (150.0, False, True), "field lag sd fitted only": (FIELD_LAG_SD, False, True),
+                "opponents term only": (150.0, True, True), "lag as a fraction": (FIELD_LAG_SD, True, False),
+                "shipped": (FIELD_LAG_SD, True, True)}
     results = {name: screened(*spec) for name, spec in readings.items()}
     z_now, z_tag_now = results["previous"][:2]
     z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
