@@ -390,7 +390,11 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
             "alerts_by_chance": expected_by_chance(len(zz), ALERT_Z)}
 
 
-def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]]) -> dict[str, np.ndarray]:
+LAGGED = "field lag moved the prior 80+ up"
+
+
+def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]],
+           lags: np.ndarray | None = None) -> dict[str, np.ndarray]:
     tag = np.array([u.tag for u in units])
     tpr_gap = np.array([(np.mean([o for o, _ in r]) + 400.0 * (2 * np.mean([p for _, p in r]) - 1)
                          - u.tag) if len(r) >= 3 else -np.inf for u, r in zip(units, results)])
@@ -398,6 +402,8 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     out["junior event"] = st.junior
     out["likely K = 40 (chance >= 0.5)"] = st.k40 >= 0.5
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
+    if lags is not None:  # the players of a lagging field: how far their prior moved (k40 times the lag)
+        out[LAGGED] = st.k40 * lags[:, 0] >= 80.0
     out["all"] = np.ones(len(units), dtype=bool)
     return out
 
@@ -538,13 +544,13 @@ def main(argv: list[str] | None = None) -> int:
                                                   "log_likelihood": sd_table},
                                  "line": dict(zip(("a", "b", "tau", "g"), shipped_line)),
                                  "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g"))}}
-    gs = groups(units, st, every)
+    gs = groups(units, st, every, lags)
     applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
     report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
                            for ev in sorted(set(event)) if np.abs(applied[event == ev]).max() >= 1.0}
     report["alternatives"] = {
         name: {where: {band: figures(z, sel_part & gs[band] & (n >= 20), z_t >= ALERT_Z)
-                       for band in ("all", "<1800", "1800-2200", "2200+")}
+                       for band in ("all", "<1800", "1800-2200", "2200+", LAGGED)}
                for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
                                        ("rapid (never fitted)", part == "rapid"))}
         for name, (z, z_t, *_) in results.items()}
@@ -593,7 +599,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd(b)}, {b['notices']} ({b['notices_by_chance']:.1f}), "
                       f"{b['alerts']}  ->  {w['mean']:+.2f} / {sd(w)}, {w['notices']}, {w['alerts']}  ->  "
                       f"{a['mean']:+.2f} / {sd(a)}, {a['notices']}, {a['alerts']}")
-    print(">= 20 positions, the alternatives: z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+")
+    print(">= 20 positions, the alternatives: z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+ | "
+          f"{LAGGED}")
     for name, parts in report["alternatives"].items():  # type: ignore[union-attr]
         for where, bands in parts.items():
             cells = [f"{f['mean']:+.2f} / {f['sd']:.2f} ({f['n']}), {f['notices']}, {f['alerts']}" if f["n"] > 1 else "-"
