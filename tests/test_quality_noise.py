@@ -130,3 +130,24 @@ def test_the_field_estimate_takes_the_results_in_once_there_are_some() -> None:
     assert alone.games_to_150 is not None and both.games_to_150 is not None and both.games_to_150 <= alone.games_to_150
     no_result = QualityEstimate(None, None, None, 0, 0, "results", reason="no finished game")
     assert field_estimate(model, moves, stats, field, no_result) == alone
+
+
+def test_one_games_interval_covers_the_players_of_every_level_not_only_on_average() -> None:
+    """The interval holds every rating whose players' moves read within 1.96 of their own noise: one game of a weak
+    player is covered as often as one of a strong player; ±1.96·sd at the level expected given the estimate (pulled
+    toward the pool's middle, where the noise is narrower) covers the weak less."""
+    model = fit_quality_model(_simulated(-0.6, seed=3), "sim")
+    hits: dict[str, list[tuple[bool, bool]]] = {"weak": [], "middle": [], "strong": []}
+    for g in _simulated(-0.6, events=20, seed=11):
+        stats = _stats([g.features])
+        est = model.estimate(stats)
+        assert est.point is not None and est.sd is not None
+        lo, hi = model.interval(stats, est.point)
+        assert est.point - lo >= hi - est.point - 1e-6  # it reaches at least as far down, where the noise is wider
+        band = "weak" if g.elo < 1800 else "strong" if g.elo >= 2400 else "middle"
+        hits[band].append((lo <= g.elo <= hi, abs(est.point - g.elo) <= 1.96 * est.sd))
+    cover = {band: float(np.mean([h for h, _ in v])) for band, v in hits.items()}
+    at_level = {band: float(np.mean([h for _, h in v])) for band, v in hits.items()}
+    assert all(len(v) >= 200 for v in hits.values())
+    assert all(0.90 <= c <= 0.98 for c in cover.values()), cover
+    assert cover["weak"] > at_level["weak"] + 0.03, (cover, at_level)

@@ -22,7 +22,9 @@ The 95% interval comes from the noise measured on the fit's games, in three part
 level in an event against their rating: it never averages away), a day-to-day part per
 game σ_d (averages over k games) and the sampling noise of moves σ_m (averages over n
 moves): Var = σ_p² + σ_d²/k + σ_m²/n, each part scaled by the player's level (a club player's games
-are noisier than a grandmaster's: :attr:`QualityModel.noise_level`).
+are noisier than a grandmaster's: :attr:`QualityModel.noise_level`). The interval holds every rating
+whose players' moves would read within 1.96 of their own noise of the estimate
+(:meth:`QualityModel.interval`), so it reaches further toward the noisier levels.
 
 A game has two sides, and both say something of each player: a quiet game makes both sides' moves
 look better than their ratings, a wild one worse, and a strong opponent's hard positions make a
@@ -229,7 +231,9 @@ class QualityTally:
 class QualityEstimate:
     """An Elo estimate with its 95% interval (or the reason there is none) and how far it is from ±150.
 
-    ``sd`` is the standard deviation behind ``cr95``; ``games_to_150`` the further games
+    ``sd`` is the estimate's noise (at ``level``): what a combination with other evidence weighs; ``cr95`` is
+    ±1.96·sd around it, except for the moves estimate, whose interval holds every rating whose players' moves read
+    within 1.96 of their own noise (:meth:`QualityModel.interval`); ``games_to_150`` the further games
     (at the player's moves per game) until the interval is ±150, 0 when it is already,
     None when more games will not get there (``note`` says why); ``kind`` names the
     estimate (``moves``, ``field``, ``results``, ``moves+results``). ``point``: the measured point also where
@@ -472,6 +476,45 @@ class QualityModel:
         rho = sd**2 / (sd**2 + self._variance_of(stats, weighted, None))
         return mean + rho * (elo - mean)
 
+    def interval(self, stats: QualityStats, elo: float | None = None) -> tuple[float, float]:
+        """The 95% interval of the estimate ``elo`` of these moves (default: :meth:`score`): every rating r whose
+        players' moves read within ±1.96·sd(r) of it, sd(r) the noise at a level of r (:meth:`variance_of`).
+
+        The noise by level is measured against the players' ratings, so this set covers 95% of the players of every
+        rating (the test "could a player rated r read this?" inverted), not only on average over the levels: an end
+        reaches as far as the noise at that end says. Below the pool's middle, where the noise is wider, it reaches
+        further down than up; a lucky game of a club player still reaches down to the club player.
+
+        >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 400.0, 1600.0, 1400, 2800,
+        ...                  noise_level=(0.0, -0.5, 0.0, -0.5))
+        >>> one = QualityStats((0,) * len(FEATURES), 25, 1)
+        >>> lo, hi = m.interval(one, 2000.0)
+        >>> round(2000.0 - lo), round(hi - 2000.0)  # further down than up: the noise is wider below
+        (1381, 715)
+        >>> sd = lambda r: math.sqrt(m.variance_of(one, r))
+        >>> abs(2000.0 - lo - _Z95 * sd(lo)) < 1e-6, abs(hi - 2000.0 - _Z95 * sd(hi)) < 1e-6  # each end at its own noise
+        (True, True)
+        """
+        weighted = self._game_weights(stats)
+        return self._interval_of(stats, weighted, self._score_of(stats, weighted) if elo is None else elo)
+
+    def _interval_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None,
+                     elo: float) -> tuple[float, float]:
+        def sd(r: float) -> float:
+            return math.sqrt(self._variance_of(stats, weighted, r))
+
+        # the noise is constant beyond the ratings fitted on and largest at one of their ends: past that far, every
+        # rating's players read closer than this; each end by bisection on |elo − r| − 1.96·sd(r)
+        reach = _Z95 * max(sd(self.elo_min), sd(self.elo_max)) + 1.0
+        ends = []
+        for sign in (-1.0, 1.0):
+            near, far = 0.0, reach  # distances from elo: inside at near, outside at far
+            for _ in range(40):
+                mid = (near + far) / 2.0
+                near, far = (mid, far) if mid <= _Z95 * sd(elo + sign * mid) else (near, mid)
+            ends.append(elo + sign * (near + far) / 2.0)
+        return ends[0], ends[1]
+
     def score(self, stats: QualityStats) -> float:
         """The point estimate (Elo): the games' mean per-move scores weighed by the inverse of each game's
         noise, σ_d² + σ_m²/n (a game of few counted moves says less, but no game counts for more than its
@@ -586,16 +629,17 @@ class QualityModel:
         elo = self._debiased(stats, weighted, self._score_of(stats, weighted))
         level = self._level_of(stats, weighted, elo)
         sd = math.sqrt(self._variance_of(stats, weighted, level))
+        lo, hi = self._interval_of(stats, weighted, elo)
         to150 = self.games_to(n, k, elo=level)
         note = None if to150 is not None else (
             f"moves alone cannot narrow it below ±{_Z95 * self.sigma_persist * self.noise_scale(level, True):.0f}: a player's "
             "level in one event differs from their rating by that much")
-        if 2 * _Z95 * sd > self.elo_max - self.elo_min:
+        if hi - lo > self.elo_max - self.elo_min:
             return QualityEstimate(None, None, sd, n, stats.games, "moves", to150,
-                                   reason=f"{n} positions: the 95% interval (±{_Z95 * sd:.0f}) would be wider than the "
+                                   reason=f"{n} positions: the 95% interval (±{(hi - lo) / 2:.0f}) would be wider than the "
                                           f"rating range fitted on ({self.elo_min:.0f}-{self.elo_max:.0f})",
                                    note=note, label=self.label, point=elo, level=level)
-        return QualityEstimate(elo, (elo - _Z95 * sd, elo + _Z95 * sd), sd, n, stats.games, "moves", to150, None, note,
+        return QualityEstimate(elo, (lo, hi), sd, n, stats.games, "moves", to150, None, note,
                                not self.elo_min <= elo <= self.elo_max, self.label, elo, level)
 
     def to_dict(self) -> dict[str, Any]:
@@ -1099,13 +1143,13 @@ def _joint_noise(samples: Sequence[GameSample], pairs: Sequence[int | None],
 def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
                  scores: Sequence[Joint | None], target: float = 0.95) -> float:
     """:attr:`JointWeights.scale`: the factor on a game's parts with which the joint reading's single-game 95%
-    intervals, as :meth:`QualityModel.estimate` makes them (at the level it reads the noise at), cover ``target``
-    of the out-of-fold games' ratings; 1 with fewer than 50 such games."""
+    intervals, as :meth:`QualityModel.estimate` makes them (:meth:`QualityModel.interval`: they cover a rating r
+    when the error is within 1.96·sd(r)), cover ``target`` of the out-of-fold games' ratings; 1 with fewer than 50
+    such games."""
     j = model.joint
     if j is None:
         return 1.0
-    mean, sd = model.ratings
-    rows = []  # (error, persistent variance, the game's variance before the factor, estimate)
+    rows = []  # (error, persistent variance, the game's variance before the factor, rating)
     for i, k in enumerate(pairs):
         sc = scores[i]
         if k is None or sc is None:
@@ -1115,15 +1159,14 @@ def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequ
         e = (c + float((samples[i].features @ np.array(own)).mean()) + float((samples[k].features @ np.array(opp)).mean())
              + slope * samples[k].elo - samples[i].elo)
         rows.append((e, j.sigma_persist**2, j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m,
-                     samples[i].elo + e))
+                     samples[i].elo))
     if len(rows) < 50:
         return 1.0
 
-    def coverage(f: float) -> float:
+    def coverage(f: float) -> float:  # the interval covers the rating r when the error is within 1.96·sd(r)
         hit = 0
-        for e, p, g, est in rows:
-            level = est if sd <= 0 else mean + sd**2 / (sd**2 + p + f * f * g) * (est - mean)
-            var = p * model.noise_scale(level, True, True) ** 2 + f * f * g * model.noise_scale(level, False, True) ** 2
+        for e, p, g, elo in rows:
+            var = p * model.noise_scale(elo, True, True) ** 2 + f * f * g * model.noise_scale(elo, False, True) ** 2
             hit += abs(e) <= _Z95 * math.sqrt(var)
         return hit / len(rows)
 

@@ -76,16 +76,16 @@ MODELS: dict[str, dict[str, Any]] = {
         "results": {
             "a": 0.0,
             "b": 118725.1561086037,
-            "rho": 0.5870016363038376,
+            "rho": 0.5877316083552733,
             "player_events": 280
         },
         "field_rho": {
-            "moves": 0.1002,
-            "moves+results": 0.2307
+            "moves": 0.1006,
+            "moves+results": 0.2341
         },
         "field_scale": {
-            "moves": 1.0222,
-            "moves+results": 1.1435
+            "moves": 1.0329,
+            "moves+results": 1.1583
         },
         "ratings": [
             2240.3408430232557,
@@ -153,7 +153,7 @@ MODELS: dict[str, dict[str, Any]] = {
             "sigma_day": 268.3798704625808,
             "sigma_move": 1044.1954253329193,
             "sigma_move_opponent": 393.3301099675631,
-            "scale": 1.003275407385081,
+            "scale": 0.9671762318350374,
             "noise_level": [
                 -0.04472681029341975,
                 -0.6099999999999999,
