@@ -8,7 +8,9 @@ shipped ``joint_level``):
 
 * ``quality`` — shipped: the joint reading's noise by level fitted on its own out-of-fold errors;
 * ``quality_sl`` — the joint reading with the single side's noise by level, its ``scale`` refitted;
-* ``quality_un`` — the noise read at the estimate itself instead of the rating expected given it, ``scale`` refitted;
+* ``quality_sym`` — the interval ±1.96·sd at the level expected given the estimate instead of every rating whose
+  players read within 1.96 of their own noise (:meth:`~livemon.rating.quality.QualityModel.interval`), ``scale``
+  refitted for it;
 * ``quality_lb`` — the out-of-fold errors' trend by level taken off the point (``level_bias``);
 * ``quality_es`` — the event's shift taken off: minus the mean error of the event's other rated units, shrunk by
   k/(k + λ), λ the within-event over the between-event variance of the errors of the other left-out fit events;
@@ -48,7 +50,7 @@ from livemon.rating.quality import FEATURES, QualityModel, field_estimate, fit_f
 
 SECTIONS = (("per game", "game", 1), ("per player-event, >= 5 games", "event", 5),
             ("per player-event, >= 7 games", "event", 7))
-NAMES = ["quality", "quality_sl", "quality_un", "quality_lb", "quality_es", "field_moves", "mean"]
+NAMES = ["quality", "quality_sl", "quality_sym", "quality_lb", "quality_es", "field_moves", "mean"]
 Rows = dict[str, list[tuple[fq.Unit, dict[str, Any]]]]
 
 _scales: dict[str, float] = {}
@@ -61,19 +63,54 @@ def _with_variants(model: QualityModel, samples: Any, pairs: Any, scores: Any, t
     assert j is not None
     _scales["quality_sl"] = _joint_scale(dataclasses.replace(model, joint=dataclasses.replace(j, noise_level=None)),
                                          samples, pairs, scores, target)
-    _scales["quality_un"] = _joint_scale(dataclasses.replace(model, ratings=(model.ratings[0], 0.0)),
-                                         samples, pairs, scores, target)
+    _scales["quality_sym"] = _symmetric_scale(model, samples, pairs, scores, target)
     return _joint_scale(model, samples, pairs, scores, target)
+
+
+def _symmetric_scale(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float) -> float:
+    """``quality_sym``'s factor on the joint reading's games' parts: its out-of-fold single games' ±1.96·sd, at the
+    level expected given the estimate, cover ``target`` of their ratings."""
+    j = model.joint
+    assert j is not None
+    mean, sd = model.ratings
+    rows = []
+    for i, k in enumerate(pairs):
+        sc = scores[i]
+        if k is None or sc is None:
+            continue
+        c, own, opp, slope = sc
+        n, m = len(samples[i].features), len(samples[k].features)
+        e = (c + float((samples[i].features @ np.array(own)).mean()) + float((samples[k].features @ np.array(opp)).mean())
+             + slope * samples[k].elo - samples[i].elo)
+        rows.append((e, j.sigma_persist**2, j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m,
+                     samples[i].elo + e))
+
+    def coverage(f: float) -> float:
+        hit = 0
+        for e, p, g, est in rows:
+            level = mean + sd**2 / (sd**2 + p + f * f * g) * (est - mean)
+            var = p * model.noise_scale(level, True, True) ** 2 + f * f * g * model.noise_scale(level, False, True) ** 2
+            hit += abs(e) <= 1.959963984540054 * var**0.5
+        return hit / len(rows)
+
+    lo, hi = 0.3, 3.0
+    for _ in range(30):
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if coverage(mid) >= target else (mid, hi)
+    return hi
 
 
 q._joint_scale = _with_variants  # type: ignore[assignment]
 
 
-def _estimate(model: QualityModel, u: fq.Unit) -> validity.Estimate:
+def _estimate(model: QualityModel, u: fq.Unit, symmetric: bool = False) -> validity.Estimate:
     st = u.stats()
     if st.positions < 5:
         return None
     e = model.estimate(st)
+    if symmetric and e.point is not None and e.sd is not None:
+        half = 1.959963984540054 * e.sd
+        return (e.point, None if 2 * half > model.elo_max - model.elo_min else (e.point - half, e.point + half))
     if e.elo is None:
         return None if e.point is None else (e.point, None)
     return (e.elo, e.cr95)
@@ -92,8 +129,8 @@ def run(plan: Sequence[tuple[str, Sequence[fq.Side], Sequence[fq.Side]]],
         variants = {"quality": base, "quality_lb": m,
                     "quality_sl": dataclasses.replace(base, joint=dataclasses.replace(
                         m.joint, noise_level=None, scale=_scales["quality_sl"])),
-                    "quality_un": dataclasses.replace(base, ratings=(m.ratings[0], 0.0), joint=dataclasses.replace(
-                        m.joint, scale=_scales["quality_un"]))}
+                    "quality_sym": dataclasses.replace(base, joint=dataclasses.replace(
+                        m.joint, scale=_scales["quality_sym"]))}
         rho, fscale = fit_field_rho(fq.field_rows(base, train))
         in_field = dataclasses.replace(base, field_rho=rho, field_scale=fscale)
         fits[key] = {"scale": m.joint.scale, "noise_level": list(m.joint.noise_level or ()),
@@ -103,7 +140,7 @@ def run(plan: Sequence[tuple[str, Sequence[fq.Side], Sequence[fq.Side]]],
             for u in fq.units(test, per, mg):
                 if u.elo is None:
                     continue
-                e = {k: _estimate(v, u) for k, v in variants.items()}
+                e = {k: _estimate(v, u, k == "quality_sym") for k, v in variants.items()}
                 st = u.stats()
                 others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
                 if st.positions >= 5:
