@@ -952,6 +952,29 @@ def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
     assert terminal >= 50 and draws >= 10
 
 
+def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
+    """position_facts' shortcut (unpinned pawns' pushes, knights' and sliders' moves, out of check) says "two
+    legal moves or more" only when python-chess finds them, on random standard and Chess960 games (pins, checks,
+    promotions), and answers for most positions."""
+    import itertools
+
+    from livemon.live.analysis import _two_sure_moves
+
+    rng, sure, seen = random.Random(7), 0, 0
+    for g in range(120):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        for _ in range(rng.randint(20, 200)):
+            two = len(list(itertools.islice(board.legal_moves, 2))) == 2
+            claim = _two_sure_moves(board)
+            assert two or not claim, board.fen()
+            sure, seen = sure + claim, seen + 1
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+    assert sure > 0.8 * seen
+
+
 def _with_evals(moves: list[MoveEvent], which: set[int]) -> list[MoveEvent]:
     """``moves`` with a made-up [%eval] on the plies in ``which``."""
     return [dataclasses.replace(m, eval_cp=(m.ply * 7) % 40 - 20) if m.ply in which else m for m in moves]

@@ -564,7 +564,14 @@ def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[f
     lp = -0.5 * ((_GRID - prior_mean) / prior_sd) ** 2
     for opponent, points in games:
         e = 1.0 / (1.0 + 10.0 ** ((opponent - _GRID) / 400.0))
-        lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
+        # lp + points·log e + (1 − points)·log(1 − e); a win's second term and a loss's first are ±0.0, which
+        # leave the sum as it is, bit for bit: each is left out
+        if points == 1.0:
+            lp = lp + np.log(np.maximum(e, 1e-300))
+        elif points == 0.0:
+            lp = lp + np.log(np.maximum(1.0 - e, 1e-300))
+        else:
+            lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
     w = np.exp(lp - lp.max())
     w /= w.sum()
     mu = float((w * _GRID).sum())
