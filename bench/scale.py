@@ -154,7 +154,7 @@ async def remote(port: int, workers_n: int, tmp: Path, depth: int, tag: str, boa
     with workers(tmp, port, workers_n, depth, tag):
         await wait_for_workers(port, workers_n)
         cfg = BusConfig(mode="mqtt", broker=BrokerConfig(host="127.0.0.1", port=port), request_timeout=600.0)
-        async with RemoteEnginePool(cfg, store=None) as pool:
+        async with RemoteEnginePool(cfg, cache=None) as pool:
             while pool.capacity < workers_n * cfg.requests_per_engine:  # every worker announced
                 await asyncio.sleep(0.05)
             return await throughput(pool, boards)
@@ -169,7 +169,7 @@ async def paired_latency(port: int, tmp: Path, depth: int, boards: list[chess.Bo
     with workers(tmp, port, 1, depth, "lat"):
         await wait_for_workers(port, 1)
         cfg = BusConfig(mode="mqtt", broker=BrokerConfig(host="127.0.0.1", port=port), request_timeout=600.0)
-        async with EnginePool(engine, store=None, quick=False) as local, RemoteEnginePool(cfg, store=None) as far:
+        async with EnginePool(engine, cache=None, quick=False) as local, RemoteEnginePool(cfg, cache=None) as far:
             while far.capacity == 0:
                 await asyncio.sleep(0.05)
             for i, b in enumerate(boards):
@@ -205,7 +205,7 @@ async def main() -> None:
         # the same positions on the embedded pool, 1 and 2 engines: what the machine allows right now
         local_pps = []
         for n in (1, 2):
-            async with EnginePool(EngineConfig(depth=args.depth, threads=1, processes=n), store=None, quick=False) as pool:
+            async with EnginePool(EngineConfig(depth=args.depth, threads=1, processes=n), cache=None, quick=False) as pool:
                 local_pps.append(await throughput(pool, work))
         print(f"reference, embedded pool (no broker): 1 engine {local_pps[0]:.2f} positions/s, 2 engines "
               f"{local_pps[1]:.2f} positions/s, ratio {local_pps[1] / local_pps[0]:.2f}x; "

@@ -288,7 +288,7 @@ async def test_an_answer_to_nothing_asked_or_from_an_untrusted_worker_is_refused
     board = game_boards()[3]
     key = position_key(board)
     with honest_workers(tmp_path, broker.port, engine, ["good"], delay=2), Store(tmp_path / "m.sqlite") as store:
-        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, workers=["good"]), store) as pool:
+        async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, workers=["good"]), store.analyses) as pool:
             await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
             wanted = asyncio.create_task(pool.submit(board))
             await until(lambda: any(k == key for k, _ in pool.queue.jobs), 5, "the request")
@@ -318,7 +318,7 @@ async def test_a_liar_caught_by_a_spot_check_is_quarantined_and_its_answers_sear
     with honest_workers(tmp_path, broker.port, engine, ["good"]), Store(tmp_path / "m.sqlite") as store:
         rogue = asyncio.create_task(rogue_worker(broker.port, "liar", "lie", stop, seen))
         bus = bus_cfg(broker.port, profile=PROFILE, spot_check=1.0, request_timeout=3.0)
-        async with RemoteEnginePool(bus, store, engine=engine_cfg(engine)) as pool:
+        async with RemoteEnginePool(bus, store.analyses, engine=engine_cfg(engine)) as pool:
             await until(lambda: len(pool.status().bus.workers) == 2, 30, "both announcements")
             answers = await asyncio.wait_for(asyncio.gather(*(pool.submit(b) for b in boards)), 60)
             await until(lambda: "liar" in pool.quarantined, 20, "the spot check")

@@ -203,7 +203,7 @@ async def test_pool_counts_searches_at_the_pinned_profile_only(fake_engine, monk
     boards = _boards(12)
     cfg = EngineConfig(path=fake_engine, depth=10, min_depth=4, backlog_high=3, backlog_low=1, timeout=5.0)
     cfg.validate()
-    async with EnginePool(cfg, Store(":memory:")) as pool:
+    async with EnginePool(cfg, Store(":memory:").analyses) as pool:
         submits = [asyncio.create_task(pool.submit(b)) for b in boards[:10]]
         await asyncio.sleep(0)
         preview = await pool.preview(boards[11])

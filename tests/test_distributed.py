@@ -292,7 +292,7 @@ async def test_monitor_dedups_and_rejects_bad_results(tmp_path, broker, caplog, 
     key = position_key(board)
     analysis = PositionAnalysis(50, (("e1e8", 50),), 5, 100)  # an illegal move
     with Store(tmp_path / "monitor.sqlite") as store:
-        pool = RemoteEnginePool(bus, store, monitor_id="m1")
+        pool = RemoteEnginePool(bus, store.analyses, monitor_id="m1")
         await pool.start()  # the profile is configured: no worker needed yet
         try:
             await until(pool.connected.is_set, 10, "the monitor's connection")
@@ -360,7 +360,7 @@ async def test_tls_and_the_docs_acl_workers_work_but_cannot_read_alerts(tmp_path
         tls = dict(tls=True, ca_file=str(ca))
         bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=port, username="monitor", **tls), profile=PROFILE)
         with workers(tmp_path, port, 1, engine=fake_stockfish, username="worker1", **tls), Store(tmp_path / "m.sqlite") as store:
-            async with RemoteEnginePool(bus, store) as pool:
+            async with RemoteEnginePool(bus, store.analyses) as pool:
                 await until(lambda: pool.capacity > 0, 60, "the worker's announcement through TLS and the ACL")
                 answer = await asyncio.wait_for(pool.submit(chess.Board()), 60)
                 assert answer.profile.name == PROFILE and not answer.cached
@@ -427,7 +427,7 @@ async def test_a_request_nobody_answers_is_asked_again_after_the_timeout(tmp_pat
                     await silent.publish(msg.properties.ResponseTopic, error.to_json(), qos=1)
 
         swallower = asyncio.create_task(swallow())
-        async with RemoteEnginePool(bus, store=None) as pool:
+        async with RemoteEnginePool(bus, cache=None) as pool:
             wanted = asyncio.create_task(pool.submit(chess.Board()))
             await until(lambda: len(swallowed) >= 3, 20, "the request, its repeat after the error, and after the timeout")
             assert not wanted.done() and pool.counters.rerequests >= 1

@@ -66,7 +66,7 @@ def no_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
 
 async def honest(path: str, boards: list[chess.Board]) -> list:
     """What the fake engine answers when it behaves (its scores depend on the position alone)."""
-    async with EnginePool(cfg(path), Store(":memory:")) as pool:
+    async with EnginePool(cfg(path), Store(":memory:").analyses) as pool:
         return [(await pool.submit(b)).analysis for b in boards]
 
 
@@ -93,7 +93,7 @@ async def test_a_bad_answer_is_refused_with_one_line_and_the_position_searched_a
     caplog.set_level(logging.INFO)
     before = FAULTS.snapshot().get("engine.refused", 0)
     started = time.monotonic()
-    async with EnginePool(cfg(engine), Store(":memory:")) as pool:
+    async with EnginePool(cfg(engine), Store(":memory:").analyses) as pool:
         results = [(await pool.submit(b)).analysis for b in boards]
         status = pool.status()
     elapsed = time.monotonic() - started
@@ -113,7 +113,7 @@ async def test_an_engine_that_always_lies_fails_the_request_quickly_and_never_wi
     caplog.set_level(logging.INFO)
     board = game_boards()[0]
     started = time.monotonic()
-    async with EnginePool(cfg(engine, retries=2), Store(":memory:")) as pool:
+    async with EnginePool(cfg(engine, retries=2), Store(":memory:").analyses) as pool:
         with pytest.raises(EngineError, match="illegal bestmove e1e8"):
             await pool.submit(board)
         status = pool.status()
@@ -136,7 +136,7 @@ async def test_a_killed_engine_is_noticed_by_its_process_within_two_seconds(engi
         monkeypatch.setenv("FAKE_UCI_FORK", "1")
     caplog.set_level(logging.INFO)
     board = game_boards()[0]
-    async with EnginePool(cfg(engine), Store(":memory:")) as pool:
+    async with EnginePool(cfg(engine), Store(":memory:").analyses) as pool:
         (pid,) = pool.engine_pids()
         answer = asyncio.create_task(pool.submit(board))
         while not searches(tmp_path):
@@ -156,7 +156,7 @@ async def test_an_engine_killed_while_waiting_for_readyok_is_noticed_at_once(eng
     """python-chess never fails a search whose engine died before ``go``: the process's exit does."""
     monkeypatch.setenv("FAKE_UCI_HANG_NEWGAME", "1")
     caplog.set_level(logging.INFO)
-    async with EnginePool(cfg(engine, retries=0), Store(":memory:")) as pool:
+    async with EnginePool(cfg(engine, retries=0), Store(":memory:").analyses) as pool:
         (pid,) = pool.engine_pids()
         answer = asyncio.create_task(pool.submit(game_boards()[0]))
         await asyncio.sleep(0.3)

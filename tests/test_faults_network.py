@@ -250,7 +250,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
     faults = 0
     try:
         with Store(store_path) as store:
-            pool = RemoteEnginePool(bus, store, monitor_id="m1")
+            pool = RemoteEnginePool(bus, store.analyses, monitor_id="m1")
             await pool.start()
             await until(pool.connected.is_set, 10, "the monitor's connection")
             reply = results_topic(bus, "m1")
@@ -845,7 +845,7 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
     bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=BUS_PROFILE, max_backoff=1.0,
                     spot_check=1.0)
     with Store(tmp_path / "monitor.sqlite") as store:
-        pool = RemoteEnginePool(bus, store, monitor_id="m1", engine=engine_cfg)
+        pool = RemoteEnginePool(bus, store.analyses, monitor_id="m1", engine=engine_cfg)
         await pool.start()
         try:
             assert pool.spot is not None

@@ -96,7 +96,7 @@ async def test_concurrent_duplicate_requests_share_one_search(fake, monkeypatch)
     boards = game_boards()[:10]
     requests = boards * 4
     random.Random(1).shuffle(requests)
-    async with EnginePool(fake.cfg(processes=2), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(processes=2), Store(":memory:").analyses) as pool:
         results = await asyncio.gather(*(pool.submit(b) for b in requests))
         status = pool.status()
     searched = [epd for _, _, _, epd in fake.searches()]
@@ -112,12 +112,12 @@ async def test_concurrent_duplicate_requests_share_one_search(fake, monkeypatch)
 async def test_cache_hits_cost_no_search(fake):
     boards = game_boards()[:8]
     store = Store(fake.tmp / "cache.sqlite")
-    async with EnginePool(fake.cfg(), store) as pool:
+    async with EnginePool(fake.cfg(), store.analyses) as pool:
         first = [await pool.submit(b) for b in boards]
         again = await pool.submit(boards[0])  # same pool, later: a cache hit
         assert again.cached and again.analysis == first[0].analysis
     assert len(fake.searches()) == 8
-    async with EnginePool(fake.cfg(processes=2), store) as pool:  # new engines, same store
+    async with EnginePool(fake.cfg(processes=2), store.analyses) as pool:  # new engines, same store
         second = await asyncio.gather(*(pool.submit(b) for b in boards))
         status = pool.status()
     assert len(fake.searches()) == 8  # not one more search
@@ -131,7 +131,7 @@ async def test_answer_now_takes_a_cached_position_at_once_and_never_a_search_in_
     """A cached position needs no task; one being searched is joined through submit, not searched twice."""
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.2")
     boards = game_boards()[:2]
-    async with EnginePool(fake.cfg(), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(), Store(":memory:").analyses) as pool:
         assert pool.answer_now(boards[0]) is None  # not in the cache: the caller submits it
         first = await pool.submit(boards[0])
         hit = pool.answer_now(boards[0])
@@ -169,7 +169,7 @@ async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkey
             seen = len(searches)
             await asyncio.sleep(0.005)
 
-    async with EnginePool(fake.cfg(processes=2, retries=2), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(processes=2, retries=2), Store(":memory:").analyses) as pool:
         kill_task = asyncio.create_task(killer())
         results = await asyncio.gather(*(pool.submit(b) for b in boards))
         await asyncio.wait_for(kill_task, 1)
@@ -189,7 +189,7 @@ async def test_killed_engines_are_restarted_and_no_position_is_lost(fake, monkey
 async def test_engine_crashing_every_third_search_loses_nothing(fake, monkeypatch):
     monkeypatch.setenv("FAKE_UCI_CRASH_EVERY", "3")
     boards = game_boards()[:20]
-    async with EnginePool(fake.cfg(processes=2), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(processes=2), Store(":memory:").analyses) as pool:
         results = await asyncio.gather(*(pool.submit(b) for b in boards))
         status = pool.status()
     assert [r.key for r in results] == [position_key(b) for b in boards]
@@ -200,7 +200,7 @@ async def test_engine_crashing_every_third_search_loses_nothing(fake, monkeypatc
 async def test_hung_engine_times_out_and_is_replaced(fake, monkeypatch):
     monkeypatch.setenv("FAKE_UCI_HANG_ONCE", str(fake.tmp / "hung-once"))
     boards = game_boards()[:3]
-    async with EnginePool(fake.cfg(timeout=0.5), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(timeout=0.5), Store(":memory:").analyses) as pool:
         hung_pid = pool.engine_pids()[0]
         started = time.monotonic()
         results = [await pool.submit(b) for b in boards]
@@ -220,7 +220,7 @@ async def test_position_that_always_fails_gives_engine_error_and_the_pool_goes_o
     bad, good = game_boards()[:2]
     monkeypatch.setenv("FAKE_UCI_HANG_FEN", bad.fen().rsplit(" ", 2)[0])
     caplog.set_level(logging.WARNING, logger="livemon.io.pool")
-    async with EnginePool(fake.cfg(timeout=0.3, retries=1), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(timeout=0.3, retries=1), Store(":memory:").analyses) as pool:
         with pytest.raises(EngineError, match="timed out"):
             await pool.submit(bad)
         result = await pool.submit(good)
@@ -234,7 +234,7 @@ async def test_position_that_always_fails_gives_engine_error_and_the_pool_goes_o
 async def test_newest_positions_first_and_caller_priorities(fake, monkeypatch):
     monkeypatch.setenv("FAKE_UCI_DELAY", "0.1")
     a, b, c, d, x, y, z = game_boards()[:7]
-    async with EnginePool(fake.cfg(), Store(":memory:")) as pool:
+    async with EnginePool(fake.cfg(), Store(":memory:").analyses) as pool:
         first = asyncio.create_task(pool.submit(a))
         await wait_for_searches(fake, 1)  # the engine is busy with a
         tasks = [asyncio.create_task(pool.submit(p)) for p in (b, c, d)]
@@ -266,7 +266,7 @@ async def test_backlog_queues_at_the_pinned_limit_and_previews_only_at_the_quick
     kind = "depth" if limit.get("depth") else "nodes"
     store = Store(":memory:")
     cfg = fake.cfg(backlog_high=3, backlog_low=1, **limit)
-    async with EnginePool(cfg, store) as pool:
+    async with EnginePool(cfg, store.analyses) as pool:
         base, quick_profile = pool.base_profile, pool.quick_profile
         assert quick_profile is not None and getattr(quick_profile, kind) == quick
         assert await pool.preview(boards[0]) is None  # calm pool: no preview search
@@ -297,7 +297,7 @@ async def test_backlog_queues_at_the_pinned_limit_and_previews_only_at_the_quick
 async def test_close_leaves_no_child_processes(fake, monkeypatch):
     boards = game_boards()[:4]
     monkeypatch.setenv("FAKE_UCI_HANG_FEN", boards[3].fen().rsplit(" ", 2)[0])
-    pool = EnginePool(fake.cfg(processes=2, timeout=30), Store(":memory:"))
+    pool = EnginePool(fake.cfg(processes=2, timeout=30), Store(":memory:").analyses)
     await pool.start()
     pids = set(pool.engine_pids())
     await asyncio.gather(*(pool.submit(b) for b in boards[:3]))
@@ -351,7 +351,7 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
     monkeypatch.setattr(UciEngine, "analyse", counting)
     store = Store(tmp_path / "cache.sqlite")
     cfg = EngineConfig(path=stockfish, depth=6, processes=2)
-    async with EnginePool(cfg, store) as pool:
+    async with EnginePool(cfg, store.analyses) as pool:
         results = await asyncio.gather(*(pool.submit(b) for b in requests))
         status = pool.status()
     distinct = {position_key(b) for b in boards}
@@ -362,7 +362,7 @@ async def test_real_stockfish_one_search_per_distinct_position(stockfish, tmp_pa
     first = {r.key: r.analysis for r in results[: len(boards)]}
     assert all(first[r.key] == r.analysis for r in results[len(boards) :])
     assert store.analyses.count("Stockfish 15.1 depth=6 multipv=4") == len(distinct)
-    async with EnginePool(cfg, store) as pool:  # again: all from the cache
+    async with EnginePool(cfg, store.analyses) as pool:  # again: all from the cache
         again = await asyncio.gather(*(pool.submit(b) for b in boards))
     assert len(searched) == len(distinct) and all(r.cached for r in again)
 
@@ -374,7 +374,7 @@ async def test_real_stockfish_analyses_a_chess960_position_in_chess960_mode(stoc
     board = board_from_fen("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w KQkq - 0 1")
     assert board.chess960
     cfg = EngineConfig(path=stockfish, depth=6, multipv=20, processes=1)
-    async with EnginePool(cfg, Store(tmp_path / "s.sqlite")) as pool:
+    async with EnginePool(cfg, Store(tmp_path / "s.sqlite").analyses) as pool:
         answer = await pool.submit(board)
     moves = [chess.Move.from_uci(m) for m, _ in answer.analysis.candidates]
     assert all(board.is_legal(m) for m in moves)

@@ -99,6 +99,13 @@ def test_a_feed_says_in_one_line_what_reading_a_tag_assumed() -> None:
     assert (info.white_elo, info.white_published) == (1500, 1500)  # no date: read as on today's scale
     notices = [m for m in out if isinstance(m, FeedNotice)]
     assert len(notices) == 1 and "WhiteElo 1500: no game date" in notices[0].message
+    more = t.update_text('[Site "s1"]\n[White "A"]\n[Black "B"]\n[WhiteElo "1500"]\n[BlackElo "2100"]\n\n1. e4 e5 *\n\n'
+                         '[Site "s3"]\n[White "C"]\n[Black "D"]\n[WhiteElo "1600"]\n\n1. d4 *\n\n'
+                         '[Site "s4"]\n[White "E"]\n[Black "F"]\n[Date "2024.06.01"]\n[WhiteElo "1300"]\n\n1. c4 *\n')
+    assert len([m for m in more if m.kind == "game"]) == 2
+    # a feed without dates is said once, not once a game; a tag under its date's floor is said for its game
+    (floor,) = [m.message for m in more if isinstance(m, FeedNotice)]
+    assert "WhiteElo 1300 on 2024-06-01 is under FIDE's floor" in floor
     dated = GameTracker("bc").update_text('[Site "s2"]\n[White "A"]\n[Black "B"]\n[Date "2023.04.02"]\n'
                                           '[WhiteElo "1500"]\n\n1. e4 *\n')
     assert not [m for m in dated if isinstance(m, FeedNotice)]

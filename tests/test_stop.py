@@ -62,7 +62,7 @@ async def test_a_remote_pool_closes_at_once_when_work_arrives_as_it_stops(broker
     assert len(positions) == 1200
     bus = BusConfig(broker=BrokerConfig(host="127.0.0.1", port=broker.port), profile=PROFILE, max_backoff=1.0)
     for attempt in range(5):  # each attempt hits the race (the old sender hung on the first)
-        pool = RemoteEnginePool(bus, store=None, monitor_id=f"m{attempt}")
+        pool = RemoteEnginePool(bus, cache=None, monitor_id=f"m{attempt}")
         await pool.start()
         deadline = time.monotonic() + 10
         while not pool.connected.is_set():

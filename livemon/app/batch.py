@@ -170,7 +170,7 @@ async def analyse_games(
     messages = [(g, game_messages(g)) for g in planned]
     pool: EnginePool | None = None
     if any(g.engine_positions for g in planned):
-        pool = EnginePool(cfg.engine, store, quick=False)
+        pool = EnginePool(cfg.engine, store.analyses, quick=False)
         try:
             await pool.start()
         except EngineError as exc:

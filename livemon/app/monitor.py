@@ -206,11 +206,11 @@ class Monitor:
         if cfg.bus.mode == "mqtt":  # the engines are workers behind a broker (docs/distributed.md)
             from livemon.io.bus import RemoteEnginePool
 
-            remote = RemoteEnginePool(cfg.bus, self.store, engine=cfg.engine)
+            remote = RemoteEnginePool(cfg.bus, self.store.analyses, engine=cfg.engine)
             remote.on_quarantine = self._quarantined  # a liar's answers replaced, the arbiters told
             self.pool: EngineBackend = remote
         else:
-            self.pool = EnginePool(cfg.engine, self.store)
+            self.pool = EnginePool(cfg.engine, self.store.analyses)
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),

@@ -81,7 +81,7 @@ def worker_name(cfg: Config, name: str | None = None) -> str:
 
 def forget_worker(store: Store, name: str) -> int:
     """Drop every analysis ``name`` computed from ``store`` (the monitor's); how many were dropped."""
-    n = store.analyses.forget_worker(name)
+    n = len(store.analyses.forget_worker(name))
     log.info("store %s: forgot %d analyses computed by worker %s; they will be searched again", store.path, n, name)
     return n
 
@@ -95,7 +95,7 @@ class EngineWorker:
         self.name = worker_name(cfg, name)
         self.worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:4]}"
         self.store = Store(cfg.store.path)
-        self.pool = EnginePool(cfg.engine, self.store, quick=False)
+        self.pool = EnginePool(cfg.engine, self.store.analyses, quick=False)
         self.announce_topic = workers_topic(self.bus, self.name, self.worker_id)
         self.results_prefix = results_prefix(self.bus)
         self.connected = asyncio.Event()

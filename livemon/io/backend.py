@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import chess
 
 from livemon.io.engine import EngineError
-from livemon.io.store import Store
+from livemon.io.store.analyses import Analyses
 from livemon.live.values import EngineProfile, PositionAnalysis, position_key
 
 
@@ -258,8 +258,8 @@ class QueueCounters:
 class RequestQueue(Generic[J]):
     """Cache, in-flight dedup and a newest-first priority queue, keyed by (position, profile)."""
 
-    def __init__(self, store: Store | None, job_type: type[J] = Job) -> None:  # type: ignore[assignment]
-        self.store = store
+    def __init__(self, cache: Analyses | None, job_type: type[J] = Job) -> None:  # type: ignore[assignment]
+        self.cache = cache
         self.job_type = job_type
         self.jobs: dict[tuple[str, str], J] = {}
         self._heap: list[tuple[float, int, J]] = []
@@ -269,9 +269,9 @@ class RequestQueue(Generic[J]):
 
     def cached(self, key: str, profile: EngineProfile) -> PooledAnalysis | None:
         """The store's analysis of this position under exactly this profile."""
-        if self.store is None:
+        if self.cache is None:
             return None
-        found = self.store.analyses.get(key, profile.name)
+        found = self.cache.get(key, profile.name)
         return None if found is None else PooledAnalysis(key, found, profile, cached=True)
 
     def answer_now(self, board: chess.Board, profile: EngineProfile) -> PooledAnalysis | None:

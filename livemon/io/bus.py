@@ -90,7 +90,7 @@ from livemon.io.broker import (
 from livemon.io.backend import BusStatus, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, WorkerStatus
 from livemon.io.resultcheck import check_analysis
 from livemon.io.spotcheck import SpotChecker
-from livemon.io.store import Store
+from livemon.io.store.analyses import Analyses
 
 log = logging.getLogger(__name__)
 
@@ -411,14 +411,14 @@ class MonitorProtocol:
 
     not_ready: ClassVar[str] = "engine profile not known yet (no worker announced one)"
 
-    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
+    def __init__(self, cfg: BusConfig, cache: Analyses | None = None, monitor_id: str | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.cfg = cfg
         self.clock = clock
         """Seconds (monotonic): when answers are due and workers are still alive."""
         self.spot: SpotChecker | None = None
         """Offered every accepted answer (spot checks: ``bus.spot_check``), set by the shell."""
-        self.store = store
+        self.cache = cache
         self.monitor_id = monitor_id or f"monitor-{uuid.uuid4().hex[:12]}"
         self.reply_topic = results_topic(cfg, self.monitor_id)
         try:
@@ -433,7 +433,7 @@ class MonitorProtocol:
         self._rejected_by: dict[str, int] = {}  # worker name -> results of it refused
         self._no_worker_logged = False
         self._workers: dict[str, _Worker] = {}  # "<name>/<worker id>" (its topic) -> what we know of it
-        self.queue: RequestQueue[_Request] = RequestQueue(store, _Request)  # wanted and not answered
+        self.queue: RequestQueue[_Request] = RequestQueue(cache, _Request)  # wanted and not answered
         self._outstanding: dict[str, _Request] = {}  # published, not answered
         self.counters = _Counters()
         self._wakeup: Callable[[], None] = lambda: None
@@ -699,8 +699,8 @@ class MonitorProtocol:
             self.counters.searches += 1
         self.counters.by_worker[result.worker] = self.counters.by_worker.get(result.worker, 0) + 1
         self.counters.round_trip_seconds += self.clock() - job.first_sent
-        if self.store is not None:
-            self.store.analyses.put(job.key, result.profile, result.analysis, worker=result.worker)
+        if self.cache is not None:
+            self.cache.put(job.key, result.profile, result.analysis, worker=result.worker)
         if self.spot is not None:
             self.spot.offer(job.board, result.analysis, result.worker)
         job.future.set_result(PooledAnalysis(job.key, result.analysis, self.base_profile, cached=False))
@@ -716,12 +716,9 @@ class MonitorProtocol:
         self.quarantined[worker] = why
         FAULTS.count("bus.quarantined")
         keys: list[str] = []
-        if self.store is not None:
-            self.store.engine.commit_batch()
-            self.store.engine.flush(force=True)  # its answers still held are in the table before they are dropped
-            keys = [row[0] for row in self.store.engine.db.execute(
-                "SELECT position FROM analyses WHERE worker = ? AND profile = ?", (worker, self.base_profile.name))]
-            self.store.analyses.forget_worker(worker)
+        if self.cache is not None:  # its answers still held count: they are in the table before they are dropped
+            keys = [position for position, profile in self.cache.forget_worker(worker)
+                    if profile == self.base_profile.name]
         answered = [*keys, *((caught,) if caught is not None and caught not in keys else ())]
         log.error("bus: worker %s QUARANTINED (%s): its answers are refused from now on, and the %d analyses it "
                   "gave are searched again by the others; revoke its broker user", worker, why, len(keys))
@@ -748,9 +745,9 @@ class RemoteEnginePool(MonitorProtocol, PinnedBackend):
     see the module docstring for the protocol.
     """
 
-    def __init__(self, cfg: BusConfig, store: Store | None = None, monitor_id: str | None = None,
+    def __init__(self, cfg: BusConfig, cache: Analyses | None = None, monitor_id: str | None = None,
                  engine: EngineConfig | None = None, clock: Callable[[], float] = time.monotonic):
-        super().__init__(cfg, store, monitor_id, clock)
+        super().__init__(cfg, cache, monitor_id, clock)
         self.engine_cfg = engine  # for spot checks (bus.spot_check > 0): this machine's engine
         self._profile_known = asyncio.Event()
         self._wake = asyncio.Event()
@@ -783,7 +780,7 @@ class RemoteEnginePool(MonitorProtocol, PinnedBackend):
                             workers_topic(self.cfg), self.link.settings.host, self.link.settings.port)
         log.info("bus: monitor %s, profile %s, results on %s", self.monitor_id, self.base_profile.name, self.reply_topic)
         if self.cfg.spot_check > 0 and self.engine_cfg is not None and self.spot is None:
-            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.store,
+            spot = SpotChecker(self.engine_cfg, self.cfg.spot_check, self.base_profile.name, self.cache,
                                on_alarm=self.quarantine)
             if await spot.start():
                 self.spot = spot

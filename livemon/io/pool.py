@@ -39,7 +39,7 @@ import chess
 from livemon.config import EngineConfig
 from livemon.io.backend import EngineBackend, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, fail
 from livemon.io.engine import EngineError, UciEngine
-from livemon.io.store import Store
+from livemon.io.store.analyses import Analyses
 from livemon.live.analysis import needs_search
 from livemon.live.values import EngineProfile
 
@@ -82,12 +82,12 @@ class EnginePool(PinnedBackend):
     profile for everything and no eval bar).
     """
 
-    def __init__(self, cfg: EngineConfig, store: Store | None = None, *, quick: bool = True):
+    def __init__(self, cfg: EngineConfig, cache: Analyses | None = None, *, quick: bool = True):
         self.cfg = cfg
-        self.store = store
+        self.cache = cache
         self.quick = quick
         self._slots = [_Slot(i) for i in range(cfg.processes)]
-        self.queue: RequestQueue[Job] = RequestQueue(store)
+        self.queue: RequestQueue[Job] = RequestQueue(cache)
         self._wake = asyncio.Condition()
         self._workers: list[asyncio.Task[None]] = []
         self._closing = False
@@ -260,8 +260,8 @@ class EnginePool(PinnedBackend):
                 self.counters.search_seconds += time.monotonic() - slot.search_started
             else:  # a quick eval-bar preview: not a search of the figures, nor of their rate
                 self.counters.preview_searches += 1
-            if self.store is not None:
-                self.store.analyses.put(job.key, profile.name, analysis)
+            if self.cache is not None:
+                self.cache.put(job.key, profile.name, analysis)
             job.future.set_result(PooledAnalysis(job.key, analysis, profile, cached=False))
             return
 

@@ -25,7 +25,7 @@ import chess
 
 from livemon.config import EngineConfig
 from livemon.io.engine import EngineError, PositionAnalysis, UciEngine, position_key
-from livemon.io.store import Store
+from livemon.io.store.analyses import Analyses
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +48,13 @@ class SpotChecker:
     spot checks are turned off with one log line.
     """
 
-    def __init__(self, engine: EngineConfig, fraction: float, profile: str, store: Store | None = None,
+    def __init__(self, engine: EngineConfig, fraction: float, profile: str, cache: Analyses | None = None,
                  tolerance: int = 100, seed: int | None = None,
                  on_alarm: Callable[[str, str, str], None] | None = None) -> None:
         self.engine_cfg = engine
         self.fraction = fraction
         self.profile = profile
-        self.store = store
+        self.cache = cache
         self.tolerance = tolerance
         self.on_alarm = on_alarm  # (worker, why, the position's key): the bus quarantines the worker
         self.counters = SpotCounters()
@@ -129,8 +129,8 @@ class SpotChecker:
                               "the cached analysis is replaced; to drop all of its results: livemon worker --forget %s",
                               worker, remote.score, position_key(board), local.score, local.candidates[0][0],
                               remote.candidates[0][0], worker)
-                    if self.store is not None:
-                        self.store.analyses.put(position_key(board), self.profile, local)
+                    if self.cache is not None:
+                        self.cache.put(position_key(board), self.profile, local)
                     if self.on_alarm is not None:
                         self.on_alarm(worker, f"it said {remote.score:+d} for {position_key(board)}, "
                                               f"a search here {local.score:+d}", position_key(board))

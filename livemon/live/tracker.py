@@ -212,6 +212,7 @@ class GameTracker:
         self._tag_memo: dict[str, chess.pgn.Headers] = {}  # a chunk's tag block -> its tags (_headers_of)
         self._tails: dict[str, Tail] = {}  # game id -> the last chunk applied, when the next may only append to it
         self._notices: list[Message] = []  # FeedNotices not yet returned (handed out by the next update)
+        self._undated_said = False  # a game whose tags had no usable date was said (once a feed, not once a game)
         self.fast_applied = 0
         """Changed chunks read by resuming from the game's last ply (only their new moves parsed)."""
         self.parsed = 0
@@ -512,7 +513,12 @@ class GameTracker:
         if gid not in self._games:
             self._games[gid] = state
             info = game_info(snap.headers, gid)
-            if info.rating_note:
+            if info.rating_note and not info.rating_date_source:  # no date at all: a feed's habit, said once
+                if not self._undated_said:
+                    self._notice(f"{gid}: {info.rating_note} (said once: this feed's other undated games are read "
+                                 "the same way)", gid, "warning")
+                    self._undated_said = True
+            elif info.rating_note:
                 self._notice(f"{gid}: {info.rating_note}", gid, "warning")
             out.append(info)
         if rollback:

@@ -71,9 +71,22 @@ class Analyses:
             (position, profile, analysis.score, analysis.to_json(), worker),
         ),))
 
-    def forget_worker(self, worker: str) -> int:
-        """Delete every cached analysis computed by ``worker`` (they are searched again); how many."""
-        return self.engine.db.execute("DELETE FROM analyses WHERE worker = ?", (worker,)).rowcount
+    def forget_worker(self, worker: str) -> list[tuple[str, str]]:
+        """Delete every cached analysis computed by ``worker`` (they are searched again), those still held in
+        a batch or by a refusing disk included; their ``(position, profile)``.
+
+        >>> cache = Analyses(Engine(":memory:", schema=TABLES))
+        >>> cache.put("8/8/8/8/8/8/8/K6k w - -", "p", PositionAnalysis(0, (("a1a2", 0),), 12, 100), worker="w1")
+        >>> cache.forget_worker("w1"), cache.count()
+        ([('8/8/8/8/8/8/8/K6k w - -', 'p')], 0)
+        """
+        self.engine.commit_batch()
+        self.engine.flush(force=True)
+        db = self.engine.db
+        rows = [(position, profile) for position, profile in db.execute(
+            "SELECT position, profile FROM analyses WHERE worker = ?", (worker,))]
+        db.execute("DELETE FROM analyses WHERE worker = ?", (worker,))
+        return rows
 
     def by_worker(self) -> dict[str | None, int]:
         """Cached analyses per worker name (None: this machine's engines)."""
