@@ -48,18 +48,34 @@ def position_value(board: chess.Board, analysis: PositionAnalysis | None) -> int
 
 def decision_for(
     board: chess.Board, move: chess.Move, analysis: PositionAnalysis | None, after_cp: int | None,
-    forced: bool | None = None,
+    forced: bool | None = None, uci: str | None = None,
 ) -> Decision | None:
     """The E(c) observation of ``move`` played in ``board``, or None without information.
 
     None when there is no MultiPV analysis or only one legal move (§2);
-    ``forced``: whether the position has one legal move, when the caller knows it.
+    ``forced``: whether the position has one legal move, when the caller knows it; ``uci``: the move's
+    UCI, when the caller has it. :meth:`Decision.from_analysis`'s decision, made in one pass over the
+    candidates (their values are centipawns over 100, and the value after the move too: finite floats,
+    not checked again).
+
+    >>> a = PositionAnalysis(30, (("e2e4", 30), ("d2d4", 25)), 8)
+    >>> board = chess.Board()
+    >>> decision_for(board, chess.Move.from_uci("g1f3"), a, 10) == Decision.from_analysis(
+    ...     a.candidates_for_mover(True), "g1f3", 0.1)
+    True
     """
     if analysis is None or (is_forced(board) if forced is None else forced):
         return None
     white = board.turn == chess.WHITE
-    after = None if after_cp is None else from_mover(after_cp, white) / 100.0
-    return Decision.from_analysis(analysis.candidates_for_mover(white), move.uci(), after)
+    values, played = analysis.mover_values(white, uci or move.uci())
+    if played < 0:
+        if after_cp is None:
+            return None
+        values.append(from_mover(after_cp, white) / 100.0)
+        played = len(values) - 1
+    if len(values) < 2:
+        return None
+    return Decision.checked(tuple(values), played)
 
 
 def position_facts(board: chess.Board) -> tuple[int | None, bool]:
@@ -158,7 +174,7 @@ def scored_ply(
     """
     if forced is None:
         forced = is_forced(board_before)
-    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False)
+    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False, uci=uci)
     return ScoredPly(
         game_id, ply, before_cp, after_cp, decision,
         uci=uci or move.uci(), san=san or board_before.san(move), forced=forced,
