@@ -205,16 +205,21 @@ def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterat
     k = a.shape[1]
     step = max(1, CHUNK_ELEMENTS // (k * c.size))
     negc = -c
+    # the largest log weight of each row is 0 (or -0.0) where c >= 0, the best move having a = 0: taking it out
+    # before the exponential and adding it back after leave every float as it is, so it is done only below 0
+    shift = bool(c.size) and float(c.min()) < 0.0
     for s in range(0, a.shape[0], step):
         e = a[s:s + step, :, None] * negc  # (m, k, G): log of each candidate's weight exp(-a c)
         m = e.shape[0]
-        mx = e.max(axis=1)  # = 0 for c >= 0 (the best move has a = 0)
         rows = e[np.arange(m), played[s:s + step]]
-        np.subtract(e, mx[:, None, :], out=e)
+        if shift:
+            mx = e.max(axis=1)
+            np.subtract(e, mx[:, None, :], out=e)
         np.exp(e, out=e)
         lse = e.sum(axis=1)
         np.log(lse, out=lse)
-        lse += mx
+        if shift:
+            lse += mx
         rows -= lse
         yield s, rows
 
