@@ -130,21 +130,29 @@ def _two_sure_moves(board: chess.Board) -> bool:
     snipers = ((chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
                | chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)) & board.occupied_co[not us]
     pinned = 0
-    for sniper in chess.scan_reversed(snipers):
+    while snipers:  # the squares of a bitboard, without a generator (this runs once per position)
+        sniper = snipers.bit_length() - 1
+        snipers ^= 1 << sniper
         between = chess.between(king, sniper) & occupied
-        if between and chess.BB_SQUARES[chess.msb(between)] == between:
+        if between and between & (between - 1) == 0:  # one piece between
             pinned |= between
     free = ours & ~pinned
     pawns = board.pawns & free
-    n = chess.popcount((pawns << 8 if us == chess.WHITE else pawns >> 8) & ~occupied & chess.BB_ALL)
+    n = ((pawns << 8 if us == chess.WHITE else pawns >> 8) & ~occupied & chess.BB_ALL).bit_count()
     if n >= 2:
         return True
-    for square in chess.scan_reversed(board.knights & free):
-        n += chess.popcount(chess.BB_KNIGHT_ATTACKS[square] & ~ours)
+    knights = board.knights & free
+    while knights:
+        square = knights.bit_length() - 1
+        knights ^= 1 << square
+        n += (chess.BB_KNIGHT_ATTACKS[square] & ~ours).bit_count()
         if n >= 2:
             return True
-    for square in chess.scan_reversed((board.bishops | board.rooks | board.queens) & free):
-        n += chess.popcount(board.attacks_mask(square) & ~ours)
+    sliders = (board.bishops | board.rooks | board.queens) & free
+    while sliders:
+        square = sliders.bit_length() - 1
+        sliders ^= 1 << square
+        n += (board.attacks_mask(square) & ~ours).bit_count()
         if n >= 2:
             return True
     return False
