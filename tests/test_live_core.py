@@ -975,6 +975,32 @@ def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
     assert sure > 0.8 * seen
 
 
+def test_a_live_games_legality_check_is_python_chess_on_random_games():
+    """LiveGame.legal (the newest position's king and pins kept from when it was added) says what board.is_legal
+    says of every pseudo-legal move and of moves from every square to every square, on random standard and
+    Chess960 games (checks, pins, en passant, castling, promotions)."""
+    from livemon.live.analysis import LiveGame
+
+    rng, checked = random.Random(11), 0
+    for g in range(40):
+        start = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 4 == 0 else chess.Board()
+        game, board = LiveGame(f"g{g}"), start.copy()
+        for ply in range(1, rng.randint(30, 160)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            game.add_move(MoveEvent(game.game_id, ply, move.uci(), board.san(move), board.fen()))
+            board.push(move)
+            newest = game.board(-1)
+            tries = list(newest.pseudo_legal_moves) + [chess.Move(rng.randrange(64), rng.randrange(64))
+                                                       for _ in range(40)]
+            for m in tries:
+                assert game.legal(newest, m) == newest.is_legal(m), (newest.fen(), m)
+                checked += 1
+    assert checked > 50_000
+
+
 def _with_evals(moves: list[MoveEvent], which: set[int]) -> list[MoveEvent]:
     """``moves`` with a made-up [%eval] on the plies in ``which``."""
     return [dataclasses.replace(m, eval_cp=(m.ply * 7) % 40 - 20) if m.ply in which else m for m in moves]
