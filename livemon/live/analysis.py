@@ -326,7 +326,8 @@ class LiveGame:
     def legal(self, board: chess.Board, move: chess.Move) -> bool:
         """``board.is_legal(move)``; for the newest position out of check, with the king and the pins found when
         it was added (:func:`_out_of_check`): a move of any piece but the king, other than an en-passant
-        capture, is legal when it is pseudo-legal and not a pinned piece leaving its line (python-chess's rule).
+        capture, is legal when it is pseudo-legal and not a pinned piece leaving its line (python-chess's rule;
+        a knight's or a slider's pseudo-legality read from its attacks, a pawn's from python-chess).
 
         >>> game = LiveGame("g")
         >>> _ = game.add_move(MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN))
@@ -341,9 +342,14 @@ class LiveGame:
         start = move.from_square
         if start == king or move.drop or (move.to_square == board.ep_square and board.pawns >> start & 1):
             return board.is_legal(move)
-        if not board.is_pseudo_legal(move):
-            return False
-        return not pinned >> start & 1 or bool(chess.ray(start, move.to_square) & chess.BB_SQUARES[king])
+        to = move.to_square
+        ours = board.occupied_co[board.turn]
+        if move.promotion or board.pawns >> start & 1:
+            if not board.is_pseudo_legal(move):
+                return False
+        elif not ours >> start & 1 or ours >> to & 1 or not board.attacks_mask(start) >> to & 1:
+            return False  # a piece's move: one of ours, to a square it attacks, not onto one of ours
+        return not pinned >> start & 1 or bool(chess.ray(start, to) & chess.BB_SQUARES[king])
 
     def truncate(self, from_ply: int) -> list[int]:
         """Withdraw plies ``from_ply`` on (the caller rolls back the estimator).
