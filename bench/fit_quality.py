@@ -3,7 +3,7 @@
 Data (no engine; every analysis is a committed export):
 
 * the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and, when
-  present, ``calibration_d12_extra.jsonl.gz`` to ``calibration_d12_extra4.jsonl.gz``: the further
+  present, ``calibration_d12_extra.jsonl.gz`` to ``calibration_d12_extra5.jsonl.gz``: the further
   rounds of analysis, same profile, fit events only);
 * the 2025 open's screened decisions (``open2025_decisions.jsonl.gz``, all nine rounds; its
   results from its PGN in ``tests/data``).
@@ -63,6 +63,7 @@ EXTRA = REPO / "bench" / "data" / "calibration_d12_extra.jsonl.gz"
 EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
 EXTRA3 = REPO / "bench" / "data" / "calibration_d12_extra3.jsonl.gz"
 EXTRA4 = REPO / "bench" / "data" / "calibration_d12_extra4.jsonl.gz"
+EXTRA5 = REPO / "bench" / "data" / "calibration_d12_extra5.jsonl.gz"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = REPO / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
@@ -160,7 +161,7 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
     """Every analysed game's sides, each linked to the other side of its game."""
-    paths = [export] + ([EXTRA, EXTRA2, EXTRA3, EXTRA4] if export == DEFAULT else [])
+    paths = [export] + ([EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5] if export == DEFAULT else [])
     out = calibration_sides(paths) + (open_sides() if with_open else [])
     games: dict[tuple[str, str], list[Side]] = defaultdict(list)
     for s in out:

@@ -1,7 +1,7 @@
 """Screening of honest over-the-board players: the strength model's fit, and z on events the fit never saw.
 
 Data (no engine; every analysis is a committed export, read by ``bench/fit_quality.py``'s loader):
-the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and its four
+the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and its five
 ``_extra`` exports) and the 2025 open's screened decisions, one rated player per event per unit
 (a **player-event**), its screened positions (book moves, positions beyond ±3 and forced moves
 left out), its results and its rating tag.
@@ -33,7 +33,9 @@ on the fit events so that the honest players' z's have mean 0, no trend with str
 gap, variance 1 (player-events of 20+ positions). The field lag's prior sd is fitted on the fit events' finished
 games alone (:func:`fit_field_lag_sd`, reported beside the shipped ``FIELD_LAG_SD``). Three readings side by
 side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
-field lag's prior sd 150 and no opponents term; the shipped one; and each of the two changes alone.
+field lag's prior sd 150 and no opponents term; the shipped one; each of the two changes alone; and the shipped
+one with the field lag moving the prior as a fraction k40 of it (**lag as a fraction**: variance (k40·lag_sd)²)
+instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`).
 
 Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -78,6 +80,7 @@ from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     FIELD_LAG_SD,
     PoissonBinomial,
+    StrengthPrior,
     expected_by_chance,
     field_game,
     field_lag,
@@ -318,14 +321,17 @@ def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: 
 
 
 def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]] | None = None,
-              lags: np.ndarray | None = None) -> Strengths:
+              lags: np.ndarray | None = None, mixture: bool = True) -> Strengths:
     """Each player-event's strength: the tag's prior (moved by the field lag when given) and its results (every
-    finished game of the event when given, else the analysed ones)."""
+    finished game of the event when given, else the analysed ones). ``mixture`` False: the lag moves the prior as
+    a fraction k40 of it (variance (k40·lag_sd)², no term for which part the tag is in), for comparison with the
+    shipped :func:`~livemon.rating.screening.moved_by_field`."""
     results = results if results is not None else [u.games for u in units]
     lags = lags if lags is not None else np.zeros((len(units), 2))
     tags = [tag_prior(u.tag, junior=junior_event(u.event)) for u in units]  # z_tag: the tag alone
-    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) for u, (lag, sd)
-           in zip(units, lags)]
+    pri = [tag_prior(u.tag, junior=junior_event(u.event), lag=float(lag), lag_sd=float(sd)) if mixture else
+           StrengthPrior(t.mean + t.k40 * float(lag), math.hypot(t.sd, t.k40 * float(sd)), t.k40)
+           for u, t, (lag, sd) in zip(units, tags, lags)]
     post = [results_strength(p.mean, p.sd, r) for p, r in zip(pri, results)]
     return Strengths(np.array([p.mean for p in tags]), np.array([p.sd ** 2 for p in tags]),
                      np.array([m for m, _ in post]), np.array([s ** 2 for _, s in post]),
@@ -384,7 +390,11 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
             "alerts_by_chance": expected_by_chance(len(zz), ALERT_Z)}
 
 
-def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]]) -> dict[str, np.ndarray]:
+LAGGED = "field lag moved the prior 80+ up"
+
+
+def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]],
+           lags: np.ndarray | None = None) -> dict[str, np.ndarray]:
     tag = np.array([u.tag for u in units])
     tpr_gap = np.array([(np.mean([o for o, _ in r]) + 400.0 * (2 * np.mean([p for _, p in r]) - 1)
                          - u.tag) if len(r) >= 3 else -np.inf for u, r in zip(units, results)])
@@ -392,6 +402,8 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     out["junior event"] = st.junior
     out["likely K = 40 (chance >= 0.5)"] = st.k40 >= 0.5
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
+    if lags is not None:  # the players of a lagging field: how far their prior moved (k40 times the lag)
+        out[LAGGED] = st.k40 * lags[:, 0] >= 80.0
     out["all"] = np.ones(len(units), dtype=bool)
     return out
 
@@ -491,9 +503,10 @@ def main(argv: list[str] | None = None) -> int:
     trainable = n >= MIN_FIT_POSITIONS
     unseen = part != "fit"
 
-    def screened(lag_sd: float, opponents: bool) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
+    def screened(lag_sd: float, opponents: bool, mixture: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
         lags = field_lags(units, games, lag_sd)
-        st = strengths(units, every, lags)
+        st = strengths(units, every, lags, mixture)
         gap = opponents_gap(units, every, st.post_mean) if opponents else None
         gap_tag = opponents_gap(units, every, st.prior_mean) if opponents else None
         z_after = np.full(pk.n, np.nan)
@@ -512,8 +525,9 @@ def main(argv: list[str] | None = None) -> int:
         score(whole, unseen)
         return z_after, z_tag, whole, lines, st, lags
 
-    readings = {"previous": (150.0, False), "field lag sd fitted only": (FIELD_LAG_SD, False),
-                "opponents term only": (150.0, True), "shipped": (FIELD_LAG_SD, True)}
+    readings = {"previous": (150.0, False, True), "field lag sd fitted only": (FIELD_LAG_SD, False, True),
+                "opponents term only": (150.0, True, True), "lag as a fraction": (FIELD_LAG_SD, True, False),
+                "shipped": (FIELD_LAG_SD, True, True)}
     results = {name: screened(*spec) for name, spec in readings.items()}
     z_now, z_tag_now = results["previous"][:2]
     z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
@@ -530,13 +544,13 @@ def main(argv: list[str] | None = None) -> int:
                                                   "log_likelihood": sd_table},
                                  "line": dict(zip(("a", "b", "tau", "g"), shipped_line)),
                                  "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g"))}}
-    gs = groups(units, st, every)
+    gs = groups(units, st, every, lags)
     applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
     report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
                            for ev in sorted(set(event)) if np.abs(applied[event == ev]).max() >= 1.0}
     report["alternatives"] = {
         name: {where: {band: figures(z, sel_part & gs[band] & (n >= 20), z_t >= ALERT_Z)
-                       for band in ("all", "<1800", "1800-2200", "2200+")}
+                       for band in ("all", "<1800", "1800-2200", "2200+", LAGGED)}
                for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
                                        ("rapid (never fitted)", part == "rapid"))}
         for name, (z, z_t, *_) in results.items()}
@@ -585,7 +599,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<38} n={b['n']:<4} {b['mean']:+.2f} / {sd(b)}, {b['notices']} ({b['notices_by_chance']:.1f}), "
                       f"{b['alerts']}  ->  {w['mean']:+.2f} / {sd(w)}, {w['notices']}, {w['alerts']}  ->  "
                       f"{a['mean']:+.2f} / {sd(a)}, {a['notices']}, {a['alerts']}")
-    print(">= 20 positions, the alternatives: z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+")
+    print(">= 20 positions, the alternatives: z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+ | "
+          f"{LAGGED}")
     for name, parts in report["alternatives"].items():  # type: ignore[union-attr]
         for where, bands in parts.items():
             cells = [f"{f['mean']:+.2f} / {f['sd']:.2f} ({f['n']}), {f['notices']}, {f['alerts']}" if f["n"] > 1 else "-"

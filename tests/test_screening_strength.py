@@ -22,7 +22,11 @@ from livemon.rating.screening import (
     ScreeningLine,
     chance_line,
     expected_by_chance,
+    field_game,
+    field_lag,
+    field_lag_without,
     intrinsic_rating,
+    moved_by_field,
     results_strength,
     tag_prior,
     widened_z,
@@ -248,6 +252,42 @@ def test_a_field_that_outscores_its_tags_moves_its_likely_k40_players_strength()
             scr.remove_game(f"f{i}-{j}")
     again = scr.numbers(("P", "Open"))
     assert again.field_lag == pytest.approx(0.0, abs=FIELD_STEP) and again.strength == pytest.approx(base.strength, abs=5)
+
+
+def test_the_field_lag_moves_a_tag_as_the_two_part_mixture_it_is():
+    """A tag is a K = 40 rating (the field's lag applies) with its chance k40, else settled (it does not): the
+    moved prior has the mixture's mean and variance, the lag's uncertainty and which part the player is in
+    included, as a draw of the two parts says."""
+    rng = np.random.default_rng(5)
+    for tag, lag, lag_sd in ((1850.0, 450.0, 170.0), (1500.0, 180.0, 60.0), (2100.0, 0.0, 375.0)):
+        prior = tag_prior(tag)
+        k40 = rng.random(400_000) < prior.k40
+        draws = tag + rng.normal(0.0, prior.sd, k40.size) + k40 * rng.normal(lag, lag_sd, k40.size)
+        moved = moved_by_field(prior, lag, lag_sd)
+        assert moved.mean == pytest.approx(draws.mean(), abs=1.0)
+        assert moved.sd == pytest.approx(draws.std(), rel=0.01)
+    settled = tag_prior(2400.0)
+    assert moved_by_field(settled, 300.0, 100.0) == settled  # no chance of K = 40: nothing moves
+
+
+def test_the_screener_compares_a_player_of_a_lagging_field_with_the_moved_prior():
+    """An 1850 (k40 about 0.4) of a field whose 1400s trail their tags, with no finished game of their own: the
+    screener's strength is the tag's prior moved by the field's lag as the mixture says, mean and sd."""
+    scr = Screener(ScreeningConfig(), CAL)
+    _field_event(scr, 0.5)
+    rng = np.random.default_rng(4)
+    scr.add_game(GameInfo("q", white="Q", black="O", white_elo=1850, black_elo=1900, event="Open", date="2024.06.01"))
+    for ply, d in zip(range(17, 87, 2), moves(rng, positions(rng, 35), SHIPPED.c_for(1850.0))):
+        scr.add_ply(ScoredPly("q", ply, 0, 0, d, uci="e2e4", san="e4"))
+    row = scr.numbers(("Q", "Open"))
+    evidence = [field_game(1640.0, 2200.0, 0.5)] * 16  # the 1400s of 2023 are 1640s today
+    assert all(e is not None for e in evidence)
+    lag, sd = field_lag_without(*field_lag(evidence), [])  # type: ignore[arg-type]
+    moved = moved_by_field(tag_prior(1850.0), lag, sd)
+    assert row.strength == pytest.approx(moved.mean, abs=1.0) and row.strength_sd == pytest.approx(moved.sd, abs=1.0)
+    assert row.field_lag == pytest.approx(tag_prior(1850.0).k40 * lag, abs=1.0)
+    # wider than the lag's uncertainty alone: which part the player is in is unknown
+    assert row.strength_sd > math.hypot(tag_prior(1850.0).sd, tag_prior(1850.0).k40 * sd) + 20.0
 
 
 def test_a_field_that_scores_about_as_its_tags_say_has_little_lag():

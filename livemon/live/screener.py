@@ -19,7 +19,8 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   or a low rating — the lag behind an improving player), moved by the event's
   **field lag** for a likely K = 40 tag (:func:`~livemon.rating.screening.field_lag`:
   how far the event's other finished games put its likely K = 40 players above
-  their tags); the player's finished games against rated opponents
+  their tags; :func:`~livemon.rating.screening.moved_by_field`: its mean by the
+  chance of K = 40 times the lag, its variance by the two-part mixture's); the player's finished games against rated opponents
   (:meth:`Screener.set_result`) move it
   (:func:`~livemon.rating.screening.results_strength`): strength ± sd.
 * **c_r** = the line's c at that strength against the mean rating of the
@@ -114,6 +115,7 @@ from livemon.rating.screening import (
     field_lag,
     field_lag_without,
     junior_event,
+    moved_by_field,
     position_expectation,
     results_strength,
     screening_exclusion,
@@ -538,7 +540,7 @@ class Screener:
         for key, track in self.tracks.items():
             if track.event != event or key in skip or track.prior is None or track.prior.k40 == 0.0:
                 continue
-            if abs(self._lag_of(track)[0] - track.field_lag) >= FIELD_STEP and self._rerate(track):
+            if abs(track.prior.k40 * self._lag_of(track)[0] - track.field_lag) >= FIELD_STEP and self._rerate(track):
                 out.append(key)
         return out
 
@@ -554,8 +556,8 @@ class Screener:
         return math.fsum(ratings) / len(ratings) if ratings else None
 
     def _lag_of(self, track: _Track) -> tuple[float, float]:
-        """The field lag of the track's event and its sd, its own games left out, times its chance of a K = 40
-        tag; (0, 0) without evidence."""
+        """The field lag of the track's event and its sd, its own games left out; (0, 0) without evidence or
+        for a tag that is no likely K = 40 one."""
         if track.prior is None or track.prior.k40 == 0.0 or track.rating_source != "tag" or track.event not in self._field:
             return 0.0, 0.0
         games = self._field_games.get(track.event, {})
@@ -565,8 +567,7 @@ class Screener:
             if g is not None:  # seen from this player's side
                 white = self._games[gid].white == track.player
                 own.append(g if white else (-g[0], -g[1], 1.0 - g[2]))
-        lag, sd = field_lag_without(*self._field[track.event], own)
-        return track.prior.k40 * lag, track.prior.k40 * sd
+        return field_lag_without(*self._field[track.event], own)
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
         """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
@@ -795,9 +796,9 @@ class Screener:
             rating, source, prior, read = None, "none", None, None
         track.prior, track.rating_source = prior, source  # the tag alone (z_tag reads it)
         lag, lag_sd = self._lag_of(track)
-        track.field_lag = lag
-        strength = None if prior is None else results_strength(  # the event's field trails its tags: the prior moves
-            prior.mean + lag, math.hypot(prior.sd, lag_sd), track.results.values())
+        moved = None if prior is None else moved_by_field(prior, lag, lag_sd)  # the event's field trails its tags
+        track.field_lag = 0.0 if prior is None else prior.k40 * lag
+        strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
         track.opponents = self._opponents(key)
         c_r = None if strength is None or self.line is None else self.line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r

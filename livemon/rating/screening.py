@@ -533,7 +533,7 @@ def tag_prior(tag: float, k: float | None = None, junior: bool = False, lag: flo
     (``k`` 40, or a ``junior``) trails an improving player by :data:`K_GROWTH`. Without either
     the chance of K = 40 follows :data:`LIKELY_K40` and widens the prior by K = 40's own noise (a low
     rating alone does not say the player improves). The event's field ``lag`` ± ``lag_sd``
-    (:func:`field_lag_without`) moves a K = 40 rating with the chance of one.
+    (:func:`field_lag_without`) moves a K = 40 rating with the chance of one (:func:`moved_by_field`).
 
     >>> p = tag_prior(2600.0); round(p.mean), round(p.sd), p.k40
     (2600, 26, 0.0)
@@ -543,14 +543,35 @@ def tag_prior(tag: float, k: float | None = None, junior: bool = False, lag: flo
     (1500, 51, 0.88)
     >>> p = tag_prior(1500.0, lag=180.0, lag_sd=60.0)  # the event's field trails its tags: a K = 40 rating with it
     >>> round(p.mean), round(p.sd)
-    (1659, 74)
+    (1659, 96)
     """
     p = k40_chance(tag, k, junior)
     settled_k = k if k is not None and k != 40 else (20.0 if tag < 2400.0 else 10.0)
     v0 = rating_noise_sd(settled_k) ** 2
     lag_k40 = K_GROWTH[0] if junior or k == 40 else 0.0  # known to be K = 40: the rating trails on average
     v1 = rating_noise_sd(40.0) ** 2 + (K_GROWTH[1] ** 2 if lag_k40 else 0.0)
-    return StrengthPrior(tag + p * (lag_k40 + lag), math.sqrt((1.0 - p) * v0 + p * v1 + (p * lag_sd) ** 2), p)
+    return moved_by_field(StrengthPrior(tag + p * lag_k40, math.sqrt((1.0 - p) * v0 + p * v1), p), lag, lag_sd)
+
+
+def moved_by_field(prior: StrengthPrior, lag: float, lag_sd: float) -> StrengthPrior:
+    """A tag's ``prior`` moved by its event's field lag ``lag`` ± ``lag_sd`` (:func:`field_lag_without`).
+
+    The tag is a K = 40 rating with the chance ``prior.k40``: then the player stands ``lag`` above it, else
+    not at all. The mean moves by k40·lag; the variance is the two-part mixture's (law of total variance):
+    k40·lag_sd² for the lag's own uncertainty, and k40·(1 − k40)·lag² because which part the player is in is
+    unknown. A player of an 1800 tag (k40 0.5) in a field 450 points above its tags is 1800 + 225 ± 230 (the tag's own
+    noise and the mixture's 225), not ± 45; a known K = 40 (k40 1) or settled (0) tag gets no such term.
+
+    >>> p = moved_by_field(tag_prior(1800.0), 450.0, 0.0); round(p.mean), round(p.sd)
+    (2025, 230)
+    >>> p = moved_by_field(tag_prior(1587.0, junior=True), 200.0, 100.0); round(p.mean), round(p.sd)
+    (1847, 188)
+    """
+    p = prior.k40
+    if p == 0.0:
+        return prior
+    var = prior.sd ** 2 + p * lag_sd ** 2 + p * (1.0 - p) * lag ** 2
+    return StrengthPrior(prior.mean + p * lag, math.sqrt(var), p)
 
 
 _GRID = np.arange(400.0, 3600.0, 2.0)
