@@ -420,3 +420,22 @@ def test_a_burst_read_once_equals_reading_after_every_move():
     assert a is not None and b is not None and a.n == b.n == each.n
     _close(a, b, 1e-4)
     _close(b, dense_posterior_summary(burst.decisions()), TOL)
+
+
+def test_played_log_probs_are_the_max_shifted_log_softmax_bit_for_bit():
+    """Where c >= 0 the rows are made without taking each row's largest log weight out first (it is 0 or -0.0): the
+    same floats, to the bit, as the shifted form; with c < 0 the shift is taken."""
+    from livemon.rating.agent import log_distances, played_log_probs
+
+    rng = np.random.default_rng(4)
+    for trial in range(60):
+        k, m = int(rng.integers(2, 7)), int(rng.integers(1, 500))
+        values = np.round(rng.normal(0, 2, (m, k)) * 100) / 100
+        values[: m // 3, 1] = values[: m // 3, 0]  # ties at the top
+        a, played = log_distances(values), rng.integers(0, k, m)
+        c = np.linspace(-1.0 if trial % 3 == 0 else 0.0, float(rng.uniform(0.5, 10.0)), int(rng.integers(2, 300)))
+        e = a[:, :, None] * -c
+        mx = e.max(axis=1)
+        want = e[np.arange(m), played] - (np.log(np.exp(e - mx[:, None, :]).sum(axis=1)) + mx)
+        got = np.concatenate([rows for _, rows in played_log_probs(a, played, c)])
+        assert got.tobytes() == want.tobytes()

@@ -952,6 +952,55 @@ def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
     assert terminal >= 50 and draws >= 10
 
 
+def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
+    """position_facts' shortcut (unpinned pawns' pushes, knights' and sliders' moves, out of check) says "two
+    legal moves or more" only when python-chess finds them, on random standard and Chess960 games (pins, checks,
+    promotions), and answers for most positions."""
+    import itertools
+
+    from livemon.live.analysis import _two_sure_moves
+
+    rng, sure, seen = random.Random(7), 0, 0
+    for g in range(120):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        for _ in range(rng.randint(20, 200)):
+            two = len(list(itertools.islice(board.legal_moves, 2))) == 2
+            claim = _two_sure_moves(board)
+            assert two or not claim, board.fen()
+            sure, seen = sure + claim, seen + 1
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+    assert sure > 0.8 * seen
+
+
+def test_a_live_games_legality_check_is_python_chess_on_random_games():
+    """LiveGame.legal (the newest position's king and pins kept from when it was added) says what board.is_legal
+    says of every pseudo-legal move and of moves from every square to every square, on random standard and
+    Chess960 games (checks, pins, en passant, castling, promotions)."""
+    from livemon.live.analysis import LiveGame
+
+    rng, checked = random.Random(11), 0
+    for g in range(40):
+        start = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 4 == 0 else chess.Board()
+        game, board = LiveGame(f"g{g}"), start.copy()
+        for ply in range(1, rng.randint(30, 160)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            game.add_move(MoveEvent(game.game_id, ply, move.uci(), board.san(move), board.fen()))
+            board.push(move)
+            newest = game.board(-1)
+            tries = list(newest.pseudo_legal_moves) + [chess.Move(rng.randrange(64), rng.randrange(64))
+                                                       for _ in range(40)]
+            for m in tries:
+                assert game.legal(newest, m) == newest.is_legal(m), (newest.fen(), m)
+                checked += 1
+    assert checked > 50_000
+
+
 def _with_evals(moves: list[MoveEvent], which: set[int]) -> list[MoveEvent]:
     """``moves`` with a made-up [%eval] on the plies in ``which``."""
     return [dataclasses.replace(m, eval_cp=(m.ply * 7) % 40 - 20) if m.ply in which else m for m in moves]

@@ -189,3 +189,30 @@ def test_tail_z_is_scipy_norm_isf_bit_for_bit():
     for p in ps:
         want, got = float(norm.isf(p)), tail_z(float(p))
         assert (math.isnan(want) and math.isnan(got)) or (want == got and math.copysign(1, want) == math.copysign(1, got))
+
+
+def test_position_expectation_is_the_sums_written_out_bit_for_bit():
+    """The one-pass form gives the floats of the sums written out over the candidates' probabilities."""
+    import math
+    import random
+
+    from livemon.rating.agent import K, Decision
+    from livemon.rating.screening import position_expectation
+
+    rng = random.Random(2)
+    for _ in range(3000):
+        k = rng.randint(1, 6)
+        values = tuple(rng.choice([rng.randint(-3900, 3900), 0, 25]) / 100.0 for _ in range(k))
+        d, c = Decision(values, rng.randrange(k)), rng.choice([0.0, rng.uniform(0, 3), rng.uniform(0, 10)])
+        loss = [max(values) - v for v in values]
+        e = [-math.log((x + K) / K) * c for x in loss]
+        w = [math.exp(x - max(e)) for x in e]
+        p = [x / sum(w) for x in w]
+        a = [math.log((x + K) / K) for x in loss]
+        mu = sum(pi * x for pi, x in zip(p, loss))
+        a_mean = sum(pi * ai for pi, ai in zip(p, a))
+        p0 = sum(pi for pi, x in zip(p, loss) if x == 0.0)
+        got = position_expectation(d, c)
+        assert (got.p0, got.loss_mean, got.loss_var, got.loss, got.dp0, got.dloss) == (
+            p0, mu, max(sum(pi * x * x for pi, x in zip(p, loss)) - mu * mu, 0.0), loss[d.played], p0 * a_mean,
+            a_mean * mu - sum(pi * ai * x for pi, ai, x in zip(p, a, loss)))

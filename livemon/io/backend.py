@@ -226,8 +226,11 @@ class PinnedBackend:
         """The live core's position cache (:data:`livemon.live.core.PositionCache`, handed to
         :meth:`~livemon.live.core.LiveCore.configure`): :meth:`answer_now` as (analysis, profile name). A
         position being searched is a miss, so its request joins the search (no search repeated)."""
-        hit = self.answer_now(board)
-        return None if hit is None else (hit.analysis, hit.profile.name)
+        base = self._base
+        if base is None:
+            return None
+        found = self.queue.cached_now(position_key(board), base)
+        return None if found is None else (found, base.name)
 
 
 @dataclass
@@ -282,13 +285,19 @@ class RequestQueue(Generic[J]):
         nothing (the caller then makes the request).
         """
         key = position_key(board)
-        if (key, profile.name) in self.jobs:
+        found = self.cached_now(key, profile)
+        return None if found is None else PooledAnalysis(key, found, profile, cached=True)
+
+    def cached_now(self, key: str, profile: EngineProfile) -> PositionAnalysis | None:
+        """:meth:`answer_now`'s analysis of the position ``key``, without its wrapper (the live core's lookup
+        reads the analysis alone, once per position)."""
+        if self.cache is None or (key, profile.name) in self.jobs:
             return None
-        hit = self.cached(key, profile)
-        if hit is not None:
+        found = self.cache.get(key, profile.name)
+        if found is not None:
             self.counters.submitted += 1
             self.counters.cache_hits += 1
-        return hit
+        return found
 
     def request(self, board: chess.Board, profile: EngineProfile, priority: float | None, now: float,
                 use_cache: bool = True) -> J | PooledAnalysis:

@@ -48,18 +48,34 @@ def position_value(board: chess.Board, analysis: PositionAnalysis | None) -> int
 
 def decision_for(
     board: chess.Board, move: chess.Move, analysis: PositionAnalysis | None, after_cp: int | None,
-    forced: bool | None = None,
+    forced: bool | None = None, uci: str | None = None,
 ) -> Decision | None:
     """The E(c) observation of ``move`` played in ``board``, or None without information.
 
     None when there is no MultiPV analysis or only one legal move (§2);
-    ``forced``: whether the position has one legal move, when the caller knows it.
+    ``forced``: whether the position has one legal move, when the caller knows it; ``uci``: the move's
+    UCI, when the caller has it. :meth:`Decision.from_analysis`'s decision, made in one pass over the
+    candidates (their values are centipawns over 100, and the value after the move too: finite floats,
+    not checked again).
+
+    >>> a = PositionAnalysis(30, (("e2e4", 30), ("d2d4", 25)), 8)
+    >>> board = chess.Board()
+    >>> decision_for(board, chess.Move.from_uci("g1f3"), a, 10) == Decision.from_analysis(
+    ...     a.candidates_for_mover(True), "g1f3", 0.1)
+    True
     """
     if analysis is None or (is_forced(board) if forced is None else forced):
         return None
     white = board.turn == chess.WHITE
-    after = None if after_cp is None else from_mover(after_cp, white) / 100.0
-    return Decision.from_analysis(analysis.candidates_for_mover(white), move.uci(), after)
+    values, played = analysis.mover_values(white, uci or move.uci())
+    if played < 0:
+        if after_cp is None:
+            return None
+        values.append(from_mover(after_cp, white) / 100.0)
+        played = len(values) - 1
+    if len(values) < 2:
+        return None
+    return Decision.checked(tuple(values), played)
 
 
 def position_facts(board: chess.Board) -> tuple[int | None, bool]:
@@ -76,15 +92,96 @@ def position_facts(board: chess.Board) -> tuple[int | None, bool]:
     >>> position_facts(chess.Board("7k/8/8/8/8/8/5q2/7K w - - 0 1"))  # stalemate
     (0, True)
     """
-    first = list(itertools.islice(board.legal_moves, 2))
-    forced = len(first) < 2
-    if not first or board.halfmove_clock >= 150 or len(board.move_stack) >= 8:
-        return terminal_cp(board), forced
+    rule, forced, _ = _facts(board)
+    return rule, forced
+
+
+def _facts(board: chess.Board) -> tuple[int | None, bool, tuple[int, int] | None]:
+    """:func:`position_facts`, and the king's square and pinned pieces when the side to move is not in check (a
+    standard board: :func:`_out_of_check`; what :meth:`LiveGame.legal` reads for the next move)."""
+    pins = _out_of_check(board) if type(board) is chess.Board else None
+    if pins is not None and _two_sure_moves(board, *pins):
+        moves, forced = True, False
+    else:
+        first = list(itertools.islice(board.legal_moves, 2))
+        moves, forced = bool(first), len(first) < 2
+    if not moves or board.halfmove_clock >= 150 or len(board.move_stack) >= 8:
+        return terminal_cp(board), forced, pins
     if type(board) is chess.Board and board.pawns | board.rooks | board.queens:
-        return None, forced  # standard chess with a pawn, rook or queen: no variant end, material suffices
+        return None, forced, pins  # standard chess with a pawn, rook or queen: no variant end, material suffices
     if board.is_variant_end() or board.is_insufficient_material():
-        return terminal_cp(board), forced
-    return None, forced
+        return terminal_cp(board), forced, pins
+    return None, forced, pins
+
+
+def _out_of_check(board: chess.Board) -> tuple[int, int] | None:
+    """The king's square of the side to move and its pinned pieces (ours that alone stand between the king and an
+    enemy slider: what python-chess's legal-move generation calls the slider blockers), or None when that side
+    is in check or has no king.
+
+    >>> _out_of_check(chess.Board("4r2k/8/8/8/8/8/4N3/4K3 w - - 0 1")) == (chess.E1, chess.BB_E2)
+    True
+    """
+    us = board.turn
+    ours = board.occupied_co[us]
+    king_mask = ours & board.kings & ~board.promoted
+    if not king_mask:
+        return None
+    king = king_mask.bit_length() - 1
+    if board.attackers_mask(not us, king):
+        return None
+    occupied = board.occupied
+    snipers = ((chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
+               | chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)) & board.occupied_co[not us]
+    pinned = 0
+    while snipers:  # the squares of a bitboard, without a generator (this runs once per position)
+        sniper = snipers.bit_length() - 1
+        snipers ^= 1 << sniper
+        between = chess.between(king, sniper) & occupied
+        if between and between & (between - 1) == 0:  # one piece between
+            pinned |= between
+    return king, pinned & ours
+
+
+def _two_sure_moves(board: chess.Board, king: int | None = None, pinned: int = 0) -> bool:
+    """True when the side to move surely has two legal moves or more (so the position is neither mate nor
+    stalemate, nor forced): it is not in check, and its unpinned pawns' one-square pushes, unpinned knights'
+    and unpinned sliders' moves number two or more (out of check, a move of an unpinned piece other than the
+    king, and other than an en-passant capture, is legal). False: not known (the caller generates the moves).
+    A third of a legal-move generation's cost, and it answers for almost every position of a game.
+    ``king`` and ``pinned``: :func:`_out_of_check`'s, when the caller has them.
+
+    >>> _two_sure_moves(chess.Board()), _two_sure_moves(chess.Board("7k/8/8/8/8/8/6q1/7K w - - 0 1"))
+    (True, False)
+    """
+    if king is None:
+        pins = _out_of_check(board)
+        if pins is None:
+            return False
+        king, pinned = pins
+    us = board.turn
+    ours = board.occupied_co[us]
+    occupied = board.occupied
+    free = ours & ~pinned
+    pawns = board.pawns & free
+    n = ((pawns << 8 if us == chess.WHITE else pawns >> 8) & ~occupied & chess.BB_ALL).bit_count()
+    if n >= 2:
+        return True
+    knights = board.knights & free
+    while knights:
+        square = knights.bit_length() - 1
+        knights ^= 1 << square
+        n += (chess.BB_KNIGHT_ATTACKS[square] & ~ours).bit_count()
+        if n >= 2:
+            return True
+    sliders = (board.bishops | board.rooks | board.queens) & free
+    while sliders:
+        square = sliders.bit_length() - 1
+        sliders ^= 1 << square
+        n += (board.attacks_mask(square) & ~ours).bit_count()
+        if n >= 2:
+            return True
+    return False
 
 
 def scored_ply(
@@ -111,7 +208,7 @@ def scored_ply(
     """
     if forced is None:
         forced = is_forced(board_before)
-    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False)
+    decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False, uci=uci)
     return ScoredPly(
         game_id, ply, before_cp, after_cp, decision,
         uci=uci or move.uci(), san=san or board_before.san(move), forced=forced,
@@ -156,7 +253,7 @@ class LiveGame:
 
     __slots__ = ("game_id", "boards", "rules", "forced", "_fen", "evals", "moves", "analyses", "pending", "start_fen",
                  "start_eval", "comments", "epoch", "epochs", "life", "_candidates",
-                 "_unscored")  # slots: ~1,000 finished games an hour are kept
+                 "_unscored", "_pins")  # slots: ~1,000 finished games an hour are kept
 
     def __init__(self, game_id: str, comments: bool = False):
         self.game_id = game_id
@@ -176,6 +273,7 @@ class LiveGame:
         self.life = GameLife()  # live, finished, settled, archived or reopened: :mod:`livemon.live.lifecycle`
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
         self._unscored = 0
+        self._pins: tuple[chess.Board, int, int] | None = None  # the newest position's king and pins (:meth:`legal`)
 
     @property
     def plies(self) -> int:
@@ -197,7 +295,8 @@ class LiveGame:
         return set(range(1, len(self.moves) + 1)) - self.pending
 
     def _add_position(self, board: chess.Board) -> None:
-        rule, forced = position_facts(board)  # once: move generation is the costly part of scoring
+        rule, forced, pins = _facts(board)  # once: move generation is the costly part of scoring
+        self._pins = None if pins is None else (board, *pins)
         self.boards.append(board)
         self.epochs.append(self.epoch)
         self.rules.append(rule)
@@ -223,6 +322,34 @@ class LiveGame:
         self.pending.add(ev.ply)
         self._candidates.add(ev.ply)
         return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
+
+    def legal(self, board: chess.Board, move: chess.Move) -> bool:
+        """``board.is_legal(move)``; for the newest position out of check, with the king and the pins found when
+        it was added (:func:`_out_of_check`): a move of any piece but the king, other than an en-passant
+        capture, is legal when it is pseudo-legal and not a pinned piece leaving its line (python-chess's rule;
+        a knight's or a slider's pseudo-legality read from its attacks, a pawn's from python-chess).
+
+        >>> game = LiveGame("g")
+        >>> _ = game.add_move(MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN))
+        >>> board = game.board(-1)
+        >>> [game.legal(board, chess.Move.from_uci(u)) for u in ("e7e5", "e8e7", "d7d4", "e2e4")]
+        [True, False, False, False]
+        """
+        pins = self._pins
+        if pins is None or pins[0] is not board:
+            return board.is_legal(move)
+        _, king, pinned = pins
+        start = move.from_square
+        if start == king or move.drop or (move.to_square == board.ep_square and board.pawns >> start & 1):
+            return board.is_legal(move)
+        to = move.to_square
+        ours = board.occupied_co[board.turn]
+        if move.promotion or board.pawns >> start & 1:
+            if not board.is_pseudo_legal(move):
+                return False
+        elif not ours >> start & 1 or ours >> to & 1 or not board.attacks_mask(start) >> to & 1:
+            return False  # a piece's move: one of ours, to a square it attacks, not onto one of ours
+        return not pinned >> start & 1 or bool(chess.ray(start, to) & chess.BB_SQUARES[king])
 
     def truncate(self, from_ply: int) -> list[int]:
         """Withdraw plies ``from_ply`` on (the caller rolls back the estimator).

@@ -1183,6 +1183,6 @@ def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
         move = move_of(ev.uci)
     except ValueError:
         return f"bad move {ev.uci!r}"
-    if not board.is_legal(move):
+    if not (game.legal(board, move) if game.boards else board.is_legal(move)):
         return f"illegal move {ev.uci}"
     return None

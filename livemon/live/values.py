@@ -111,8 +111,29 @@ class PositionAnalysis:
     def from_json(cls, text: str) -> "PositionAnalysis":
         d = json.loads(text)
         mate = d.get("mate")
-        return cls(d["score"], tuple((m, int(s)) for m, s in d["candidates"]), d["depth"], d["nodes"],
-                   mate if isinstance(mate, int) and not isinstance(mate, bool) else None)
+        return cls(d["score"], tuple([(m, s) if type(s) is int else (m, int(s)) for m, s in d["candidates"]]),
+                   d["depth"], d["nodes"], mate if type(mate) is int else None)  # JSON's ints: int or bool
+
+    def mover_values(self, white_to_move: bool, played: str) -> tuple[list[float], int]:
+        """The candidates' values in pawns from the mover's view (the floats of :meth:`candidates_for_mover`)
+        and the index of the candidate ``played`` (its first, -1 when it is not one): what a decision reads.
+
+        >>> PositionAnalysis(30, (("e2e4", 30), ("d2d4", 25)), 8).mover_values(False, "d2d4")
+        ([-0.3, -0.25], 1)
+        """
+        sign = 1 if white_to_move else -1
+        pawns = _PAWNS
+        values = []
+        index = -1
+        for i, (move, cp) in enumerate(self.candidates):
+            v = sign * cp
+            f = pawns.get(v)
+            if f is None:
+                f = pawns.put(v, v / 100.0)
+            values.append(f)
+            if index < 0 and move == played:
+                index = i
+        return values, index
 
     def candidates_for_mover(self, white_to_move: bool) -> list[tuple[str, float]]:
         """Candidates as (uci, value in pawns from the mover's view), the agent's input."""

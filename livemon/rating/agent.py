@@ -205,16 +205,21 @@ def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterat
     k = a.shape[1]
     step = max(1, CHUNK_ELEMENTS // (k * c.size))
     negc = -c
+    # the largest log weight of each row is 0 (or -0.0) where c >= 0, the best move having a = 0: taking it out
+    # before the exponential and adding it back after leave every float as it is, so it is done only below 0
+    shift = bool(c.size) and float(c.min()) < 0.0
     for s in range(0, a.shape[0], step):
         e = a[s:s + step, :, None] * negc  # (m, k, G): log of each candidate's weight exp(-a c)
         m = e.shape[0]
-        mx = e.max(axis=1)  # = 0 for c >= 0 (the best move has a = 0)
         rows = e[np.arange(m), played[s:s + step]]
-        np.subtract(e, mx[:, None, :], out=e)
+        if shift:
+            mx = e.max(axis=1)
+            np.subtract(e, mx[:, None, :], out=e)
         np.exp(e, out=e)
         lse = e.sum(axis=1)
         np.log(lse, out=lse)
-        lse += mx
+        if shift:
+            lse += mx
         rows -= lse
         yield s, rows
 
@@ -396,6 +401,9 @@ class CPosterior:
         self._pending: list[tuple[Decision, int]] = []  # added (+1) or removed (-1) since the grid's sum
         self._n = 0
         self._summary: CSummary | None = None
+        self._reading = False  # within :meth:`summary`
+        self._packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        """The decisions grouped (:func:`_group`) for the grids of one :meth:`summary`, then dropped."""
         self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
         """Cells of the coarsest level on the prior range (level k has ``_cells << k``)."""
         self._set_grid(0, 0, self._cells)
@@ -410,10 +418,15 @@ class CPosterior:
         step = (self.c_max - self.c_min) / (self._cells << level)
         self._c = self.c_min + np.arange(first, last + 1) * step
         if not self._n:  # nothing multiplied in: a caller's source may already hold the decision being added
-            kept: dict[Decision, int] | list[Decision] = {}
+            self._ll = np.zeros(self._c.size)
         else:
-            kept = self._counts if self._source is None else list(self._source())
-        self._ll = _log_lik_packed(_group(kept), self._c) if kept else np.zeros(self._c.size)
+            packed = self._packed
+            if packed is None:
+                kept = self._counts if self._source is None else list(self._source())
+                packed = _group(kept) if kept else {}
+                if self._reading:  # one read's grids all hold the same decisions: grouped once
+                    self._packed = packed
+            self._ll = _log_lik_packed(packed, self._c) if packed else np.zeros(self._c.size)
         self._pending.clear()  # every decision kept is in the sum made from them
 
     def _take_pending(self) -> None:
@@ -516,21 +529,30 @@ class CPosterior:
             return None
         if self._summary is None:
             self._take_pending()
-            for _ in range(self._MAX_GRIDS):
-                level, first, last = self._grid_key
-                a, b = self._window[0] - first, self._window[1] - first + 1
-                summary, sd = _summary_on_grid(self._c[a:b], self._ll[a:b], self._n)
-                want, lo, hi = self._wanted(sd)
-                if (lo, hi) == self._window and want == level:
-                    break
-                if want != level or lo < first or hi > last:  # beyond the grid held: a new one, with room
-                    room = self._ROOM * self._BLOCK
-                    self._set_grid(want, max(lo - room, 0), min(hi + room, self._cells << want))
-                self._window = (lo, hi)
-            else:  # pragma: no cover - a fixed point comes in 2-3 reads
-                summary = _summary_on_grid(self._c, self._ll, self._n)[0]
+            self._reading = True
+            try:
+                summary = self._read()
+            finally:
+                self._reading, self._packed = False, None
             self._summary = summary
         return self._summary
+
+    def _read(self) -> CSummary:
+        """The summary on the grid the decisions call for (a new grid made from them each time it moves)."""
+        for _ in range(self._MAX_GRIDS):
+            level, first, last = self._grid_key
+            a, b = self._window[0] - first, self._window[1] - first + 1
+            summary, sd = _summary_on_grid(self._c[a:b], self._ll[a:b], self._n)
+            want, lo, hi = self._wanted(sd)
+            if (lo, hi) == self._window and want == level:
+                break
+            if want != level or lo < first or hi > last:  # beyond the grid held: a new one, with room
+                room = self._ROOM * self._BLOCK
+                self._set_grid(want, max(lo - room, 0), min(hi + room, self._cells << want))
+            self._window = (lo, hi)
+        else:  # pragma: no cover - a fixed point comes in 2-3 reads
+            summary = _summary_on_grid(self._c, self._ll, self._n)[0]
+        return summary
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form: the prior range and the decisions (the grid is rebuilt)."""

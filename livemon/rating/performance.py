@@ -372,10 +372,14 @@ class PerformanceTally:
         self._sum: np.ndarray | None = None
         self._pending: list[tuple[Decision, int]] = []  # moves added (+1) or removed (-1) since the sum
         self._estimate: Performance | None = None
+        self._counted: list[Decision] | None = []
+        """The counted moves read here, kept for the first sum (made at once when a tally is first asked for an
+        estimate) and dropped then or at the first change: ``moves()`` read once, not twice."""
         for game, decision, ply in moves():
             if model.counts(decision, ply):
                 self._games[game] = self._games.get(game, 0) + 1
                 self._n += 1
+                self._counted.append(decision)
 
     @property
     def positions(self) -> int:
@@ -410,13 +414,17 @@ class PerformanceTally:
 
     def _changed(self, decisions: list[Decision], sign: int) -> None:
         self._estimate = None
+        self._counted = None
         if self._sum is not None:  # else nothing summed yet: made from the moves when first asked
             self._pending.extend((d, sign) for d in decisions)  # their rows are made together when asked
 
     def log_likelihood(self) -> np.ndarray:
         """The summed fixed-point log-likelihood on the model's c grid (made from the moves when first asked)."""
         if self._sum is None:
-            decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
+            decisions = self._counted
+            if decisions is None:
+                decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
+            self._counted = None
             self._sum = fixed_point_log_likelihood(decisions, self.model.c_grid).sum(axis=0)
             self._pending.clear()
         elif self._pending:  # rows are independent and the sum is of integers: made together, the same sum

@@ -69,22 +69,32 @@ def position_expectation(decision: Decision, c_r: float) -> PositionExpectation:
     """
     # :func:`move_probabilities` for one c, in plain floats: a handful of candidates per position, once per
     # screened move, where numpy's per-call cost would be most of the time
+    # every sum is taken left to right from 0, as sum() takes it: the same floats whatever the form
     values = decision.values
     best = max(values)
     loss = [best - v for v in values]
     c = float(c_r)
-    e = [-math.log((x + K) / K) * c for x in loss]
+    a = [math.log((x + K) / K) for x in loss]  # the distance each move's loss puts it from the top
+    e = [-ai * c for ai in a]
     top_e = max(e)
     w = [math.exp(x - top_e) for x in e]
     total = sum(w)
-    p = [x / total for x in w]
-    p0 = sum(pi for pi, x in zip(p, loss) if x == 0.0)
-    mu = sum(pi * x for pi, x in zip(p, loss))
-    var = max(sum(pi * x * x for pi, x in zip(p, loss)) - mu * mu, 0.0)
+    p0: float = 0
+    mu: float = 0
+    s2: float = 0
+    a_mean: float = 0
+    pax: float = 0
+    for wi, x, ai in zip(w, loss, a):
+        pi = wi / total
+        if x == 0.0:
+            p0 += pi
+        mu += pi * x
+        s2 += pi * x * x
+        a_mean += pi * ai
+        pax += pi * ai * x
+    var = max(s2 - mu * mu, 0.0)
     played_loss = loss[decision.played]
-    a = [math.log((x + K) / K) for x in loss]  # the distance each move's loss puts it from the top
-    a_mean = sum(pi * ai for pi, ai in zip(p, a))
-    dloss = a_mean * mu - sum(pi * ai * x for pi, ai, x in zip(p, a, loss))
+    dloss = a_mean * mu - pax
     return PositionExpectation(p0, mu, var, played_loss == 0.0, played_loss, p0 * a_mean, dloss)
 
 
@@ -585,7 +595,14 @@ def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[f
     lp = -0.5 * ((_GRID - prior_mean) / prior_sd) ** 2
     for opponent, points in games:
         e = 1.0 / (1.0 + 10.0 ** ((opponent - _GRID) / 400.0))
-        lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
+        # lp + points·log e + (1 − points)·log(1 − e); a win's second term and a loss's first are ±0.0, which
+        # leave the sum as it is, bit for bit: each is left out
+        if points == 1.0:
+            lp = lp + np.log(np.maximum(e, 1e-300))
+        elif points == 0.0:
+            lp = lp + np.log(np.maximum(1.0 - e, 1e-300))
+        else:
+            lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
     w = np.exp(lp - lp.max())
     w /= w.sum()
     mu = float((w * _GRID).sum())

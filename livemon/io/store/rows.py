@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from json.encoder import encode_basestring_ascii
 from dataclasses import replace
 from typing import TypeVar
 
@@ -22,6 +24,34 @@ def _row_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_ROW_KEYS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _flat_row(value: GameInfo | MoveEvent | Alert) -> str | None:
+    """``row_of``'s text written field by field when every field is a string, an int, a finite float or None
+    (a move's always): what ``json.dumps`` writes, without its per-call encoder; None for any other field."""
+    cls = type(value)
+    keys = _ROW_KEYS.get(cls)
+    if keys is None:
+        keys = _ROW_KEYS[cls] = tuple((name, encode_basestring_ascii(name) + ":") for name in _row_fields(cls))
+    parts = []
+    for name, key in keys:
+        v = getattr(value, name)
+        t = type(v)
+        if t is str:
+            parts.append(key + encode_basestring_ascii(v))
+        elif v is None:
+            parts.append(key + "null")
+        elif t is int:
+            parts.append(key + int.__repr__(v))
+        elif t is float and math.isfinite(v):
+            parts.append(key + float.__repr__(v))
+        else:
+            return None
+    parts.append('"kind":' + encode_basestring_ascii(value.kind))
+    return "{" + ",".join(parts) + "}"
+
+
 def row_of(value: GameInfo | MoveEvent | Alert) -> str:
     """The JSON text a game's tags, a move or an alert is kept as (``games.info``, ``moves.event``,
     ``alerts.alert``): its fields and its ``kind``.
@@ -30,6 +60,9 @@ def row_of(value: GameInfo | MoveEvent | Alert) -> str:
     >>> value_of(MoveEvent, row_of(m)) == m, json.loads(row_of(m))["kind"]
     (True, 'move')
     """
+    flat = _flat_row(value)
+    if flat is not None:
+        return flat
     d = {name: getattr(value, name) for name in _row_fields(type(value))}
     d["kind"] = value.kind
     return json.dumps(d, separators=(",", ":"))
