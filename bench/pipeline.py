@@ -107,8 +107,7 @@ async def running(store: Path, depth: int) -> AsyncIterator[Monitor]:
         yield monitor
     finally:
         reader.cancel()
-        await monitor.pool.close()
-        monitor._ttt.close()
+        await monitor.close()
         monitor.store.close()
 
 
@@ -123,8 +122,7 @@ async def warm_cache(msgs: list[Message], store: Path, depth: int) -> dict[str, 
         plies = sum(g.plies for g in monitor.games.values())
         return {"plies": plies, "searches": monitor.pool.counters.searches, "games": len(monitor.games)}
     finally:
-        await monitor.pool.close()
-        monitor._ttt.close()
+        await monitor.close()
 
 
 def copy_cache(src: Path, dst: Path, depth: int) -> None:

@@ -165,7 +165,7 @@ async def test_a_backlog_that_outlasts_the_warning_lag_is_said_once(tmp_path, ev
         await asyncio.gather(*tasks)
         assert monitor._warn_if_behind(True) is False  # caught up: re-armed
     finally:
-        await monitor.pool.close()
+        await monitor.close()
         monitor.store.close()
 
 
@@ -205,7 +205,7 @@ async def test_cached_positions_are_scored_within_handle_and_a_turns_writes_are_
         assert stored_copies(cfg.store.path) == moves
         assert monitor.pool.status().cache_hits >= moves and len(searches(engine_env)) == searched
     finally:
-        await monitor.pool.close()
+        await monitor.close()
         monitor.store.close()
 
 

@@ -332,12 +332,18 @@ class Monitor:
             self._publish_status()
             self.store.status.put(self.status())
         finally:
-            tasks = [*self._tasks, *self.engine.tasks]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await self.pool.close()
-            self._ttt.close()
+            await self.close()
+
+    async def close(self) -> None:
+        """Cancel every task the monitor started (its runner's, the engine port's), close the engine backend and
+        stop the TTT worker: what :meth:`run` does at its end, for a caller that drove :meth:`handle` and
+        :meth:`drain` itself. The store stays open (its owner closes it)."""
+        tasks = [*self._tasks, *self.engine.tasks]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.pool.close()
+        self._ttt.close()
 
     def stop(self) -> None:
         self._stopping.set()
