@@ -70,34 +70,9 @@ def _with_variants(model: QualityModel, samples: Any, pairs: Any, scores: Any, t
 def _symmetric_scale(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float) -> float:
     """``quality_sym``'s factor on the joint reading's games' parts: its out-of-fold single games' ±1.96·sd, at the
     level expected given the estimate, cover ``target`` of their ratings."""
-    j = model.joint
-    assert j is not None
     mean, sd = model.ratings
-    rows = []
-    for i, k in enumerate(pairs):
-        sc = scores[i]
-        if k is None or sc is None:
-            continue
-        c, own, opp, slope = sc
-        n, m = len(samples[i].features), len(samples[k].features)
-        e = (c + float((samples[i].features @ np.array(own)).mean()) + float((samples[k].features @ np.array(opp)).mean())
-             + slope * samples[k].elo - samples[i].elo)
-        rows.append((e, j.sigma_persist**2, j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m,
-                     samples[i].elo + e))
-
-    def coverage(f: float) -> float:
-        hit = 0
-        for e, p, g, est in rows:
-            level = mean + sd**2 / (sd**2 + p + f * f * g) * (est - mean)
-            var = p * model.noise_scale(level, True, True) ** 2 + f * f * g * model.noise_scale(level, False, True) ** 2
-            hit += abs(e) <= 1.959963984540054 * var**0.5
-        return hit / len(rows)
-
-    lo, hi = 0.3, 3.0
-    for _ in range(30):
-        mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if coverage(mid) >= target else (mid, hi)
-    return hi
+    return _joint_scale(model, samples, pairs, scores, target,
+                        read_at=lambda e, p, g, elo, f: mean + sd**2 / (sd**2 + p + f * f * g) * (elo + e - mean))
 
 
 q._joint_scale = _with_variants  # type: ignore[assignment]

@@ -1141,11 +1141,13 @@ def _joint_noise(samples: Sequence[GameSample], pairs: Sequence[int | None],
 
 
 def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
-                 scores: Sequence[Joint | None], target: float = 0.95) -> float:
+                 scores: Sequence[Joint | None], target: float = 0.95,
+                 read_at: Callable[[float, float, float, float, float], float] | None = None) -> float:
     """:attr:`JointWeights.scale`: the factor on a game's parts with which the joint reading's single-game 95%
     intervals, as :meth:`QualityModel.estimate` makes them (:meth:`QualityModel.interval`: they cover a rating r
     when the error is within 1.96·sd(r)), cover ``target`` of the out-of-fold games' ratings; 1 with fewer than 50
-    such games."""
+    such games. ``read_at(error, persistent variance, game variance, rating, factor)``: the level whose noise
+    an interval reads instead of the rating's (an alternative reading, measured by ``bench/quality_alternatives.py``)."""
     j = model.joint
     if j is None:
         return 1.0
@@ -1166,7 +1168,8 @@ def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequ
     def coverage(f: float) -> float:  # the interval covers the rating r when the error is within 1.96·sd(r)
         hit = 0
         for e, p, g, elo in rows:
-            var = p * model.noise_scale(elo, True, True) ** 2 + f * f * g * model.noise_scale(elo, False, True) ** 2
+            at = elo if read_at is None else read_at(e, p, g, elo, f)
+            var = p * model.noise_scale(at, True, True) ** 2 + f * f * g * model.noise_scale(at, False, True) ** 2
             hit += abs(e) <= _Z95 * math.sqrt(var)
         return hit / len(rows)
 
