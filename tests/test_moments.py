@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import zlib
 
 import chess
 
@@ -22,7 +21,7 @@ from livemon.live.effects import Analyse, Effect, Publish
 from livemon.live.messages import BoardState, GameInfo, GameResult, Moment, MomentRemoved
 from livemon.live.values import PositionAnalysis
 from livemon.rating.accuracy import INITIAL_CP, win_percent
-from tests.test_live_core import moves_of
+from tests.test_live_core import analysis_of, moves_of
 
 PROFILE = "Fake 1.0 depth=8 multipv=3"
 
@@ -43,11 +42,7 @@ def random_game(seed: int, plies: int) -> list[str]:
 
 def swinging(board: chess.Board) -> PositionAnalysis:
     """A made-up MultiPV analysis of the position alone, with swings big enough for lead changes and blunders."""
-    key = board.epd()
-    score = zlib.crc32(key.encode()) % 1201 - 600
-    sign = 1 if board.turn == chess.WHITE else -1
-    moves = sorted(board.legal_moves, key=lambda m: zlib.crc32(f"{key} {m.uci()}".encode()))[:3]
-    return PositionAnalysis(score, tuple((m.uci(), score - sign * 40 * k) for k, m in enumerate(moves)), 8, 1000)
+    return analysis_of(board, spread=600, step=40)
 
 
 class Engine:
