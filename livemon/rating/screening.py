@@ -33,6 +33,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -577,6 +578,22 @@ def moved_by_field(prior: StrengthPrior, lag: float, lag_sd: float) -> StrengthP
 _GRID = np.arange(400.0, 3600.0, 2.0)
 
 
+CURVES_KEPT = 256
+"""Opponents' curves remembered (26 KB each): an event's rated opponents, most recent first."""
+
+
+@functools.lru_cache(maxsize=CURVES_KEPT)
+def _curve(opponent: float) -> tuple[np.ndarray, np.ndarray]:
+    """log e and log(1 − e) on the grid against an opponent of this rating (e: the Elo curve's expected score): what a
+    game's points add to the log posterior, made once per opponent (a player's strength is worked out again at each
+    of the event's results, every game of theirs read each time)."""
+    e = 1.0 / (1.0 + 10.0 ** ((opponent - _GRID) / 400.0))
+    log_win, log_loss = np.log(np.maximum(e, 1e-300)), np.log(np.maximum(1.0 - e, 1e-300))
+    log_win.setflags(write=False)
+    log_loss.setflags(write=False)
+    return log_win, log_loss
+
+
 def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[float, float]]) -> tuple[float, float]:
     """Today's strength from a prior and the event's results: the posterior mean and sd.
 
@@ -594,15 +611,15 @@ def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[f
         return float(prior_mean), float(prior_sd)
     lp = -0.5 * ((_GRID - prior_mean) / prior_sd) ** 2
     for opponent, points in games:
-        e = 1.0 / (1.0 + 10.0 ** ((opponent - _GRID) / 400.0))
         # lp + points·log e + (1 − points)·log(1 − e); a win's second term and a loss's first are ±0.0, which
         # leave the sum as it is, bit for bit: each is left out
+        log_win, log_loss = _curve(opponent)
         if points == 1.0:
-            lp = lp + np.log(np.maximum(e, 1e-300))
+            lp = lp + log_win
         elif points == 0.0:
-            lp = lp + np.log(np.maximum(1.0 - e, 1e-300))
+            lp = lp + log_loss
         else:
-            lp = lp + points * np.log(np.maximum(e, 1e-300)) + (1.0 - points) * np.log(np.maximum(1.0 - e, 1e-300))
+            lp = lp + points * log_win + (1.0 - points) * log_loss
     w = np.exp(lp - lp.max())
     w /= w.sum()
     mu = float((w * _GRID).sum())
