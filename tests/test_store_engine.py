@@ -100,6 +100,45 @@ def test_a_batch_begun_under_another_connections_lock_is_held_whole_and_committe
     engine.close()
 
 
+def test_a_batchs_rows_go_in_together_and_a_refused_run_holds_them_in_order(tmp_path):
+    """Rows written in a batch (a burst's moves) are run together, before any other write and before the commit;
+    a run the disk refuses holds the batch's writes and each row, in order, as a refused write is held."""
+    path = tmp_path / "e.sqlite"
+    engine = Engine(path, schema=SCHEMA)
+    sql = "INSERT OR REPLACE INTO t (n, text) VALUES (?, ?)"
+    with engine.transaction():
+        engine.write(insert(1))
+        for n in (2, 3, 4):
+            engine.write_row(sql, (n, f"row {n}"))
+        assert engine.db.in_transaction and [n for (n,) in engine.db.execute("SELECT n FROM t")] == [1]
+        engine.write((("DELETE FROM t WHERE n = ?", (3,)),))  # the rows before it go in first
+        engine.write_row(sql, (5, "row 5"))
+    assert rows(path) == [1, 2, 4, 5] and engine.writes_held == 0
+
+    class Full:
+        """The connection, whose disk fills up under a run of rows."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self._db = db
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._db, name)
+
+        def executemany(self, *args: object) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+    real = engine.db
+    engine.db = Full(real)  # type: ignore[assignment]
+    with engine.transaction():
+        engine.write(insert(6))
+        for n in (7, 8):
+            engine.write_row(sql, (n, f"row {n}"))
+    engine.db = real
+    assert engine.pending == 3 and not engine.health()["ok"] and rows(path) == [1, 2, 4, 5]
+    assert engine.flush(force=True) and rows(path) == [1, 2, 4, 5, 6, 7, 8]
+    engine.close()
+
+
 def test_a_counted_write_under_a_lock_counts_as_done_and_is_stored_once(tmp_path):
     path = tmp_path / "e.sqlite"
     engine = Engine(path, schema=SCHEMA, busy_timeout=0.05)

@@ -3,7 +3,7 @@
 One file, WAL mode, so that readers (``livemon export``/``status``) never block the writer. The
 engine is handed its schema (the repositories' tables) and migrations; the repositories
 (:mod:`livemon.io.store.analyses`, ``games``, ``alerts``, ...) read through :attr:`Engine.db` and
-write through :meth:`Engine.write`.
+write through :meth:`Engine.write` (a batch's moves through :meth:`Engine.write_row`: one ``executemany``).
 
 Faults (docs/operations.md):
 
@@ -151,6 +151,8 @@ class Engine:
         self.writes_held = 0  # writes that ever had to be held (for status and tests)
         self._batch: list[_Held] | None = None
         self._in_tx = False  # the batch (begin_batch) has begun its transaction (at its first write)
+        self._rows: tuple[str, list[tuple[Any, ...]]] | None = None
+        """Rows of one statement written in the open batch, run together before anything else (:meth:`write_row`)."""
         memory = self.path == ":memory:"
         if not memory and not create and not Path(self.path).is_file():
             raise StoreError(f"no store at {self.path} (a monitor creates it when it starts: livemon serve)")
@@ -249,6 +251,7 @@ class Engine:
             self._batch = None
 
     def _commit_open(self) -> None:
+        self.run_rows()
         if not self._in_tx:
             return
         self._in_tx = False
@@ -274,6 +277,8 @@ class Engine:
         Inside :meth:`transaction` they join its transaction instead. ``coalesce``: a held write of the
         same key is replaced by this one (a row of which only the newest matters, such as the status).
         """
+        if self._rows is not None:
+            self.run_rows()
         if self._pending:
             self.flush()
         if self._batch is not None and not self._pending:
@@ -304,6 +309,48 @@ class Engine:
         self._pending.append((coalesce, statements))
         self.writes_held += 1
         return False
+
+    def write_row(self, sql: str, params: tuple[Any, ...]) -> None:
+        """One row of the statement ``sql``, as :meth:`write` writes it; in a batch's open transaction, run with
+        the rows of the same statement that follow it in one ``executemany`` (a burst's moves: a statement each
+        would cost several times their insertion), before anything else is written or committed and when
+        :meth:`run_rows` is called (a reader of their table calls it first). A refused run holds the batch's
+        writes and each of its rows, in order, as :meth:`write` holds them.
+
+        >>> e = Engine(":memory:", schema="CREATE TABLE IF NOT EXISTS t (x INTEGER);")
+        >>> with e.transaction():
+        ...     for x in (1, 2, 3):
+        ...         e.write_row("INSERT INTO t VALUES (?)", (x,))
+        ...     _ = e.write((("DELETE FROM t WHERE x = ?", (2,)),))  # the rows before it are in first
+        >>> e.db.execute("SELECT x FROM t").fetchall()
+        [(1,), (3,)]
+        """
+        if self._batch is None or self._pending or not self._in_tx:  # alone, held, or the batch's first write
+            self.write(((sql, params),))
+            return
+        rows = self._rows
+        if rows is None or rows[0] != sql:
+            self.run_rows()
+            rows = self._rows = (sql, [])
+        rows[1].append(params)
+
+    def run_rows(self) -> None:
+        """Run the rows :meth:`write_row` keeps for one ``executemany`` (reads through :attr:`db` see them then)."""
+        rows, self._rows = self._rows, None
+        if rows is None:
+            return
+        sql, params = rows
+        writes: list[_Held] = [(None, ((sql, p),)) for p in params]
+        try:
+            self.db.executemany(sql, params)
+        except sqlite3.Error as exc:
+            if not _held(exc):
+                raise
+            self._hold_batch([*(self._batch or []), *writes], exc)
+            self._batch = []
+            return
+        if self._batch is not None:
+            self._batch.extend(writes)
 
     def write_counted(self, statement: Statement) -> int | None:
         """Run one statement at once, in a transaction of its own; the rows it changed, or None when held.

@@ -52,10 +52,9 @@ class Games:
         ),))
 
     def put_move(self, move: MoveEvent) -> None:
-        self.engine.write(((
-            "INSERT OR REPLACE INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
-            (move.game_id, move.ply, row_of(move)),
-        ),))
+        """A move (a batch's moves go in together: :meth:`Engine.write_row`)."""
+        self.engine.write_row("INSERT OR REPLACE INTO moves (game_id, ply, event) VALUES (?, ?, ?)",
+                              (move.game_id, move.ply, row_of(move)))
 
     def put_result(self, game_id: str, result: str) -> None:
         self.engine.write((("UPDATE games SET result = ? WHERE game_id = ?", (result, game_id)),))
@@ -76,6 +75,7 @@ class Games:
 
     def load(self) -> list[Stored]:
         """Every stored game in the order first seen: (info, result, moves by ply)."""
+        self.engine.run_rows()
         db = self.engine.db
         moves: dict[str, list[MoveEvent]] = {}
         for game_id, text in db.execute("SELECT game_id, event FROM moves ORDER BY game_id, ply"):
