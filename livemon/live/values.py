@@ -13,6 +13,7 @@ the bus and the live core use them without importing an engine.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -44,8 +45,9 @@ class EngineProfile:
     nodes: int | None
     multipv: int
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
+        """The profile's name (made once: the position cache reads it for every position it is asked)."""
         limit = f"nodes={self.nodes}" if self.nodes else f"depth={self.depth}"
         return f"{self.engine} {limit} multipv={self.multipv}"
 
