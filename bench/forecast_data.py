@@ -2,9 +2,10 @@
 
 * **Results** (pre-game model, the event replays): every game of the calibration collection (not in the
   repository: the folder ``--games`` or ``$LIVEMON_CALIBRATION_GAMES`` names, its ``A*.pgn``) by its tags.
-  The split is bench/calibration_split.py's, by event: its ``TEST_EVENTS`` (Prague Masters 2022, Charlotte
-  Spring IMB 2022, Ekrem Galijatovic Memorial, 1st Guwahati Open 2022) are held back from every fit; the rapid
-  files (A03, A14) are in neither part.
+  The split is bench/calibration_split.py's first, by event: its ``FIRST_TEST_EVENTS`` (Prague Masters 2022,
+  Charlotte Spring IMB 2022, Ekrem Galijatovic Memorial, 1st Guwahati Open 2022) are held back from every fit;
+  the rapid files (A03, A14) are in neither part. The forecast was fitted before the second held-back set of the
+  move models was drawn: its events are fit data here.
 * **Evaluations** (in-game model): the committed engine exports ``bench/data/calibration_d12*.jsonl.gz``
   (Stockfish 15.1 depth 12, the same split), every position's best score.
 * **Clocks** (``tests/data``): the 2025 open
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+from calibration_split import FIRST_TEST_EVENTS as TEST_EVENTS
+from calibration_split import RAPID_FILES
 
 from livemon.live.pgn import rating_date
 from livemon.rating.forecast import material
@@ -34,9 +37,6 @@ from livemon.rating.scale import to_current_scale
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "tests" / "data"
 """The real games that travel with the repository (the 2025 open and round robin, London 2011)."""
-TEST_EVENTS = frozenset({"4th Prague Masters 2022", "Charlotte Spring IMB 2022", "8th Ekrem Galijatovic Mem",
-                         "1st Guwahati Open 2022"})
-RAPID_FILES = ("A03_", "A14_")
 OPEN2025 = "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 RR2025 = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}

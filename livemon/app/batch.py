@@ -89,11 +89,17 @@ def plan_game(info: GameInfo, messages: list[Message], label: str, use_comments:
     """A game's positions, from its moves as the tracker sent them."""
     boards: list[chess.Board] = []
     moves: list[chess.Move] = []
+    last_ply = None
     for m in messages:
         if isinstance(m, MoveEvent):
-            board = board_from_fen(m.fen_before)
+            if last_ply is not None and m.ply == last_ply + 1:  # the next ply: the last board and move (a push
+                board = boards[-1].copy(stack=False)            # costs a tenth of reading the FEN again)
+                board.push(moves[-1])
+            else:
+                board = board_from_fen(m.fen_before)
             boards.append(board)
             moves.append(board.parse_uci(m.uci))
+            last_ply = m.ply
     if boards:
         last = boards[-1].copy(stack=False)
         last.push(moves[-1])

@@ -80,6 +80,7 @@ from livemon.live.pgn import FINAL_RESULTS, chunk_headers, game_info, parse_resu
 from livemon.live.reader import Ply as Ply
 from livemon.live.reader import read_from, read_pgn, resume_point
 from livemon.live.splitter import split_games
+from livemon.live.values import fast_fen
 
 _URL = re.compile(r"^https?://\S+$", re.I)
 
@@ -471,7 +472,7 @@ class GameTracker:
         for i, ply in enumerate(plies, before):
             move = chess.Move.from_uci(ply.uci)
             cp = sane_eval(ply.eval_cp)
-            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), board.fen(), ply.clock, ply.emt, cp, self.feed,
+            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), fast_fen(board), ply.clock, ply.emt, cp, self.feed,
                                  start_eval if i == 0 else None, ply.eval_mate if cp is not None else None))
             board.push(move)
         return new
