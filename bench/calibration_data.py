@@ -28,6 +28,8 @@ Usage::
     python bench/calibration_data.py export --store cal_d12_extra.sqlite --skip bench/data/calibration_d12.jsonl.gz \
         --out bench/data/calibration_d12_extra.jsonl.gz     # only the games not in the first export
     python bench/calibration_data.py export --store rapid.sqlite --rapid --out bench/data/calibration_rapid_d12.jsonl.gz
+    python bench/calibration_data.py export --store hb0.sqlite --store hb1.sqlite --held-back \
+        --skip bench/data/calibration_d12.jsonl.gz ... --out bench/data/calibration_d12_heldback2.jsonl.gz
     python bench/calibration_data.py summary [EXPORT]
 
 Several stores (e.g. one per analysing process) are merged: a position may be in
@@ -148,10 +150,11 @@ def exported(paths: Sequence[Path]) -> set[tuple[str, int]]:
 
 
 def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: Sequence[Path] = (),
-           rapid: bool = False) -> None:
+           rapid: bool = False, held_back: bool = False) -> None:
     """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``
     (but those already in the exports ``skip``: an export beside them holds only the new games); ``rapid``:
-    the rapid files' games instead (part ``rapid``: in neither part of the split, never fitted)."""
+    the rapid files' games instead (part ``rapid``: in neither part of the split, never fitted); ``held_back``:
+    only the held-back games (a short fit game whose positions the stores happen to hold stays out)."""
     if isinstance(store_paths, str):
         store_paths = [store_paths]
     done = exported(skip)
@@ -165,7 +168,7 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
             where = part(headers.get("Event", ""), name)
             if rapid:
                 where = "rapid" if where is None else None
-            if where is None or (name, index) in done:
+            if where is None or (name, index) in done or (held_back and where != "test"):
                 continue
             game = chess.pgn.read_game(io.StringIO(text))
             board = game.board()
@@ -229,11 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--profile", default=PROFILE)
     e.add_argument("--skip", type=Path, action="append", default=[], help="leave out the games of this export")
     e.add_argument("--rapid", action="store_true", help="the rapid files' games (part rapid, never fitted)")
+    e.add_argument("--held-back", action="store_true", help="only the held-back games (part test)")
     s = sub.add_parser("summary")
     s.add_argument("path", nargs="?", type=Path, default=DEFAULT)
     args = p.parse_args(argv)
     if args.cmd == "export":
-        export(args.store, args.out, args.profile, args.skip, args.rapid)
+        export(args.store, args.out, args.profile, args.skip, args.rapid, args.held_back)
     else:
         games = list(load(args.path))
         for where in ("fit", "test"):
