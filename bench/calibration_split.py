@@ -5,15 +5,16 @@ repository: only its analyses are, in ``bench/data``) is the folder given by ``$
 
 The split is **by event**: every game of a held-back event is kept out of every
 fit (calibration lines, the headline estimate's mapping, z_scale) and is used only
-by ``bench/validity.py``. Rapid events (A03, A14) are in neither part: their Elo
+by ``bench/validity.py`` and ``bench/screening_honest.py``. Rapid events (A03, A14) are in neither part: their Elo
 tags are standard ratings and the play is not classical.
 
-Held back (``TEST_EVENTS``), chosen before any analysis was run, to cover the
+Held back (``FIRST_TEST_EVENTS``), chosen before any analysis was run, to cover the
 rating bands of ``bench/validity.py``: an elite round robin (Prague Masters 2022,
 2610-2723), two norm round robins (Charlotte Spring IMB 2022, 2116-2400; Ekrem
 Galijatovic Memorial, 1750-2379) and an open with the set's lowest ratings
-(1st Guwahati Open 2022, 1103-2641; its games in both TWIC issues). Every other
-classical event is fit data.
+(1st Guwahati Open 2022, 1103-2641; its games in both TWIC issues). A second
+held-back set (``HELD_BACK_2``, ``plan-heldback`` below) was drawn later the same
+way; ``TEST_EVENTS`` is both. Every other classical event is fit data.
 
 Engine time is scarce (depth 12 MultiPV 4 runs ~2.5 positions/s per core), so
 not every game is analysed: the round robins whole (so that every player has an
