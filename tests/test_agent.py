@@ -19,6 +19,7 @@ from livemon.rating.agent import (
     log_likelihood,
     move_probabilities,
 )
+from tests import agents
 
 values_st = st.lists(st.floats(-39.0, 39.0, allow_nan=False), min_size=1, max_size=8)
 
@@ -37,6 +38,23 @@ def simulate(rng: np.random.Generator, c: float, n: int) -> list[Decision]:
         p = move_probabilities(v, c)
         out.append(Decision(tuple(v), int(rng.choice(v.size, p=p))))
     return out
+
+
+def test_the_vectorised_players_play_the_agent():
+    """tests/agents.py draws E(c)'s moves for many positions at once: its positions are random_values's (2–5
+    candidates, best 0, the others sorted) and its probabilities are move_probabilities's."""
+    rng = np.random.default_rng(9)
+    values, k = agents.random_positions(rng, (400,))
+    assert set(k.tolist()) == {2, 3, 4, 5}
+    cs = np.linspace(0.0, 12.0, 400)
+    p = agents.probabilities(values, cs)
+    for v, m, c, q in zip(values, k, cs, p):
+        assert v[0] == 0.0 and np.all(np.diff(v[:m]) <= 0) and np.all(np.isneginf(v[m:])) and np.all(q[m:] == 0)
+        assert np.allclose(q[:m], move_probabilities(v[:m], c), rtol=1e-12, atol=1e-15)
+    played = agents.draw(rng, np.broadcast_to(np.array([0.2, 0.5, 0.3, 0.0, 0.0]), (40_000, 5)))
+    assert np.allclose(np.bincount(played, minlength=5) / 40_000, [0.2, 0.5, 0.3, 0.0, 0.0], atol=0.01)
+    (ds,) = agents.play(rng, np.array([2.0]), 30)
+    assert len(ds) == 30 and all(d == Decision(d.values, d.played) for d in ds)
 
 
 # -- move_probabilities ------------------------------------------------------
@@ -302,10 +320,10 @@ def test_credible_region_coverage():
     """
     rng = np.random.default_rng(1)  # seed fixed; an independent check over 20000 players gave 95.0%
     players, covered = 2000, 0
-    for _ in range(players):
-        c = rng.uniform(0.0, 10.0)
+    cs = rng.uniform(0.0, 10.0, players)
+    for c, decisions in zip(cs.tolist(), agents.play(rng, cs, 60)):
         post = CPosterior()
-        for d in simulate(rng, c, 60):
+        for d in decisions:
             post.add(d)
         lo, hi = post.summary().cr95
         covered += lo <= c <= hi
@@ -316,9 +334,9 @@ def test_credible_region_coverage_at_fixed_realistic_c():
     """At a fixed c the coverage is asymptotic (Bernstein–von Mises); 150 moves is plenty."""
     rng = np.random.default_rng(77)
     players, covered = 400, 0
-    for _ in range(players):
+    for decisions in agents.play(rng, np.full(players, 1.5), 150):
         post = CPosterior()
-        for d in simulate(rng, 1.5, 150):
+        for d in decisions:
             post.add(d)
         lo, hi = post.summary().cr95
         covered += lo <= 1.5 <= hi

@@ -24,6 +24,7 @@ from livemon.rating.calibration import (
 )
 from livemon.rating.gain import GainHistogram, engine_strength
 from livemon.rating.screening import screening_stats
+from tests import agents
 
 A, B = -0.8, 0.0008  # c_r = A + B·Elo: 0.64 at 1800, 1.36 at 2700 (the order of real players at depth 12)
 
@@ -43,13 +44,21 @@ def simulate(rng: np.random.Generator, players: int, positions: int, tau: float)
     return out
 
 
+def simulate_at_once(rng: np.random.Generator, players: int, positions: int, tau: float) -> list[tuple[float, list[Decision]]]:
+    """``simulate``'s players, their moves drawn for all positions at once (tests/agents.py): the same
+    distribution, other draws for a seed."""
+    elo = rng.uniform(1800, 2700, players)
+    c = A + B * elo + rng.normal(0.0, tau, players)
+    return list(zip(elo.tolist(), agents.play(rng, c, positions)))
+
+
 def test_fit_recovers_a_b_tau_within_their_standard_errors():
     """Coverage: over 16 simulated calibrations, the errors divided by their se look like N(0, 1)."""
     rng = np.random.default_rng(2024)
     tau = 0.25  # far enough from 0 that the maximum is inside (at τ = 0 a se means little)
     z = {"a": [], "b": [], "tau": []}
     for _ in range(16):
-        cal = Calibration.fit_decisions(simulate(rng, 80, 50, tau), profile="sim")
+        cal = Calibration.fit_decisions(simulate_at_once(rng, 80, 50, tau), profile="sim")
         va, _, vb = cal.cov_ab
         z["a"].append((cal.a - A) / math.sqrt(va))
         z["b"].append((cal.b - B) / math.sqrt(vb))
@@ -89,14 +98,14 @@ def test_per_player_least_squares_on_c_mean_is_biased_where_the_likelihood_fit_i
 def test_z_scale_is_one_at_c_r_and_grows_with_the_spread_of_real_players():
     rng = np.random.default_rng(5)
     truth = Calibration(A, B, n=0, elo_min=1800, elo_max=2700, r2=1.0, residual_sd=0.0)
-    exact = simulate(rng, 200, 120, 0.0)
+    exact = simulate_at_once(rng, 200, 120, 0.0)
     (sd_match, n_match), (sd_loss, _) = z_dispersion(exact, truth, min_positions=60)
     assert n_match == 200
     assert abs(sd_match - 1.0) < 0.15 and abs(sd_loss - 1.0) < 0.15  # se of an sd of 200 normals ≈ 0.05
-    spread = simulate(rng, 200, 120, 0.3)
+    spread = simulate_at_once(rng, 200, 120, 0.3)
     (sd_spread, _), _ = z_dispersion(spread, truth, min_positions=60)
     assert sd_spread > 1.3  # var z ≈ 1 + n·τ²·(∂p0/∂c)²/(p0(1−p0)) well above 1 at 120 positions
-    short = simulate(rng, 30, 20, 0.0)
+    short = simulate_at_once(rng, 30, 20, 0.0)
     assert z_dispersion(short, truth, min_positions=60) == (None, None)  # nobody has 60 positions
 
 

@@ -16,11 +16,12 @@ import pytest
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import ScoredPly
 from livemon.live.messages import GameInfo
-from livemon.rating.agent import Decision, move_probabilities
+from livemon.rating.agent import Decision
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.screening import PoissonBinomial, tail_z
 from livemon.io.book import open_book
 from livemon.live.screener import Screener, _pos
+from tests import agents
 
 CAL = ProfileCalibration("test profile", 3000.0, Calibration(a=-1.0, b=0.001, n=30, elo_min=1800, elo_max=2800,
                                                               r2=0.6, residual_sd=0.2, profile="test profile"))
@@ -53,17 +54,11 @@ def test_exact_tail_keeps_the_false_alert_rate_at_60_positions():
     rng = np.random.default_rng(3)
     c_r = 0.6
     exact, normal, trials = 0, 0, 2500
-    for _ in range(trials):
-        ps = []
-        matches = 0
-        for _ in range(60):
-            k = int(rng.integers(2, 6))
-            v = np.concatenate(([0.0], -np.sort(rng.exponential(0.5, k - 1))))
-            p = move_probabilities(v, c_r)
-            ps.append(p[0])
-            matches += int(rng.random() < p[0])
-        ps_arr = np.array(ps)
-        z_exact = tail_z(PoissonBinomial(ps).upper_tail(matches))
+    values, _ = agents.random_positions(rng, (trials, 60))  # every trial's 60 positions drawn at once
+    p0 = agents.probabilities(values, c_r)[..., 0]  # the best move's probability
+    played_best = (rng.random((trials, 60)) < p0).sum(axis=1)
+    for ps_arr, matches in zip(p0, played_best.tolist()):
+        z_exact = tail_z(PoissonBinomial(ps_arr.tolist()).upper_tail(matches))
         z_normal = (matches - ps_arr.sum()) / math.sqrt((ps_arr * (1 - ps_arr)).sum())
         exact += z_exact >= 2.5
         normal += z_normal >= 2.5

@@ -16,6 +16,7 @@ from livemon.rating.screening import (
     position_expectation,
     screening_stats,
 )
+from tests import agents
 
 
 def positions(rng: np.random.Generator, n: int) -> list[np.ndarray]:
@@ -52,8 +53,8 @@ def test_z_scores_are_standard_normal_at_c_r():
     rng = np.random.default_rng(42)
     c_r = 1.2
     zm, zl = [], []
-    for _ in range(1500):
-        st = screening_stats("p", play(rng, positions(rng, 80), c_r), c_r)
+    for decisions in agents.play(rng, np.full(1500, c_r), 80):  # 1500 players' moves drawn at once
+        st = screening_stats("p", decisions, c_r)
         zm.append(st.z_match)
         zl.append(st.z_loss)
     for z in (np.array(zm), np.array(zl)):

@@ -948,12 +948,16 @@ class LiveCore:
     @staticmethod
     def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None]) -> chess.Board:
         """The position before ``ply``: kept (``boards``: the game's positions before its plies were scored), or
-        replayed from the game's first FEN."""
-        kept = boards[ply - 1] if ply - 1 < len(boards) else None
-        if kept is not None:
-            return kept
-        board = board_from_fen(game.start_fen or chess.STARTING_FEN)
-        for ev in game.moves[:ply - 1]:
+        replayed from the nearest one kept before it (the game's first FEN when none is): a moment decided late
+        (an answer that came out of order) finds its position released, often far into the game."""
+        j = min(ply - 1, len(boards) - 1)
+        while j >= 0 and boards[j] is None:
+            j -= 1
+        start = boards[j] if j >= 0 else None
+        if start is not None and j == ply - 1:
+            return start
+        board = start.copy(stack=False) if start is not None else board_from_fen(game.start_fen or chess.STARTING_FEN)
+        for ev in game.moves[max(j, 0):ply - 1]:
             board.push(move_of(ev.uci))
         return board
 

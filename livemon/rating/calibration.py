@@ -345,8 +345,13 @@ class _PackedMoves:
         cn = c[self.player]  # (N, Q)
         # the largest exponent of a row: 0 (the best move, a = 0) for c >= 0, -c·max(a) for c < 0
         mx = np.where(cn < 0.0, -cn * self.a_max[:, None], 0.0)
-        w = np.exp(-self.a[:, :, None] * cn[:, None, :] - mx[:, None, :])
-        lse = mx + np.log((w * self.mask[:, :, None]).sum(axis=1))
+        # one (N, K, Q) array, worked in place: exp(-a·c - mx), masked
+        w = np.multiply(self.a[:, :, None], cn[:, None, :])
+        np.negative(w, out=w)
+        np.subtract(w, mx[:, None, :], out=w)
+        np.exp(w, out=w)
+        np.multiply(w, self.mask[:, :, None], out=w)
+        lse = mx + np.log(w.sum(axis=1))
         ll = -cn * self.played[:, None] - lse
         return np.add.reduceat(ll, self.starts, axis=0)
 
