@@ -74,6 +74,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import chess.pgn
@@ -243,9 +244,15 @@ ELITE_EVENTS = ("Superbet Classic 2022", "8th Sinquefield Cup 2021", "10th Norwa
 
 def select_elite(games: list, skip: set[tuple[str, int]]) -> list:
     """The elite round robins' games, event by event, round by round."""
-    usable = [g for g in games if part(g[3].get("Event", ""), g[0]) == "fit" and g[4] >= 20
+    return _whole_events(games, skip, ELITE_EVENTS, "fit")
+
+
+def _whole_events(games: list, skip: set[tuple[str, int]], events: Sequence[str], where: str) -> list:
+    """The games (20+ plies, not in ``skip``) of ``events`` in the part ``where``, event by event in their order,
+    round by round."""
+    usable = [g for g in games if part(g[3].get("Event", ""), g[0]) == where and g[4] >= 20
               and (g[0], g[1]) not in skip]
-    return [g for event in ELITE_EVENTS
+    return [g for event in events
             for g in sorted((g for g in usable if g[3]["Event"] == event), key=lambda g: _round(g[3]))]
 
 
@@ -289,9 +296,7 @@ def select_open(games: list, skip: set[tuple[str, int]]) -> list:
 
 def select_heldback(games: list, skip: set[tuple[str, int]]) -> list:
     """The second held-back set's games, event by event in ``HELD_BACK_2``'s order, round by round."""
-    return [g for event in HELD_BACK_2
-            for g in sorted((g for g in games if g[3].get("Event") == event and g[4] >= 20 and (g[0], g[1]) not in skip),
-                            key=lambda g: _round(g[3]))]
+    return _whole_events(games, skip, HELD_BACK_2, "test")
 
 
 def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:

@@ -959,14 +959,15 @@ def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
     promotions), and answers for most positions."""
     import itertools
 
-    from livemon.live.analysis import _two_sure_moves
+    from livemon.live.analysis import _out_of_check, _two_sure_moves
 
     rng, sure, seen = random.Random(7), 0, 0
     for g in range(120):
         board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
         for _ in range(rng.randint(20, 200)):
             two = len(list(itertools.islice(board.legal_moves, 2))) == 2
-            claim = _two_sure_moves(board)
+            pins = _out_of_check(board)  # None in check: no claim, as position_facts reads it
+            claim = pins is not None and _two_sure_moves(board, *pins)
             assert two or not claim, board.fen()
             sure, seen = sure + claim, seen + 1
             moves = list(board.legal_moves)

@@ -143,22 +143,18 @@ def _out_of_check(board: chess.Board) -> tuple[int, int] | None:
     return king, pinned & ours
 
 
-def _two_sure_moves(board: chess.Board, king: int | None = None, pinned: int = 0) -> bool:
+def _two_sure_moves(board: chess.Board, king: int, pinned: int) -> bool:
     """True when the side to move surely has two legal moves or more (so the position is neither mate nor
     stalemate, nor forced): it is not in check, and its unpinned pawns' one-square pushes, unpinned knights'
     and unpinned sliders' moves number two or more (out of check, a move of an unpinned piece other than the
     king, and other than an en-passant capture, is legal). False: not known (the caller generates the moves).
     A third of a legal-move generation's cost, and it answers for almost every position of a game.
-    ``king`` and ``pinned``: :func:`_out_of_check`'s, when the caller has them.
+    ``king`` and ``pinned``: :func:`_out_of_check`'s (the side to move is out of check).
 
-    >>> _two_sure_moves(chess.Board()), _two_sure_moves(chess.Board("7k/8/8/8/8/8/6q1/7K w - - 0 1"))
+    >>> start, kings = chess.Board(), chess.Board("7k/8/8/8/8/8/8/K7 w - - 0 1")  # a king alone: not known
+    >>> _two_sure_moves(start, *_out_of_check(start)), _two_sure_moves(kings, *_out_of_check(kings))
     (True, False)
     """
-    if king is None:
-        pins = _out_of_check(board)
-        if pins is None:
-            return False
-        king, pinned = pins
     us = board.turn
     ours = board.occupied_co[us]
     occupied = board.occupied

@@ -1187,6 +1187,6 @@ def _illegal(game: LiveGame, ev: MoveEvent) -> str | None:
         move = move_of(ev.uci)
     except ValueError:
         return f"bad move {ev.uci!r}"
-    if not (game.legal(board, move) if game.boards else board.is_legal(move)):
+    if not game.legal(board, move):  # python-chess's rule, with the pins found when the position was added
         return f"illegal move {ev.uci}"
     return None
