@@ -162,17 +162,19 @@ def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarr
 
 def _group(decisions: Iterable[Decision] | dict[Decision, int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Pack decisions by candidate count: (log distances (m, k), played (m,), weight (m,))."""
-    items = decisions.items() if isinstance(decisions, dict) else ((d, 1) for d in decisions)
-    groups: dict[int, tuple[list[tuple[float, ...]], list[int], list[int]]] = {}
-    for d, w in items:
-        g = groups.setdefault(len(d.values), ([], [], []))
-        g[0].append(d.values)
-        g[1].append(d.played)
-        g[2].append(w)
+    counts = decisions if isinstance(decisions, dict) else None
+    groups: dict[int, list[Decision]] = {}
+    for d in decisions:  # the groups in the order their first decision comes, each in the decisions' order
+        g = groups.get(len(d.values))
+        if g is None:
+            groups[len(d.values)] = [d]
+        else:
+            g.append(d)
     out = {}
-    for k, (vals, played, weights) in groups.items():
-        out[k] = (log_distances(np.asarray(vals, dtype=float)), np.asarray(played, dtype=np.intp),
-                  np.asarray(weights, dtype=float))
+    for k, ds in groups.items():
+        weights = np.ones(len(ds)) if counts is None else np.array([counts[d] for d in ds], dtype=float)
+        out[k] = (log_distances(np.array([d.values for d in ds], dtype=float)),
+                  np.array([d.played for d in ds], dtype=np.intp), weights)
     return out
 
 
@@ -268,6 +270,41 @@ def _log_lik_packed(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
             for r in range(0, rows.shape[0], step):
                 total += w[s + r:s + r + step] @ rows[r:r + step]
     return total
+
+
+KEPT_ELEMENTS = 1 << 21
+"""Most rows (decisions × grid points, 16 MB) one c-posterior read keeps for its next grid (:func:`_log_lik_kept`)."""
+
+Rows = dict[int, np.ndarray]
+
+
+def _log_lik_kept(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], c: np.ndarray,
+                  kept: tuple[np.ndarray, Rows] | None) -> tuple[np.ndarray, Rows]:
+    """:func:`_log_lik_packed` on the grid ``c`` (sorted), the same floats, with each group's rows (m, len(c)):
+    the columns an earlier grid of the same decisions made (``kept``: its c and rows) are taken from there. A
+    lattice node is the same float at every level, and each row's value at a c depends on that c alone, so
+    the rows are those made afresh; the sums are taken in :func:`_log_lik_packed`'s steps."""
+    total = np.zeros(c.shape, dtype=float)
+    out: Rows = {}
+    fresh: np.ndarray | slice = slice(None)
+    take = src = np.zeros(0, dtype=np.intp)
+    if kept is not None:
+        old_c, old_rows = kept
+        at = np.minimum(np.searchsorted(old_c, c), old_c.size - 1)
+        same = old_c[at] == c
+        take, src, fresh = np.flatnonzero(same), at[same], np.flatnonzero(~same)
+    for k, (a, played, w) in packed.items():
+        rows = np.empty((a.shape[0], c.size))
+        if kept is not None:
+            rows[:, take] = kept[1][k][:, src]
+        if kept is None or take.size < c.size:
+            for s, part in played_log_probs(a, played, c[fresh]):
+                rows[s:s + part.shape[0], fresh] = part
+        step = max(1, SUM_ELEMENTS // (a.shape[1] * c.size))
+        for r in range(0, a.shape[0], step):
+            total += w[r:r + step] @ rows[r:r + step]
+        out[k] = rows
+    return total, out
 
 
 def log_likelihood(decisions: Iterable[Decision], c_grid: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -441,6 +478,8 @@ class CPosterior:
         self._reading = False  # within :meth:`summary`
         self._packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         """The decisions grouped (:func:`_group`) for the grids of one :meth:`summary`, then dropped."""
+        self._rows: tuple[np.ndarray, Rows] | None = None
+        """The last grid of one :meth:`summary` and its rows (:func:`_log_lik_kept`), then dropped."""
         self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
         """Cells of the coarsest level on the prior range (level k has ``_cells << k``)."""
         self._set_grid(0, 0, self._cells)
@@ -463,7 +502,14 @@ class CPosterior:
                 packed = _group(kept) if kept else {}
                 if self._reading:  # one read's grids all hold the same decisions: grouped once
                     self._packed = packed
-            self._ll = _log_lik_packed(packed, self._c) if packed else np.zeros(self._c.size)
+            if not packed:
+                self._ll = np.zeros(self._c.size)
+            elif self._reading and sum(a.shape[0] for a, _, _ in packed.values()) * self._c.size <= KEPT_ELEMENTS:
+                # a read's next grid holds half this one's nodes (one level finer) or more: their rows are kept
+                self._ll, rows = _log_lik_kept(packed, self._c, self._rows)
+                self._rows = (self._c, rows)
+            else:
+                self._ll = _log_lik_packed(packed, self._c)
         self._pending.clear()  # every decision kept is in the sum made from them
 
     def _take_pending(self) -> None:
@@ -570,7 +616,7 @@ class CPosterior:
             try:
                 summary = self._read()
             finally:
-                self._reading, self._packed = False, None
+                self._reading, self._packed, self._rows = False, None, None
             self._summary = summary
         return self._summary
 
