@@ -193,8 +193,8 @@ sums come in these steps whatever the steps its rows are made in, so a grid's lo
 floats however they are made."""
 
 
-ROW_ELEMENTS = 1 << 17
-"""Elements (decisions × grid points) of the rows :func:`played_log_probs` makes in one step (1 MB): a
+ROW_ELEMENTS = 1 << 18
+"""Elements (decisions × grid points) of the rows :func:`played_log_probs` makes in one step (2 MB): a
 player's decisions on a grid of a few hundred points come in one step, sharing its distances' weights."""
 
 

@@ -446,18 +446,18 @@ class PoissonBinomial:
     def __init__(self, p0s: Iterable[float] = ()) -> None:
         ps = [min(max(float(p), 0.0), 1.0) for p in p0s]
         # the recursion of :meth:`add`, the same floats, between two buffers made once (a track's few hundred
-        # positions are folded in when its numbers are read after a change)
-        a, b, tmp = np.empty(len(ps) + 1), np.empty(len(ps) + 1), np.empty(len(ps))
-        a[0] = 1.0
+        # positions are folded in when its numbers are read after a change), each with a 0 before the pmf
+        # and 0s after it: the ends' terms then come out of the same two products and sum (x + 0.0 = x here)
+        n = len(ps)
+        a, b, tmp = np.zeros(n + 2), np.zeros(n + 2), np.empty(n + 1)
+        a[1] = 1.0
         for size, p in enumerate(ps, 1):
-            q = 1.0 - p
-            b[0] = a[0] * q
-            np.multiply(a[1:size], q, out=b[1:size])
-            np.multiply(a[:size - 1], p, out=tmp[:size - 1])
-            b[1:size] += tmp[:size - 1]
-            b[size] = a[size - 1] * p
+            new = b[1:size + 2]
+            np.multiply(a[1:size + 2], 1.0 - p, out=new)
+            np.multiply(a[:size + 1], p, out=tmp[:size + 1])
+            np.add(new, tmp[:size + 1], out=new)
             a, b = b, a
-        self.pmf = a
+        self.pmf = a[1:]
 
     @property
     def n(self) -> int:
