@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from livemon.rating.agent import Decision, log_distances, played_log_probs
+from livemon.rating.agent import Decision, _group, log_distances, played_log_probs
 from livemon.rating.calibration import Calibration
 from livemon.rating.limits import MIN_POSITIONS as MIN_POSITIONS  # "as": importable from here too
 from livemon.rating.screening import screening_exclusion
@@ -340,6 +340,23 @@ def fixed_point_log_likelihood(decisions: Sequence[Decision], c: np.ndarray) -> 
     return out
 
 
+def fixed_point_sum(decisions: Sequence[Decision], c: np.ndarray) -> np.ndarray:
+    """``fixed_point_log_likelihood(decisions, c).sum(axis=0)``, the same integers (their sum is exact in any
+    order), without the rows: each step's rows are rounded and summed as they come.
+
+    >>> ds = [Decision((0.0, -1.0), 0), Decision((0.0, -0.3, -0.5), 2), Decision((0.1, -0.2), 1)]
+    >>> c = np.linspace(-0.5, 2.0, 7)
+    >>> bool((fixed_point_sum(ds, c) == fixed_point_log_likelihood(ds, c).sum(axis=0)).all())
+    True
+    """
+    total = np.zeros(c.size, dtype=np.int64)
+    for a, played, _ in _group(decisions).values():
+        for _, rows in played_log_probs(a, played, c):
+            rows *= LL_SCALE
+            total += np.rint(rows, out=rows).astype(np.int64).sum(axis=0)
+    return total
+
+
 class PerformanceTally:
     """One player's moves that count for :meth:`PerformanceModel.estimate`, summed as they come.
 
@@ -439,7 +456,7 @@ class PerformanceTally:
                 decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
             self._counted = None
             self._sum = np.zeros(c.size, dtype=np.int64)
-            self._sum[start:] = fixed_point_log_likelihood(decisions, c[start:]).sum(axis=0)
+            self._sum[start:] = fixed_point_sum(decisions, c[start:])
             self._from = start
             self._pending.clear()
         elif self._pending:  # rows are independent and the sum is of integers: made together, the same sum
@@ -452,7 +469,7 @@ class PerformanceTally:
         if start < self._from:
             decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
             total = self._sum.copy()
-            total[start:self._from] = fixed_point_log_likelihood(decisions, c[start:self._from]).sum(axis=0)
+            total[start:self._from] = fixed_point_sum(decisions, c[start:self._from])
             self._sum, self._from = total, start
         return self._sum
 
