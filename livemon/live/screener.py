@@ -82,7 +82,7 @@ ignores everything.
 >>> round(row.c_r, 3), round(row.matches_expected, 1)
 (1.0, 31.0)
 >>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # the mid-p tail, widened by the strength's sd
-(3.34, 3.89, 'notice')
+(3.34, 4.05, 'notice')
 >>> [a.level for a in scr.new_alerts(("A", "Open"))], scr.new_alerts(("A", "Open"))
 (['notice'], [])
 """
@@ -997,7 +997,8 @@ def table_chance(rows: Iterable[ScreeningNumbers], notice_z: float | None = None
         return {"players": 0, "notices": 0.0, "alerts": 0.0, "line": None}
     screened = sum(1 for r in rows if r.z is not None and r.positions >= least)
     return {"players": screened, "notices": expected_by_chance(screened, notice),
-            "alerts": expected_by_chance(screened, alert), "line": chance_line(screened, notice, alert)}
+            "alerts": expected_by_chance(screened, alert),
+            "line": chance_line(screened, notice, alert, shown=len(rows), min_positions=least)}
 
 
 def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:

@@ -714,18 +714,26 @@ def expected_by_chance(players: int, threshold: float) -> float:
     return players * float(scipy.special.ndtr(-threshold))
 
 
-def chance_line(players: int, notice_z: float, alert_z: float) -> str:
-    """The sentence an arbiter reads beside a screening table.
+def chance_line(players: int, notice_z: float, alert_z: float, shown: int | None = None,
+                min_positions: int | None = None) -> str:
+    """The sentence an arbiter reads beside a screening table: ``players`` screened (a z over enough positions
+    to be noticed); with ``shown`` rows of which fewer are, it says how many rows are not yet screened and why.
 
     >>> chance_line(120, 2.5, 4.0)
     '120 players screened: about 0.7 notices and 0.004 alerts expected by chance'
+    >>> chance_line(0, 2.5, 4.0, shown=2, min_positions=60)
+    '0 of 2 players screened (60+ positions): about 0 notices and 0 alerts expected by chance'
     """
     def fmt(x: float) -> str:
         return f"{x:.1f}" if x >= 0.1 else f"{x:.1g}"
 
     notices, alerts = expected_by_chance(players, notice_z), expected_by_chance(players, alert_z)
-    return (f"{players} player{'s' if players != 1 else ''} screened: about {fmt(notices)} notices and "
-            f"{fmt(alerts)} alerts expected by chance")
+    if shown is not None and shown > players:
+        least = f" ({min_positions}+ positions)" if min_positions else ""
+        who = f"{players} of {shown} player{'s' if shown != 1 else ''} screened{least}"
+    else:
+        who = f"{players} player{'s' if players != 1 else ''} screened"
+    return f"{who}: about {fmt(notices)} notices and {fmt(alerts)} alerts expected by chance"
 
 
 def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: float = 0.95,
