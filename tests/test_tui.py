@@ -188,7 +188,13 @@ async def test_the_players_columns_are_the_audiences_and_the_research_panel_is_b
         assert _labels(table) == audience
         rows = table.row_count
         assert rows >= 3 and all(len(table.get_row_at(i)) == len(audience) for i in range(rows))
-        assert "Research panel" in [getattr(k, "description", None) for k in app.screen.query("FooterKey")]
+        # the footer composes its keys on a later turn of the loop: wait for them (a few turns; under load, more)
+        for _ in range(200):
+            footer = [getattr(k, "description", None) for k in app.screen.query("FooterKey")]
+            if footer:
+                break
+            await pilot.pause(0.05)
+        assert "Research panel" in footer
         assert "r: research panel" in str(app.query_one("#players").border_title)
         keys = ["s"] * 4
         await pilot.press(*keys)  # the sorts of the audience's figures only: back to the estimate
