@@ -378,7 +378,8 @@ def match_spectra(pool: PositionPool, e: PoolAtC, games: int = max(GAMES)) -> Ma
 
 
 def exact_match_z(spec: MatchSpectra, sides: np.ndarray, matches: np.ndarray, checkpoints: Sequence[int]) -> np.ndarray:
-    """z = Φ⁻¹(1 − P(M ≥ m_obs)) with M the exact Poisson-binomial number of matches of each event.
+    """z = Φ⁻¹(1 − p), p = P(M > m_obs) + ½·P(M = m_obs) (the screener's mid-p tail) with M the exact
+    Poisson-binomial number of matches of each event.
 
     ``sides`` (B, G): the game-sides of each event; ``matches`` (B, C): matches
     observed at each checkpoint (games played). The distribution of a sum of
@@ -392,8 +393,8 @@ def exact_match_z(spec: MatchSpectra, sides: np.ndarray, matches: np.ndarray, ch
         if g + 1 in checkpoints:
             pmf = np.clip(np.fft.irfft(prod, n=spec.nfft, axis=1), 0.0, None)
             tail = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]
-            m = np.rint(matches[:, col]).astype(np.int64)
-            p = np.take_along_axis(tail, np.minimum(m, spec.nfft - 1)[:, None], axis=1)[:, 0]
+            m = np.minimum(np.rint(matches[:, col]).astype(np.int64), spec.nfft - 1)[:, None]
+            p = (np.take_along_axis(tail, m, axis=1) - 0.5 * np.take_along_axis(pmf, m, axis=1))[:, 0]
             out[:, col] = sps.norm.isf(np.clip(p, 1e-300, 1.0))
             col += 1
     return out
@@ -507,7 +508,7 @@ class ZScores:
     z_exact: np.ndarray | None = None
     z_match_tau: np.ndarray | None = None
     z_loss_tau: np.ndarray | None = None
-    z_screener: np.ndarray | None = None  # the shipped screener's z: the exact tail, widened (when simulated so)
+    z_screener: np.ndarray | None = None  # the shipped screener's z: the mid-p tail, widened (when simulated so)
 
     def z(self, statistic: str) -> np.ndarray:
         """The z for ``statistic``: match, loss or max (as alert_check), match-exact, match+tau, loss+tau,
@@ -537,7 +538,7 @@ def simulate(pool: PositionPool, e: PoolAtC, events: int, rng: np.random.Generat
     """:func:`simulate_chunk` in chunks of ``chunk`` player-events (bounded memory); the z of each.
 
     With ``spectra`` (see :func:`match_spectra`, made at the c of ``expect``) also
-    the exact-tail z of the matches.
+    the mid-p-tail z of the matches.
     """
     parts: list[ZScores] = []
     done = 0
@@ -622,11 +623,11 @@ def check_against_library(pool: PositionPool, e: PoolAtC, rng: np.random.Generat
                 for p in p0s:
                     pmf[1:] = pmf[1:] * (1.0 - p) + pmf[:-1] * p
                     pmf[0] *= 1.0 - p
-                tail = float(pmf[st.matches_observed:].sum())
+                tail = float(pmf[st.matches_observed + 1:].sum()) + 0.5 * float(pmf[st.matches_observed])
                 direct = float(sps.norm.isf(max(tail, 1e-300)))
                 got = float(sums.z_exact[b, g])
                 if tail > 1e-9 and not abs(direct - got) < 1e-5:  # FFT noise ~1e-15 in p: exact enough below z = 6
-                    raise AssertionError(f"check: exact-tail z by FFT {got!r} vs direct DP {direct!r}")
+                    raise AssertionError(f"check: mid-p-tail z by FFT {got!r} vs direct DP {direct!r}")
     return worst
 
 
@@ -709,14 +710,14 @@ def _rate(k: int, n: int) -> str:
 
 
 SCREENER_Z_SCALE = [1.0]
-"""The calibration's z_scale, set by main(): livemon.live.screener divides the exact-tail z_match by it (a
+"""The calibration's z_scale, set by main(): livemon.live.screener divides the mid-p-tail z_match by it (a
 calibration's own map; the shipped line widens instead, :data:`SCREENER_WIDEN`)."""
 SCREENER_WIDEN: dict[float, float] = {}
 """c_r -> b²·sd² + tau² of the shipped line at that rating (set by main()): livemon.live.screener widens the
-exact-tail z_match by it (:func:`~livemon.rating.screening.widened_z`)."""
+mid-p-tail z_match by it (:func:`~livemon.rating.screening.widened_z`)."""
 
 STAT_NAMES = {
-    "screener": "screener (what livemon.live.screener raises on: the exact tail of the matches as z, widened by the "
+    "screener": "screener (what livemon.live.screener raises on: the mid-p tail of the matches as z, widened by the "
                 "strength's sd and tau with the shipped line, else divided by the calibration's z_scale)",
     "match": "match (library z, normal approximation of the matches)",
     "loss": "loss (library z of the average loss)",
@@ -816,17 +817,18 @@ def power_table(results: dict[tuple[int, float], ZScores], scfg: ScreeningConfig
 
 
 def exact_tail_z(p0s: Sequence[float], matches: int) -> float:
-    """z = Φ⁻¹(1 − P(M ≥ matches)) for M Poisson-binomial over ``p0s`` (direct DP).
+    """z = Φ⁻¹(1 − p), p = P(M > matches) + ½·P(M = matches) (the screener's mid-p tail), for M Poisson-binomial
+    over ``p0s`` (direct DP).
 
-    >>> round(exact_tail_z([0.5] * 10, 10), 3)  # P = 2^-10
-    3.097
+    >>> round(exact_tail_z([0.5] * 10, 10), 3)  # p = 2^-11
+    3.297
     """
     pmf = np.zeros(len(p0s) + 1)
     pmf[0] = 1.0
     for p in p0s:
         pmf[1:] = pmf[1:] * (1.0 - p) + pmf[:-1] * p
         pmf[0] *= 1.0 - p
-    return float(sps.norm.isf(max(float(pmf[matches:].sum()), 1e-300)))
+    return float(sps.norm.isf(max(float(pmf[matches + 1:].sum()) + 0.5 * float(pmf[matches]), 1e-300)))
 
 
 def match_slope(decision: Decision, c: float) -> float:
@@ -864,7 +866,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     """Screen every rated player of ``records`` at the default thresholds; text and figures.
 
     ``shipped``: as livemon.live.screener does with the shipped line: c_r at the tag's strength
-    (:func:`~livemon.rating.screening.tag_prior`; the export holds no results), the exact tail widened by the
+    (:func:`~livemon.rating.screening.tag_prior`; the export holds no results), the mid-p tail widened by the
     strength's sd and tau; otherwise c_r from ``cal`` and z / ``z_scale`` (a calibration's own map).
 
     Players without an Elo are not screened (no c_r) and counted. Each notice or
@@ -890,7 +892,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         if tau:
             slope = sum(match_slope(r.decision, c_r) for r in rs)
             z_t = (st.matches_observed - st.matches_expected) / math.sqrt(st.matches_sd ** 2 + (tau * slope) ** 2)
-        # levels as livemon.live.screener raises them: exact-tail z_match / z_scale (statistic "match")
+        # levels as livemon.live.screener raises them: mid-p-tail z_match / z_scale (statistic "match")
         z_lvl = z_x / (z_scale or 1.0) if scfg.statistic == "match" else _zof(st, scfg.statistic) / (z_scale or 1.0)
         if shipped and scfg.statistic == "match":  # widened by the strength's sd and tau (the shipped screener)
             dsum = sum(position_expectation(r.decision, c_r).dp0 for r in rs)
@@ -925,8 +927,8 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
     flagged = [row for row in rows if row.notice is not None]
     figures["notices"] = len(flagged)
     figures["alerts"] = sum(row.alert is not None for row in rows)
-    how = ("exact-tail z_match widened by the strength's sd and tau, shipped line" if shipped
-           else f"exact-tail z_match / z_scale {z_scale or 1.0:.3f}")
+    how = ("mid-p-tail z_match widened by the strength's sd and tau, shipped line" if shipped
+           else f"mid-p-tail z_match / z_scale {z_scale or 1.0:.3f}")
     lz = np.array([row.level_z for row in eligible], dtype=float)
     if lz.size > 1:
         figures["screener"] = {"n": int(lz.size), "mean": float(lz.mean()), "sd": float(lz.std(ddof=1))}
@@ -957,7 +959,7 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         for dz, r, e in contrib[:5]:
             out.append(f"        game {r.game:4d} ply {r.ply:3d}  {list(r.decision.values)} played #{r.decision.played}  "
                        f"p0 {e.p0:.3f}  {'match' if e.matched else 'no match'}  loss {e.loss:.2f}  (+{dz:.3f} z)")
-    out.append(f"   top 8 players by z_lvl (for context; z_m = library normal z, z_x = exact-tail z of the matches, "
+    out.append(f"   top 8 players by z_lvl (for context; z_m = library normal z, z_x = mid-p-tail z of the matches, "
                f"z_t = match z with the tau term{'' if tau else ': no tau'}, z_lvl = the screener's z, ROI = 50 + 5 z_lvl):")
     out.append(head)
     for row in rank[:8]:

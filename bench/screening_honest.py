@@ -37,7 +37,7 @@ field lag's prior sd 150 and no opponents term; the shipped one; each of the two
 one with the field lag moving the prior as a fraction k40 of it (**lag as a fraction**: variance (k40·lag_sd)²)
 instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`).
 
-Measures (z of the match statistic, the exact Poisson-binomial tail, widened): mean, sd, notices
+Measures (z of the match statistic, the mid-p tail of its exact Poisson-binomial distribution, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
 with the number expected by chance, by band of today's rating (< 1800, 1800-2200, 2200+: under 1800 is
 where the prior gives K = 40 the greater chance; the data holds no birth years or rated-game counts), for
@@ -178,7 +178,7 @@ class Packed:
                 np.bincount(self.owner, p * (1 - p), f), np.bincount(self.owner, p * a_mean, f))
 
     def exact_z(self, c: np.ndarray, only: np.ndarray | None = None) -> np.ndarray:
-        """Per player-event: the exact tail of the matches as a z (what the screener reads); with ``only`` (a mask
+        """Per player-event: the mid-p tail of the matches' exact distribution as a z (what the screener reads); with ``only`` (a mask
         of player-events), those alone (0 for the rest)."""
         p = self.p0(c)
         out = np.zeros(self.n)
@@ -188,7 +188,7 @@ class Packed:
             if bounds[i] == bounds[i + 1]:
                 continue
             pb = PoissonBinomial(p[mine])
-            z = tail_z(pb.upper_tail(int(self.matched[mine].sum())))
+            z = tail_z(pb.mid_tail(int(self.matched[mine].sum())))
             out[i] = z if math.isfinite(z) else 40.0
         return out
 
@@ -414,7 +414,7 @@ def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[i
     Each takes the engine's best move with probability q, else moves as E(c) at their (settled) tag, over
     9 games of 30 screened positions (2-5 candidates, losses exponential with mean 0.5 pawn), against opponents
     rated ``above`` points above the tag (0: equals; a winner paired up in a Swiss meets stronger ones), scoring
-    6/9 against them (5/9 at q = 0.1): the screener's z (exact tail, widened) and z_tag, as the screener reads
+    6/9 against them (5/9 at q = 0.1): the screener's z (mid-p tail, widened) and z_tag, as the screener reads
     them.
     """
     from livemon.rating.agent import move_probabilities
@@ -439,7 +439,7 @@ def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[i
                 mu, sd = results_strength(prior.mean, prior.sd, [(opp, 1.0)] * wins + [(opp, 0.0)] * (9 - wins))
                 es = [position_expectation(d, line.c_for(mu, opp)) for d in decisions]
                 matches = sum(d.values[d.played] == max(d.values) for d in decisions)
-                z_exact = tail_z(PoissonBinomial(e.p0 for e in es).upper_tail(matches))
+                z_exact = tail_z(PoissonBinomial(e.p0 for e in es).mid_tail(matches))
                 var = sum(e.p0 * (1 - e.p0) for e in es)
                 dsum = sum(e.dp0 for e in es)
                 z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.slope, sd * sd, line.tau)

@@ -149,7 +149,7 @@ Estimate = tuple[float, tuple[float, float] | None] | None
 def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: int = 60,
                     line: ScreeningLine | None = None) -> dict[str, object]:
     """z of honest held-back player-events as the screener reads it: with the shipped ``line``, against today's
-    strength (the tag's prior, the field lag, the event's results; c against the opponents' mean; the exact tail widened,
+    strength (the tag's prior, the field lag, the event's results; c against the opponents' mean; the mid-p tail widened,
     :func:`~livemon.rating.screening.screen_player`); else against c_r of their rating, scaled by the
     calibration's z_scale (a calibration's own map)."""
     zs = []

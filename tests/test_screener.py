@@ -44,27 +44,46 @@ def test_poisson_binomial_tail_equals_brute_force_enumeration():
         assert pb.n == n and pb.pmf.sum() == pytest.approx(1.0, abs=1e-14)
         for m in range(-1, n + 2):
             assert pb.upper_tail(m) == pytest.approx(brute_force_tail(ps, m), rel=1e-12, abs=1e-300), (n, m)
+            # the mid-p tail: P(M > m) + P(M = m) / 2, the mean of the tails from m and from m + 1
+            mid = (brute_force_tail(ps, m) + brute_force_tail(ps, m + 1)) / 2.0
+            assert pb.mid_tail(m) == pytest.approx(mid, rel=1e-12, abs=1e-300), (n, m)
     # the equivalent z of a tail: the normal's own tails come back
     assert tail_z(0.5) == pytest.approx(0.0, abs=1e-12)
     assert tail_z(0.0013498980316301) == pytest.approx(3.0, abs=1e-9)
 
 
-def test_exact_tail_keeps_the_false_alert_rate_at_60_positions():
-    """Players who are E(c_r): P(z ≥ 2.5) stays at or under nominal with the exact tail (the normal approximation need not)."""
+def test_mid_p_tail_gives_honest_players_n01_and_the_nominal_false_alert_rate():
+    """Players who are E(c_r): the mid-p z has mean 0 and sd 1 at 20 and 60 positions, and P(z ≥ 2.5) at 60
+    positions is nominal; the P(M ≥ m) tail reads low (the point mass at the observed count), the more so the fewer
+    positions, and the normal approximation is only as good as the mid-p here."""
     rng = np.random.default_rng(3)
     c_r = 0.6
-    exact, normal, trials = 0, 0, 2500
-    values, _ = agents.random_positions(rng, (trials, 60))  # every trial's 60 positions drawn at once
-    p0 = agents.probabilities(values, c_r)[..., 0]  # the best move's probability
-    played_best = (rng.random((trials, 60)) < p0).sum(axis=1)
-    for ps_arr, matches in zip(p0, played_best.tolist()):
-        z_exact = tail_z(PoissonBinomial(ps_arr.tolist()).upper_tail(matches))
-        z_normal = (matches - ps_arr.sum()) / math.sqrt((ps_arr * (1 - ps_arr)).sum())
-        exact += z_exact >= 2.5
-        normal += z_normal >= 2.5
+    trials = 6000
     nominal = 0.0062097
-    se = math.sqrt(nominal * (1 - nominal) / trials)
-    assert exact / trials <= nominal + 2 * se, (exact, normal)
+    for npos in (20, 60):
+        values, _ = agents.random_positions(rng, (trials, npos))  # every trial's positions drawn at once
+        p0 = agents.probabilities(values, c_r)[..., 0]  # the best move's probability
+        played_best = (rng.random((trials, npos)) < p0).sum(axis=1)
+        pmf = np.zeros((trials, npos + 1))  # every trial's exact distribution at once, by PoissonBinomial's recursion
+        pmf[:, 0] = 1.0
+        for t in range(npos):
+            p = p0[:, t:t + 1]
+            pmf[:, 1:] = pmf[:, 1:] * (1.0 - p) + pmf[:, :-1] * p
+            pmf[:, :1] *= 1.0 - p
+        at = np.take_along_axis(pmf, played_best[:, None], axis=1)[:, 0]
+        above = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]  # P(M ≥ m) for each m
+        ge = np.take_along_axis(above, played_best[:, None], axis=1)[:, 0]
+        for i in range(25):  # the product's tails, on a few trials
+            pb = PoissonBinomial(p0[i].tolist())
+            assert pb.mid_tail(int(played_best[i])) == pytest.approx(ge[i] - at[i] / 2.0, rel=1e-9, abs=1e-15)
+        z_mid, z_ge = np.array([tail_z(x) for x in ge - at / 2.0]), np.array([tail_z(x) for x in ge])
+        se_mean = 1.0 / math.sqrt(trials)
+        assert abs(z_mid.mean()) < 4 * se_mean and abs(z_mid.std() - 1.0) < 0.05, (npos, z_mid.mean(), z_mid.std())
+        assert z_ge.mean() < -0.1, (npos, z_ge.mean())  # what the mid-p corrects: -0.24 at 20, -0.13 at 60
+        if npos == 60:
+            k = int((z_mid >= 2.5).sum())
+            se = math.sqrt(nominal * (1 - nominal) / trials)
+            assert abs(k / trials - nominal) <= 3 * se, (k, trials)
 
 
 def game(gid: str, white: str, black: str, event: str = "Open", welo: int | None = 2000, belo: int | None = 2000) -> GameInfo:

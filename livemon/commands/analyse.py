@@ -105,8 +105,8 @@ def render_screening(s: dict[str, Any]) -> str:
         "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
         "points the event's other games put its likely K = 40 players above their tags); opp: the mean rating of the",
         "player's opponents (today's scale); c_r: E(c) skill expected at that strength against them; excl:",
-        "positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the exact",
-        "tail of the matches against that strength, widened by its sd; z_tag: against the rating alone (an",
+        "positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the mid-p",
+        "tail of the matches' exact distribution at that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",
         "per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
     ]

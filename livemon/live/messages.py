@@ -426,8 +426,8 @@ class ScreeningNumbers(Outgoing):
     matches_observed: int
     matches_expected: float
     matches_sd: float
-    z_match: float | None  # exact Poisson-binomial tail, as a z
-    p_match: float | None  # that tail probability P(M ≥ observed)
+    z_match: float | None  # the matches' mid-p tail (exact Poisson-binomial), as a z
+    p_match: float | None  # that tail probability P(M > observed) + ½·P(M = observed)
     z_match_normal: float | None  # (observed − expected)/sd
     loss_observed: float  # average loss per position, pawns
     loss_expected: float

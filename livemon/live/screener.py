@@ -36,10 +36,12 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   pawns: :func:`~livemon.rating.screening.screening_exclusion`, the rule the
   calibration uses too) and ``no_multipv`` (no E(c) decision: the ply was
   valued from a ``[%eval]`` comment or the engine gave up).
-* **z_match** is the *exact* upper tail of the Poisson-binomial number of
-  matches, P(M ≥ observed), turned into the equivalent normal z = Φ⁻¹(1 − p)
-  (conservative for a discrete count: the false-alert rate stays at or below
-  nominal even at 60 positions); ``z_match_normal`` is the plain
+* **z_match** is the mid-p upper tail of the *exact* (Poisson-binomial)
+  number of matches, p = P(M > observed) + ½·P(M = observed), turned into the
+  equivalent normal z = Φ⁻¹(1 − p): the exact distribution keeps the tail's
+  skew at 60 positions, where the normal approximation is poor, and the half
+  point mass keeps a discrete count from reading low (P(M ≥ observed) gives
+  honest players a mean z of −0.24 at 20 positions); ``z_match_normal`` is the plain
   (observed − expected)/sd. **z_loss** uses the normal approximation of the
   average loss. Each z is then widened for what the expectation does not know
   (:func:`~livemon.rating.screening.widened_z`): the strength's sd and the
@@ -79,8 +81,8 @@ ignores everything.
 (40, 2000, 41, 40)
 >>> round(row.c_r, 3), round(row.matches_expected, 1)
 (1.0, 31.0)
->>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # the exact tail, widened by the strength's sd
-(3.34, 3.89, 'notice')
+>>> round(row.z_match_normal, 2), round(row.z_match, 2), row.level  # the mid-p tail, widened by the strength's sd
+(3.34, 4.05, 'notice')
 >>> [a.level for a in scr.new_alerts(("A", "Open"))], scr.new_alerts(("A", "Open"))
 (['notice'], [])
 """
@@ -842,7 +844,7 @@ class Screener:
         z_match = p_match = z_normal = z_loss = z_tag = None
         ipr = None
         if n and self.line is not None and track.strength is not None and track.prior is not None:
-            p_match = self._distribution(track).upper_tail(st.matches_observed)
+            p_match = self._distribution(track).mid_tail(st.matches_observed)
             z_exact = tail_z(p_match)
             if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
                 z_exact = max(st.z_match, 40.0)
@@ -995,7 +997,8 @@ def table_chance(rows: Iterable[ScreeningNumbers], notice_z: float | None = None
         return {"players": 0, "notices": 0.0, "alerts": 0.0, "line": None}
     screened = sum(1 for r in rows if r.z is not None and r.positions >= least)
     return {"players": screened, "notices": expected_by_chance(screened, notice),
-            "alerts": expected_by_chance(screened, alert), "line": chance_line(screened, notice, alert)}
+            "alerts": expected_by_chance(screened, alert),
+            "line": chance_line(screened, notice, alert, shown=len(rows), min_positions=least)}
 
 
 def screen_estimator(estimator: Estimator, screener: Screener) -> Screener:
