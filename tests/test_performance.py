@@ -152,6 +152,24 @@ def test_analyse_never_borrows_another_profiles_calibration_and_warns_once_for_a
     assert all(p["performance"]["elo"] is not None for p in json.loads(captured.out)["players"])
 
 
+def test_the_columns_below_zero_are_summed_only_where_they_can_count() -> None:
+    """A player whose likelihood at c = 0 is far under its peak gets the estimate of the whole sum without the
+    grid's columns below c = 0 (its log-likelihood is concave in c: they are bounded under the support); a
+    player of few, random-looking moves has them made. Both equal the estimate made from scratch, bit for bit."""
+    from livemon.rating.performance import PerformanceTally, fixed_point_log_likelihood
+
+    model = PerformanceModel.from_calibration(CAL)
+    assert (model.c_grid < 0).any()
+    rng = np.random.default_rng(5)
+    for c, n, below in ((1.0, 300, False), (0.0, 30, True)):
+        record = [(i // 40, d, 40 + 2 * (i % 40)) for i, d in enumerate(simulated(rng, c, n))]
+        tally = PerformanceTally(model, lambda record=record: record)
+        counted = [d for _, d, ply in record if model.counts(d, ply)]
+        assert tally.estimate() == model.estimate(counted, games=len({g for g, _, _ in record}))
+        assert (tally._from == 0) is below
+        assert np.array_equal(tally.log_likelihood(), fixed_point_log_likelihood(counted, model.c_grid).sum(axis=0))
+
+
 def test_incremental_tally_equals_the_computation_from_scratch() -> None:
     """The per-player sum kept move by move (moves in any order, new games changing τ, rolled-back moves)
     gives bit for bit what PerformanceModel.estimate gives over the same moves from scratch."""
@@ -203,8 +221,10 @@ def test_incremental_tally_equals_the_computation_from_scratch() -> None:
                 fresh = fixed_point_log_likelihood([d for _, d in now], model.c_grid).sum(axis=0)
                 assert np.array_equal(tally.log_likelihood(), fresh)
                 checked += 1
-    # the moves were read once to count them, once for the first sum: a new game (another τ) reads none again
-    assert len(reads) == 2
+    # the moves were read once to count them, once for the first sum, and once for the columns below c = 0 when
+    # the whole sum was first asked (the estimates leave them out where they cannot count): a new game (another τ)
+    # reads none again
+    assert len(reads) == 3
     # a tally made over a record that already holds every move counts the same
     again = PerformanceTally(model, lambda: [(k[0], d, k[1]) for k, d in record.items()])
     assert (again.positions, again.games, again.estimate()) == (tally.positions, tally.games, tally.estimate())

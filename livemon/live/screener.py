@@ -119,6 +119,10 @@ from livemon.rating.screening import (
     junior_event,
     moved_by_field,
     position_expectation,
+    exact,
+    exact_sum,
+    expectation_columns,
+    EXACT_SCALE,
     results_strength,
     screening_exclusion,
     stats_from_sums,
@@ -238,7 +242,7 @@ class _Track:
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
     sums: list[int] = field(default_factory=lambda: [0] * 8)
-    """Exact sums over the used positions' expectations at c_r (fixed point, :func:`_exact`): matched, p0,
+    """Exact sums over the used positions' expectations at c_r (fixed point, :func:`~livemon.rating.screening.exact`): matched, p0,
     p0(1-p0), loss, loss mean, loss var, ∂p0/∂c, ∂(loss mean)/∂c. The expectations themselves are not kept (memory per ply):
     :meth:`expectations` makes them again, the same floats, when a correction or an alert needs them."""
     reasons: dict[str, int] = field(default_factory=dict)  # excluded positions by reason
@@ -261,7 +265,7 @@ class _Track:
         s = self.sums
         s[0] += sign * e.matched
         for i, x in enumerate((e.p0, e.p0 * (1.0 - e.p0), e.loss, e.loss_mean, e.loss_var, e.dp0, e.dloss), 1):
-            s[i] += sign * _exact(x)
+            s[i] += sign * exact(x)
 
     def decisions(self) -> Iterator[tuple[PosKey, Decision | None]]:
         """Every used position's decision, without making the packed ones' scored plies (a recount reads only
@@ -304,30 +308,35 @@ class _Track:
         return {k: position_expectation(d, c_r) for k, d in self.decisions()}  # type: ignore[arg-type]
 
     def recount(self) -> None:
-        """Every position again at the current c_r (:meth:`fresh` calls it when due)."""
+        """Every position again at the current c_r (:meth:`fresh` calls it when due): their expectations made
+        together (:func:`expectation_columns`, the same floats as one at a time), each sum exact as
+        :meth:`count` makes it."""
         self.sums = [0] * 8
-        es = self.expectations()
-        self.p0 = {k: es[k].p0 for k in self.used} if es else {}
+        items = list(self.decisions()) if self.c_r is not None else []
+        if not items:
+            self.p0 = {}
+            for seq, rec in self.packed.items():
+                self.packed[seq] = replace(rec, p0=array("d"))
+            return
+        cols = expectation_columns([d for _, d in items], self.c_r)  # type: ignore[misc, arg-type]
+        p0 = cols.p0.tolist()
+        used = len(self.used)  # the used positions come first, then each packed record's, in its order
+        self.p0 = {k: p for (k, _), p in zip(items[:used], p0)}
+        at = used
         for seq, rec in self.packed.items():
-            self.packed[seq] = replace(rec, p0=array("d", (es[_pos(seq, ply)].p0 for ply in rec.used) if es else ()))
-        for e in es.values():
-            self.count(e, 1)
-
-
-_SCALE = 2**1074
-"""Every finite float is an integer multiple of 2⁻¹⁰⁷⁴: sums of them kept as integers are exact in any order."""
-
-
-def _exact(x: float) -> int:
-    """``x`` in units of 2⁻¹⁰⁷⁴ (exact); ValueError/OverflowError for a NaN or an infinity."""
-    num, den = x.as_integer_ratio()
-    return num << (1075 - den.bit_length())  # num * (_SCALE // den): den is a power of two
+            n = len(rec.used)
+            self.packed[seq] = replace(rec, p0=array("d", p0[at:at + n]))
+            at += n
+        if at != len(items):  # a packed record's position missing from its plies (the p0 would be misplaced)
+            raise RuntimeError(f"screener recount: {len(items)} positions read for {at} held")
+        self.sums = [int(cols.matched.sum()), *map(exact_sum, (
+            cols.p0, cols.p0 * (1.0 - cols.p0), cols.loss, cols.loss_mean, cols.loss_var, cols.dp0, cols.dloss))]
 
 
 def _rounded(total: int, terms: Callable[[], Iterable[float]]) -> float:
     """The float nearest an exact sum: ``math.fsum`` of the terms, bit for bit (int / int is correctly rounded;
     a zero sum asks fsum itself, for its sign)."""
-    return total / _SCALE if total else math.fsum(terms())
+    return total / EXACT_SCALE if total else math.fsum(terms())
 
 
 def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:

@@ -162,17 +162,19 @@ def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarr
 
 def _group(decisions: Iterable[Decision] | dict[Decision, int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Pack decisions by candidate count: (log distances (m, k), played (m,), weight (m,))."""
-    items = decisions.items() if isinstance(decisions, dict) else ((d, 1) for d in decisions)
-    groups: dict[int, tuple[list[tuple[float, ...]], list[int], list[int]]] = {}
-    for d, w in items:
-        g = groups.setdefault(len(d.values), ([], [], []))
-        g[0].append(d.values)
-        g[1].append(d.played)
-        g[2].append(w)
+    counts = decisions if isinstance(decisions, dict) else None
+    groups: dict[int, list[Decision]] = {}
+    for d in decisions:  # the groups in the order their first decision comes, each in the decisions' order
+        g = groups.get(len(d.values))
+        if g is None:
+            groups[len(d.values)] = [d]
+        else:
+            g.append(d)
     out = {}
-    for k, (vals, played, weights) in groups.items():
-        out[k] = (log_distances(np.asarray(vals, dtype=float)), np.asarray(played, dtype=np.intp),
-                  np.asarray(weights, dtype=float))
+    for k, ds in groups.items():
+        weights = np.ones(len(ds)) if counts is None else np.array([counts[d] for d in ds], dtype=float)
+        out[k] = (log_distances(np.array([d.values for d in ds], dtype=float)),
+                  np.array([d.played for d in ds], dtype=np.intp), weights)
     return out
 
 
@@ -185,42 +187,77 @@ def log_distances(values: np.ndarray) -> np.ndarray:
     return np.log((values.max(axis=1, keepdims=True) - values + K) / K)  # type: ignore[no-any-return]
 
 
-CHUNK_ELEMENTS = 32_768
-"""Elements (decisions × candidates × grid points) per step of :func:`played_log_probs`: its temporaries
-(256 KB each) stay in the cache and are reused, where one (m, k, G) block of a burst's decisions would
-take a fresh allocation, out of the cache, for every operation."""
+SUM_ELEMENTS = 32_768
+"""Elements (decisions × candidates × grid points) each weighted sum of :func:`_log_lik_packed` takes: its
+sums come in these steps whatever the steps its rows are made in, so a grid's log-likelihood is the same
+floats however they are made."""
+
+
+ROW_ELEMENTS = 1 << 18
+"""Elements (decisions × grid points) of the rows :func:`played_log_probs` makes in one step (2 MB): a
+player's decisions on a grid of a few hundred points come in one step, sharing its distances' weights."""
+
+
+def _gathered_sum(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Σ_j table[idx[:, j]], taken left to right, as numpy sums an array over its middle axis."""
+    total: np.ndarray = table[idx[:, 0]]
+    for j in range(1, idx.shape[1]):
+        total += table[idx[:, j]]
+    return total
 
 
 def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """log P(played | c) of decisions with the same number of candidates, on the grid ``c``, in steps.
 
     ``a``: their log distances (m, k) (:func:`log_distances`); yields ``(first row, rows)`` with rows of
-    shape (steps' decisions, len(c)). Each row depends on its decision alone, computed the same way
-    whatever the step, so rows made one at a time equal rows made together, bit for bit.
+    shape (steps' decisions, len(c)), each step a whole number of :func:`_log_lik_packed`'s. Each row is
+    the max-shifted log-softmax of its decision's log weights ``-a c``, the same floats, bit for bit, as
+    computed row by row: rows made one at a time equal rows made together.
+
+    A step's decisions share their distances: the moves of positions lost by the same amount have the
+    same ``a``, so each distinct ``a`` is weighed once at each c (one exponential, where each candidate
+    of each position took one: a player's ~1,500 candidates hold ~400 distinct distances), and each row
+    sums its candidates' weights from that table, in their order. Where c >= 0 a row's largest log weight
+    is 0 (or -0.0), the best move having a = 0: taking it out before the exponential and adding it back
+    after leave every float as it is, so it is taken out only below 0, where it is the largest ``a``'s
+    and each candidate's weight depends on its row's largest distance too (made candidate by candidate).
 
     >>> a = log_distances(np.array([[0.0, -1.0], [0.0, 0.0]]))
     >>> [(s, rows.round(4).tolist()) for s, rows in played_log_probs(a, np.array([0, 1]), np.array([0.0]))]
     [(0, [[-0.6931], [-0.6931]])]
     """
     k = a.shape[1]
-    step = max(1, CHUNK_ELEMENTS // (k * c.size))
+    unit = max(1, SUM_ELEMENTS // (k * c.size)) if c.size else 1  # the steps of :func:`_log_lik_packed`'s sums
+    step = max(unit, ROW_ELEMENTS // max(c.size, 1) // unit * unit)
     negc = -c
-    # the largest log weight of each row is 0 (or -0.0) where c >= 0, the best move having a = 0: taking it out
-    # before the exponential and adding it back after leave every float as it is, so it is done only below 0
-    shift = bool(c.size) and float(c.min()) < 0.0
+    below = c < 0.0
+    neg = np.flatnonzero(below) if below.any() else None
+    pos = None if neg is None else np.flatnonzero(~below)
     for s in range(0, a.shape[0], step):
-        e = a[s:s + step, :, None] * negc  # (m, k, G): log of each candidate's weight exp(-a c)
-        m = e.shape[0]
-        rows = e[np.arange(m), played[s:s + step]]
-        if shift:
-            mx = e.max(axis=1)
-            np.subtract(e, mx[:, None, :], out=e)
-        np.exp(e, out=e)
-        lse = e.sum(axis=1)
+        part = a[s:s + step]
+        m = part.shape[0]
+        dist, idx = np.unique(part, return_inverse=True)  # the step's distinct distances, sorted
+        idx = idx.reshape(m, k)
+        e = np.multiply.outer(dist, negc)  # (distances, G): each distinct distance's log weight at each c
+        rows = e[idx[np.arange(m), played[s:s + step]]]
+        if neg is None:
+            lse = _gathered_sum(np.exp(e), idx)
+            np.log(lse, out=lse)
+            rows -= lse
+            yield s, rows
+            continue
+        lse = _gathered_sum(np.exp(e[:, pos]), idx)
         np.log(lse, out=lse)
-        if shift:
-            lse += mx
-        rows -= lse
+        rows[:, pos] -= lse
+        # below 0 each candidate's weight depends on its row's largest distance too: made row by row
+        en = part[:, :, None] * negc[neg]  # (m, k, columns below 0)
+        mx = en.max(axis=1)
+        np.subtract(en, mx[:, None, :], out=en)
+        np.exp(en, out=en)
+        lse = en.sum(axis=1)
+        np.log(lse, out=lse)
+        lse += mx
+        rows[:, neg] -= lse
         yield s, rows
 
 
@@ -228,9 +265,46 @@ def _log_lik_packed(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]
     """Sum of log P(played | c) over packed decisions (weighted by their counts), on the grid c."""
     total = np.zeros(c.shape, dtype=float)
     for a, played, w in packed.values():
+        step = max(1, SUM_ELEMENTS // (a.shape[1] * c.size))
         for s, rows in played_log_probs(a, played, c):
-            total += w[s:s + rows.shape[0]] @ rows
+            for r in range(0, rows.shape[0], step):
+                total += w[s + r:s + r + step] @ rows[r:r + step]
     return total
+
+
+KEPT_ELEMENTS = 1 << 21
+"""Most rows (decisions × grid points, 16 MB) one c-posterior read keeps for its next grid (:func:`_log_lik_kept`)."""
+
+Rows = dict[int, np.ndarray]
+
+
+def _log_lik_kept(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], c: np.ndarray,
+                  kept: tuple[np.ndarray, Rows] | None) -> tuple[np.ndarray, Rows]:
+    """:func:`_log_lik_packed` on the grid ``c`` (sorted), the same floats, with each group's rows (m, len(c)):
+    the columns an earlier grid of the same decisions made (``kept``: its c and rows) are taken from there. A
+    lattice node is the same float at every level, and each row's value at a c depends on that c alone, so
+    the rows are those made afresh; the sums are taken in :func:`_log_lik_packed`'s steps."""
+    total = np.zeros(c.shape, dtype=float)
+    out: Rows = {}
+    fresh: np.ndarray | slice = slice(None)
+    take = src = np.zeros(0, dtype=np.intp)
+    if kept is not None:
+        old_c, old_rows = kept
+        at = np.minimum(np.searchsorted(old_c, c), old_c.size - 1)
+        same = old_c[at] == c
+        take, src, fresh = np.flatnonzero(same), at[same], np.flatnonzero(~same)
+    for k, (a, played, w) in packed.items():
+        rows = np.empty((a.shape[0], c.size))
+        if kept is not None:
+            rows[:, take] = kept[1][k][:, src]
+        if kept is None or take.size < c.size:
+            for s, part in played_log_probs(a, played, c[fresh]):
+                rows[s:s + part.shape[0], fresh] = part
+        step = max(1, SUM_ELEMENTS // (a.shape[1] * c.size))
+        for r in range(0, a.shape[0], step):
+            total += w[r:r + step] @ rows[r:r + step]
+        out[k] = rows
+    return total, out
 
 
 def log_likelihood(decisions: Iterable[Decision], c_grid: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -404,6 +478,8 @@ class CPosterior:
         self._reading = False  # within :meth:`summary`
         self._packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         """The decisions grouped (:func:`_group`) for the grids of one :meth:`summary`, then dropped."""
+        self._rows: tuple[np.ndarray, Rows] | None = None
+        """The last grid of one :meth:`summary` and its rows (:func:`_log_lik_kept`), then dropped."""
         self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
         """Cells of the coarsest level on the prior range (level k has ``_cells << k``)."""
         self._set_grid(0, 0, self._cells)
@@ -426,7 +502,14 @@ class CPosterior:
                 packed = _group(kept) if kept else {}
                 if self._reading:  # one read's grids all hold the same decisions: grouped once
                     self._packed = packed
-            self._ll = _log_lik_packed(packed, self._c) if packed else np.zeros(self._c.size)
+            if not packed:
+                self._ll = np.zeros(self._c.size)
+            elif self._reading and sum(a.shape[0] for a, _, _ in packed.values()) * self._c.size <= KEPT_ELEMENTS:
+                # a read's next grid holds half this one's nodes (one level finer) or more: their rows are kept
+                self._ll, rows = _log_lik_kept(packed, self._c, self._rows)
+                self._rows = (self._c, rows)
+            else:
+                self._ll = _log_lik_packed(packed, self._c)
         self._pending.clear()  # every decision kept is in the sum made from them
 
     def _take_pending(self) -> None:
@@ -533,7 +616,7 @@ class CPosterior:
             try:
                 summary = self._read()
             finally:
-                self._reading, self._packed = False, None
+                self._reading, self._packed, self._rows = False, None, None
             self._summary = summary
         return self._summary
 

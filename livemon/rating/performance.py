@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from livemon.rating.agent import Decision, log_distances, played_log_probs
+from livemon.rating.agent import Decision, _group, log_distances, played_log_probs
 from livemon.rating.calibration import Calibration
 from livemon.rating.limits import MIN_POSITIONS as MIN_POSITIONS  # "as": importable from here too
 from livemon.rating.screening import screening_exclusion
@@ -307,6 +307,10 @@ class PerformanceModel:
 LIKELIHOOD_FLOOR = 1e-16
 """Likelihood in c (relative to its peak) below which a grid column is left out of the Elo posterior."""
 
+BELOW_MARGIN = 40.0
+"""Nats under the peak beyond which a column's likelihood is under :data:`LIKELIHOOD_FLOOR` (e^-36.8) with room for
+the sum's rounding: the columns below c = 0 bounded there are left unsummed (:meth:`PerformanceTally._for_estimate`)."""
+
 LL_SCALE = 2.0**32
 """Fixed point of the summed log-likelihood (units of 2⁻³²): integer sums are exact in any order, so
 a tally kept move by move, one rolled back and one made from scratch agree bit for bit."""
@@ -334,6 +338,23 @@ def fixed_point_log_likelihood(decisions: Sequence[Decision], c: np.ndarray) -> 
             rows *= LL_SCALE
             out[idx[s:s + rows.shape[0]]] = np.rint(rows, out=rows)
     return out
+
+
+def fixed_point_sum(decisions: Sequence[Decision], c: np.ndarray) -> np.ndarray:
+    """``fixed_point_log_likelihood(decisions, c).sum(axis=0)``, the same integers (their sum is exact in any
+    order), without the rows: each step's rows are rounded and summed as they come.
+
+    >>> ds = [Decision((0.0, -1.0), 0), Decision((0.0, -0.3, -0.5), 2), Decision((0.1, -0.2), 1)]
+    >>> c = np.linspace(-0.5, 2.0, 7)
+    >>> bool((fixed_point_sum(ds, c) == fixed_point_log_likelihood(ds, c).sum(axis=0)).all())
+    True
+    """
+    total = np.zeros(c.size, dtype=np.int64)
+    for a, played, _ in _group(decisions).values():
+        for _, rows in played_log_probs(a, played, c):
+            rows *= LL_SCALE
+            total += np.rint(rows, out=rows).astype(np.int64).sum(axis=0)
+    return total
 
 
 class PerformanceTally:
@@ -370,6 +391,8 @@ class PerformanceTally:
         self._games: dict[Hashable, int] = {}  # counted moves per game
         self._n = 0
         self._sum: np.ndarray | None = None
+        self._from = 0
+        """The first column ``_sum`` holds (the columns below c = 0 are made when they can count: :meth:`_for_estimate`)."""
         self._pending: list[tuple[Decision, int]] = []  # moves added (+1) or removed (-1) since the sum
         self._estimate: Performance | None = None
         self._counted: list[Decision] | None = []
@@ -420,19 +443,60 @@ class PerformanceTally:
 
     def log_likelihood(self) -> np.ndarray:
         """The summed fixed-point log-likelihood on the model's c grid (made from the moves when first asked)."""
+        return self._summed(0)
+
+    def _summed(self, start: int) -> np.ndarray:
+        """The sum, made on the grid's columns from ``start`` on at least (the columns before those it holds
+        are 0): from the moves when first asked, then kept up to date; columns before those it holds are made
+        from the moves when asked."""
+        c = self.model.c_grid
         if self._sum is None:
             decisions = self._counted
             if decisions is None:
                 decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
             self._counted = None
-            self._sum = fixed_point_log_likelihood(decisions, self.model.c_grid).sum(axis=0)
+            self._sum = np.zeros(c.size, dtype=np.int64)
+            self._sum[start:] = fixed_point_sum(decisions, c[start:])
+            self._from = start
             self._pending.clear()
         elif self._pending:  # rows are independent and the sum is of integers: made together, the same sum
-            rows = fixed_point_log_likelihood([d for d, _ in self._pending], self.model.c_grid)
+            rows = fixed_point_log_likelihood([d for d, _ in self._pending], c[self._from:])
             signs = np.array([sign for _, sign in self._pending], dtype=np.int64)
-            self._sum = self._sum + (rows * signs[:, None]).sum(axis=0)
+            total = self._sum.copy()
+            total[self._from:] += (rows * signs[:, None]).sum(axis=0)
+            self._sum = total
             self._pending.clear()
+        if start < self._from:
+            decisions = [d for _, d, ply in self._source() if self.model.counts(d, ply)]
+            total = self._sum.copy()
+            total[start:self._from] = fixed_point_sum(decisions, c[start:self._from])
+            self._sum, self._from = total, start
         return self._sum
+
+    def _for_estimate(self) -> np.ndarray:
+        """The sum as :meth:`PerformanceModel.estimate_from` reads it: the columns below c = 0 made only where
+        they can count.
+
+        The log-likelihood is concave in c (its second derivative is minus the variance of the distances
+        under E(c)), so below the first column c0 >= 0 it is at most L(c0) + max(0, L(c0) - L(c1)) (c0 -
+        c_min) / (c1 - c0). When that bound is more than :data:`BELOW_MARGIN` under the peak the columns there
+        are out of the estimate's support (a likelihood under :data:`LIKELIHOOD_FLOOR` of the peak's) and not
+        its peak: they are given the bound, and the estimate is the one of the whole sum, bit for bit. Else
+        they are made from the moves, and kept."""
+        c = self.model.c_grid
+        start = int(np.searchsorted(c, 0.0))  # the first column c >= 0
+        if start == 0 or start + 1 >= c.size or (self._sum is not None and self._from == 0):
+            return self._summed(0)
+        ll = self._summed(start)
+        if self._from == 0:
+            return ll
+        l0, l1, peak = int(ll[start]), int(ll[start + 1]), int(ll[start:].max())
+        bound = l0 + max(0, l0 - l1) * float((c[start] - c[0]) / (c[start + 1] - c[start]))
+        if peak - bound <= BELOW_MARGIN * LL_SCALE:
+            return self._summed(0)
+        out = ll.copy()
+        out[:start] = math.floor(bound)
+        return out
 
     def estimate(self) -> Performance:
         """:meth:`PerformanceModel.estimate` of the counted moves (cached until a move is added or removed)."""
@@ -442,5 +506,5 @@ class PerformanceTally:
                 self._estimate = self.model.estimate_from(np.zeros(0, dtype=np.int64), n, 0.0)
             else:
                 tau = self.model.spread(self.games)
-                self._estimate = self.model.estimate_from(self.log_likelihood(), n, tau)
+                self._estimate = self.model.estimate_from(self._for_estimate(), n, tau)
         return self._estimate
