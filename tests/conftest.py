@@ -60,6 +60,23 @@ def cached_store(path: Path, *exports: str) -> str:
     return str(path)
 
 
+def copy_analyses(src: Path | str, dst: Path | str) -> int:
+    """Every engine analysis of the store at ``src`` put in the store at ``dst`` (made if missing), as stored:
+    for a batch run whose numbers must equal those of a live run, made of the analyses the live run's engine
+    gave (searched once, by the live run). The analyses copied."""
+    import sqlite3
+
+    from livemon.io.store import Store
+
+    with contextlib.closing(sqlite3.connect(f"file:{src}?mode=ro", uri=True)) as db:
+        rows = db.execute("SELECT position, profile, score, candidates, worker FROM analyses").fetchall()
+    with Store(dst) as store, store.engine.transaction():
+        for row in rows:
+            store.engine.write_row("INSERT OR IGNORE INTO analyses (position, profile, score, candidates, worker) "
+                                   "VALUES (?, ?, ?, ?, ?)", row)
+    return len(rows)
+
+
 @pytest.fixture
 def stockfish() -> str:
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):

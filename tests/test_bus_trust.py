@@ -170,7 +170,7 @@ async def test_a_worker_whose_announcement_stays_empty_is_asked_while_it_answers
                 cleared += 1
                 await asyncio.sleep(0.05)
 
-    with honest_workers(tmp_path, broker.port, engine, ["good"], delay=0.05):
+    with honest_workers(tmp_path, broker.port, engine, ["good"], delay=0.05) as (proc,):
         async with RemoteEnginePool(bus_cfg(broker.port, profile=PROFILE, request_timeout=60.0)) as pool:
             await until(lambda: pool.capacity > 0, 30, "the worker's announcement")
             (worker,) = pool.status().bus.workers
@@ -189,6 +189,7 @@ async def test_a_worker_whose_announcement_stays_empty_is_asked_while_it_answers
     assert capacities and min(capacities) == max(capacities) > 0, capacities
     assert [a.key for a in answers] == [position_key(b) for b in boards]
     assert status.bus.answers_by_worker == {"good": len(boards)} and status.bus.rerequests == 0
+    assert proc.returncode == 0  # it left on SIGTERM at once, not killed (no re-announcement queued per clearing)
 
 
 def _answer(proto: MonitorProtocol, publish: Any, name: str = "good", score: int = 10, error: bool = False) -> None:

@@ -28,6 +28,7 @@ from paho.mqtt.properties import Properties
 
 from livemon.live.analysis import needs_search
 from livemon.io.bus import (
+    ALIVE,
     AnalysisRequest,
     AnalysisResult,
     RemoteEnginePool,
@@ -172,7 +173,9 @@ async def test_two_workers_give_the_embedded_estimates(tmp_path, event, broker, 
 
 
 async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, broker, fake_stockfish):
-    cfg = write_config(tmp_path / "monitor.toml", broker.port, engine=fake_stockfish, pgn=event, request_timeout=5.0)
+    # asked again after 1 s: the broker keeps handing the frozen worker its share, which the other worker
+    # takes only once asked again
+    cfg = write_config(tmp_path / "monitor.toml", broker.port, engine=fake_stockfish, pgn=event, request_timeout=1.0)
     killed: dict[str, Any] = {}
 
     async def kill_one(monitor: Monitor) -> None:
@@ -187,6 +190,9 @@ async def test_a_worker_killed_mid_event_loses_no_position(tmp_path, event, brok
                     "requests held by the frozen worker")
         killed["outstanding"] = len(pool._outstanding)
         killed["searches"] = pool.counters.searches
+        # the pool's clock jumps ALIVE seconds ahead: the dead worker has been silent that long when its will
+        # arrives, so the monitor forgets it at once (the test does not wait the seconds out)
+        pool.clock = lambda: time.monotonic() + ALIVE
         os.killpg(procs[0].pid, signal.SIGKILL)  # the worker and its Stockfish, mid-search
 
     with workers(tmp_path, broker.port, 2, engine=fake_stockfish) as procs:

@@ -40,7 +40,7 @@ def same_length_alternative(board: chess.Board, san: str) -> str:
 
 async def test_a_same_size_rewrite_with_its_mtime_kept_is_noticed_by_content(tmp_path, monkeypatch):
     monkeypatch.setattr(file_feed, "HASH_RECHECK_S", 0.2)
-    game = real_games()[0]
+    game = real_games(n=1)[0]
     headers = dict(game.headers)
     board, sans, ucis = game.board(), [], []
     for move in list(game.mainline_moves())[:20]:
@@ -106,7 +106,7 @@ async def test_mqtt_out_of_order_plies_wait_for_the_missing_one_and_a_refused_me
     from livemon.io.feeds.mqtt import MqttFeed
     from livemon.live.messages import FeedError, GameResult
 
-    g = real_games()[0]
+    g = real_games(n=1)[0]
     truth = [m.uci() for m in g.mainline_moves()][:40]
     feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", broker.port))
     msgs: list = []
@@ -135,7 +135,7 @@ def test_a_ply_that_never_comes_is_one_line_after_the_wait_saying_what_is_needed
     from livemon.io.feeds.mqtt import GAP_WAIT_S, MoveMessages
     from livemon.live.messages import FeedError, MoveEvent
 
-    g = real_games()[0]
+    g = real_games(n=1)[0]
     truth = [m.uci() for m in g.mainline_moves()][:30]
     handler = MoveMessages(BaseFeed("boards"))
     out = []
@@ -162,7 +162,7 @@ async def test_a_ply_that_never_comes_is_one_line_on_time_with_no_later_message_
     from livemon.io.feeds.mqtt import MqttFeed
     from livemon.live.messages import FeedError, MoveEvent
 
-    truth = [m.uci() for m in real_games()[0].mainline_moves()][:12]
+    truth = [m.uci() for m in real_games(n=1)[0].mainline_moves()][:12]
     feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", broker.port), gap_wait=0.5)
     msgs: list = []
     topic = "livemon/test/moves/board-7"
@@ -189,7 +189,7 @@ def test_the_wait_is_told_to_the_driver_and_refused_plies_are_one_line_per_gap()
     from livemon.io.feeds.mqtt import GAP_HOLD, MoveMessages
     from livemon.live.messages import FeedError
 
-    truth = [m.uci() for m in real_games()[0].mainline_moves()]
+    truth = [m.uci() for m in real_games(n=1)[0].mainline_moves()]
     handler = MoveMessages(BaseFeed("boards"), gap_wait=5.0)
     assert handler.deadline() is None
     handler.handle(mv(1, truth[0]), now=0.0)
@@ -215,7 +215,7 @@ async def test_a_file_flapping_between_a_stale_and_a_fresh_copy_rolls_nothing_ba
     from tests.test_feeds_live import pgn_of
 
     caplog.set_level(logging.INFO, "livemon.io.feeds")
-    games = real_games()[:3]
+    games = real_games(n=3)
     stale = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games)
     fresh = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games)
     path = tmp_path / "round.pgn"
@@ -255,7 +255,7 @@ async def test_a_cdn_serving_stale_and_fresh_copies_in_turn_rolls_nothing_back_a
     from tests.test_feeds_live import MiniHttp, pgn_of, response
 
     caplog.set_level(logging.INFO, "livemon.io.feeds")
-    games = real_games()[:3]
+    games = real_games(n=3)
     stale = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games).encode()
     fresh = "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:30]) for g in games).encode()
     state = {"mode": "stale", "served": 0}
@@ -298,7 +298,7 @@ async def test_junk_after_the_last_game_costs_none_of_its_plies_nor_its_result(t
     import logging
 
     caplog.set_level(logging.INFO, "livemon.io.feeds")
-    games = real_games()[:2]
+    games = real_games(n=2)
     ucis = [[m.uci() for m in g.mainline_moves()][:20] for g in games]
     text = "".join(pgn_of_result(g, u, "1-0") for g, u in zip(games, ucis))
     clean, dirty = tmp_path / "clean.pgn", tmp_path / "dirty.pgn"

@@ -3,6 +3,7 @@ gives exactly the messages of the full parse, on real games fed move by move and
 
 from __future__ import annotations
 
+import functools
 import random
 
 import chess
@@ -22,12 +23,19 @@ SPLIT = "zzsplitzz"
 
 
 def real_games(name: str, n: int | None = None) -> list[chess.pgn.Game]:
+    """The first ``n`` games of a real file that read without errors, from the start position, 10 plies or
+    more (read once a file and count: the tests only read them; the random-edits test asks each example)."""
+    return list(_real_games(name, n))
+
+
+@functools.cache
+def _real_games(name: str, n: int | None) -> tuple[chess.pgn.Game, ...]:
     out: list[chess.pgn.Game] = []
     with open(REAL / name, encoding="utf-8") as f:
         while (n is None or len(out) < n) and (g := chess.pgn.read_game(f)) is not None:
             if not g.errors and "FEN" not in g.headers and len(list(g.mainline_moves())) >= 10:
                 out.append(g)
-    return out
+    return tuple(out)
 
 
 def render(game: chess.pgn.Game, line: list[tuple[chess.Move, str]], result: str = "*", columns: int | None = 80,

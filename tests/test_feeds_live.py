@@ -35,10 +35,11 @@ BROADCAST = REAL / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 
 
 # ------------------------------------------------------------------ helpers
-def real_games(name: str = BROADCAST.name) -> list[chess.pgn.Game]:
+def real_games(name: str = BROADCAST.name, n: int | None = None) -> list[chess.pgn.Game]:
+    """The games of a real file (the first ``n``: the rest not read)."""
     out = []
     with open(REAL / name, encoding="utf-8") as f:
-        while (g := chess.pgn.read_game(f)) is not None:
+        while (n is None or len(out) < n) and (g := chess.pgn.read_game(f)) is not None:
             out.append(g)
     return out
 
@@ -211,7 +212,7 @@ def etag_of(body: bytes) -> str:
 
 # ------------------------------------------------------------------ file
 async def test_file_rewritten_in_place_half_writes_and_a_correction(tmp_path):
-    games = real_games()[:4]
+    games = real_games(n=4)
     tl = Timeline(games, seed=3)
     path = tmp_path / "round.pgn"
     path.write_text("")
@@ -246,7 +247,7 @@ async def test_file_rewritten_in_place_half_writes_and_a_correction(tmp_path):
 
 async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
     """A writer that never ends the game with * : the game is used once the file stops changing."""
-    g = real_games()[0]
+    g = real_games(n=1)[0]
     ucis = [m.uci() for m in g.mainline_moves()]
     text = pgn_of(g, ucis[:20]).rstrip().removesuffix("*").rstrip()
     path = tmp_path / "game-1.pgn"
@@ -263,7 +264,7 @@ async def test_file_without_result_marker_is_read_once_it_settles(tmp_path):
 
 
 async def test_dgt_round_folder(tmp_path):
-    games = real_games()[4:7]
+    games = real_games(n=7)[4:]
     rnd = tmp_path / "live" / "round-1"
     rnd.mkdir(parents=True)
     texts = []
@@ -297,7 +298,7 @@ async def test_dgt_round_folder(tmp_path):
 
 # ------------------------------------------------------------------ http
 async def test_http_etag_304_and_if_modified_since():
-    games = real_games()[:3]
+    games = real_games(n=3)
     state = {"text": "".join(pgn_of(g, [m.uci() for m in g.mainline_moves()][:20]) for g in games)}
     counts = Counter()
 
@@ -331,7 +332,7 @@ async def test_http_etag_304_and_if_modified_since():
 
 async def test_http_faults_lose_and_duplicate_nothing():
     """≥100 injected faults: refused/dropped connections, 500s, truncated bodies, cut-off bodies, re-sends, corrections."""
-    tl = Timeline(real_games()[:6], seed=11)
+    tl = Timeline(real_games(n=6), seed=11)
     rng = random.Random(5)
     faults: Counter[str] = Counter()
     clean_final = [0]
@@ -390,7 +391,7 @@ def chunk(data: bytes) -> bytes:
 
 
 async def test_stream_chunked_every_game_then_changes_then_reconnect():
-    games = real_games()[:4]
+    games = real_games(n=4)
     truths = [[m.uci() for m in g.mainline_moves()] for g in games]
     updates: asyncio.Queue[bytes | None] = asyncio.Queue()
     connections = [0]
@@ -429,7 +430,7 @@ async def test_stream_chunked_every_game_then_changes_then_reconnect():
 
 
 async def test_stream_faults_lose_and_duplicate_nothing():
-    tl = Timeline(real_games()[:6], seed=12)
+    tl = Timeline(real_games(n=6), seed=12)
     rng = random.Random(9)
     faults: Counter[str] = Counter()
     step = [0]
@@ -497,7 +498,7 @@ def mosquitto(broker):
 async def test_mqtt_moves_duplicates_gaps_illegal_corrections(mosquitto):
     import aiomqtt
 
-    g = real_games()[0]
+    g = real_games(n=1)[0]
     nodes = list(g.mainline())[:12]
     feed = MqttFeed("boards", "livemon/test/moves/#", BrokerSettings("127.0.0.1", mosquitto))
     msgs: list[Message] = []

@@ -27,11 +27,13 @@ def _feed(core: LiveCore, pgn: Path, rounds: int, live_round: int | None = None,
     import io
 
     for i, (chunk, _) in enumerate(split_games(pgn.read_text(encoding="utf-8"))):
-        game = chess.pgn.read_game(io.StringIO(chunk))
-        assert game is not None
-        rnd = int(game.headers["Round"].split(".")[0])
+        headers = chess.pgn.read_headers(io.StringIO(chunk))  # a later round's moves are not read
+        assert headers is not None
+        rnd = int(headers["Round"].split(".")[0])
         if rnd > rounds:
             continue
+        game = chess.pgn.read_game(io.StringIO(chunk))
+        assert game is not None
         if rnd == live_round:
             node = game
             for _ in range(cut_ply):

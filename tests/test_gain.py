@@ -446,12 +446,13 @@ def test_algorithm3_constructed_example() -> None:
 @given(any_gains, st.randoms(use_true_random=False), st.floats(1000, 3500))
 def test_live_rating_equals_recomputation_after_every_move(gains: list[int], rnd, r_e: float) -> None:
     live, hist = LiveRating(), GainHistogram()
+    engine = GainHistogram.from_gains([0])  # the engine's gain, always 0
     assert live.expected_score is None and live.perceived(r_e) is None
     for g in gains:
         live.add(g)
         hist.add(g)
         p = expected_score_vs_engine(hist)
-        assert live.expected_score == p == expected_score(hist, GainHistogram.from_gains([0]))
+        assert live.expected_score == p == expected_score(hist, engine)
         assert live.rating_diff == rating_difference(p)
         assert live.perceived(r_e) == r_e + rating_difference(p)
         assert live.mean == pytest.approx(hist.mean)

@@ -60,9 +60,10 @@ OPENING = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6", "e1g1
 def analysis_of(board: chess.Board, salt: str = "", spread: int = 30, step: int = 9) -> PositionAnalysis:
     """A made-up MultiPV analysis that depends on the position alone (and ``salt``: another profile): a best
     score within ±``spread`` cp, each further candidate ``step`` cp worse."""
-    score = zlib.crc32(f"{salt}{board.epd()}".encode()) % (2 * spread + 1) - spread
+    epd = board.epd()  # once: writing it costs more than the rest
+    score = zlib.crc32(f"{salt}{epd}".encode()) % (2 * spread + 1) - spread
     sign = 1 if board.turn == chess.WHITE else -1
-    moves = sorted(board.legal_moves, key=lambda m: zlib.crc32(f"{salt}{board.epd()} {m.uci()}".encode()))[:3]
+    moves = sorted(board.legal_moves, key=lambda m: zlib.crc32(f"{salt}{epd} {m.uci()}".encode()))[:3]
     candidates = tuple((m.uci(), score - sign * step * k) for k, m in enumerate(moves))
     return PositionAnalysis(score, candidates, 8, 1000)
 

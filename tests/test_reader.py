@@ -3,7 +3,9 @@ a growing game costs its new moves per poll, and a bad move in a feed is one cle
 
 from __future__ import annotations
 
+import itertools
 import time
+from typing import Iterator
 
 import chess
 import chess.pgn
@@ -20,12 +22,15 @@ FILES = ["broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn", "broadcast_2025_le
 
 
 def real_games(name: str, n: int) -> list[chess.pgn.Game]:
-    out: list[chess.pgn.Game] = []
+    return list(itertools.islice(each_real_game(name), n))
+
+
+def each_real_game(name: str) -> Iterator[chess.pgn.Game]:
+    """The games of a real file that read without errors and have 20 plies or more, read as they are asked for."""
     with open(REAL / name, encoding="utf-8") as f:
-        while len(out) < n and (g := chess.pgn.read_game(f)) is not None:
+        while (g := chess.pgn.read_game(f)) is not None:
             if not g.errors and len(list(g.mainline_moves())) >= 20:
-                out.append(g)
-    return out
+                yield g
 
 
 def prefix(game: chess.pgn.Game, plies: int, columns: int | None = 80) -> str:
@@ -83,7 +88,7 @@ def test_a_clean_text_may_be_resumed_and_others_are_read_whole() -> None:
 def test_a_growing_200_ply_game_costs_its_new_moves_per_poll() -> None:
     """A real 200-ply game polled once per new ply (the whole file each time): resumed, every SAN is parsed
     once (200 in all); read whole each poll, 200 x 201 / 2. Measured: SANs parsed and CPU time per poll."""
-    game = next(g for g in real_games("chesscom_carlsen_clk_allancao.pgn", 400) if len(list(g.mainline_moves())) >= 200)
+    game = next(g for g in each_real_game("chesscom_carlsen_clk_allancao.pgn") if len(list(g.mainline_moves())) >= 200)
     texts = [prefix(game, n) for n in range(1, 201)]
     fast, full = GameTracker("f"), GameTracker("f", append_only=False)
     times: dict[bool, list[float]] = {True: [], False: []}

@@ -34,7 +34,7 @@ from livemon.live.pgn import split_games
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.io.store import Store
 from livemon.faces.web import WebServer
-from tests.conftest import cached_store, real
+from tests.conftest import cached_store, copy_analyses, real
 from tests.conftest import free_port, mosquitto
 from tests.test_mqtt_out import ACL, ARBITER, PREFIX
 from tests.test_overlay import browser, text  # noqa: F401 - the fixture is used by name
@@ -104,6 +104,9 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     assert len(live) == 8 and all(r["positions"] > 10 and r["rating_source"] == "tag" for r in live.values())
 
     calibrate(str(tmp_path / "batch.sqlite"), profile)
+    # the batch run reads the analyses Stockfish gave the live run (searched once): the numbers made of them
+    # are the subject, not the search
+    assert copy_analyses(cfg.store.path, tmp_path / "batch.sqlite") > 0
     assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
                  "--store", str(tmp_path / "batch.sqlite")]) == 0
     batch = json.loads(capsys.readouterr().out)["screening"]

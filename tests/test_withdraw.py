@@ -35,7 +35,7 @@ from livemon.io.feeds.file import FileFeed
 from livemon.io.store import Store
 from livemon.live.messages import FeedError, FeedNotice, GameInfo, GameWithdrawn, Message, MoveEvent
 from livemon.live.pgn import split_games
-from tests.conftest import real
+from tests.conftest import copy_analyses, real
 from tests.test_feeds_live import MiniHttp, Rebuilt, response, running, until
 from tests.test_web import client, subscribe
 
@@ -340,6 +340,9 @@ async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tm
         assert not [info.game_id for info, _, _ in store.games.load() if "#" in info.game_id]
         live = export_report(store, cfg)
     assert stored == mainlines(right)
+    # the batch run reads the analyses Stockfish gave the live run (searched once): the figures made of
+    # them are the subject, not the search
+    assert copy_analyses(cfg.store.path, tmp_path / "batch.sqlite") > 0
     batch = await run_cli(capsys, "analyse", "--json", str(truth), "--depth", str(DEPTH),
                     "--store", str(tmp_path / "batch.sqlite"))
     assert live["players"] == batch["players"]  # McShane's moves, every figure: as if the round was never wrong

@@ -35,7 +35,7 @@ from livemon.faces.web import codec
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from livemon.io.tttjob import TTTJob
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.live.core import LiveCore
 from livemon.live.effects import Analyse
 from livemon.live.estimator import Estimator

@@ -67,7 +67,7 @@ async def measure(cfg: Any, positions: int) -> tuple[float, str, int]:
     import chess
 
     from livemon.io.engine import UciEngine
-    from livemon.live.analysis import needs_search
+    from livemon.live.rules import needs_search
     from livemon.live.reader import read_pgn
     from livemon.live.splitter import split_games
 

@@ -106,6 +106,10 @@ class EngineWorker:
         self.reannounced = 0
         self._announcement = ""
         self._last_reannounce = float("-inf")
+        self._overwritten = 0
+        """Messages seen on our announcement topic that were not our announcement (cleared or replaced)."""
+        self._reannouncing = False
+        """A re-announcement is pending: it restores whatever was seen before it publishes."""
         self.link = BrokerLink("worker", BrokerSettings.of(self.bus), self._client, stopping=self._stopping, logger=log)
 
     @property
@@ -195,23 +199,39 @@ class EngineWorker:
 
     async def _guard_announcement(self, client: aiomqtt.Client, payload: Any) -> None:
         """Our retained announcement was cleared or replaced by another client (an empty retained message
-        would stop the monitor sending us requests): announce again, at most once a second, one line."""
+        would stop the monitor sending us requests): announce again, at most once a second, one line.
+
+        Overwrites seen while a re-announcement is pending are restored by it (one publish, not one each:
+        a client clearing the topic every 50 ms would otherwise queue 20 publishes a second, each a second
+        after the last, for as long again as it cleared); one seen while it publishes gets another."""
         raw = payload if isinstance(payload, (bytes, str)) else str(payload)
         if (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw) == self._announcement:
             return
-        now = asyncio.get_running_loop().time()
-        wait = self._last_reannounce + 1.0 - now
-        self._last_reannounce = max(now, self._last_reannounce + 1.0)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        self.reannounced += 1
-        if self.reannounced == 1 or self.reannounced % 100 == 0:
-            log.warning("worker %s: its announcement on %s was %s by another client (%d times); announced again",
-                        self.worker_id, self.announce_topic, "cleared" if not raw else "replaced", self.reannounced)
+        self._overwritten += 1
+        if self._reannouncing:
+            return
+        self._reannouncing = True
         try:
-            await client.publish(self.announce_topic, self._announcement, qos=1, retain=True)
-        except aiomqtt.MqttError:
-            pass  # the connection went: the next session announces
+            while not self._stopping.is_set():
+                wait = self._last_reannounce + 1.0 - asyncio.get_running_loop().time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    if self._stopping.is_set():
+                        return  # leaving: the announcement is emptied anyway
+                self._last_reannounce = asyncio.get_running_loop().time()
+                seen = self._overwritten
+                self.reannounced += 1
+                if self.reannounced == 1 or self.reannounced % 100 == 0:
+                    log.warning("worker %s: its announcement on %s was %s by another client (%d times); announced again",
+                                self.worker_id, self.announce_topic, "cleared" if not raw else "replaced", self._overwritten)
+                try:
+                    await client.publish(self.announce_topic, self._announcement, qos=1, retain=True)
+                except aiomqtt.MqttError:
+                    return  # the connection went: the next session announces
+                if self._overwritten == seen:
+                    return
+        finally:
+            self._reannouncing = False
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -71,7 +71,7 @@ import chess
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.config import BusConfig, EngineConfig
 from livemon.io.engine import EngineError
 from livemon.live.values import EngineProfile, PositionAnalysis, board_from_fen, position_key

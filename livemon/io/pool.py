@@ -40,7 +40,7 @@ from livemon.config import EngineConfig
 from livemon.io.backend import EngineBackend, EngineStatus, Job, PinnedBackend, PooledAnalysis, RequestQueue, fail
 from livemon.io.engine import EngineError, UciEngine
 from livemon.io.store.analyses import Analyses
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.live.values import EngineProfile
 
 __all__ = ["EngineBackend", "EnginePool", "PooledAnalysis"]

@@ -189,6 +189,15 @@ def _shown(elo: float | None) -> int | None:
     return None if elo is None or elo != elo else round(elo)
 
 
+@dataclass
+class _Replayed:
+    """A game's position replayed last by :meth:`LiveCore._board_before` in one pass over its moments: the
+    position after its first ``plies`` plies (``board`` None: none yet)."""
+
+    board: chess.Board | None = None
+    plies: int = 0
+
+
 class LiveCore:
     """Games, estimates, screening and what to publish, driven by events; see the module docstring.
 
@@ -903,14 +912,16 @@ class LiveCore:
             return
         evals = game.evals
         best = self._best.get(gid, {})
+        replayed = _Replayed()  # the plies go up: each position replayed goes on from the last
         for ply in range(done + 1, through + 1):
-            self._moment(game, ply, evals, self._estimator.is_first_choice(gid, ply), best.pop(ply, None), boards, out)
+            self._moment(game, ply, evals, self._estimator.is_first_choice(gid, ply), best.pop(ply, None), boards, out,
+                         replayed)
         if not best:
             self._best.pop(gid, None)
         self._decided[gid] = through
 
     def _moment(self, game: LiveGame, ply: int, evals: list[int | None], first: bool, top: str | None,
-                boards: list[chess.Board | None], out: list[Effect]) -> None:
+                boards: list[chess.Board | None], out: list[Effect], replayed: _Replayed | None = None) -> None:
         """Publish ply ``ply`` as a moment when it is one (:func:`~livemon.live.audience.moment_kinds`)."""
         if ply >= len(evals):
             return
@@ -928,7 +939,7 @@ class LiveCore:
                 best = ev.san
             else:
                 try:
-                    best = self._board_before(game, ply, boards).san(chess.Move.from_uci(top))
+                    best = self._board_before(game, ply, boards, replayed).san(chess.Move.from_uci(top))
                 except (ValueError, AssertionError):
                     best = None
         info = self._infos.get(game.game_id) or GameInfo(game.game_id)
@@ -946,19 +957,33 @@ class LiveCore:
         out.append(Publish(moment))
 
     @staticmethod
-    def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None]) -> chess.Board:
+    def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None],
+                      replayed: _Replayed | None = None) -> chess.Board:
         """The position before ``ply``: kept (``boards``: the game's positions before its plies were scored), or
         replayed from the nearest one kept before it (the game's first FEN when none is): a moment decided late
-        (an answer that came out of order) finds its position released, often far into the game."""
+        (an answer that came out of order) finds its position released, often far into the game.
+
+        ``replayed``: the last position replayed for an earlier ply of this game, in this pass; a replay goes on
+        from it where it is at least as far as the nearest kept one (the same position, fewer moves pushed: the
+        moments of a pass would otherwise each replay the game from its start). The board returned is then
+        that one, which the next replay moves on: read it before asking for another."""
         j = min(ply - 1, len(boards) - 1)
         while j >= 0 and boards[j] is None:
             j -= 1
         start = boards[j] if j >= 0 else None
         if start is not None and j == ply - 1:
             return start
-        board = start.copy(stack=False) if start is not None else board_from_fen(game.start_fen or chess.STARTING_FEN)
-        for ev in game.moves[max(j, 0):ply - 1]:
+        if replayed is not None and replayed.board is not None and max(j, 0) <= replayed.plies <= ply - 1:
+            board, k = replayed.board, replayed.plies
+        else:
+            board = start.copy(stack=False) if start is not None else board_from_fen(game.start_fen or chess.STARTING_FEN)
+            k = max(j, 0)
+        if replayed is not None:
+            replayed.board = None  # until the pushes below are all made
+        for ev in game.moves[k:ply - 1]:
             board.push(move_of(ev.uci))
+        if replayed is not None:
+            replayed.board, replayed.plies = board, ply - 1
         return board
 
     def _unpublish_moments(self, game_id: str, from_ply: int, reason: str, out: list[Effect]) -> None:
