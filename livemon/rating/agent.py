@@ -160,7 +160,8 @@ def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarr
     return p
 
 
-def _group(decisions: Iterable[Decision] | dict[Decision, int]) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def group_by_candidates(decisions: Iterable[Decision] | dict[Decision, int]
+                        ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Pack decisions by candidate count: (log distances (m, k), played (m,), weight (m,))."""
     counts = decisions if isinstance(decisions, dict) else None
     groups: dict[int, list[Decision]] = {}
@@ -316,7 +317,7 @@ def log_likelihood(decisions: Iterable[Decision], c_grid: Sequence[float] | np.n
     True
     """
     c = np.asarray(c_grid, dtype=float)
-    return _log_lik_packed(_group(decisions), c.ravel()).reshape(c.shape)
+    return _log_lik_packed(group_by_candidates(decisions), c.ravel()).reshape(c.shape)
 
 
 @dataclass(frozen=True)
@@ -477,7 +478,7 @@ class CPosterior:
         self._summary: CSummary | None = None
         self._reading = False  # within :meth:`summary`
         self._packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        """The decisions grouped (:func:`_group`) for the grids of one :meth:`summary`, then dropped."""
+        """The decisions grouped (:func:`group_by_candidates`) for the grids of one :meth:`summary`, then dropped."""
         self._rows: tuple[np.ndarray, Rows] | None = None
         """The last grid of one :meth:`summary` and its rows (:func:`_log_lik_kept`), then dropped."""
         self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
@@ -499,7 +500,7 @@ class CPosterior:
             packed = self._packed
             if packed is None:
                 kept = self._counts if self._source is None else list(self._source())
-                packed = _group(kept) if kept else {}
+                packed = group_by_candidates(kept) if kept else {}
                 if self._reading:  # one read's grids all hold the same decisions: grouped once
                     self._packed = packed
             if not packed:
@@ -530,7 +531,7 @@ class CPosterior:
             for sign in (1, -1):
                 part = [d for d, s in pending if s == sign]
                 if part:
-                    self._ll += sign * _log_lik_packed(_group(part), self._c)
+                    self._ll += sign * _log_lik_packed(group_by_candidates(part), self._c)
         pending.clear()
 
     @property

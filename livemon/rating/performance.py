@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from livemon.rating.agent import Decision, _group, log_distances, played_log_probs
+from livemon.rating.agent import Decision, group_by_candidates, log_distances, played_log_probs
 from livemon.rating.calibration import Calibration
 from livemon.rating.limits import MIN_POSITIONS as MIN_POSITIONS  # "as": importable from here too
 from livemon.rating.screening import screening_exclusion
@@ -350,7 +350,7 @@ def fixed_point_sum(decisions: Sequence[Decision], c: np.ndarray) -> np.ndarray:
     True
     """
     total = np.zeros(c.size, dtype=np.int64)
-    for a, played, _ in _group(decisions).values():
+    for a, played, _ in group_by_candidates(decisions).values():
         for _, rows in played_log_probs(a, played, c):
             rows *= LL_SCALE
             total += np.rint(rows, out=rows).astype(np.int64).sum(axis=0)
