@@ -262,14 +262,20 @@ def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterat
         yield s, rows
 
 
+def _add_weighted(total: np.ndarray, w: np.ndarray, rows: np.ndarray, k: int) -> None:
+    """``total += w @ rows`` for rows of decisions with ``k`` candidates, in the steps of :data:`SUM_ELEMENTS`:
+    a grid's sum is the same floats whatever steps its rows were made in."""
+    step = max(1, SUM_ELEMENTS // (k * total.size))
+    for r in range(0, rows.shape[0], step):
+        total += w[r:r + step] @ rows[r:r + step]
+
+
 def _log_lik_packed(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], c: np.ndarray) -> np.ndarray:
     """Sum of log P(played | c) over packed decisions (weighted by their counts), on the grid c."""
     total = np.zeros(c.shape, dtype=float)
     for a, played, w in packed.values():
-        step = max(1, SUM_ELEMENTS // (a.shape[1] * c.size))
         for s, rows in played_log_probs(a, played, c):
-            for r in range(0, rows.shape[0], step):
-                total += w[s + r:s + r + step] @ rows[r:r + step]
+            _add_weighted(total, w[s:s + rows.shape[0]], rows, a.shape[1])
     return total
 
 
@@ -301,9 +307,7 @@ def _log_lik_kept(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], 
         if kept is None or take.size < c.size:
             for s, part in played_log_probs(a, played, c[fresh]):
                 rows[s:s + part.shape[0], fresh] = part
-        step = max(1, SUM_ELEMENTS // (a.shape[1] * c.size))
-        for r in range(0, a.shape[0], step):
-            total += w[r:r + step] @ rows[r:r + step]
+        _add_weighted(total, w, rows, a.shape[1])
         out[k] = rows
     return total, out
 
