@@ -56,7 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_split import elo, part, read_all  # noqa: E402
 
 from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
-from livemon.live.analysis import needs_search, position_value, scored_ply  # noqa: E402
+from livemon.live.analysis import position_value, scored_ply  # noqa: E402
+from livemon.live.rules import needs_search  # noqa: E402
 from livemon.live.estimator import ScoredPly  # noqa: E402
 from livemon.live.pgn import scaled_ratings  # noqa: E402
 

@@ -165,7 +165,8 @@ def records_from_store(store_path: str | Path, pgn_path: str | Path, profile: st
     """
     import chess
 
-    from livemon.live.analysis import decision_for, needs_search, position_value
+    from livemon.live.analysis import decision_for, position_value
+    from livemon.live.rules import needs_search
     from livemon.app.batch import read_files
     from livemon.io.engine import PositionAnalysis, position_key
 

@@ -47,7 +47,7 @@ import aiomqtt
 import chess
 import chess.pgn
 
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.io.broker import workers_topic
 from livemon.io.bus import RemoteEnginePool
 from livemon.config import BrokerConfig, BusConfig, EngineConfig

@@ -27,7 +27,7 @@ from livemon.config import Config, EngineConfig
 from livemon.io.feeds.replay import HOLD_STEP, ReplayFeed
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.live.messages import MoveEvent
 from tests.conftest import REPO, real
 

@@ -26,7 +26,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.io.bus import (
     ALIVE,
     AnalysisRequest,

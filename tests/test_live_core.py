@@ -933,7 +933,7 @@ def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
     """The shortcuts of position_facts (no legal-move count past 2; no insufficient-material or variant check while
     a pawn, rook or queen is on a standard board) change nothing: terminal value, forced and needs_search equal
     python-chess's outcome on random games played down to mates, stalemates and bare kings."""
-    from livemon.live.analysis import is_forced, needs_search, position_facts
+    from livemon.live.rules import is_forced, needs_search, position_facts
     from livemon.rating.evaluation import terminal_cp
 
     rng, terminal, draws = random.Random(2), 0, 0
@@ -960,7 +960,7 @@ def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
     promotions), and answers for most positions."""
     import itertools
 
-    from livemon.live.analysis import _out_of_check, _two_sure_moves
+    from livemon.live.rules import _out_of_check, _two_sure_moves
 
     rng, sure, seen = random.Random(7), 0, 0
     for g in range(120):

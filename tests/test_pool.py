@@ -22,7 +22,7 @@ import chess
 import chess.pgn
 import pytest
 
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.config import EngineConfig
 from livemon.io.engine import EngineError, UciEngine, position_key
 from livemon.io.pool import EnginePool

@@ -30,7 +30,7 @@ from livemon.config import BrokerConfig, BusConfig
 from livemon.io.bus import RemoteEnginePool
 from livemon.io.engine import EngineError
 from livemon.io.store import Store, StoreError
-from livemon.live.analysis import needs_search
+from livemon.live.rules import needs_search
 from livemon.live.pgn import split_games
 from tests.conftest import REPO, free_port, real, stop_groups
 

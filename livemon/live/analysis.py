@@ -20,7 +20,7 @@ from livemon.live.plies import MoveLog, ScoredPly, _shared
 from livemon.live.shelf import Shelf
 from livemon.rating.agent import Decision
 from livemon.rating.evaluation import MATE_CP, from_mover, terminal_cp
-from livemon.live.rules import _facts, _out_of_check, _two_sure_moves, is_forced, needs_search, position_facts  # noqa: F401
+from livemon.live.rules import facts_and_pins, is_forced
 
 
 def position_value(board: chess.Board, analysis: PositionAnalysis | None) -> int | None:
@@ -174,7 +174,7 @@ class LiveGame:
         return set(range(1, len(self.moves) + 1)) - self.pending
 
     def _add_position(self, board: chess.Board) -> None:
-        rule, forced, pins = _facts(board)  # once: move generation is the costly part of scoring
+        rule, forced, pins = facts_and_pins(board)  # once: move generation is the costly part of scoring
         self._pins = None if pins is None else (board, *pins)
         self.boards.append(board)
         self.epochs.append(self.epoch)
@@ -204,7 +204,7 @@ class LiveGame:
 
     def legal(self, board: chess.Board, move: chess.Move) -> bool:
         """``board.is_legal(move)``; for the newest position out of check, with the king and the pins found when
-        it was added (:func:`_out_of_check`): a move of any piece but the king, other than an en-passant
+        it was added (:func:`livemon.live.rules._out_of_check`): a move of any piece but the king, other than an en-passant
         capture, is legal when it is pseudo-legal and not a pinned piece leaving its line (python-chess's rule;
         a knight's or a slider's pseudo-legality read from its attacks, a pawn's from python-chess).
 

@@ -42,11 +42,11 @@ def position_facts(board: chess.Board) -> tuple[int | None, bool]:
     >>> position_facts(chess.Board("7k/8/8/8/8/8/5q2/7K w - - 0 1"))  # stalemate
     (0, True)
     """
-    rule, forced, _ = _facts(board)
+    rule, forced, _ = facts_and_pins(board)
     return rule, forced
 
 
-def _facts(board: chess.Board) -> tuple[int | None, bool, tuple[int, int] | None]:
+def facts_and_pins(board: chess.Board) -> tuple[int | None, bool, tuple[int, int] | None]:
     """:func:`position_facts`, and the king's square and pinned pieces when the side to move is not in check (a
     standard board: :func:`_out_of_check`; what :meth:`LiveGame.legal` reads for the next move)."""
     pins = _out_of_check(board) if type(board) is chess.Board else None
