@@ -394,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     if j is not None:
         print(f"a game read from both sides: sigma persist {j.sigma_persist:.0f}, day {j.sigma_day:.0f}, move "
               f"{j.sigma_move:.0f}, the opponent's moves {j.sigma_move_opponent:.0f}; per Elo of the opponent's "
-              f"rating {j.opponent_elo:+.3f}; the games' parts scaled by {j.scale:.3f} (its single games' "
-              "intervals cover 95% out of fold)")
+              f"rating {j.opponent_elo:+.3f}; one game's parts scaled by {j.scale:.3f} (its single games' "
+              f"intervals shown cover 95% out of fold), nine games' by {j.factor(9):.3f}")
         print("  its noise scale by level (games' parts / persistent part): " + ", ".join(
             f"{r}: {model.noise_scale(r, joint=True):.2f}/{model.noise_scale(r, True, True):.2f}"
             for r in (1500, 1800, 2000, 2200, 2500, 2800)))

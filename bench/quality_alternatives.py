@@ -18,8 +18,9 @@ shipped ``joint_level``):
   results): what a prior toward the field does to the headline;
 * ``mean`` — the training players' mean rating.
 
-Each variant's ``scale`` is fitted on the fold's own out-of-fold scores (the fit's ``_joint_scale`` called once more
-on the variant). Usage (a busy machine: split the folds over processes, then merge)::
+Each variant's ``scale`` is fitted on the fold's own out-of-fold scores (``_joint_scale``: every game's intervals,
+shown or not), beside the fit's own calibration (``_joint_calibration``, ``bench/joint_noise.py``). Usage (a busy
+machine: split the folds over processes, then merge)::
 
     python bench/quality_alternatives.py --out DIR [--part I/N]   # I = 0..N-1; the last part also fits the held back
     python bench/quality_alternatives.py --out DIR --merge N > alternatives.json
@@ -55,16 +56,18 @@ Rows = dict[str, list[tuple[fq.Unit, dict[str, Any]]]]
 
 _scales: dict[str, float] = {}
 _joint_scale = q._joint_scale
+_joint_calibration = q._joint_calibration
 
 
-def _with_variants(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float = 0.95) -> float:
-    """The fit's own scale, and beside it each variant's, on the same out-of-fold scores."""
+def _with_variants(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float = 0.95) -> q.JointWeights:
+    """The fit's own calibration, and beside it each variant's scale (on every game's intervals), on the same
+    out-of-fold scores."""
     j = model.joint
     assert j is not None
     _scales["quality_sl"] = _joint_scale(dataclasses.replace(model, joint=dataclasses.replace(j, noise_level=None)),
                                          samples, pairs, scores, target)
     _scales["quality_sym"] = _symmetric_scale(model, samples, pairs, scores, target)
-    return _joint_scale(model, samples, pairs, scores, target)
+    return _joint_calibration(model, samples, pairs, scores, target)
 
 
 def _symmetric_scale(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float) -> float:
@@ -75,7 +78,7 @@ def _symmetric_scale(model: QualityModel, samples: Any, pairs: Any, scores: Any,
                         read_at=lambda e, p, g, elo, f: mean + sd**2 / (sd**2 + p + f * f * g) * (elo + e - mean))
 
 
-q._joint_scale = _with_variants  # type: ignore[assignment]
+q._joint_calibration = _with_variants  # type: ignore[assignment]
 
 
 def _estimate(model: QualityModel, u: fq.Unit, symmetric: bool = False) -> validity.Estimate:

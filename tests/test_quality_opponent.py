@@ -130,3 +130,41 @@ def test_the_joint_readings_noise_by_level_is_fitted_on_its_own_errors() -> None
     w = 1.0 / model.joint.game_variance(len(a.features), len(b.features))
     expected = (model.joint.sigma_persist * model.noise_scale(1700, True, True)) ** 2 + model.noise_scale(1700, joint=True) ** 2 / w
     assert model.variance_of(st, 1700.0) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_joint_readings_noise_is_set_on_the_intervals_shown_and_its_factor_fades_over_games() -> None:
+    """calibrate_joint: the games' slope by level moves within ±0.4 of the likelihood's (the persistent part's stays),
+    the factor is one game's and fades over k games as √(1 + (scale² − 1)/k), and the vectorised intervals it is
+    fitted on are the estimate's own (QualityModel.interval: shown when no wider than the ratings fitted on)."""
+    from livemon.rating import quality as q
+
+    samples = _games_by_level(8, 5, -0.7)
+    model = fit_quality_model(samples, "sim", joint_level=True)
+    plain = fit_quality_model(samples, "sim", joint_level=True, calibrate_joint=False)
+    j, j0 = model.joint, plain.joint
+    assert j is not None and j0 is not None and j.noise_level is not None and j0.noise_level is not None
+    assert j0.scale == 1.0 and j.scale != 1.0
+    moved = j.noise_level[1] - j0.noise_level[1]
+    assert abs(moved) <= 0.4 + 1e-9 and abs(10 * moved - round(10 * moved)) < 1e-9
+    assert (j.noise_level[0], j.noise_level[2:]) == (j0.noise_level[0], j0.noise_level[2:])
+    assert j.factor(1) == pytest.approx(j.scale)
+    assert j.factor(9) ** 2 - 1 == pytest.approx((j.scale**2 - 1) / 9)
+    assert model.variance(225, 9, 2000.0, joint=True) == pytest.approx(
+        (j.sigma_persist * model.noise_scale(2000.0, True, True)) ** 2
+        + j.factor(9) ** 2 * (j.sigma_day**2 / 9 + (j.sigma_move**2 + j.sigma_move_opponent**2) / 225)
+        * model.noise_scale(2000.0, joint=True) ** 2)
+    by_game: dict[object, list[GameSample]] = {}
+    for s in samples:
+        by_game.setdefault(s.game, []).append(s)
+    checked = {True: 0, False: 0}
+    for a, b in list(by_game.values())[:60]:
+        st = _one_game(a, b)
+        lo, hi = model.interval(st)
+        n, m = len(a.features), len(b.features)
+        row = np.array([[model.score(st) - a.elo, j.sigma_persist**2,
+                         j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m, a.elo]])
+        shown, covered = q._shown_covered(model, row, j.scale, j.noise_level)
+        assert bool(shown[0]) == (hi - lo <= model.elo_max - model.elo_min)
+        assert bool(covered[0]) == (lo <= a.elo <= hi)
+        checked[bool(shown[0])] += 1
+    assert checked[True] and checked[False]  # both kinds of game met

@@ -286,10 +286,13 @@ class JointWeights:
     game's counted moves); its noise around the rating: σ_p (``sigma_persist``, a player's level in the event)
     and per game σ_d² + σ_m²/n + σ_m,opp²/n_opp (the day, the player's moves, the opponent's moves), measured
     out of fold like the single side's and scaled by level by ``noise_level`` (as :attr:`QualityModel.noise_level`,
-    fitted on this reading's own out-of-fold errors; None: the single side's). ``scale``: the
-    factor on a game's parts (σ_d, σ_m, σ_m,opp) that makes the reading's own out-of-fold single-game 95%
-    intervals cover 95% of the ratings (:func:`fit_quality_model`): a game's errors are heavier-tailed than a
-    normal of their variance, so the variance alone gives intervals that cover more than they say.
+    fitted on this reading's own out-of-fold errors, its games' slope then set by coverage, :func:`fit_quality_model`;
+    None: the single side's). ``scale``: the factor on one game's parts (σ_d, σ_m, σ_m,opp) with which the
+    reading's own out-of-fold single games' 95% intervals, among those narrow enough to be shown, cover 95% of the
+    ratings: one game's error is not normal (most games read closer than their variance says, a few far off), so
+    1.96 of its sd covers more than it says. The mean of k games' errors is nearer a normal, its departure 1/k of
+    one game's (as its excess kurtosis), so k games' parts carry the factor √(1 + (scale² − 1)/k) (:meth:`factor`):
+    the narrowing fitted on single games, fading over an event.
 
     >>> j = JointWeights(2000.0, (100.0,) + (0.0,) * (len(FEATURES) - 1), (-50.0,) + (0.0,) * (len(FEATURES) - 1),
     ...                  0.1, 80.0, 300.0, 1400.0, 600.0)
@@ -298,8 +301,9 @@ class JointWeights:
     2250.0
     >>> round(math.sqrt(j.game_variance(30, 30)))
     409
-    >>> round(math.sqrt(JointWeights.from_dict({**j.to_dict(), "scale": 0.9}).game_variance(30, 30)))
-    368
+    >>> narrowed = JointWeights.from_dict({**j.to_dict(), "scale": 0.9})
+    >>> round(math.sqrt(narrowed.game_variance(30, 30))), round(narrowed.factor(1), 2), round(narrowed.factor(9), 3)
+    (368, 0.9, 0.989)
     """
 
     intercept: float
@@ -319,10 +323,15 @@ class JointWeights:
         return (self.intercept + float(sum(map(operator.mul, self.own, sums))) / (FIXED * n)
                 + float(sum(map(operator.mul, self.opponent, theirs))) / (FIXED * m) + self.opponent_elo * elo)
 
-    def game_variance(self, n: int, m: int) -> float:
-        """A game's noise (Elo², before the level's scale): the day, ``n`` of the player's moves, ``m`` of theirs."""
-        return self.scale**2 * (self.sigma_day**2 + self.sigma_move**2 / max(n, 1)
-                                + self.sigma_move_opponent**2 / max(m, 1))
+    def factor(self, games: int = 1) -> float:
+        """The factor on the games' parts of ``games`` games read jointly: √(1 + (scale² − 1)/k) (:attr:`scale`)."""
+        return math.sqrt(max(1.0 + (self.scale**2 - 1.0) / max(games, 1), 0.0))
+
+    def game_variance(self, n: int, m: int, games: int = 1) -> float:
+        """A game's noise (Elo², before the level's scale): the day, ``n`` of the player's moves, ``m`` of theirs;
+        ``games``: of a player's so many games (:meth:`factor`)."""
+        return self.factor(games) ** 2 * (self.sigma_day**2 + self.sigma_move**2 / max(n, 1)
+                                          + self.sigma_move_opponent**2 / max(m, 1))
 
     def to_dict(self) -> dict[str, Any]:
         return {"intercept": self.intercept, "own": list(self.own), "opponent": list(self.opponent),
@@ -438,12 +447,13 @@ class QualityModel:
             return None
         out = []
         j = self.joint
+        k = sum(1 for _, n in stats.per_game if n > 0)
         for i, (sums, n) in enumerate(stats.per_game):
             if n <= 0:
                 continue
             opp = stats.opponents[i] if stats.opponents else None
             if j is not None and opp is not None and opp[1] > 0:
-                out.append((1.0 / j.game_variance(n, opp[1]), j.score(sums, n, opp), True))
+                out.append((1.0 / j.game_variance(n, opp[1], k), j.score(sums, n, opp), True))
             else:
                 out.append((1.0 / (self.sigma_day**2 + self.sigma_move**2 / n), self._game_mean(sums, n), False))
         return out or None
@@ -567,7 +577,7 @@ class QualityModel:
         j = self.joint if joint else None
         persist = self.sigma_persist if j is None else j.sigma_persist
         per_games = (self.sigma_day**2 / k + self.sigma_move**2 / n if j is None
-                     else j.scale**2 * (j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n))
+                     else j.factor(k) ** 2 * (j.sigma_day**2 / k + (j.sigma_move**2 + j.sigma_move_opponent**2) / n))
         return (persist * self.noise_scale(elo, True, joint)) ** 2 + per_games * self.noise_scale(elo, False, joint) ** 2
 
     def games_to(self, positions: int, games: int, half_width: float = TARGET_HALF_WIDTH, elo: float | None = None,
@@ -594,10 +604,11 @@ class QualityModel:
             return None
         k2 = self.noise_scale(elo, False, j is not None) ** 2
         day, move = ((self.sigma_day**2, self.sigma_move**2) if j is None
-                     else (j.scale**2 * j.sigma_day**2, j.scale**2 * (j.sigma_move**2 + j.sigma_move_opponent**2)))
+                     else (j.sigma_day**2, j.sigma_move**2 + j.sigma_move_opponent**2))
 
         def there(extra: int) -> bool:  # the variance falls with every further game (as :meth:`variance`)
-            v = persist**2 + k2 * (day / (games + extra) + move / max(int(round(positions + extra * per_game)), 1))
+            f2 = 1.0 if j is None else j.factor(games + extra) ** 2
+            v = persist**2 + k2 * f2 * (day / (games + extra) + move / max(int(round(positions + extra * per_game)), 1))
             return (v if shown is None else shown(v, extra)) <= target
 
         if not there(500):
@@ -1143,11 +1154,13 @@ def _joint_noise(samples: Sequence[GameSample], pairs: Sequence[int | None],
 def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
                  scores: Sequence[Joint | None], target: float = 0.95,
                  read_at: Callable[[float, float, float, float, float], float] | None = None) -> float:
-    """:attr:`JointWeights.scale`: the factor on a game's parts with which the joint reading's single-game 95%
-    intervals, as :meth:`QualityModel.estimate` makes them (:meth:`QualityModel.interval`: they cover a rating r
-    when the error is within 1.96·sd(r)), cover ``target`` of the out-of-fold games' ratings; 1 with fewer than 50
-    such games. ``read_at(error, persistent variance, game variance, rating, factor)``: the level whose noise
-    an interval reads instead of the rating's (an alternative reading, measured by ``bench/quality_alternatives.py``)."""
+    """A factor on a game's parts with which the joint reading's single-game 95% intervals, as
+    :meth:`QualityModel.estimate` makes them (:meth:`QualityModel.interval`: they cover a rating r when the error is
+    within 1.96·sd(r)), cover ``target`` of **every** out-of-fold game's rating, shown or not; 1 with fewer than 50
+    such games. The fit's own (:attr:`JointWeights.scale`) is :func:`_joint_calibration`'s, on the intervals shown;
+    this one is the alternatives' of ``bench/quality_alternatives.py``. ``read_at(error, persistent variance, game
+    variance, rating, factor)``: the level whose noise an interval reads instead of the rating's (an alternative
+    reading, measured by ``bench/quality_alternatives.py``)."""
     j = model.joint
     if j is None:
         return 1.0
@@ -1180,6 +1193,104 @@ def _joint_scale(model: QualityModel, samples: Sequence[GameSample], pairs: Sequ
         mid = (lo + hi) / 2.0
         lo, hi = (lo, mid) if coverage(mid) >= target else (mid, hi)
     return hi
+
+
+_BANDS = (1800.0, 2200.0, 2500.0)
+"""The bands of rating whose single games' coverage the games' slope by level evens (:func:`_joint_calibration`)."""
+
+
+def _joint_rows(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
+                scores: Sequence[Joint | None]) -> np.ndarray:
+    """(error, persistent variance, the game's variance before its factor, rating) of each out-of-fold game read
+    jointly with at least :data:`MIN_POSITIONS` counted moves (what an estimate needs), one row each."""
+    j = model.joint
+    rows: list[tuple[float, float, float, float]] = []
+    for i, k in enumerate(pairs if j is not None else ()):
+        sc = scores[i]
+        n = len(samples[i].features)
+        if j is None or k is None or sc is None or n < MIN_POSITIONS:
+            continue
+        c, own, opp, slope = sc
+        m = len(samples[k].features)
+        e = (c + float((samples[i].features @ np.array(own)).mean()) + float((samples[k].features @ np.array(opp)).mean())
+             + slope * samples[k].elo - samples[i].elo)
+        rows.append((e, j.sigma_persist**2, j.sigma_day**2 + j.sigma_move**2 / n + j.sigma_move_opponent**2 / m,
+                     samples[i].elo))
+    return np.array(rows, dtype=float).reshape(-1, 4)
+
+
+def _shown_covered(model: QualityModel, rows: np.ndarray, factor: float,
+                   level: tuple[float, float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each single game of ``rows`` (:func:`_joint_rows`) would show its interval (no wider than the
+    ratings fitted on) and whether it covers the rating, with ``factor`` on the games' parts and the noise by
+    ``level`` (b, a, b_p, a_p): :meth:`QualityModel.interval` for all the games at once."""
+    e, p, g, elo = rows.T
+    b, a, bp, ap = level
+
+    def sd(r: np.ndarray) -> np.ndarray:
+        x = (np.clip(r, model.elo_min, model.elo_max) - 2000.0) / 1000.0
+        out: np.ndarray = np.sqrt(p * np.exp(2.0 * (bp + ap * x)) + factor**2 * g * np.exp(2.0 * (b + a * x)))
+        return out
+
+    est = elo + e
+    reach = _Z95 * np.maximum(sd(np.full_like(est, model.elo_min)), sd(np.full_like(est, model.elo_max))) + 1.0
+    ends = []
+    for sign in (-1.0, 1.0):
+        near, far = np.zeros_like(est), reach.copy()
+        for _ in range(40):
+            mid = (near + far) / 2.0
+            inside = mid <= _Z95 * sd(est + sign * mid)
+            near, far = np.where(inside, mid, near), np.where(inside, far, mid)
+        ends.append(est + sign * (near + far) / 2.0)
+    return ends[1] - ends[0] <= model.elo_max - model.elo_min, (ends[0] <= elo) & (elo <= ends[1])
+
+
+def _joint_calibration(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
+                       scores: Sequence[Joint | None], target: float = 0.95) -> JointWeights:
+    """The joint reading with its games' slope by level and :attr:`JointWeights.scale` set on coverage of its
+    out-of-fold single games (:meth:`QualityModel.interval`), unchanged with fewer than 50 of them.
+
+    The maximum-likelihood slope fits the games' variance by level, not their coverage (too narrow for club players,
+    too wide above); so first the slope (its own noise by level only, :attr:`JointWeights.noise_level`, in steps of
+    0.1 within ±0.4 of the likelihood's) with which every game's interval, the factor fitted for it, covers alike
+    in the four bands (<1800, 1800–2200, 2200–2500, 2500+: the least sum over the bands of games × (coverage −
+    95%)²). Then the factor with which the intervals **shown** (no wider than the ratings fitted on) cover
+    ``target``: what the user sees. The games left without one are the weak readings of strong players and the
+    strong readings of weak ones, so a factor fitted on every game leaves those shown covering more than 95%."""
+    j = model.joint
+    if j is None:
+        raise ValueError("_joint_calibration: the model has no joint reading")
+    rows = _joint_rows(model, samples, pairs, scores)
+    if len(rows) < 50:
+        return j
+    level = j.noise_level
+    elo = rows[:, 3]
+    bands = np.digitize(elo, _BANDS)
+
+    def fitted(lv: tuple[float, float, float, float], shown_only: bool) -> float:
+        def coverage(f: float) -> float:
+            shown, covered = _shown_covered(model, rows, f, lv if level is not None else model.noise_level)
+            mask = shown if shown_only else np.ones_like(shown)
+            return float(covered[mask].mean()) if mask.any() else 1.0
+
+        lo, hi = 0.3, 3.0
+        for _ in range(25):  # coverage grows with the factor
+            mid = (lo + hi) / 2.0
+            lo, hi = (lo, mid) if coverage(mid) >= target else (mid, hi)
+        return hi
+
+    if level is not None:
+        best: tuple[float, tuple[float, float, float, float]] | None = None
+        for c in np.arange(-0.4, 0.41, 0.1):
+            lv = (level[0], level[1] + float(c), level[2], level[3])
+            _, covered = _shown_covered(model, rows, fitted(lv, False), lv)
+            dev = sum(float((bands == i).sum()) * (float(covered[bands == i].mean()) - target) ** 2
+                      for i in range(len(_BANDS) + 1) if (bands == i).any())
+            if best is None or dev < best[0]:
+                best = (dev, lv)
+        level = level if best is None else best[1]
+    return dataclasses.replace(j, scale=fitted(level if level is not None else model.noise_level, True),
+                               noise_level=level)
 
 
 def _level_bias(samples: Sequence[GameSample], pairs: Sequence[int | None], scores: Sequence[tuple[float, np.ndarray]],
@@ -1237,8 +1348,9 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
     themselves at a player's rating and an event's own shift (in sample, σ_p came out at half of
     what unseen events show). ``by_level``: also fit how the noise scales with the player's level
     (:attr:`QualityModel.noise_level`; False: one pooled noise). ``opponents``: also fit the joint reading of a
-    game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``); ``calibrate_joint``: and the factor
-    on its games' noise that makes its out-of-fold single-game intervals cover 95% (:attr:`JointWeights.scale`);
+    game's two sides (:attr:`QualityModel.joint`, from the samples' ``game``); ``calibrate_joint``: and its games' slope by
+    level and the factor on one game's noise with which its out-of-fold single-game intervals shown cover 95%
+    (:func:`_joint_calibration`, :attr:`JointWeights.scale`);
     ``level_bias``: and the out-of-fold errors' trend by level, taken off the point (:attr:`QualityModel.level_bias`);
     ``joint_level``: the joint reading's noise by level fitted on its own out-of-fold errors
     (:attr:`JointWeights.noise_level`; False: the single side's).
@@ -1304,5 +1416,4 @@ def fit_quality_model(samples: Sequence[GameSample], profile: str, use: Sequence
             model.joint, noise_level=_joint_level_noise(samples, pairs, joint_scores, noise)))
     if model.joint is None or not calibrate_joint:
         return model
-    scale = _joint_scale(model, samples, pairs, joint_scores)
-    return dataclasses.replace(model, joint=dataclasses.replace(model.joint, scale=scale))
+    return dataclasses.replace(model, joint=_joint_calibration(model, samples, pairs, joint_scores))
