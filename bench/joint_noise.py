@@ -8,13 +8,14 @@ Each fold's fit is made once; the variants differ only in the joint reading's ga
 
 * ``shipped`` — the slope that evens every game's coverage over the four bands, the factor on the intervals shown,
   fading over k games as √(1 + (scale² − 1)/k) (:func:`~livemon.rating.quality._joint_calibration`);
-* ``every_game`` — the likelihood's slope, the factor on every game's interval, shown or not, the same for one
-  game and many;
+* ``every_game`` — the likelihood's slope, the factor on every game's interval, shown or not (also those of fewer
+  counted moves than an estimate needs), the same for one game and many;
 * ``shown`` — the likelihood's slope, the factor on the intervals shown, the same for one game and many;
 * ``shown_fading`` — the likelihood's slope, the factor on the intervals shown, fading over k games;
 * ``slope_shown`` — the slope evened over the bands, the factor on the intervals shown, the same for one game and
   many;
-* ``slope_every_game`` — the slope evened over the bands, the factor on every game's interval, not fading.
+* ``slope_every_game`` — the slope evened over the bands, the factor on every game's interval (of as many counted
+  moves as an estimate needs), not fading.
 
 Per game, per player-event of 5+ and 7+ games (``bench/validity.py``'s units): MAE, bias by band, the coverage and
 width of the intervals shown, by band. Usage::
@@ -51,6 +52,7 @@ _calibration = q._joint_calibration
 
 def _capture(model: QualityModel, samples: Any, pairs: Any, scores: Any, target: float = 0.95) -> Any:
     _captured["rows"] = q._joint_rows(model, samples, pairs, scores)
+    _captured["every_row"] = q._joint_rows(model, samples, pairs, scores, min_positions=1)
     _captured["ml"] = model.joint
     return _calibration(model, samples, pairs, scores, target)
 
@@ -68,7 +70,7 @@ def folds(sides: list[fq.Side]) -> dict[str, dict[str, Any]]:
     for key, train in plan:
         m = fit_quality_model(fq.samples(train), PROFILE, FEATURES, 0.5, fq.BOOK_MOVES, fq.EVAL_BOUND, "", 0,
                               level_bias=False, joint_level=fq.JOINT_LEVEL)
-        out[key] = {"model": m, "ml": _captured["ml"], "rows": _captured["rows"]}
+        out[key] = {"model": m, "ml": _captured["ml"], "rows": _captured["rows"], "every_row": _captured["every_row"]}
         print(f"  {key}: scale {m.joint.scale:.3f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     return out
 
@@ -102,7 +104,7 @@ def variant(fold: dict[str, Any], name: str) -> tuple[QualityModel, bool]:
     ml = fold["ml"]
     assert m.joint is not None and ml.noise_level is not None and m.joint.noise_level is not None
     level = m.joint.noise_level if name.startswith("slope") else ml.noise_level
-    f = _factor(fold["rows"], m, level, "shown" in name)
+    f = _factor(fold["every_row" if name == "every_game" else "rows"], m, level, "shown" in name)
     return dataclasses.replace(m, joint=dataclasses.replace(m.joint, scale=f, noise_level=level)), name == "shown_fading"
 
 

@@ -1200,15 +1200,16 @@ _BANDS = (1800.0, 2200.0, 2500.0)
 
 
 def _joint_rows(model: QualityModel, samples: Sequence[GameSample], pairs: Sequence[int | None],
-                scores: Sequence[Joint | None]) -> np.ndarray:
+                scores: Sequence[Joint | None], min_positions: int = MIN_POSITIONS) -> np.ndarray:
     """(error, persistent variance, the game's variance before its factor, rating) of each out-of-fold game read
-    jointly with at least :data:`MIN_POSITIONS` counted moves (what an estimate needs), one row each."""
+    jointly with at least ``min_positions`` counted moves (:data:`MIN_POSITIONS`: what an estimate needs), one row
+    each."""
     j = model.joint
     rows: list[tuple[float, float, float, float]] = []
     for i, k in enumerate(pairs if j is not None else ()):
         sc = scores[i]
         n = len(samples[i].features)
-        if j is None or k is None or sc is None or n < MIN_POSITIONS:
+        if j is None or k is None or sc is None or n < max(min_positions, 1):
             continue
         c, own, opp, slope = sc
         m = len(samples[k].features)
