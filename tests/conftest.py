@@ -462,6 +462,19 @@ def _reap_zombies() -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
+def ended_with_parent(pids: list[int], timeout: float = 10.0) -> list[int]:
+    """Those of ``pids`` (descendants of a process just killed, re-parented to this subreaper) still running after
+    ``timeout`` s: a monitor's TTT worker asks the kernel to kill it with its parent, and multiprocessing's helpers
+    end when their last user does; the zombies they leave are reaped here."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _reap_zombies()
+        alive = [pid for pid in pids if descendants().get(pid, ("Z",))[0] != "Z"]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
 def _own_helpers() -> set[int | None]:
     """multiprocessing's resource tracker and process server of this very process: they end with pytest, they
     are no leftovers."""
