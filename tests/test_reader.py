@@ -150,6 +150,8 @@ def test_each_ply_is_written_with_python_chess_san_and_fen_and_the_end_board() -
                 board.push(move)
             assert read.written == want, name
             assert read.end.fen() == board.fen()
+            later = read_pgn(chunk, write_from=10)  # the plies a tracker holds already are not written again
+            assert later is not None and later.written_from == min(10, len(want)) and later.written == want[10:]
             sans = " ".join(s for s, _ in want)
             seen["960"] += board.chess960
             for mark in ("#", "+", "=", "O-O"):

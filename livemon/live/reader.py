@@ -89,8 +89,10 @@ class Read:
     sans: int = 0
     """SAN tokens parsed: the work the read did."""
     written: list[tuple[str, str]] = field(default_factory=list)
-    """The plies as the core is sent them: ``(SAN, FEN before it)`` each, made while the parser stood on the
-    board before the move (its SAN's check or mate suffix once the parser has played it)."""
+    """The plies from :attr:`written_from` on as the core is sent them: ``(SAN, FEN before it)`` each, made while
+    the parser stood on the board before the move (its SAN's check or mate suffix once the parser has played it)."""
+    written_from: int = 0
+    """The index of the first ply :attr:`written` holds (those before it were sent already)."""
     end: chess.Board | None = None
     """The board after the plies read (the parser's own), None after an error or dropped DGT moves."""
 
@@ -158,8 +160,9 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
     the game's start.
     """
 
-    def __init__(self, resume: chess.Board | None = None) -> None:
+    def __init__(self, resume: chess.Board | None = None, write_from: int = 0) -> None:
         self._resume = resume
+        self._write_from = write_from
         self._headers = chess.pgn.Headers()  # python-chess's defaults, as its GameBuilder gives them
         self._start: chess.Board | None = None
         self._moves: list[tuple[str, chess.Color]] = []  # (uci, side to move after it)
@@ -240,10 +243,11 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         if not move:
             self._error = chess.IllegalMoveError(f"null move at ply {len(self._moves) + 1} in {board.fen()}")
             return
+        if len(self._moves) >= self._write_from:
+            # Board.san without its look-ahead push: the suffix is read on the board the parser makes next
+            self._written.append((board._algebraic_without_suffix(move), fast_fen(board)))
+            self._suffix_due = True
         self._moves.append((move.uci(), not board.turn))
-        # Board.san without its look-ahead push: the suffix is read on the board the parser makes next
-        self._written.append((board._algebraic_without_suffix(move), fast_fen(board)))
-        self._suffix_due = True
         self._comments.append([])
 
     def _add_suffix(self, board: chess.Board) -> None:
@@ -276,14 +280,16 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         start_eval = comment_eval(start_comment, start.turn) if start_comment else None
         resumable = (self._after_star and error is None and not dropped and not self._variations)
         return Read(self._headers, start, plies, start_eval, error, dropped, resumable, self._sans, self._written,
-                    self._board if error is None and not dropped and self._tail is None else None)
+                    written_from=min(self._write_from, len(plies)),
+                    end=self._board if error is None and not dropped and self._tail is None else None)
 
 
-def read_pgn(chunk: str) -> Read | None:
+def read_pgn(chunk: str, write_from: int = 0) -> Read | None:
     """One game's PGN text (a chunk of :func:`livemon.live.pgn.split_games`) read from its start; None when
-    the text holds no game. python-chess's own failures (truly broken input) are a :attr:`Read.error`."""
+    the text holds no game. python-chess's own failures (truly broken input) are a :attr:`Read.error`.
+    ``write_from``: the plies sent already, whose SAN and FEN are not written (:attr:`Read.written`)."""
     try:
-        read = chess.pgn.read_game(io.StringIO(chunk), Visitor=PlyReader)
+        read = chess.pgn.read_game(io.StringIO(chunk), Visitor=lambda: PlyReader(write_from=write_from))
     except Exception as exc:  # python-chess raises only on truly broken input
         return Read(chess.pgn.Headers({}), chess.Board(), error=ValueError(f"unreadable PGN ({exc})"))
     if read is not None and read.resumable:

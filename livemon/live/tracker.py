@@ -103,7 +103,8 @@ class Snapshot:
     read: bool = False  # its plies were read on a board from its start (the reader's): legal there, not re-checked
     resume_at: int | None = None  # where its text may be cut to be resumed (reader.resume_point); None: it may not
     sans: int = 0  # SAN tokens parsed to read it (the reader's work)
-    written: Sequence[tuple[str, str]] = ()  # read: each ply's SAN and FEN before it (Read.written)
+    written: Sequence[tuple[str, str]] = ()  # read: each ply's SAN and FEN before it from written_from on
+    written_from: int = 0  # (Read.written, Read.written_from)
     end: chess.Board | None = None  # read: the board after all its plies (the reader's own, handed over)
 
 
@@ -142,7 +143,8 @@ def snapshot_of_game(game: chess.pgn.Game, complete: bool = True) -> Snapshot:
     return snap
 
 
-def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Snapshot | BadSnapshot | None:
+def parse_chunk(chunk: str, complete: bool | None = None, label: str = "",
+                write_from: int = 0) -> Snapshot | BadSnapshot | None:
     """One game's PGN text (a chunk from :func:`split_games`) read by :func:`~livemon.live.reader.read_pgn`.
 
     ``complete`` None means: complete iff the text ends in a result or ``*``. Returns None for text with no
@@ -150,7 +152,7 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     """
     if complete is None:
         complete = is_terminated(chunk)
-    read = read_pgn(chunk)
+    read = read_pgn(chunk, write_from)
     if read is None:
         return None
     headers = dict(read.headers)
@@ -163,7 +165,7 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
     snap = Snapshot(headers, read.plies, complete, fen, board.chess960, start_eval=sane_eval(read.start_eval),
                     read=True, resume_at=resume_point(chunk) if read.resumable else None, sans=read.sans,
-                    written=read.written, end=read.end)
+                    written=read.written, written_from=read.written_from, end=read.end)
     if read.dropped:
         snap.note = (f"dropping DGT end-of-game king move(s) {' '.join(read.dropped)} in {headers.get('White', '?')} - "
                      f"{headers.get('Black', '?')} (illegal after {len(snap.plies)} plies)")
@@ -401,7 +403,8 @@ class GameTracker:
                          tail_ok: bool) -> list[Message]:
         """The whole chunk read from the game's start (every SAN parsed) and diffed against what was sent."""
         self.parsed += 1
-        parsed = parse_chunk(chunk, complete, label)
+        known = self._games.get(gid)  # the plies sent already need no SAN or FEN written
+        parsed = parse_chunk(chunk, complete, label, known.plies if known is not None else 0)
         if parsed is None:
             return []
         if isinstance(parsed, BadSnapshot):
@@ -465,12 +468,13 @@ class GameTracker:
         return list(new)
 
     def _written_events(self, gid: str, plies: Sequence[Ply], written: Sequence[tuple[str, str]], first: int,
-                        start_eval: int | None, before: int = 0) -> list[MoveEvent]:
-        """The MoveEvents of ``plies[first:]`` from the reader's ``written`` SANs and FENs (the game's ply
-        ``before`` + 1 is ``plies[0]``); ``start_eval`` goes with the game's first ply."""
+                        start_eval: int | None, before: int = 0, written_from: int = 0) -> list[MoveEvent]:
+        """The MoveEvents of ``plies[first:]`` from the reader's ``written`` SANs and FENs (of ``plies`` from
+        ``written_from`` on; the game's ply ``before`` + 1 is ``plies[0]``); ``start_eval`` goes with the game's
+        first ply."""
         new: list[MoveEvent] = []
         for i in range(first, len(plies)):
-            ply, (san, fen) = plies[i], written[i]
+            ply, (san, fen) = plies[i], written[i - written_from]
             cp = sane_eval(ply.eval_cp)
             n = before + i
             new.append(MoveEvent(gid, n + 1, ply.uci, san, fen, ply.clock, ply.emt, cp, self.feed,
@@ -517,11 +521,12 @@ class GameTracker:
         if rollback and not snap.complete:
             return []  # a cut or half-written game: not a correction
         # a ply list of UCI moves (not read from PGN on this start) is read on the board before anything changes
-        if snap.read and _same_start(state.start, snap) and len(snap.written) == len(snap.plies):
+        if (snap.read and _same_start(state.start, snap) and snap.written_from <= p
+                and snap.written_from + len(snap.written) == len(snap.plies)):
             # read from this start by the reader, which wrote each ply's SAN and FEN: nothing to replay
             board = (snap.end if snap.end is not None and len(plies) == len(snap.plies)
                      else _pushed(state.board_at(p), plies[p:]))
-            new = self._written_events(gid, plies, snap.written, p, snap.start_eval)
+            new = self._written_events(gid, plies, snap.written, p, snap.start_eval, 0, snap.written_from)
         else:
             board = state.board_at(p)
             if not (snap.read and _same_start(state.start, snap)):
