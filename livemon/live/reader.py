@@ -279,9 +279,11 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         start_comment = " ".join(filter(None, self._start_comment))
         start_eval = comment_eval(start_comment, start.turn) if start_comment else None
         resumable = (self._after_star and error is None and not dropped and not self._variations)
+        end = self._board if error is None and not dropped and self._tail is None else None
+        if end is not None:
+            end.clear_stack()  # handed over to be kept (a tracker's live game): the position, not the game's moves
         return Read(self._headers, start, plies, start_eval, error, dropped, resumable, self._sans, self._written,
-                    written_from=min(self._write_from, len(plies)),
-                    end=self._board if error is None and not dropped and self._tail is None else None)
+                    written_from=min(self._write_from, len(plies)), end=end)
 
 
 def read_pgn(chunk: str, write_from: int = 0) -> Read | None:
