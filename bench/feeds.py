@@ -10,7 +10,7 @@ them in this text). Two shapes, both timed inside the tracker only (the texts ar
 - **stream**: only the changed games' whole PGN, one ``update_chunk`` each (the lichess round stream).
 
 The reference is the same tracker with ``append_only=False`` (every changed game parsed whole by
-python-chess, every SAN replayed), fed the same texts in the same process; both must give the same
+python-chess from its first SAN), fed the same texts in the same process; both must give the same
 messages (checked).
 
     python bench/feeds.py [--games 500] [--changed 220] [--moves 20000]

@@ -45,7 +45,7 @@ from livemon.io.engine import EngineError, UciEngine
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store, StoreError, open_monitor_store
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, descendants, real, write_fake_engine
+from tests.conftest import REPO, descendants, ended_with_parent, real, write_fake_engine
 
 BYRNE = "byrne_fischer_1956_pgnmentor.pgn"
 
@@ -489,12 +489,10 @@ def test_second_monitor_on_one_store_is_refused_with_one_line(tmp_path, fake_eng
                                            "stop it, or give this one its own store (--store)")
         with pytest.raises(StoreError, match="in use by another monitor"):
             open_monitor_store(StoreConfig(path=str(db)))
-        orphans = [pid for pid, (_, cmd) in descendants(first.pid).items() if "multiprocessing" in cmd]
+        helpers = [pid for pid, (_, cmd) in descendants(first.pid).items() if "multiprocessing" in cmd]
         first.kill()  # even a SIGKILL releases the lock (the kernel drops the flock)
         first.wait()
-        for pid in orphans:  # its TTT worker outlives it until the ttt branch lands (see test_monitor)
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        assert helpers and ended_with_parent(helpers) == []  # its TTT worker and multiprocessing's helpers go with it
     finally:
         if first.poll() is None:
             first.kill()

@@ -67,9 +67,13 @@ def test_real_games_move_by_move_give_the_full_parse_messages() -> None:
     fast, full = pair()
     longest = max(len(ln) for ln in lines)
     moves = evals = clocks = 0
+    rendered: dict[tuple[int, int], str] = {}  # a game that has stopped growing is written as it was at its end
     for ply in range(longest + 1):
-        text = "".join(render(g, ln[:ply], g.headers["Result"] if ply == longest else "*")
-                       for g, ln in zip(games, lines))
+        for k, ln in enumerate(lines):
+            if (k, min(ply, len(ln))) not in rendered or ply == longest:
+                rendered[k, min(ply, len(ln))] = render(games[k], ln[:ply], games[k].headers["Result"]
+                                                        if ply == longest else "*")
+        text = "".join(rendered[k, min(ply, len(ln))] for k, ln in enumerate(lines))
         a = fast.update_text(text, source="round.pgn", final=False, view="round.pgn")
         b = full.update_text(text, source="round.pgn", final=False, view="round.pgn")
         assert a == b, f"ply {ply}"

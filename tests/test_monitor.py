@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import json
 import os
@@ -21,7 +20,7 @@ from livemon.cli import main
 from livemon.config import Config
 from livemon.live.pgn import split_games
 from livemon.io.store import Store
-from tests.conftest import REPO, descendants, real
+from tests.conftest import REPO, descendants, ended_with_parent, real
 
 
 def london_games(tmp_path: Path, n: int) -> Path:
@@ -133,15 +132,10 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(capsys, tmp_path, roun
             with Store(db) as s:
                 if s.analyses.count() > 100:  # of ~350
                     break
-    orphans = [pid for pid, (_, cmd) in descendants(proc.pid).items() if "multiprocessing" in cmd]
+    helpers = [pid for pid, (_, cmd) in descendants(proc.pid).items() if "multiprocessing" in cmd]
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    # The killed monitor's TTT worker (and multiprocessing's resource tracker it holds open) outlive it
-    # until the worker watches its parent (issue 13, the ttt branch): ended here so that the session-end
-    # check of conftest catches any *other* leftover. Remove this once the worker dies with its parent.
-    for pid in orphans:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+    assert helpers and ended_with_parent(helpers) == []  # its TTT worker and multiprocessing's helpers go with it
     with Store(db) as s:
         searched_before = s.analyses.count()
         stored_moves = sum(len(m) for _, _, m in s.games.load())

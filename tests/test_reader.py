@@ -3,6 +3,7 @@ a growing game costs its new moves per poll, and a bad move in a feed is one cle
 
 from __future__ import annotations
 
+import io
 import itertools
 import time
 from typing import Iterator
@@ -128,3 +129,36 @@ def test_an_illegal_move_in_a_feed_is_one_clear_line() -> None:
     assert "Carlsen" in line or "Nakamura" in line or " - " in line
     out = t.update_text("\n".join(chunks), source="round.pgn", view="round.pgn")  # corrected: read
     assert sum(isinstance(m, GameInfo) for m in out) == 1 and not any(isinstance(m, FeedError) for m in out)
+
+
+def test_each_ply_is_written_with_python_chess_san_and_fen_and_the_end_board() -> None:
+    """The reader writes each ply's SAN and FEN while it parses (no replay): they are python-chess's ``Board.san``
+    and ``Board.fen`` of the board before the move, check and mate suffixes, castling, promotions, en passant
+    and Chess960 included, on real games; the board it hands over is the one after the last ply, whole reads
+    and resumed ones alike."""
+    seen = {"960": 0, "#": 0, "+": 0, "=": 0, "O-O": 0}
+    for name in FILES:
+        chunks = [c for c, _ in split_games((REAL / name).read_text(encoding="utf-8"))]
+        for chunk in chunks[:6] + [c for c in chunks[6:] if "Chess960" in c or "#" in c][:6]:
+            read = read_pgn(chunk)
+            assert read is not None and read.error is None and read.end is not None
+            board = read.start.copy()
+            want = []
+            for ply in read.plies:
+                move = chess.Move.from_uci(ply.uci)
+                want.append((board.san(move), board.fen()))
+                board.push(move)
+            assert read.written == want, name
+            assert read.end.fen() == board.fen()
+            later = read_pgn(chunk, write_from=10)  # the plies a tracker holds already are not written again
+            assert later is not None and later.written_from == min(10, len(want)) and later.written == want[10:]
+            sans = " ".join(s for s, _ in want)
+            seen["960"] += board.chess960
+            for mark in ("#", "+", "=", "O-O"):
+                seen[mark] += mark in sans
+            if len(read.plies) > 10:  # resumed at ply 10: the same SANs and FENs after it
+                game = chess.pgn.read_game(io.StringIO(chunk))
+                core = prefix(game, 10)
+                got = read_from(prefix(game, len(read.plies))[resume_point(core):], read_pgn(core).end)
+                assert got.written == want[10:] and got.end is not None and got.end.fen() == board.fen()
+    assert min(seen.values()) >= 3, seen

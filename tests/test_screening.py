@@ -217,3 +217,27 @@ def test_position_expectation_is_the_sums_written_out_bit_for_bit():
         assert (got.p0, got.loss_mean, got.loss_var, got.loss, got.dp0, got.dloss) == (
             p0, mu, max(sum(pi * x * x for pi, x in zip(p, loss)) - mu * mu, 0.0), loss[d.played], p0 * a_mean,
             a_mean * mu - sum(pi * ai * x for pi, ai, x in zip(p, a, loss)))
+
+
+def test_expectation_columns_are_position_expectation_bit_for_bit_on_random_decisions():
+    """The column form (a flush's recount) gives each decision's floats exactly as the scalar form (the per-move
+    path): both feed one player's screening numbers, so a last-bit difference would make live ≠ batch."""
+    import random
+
+    from livemon.rating.agent import Decision
+    from livemon.rating.screening import expectation_columns, position_expectation
+
+    rng = random.Random(5)
+    fields = ("p0", "loss_mean", "loss_var", "matched", "loss", "dp0", "dloss")
+    for _ in range(60):
+        decisions = []
+        for _ in range(rng.randint(1, 40)):  # mixed candidate counts: one column group per count
+            k = rng.randint(1, 6)
+            values = tuple(rng.choice([rng.randint(-3900, 3900), 0, 25, -25]) / 100.0 for _ in range(k))  # ties too
+            decisions.append(Decision(values, rng.randrange(k)))
+        c = rng.choice([0.0, rng.uniform(0, 3), rng.uniform(0, 12)])
+        cols = expectation_columns(decisions, c)
+        for i, d in enumerate(decisions):
+            want = position_expectation(d, c)
+            got = tuple(getattr(cols, f)[i].item() for f in fields)
+            assert got == tuple(getattr(want, f) for f in fields), (d, c)

@@ -48,6 +48,7 @@ import chess.pgn
 
 from livemon.live.fields import sane_seconds
 from livemon.live.pgn import unescape_tag
+from livemon.live.values import fast_fen
 from livemon.rating.evaluation import score_cp
 
 _KING_MOVE = re.compile(r"^Kx?[a-h][1-8][+#]?[!?]*$")
@@ -88,10 +89,12 @@ class Read:
     sans: int = 0
     """SAN tokens parsed: the work the read did."""
     written: list[tuple[str, str]] = field(default_factory=list)
-    """A resumed read's plies as the core is sent them: ``(SAN, FEN before it)`` each (empty for a whole read,
-    where only the plies not sent before need them)."""
+    """The plies from :attr:`written_from` on as the core is sent them: ``(SAN, FEN before it)`` each, made while
+    the parser stood on the board before the move (its SAN's check or mate suffix once the parser has played it)."""
+    written_from: int = 0
+    """The index of the first ply :attr:`written` holds (those before it were sent already)."""
     end: chess.Board | None = None
-    """A resumed read's board after its plies (the parser's own)."""
+    """The board after the plies read (the parser's own), None after an error or dropped DGT moves."""
 
     def board(self) -> chess.Board:
         """The board after the plies read (replayed from :attr:`start`: the plies are legal there)."""
@@ -157,12 +160,14 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
     the game's start.
     """
 
-    def __init__(self, resume: chess.Board | None = None) -> None:
+    def __init__(self, resume: chess.Board | None = None, write_from: int = 0) -> None:
         self._resume = resume
+        self._write_from = write_from
         self._headers = chess.pgn.Headers()  # python-chess's defaults, as its GameBuilder gives them
         self._start: chess.Board | None = None
         self._moves: list[tuple[str, chess.Color]] = []  # (uci, side to move after it)
-        self._written: list[tuple[str, str]] = []  # resumed: (SAN, FEN before) of each move
+        self._written: list[tuple[str, str]] = []  # (SAN, FEN before) of each move
+        self._suffix_due = False  # the last SAN written still waits for its '+' or '#' (the board after it)
         self._board: chess.Board | None = None  # the parser's board
         self._comments: list[list[str]] = []  # per move: the comments after it
         self._start_comment: list[str] = []
@@ -215,6 +220,8 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         """``Board.parse_san``, with the DGT rule: from the first illegal king move on, every main-line SAN is
         kept aside (a null move stands in for it) to be judged at the end of the game."""
         self._after_star = False
+        if self._suffix_due:
+            self._add_suffix(board)
         if self._tail is not None:
             self._tail.append(san)
             return chess.Move.null()
@@ -236,10 +243,22 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         if not move:
             self._error = chess.IllegalMoveError(f"null move at ply {len(self._moves) + 1} in {board.fen()}")
             return
+        if len(self._moves) >= self._write_from:
+            # Board.san without its look-ahead push: the suffix is read on the board the parser makes next
+            self._written.append((board._algebraic_without_suffix(move), fast_fen(board)))
+            self._suffix_due = True
         self._moves.append((move.uci(), not board.turn))
-        if self._resume is not None:
-            self._written.append((board.san(move), board.fen()))
         self._comments.append([])
+
+    def _add_suffix(self, board: chess.Board) -> None:
+        """The last SAN written gets the suffix ``Board.san`` gives it; ``board``: the board after its move (the
+        parser's, before it plays anything more)."""
+        self._suffix_due = False
+        check = board.is_check()
+        if check or board.is_variant_end():
+            san, fen = self._written[-1]
+            mate = (check and board.is_checkmate()) or board.is_variant_loss() or board.is_variant_win()
+            self._written[-1] = (san + ("#" if mate else "+" if check else ""), fen)
 
     def handle_error(self, error: Exception) -> None:
         self._after_star = False
@@ -247,6 +266,8 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
             self._error = error
 
     def result(self) -> Read:
+        if self._suffix_due and self._board is not None:
+            self._add_suffix(self._board)
         start = self._start if self._start is not None else chess.Board()
         dropped: list[str] = []
         error = self._error
@@ -258,15 +279,19 @@ class PlyReader(chess.pgn.BaseVisitor[Read]):
         start_comment = " ".join(filter(None, self._start_comment))
         start_eval = comment_eval(start_comment, start.turn) if start_comment else None
         resumable = (self._after_star and error is None and not dropped and not self._variations)
+        end = self._board if error is None and not dropped and self._tail is None else None
+        if end is not None:
+            end.clear_stack()  # handed over to be kept (a tracker's live game): the position, not the game's moves
         return Read(self._headers, start, plies, start_eval, error, dropped, resumable, self._sans, self._written,
-                    self._board if self._resume is not None else None)
+                    written_from=min(self._write_from, len(plies)), end=end)
 
 
-def read_pgn(chunk: str) -> Read | None:
+def read_pgn(chunk: str, write_from: int = 0) -> Read | None:
     """One game's PGN text (a chunk of :func:`livemon.live.pgn.split_games`) read from its start; None when
-    the text holds no game. python-chess's own failures (truly broken input) are a :attr:`Read.error`."""
+    the text holds no game. python-chess's own failures (truly broken input) are a :attr:`Read.error`.
+    ``write_from``: the plies sent already, whose SAN and FEN are not written (:attr:`Read.written`)."""
     try:
-        read = chess.pgn.read_game(io.StringIO(chunk), Visitor=PlyReader)
+        read = chess.pgn.read_game(io.StringIO(chunk), Visitor=lambda: PlyReader(write_from=write_from))
     except Exception as exc:  # python-chess raises only on truly broken input
         return Read(chess.pgn.Headers({}), chess.Board(), error=ValueError(f"unreadable PGN ({exc})"))
     if read is not None and read.resumable:

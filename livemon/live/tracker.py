@@ -103,6 +103,9 @@ class Snapshot:
     read: bool = False  # its plies were read on a board from its start (the reader's): legal there, not re-checked
     resume_at: int | None = None  # where its text may be cut to be resumed (reader.resume_point); None: it may not
     sans: int = 0  # SAN tokens parsed to read it (the reader's work)
+    written: Sequence[tuple[str, str]] = ()  # read: each ply's SAN and FEN before it from written_from on
+    written_from: int = 0  # (Read.written, Read.written_from)
+    end: chess.Board | None = None  # read: the board after all its plies (the reader's own, handed over)
 
 
 @dataclass
@@ -140,7 +143,8 @@ def snapshot_of_game(game: chess.pgn.Game, complete: bool = True) -> Snapshot:
     return snap
 
 
-def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Snapshot | BadSnapshot | None:
+def parse_chunk(chunk: str, complete: bool | None = None, label: str = "",
+                write_from: int = 0) -> Snapshot | BadSnapshot | None:
     """One game's PGN text (a chunk from :func:`split_games`) read by :func:`~livemon.live.reader.read_pgn`.
 
     ``complete`` None means: complete iff the text ends in a result or ``*``. Returns None for text with no
@@ -148,7 +152,7 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     """
     if complete is None:
         complete = is_terminated(chunk)
-    read = read_pgn(chunk)
+    read = read_pgn(chunk, write_from)
     if read is None:
         return None
     headers = dict(read.headers)
@@ -160,7 +164,8 @@ def parse_chunk(chunk: str, complete: bool | None = None, label: str = "") -> Sn
     board = read.start
     fen = board.fen() if board.fen() != chess.STARTING_FEN or board.chess960 else None
     snap = Snapshot(headers, read.plies, complete, fen, board.chess960, start_eval=sane_eval(read.start_eval),
-                    read=True, resume_at=resume_point(chunk) if read.resumable else None, sans=read.sans)
+                    read=True, resume_at=resume_point(chunk) if read.resumable else None, sans=read.sans,
+                    written=read.written, written_from=read.written_from, end=read.end)
     if read.dropped:
         snap.note = (f"dropping DGT end-of-game king move(s) {' '.join(read.dropped)} in {headers.get('White', '?')} - "
                      f"{headers.get('Black', '?')} (illegal after {len(snap.plies)} plies)")
@@ -398,7 +403,8 @@ class GameTracker:
                          tail_ok: bool) -> list[Message]:
         """The whole chunk read from the game's start (every SAN parsed) and diffed against what was sent."""
         self.parsed += 1
-        parsed = parse_chunk(chunk, complete, label)
+        known = self._games.get(gid)  # the plies sent already need no SAN or FEN written
+        parsed = parse_chunk(chunk, complete, label, known.plies if known is not None else 0)
         if parsed is None:
             return []
         if isinstance(parsed, BadSnapshot):
@@ -453,17 +459,27 @@ class GameTracker:
         self.sans_read += read.sans
         if read.error is not None or read.dropped or not read.plies or not read.resumable or read.end is None:
             return None  # the whole read says what is wrong (or drops DGT kings), or where to resume next
-        new = []
-        for i, (ply, (san, fen)) in enumerate(zip(read.plies, read.written), tail.plies + 1):
-            cp = sane_eval(ply.eval_cp)
-            new.append(MoveEvent(gid, i, ply.uci, san, fen, ply.clock, ply.emt, cp, self.feed, None,
-                                 ply.eval_mate if cp is not None else None))
+        new = self._written_events(gid, read.plies, read.written, 0, None, tail.plies)
         state.extend([m.uci for m in new], read.end)
         self._plies += len(new)
         self._errors.pop(gid, None)
         self._tails[gid] = Tail(tail.core + suffix[: resume_point(suffix)], len(state.ucis))
         self.fast_applied += 1
         return list(new)
+
+    def _written_events(self, gid: str, plies: Sequence[Ply], written: Sequence[tuple[str, str]], first: int,
+                        start_eval: int | None, before: int = 0, written_from: int = 0) -> list[MoveEvent]:
+        """The MoveEvents of ``plies[first:]`` from the reader's ``written`` SANs and FENs (of ``plies`` from
+        ``written_from`` on; the game's ply ``before`` + 1 is ``plies[0]``); ``start_eval`` goes with the game's
+        first ply."""
+        new: list[MoveEvent] = []
+        for i in range(first, len(plies)):
+            ply, (san, fen) = plies[i], written[i - written_from]
+            cp = sane_eval(ply.eval_cp)
+            n = before + i
+            new.append(MoveEvent(gid, n + 1, ply.uci, san, fen, ply.clock, ply.emt, cp, self.feed,
+                                 start_eval if n == 0 else None, ply.eval_mate if cp is not None else None))
+        return new
 
     def _events(self, gid: str, board: chess.Board, plies: Sequence[Ply], before: int,
                 start_eval: int | None = None) -> list[MoveEvent]:
@@ -505,12 +521,19 @@ class GameTracker:
         if rollback and not snap.complete:
             return []  # a cut or half-written game: not a correction
         # a ply list of UCI moves (not read from PGN on this start) is read on the board before anything changes
-        board = state.board_at(p)
-        if not (snap.read and _same_start(state.start, snap)):
-            bad = _unreadable(board.copy(stack=False), plies, p)
-            if bad is not None:
-                return self._error(gid, f"{gid}: {bad}")
-        new = self._events(gid, board, plies[p:], p, snap.start_eval)
+        if (snap.read and _same_start(state.start, snap) and snap.written_from <= p
+                and snap.written_from + len(snap.written) == len(snap.plies)):
+            # read from this start by the reader, which wrote each ply's SAN and FEN: nothing to replay
+            board = (snap.end if snap.end is not None and len(plies) == len(snap.plies)
+                     else _pushed(state.board_at(p), plies[p:]))
+            new = self._written_events(gid, plies, snap.written, p, snap.start_eval, 0, snap.written_from)
+        else:
+            board = state.board_at(p)
+            if not (snap.read and _same_start(state.start, snap)):
+                bad = _unreadable(board.copy(stack=False), plies, p)
+                if bad is not None:
+                    return self._error(gid, f"{gid}: {bad}")
+            new = self._events(gid, board, plies[p:], p, snap.start_eval)
         if gid not in self._games:
             self._games[gid] = state
             info = game_info(snap.headers, gid)
@@ -715,6 +738,13 @@ def _same_start(start: chess.Board, snap: Snapshot) -> bool:
     if snap.fen is None:
         return start is _STANDARD_START
     return not start.move_stack and start.chess960 == snap.chess960 and start.fen() == snap.fen
+
+
+def _pushed(board: chess.Board, plies: Sequence[Ply]) -> chess.Board:
+    """``board`` with ``plies`` (legal there) played on it."""
+    for ply in plies:
+        board.push(chess.Move.from_uci(ply.uci))
+    return board
 
 
 def _unreadable(board: chess.Board, plies: Sequence[Ply], before: int) -> str | None:

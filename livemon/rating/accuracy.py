@@ -407,7 +407,11 @@ class GameJudge:
     def set(self, j: int, cp: int) -> None:
         """Position ``j`` (after ply j) is worth ``cp`` (White's view)."""
         cps = self._cps
-        if j < len(cps) and cps[j] == cp:
+        n = len(cps)
+        if j < n and cps[j] == cp:
+            return
+        if j == n == self._prefix + 1 == len(self._codes) + 1 and cp != _NO_CP:
+            self._next(j, cp)
             return
         if j >= len(cps):
             cps.extend([_NO_CP] * (j + 1 - len(cps)))
@@ -419,6 +423,21 @@ class GameJudge:
         for ply in (j, j + 1):
             if 1 <= ply < len(cps):
                 self._judge(ply)
+
+    def _next(self, j: int, cp: int) -> None:
+        """:meth:`set` of the position after the newest one, every position before it valued and every ply
+        before it judged (a game scored in order: the live path's every ply): appended and its ply judged at
+        once, as :meth:`_judge` judges it."""
+        self._cps.append(cp)
+        self._prefix = j
+        white = j % 2 == 1
+        accuracy, code = _judge_ply(INITIAL_CP if j == 1 else self._cps[j - 1], cp, white)
+        self._acc.append(accuracy)
+        self._codes.append(code)
+        side = 0 if white else 1
+        self._judged[side] += 1
+        if code and not (self._unclassed >> j) & 1:
+            self._counts[3 * side + code - 1] += 1
 
     def truncate(self, j: int) -> None:
         """Forget the positions from ``j`` on (a correction from ply ``j``)."""
