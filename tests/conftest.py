@@ -484,63 +484,26 @@ def _own_helpers() -> set[int | None]:
             getattr(forkserver._forkserver, "_forkserver_pid", None)}
 
 
-KERNELS_READY = "LIVEMON_TEST_KERNELS_READY"  # a file that exists once TTT's kernels are compiled into numba's cache
-
-
-def _compile_kernels_in_background(config: pytest.Config) -> None:
-    """TTT's kernels compiled once, into numba's cache, by a process of their own started before the test processes:
-    on a fresh clone each test process (and each monitor a test starts) would otherwise compile them at the same
-    time (12–25 s of CPU each). The compile runs while the test processes start and collect, instead of before
-    them; each test process waits for it before its first test (:func:`pytest_runtest_setup`)."""
-    import tempfile
-
-    ready = Path(tempfile.mkdtemp(prefix="livemon-kernels-")) / "ready"
-    os.environ[KERNELS_READY] = str(ready)  # inherited by the test processes, started after this hook
-    code = ("import pathlib, sys\n"
-            "try:\n    from livemon.rating.ttt import compile_kernels\n    compile_kernels()\n"
-            "finally:\n    pathlib.Path(sys.argv[1]).touch()\n")  # written even if it failed: the tests then say why
-    config._livemon_kernels = subprocess.Popen([sys.executable, "-c", code, str(ready)], cwd=REPO)  # type: ignore[attr-defined]
-
-
-_kernels_waited = False
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    global _kernels_waited
-    if _kernels_waited:
-        return
-    _kernels_waited = True
-    ready = os.environ.get(KERNELS_READY)
-    deadline = time.monotonic() + 240
-    while ready and not os.path.exists(ready) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
         config.pluginmanager.register(FileSeconds(config.cache), "livemon-file-seconds")
     if not hasattr(config, "workerinput"):
-        # livemon's bytecode written once, here, before the test processes and the processes they start all
-        # compile it at the same time (on a fresh clone; a no-op once written)
+        # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
+        # (and each monitor a test starts) would otherwise compile them again at the same time (~12 s of CPU each)
         import compileall
 
+        from livemon.rating.ttt import compile_kernels
+
+        compile_kernels()
+        # livemon's bytecode written once, here, before the test processes and the processes they start all
+        # compile it at the same time (on a fresh clone; a no-op once written)
         compileall.compile_dir(str(REPO / "livemon"), quiet=1)
-        _compile_kernels_in_background(config)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if hasattr(session.config, "workerinput"):
-        return
-    kernels = getattr(session.config, "_livemon_kernels", None)
-    if kernels is not None:
-        if kernels.poll() is None:  # a session shorter than the compile (numba writes each cache file whole)
-            kernels.terminate()
-            kernels.wait()
-        shutil.rmtree(Path(os.environ[KERNELS_READY]).parent, ignore_errors=True)
-    if not getattr(session.config, "_livemon_subreaper", False):
+    if not getattr(session.config, "_livemon_subreaper", False) or hasattr(session.config, "workerinput"):
         return
     deadline = time.monotonic() + 5  # processes being shut down at the end get a moment
     while True:
