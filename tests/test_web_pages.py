@@ -308,8 +308,10 @@ async def test_commentator_page_on_a_live_replay(page: Page, served: Served, tmp
         white = await page.js(f"window.livemon.boards.get({json.dumps(gid)}).white")
         game = next(g for g in served.games if g.headers["White"] == white)
         sans = [n.san() for n in game.mainline()]
-        last = await page.js("document.querySelector('#d-moves .mv.last').dataset.ply")
-        assert (await page.js("document.querySelector('#d-moves .mv.last').textContent")).startswith(sans[int(last) - 1])
+        # the newest move's ply and text read at once (a move may be drawn between two reads)
+        last, text = await page.js("(() => { const m = document.querySelector('#d-moves .mv.last'); "
+                                   "return [m.dataset.ply, m.textContent]; })()")
+        assert text.startswith(sans[int(last) - 1]), (last, text)
     await page.docs_wait(f"window.livemon.boards.get({json.dumps(gid)}).eval_cp !== null")
     # a page opened mid-game: every move so far, the real game's, from 1.
     await page.open(f"{served.url}/commentator#game={quote(gid, safe='')}",
