@@ -484,11 +484,39 @@ def _own_helpers() -> set[int | None]:
             getattr(forkserver._forkserver, "_forkserver_pid", None)}
 
 
+MYPY_REPORT = "LIVEMON_TEST_MYPY"
+"""A folder where the mypy that a whole run starts first leaves its report (``report``, then ``rc``)."""
+
+
+def _start_mypy(config: pytest.Config) -> None:
+    """A run of the whole suite starts mypy, the house rules' slowest check (~20 s of CPU without its cache, as on
+    a fresh clone), before anything else: it runs beside the compile of TTT's kernels below, on the core that
+    compile leaves idle, and ``test_mypy`` reads its report."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="livemon-mypy-"))
+    os.environ[MYPY_REPORT] = str(folder)  # inherited by the test processes, started after this hook
+    code = ("import os, pathlib, subprocess, sys\n"
+            "r = subprocess.run([sys.executable, '-m', 'mypy'], capture_output=True, text=True)\n"
+            "d = pathlib.Path(sys.argv[1])\n"
+            "(d / 'report').write_text(r.stdout + r.stderr)\n"
+            "(d / 'rc.part').write_text(str(r.returncode))\n"
+            "os.replace(d / 'rc.part', d / 'rc')\n")
+    config._livemon_mypy = subprocess.Popen([sys.executable, "-c", code, str(folder)], cwd=REPO)  # type: ignore[attr-defined]
+
+
+def _whole_suite(config: pytest.Config) -> bool:
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword
+            and not config.option.markexpr and not config.option.collectonly)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
         config.pluginmanager.register(FileSeconds(config.cache), "livemon-file-seconds")
     if not hasattr(config, "workerinput"):
+        if _whole_suite(config):
+            _start_mypy(config)
         # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
         # (and each monitor a test starts) would otherwise compile them again at the same time (12–25 s of CPU each)
         import compileall
@@ -503,7 +531,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if not getattr(session.config, "_livemon_subreaper", False) or hasattr(session.config, "workerinput"):
+    if hasattr(session.config, "workerinput"):
+        return
+    mypy = getattr(session.config, "_livemon_mypy", None)
+    if mypy is not None:
+        if mypy.poll() is None:  # the session ended first (stopped, or -x): mypy writes its cache files whole
+            mypy.terminate()
+            mypy.wait()
+        shutil.rmtree(os.environ.pop(MYPY_REPORT), ignore_errors=True)
+    if not getattr(session.config, "_livemon_subreaper", False):
         return
     deadline = time.monotonic() + 5  # processes being shut down at the end get a moment
     while True:
