@@ -496,11 +496,12 @@ def _start_mypy(config: pytest.Config) -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="livemon-mypy-"))
     os.environ[MYPY_REPORT] = str(folder)  # inherited by the test processes, started after this hook
-    code = ("import os, pathlib, subprocess, sys\n"
-            "r = subprocess.run([sys.executable, '-m', 'mypy'], capture_output=True, text=True)\n"
+    code = ("import os, pathlib, sys\n"
+            "from mypy import api\n"  # mypy in this very process: stopping it stops mypy
+            "out, err, rc = api.run([])\n"
             "d = pathlib.Path(sys.argv[1])\n"
-            "(d / 'report').write_text(r.stdout + r.stderr)\n"
-            "(d / 'rc.part').write_text(str(r.returncode))\n"
+            "(d / 'report').write_text(out + err)\n"
+            "(d / 'rc.part').write_text(str(rc))\n"
             "os.replace(d / 'rc.part', d / 'rc')\n")
     config._livemon_mypy = subprocess.Popen([sys.executable, "-c", code, str(folder)], cwd=REPO)  # type: ignore[attr-defined]
 
