@@ -306,7 +306,8 @@ def _post_margin(E: np.ndarray, n: int) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def _set_msg(S: np.ndarray, n: int, col: int, G: np.ndarray, g: int, gcol: int, tau: float, pi: float) -> float:
+def _set_msg(S: np.ndarray, n: int, col: int | np.int64, G: np.ndarray, g: int, gcol: int | np.int64, tau: float,
+             pi: float) -> float:
     """Replace game g's message (G[g, gcol:gcol+2]) to node n, keeping the node's product in S[n, col:col+2]."""
     change = max(abs(tau - G[g, gcol]), abs(pi - G[g, gcol + 1]))
     S[n, col] += tau - G[g, gcol]
@@ -325,8 +326,10 @@ def _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w):
     sc = math.sqrt(c)
     den_a = c - var_a * w
     den_b = c - var_b * w
-    ch = _set_msg(S, na, 4, G, g, 0, w / den_a * mu_a + sc * v / den_a, w / den_a)
-    return max(ch, _set_msg(S, nb, 4, G, g, 2, w / den_b * mu_b - sc * v / den_b, w / den_b))
+    # np.int64 and np.bool_, not literals, in a kernel's calls of another: numba compiles the callee again for each
+    # literal value it is called with (compile_kernels: 23 s of CPU with literals, 17 s without)
+    ch = _set_msg(S, na, np.int64(4), G, g, np.int64(0), w / den_a * mu_a + sc * v / den_a, w / den_a)
+    return max(ch, _set_msg(S, nb, np.int64(4), G, g, np.int64(2), w / den_b * mu_b - sc * v / den_b, w / den_b))
 
 
 @njit(cache=True)
@@ -372,7 +375,7 @@ def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
             return 0.0, log_z
         ch = _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w)
         den_e = c - var_eb * w
-        ch = max(ch, _set_msg(E, nb, 4, G, g, 6, w / den_e * mu_eb - sc * v / den_e, w / den_e))
+        ch = max(ch, _set_msg(E, nb, np.int64(4), G, g, np.int64(6), w / den_e * mu_eb - sc * v / den_e, w / den_e))
         return ch, log_z
     # draw: z1 = d + ε_a ≥ 0 and z2 = ε_b − d ≥ 0, one joint site
     s1 = v_d + var_ea
@@ -513,7 +516,7 @@ def _batch_games(b, batch_node_start, batch_game_start, batch_repeat, game_na, g
                 _positivity(E, n)
         ch = 0.0
         for g in range(batch_game_start[b], batch_game_start[b + 1]):
-            c, _ = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, True)
+            c, _ = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, np.bool_(True))
             ch = max(ch, c)
         updates += batch_game_start[b + 1] - batch_game_start[b]
         if ch < tolerance:
@@ -603,7 +606,7 @@ def _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_pre
             for g in range(batch_game_start[b], batch_game_start[b + 1]):
                 if need_game[g]:
                     need_game[g] = False
-                    ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, False, True)
+                    ch, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, np.bool_(False), np.bool_(True))
                     logz[g] = lz
                     updates += 1
                     if ch > 0.0:
@@ -636,7 +639,7 @@ def _sweep(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev,
     no_flags = np.zeros(0, np.bool_)
     _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next, node_player,
              node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2, margin, is_d,
-             nu_tau, nu_pi, zeta2, inner_passes, tolerance, True, False, no_flags, no_flags, no_flags,
+             nu_tau, nu_pi, zeta2, inner_passes, tolerance, np.bool_(True), np.bool_(False), no_flags, no_flags, no_flags,
              np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros(0))
     _snapshot(S, E, is_d, after)
     step = 0.0
@@ -683,7 +686,7 @@ def _shift_levels(G, game_batch, shift):
 def _log_evidence(S, E, G, game_na, game_nb, game_res, beta2, margin, is_d, out):
     total = 0.0
     for g in range(G.shape[0]):
-        _, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, False)
+        _, lz = _update_game(g, game_na[g], game_nb[g], game_res[g], S, E, G, beta2, margin, is_d, np.bool_(False))
         out[g] = lz
         total += lz
     return total
@@ -755,7 +758,8 @@ def _active_sweep(S, G, batch_node_start, batch_game_start, batch_repeat, node_p
     E = np.zeros((1, 8))
     updates = _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_prev, node_next,
                        node_player, node_elapsed, game_na, game_nb, game_res, prior_tau, prior_pi, beta2, tau2,
-                       margin, False, 0.0, 1.0, 0.0, 1, tolerance, True, True, need_fwd, need_bwd, need_game,
+                       margin, np.bool_(False), 0.0, 1.0, 0.0, np.int64(1), tolerance, np.bool_(True), np.bool_(True),
+                       need_fwd, need_bwd, need_game,
                        ref, head, link, logz)
     left = 0
     for n in range(need_fwd.shape[0]):
@@ -1451,8 +1455,8 @@ def search_parameters(games: GameData, params: TTTParams = _DEFAULT_PARAMS, *,
 
 def compile_kernels() -> None:
     """Compile every jitted kernel of the fits (TTT, TTT-D, a live refresh) on a few games, or load them from
-    numba's cache: a cold compile costs ~12 s of CPU, which a process that will fit pays once, early, and every
-    process after it reads from the cache in well under a second.
+    numba's cache: a cold compile costs ~17 s of CPU on a slow 2-core machine, which a process that will fit pays
+    once, early, and every process after it reads from the cache in well under a second.
 
     >>> compile_kernels()
     """
