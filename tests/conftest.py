@@ -519,7 +519,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if _whole_suite(config):
             _start_mypy(config)
         # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
-        # (and each monitor a test starts) would otherwise compile them again at the same time (~17 s of CPU each)
+        # (and each monitor a test starts) would otherwise compile them again at the same time (~16 s of CPU each)
         import compileall
 
         from livemon.rating.ttt import compile_kernels

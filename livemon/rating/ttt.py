@@ -306,7 +306,7 @@ def _post_margin(E: np.ndarray, n: int) -> tuple[float, float]:
 
 
 @njit(cache=True)
-def _set_msg(S: np.ndarray, n: int, col: int | np.int64, G: np.ndarray, g: int, gcol: int | np.int64, tau: float,
+def _set_msg(S: np.ndarray, n: int, col: int, G: np.ndarray, g: int, gcol: int | np.int64, tau: float,
              pi: float) -> float:
     """Replace game g's message (G[g, gcol:gcol+2]) to node n, keeping the node's product in S[n, col:col+2]."""
     change = max(abs(tau - G[g, gcol]), abs(pi - G[g, gcol + 1]))
@@ -326,10 +326,11 @@ def _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w):
     sc = math.sqrt(c)
     den_a = c - var_a * w
     den_b = c - var_b * w
-    # np.int64 and np.bool_, not literals, in a kernel's calls of another: numba compiles the callee again for each
-    # literal value it is called with (compile_kernels: 23 s of CPU with literals, 17 s without)
-    ch = _set_msg(S, na, np.int64(4), G, g, np.int64(0), w / den_a * mu_a + sc * v / den_a, w / den_a)
-    return max(ch, _set_msg(S, nb, np.int64(4), G, g, np.int64(2), w / den_b * mu_b - sc * v / den_b, w / den_b))
+    # np.int64 and np.bool_, not literals, where a kernel calls another with values that differ between its callers:
+    # numba compiles the callee again for each literal value (compile_kernels: 23 s of CPU with literals, 16 without)
+    # (col, 4 at every call, stays a literal)
+    ch = _set_msg(S, na, 4, G, g, np.int64(0), w / den_a * mu_a + sc * v / den_a, w / den_a)
+    return max(ch, _set_msg(S, nb, 4, G, g, np.int64(2), w / den_b * mu_b - sc * v / den_b, w / den_b))
 
 
 @njit(cache=True)
@@ -375,7 +376,7 @@ def _update_game(g, na, nb, res, S, E, G, beta2, margin, is_d, apply):
             return 0.0, log_z
         ch = _skill_messages(S, G, g, na, nb, mu_a, var_a, mu_b, var_b, c, v, w)
         den_e = c - var_eb * w
-        ch = max(ch, _set_msg(E, nb, np.int64(4), G, g, np.int64(6), w / den_e * mu_eb - sc * v / den_e, w / den_e))
+        ch = max(ch, _set_msg(E, nb, 4, G, g, np.int64(6), w / den_e * mu_eb - sc * v / den_e, w / den_e))
         return ch, log_z
     # draw: z1 = d + ε_a ≥ 0 and z2 = ε_b − d ≥ 0, one joint site
     s1 = v_d + var_ea
@@ -596,7 +597,7 @@ def _ep_pass(S, E, G, batch_node_start, batch_game_start, batch_repeat, node_pre
                     onward = node_next[n] if direction == 0 else node_prev[n]
                     if onward >= 0:
                         flags[onward] = True
-                    _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+                    _flag_games(n, np.int64(-1), S, ref, tolerance, head, link, game_na, need_game)
             if not games:
                 continue
             if not active:
@@ -733,7 +734,7 @@ def _flag_games(n, skip, S, ref, tolerance, head, link, game_na, need_game):
 def _flag_all(S, ref, tolerance, head, link, game_na, need_game):
     """Flag the games of every node whose posterior moved more than the tolerance from ``ref``."""
     for n in range(S.shape[0]):
-        _flag_games(n, -1, S, ref, tolerance, head, link, game_na, need_game)
+        _flag_games(n, np.int64(-1), S, ref, tolerance, head, link, game_na, need_game)
 
 
 @njit(cache=True)
@@ -1455,7 +1456,7 @@ def search_parameters(games: GameData, params: TTTParams = _DEFAULT_PARAMS, *,
 
 def compile_kernels() -> None:
     """Compile every jitted kernel of the fits (TTT, TTT-D, a live refresh) on a few games, or load them from
-    numba's cache: a cold compile costs ~17 s of CPU on a slow 2-core machine, which a process that will fit pays
+    numba's cache: a cold compile costs ~16 s of CPU on a slow 2-core machine, which a process that will fit pays
     once, early, and every process after it reads from the cache in well under a second.
 
     >>> compile_kernels()
