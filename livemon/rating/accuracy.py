@@ -427,17 +427,12 @@ class GameJudge:
     def _next(self, j: int, cp: int) -> None:
         """:meth:`set` of the position after the newest one, every position before it valued and every ply
         before it judged (a game scored in order: the live path's every ply): appended and its ply judged at
-        once, as :meth:`_judge` judges it."""
+        once, with nothing to take back or to wait for."""
         self._cps.append(cp)
         self._prefix = j
-        white = j % 2 == 1
-        accuracy, code = _judge_ply(INITIAL_CP if j == 1 else self._cps[j - 1], cp, white)
-        self._acc.append(accuracy)
-        self._codes.append(code)
-        side = 0 if white else 1
-        self._judged[side] += 1
-        if code and not (self._unclassed >> j) & 1:
-            self._counts[3 * side + code - 1] += 1
+        self._codes.append(_UNJUDGED)
+        self._acc.append(math.nan)
+        self._score(j, INITIAL_CP if j == 1 else self._cps[j - 1], cp)
 
     def truncate(self, j: int) -> None:
         """Forget the positions from ``j`` on (a correction from ply ``j``)."""
@@ -472,8 +467,11 @@ class GameJudge:
         while len(self._codes) < ply:
             self._codes.append(_UNJUDGED)
             self._acc.append(math.nan)
-        if before == _NO_CP or after == _NO_CP:
-            return
+        if before != _NO_CP and after != _NO_CP:
+            self._score(ply, before, after)
+
+    def _score(self, ply: int, before: int, after: int) -> None:
+        """Judge ``ply`` (its slots in the lists there, nothing of it counted yet) from the values around it."""
         accuracy, code = _judge_ply(before, after, ply % 2 == 1)
         side = 0 if ply % 2 else 1
         self._acc[ply - 1] = accuracy
