@@ -483,15 +483,14 @@ class GameTracker:
 
     def _events(self, gid: str, board: chess.Board, plies: Sequence[Ply], before: int,
                 start_eval: int | None = None) -> list[MoveEvent]:
-        """The MoveEvents of ``plies`` (legal on ``board``, the board after ply ``before``), pushed on ``board``."""
-        new: list[MoveEvent] = []
-        for i, ply in enumerate(plies, before):
+        """The MoveEvents of ``plies`` (legal on ``board``, the board after ply ``before``), pushed on ``board``:
+        plies the reader did not write (a source's UCI moves, a read from another start)."""
+        written = []
+        for ply in plies:
             move = chess.Move.from_uci(ply.uci)
-            cp = sane_eval(ply.eval_cp)
-            new.append(MoveEvent(gid, i + 1, ply.uci, board.san(move), fast_fen(board), ply.clock, ply.emt, cp, self.feed,
-                                 start_eval if i == 0 else None, ply.eval_mate if cp is not None else None))
+            written.append((board.san(move), fast_fen(board)))
             board.push(move)
-        return new
+        return self._written_events(gid, plies, written, 0, start_eval, before)
 
     def update(self, snap: Snapshot, game_id: str | None = None) -> list[Message]:
         """The core: diff a snapshot against what was emitted (with the notices not yet returned)."""
