@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import TypeVar
 
 from livemon.live.fields import sane_eval
-from livemon.live.memo import Memo
 from livemon.live.messages import Alert, GameInfo, MoveEvent
 
 Row = TypeVar("Row", GameInfo, MoveEvent, Alert)
@@ -53,58 +52,6 @@ def _flat_row(value: GameInfo | MoveEvent | Alert) -> str | None:
     return "{" + ",".join(parts) + "}"
 
 
-TEXTS_KEPT = 8_192
-"""A move's short texts remembered with their JSON (game ids, moves, feed names; cleared when full)."""
-_TEXTS = Memo[str, str](TEXTS_KEPT)
-
-
-def _text(s: str) -> str:
-    """``s`` as JSON writes it, remembered (a game's id and its feed's name come with every move)."""
-    text = _TEXTS.get(s)
-    return _TEXTS.put(s, encode_basestring_ascii(s)) if text is None else text
-
-
-def _number(v: object) -> str | None:
-    """A number field as JSON writes it (``null`` for None), None for anything but an int, a finite float or
-    None."""
-    if v is None:
-        return "null"
-    t = type(v)
-    if t is int:
-        return int.__repr__(v)  # type: ignore[arg-type]
-    if t is float and math.isfinite(v):  # type: ignore[arg-type]
-        return float.__repr__(v)  # type: ignore[arg-type]
-    return None
-
-
-_MOVE_IN_ORDER = _row_fields(MoveEvent) == ("game_id", "ply", "uci", "san", "fen_before", "clock", "emt", "eval_cp",
-                                             "feed", "start_eval_cp", "eval_mate")
-"""The fields :func:`_move_row` writes, in a move's order (a field added to the move: ``_flat_row`` writes it)."""
-
-
-def _move_row(m: MoveEvent) -> str | None:
-    """:func:`_flat_row` of a move, written in one piece (the store writes one a move): its texts'
-    JSON remembered but the FEN's, its numbers checked as ``_flat_row`` checks them; None where that
-    one would give None (a field of another type), or would write the fields in another order.
-
-    >>> m = MoveEvent("g1", 3, "e2e4", "e4", "8/8 w - - 0 1", clock=61.5, eval_cp=-20, feed="f")
-    >>> _move_row(m) == _flat_row(m) == json.dumps({**dataclasses.asdict(m), "kind": "move"}, separators=(",", ":"))
-    True
-    """
-    if not _MOVE_IN_ORDER:
-        return None
-    numbers = (_number(m.ply), _number(m.clock), _number(m.emt), _number(m.eval_cp), _number(m.start_eval_cp),
-               _number(m.eval_mate))
-    game_id, uci, san, fen, feed = m.game_id, m.uci, m.san, m.fen_before, m.feed
-    if (None in numbers or type(m.ply) is not int or type(game_id) is not str or type(uci) is not str
-            or type(san) is not str or type(fen) is not str or type(feed) is not str):
-        return None
-    ply, clock, emt, eval_cp, start, mate = numbers
-    return (f'{{"game_id":{_text(game_id)},"ply":{ply},"uci":{_text(uci)},"san":{_text(san)},'
-            f'"fen_before":{encode_basestring_ascii(fen)},"clock":{clock},"emt":{emt},"eval_cp":{eval_cp},'
-            f'"feed":{_text(feed)},"start_eval_cp":{start},"eval_mate":{mate},"kind":"move"}}')
-
-
 def row_of(value: GameInfo | MoveEvent | Alert) -> str:
     """The JSON text a game's tags, a move or an alert is kept as (``games.info``, ``moves.event``,
     ``alerts.alert``): its fields and its ``kind``.
@@ -113,9 +60,7 @@ def row_of(value: GameInfo | MoveEvent | Alert) -> str:
     >>> value_of(MoveEvent, row_of(m)) == m, json.loads(row_of(m))["kind"]
     (True, 'move')
     """
-    flat = _move_row(value) if type(value) is MoveEvent else None
-    if flat is None:
-        flat = _flat_row(value)
+    flat = _flat_row(value)
     if flat is not None:
         return flat
     d = {name: getattr(value, name) for name in _row_fields(type(value))}
