@@ -801,7 +801,7 @@ async def test_the_overlay_without_a_game_follows_a_live_one(browser):  # noqa: 
     hub.publish(overlay_board("r2-b1", "Carlsen, Magnus", "Nepomniachtchi, Ian", 6, 20))
     async with serve_web(hub, WebConfig(port=0, host="127.0.0.1")) as srv:
         await browser.call("Page.enable")
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.navigate(f"{srv.url}/overlay")
         await browser.wait_for(text("white-name"), "Carlsen, Magnus")  # live, first by id; not the finished r1-b1
         hub.publish(overlay_board("r2-b2", "Giri, Anish", "So, Wesley", 5, 40))
         await asyncio.sleep(0.3)
@@ -812,7 +812,7 @@ async def test_the_overlay_without_a_game_follows_a_live_one(browser):  # noqa: 
         await asyncio.sleep(0.3)
         assert await browser.js(text("white-name")) == "Giri, Anish"  # nothing live: stays
         # a page opened when nothing is live shows the board updated last
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.navigate(f"{srv.url}/overlay")
         await browser.wait_for(text("white-name"), "Giri, Anish")
 
 

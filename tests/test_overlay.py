@@ -57,6 +57,22 @@ class CDP:
         result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
         return result["result"].get("value")
 
+    async def navigate(self, url: str) -> None:
+        """Go to ``url`` and return once the new document is loaded: the old one is marked first, so nothing read
+        afterwards can be read from the page being left (it stays on screen until the new one commits). A new
+        ``#fragment`` stays in the document and returns at once."""
+        await self.js("window.__livemon_left = true")
+        if "loaderId" not in await self.call("Page.navigate", url=url):  # within the document (a new #fragment)
+            await self.js("delete window.__livemon_left")
+            return
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30:
+            with contextlib.suppress(RuntimeError):  # the old document's context gone mid-call
+                if await self.js("!window.__livemon_left && document.readyState === 'complete'") is True:
+                    return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"{url} not loaded within 30 s")
+
     async def wait_for(self, expression: str, expected: Any, timeout: float = 10.0) -> float:
         """Poll ``expression`` until it equals ``expected``; returns the seconds it took."""
         t0 = time.monotonic()
@@ -112,7 +128,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
     try:
         await browser.call("Page.enable")
         await browser.call("Emulation.setDeviceMetricsOverride", width=1920, height=1080, deviceScaleFactor=1, mobile=False)
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g2")
+        await browser.navigate(f"{srv.url}/overlay?game=g2")
         await browser.wait_for(text("white-name"), "Giri, Anish")
         await browser.wait_for(text("white-perf"), "2712")  # its players' channels asked for once the board is known
         assert await browser.js("window.livemon.subscribed") == ["game:g2", "player:Giri, Anish", "player:So, Wesley"]
@@ -155,7 +171,7 @@ async def test_overlay_shows_published_updates(browser: CDP, tmp_path: Path) -> 
         assert await browser.wait_for(text("white-perf"), "2650", timeout=15) < 5.0
 
         # Without ?game the page follows the first board (by game id), not the latest updated (g2).
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.navigate(f"{srv.url}/overlay")
         await browser.wait_for(text("white-name"), "Carlsen, Magnus")
         assert await browser.js(text("eval-text")) == "+4.0"
         await browser.wait_for(text("white-perf"), "2500")  # the board it follows names the players it reads
@@ -171,7 +187,7 @@ async def test_overlay_renders_a_batched_burst(browser: CDP) -> None:
     srv = WebServer(hub, WebConfig(port=0))
     await srv.start()
     try:
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=g1")
+        await browser.navigate(f"{srv.url}/overlay?game=g1")
         await browser.wait_for(text("white-name"), "Carlsen, Magnus")
         assert await browser.js("window.livemon.batches") == 0
         for i in range(60):  # one loop turn: 120 messages queued before the page's sender runs

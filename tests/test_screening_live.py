@@ -239,7 +239,7 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
                       return ws;
                     };""")
                 await browser.call("Page.enable")
-                await browser.call("Page.navigate", url=f"{web.url}/overlay?game={game_ids[0]}")
+                await browser.navigate(f"{web.url}/overlay?game={game_ids[0]}")
                 white = monitor.infos[game_ids[0]].white
                 await browser.wait_for(text("white-name"), white)
                 await asyncio.sleep(0.3)

@@ -75,7 +75,7 @@ class Page(CDP):
 
     async def open(self, url: str, ready: str) -> None:
         """Navigate, then wait until the JS expression ``ready`` is true (and no error came meanwhile)."""
-        await self.call("Page.navigate", url=url)
+        await self.navigate(url)
         await self.wait_for(f"(() => {{ try {{ return !!({ready}); }} catch (e) {{ return false; }} }})()", True, timeout=30)
 
     async def docs_wait(self, ready: str, timeout: float = 240) -> None:

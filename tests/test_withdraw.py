@@ -373,7 +373,7 @@ async def test_the_overlay_says_a_game_was_withdrawn_and_follows_another(browser
     hub.publish(estimate("Adams, Mic", 2650.0, 2550.0, 2750.0))
     async with serve_web(hub, WebConfig(port=0, host="127.0.0.1")) as srv:
         await browser.call("Page.enable")
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=r2-b3")
+        await browser.navigate(f"{srv.url}/overlay?game=r2-b3")
         await browser.wait_for(text("black-perf"), "2650")
         assert await browser.js(text("withdrawn")) == ""
         hub.publish(BoardRemoved("r2-b3", "feed hall: no longer listed (3 whole reads in a row, over 10 s)"))
@@ -385,14 +385,14 @@ async def test_the_overlay_says_a_game_was_withdrawn_and_follows_another(browser
         assert await browser.js("document.body.classList.contains('withdrawn')") is True
         await browser.wait_for(text("black-perf"), "—")  # the phantom player's figures are gone
         # opened after the withdrawal: the game channel's last word is the removal
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=r2-b3")
+        await browser.navigate(f"{srv.url}/overlay?game=r2-b3")
         await browser.wait_for(text("withdrawn"), "withdrawn")
         # without ?game the page never shows a withdrawn game: it follows one still listed
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay")
+        await browser.navigate(f"{srv.url}/overlay")
         await browser.wait_for(text("white-name"), "Short, Nigel")
         assert await browser.js(text("withdrawn")) == ""
         # the game listed again (a correction undone): shown as before
-        await browser.call("Page.navigate", url=f"{srv.url}/overlay?game=r2-b3")
+        await browser.navigate(f"{srv.url}/overlay?game=r2-b3")
         await browser.wait_for(text("withdrawn"), "withdrawn")
         hub.publish(overlay_board("r2-b3", "Howell, David", "Adams, Mic", 31, 25))
         await browser.wait_for(text("withdrawn"), "")
