@@ -336,8 +336,14 @@ async def test_a_subscriber_that_fell_behind_starts_again_from_a_snapshot(hub: H
 async def test_main_screen_matches_the_committed_snapshot(hub: Hub, tmp_path: Path) -> None:
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        svg = app.export_screenshot()
+        # the screen once it has settled: the footer draws its keys a few refreshes after the first (one pause
+        # was not always enough on a loaded machine: the keys' row came out empty)
+        svg, previous = "", None
+        for _ in range(100):
+            await pilot.pause()
+            if app.query("FooterKey") and svg == previous:
+                break
+            previous, svg = svg, app.export_screenshot()
     if os.environ.get("LIVEMON_UPDATE_SNAPSHOTS"):
         SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
         SNAPSHOT.write_text(svg, encoding="utf-8")
