@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.special
 
+from livemon.rating import normal
 from livemon.rating.evaluation import MAX_CP
 
 __all__ = [
@@ -384,7 +384,7 @@ def rating_difference(p: float) -> float:
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"expected score {p!r} outside [0, 1]")
-    return float(_ELO_SCALE * scipy.special.ndtri(p))
+    return _ELO_SCALE * normal.quantile(p)
 
 
 def expected_score_from_difference(d: float) -> float:
@@ -393,7 +393,7 @@ def expected_score_from_difference(d: float) -> float:
     >>> expected_score_from_difference(math.inf), expected_score_from_difference(0.0)
     (1.0, 0.5)
     """
-    return float(scipy.special.ndtr(d / _ELO_SCALE))
+    return normal.cdf(d / _ELO_SCALE)
 
 
 def finite_or_none(x: float | None) -> float | None:

@@ -41,8 +41,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
-import scipy.special
 
+from livemon.rating import normal
 from livemon.rating.agent import K, Decision
 
 
@@ -507,14 +507,7 @@ def tail_z(p: float) -> float:
     >>> round(tail_z(0.5), 12), round(tail_z(3.167124183311998e-05), 6)
     (0.0, 4.0)
     """
-    if p == 0.0:
-        return math.inf
-    if p == 1.0:
-        return -math.inf
-    if not 0.0 < p < 1.0:
-        return math.nan
-    # what scipy.stats.norm.isf computes (-ndtri(p) * scale + loc), without its ~50 µs of argument handling
-    return float(-scipy.special.ndtri(p)) * 1.0 + 0.0
+    return -normal.quantile(p) + 0.0  # + 0.0: the z of p = 0.5 is 0.0, not -0.0
 
 
 # -- what a player's rating says of today's strength -----------------------------------------------
@@ -825,7 +818,7 @@ def expected_by_chance(players: int, threshold: float) -> float:
     >>> round(expected_by_chance(120, 2.5), 2), round(expected_by_chance(120, 4.0), 4)
     (0.75, 0.0038)
     """
-    return players * float(scipy.special.ndtr(-threshold))
+    return players * normal.cdf(-threshold)
 
 
 def chance_line(players: int, notice_z: float, alert_z: float, shown: int | None = None,
@@ -870,7 +863,7 @@ def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: 
         dist[i, : len(d.values)] = [math.log((top - x + K) / K) for x in d.values]
     tops = (dist == 0.0).sum(axis=1)
     matched = float(sum(1 for d in decisions if d.values[d.played] == max(d.values)))
-    z = float(-scipy.special.ndtri((1.0 - level) / 2.0))
+    z = -normal.quantile((1.0 - level) / 2.0)
 
     valid = np.isfinite(dist)
     finite = np.where(valid, dist, 0.0)
