@@ -106,7 +106,7 @@ from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
 from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
-from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
+from livemon.rating.accuracy import INITIAL_CP, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
@@ -929,7 +929,9 @@ class LiveCore:
         after = evals[ply]
         if before is None or after is None:  # a position the engine gave up on: nothing honest to show
             return
-        kinds = moment_kinds(evals, ply, first)
+        white = ply % 2 == 1
+        cls = None if first else self._estimator.judge(game.game_id).ply(ply, before, after)[1]  # judged when scored
+        kinds = moment_kinds(evals, ply, cls)
         if not kinds:
             return
         ev = game.moves[ply - 1]
@@ -943,8 +945,6 @@ class LiveCore:
                 except (ValueError, AssertionError):
                     best = None
         info = self._infos.get(game.game_id) or GameInfo(game.game_id)
-        white = ply % 2 == 1
-        cls = None if first else move_class(before, after, white)
         w_before, w_after = win_percent(before), win_percent(after)
         moment = Moment(game.game_id, ply, ev.san, tuple(kinds), cls, w_before, w_after, best, info.white,
                         info.black, info.event, info.round,
@@ -1132,11 +1132,12 @@ class LiveCore:
             clocks[(ev.ply - 1) % 2] = ev.clock
         result = self._results.get(game_id, "*")
         if result in FINISHED:
-            kept = self._board_figures.pop(game_id, None)
+            kept = self._board_figures.pop(game_id, None) or BoardFigures()
         else:
             kept = self._board_figures.get(game_id)
             if kept is None:
                 kept = self._board_figures[game_id] = BoardFigures()
+        kept.judge = self._estimator.judge(game_id)  # the plies it judged are read, not judged again
         return BoardState(
             game_id=game_id,
             white=info.white,
