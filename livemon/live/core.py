@@ -105,15 +105,16 @@ from livemon.live.lifecycle import GameEvent
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of, position_key
 from livemon.rating.accuracy import INITIAL_CP, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
-PositionCache = Callable[[chess.Board], tuple[PositionAnalysis, str] | None]
-"""The driver's read-only position cache (:meth:`LiveCore.configure`): a position's analysis and the name of
+PositionCache = Callable[[chess.Board, str], tuple[PositionAnalysis, str] | None]
+"""The driver's read-only position cache (:meth:`LiveCore.configure`): a position's (given with its key,
+:func:`~livemon.live.values.position_key`, made once: a miss's request carries it) analysis and the name of
 the profile it is of, or None. A hit is scored at once, inside the event that needed it; only a miss becomes
 an :class:`~livemon.live.effects.Analyse` effect."""
 MAX_TEXTS_BEHIND = 16
@@ -738,12 +739,15 @@ class LiveCore:
         for j in positions:
             self._arrivals += 1
             board = game.board(j)
-            found = self._cache(board) if self._cache is not None else None
+            key = found = None
+            if self._cache is not None:
+                key = position_key(board)
+                found = self._cache(board, key)
             if found is not None and (not self._profile or found[1] == self._profile):
                 game.set_analysis(j, found[0])
                 hits = True
             else:
-                out.append(Analyse(game.game_id, j, board, float(-self._arrivals), game.token(j)))
+                out.append(Analyse(game.game_id, j, board, float(-self._arrivals), game.token(j), key))
         return hits
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> bool:
