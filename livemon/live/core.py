@@ -866,9 +866,9 @@ class LiveCore:
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
         book = self._screener is not None and self._screener.in_book is not None
-        # ready() releases the positions and analyses of the plies it scores; a moment names the engine's best
-        # move on the position before it: kept here for that (references, not copies)
-        analyses, boards = dict(game.analyses), list(game.boards)
+        # the positions and analyses of the plies ready() scores stay until release(): a moment names the engine's
+        # best move on the position before it
+        analyses = game.analyses
         for sp in game.ready(zobrist=book):
             analysis = analyses.get(sp.ply - 1)
             top = analysis.candidates[0][0] if analysis is not None and analysis.candidates else None
@@ -890,7 +890,8 @@ class LiveCore:
                     self._track_changed(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
-        self._decide_moments(game, boards, out)
+        self._decide_moments(game, game.boards, out)
+        game.release()
         self._pack_settled(game)
 
     def _pack_settled(self, game: LiveGame) -> None:
@@ -963,7 +964,8 @@ class LiveCore:
     @staticmethod
     def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None],
                       replayed: _Replayed | None = None) -> chess.Board:
-        """The position before ``ply``: kept (``boards``: the game's positions before its plies were scored), or
+        """The position before ``ply``: kept (``boards``: the game's positions, those of its plies just scored not
+        released yet), or
         replayed from the nearest one kept before it (the game's first FEN when none is): a moment decided late
         (an answer that came out of order) finds its position released, often far into the game.
 
