@@ -12,7 +12,7 @@ what changed, and the kept figures are always those made again from scratch.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import livemon.live.audience as audience
@@ -57,6 +57,30 @@ def test_board_figures_equal_the_figures_made_again_after_any_changes(ops) -> No
             first.discard(sorted(first)[at % len(first)])
         fc = tuple(sorted(first))
         assert kept.of(tuple(evals), fc) == rounded(evals, fc), (op, evals, fc)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OPS)
+@example([("append", 20, 1), ("append", 300, 1), ("set", -300, 4)])  # plies 1-2 judged, then position 1 changed
+def test_board_figures_read_from_the_games_judge_equal_the_figures_made_again(ops) -> None:
+    """A ply the judge judged from the board's values is read from it, any other judged again: the judge here
+    follows the values only after some changes, so it lags, holds values the board no longer has or lacks some."""
+    game_judge = GameJudge()
+    kept = BoardFigures(game_judge)
+    evals: list[int | None] = [15]
+    for op, cp, at in ops:
+        if op in ("append", "first"):
+            evals.append(cp)
+        elif op == "set":
+            evals[at % len(evals)] = cp
+        elif len(evals) > 1:
+            del evals[1 + at % (len(evals) - 1):]
+        if at % 2:  # the judge told of the values now (as the estimator is, ply by ply, as they are scored)
+            game_judge.truncate(len(evals))
+            for j, v in enumerate(evals):
+                if v is not None:
+                    game_judge.set(j, v)
+        assert kept.of(tuple(evals), ()) == rounded(evals, ()), (op, evals)
 
 
 def reference(evals: list[int | None], first: set[int]) -> tuple:
