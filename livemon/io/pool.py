@@ -164,8 +164,9 @@ class EnginePool(PinnedBackend):
         """The analysis of ``board``'s position under the pinned profile: cached, in flight, or searched.
 
         ``priority``: lower is served first; default ``-arrival`` (newest first); ``key``: the position's
-        :func:`~livemon.live.values.position_key` when the caller has it. A terminal position (mate, stalemate, draw by rule) is a ValueError: it
-        is scored by rule (:func:`livemon.live.analysis.position_value`), not searched.
+        :func:`~livemon.live.values.position_key` when the caller has it. A terminal position (mate, stalemate,
+        draw by rule) is a ValueError: it is scored by rule (:func:`livemon.live.analysis.position_value`), not
+        searched.
         Raises EngineError when the position failed after its retries or the pool closed.
         """
         return await self._request(board, self.base_profile, priority, key)

@@ -46,7 +46,6 @@ from livemon.rating.accuracy import (
     MoveClass,
     event_accuracy,
     judge,
-    move_class,
     ply_judgement,
     win_percent,
 )
@@ -321,11 +320,11 @@ def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -
     The core decides a ply once every position up to it is valued, so the values read are the game's final ones
     (a position the engine gave up on, None, is skipped).
 
-    >>> moment_kinds([15, 20, 300, -250], 3, move_class(300, -250, True))
+    >>> moment_kinds([15, 20, 300, -250], 3, ply_judgement(300, -250, True)[1])
     ['blunder', 'turning_point', 'lead_change']
     >>> moment_kinds([15, 20, 300, -250], 3, None)  # the engine's first choice
     ['turning_point', 'lead_change']
-    >>> moment_kinds([15, 20, 60, -80], 3, move_class(60, -80, True)), moment_kinds([15, 20, 60, 50], 3, None)
+    >>> moment_kinds([15, 20, 60, -80], 3, ply_judgement(60, -80, True)[1]), moment_kinds([15, 20, 60, 50], 3, None)
     (['lead_change'], [])
     """
     after = evals[ply]

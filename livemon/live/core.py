@@ -1140,9 +1140,7 @@ class LiveCore:
         if result in FINISHED:
             kept = self._board_figures.pop(game_id, None) or BoardFigures()
         else:
-            kept = self._board_figures.get(game_id)
-            if kept is None:
-                kept = self._board_figures[game_id] = BoardFigures()
+            kept = self._board_figures.get(game_id) or self._board_figures.setdefault(game_id, BoardFigures())
         kept.judge = self._estimator.judge(game_id)  # the plies it judged are read, not judged again
         return BoardState(
             game_id=game_id,
