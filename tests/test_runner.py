@@ -28,9 +28,10 @@ class Cache:
         self.profile = profile
         self.asked = 0
 
-    def __call__(self, board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+    def __call__(self, board: chess.Board, key: str) -> tuple[PositionAnalysis, str] | None:
         self.asked += 1
-        found = self.held.get(position_key(board))
+        assert key == position_key(board)
+        found = self.held.get(key)
         return None if found is None else (found, self.profile)
 
 
@@ -97,6 +98,7 @@ def test_a_cached_position_is_scored_inside_the_event_that_needed_it_and_only_a_
     assert runner.step() == 5
     assert sorted(runner.core.estimator.games["g1"].plies) == [1, 2, 3]  # scored before any answer came
     assert [r.index for r in engine.requests] == [4]  # the one position the cache lacks
+    assert engine.requests[0].key == position_key(engine.requests[0].board)  # the lookup's key, for the engine's request
     assert store.calls == [("game", "g1"), ("move", 1), ("move", 2), ("move", 3), ("move", 4)]
     runner.put(Answered(engine.requests[0], analysis_of(engine.requests[0].board), PROFILE))
     runner.step()

@@ -20,7 +20,7 @@ from livemon.io.store import Store
 from livemon.live.core import LiveCore, PositionCache
 from livemon.live.runner import Resume, Runner, Tick
 from livemon.live.estimator import Estimator
-from livemon.live.values import PositionAnalysis, position_key
+from livemon.live.values import PositionAnalysis
 from livemon.rating.calibration import ProfileCalibration
 
 
@@ -51,8 +51,8 @@ def _quiet(level: int, text: str) -> None:
 def store_cache(store: Store, profile: str) -> PositionCache:
     """The store's analyses of exactly ``profile``, as the core's position cache."""
 
-    def lookup(board: chess.Board) -> tuple[PositionAnalysis, str] | None:
-        found = store.analyses.get(position_key(board), profile)
+    def lookup(board: chess.Board, key: str) -> tuple[PositionAnalysis, str] | None:
+        found = store.analyses.get(key, profile)
         return None if found is None else (found, profile)
 
     return lookup

@@ -142,8 +142,9 @@ class EngineBackend(Protocol):
 
     async def close(self) -> None: ...
 
-    async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
-        """The analysis of ``board``'s position under the pinned profile (cache, in flight, or searched)."""
+    async def submit(self, board: chess.Board, priority: float | None = None, key: str | None = None) -> PooledAnalysis:
+        """The analysis of ``board``'s position under the pinned profile (cache, in flight, or searched); ``key``:
+        its :func:`~livemon.live.values.position_key` when the caller has it."""
 
     async def preview(self, board: chess.Board) -> PooledAnalysis | None:
         """A quick evaluation for the eval bar when the backend is backlogged, else None."""
@@ -151,7 +152,7 @@ class EngineBackend(Protocol):
     def answer_now(self, board: chess.Board) -> PooledAnalysis | None:
         """The pinned profile's cached analysis of ``board``, at once, or None (then :meth:`submit`)."""
 
-    def lookup(self, board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+    def lookup(self, board: chess.Board, key: str | None = None) -> tuple[PositionAnalysis, str] | None:
         """:meth:`answer_now` as the live core's position cache (:data:`livemon.live.core.PositionCache`)."""
 
     def status(self) -> EngineStatus: ...
@@ -222,14 +223,15 @@ class PinnedBackend:
             return None
         return self.queue.answer_now(board, self._base)
 
-    def lookup(self, board: chess.Board) -> tuple[PositionAnalysis, str] | None:
+    def lookup(self, board: chess.Board, key: str | None = None) -> tuple[PositionAnalysis, str] | None:
         """The live core's position cache (:data:`livemon.live.core.PositionCache`, handed to
-        :meth:`~livemon.live.core.LiveCore.configure`): :meth:`answer_now` as (analysis, profile name). A
-        position being searched is a miss, so its request joins the search (no search repeated)."""
+        :meth:`~livemon.live.core.LiveCore.configure`): :meth:`answer_now` as (analysis, profile name); ``key``:
+        the position's :func:`~livemon.live.values.position_key` when the caller made it. A position being
+        searched is a miss, so its request joins the search (no search repeated)."""
         base = self._base
         if base is None:
             return None
-        found = self.queue.cached_now(position_key(board), base)
+        found = self.queue.cached_now(position_key(board) if key is None else key, base)
         return None if found is None else (found, base.name)
 
 
@@ -300,10 +302,11 @@ class RequestQueue(Generic[J]):
         return found
 
     def request(self, board: chess.Board, profile: EngineProfile, priority: float | None, now: float,
-                use_cache: bool = True) -> J | PooledAnalysis:
-        """A cached answer, or the job to await (an existing one joined, or a new one queued)."""
+                use_cache: bool = True, key: str | None = None) -> J | PooledAnalysis:
+        """A cached answer, or the job to await (an existing one joined, or a new one queued); ``key``: the
+        position's :func:`~livemon.live.values.position_key` when the caller has it."""
         self.counters.submitted += 1
-        key = position_key(board)
+        key = position_key(board) if key is None else key
         seq = next(self._seq)
         prio = float(-seq) if priority is None else float(priority)
         job = self.jobs.get((key, profile.name))

@@ -460,9 +460,11 @@ class MonitorProtocol:
         self._workers.clear()
         self._requeue_outstanding("reconnected")
 
-    def request(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis | _Request:
-        """The cached analysis of ``board``, or the job whose future its answer resolves (new or in flight)."""
-        answer = self.queue.request(board, self.base_profile, priority, self.clock())
+    def request(self, board: chess.Board, priority: float | None = None, key: str | None = None
+                ) -> PooledAnalysis | _Request:
+        """The cached analysis of ``board``, or the job whose future its answer resolves (new or in flight); ``key``:
+        the position's :func:`~livemon.live.values.position_key` when the caller has it."""
+        answer = self.queue.request(board, self.base_profile, priority, self.clock(), key=key)
         if not isinstance(answer, PooledAnalysis):
             self._wakeup()
         return answer
@@ -824,7 +826,7 @@ class RemoteEnginePool(MonitorProtocol, PinnedBackend):
 
     # -- requests (base_profile, profile and ``async with``: PinnedBackend) ---
 
-    async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
+    async def submit(self, board: chess.Board, priority: float | None = None, key: str | None = None) -> PooledAnalysis:
         """The analysis of ``board``'s position: from the cache, a request in flight, or a new request.
 
         Same contract as :meth:`livemon.io.pool.EnginePool.submit` (lower priority first,
@@ -834,7 +836,7 @@ class RemoteEnginePool(MonitorProtocol, PinnedBackend):
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
-        answer = self.request(board, priority)
+        answer = self.request(board, priority, key)
         if isinstance(answer, PooledAnalysis):
             return answer
         return await asyncio.shield(answer.future)

@@ -54,7 +54,7 @@ class AsyncEngine:
     async def _analyse(self, request: Analyse) -> None:
         assert self.runner is not None  # noqa: S101 - set before the first request
         try:
-            answer = await self.backend.submit(request.board, priority=request.priority)
+            answer = await self.backend.submit(request.board, priority=request.priority, key=request.key)
         except Exception as exc:
             event = Answered(request, None, error=str(exc))
         else:

@@ -160,15 +160,16 @@ class EnginePool(PinnedBackend):
             self._backlogged = False
         return self._backlogged
 
-    async def submit(self, board: chess.Board, priority: float | None = None) -> PooledAnalysis:
+    async def submit(self, board: chess.Board, priority: float | None = None, key: str | None = None) -> PooledAnalysis:
         """The analysis of ``board``'s position under the pinned profile: cached, in flight, or searched.
 
-        ``priority``: lower is served first; default ``-arrival`` (newest first).
-        A terminal position (mate, stalemate, draw by rule) is a ValueError: it
-        is scored by rule (:func:`livemon.live.analysis.position_value`), not searched.
+        ``priority``: lower is served first; default ``-arrival`` (newest first); ``key``: the position's
+        :func:`~livemon.live.values.position_key` when the caller has it. A terminal position (mate, stalemate,
+        draw by rule) is a ValueError: it is scored by rule (:func:`livemon.live.analysis.position_value`), not
+        searched.
         Raises EngineError when the position failed after its retries or the pool closed.
         """
-        return await self._request(board, self.base_profile, priority)
+        return await self._request(board, self.base_profile, priority, key)
 
     async def preview(self, board: chess.Board) -> PooledAnalysis | None:
         """A quick evaluation of ``board`` for the eval bar while the pool is backlogged, else None.
@@ -186,12 +187,13 @@ class EnginePool(PinnedBackend):
         self.counters.previews += 1
         return await self._request(board, quick, PREVIEW_PRIORITY)
 
-    async def _request(self, board: chess.Board, profile: EngineProfile, priority: float | None) -> PooledAnalysis:
+    async def _request(self, board: chess.Board, profile: EngineProfile, priority: float | None,
+                       key: str | None = None) -> PooledAnalysis:
         if self._closing or not self._workers:
             raise EngineError("engine pool not running")
         if not needs_search(board):
             raise ValueError(f"position is scored by rule, not searched: {board.fen()}")
-        answer = self.queue.request(board, profile, priority, time.monotonic())
+        answer = self.queue.request(board, profile, priority, time.monotonic(), key=key)
         if isinstance(answer, PooledAnalysis):
             return answer
         async with self._wake:

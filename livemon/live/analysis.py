@@ -132,7 +132,7 @@ class LiveGame:
 
     __slots__ = ("game_id", "boards", "rules", "forced", "_fen", "evals", "moves", "analyses", "pending", "start_fen",
                  "start_eval", "comments", "epoch", "epochs", "life", "_candidates",
-                 "_unscored", "_pins")  # slots: ~1,000 finished games an hour are kept
+                 "_unreleased", "_pins")  # slots: ~1,000 finished games an hour are kept
 
     def __init__(self, game_id: str, comments: bool = False):
         self.game_id = game_id
@@ -151,7 +151,7 @@ class LiveGame:
         self.epochs: list[int] = []  # the epoch each position was added in: an analysis request's token
         self.life = GameLife()  # live, finished, settled, archived or reopened: :mod:`livemon.live.lifecycle`
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
-        self._unscored = 0
+        self._unreleased: list[int] = []  # plies ready() scored whose positions :meth:`release` has not looked at yet
         self._pins: tuple[chess.Board, int, int] | None = None  # the newest position's king and pins (:meth:`legal`)
 
     @property
@@ -395,6 +395,7 @@ class LiveGame:
         the estimator's figures do not depend on the order plies arrive in.
         Only plies next to a newly valued position are looked at.
         ``zobrist``: give each ply the Polyglot key of its position (for an opening book).
+        The boards and analyses of their positions stay until :meth:`release` (the caller reads them first).
         """
         if not self._candidates:
             return []
@@ -415,9 +416,16 @@ class LiveGame:
                 assert board is not None  # noqa: S101 - invariant: kept while ply k is pending
                 out.append(scored_ply(self.game_id, k, board, move_of(ev.uci), before, after,
                                       source, ev.san, forced=self.forced[k - 1], zobrist=zobrist, uci=ev.uci))
+            self._unreleased.append(k)
+        return out
+
+    def release(self) -> None:
+        """Release the positions next to the plies :meth:`ready` scored that no pending ply needs (:meth:`_release`)."""
+        plies = self._unreleased
+        for k in plies:
             self._release(k - 1)
             self._release(k)
-        return out
+        plies.clear()
 
     def _release(self, j: int) -> None:
         """Drop position ``j``'s board and analysis once both plies next to it are scored (not the newest:

@@ -46,7 +46,6 @@ from livemon.rating.accuracy import (
     MoveClass,
     event_accuracy,
     judge,
-    move_class,
     ply_judgement,
     win_percent,
 )
@@ -219,9 +218,12 @@ class BoardFigures:
     (None, 'blunder', None)
     """
 
-    __slots__ = ("_classes", "_evals", "_first", "_shown", "_wins", "_accs")
+    __slots__ = ("_classes", "_evals", "_first", "_shown", "_wins", "_accs", "judge")
 
-    def __init__(self) -> None:
+    def __init__(self, judge: GameJudge | None = None) -> None:
+        self.judge = judge
+        """The game's judge (the estimator's: :meth:`GameJudge.ply`): a ply it judged from the same values is read
+        from it, not judged again; None: every ply judged here."""
         self._evals: tuple[int | None, ...] = ()
         self._first: tuple[int, ...] = ()
         self._wins: tuple[float | None, ...] = ()
@@ -238,13 +240,15 @@ class BoardFigures:
             wins = [None if cp is None else round(win_percent(cp), 1) for cp in evals[k:]]
             accs: list[float | None] = []
             classes: list[MoveClass | None] = []
+            judge = self.judge
             for ply in range(max(k, 1), len(evals)):
                 before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
                 if before is None or after is None:
                     accs.append(None)
                     classes.append(None)
                 else:
-                    accuracy, name = ply_judgement(before, after, ply % 2 == 1)
+                    accuracy, name = (ply_judgement(before, after, ply % 2 == 1) if judge is None
+                                      else judge.ply(ply, before, after))
                     accs.append(round(accuracy, 1))
                     classes.append(name)
             keep = max(k, 1) - 1  # plies kept: those before ply max(k, 1)
@@ -302,12 +306,12 @@ def _side(win: float, margin: float) -> int:
     return 1 if win >= 50.0 + margin else -1 if win <= 50.0 - margin else 0
 
 
-def moment_kinds(evals: Sequence[int | None], ply: int, first_choice: bool = False) -> list[str]:
+def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -> list[str]:
     """What makes ``ply`` a moment, from the game's position values (``evals[j]``: after ply j; only those up to
-    ``ply`` are read):
+    ``ply`` are read) and the ply's class ``cls`` (:func:`~livemon.rating.accuracy.ply_judgement`'s, as the game's
+    judge holds it; None for the engine's first choice, never judged):
 
-    - ``blunder``: lichess's blunder (a drop of 0.3 in winning chances, or a mate let in or lost), never the
-      engine's first choice (``first_choice``);
+    - ``blunder``: lichess's blunder (a drop of 0.3 in winning chances, or a mate let in or lost: ``cls``);
     - ``turning_point``: after it one side has the winning chances (win% ≥ :data:`TURNING_POINT`) and the
       last side that had them, at a position before it, was the other;
     - ``lead_change``: after it one side leads (win% > 50 + :data:`LEAD_MARGIN`) and the last side that led
@@ -316,20 +320,17 @@ def moment_kinds(evals: Sequence[int | None], ply: int, first_choice: bool = Fal
     The core decides a ply once every position up to it is valued, so the values read are the game's final ones
     (a position the engine gave up on, None, is skipped).
 
-    >>> moment_kinds([15, 20, 300, -250], 3)
+    >>> moment_kinds([15, 20, 300, -250], 3, ply_judgement(300, -250, True)[1])
     ['blunder', 'turning_point', 'lead_change']
-    >>> moment_kinds([15, 20, 300, -250], 3, first_choice=True)
+    >>> moment_kinds([15, 20, 300, -250], 3, None)  # the engine's first choice
     ['turning_point', 'lead_change']
-    >>> moment_kinds([15, 20, 60, -80], 3), moment_kinds([15, 20, 60, 50], 3)
+    >>> moment_kinds([15, 20, 60, -80], 3, ply_judgement(60, -80, True)[1]), moment_kinds([15, 20, 60, 50], 3, None)
     (['lead_change'], [])
     """
-    out: list[str] = []
     after = evals[ply]
-    before = INITIAL_CP if ply == 1 else evals[ply - 1]
     if after is None:
-        return out
-    if not first_choice and before is not None and move_class(before, after, ply % 2 == 1) == "blunder":
-        out.append("blunder")
+        return []
+    out = ["blunder"] if cls == "blunder" else []
     w = win_percent(after)
     for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)):
         now = _side(w, margin)

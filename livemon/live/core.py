@@ -105,15 +105,16 @@ from livemon.live.lifecycle import GameEvent
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
-from livemon.rating.accuracy import INITIAL_CP, move_class, win_percent
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of, position_key
+from livemon.rating.accuracy import INITIAL_CP, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
-PositionCache = Callable[[chess.Board], tuple[PositionAnalysis, str] | None]
-"""The driver's read-only position cache (:meth:`LiveCore.configure`): a position's analysis and the name of
+PositionCache = Callable[[chess.Board, str], tuple[PositionAnalysis, str] | None]
+"""The driver's read-only position cache (:meth:`LiveCore.configure`): a position's (given with its key,
+:func:`~livemon.live.values.position_key`, made once: a miss's request carries it) analysis and the name of
 the profile it is of, or None. A hit is scored at once, inside the event that needed it; only a miss becomes
 an :class:`~livemon.live.effects.Analyse` effect."""
 MAX_TEXTS_BEHIND = 16
@@ -738,12 +739,15 @@ class LiveCore:
         for j in positions:
             self._arrivals += 1
             board = game.board(j)
-            found = self._cache(board) if self._cache is not None else None
+            key = found = None
+            if self._cache is not None:
+                key = position_key(board)
+                found = self._cache(board, key)
             if found is not None and (not self._profile or found[1] == self._profile):
                 game.set_analysis(j, found[0])
                 hits = True
             else:
-                out.append(Analyse(game.game_id, j, board, float(-self._arrivals), game.token(j)))
+                out.append(Analyse(game.game_id, j, board, float(-self._arrivals), game.token(j), key))
         return hits
 
     def _rollback(self, game_id: str, from_ply: int, out: list[Effect]) -> bool:
@@ -862,9 +866,9 @@ class LiveCore:
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
         book = self._screener is not None and self._screener.in_book is not None
-        # ready() releases the positions and analyses of the plies it scores; a moment names the engine's best
-        # move on the position before it: kept here for that (references, not copies)
-        analyses, boards = dict(game.analyses), list(game.boards)
+        # the positions and analyses of the plies ready() scores stay until release(): a moment names the engine's
+        # best move on the position before it
+        analyses = game.analyses
         for sp in game.ready(zobrist=book):
             analysis = analyses.get(sp.ply - 1)
             top = analysis.candidates[0][0] if analysis is not None and analysis.candidates else None
@@ -886,7 +890,8 @@ class LiveCore:
                     self._track_changed(key, out)
             except Exception as exc:  # screening must never stop the estimates
                 out.append(Log(logging.ERROR, f"game {sp.game_id}: screening of ply {sp.ply} failed: {exc!r}"))
-        self._decide_moments(game, boards, out)
+        self._decide_moments(game, game.boards, out)
+        game.release()
         self._pack_settled(game)
 
     def _pack_settled(self, game: LiveGame) -> None:
@@ -929,7 +934,9 @@ class LiveCore:
         after = evals[ply]
         if before is None or after is None:  # a position the engine gave up on: nothing honest to show
             return
-        kinds = moment_kinds(evals, ply, first)
+        white = ply % 2 == 1
+        cls = None if first else self._estimator.judge(game.game_id).ply(ply, before, after)[1]  # judged when scored
+        kinds = moment_kinds(evals, ply, cls)
         if not kinds:
             return
         ev = game.moves[ply - 1]
@@ -943,8 +950,6 @@ class LiveCore:
                 except (ValueError, AssertionError):
                     best = None
         info = self._infos.get(game.game_id) or GameInfo(game.game_id)
-        white = ply % 2 == 1
-        cls = None if first else move_class(before, after, white)
         w_before, w_after = win_percent(before), win_percent(after)
         moment = Moment(game.game_id, ply, ev.san, tuple(kinds), cls, w_before, w_after, best, info.white,
                         info.black, info.event, info.round,
@@ -959,7 +964,8 @@ class LiveCore:
     @staticmethod
     def _board_before(game: LiveGame, ply: int, boards: list[chess.Board | None],
                       replayed: _Replayed | None = None) -> chess.Board:
-        """The position before ``ply``: kept (``boards``: the game's positions before its plies were scored), or
+        """The position before ``ply``: kept (``boards``: the game's positions, those of its plies just scored not
+        released yet), or
         replayed from the nearest one kept before it (the game's first FEN when none is): a moment decided late
         (an answer that came out of order) finds its position released, often far into the game.
 
@@ -1132,11 +1138,10 @@ class LiveCore:
             clocks[(ev.ply - 1) % 2] = ev.clock
         result = self._results.get(game_id, "*")
         if result in FINISHED:
-            kept = self._board_figures.pop(game_id, None)
+            kept = self._board_figures.pop(game_id, None) or BoardFigures()
         else:
-            kept = self._board_figures.get(game_id)
-            if kept is None:
-                kept = self._board_figures[game_id] = BoardFigures()
+            kept = self._board_figures.get(game_id) or self._board_figures.setdefault(game_id, BoardFigures())
+        kept.judge = self._estimator.judge(game_id)  # the plies it judged are read, not judged again
         return BoardState(
             game_id=game_id,
             white=info.white,

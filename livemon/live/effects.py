@@ -71,6 +71,9 @@ class Analyse:
     board: chess.Board
     priority: float
     token: int = 0
+    key: str | None = None
+    """The position's cache key (:func:`~livemon.live.values.position_key`) as the core made it for its cache
+    lookup, for the engine's request (None: made there)."""
 
 
 @dataclass(frozen=True, eq=False)

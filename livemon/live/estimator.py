@@ -363,6 +363,11 @@ class Estimator:
         positions = self._positions.get(game_id)
         return [] if positions is None else positions.evals()
 
+    def judge(self, game_id: str) -> Positions:
+        """The judge of a game's scored plies (:class:`~livemon.rating.accuracy.GameJudge`: each ply's accuracy and
+        class as judged when it was scored; an empty one, which judges what it is asked, before the first)."""
+        return self._positions.get(game_id) or Positions()
+
     def figures(self, game_id: str) -> GameFigures:
         """A game's accuracy and move classes per side (made again only after the game changed)."""
         found = self._figures.get(game_id)

@@ -480,6 +480,22 @@ class GameJudge:
         if code and not (self._unclassed >> ply) & 1:
             self._counts[3 * side + code - 1] += 1
 
+    def ply(self, ply: int, before: int, after: int) -> tuple[float, MoveClass | None]:
+        """:func:`ply_judgement` of ``ply`` from these White-view values (``before``: :data:`INITIAL_CP` for ply 1): the
+        accuracy and class (:meth:`unclassed` or not) this judge gave it when it judged it from the same values, else
+        judged here (the same floats either way).
+
+        >>> g = GameJudge.of([30, 20, 10, -250])
+        >>> g.ply(3, 10, -250) == ply_judgement(10, -250, True), g.ply(3, 10, -200) == ply_judgement(10, -200, True)
+        (True, True)
+        """
+        if ply <= len(self._codes):
+            code = self._codes[ply - 1]
+            cps = self._cps
+            if code != _UNJUDGED and cps[ply] == after and (cps[ply - 1] if ply > 1 else INITIAL_CP) == before:
+                return self._acc[ply - 1], _CODES[code]
+        return ply_judgement(before, after, ply % 2 == 1)
+
     def accuracy(self) -> tuple[float | None, float | None]:
         """Both sides' game accuracy over the plies up to the first position awaited (None: no move yet)."""
         m = self._prefix
