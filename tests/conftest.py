@@ -462,6 +462,17 @@ def _reap_zombies() -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
+def helpers_of(pid: int, timeout: float = 30.0) -> list[int]:
+    """The multiprocessing processes (TTT worker, forecast simulations, their resource tracker) ``pid`` has started,
+    once it has started any: a monitor starts them as its first turns run, which can be after its first lines."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [child for child, (_, cmd) in descendants(pid).items() if "multiprocessing" in cmd]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def ended_with_parent(pids: list[int], timeout: float = 10.0) -> list[int]:
     """Those of ``pids`` (descendants of a process just killed, re-parented to this subreaper) still running after
     ``timeout`` s: a monitor's TTT worker asks the kernel to kill it with its parent, and multiprocessing's helpers

@@ -45,7 +45,7 @@ from livemon.io.engine import EngineError, UciEngine
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store, StoreError, open_monitor_store
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, descendants, ended_with_parent, real, write_fake_engine
+from tests.conftest import REPO, ended_with_parent, helpers_of, real, write_fake_engine
 
 BYRNE = "byrne_fischer_1956_pgnmentor.pgn"
 
@@ -489,7 +489,7 @@ def test_second_monitor_on_one_store_is_refused_with_one_line(tmp_path, fake_eng
                                            "stop it, or give this one its own store (--store)")
         with pytest.raises(StoreError, match="in use by another monitor"):
             open_monitor_store(StoreConfig(path=str(db)))
-        helpers = [pid for pid, (_, cmd) in descendants(first.pid).items() if "multiprocessing" in cmd]
+        helpers = helpers_of(first.pid)
         first.kill()  # even a SIGKILL releases the lock (the kernel drops the flock)
         first.wait()
         assert helpers and ended_with_parent(helpers) == []  # its TTT worker and multiprocessing's helpers go with it

@@ -20,7 +20,7 @@ from livemon.cli import main
 from livemon.config import Config
 from livemon.live.pgn import split_games
 from livemon.io.store import Store
-from tests.conftest import REPO, descendants, ended_with_parent, real
+from tests.conftest import REPO, ended_with_parent, helpers_of, real
 
 
 def london_games(tmp_path: Path, n: int) -> Path:
@@ -132,7 +132,7 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(capsys, tmp_path, roun
             with Store(db) as s:
                 if s.analyses.count() > 100:  # of ~350
                     break
-    helpers = [pid for pid, (_, cmd) in descendants(proc.pid).items() if "multiprocessing" in cmd]
+    helpers = helpers_of(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert helpers and ended_with_parent(helpers) == []  # its TTT worker and multiprocessing's helpers go with it
