@@ -378,10 +378,17 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert await page.js(t % "eval-text") == "—"  # no evaluation yet: a dash and a half, grey bar
         assert await page.js("document.getElementById('evalbar').className") == "evalbar horizontal unknown"
         assert await page.js("document.querySelectorAll('#chart .dot.inaccuracy').length") == 1  # the board's own class
+        # the clocks tick ten times a second, but their text is set only when it changes: a stopped clock is not
+        # touched, a running one once a second (each change costs the page a layout and a paint)
+        await page.js("""window.__changes = {}; for (const id of ['white-clock', 'black-clock']) {
+            window.__changes[id] = 0; new MutationObserver((m) => { window.__changes[id] += m.length; })
+              .observe(document.getElementById(id), {childList: true, characterData: true, subtree: true}); }""")
         clock = await page.js(t % "white-clock")
         await asyncio.sleep(1.2)
         assert await page.js(t % "white-clock") != clock and clock.startswith("58:")  # White to move: it ticks
         assert await page.js(t % "black-clock") == "59:10"
+        changes = await page.js("window.__changes")
+        assert changes["black-clock"] == 0 and 1 <= changes["white-clock"] <= 4, changes
 
         await page.open(f"{srv.url}/overlay?layout=leaderboard", "document.querySelectorAll('#lb-rows tr').length === 2")
         cells = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))")

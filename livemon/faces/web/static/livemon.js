@@ -106,6 +106,12 @@ export function fmtClock(s) {
   const pad = (n) => String(n).padStart(2, "0");
   return h ? h + ":" + pad(m) + ":" + pad(sec) : m + ":" + pad(sec);
 }
+/** Sets ``el``'s text only when it differs: the same text set again would still cost the page a layout and a
+ *  paint (a clock ticks ten times a second and its text changes once). */
+export function setText(el, text) {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 export function moveLabel(ply, san) {  // ply 5, "Nc6" -> "3. Nc6"; ply 6 -> "3… Nc6"
   return san ? Math.ceil(ply / 2) + (ply % 2 ? ". " : "… ") + san : "";
 }
