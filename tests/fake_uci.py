@@ -33,7 +33,11 @@ pool behaves alike):
 - ``FAKE_UCI_FORK``: start a child that sleeps holding stdout and stderr (so a death of the engine
   does not close its pipes);
 - ``FAKE_UCI_NAME``: the ``id name`` to give (default ``FakeUCI 1.0``), for a test about a profile's
-  name (a shipped calibration's, say) rather than about the engine.
+  name (a shipped calibration's, say) rather than about the engine;
+- ``FAKE_UCI_ITERATIONS``: first send this many earlier iterations' lines (depths 1, 2, …, each line's
+  score off by the depths left, a two-move pv, a ``currmove`` line between iterations), as a real engine
+  deepens; the last iteration's lines are the answer, as without them. With ``FAKE_UCI_LIE_EARLY`` the
+  three lies above go to the earlier iterations' lines only.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ STDERR = int(os.environ.get("FAKE_UCI_STDERR", "0"))
 STDERR_NONL = bool(os.environ.get("FAKE_UCI_STDERR_NONL"))
 FORK = bool(os.environ.get("FAKE_UCI_FORK"))
 NAME = os.environ.get("FAKE_UCI_NAME", "FakeUCI 1.0")
+ITERATIONS = int(os.environ.get("FAKE_UCI_ITERATIONS", "0"))
+LIE_EARLY = bool(os.environ.get("FAKE_UCI_LIE_EARLY"))
 
 
 def say(line: str) -> None:
@@ -116,6 +122,19 @@ def search(board: chess.Board, limit: str, multipv: int, stop: threading.Event) 
         sys.stderr.write(("x" * 100 if STDERR_NONL else "x" * 99 + "\n") * STDERR)
         sys.stderr.flush()
     bad = (BESTMOVE or SCORE or PV) and bad_now()
+    for early in range(1, ITERATIONS + 1):
+        lie = bad and LIE_EARLY
+        for k, (cp, move) in enumerate(lines[:multipv], start=1):
+            board.push(move)
+            reply = next(iter(board.legal_moves), None)
+            board.pop()
+            off = cp + 7 * (ITERATIONS + 1 - early)  # White's view, off by the depths left
+            score = SCORE if lie and SCORE else f"cp {off if board.turn == chess.WHITE else -off}"
+            pv = PV if lie and PV else " ".join(m.uci() for m in (move, reply) if m is not None)  # no reply: one move
+            say(f"info depth {early} seldepth {early + 2} multipv {k} score {score} nodes {early * 100} pv {pv}")
+        if lines:
+            say(f"info depth {early + 1} currmove {lines[-1][1].uci()} currmovenumber {len(lines)}")
+    bad = bad and not LIE_EARLY
     for k, (cp, move) in enumerate(lines[:multipv], start=1):
         mover_cp = cp if board.turn == chess.WHITE else -cp  # UCI scores are from the mover's view
         score = SCORE if bad and SCORE else f"cp {mover_cp}"

@@ -21,7 +21,7 @@ import pytest
 
 from livemon.config import EngineConfig
 from livemon.errors import FAULTS
-from livemon.io.engine import STDERR_LINE_CHARS, STDERR_LINES, EngineError, UciEngine, position_key
+from livemon.io.engine import STDERR_LINE_CHARS, STDERR_LINES, EngineError, UciEngine, analysis_board, position_key, score_cp
 from livemon.io.pool import EnginePool
 from livemon.io.store import Store
 from tests.conftest import REPO, real
@@ -105,6 +105,61 @@ async def test_a_bad_answer_is_refused_with_one_line_and_the_position_searched_a
     assert len(refusals) == 1 and refusals[0].levelno == logging.WARNING, [r.getMessage() for r in caplog.records]
     assert FAULTS.snapshot().get("engine.refused", 0) == before + 1
     no_tracebacks(caplog)
+
+
+async def test_a_search_is_read_from_its_last_lines_alone(engine, monkeypatch, caplog):
+    """An engine deepens: a depth-12 MultiPV-4 search sends ~48 lines, ~0.8 ms each to check and read on the event
+    loop. Only the last line of each MultiPV line and the lines without a pv reach python-chess, checked; the
+    answer is the one the last lines give, and a lie in a line that a later one replaced is never used."""
+    boards = game_boards()[:4]
+    expected = await honest(engine, boards)
+    read: list[str] = []
+    original = chess.engine._parse_uci_info
+
+    def counting(arg: str, root_board: chess.Board, selector: chess.engine.Info = chess.engine.INFO_ALL) -> dict:
+        read.append(arg)
+        return original(arg, root_board, selector)
+
+    monkeypatch.setattr(chess.engine, "_parse_uci_info", counting)
+    monkeypatch.setenv("FAKE_UCI_ITERATIONS", "5")
+    assert await honest(engine, boards) == expected
+    lines = sum(min(cfg(engine).multipv, b.legal_moves.count()) for b in boards)
+    with_pv = [a for a in read if " pv " in a]
+    assert len(with_pv) == lines and all(a.startswith("depth 6 ") for a in with_pv), with_pv[:8]  # not 6 x lines
+    assert sum(" currmove " in f" {a}" for a in read) == 5 * len(boards)  # lines without a pv: as they come
+    read.clear()
+    for lie in ({"FAKE_UCI_PV": "e2e5"}, {"FAKE_UCI_SCORE": "cp 999999999999"}):
+        with monkeypatch.context() as m:
+            for key, value in {**lie, "FAKE_UCI_LIE_EARLY": "1"}.items():
+                m.setenv(key, value)
+            before = FAULTS.snapshot().get("engine.refused", 0)
+            assert await honest(engine, boards) == expected, lie  # the lies were all replaced: nothing refused
+            assert FAULTS.snapshot().get("engine.refused", 0) == before
+    assert not any("e2e5" in a or "999999999999" in a for a in read)
+    no_tracebacks(caplog)
+
+
+async def test_stockfish_read_from_its_last_lines_answers_as_python_chess_reading_every_line(stockfish):
+    """The real Stockfish, depth 10, MultiPV 4, one thread, a new game before each search of a position without
+    its history (so each search is deterministic): the analysis read from each line's last report equals
+    python-chess's own, which read all."""
+    config = EngineConfig(path=stockfish, depth=10, multipv=4, threads=1, hash_mb=16)
+    boards = game_boards()[8:40:4]
+    ours = await UciEngine.open(config)
+    try:
+        got = [await ours.analyse(b) for b in boards]
+    finally:
+        await ours.close()
+    _, plain = await chess.engine.popen_uci(stockfish)
+    try:
+        await plain.configure({"Threads": 1, "Hash": 16})
+        for board, analysis in zip(boards, got):
+            infos = await plain.analyse(analysis_board(board), chess.engine.Limit(depth=10), multipv=4, game=object())
+            want = [(i["pv"][0].uci(), score_cp(i["score"].white())) for i in infos if i.get("pv")]
+            assert list(analysis.candidates) == want, board.fen()
+            assert (analysis.depth, analysis.nodes) == (infos[0]["depth"], infos[0]["nodes"]), board.fen()
+    finally:
+        await plain.quit()
 
 
 async def test_an_engine_that_always_lies_fails_the_request_quickly_and_never_with_a_traceback(engine, monkeypatch,

@@ -44,6 +44,10 @@ STDERR_LINE_CHARS = 200
 MAX_LINE_BYTES = 64 * 1024
 """Longest stdout line an engine may send; a longer one (or endless bytes without a newline) is a fault."""
 
+MAX_MULTIPV = 500
+"""The most lines a search may give (Stockfish's own limit): a larger ``multipv`` number is a fault, not a list
+that long."""
+
 
 class _QuietChessLog(logging.Filter):
     """python-chess logs a line for each piece of engine output it cannot parse: an engine that writes
@@ -82,6 +86,29 @@ def _legal(board: chess.Board, uci: str) -> chess.Move | None:
     return move if move else None
 
 
+def pv_line_number(line: str) -> int | None:
+    """The ``multipv`` number of an ``info`` line with a ``pv`` (1 when it gives none), or None for an ``info``
+    line without one (a ``currmove``, a ``string``, a mate-in-0 score): which of the search's lines it updates.
+
+    >>> pv_line_number("info depth 9 seldepth 12 multipv 3 score cp 20 nodes 900 pv e2e4 e7e5")
+    3
+    >>> pv_line_number("info depth 9 score cp 20 pv e2e4"), pv_line_number("info depth 13 currmove e2e4")
+    (1, None)
+    >>> pv_line_number("info string pv of the multipv 2 line"), pv_line_number("info multipv x pv e2e4")
+    (None, 0)
+    """
+    tokens = line.split()
+    if "pv" not in tokens:
+        return None
+    head = tokens[: tokens.index("pv")]
+    if "string" in head:  # the rest of the line is text
+        return None
+    if "multipv" in head:
+        raw = head[head.index("multipv") + 1] if head[-1] != "multipv" else ""
+        return int(raw) if raw.isdigit() else 0  # 0: not a number; check_info_line refuses it when handed on
+    return 1
+
+
 def check_info_line(board: chess.Board, line: str) -> str | None:
     """Why an engine's ``info`` or ``bestmove`` line about ``board`` cannot be taken, or None when it can.
 
@@ -100,6 +127,8 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
     'score mate 0 in a position that is not mate'
     >>> check_info_line(b, "bestmove a1a8"), check_info_line(b, "bestmove g1f3 ponder e7e5")
     ('illegal bestmove a1a8', None)
+    >>> check_info_line(b, "info depth 3 multipv 100000000 score cp 20 pv e2e4")
+    'multipv 100000000 beyond 500'
     >>> check_info_line(b, "info string anything at all")
     """
     tokens = line.split()
@@ -137,6 +166,8 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
             raw = tokens[i + 1] if i + 1 < len(tokens) else ""
             if not raw.isdigit() or int(raw) < 1:
                 return f"multipv {raw!r} is not a positive integer"
+            if int(raw) > MAX_MULTIPV:
+                return f"multipv {raw} beyond {MAX_MULTIPV}"
             i += 2
             continue
         if field == "currmove":
@@ -164,7 +195,10 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
 class _GuardedUci(chess.engine.UciProtocol):
     """python-chess's UCI protocol with a guard on what the engine sends.
 
-    - every ``info``/``bestmove`` line is checked (:func:`check_info_line`) before python-chess sees it;
+    - a search's lines with a ``pv`` are held, the latest of each ``multipv`` line only, and handed on when its
+      ``bestmove`` comes: the search's result is made of those lines alone, and an engine sends ~12 of each
+      (one per depth), each costing ~0.4 ms to check and as much for python-chess to read, on the event loop;
+    - every ``info``/``bestmove`` line handed on is checked (:func:`check_info_line`) before python-chess sees it;
       the first bad one sets :attr:`fault` (the search is then refused) and nothing of it is used;
     - the process's exit, or the end of its stdout, sets :attr:`gone` at once (python-chess notices a
       death only when every pipe has closed, and not at all for a search waiting on ``readyok``);
@@ -179,6 +213,8 @@ class _GuardedUci(chess.engine.UciProtocol):
         self.gone: asyncio.Future[str] = self.loop.create_future()
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
         self.stderr_bytes = 0
+        self._held: dict[int, str] = {}  # multipv -> the latest line with a pv, of the search being run
+        self._held_for: object = None  # that search (python-chess's command)
 
     def _refuse(self, why: str) -> None:
         if not self.fault.done():
@@ -213,10 +249,29 @@ class _GuardedUci(chess.engine.UciProtocol):
         if self.fault.done():
             return
         if self.command is not None and line.startswith(("info", "bestmove")):
-            problem = check_info_line(self.board, line)
-            if problem is not None:
-                self._refuse(problem)
-                return
+            if self._held_for is not self.command:
+                self._held, self._held_for = {}, self.command
+            if line.startswith("info"):
+                line_no = pv_line_number(line)
+                if line_no is not None and 0 < line_no <= MAX_MULTIPV:  # else refused at once, when handed on
+                    self._held[line_no] = line
+                    return
+            else:
+                held, self._held = self._held, {}
+                for line_no in sorted(held):
+                    self._hand_on(held[line_no])
+            self._hand_on(line)
+            return
+        super()._line_received(line)
+
+    def _hand_on(self, line: str) -> None:
+        """``line`` to python-chess once checked; a bad one refuses the search instead."""
+        if self.fault.done():
+            return
+        problem = check_info_line(self.board, line)
+        if problem is not None:
+            self._refuse(problem)
+            return
         super()._line_received(line)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
