@@ -78,6 +78,7 @@ BAD_ANSWERS = {
     "mate 0": {"FAKE_UCI_SCORE": "mate 0"},
     "cp nan": {"FAKE_UCI_SCORE": "cp nan"},
     "cp 1e400": {"FAKE_UCI_SCORE": "cp 1e400"},
+    "cp of 5,000 digits": {"FAKE_UCI_SCORE": "cp " + "9" * 5000},  # past Python's int-from-text limit
 }
 
 

@@ -96,6 +96,8 @@ def pv_line_number(line: str) -> int | None:
     (1, None)
     >>> pv_line_number("info string pv of the multipv 2 line"), pv_line_number("info multipv x pv e2e4")
     (None, 0)
+    >>> pv_line_number("info multipv " + "9" * 5000 + " pv e2e4"), pv_line_number("info multipv ² pv e2e4")
+    (0, 0)
     """
     tokens = line.split()
     if "pv" not in tokens:
@@ -105,7 +107,7 @@ def pv_line_number(line: str) -> int | None:
         return None
     if "multipv" in head:
         raw = head[head.index("multipv") + 1] if head[-1] != "multipv" else ""
-        return int(raw) if raw.isdigit() else 0  # 0: not a number; check_info_line refuses it when handed on
+        return int(raw) if raw.isdecimal() and len(raw) <= 6 else 0  # else check_info_line refuses it at once
     return 1
 
 
@@ -114,8 +116,8 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
 
     Checked: every move of a ``pv`` is legal in turn, ``currmove`` and ``bestmove`` are legal, a score is
     an integer of at most :data:`MAX_ENGINE_CP` centipawns or a mate in a nonzero number of moves (a
-    position being searched is not mate), ``multipv`` a positive integer. Other info fields are left to
-    python-chess.
+    position being searched is not mate), ``multipv`` a positive integer of at most :data:`MAX_MULTIPV`. Other
+    info fields are left to python-chess. What a refusal quotes of the line is cut at 20 characters.
 
     >>> b = chess.Board()
     >>> check_info_line(b, "info depth 3 multipv 1 score cp 20 nodes 30 pv e2e4 e7e5")
@@ -123,12 +125,16 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
     'illegal pv move e2e5'
     >>> check_info_line(b, "info depth 3 score cp 999999999999 pv e2e4")
     'score cp 999999999999 beyond 100000'
+    >>> check_info_line(b, "info score cp " + "9" * 4000 + " pv e2e4")  # a line says what was refused, cut short
+    'score cp 99999999999999999999 beyond 100000'
     >>> check_info_line(b, "info depth 3 score mate 0 pv e2e4")
     'score mate 0 in a position that is not mate'
     >>> check_info_line(b, "bestmove a1a8"), check_info_line(b, "bestmove g1f3 ponder e7e5")
     ('illegal bestmove a1a8', None)
     >>> check_info_line(b, "info depth 3 multipv 100000000 score cp 20 pv e2e4")
     'multipv 100000000 beyond 500'
+    >>> check_info_line(b, "info multipv " + "9" * 5000 + " pv e2e4"), check_info_line(b, "info multipv ² pv e2e4")
+    ('multipv 99999999999999999999 beyond 500', "multipv '²' is not a positive integer")
     >>> check_info_line(b, "info string anything at all")
     """
     tokens = line.split()
@@ -136,7 +142,7 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
         return None
     if tokens[0] == "bestmove":
         if len(tokens) < 2 or _legal(board, tokens[1]) is None:
-            return f"illegal bestmove {tokens[1] if len(tokens) > 1 else '(missing)'}"
+            return f"illegal bestmove {tokens[1][:20] if len(tokens) > 1 else '(missing)'}"
         return None
     if tokens[0] != "info" or (len(tokens) > 1 and tokens[1] == "string"):
         return None
@@ -151,29 +157,30 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
             try:
                 value = int(raw)
             except ValueError:
-                return f"score {kind} {raw!r} is not an integer"
+                return f"score {kind[:20]} {raw[:20]!r} is not an integer"
             if kind == "cp":
                 if abs(value) > MAX_ENGINE_CP:
-                    return f"score cp {value} beyond {MAX_ENGINE_CP}"
+                    return f"score cp {raw[:20]} beyond {MAX_ENGINE_CP}"
             elif kind == "mate":
                 if value == 0 and not board.is_checkmate():
                     return "score mate 0 in a position that is not mate"
             else:
-                return f"score of unknown kind {kind!r}"
+                return f"score of unknown kind {kind[:20]!r}"
             i += 3
             continue
         if field == "multipv":
             raw = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if not raw.isdigit() or int(raw) < 1:
-                return f"multipv {raw!r} is not a positive integer"
-            if int(raw) > MAX_MULTIPV:
-                return f"multipv {raw} beyond {MAX_MULTIPV}"
+            digits = raw.lstrip("0")
+            if not raw.isdecimal() or not digits:
+                return f"multipv {raw[:20]!r} is not a positive integer"
+            if len(digits) > 3 or int(digits) > MAX_MULTIPV:  # (a 5,000-digit number is not even read)
+                return f"multipv {raw[:20]} beyond {MAX_MULTIPV}"
             i += 2
             continue
         if field == "currmove":
             raw = tokens[i + 1] if i + 1 < len(tokens) else ""
             if _legal(board, raw) is None:
-                return f"illegal currmove {raw}"
+                return f"illegal currmove {raw[:20]}"
             i += 2
             continue
         if field == "pv":
@@ -184,7 +191,7 @@ def check_info_line(board: chess.Board, line: str) -> str | None:
             while i < len(tokens) and chess.engine.UCI_REGEX.match(tokens[i]):
                 move = _legal(position, tokens[i])
                 if move is None:
-                    return f"illegal pv move {tokens[i]}"
+                    return f"illegal pv move {tokens[i][:20]}"
                 position.push(move)
                 i += 1
             continue
