@@ -110,8 +110,9 @@ async def test_a_bad_answer_is_refused_with_one_line_and_the_position_searched_a
 
 async def test_a_search_is_read_from_its_last_lines_alone(engine, monkeypatch, caplog):
     """An engine deepens: a depth-12 MultiPV-4 search sends ~48 lines, ~0.8 ms each to check and read on the event
-    loop. Only the last line of each MultiPV line and the lines without a pv reach python-chess, checked; the
-    answer is the one the last lines give, and a lie in a line that a later one replaced is never used."""
+    loop. Only the last line of each MultiPV line and the lines without a pv reach python-chess, checked, and
+    python-chess reads no pv (each line's first move is taken from the line checked); the answer is the one the
+    last lines give, and a lie in a line that a later one replaced is never used."""
     boards = game_boards()[:4]
     expected = await honest(engine, boards)
     read: list[str] = []
@@ -119,6 +120,7 @@ async def test_a_search_is_read_from_its_last_lines_alone(engine, monkeypatch, c
 
     def counting(arg: str, root_board: chess.Board, selector: chess.engine.Info = chess.engine.INFO_ALL) -> dict:
         read.append(arg)
+        assert not selector & chess.engine.INFO_PV  # the first moves are taken from the lines checked: no pv read
         return original(arg, root_board, selector)
 
     monkeypatch.setattr(chess.engine, "_parse_uci_info", counting)

@@ -222,6 +222,9 @@ class _GuardedUci(chess.engine.UciProtocol):
         self.stderr_bytes = 0
         self._held: dict[int, str] = {}  # multipv -> the latest line with a pv, of the search being run
         self._held_for: object = None  # that search (python-chess's command)
+        self.first_moves: dict[int, str] = {}
+        """multipv -> the first move of its last line, of the search that ended last: checked here, so
+        python-chess is asked for no pv (it would read each line's whole pv again)."""
 
     def _refuse(self, why: str) -> None:
         if not self.fault.done():
@@ -265,21 +268,25 @@ class _GuardedUci(chess.engine.UciProtocol):
                     return
             else:
                 held, self._held = self._held, {}
+                self.first_moves = {}
                 for line_no in sorted(held):
-                    self._hand_on(held[line_no])
+                    if self._hand_on(held[line_no]):
+                        tokens = held[line_no].split()
+                        self.first_moves[line_no] = tokens[tokens.index("pv") + 1]  # a pv is never empty here
             self._hand_on(line)
             return
         super()._line_received(line)
 
-    def _hand_on(self, line: str) -> None:
-        """``line`` to python-chess once checked; a bad one refuses the search instead."""
+    def _hand_on(self, line: str) -> bool:
+        """``line`` to python-chess once checked (True); a bad one refuses the search instead (False)."""
         if self.fault.done():
-            return
+            return False
         problem = check_info_line(self.board, line)
         if problem is not None:
             self._refuse(problem)
-            return
+            return False
         super()._line_received(line)
+        return True
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if fd == 1:
@@ -416,7 +423,8 @@ class UciEngine:
         # analyse mid-search breaks its bookkeeping (1.11: InvalidStateError when the engine
         # then dies, and the exit is never reported). A hung engine is killed instead.
         search = asyncio.ensure_future(
-            self._protocol.analyse(position, search_limit(profile), multipv=profile.multipv, game=object())
+            self._protocol.analyse(position, search_limit(profile), multipv=profile.multipv, game=object(),
+                                   info=chess.engine.INFO_BASIC | chess.engine.INFO_SCORE)  # pv: first_moves
         )
         search.add_done_callback(_retrieve)
         fault, gone = self._protocol.fault, self._protocol.gone
@@ -448,22 +456,25 @@ class UciEngine:
             raise EngineError(f"engine failed on {position.fen()}: {exc}") from None
         self.searches += 1
         try:
-            return self._checked(position, infos)
+            return self._checked(position, infos, self._protocol.first_moves)
         except EngineError:
             FAULTS.count("engine.refused")
             raise
 
     @staticmethod
-    def _checked(position: chess.Board, infos: list[chess.engine.InfoDict]) -> PositionAnalysis:
-        """The analysis of ``infos``, or EngineError when it is not a legal, finite analysis of ``position``."""
+    def _checked(position: chess.Board, infos: list[chess.engine.InfoDict], first_moves: dict[int, str]
+                 ) -> PositionAnalysis:
+        """The analysis of ``infos`` (line k's first move in ``first_moves[k]``), or EngineError when it is not a
+        legal, finite analysis of ``position``."""
         candidates: list[tuple[str, int]] = []
         mate: int | None = None  # the best line's distance to mate (moves, White's view), for display
-        for info in infos:
-            if "pv" not in info or not info["pv"] or "score" not in info:
+        for line_no, info in enumerate(infos, start=1):
+            first = first_moves.get(line_no)
+            if first is None or "score" not in info:
                 continue
-            move = info["pv"][0]
-            if move not in position.legal_moves:
-                raise EngineError(f"engine answer refused (illegal move {move.uci()}) on {position.fen()}")
+            move = _legal(position, first)  # python-chess's reading (e1h1 castling is e1g1), as a pv's would be
+            if move is None:
+                raise EngineError(f"engine answer refused (illegal move {first[:20]}) on {position.fen()}")
             score = info["score"].white()
             if score.is_mate():
                 if score.mate() == 0 and not position.is_checkmate():
