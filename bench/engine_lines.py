@@ -3,7 +3,8 @@
 A UCI engine deepens and reports as it goes: a depth-12 MultiPV-4 Stockfish search sends ~48 ``info``
 lines, each with a principal variation. The process that asks (the monitor with its embedded pool, or a
 ``livemon worker``) reads them on its event loop. livemon's engine (``io/engine.py``) holds each MultiPV
-line's latest report and checks and reads those alone when ``bestmove`` comes; the reference, in the
+line's latest report and checks those alone when ``bestmove`` comes, taking each line's first move from
+it (python-chess reads the scores, no pv); the reference, in the
 same process, is python-chess's own ``analyse``, which reads every line (what livemon would cost if it did
 the same, less its checks). Both ask the same Stockfish (one thread, a new game before each search of a
 position without its history) for the same positions of a real game; the figure is the asking process's

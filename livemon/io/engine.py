@@ -205,6 +205,7 @@ class _GuardedUci(chess.engine.UciProtocol):
     - a search's lines with a ``pv`` are held, the latest of each ``multipv`` line only, and handed on when its
       ``bestmove`` comes: the search's result is made of those lines alone, and an engine sends ~12 of each
       (one per depth), each costing ~0.4 ms to check and as much for python-chess to read, on the event loop;
+      each line's first move is kept from the line checked (:attr:`first_moves`), so python-chess reads no pv;
     - every ``info``/``bestmove`` line handed on is checked (:func:`check_info_line`) before python-chess sees it;
       the first bad one sets :attr:`fault` (the search is then refused) and nothing of it is used;
     - the process's exit, or the end of its stdout, sets :attr:`gone` at once (python-chess notices a
