@@ -18,7 +18,7 @@ import pytest
 
 from livemon.config import StoreConfig
 from livemon.io.store import StoreError, open_monitor_store
-from tests.conftest import REPO, descendants, real
+from tests.conftest import REPO, helpers_of, real
 from tests.test_faults import livemon, one_line, write_config
 
 
@@ -56,7 +56,7 @@ def test_deleting_the_lock_file_lets_no_second_monitor_in(tmp_path, fake_engine)
                                text=True, timeout=60)
         assert other.returncode == 2 and "in use by another monitor" in other.stdout, other.stdout + other.stderr
         assert first.poll() is None  # the first monitor runs on, untouched
-        orphans = [pid for pid, (_, cmd) in descendants(first.pid).items() if "multiprocessing" in cmd]
+        orphans = helpers_of(first.pid, timeout=0)  # those started by now: killed below with the monitor
         first.kill()
         first.wait()
         for pid in orphans:
