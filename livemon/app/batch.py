@@ -219,7 +219,7 @@ async def analyse_games(
             return BatchResult(core.estimator, profile, 0, notes, core.screener, moments_of(core), core)
         positions = max(sum(len(g.engine_positions) for g in planned), engine.pending)
         with Progress(positions, "analysing positions") as bar:
-            bar.advance(positions - engine.pending)  # the cache's, scored already
+            bar.advance(positions - engine.pending, done_already=True)  # the cache's, scored already
             engine.answered = lambda _request: bar.advance()
             await run_until_idle(runner, engine)
         await _rate_unrated(runner, cfg)
