@@ -391,6 +391,9 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
 
 
 LAGGED = "field lag moved the prior 80+ up"
+HELD_BACK_SETS = {"held-back set 1 (4 events)": "FIRST_TEST_EVENTS", "held-back set 2 (6 round robins)": "HELD_BACK_2",
+                  "held-back set 3 (team ch., juniors)": "HELD_BACK_3"}
+"""The held-back sets of ``bench/calibration_split.py``, each a row of the held-back tables."""
 
 
 def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[float, float]]],
@@ -404,6 +407,12 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
     if lags is not None:  # the players of a lagging field: how far their prior moved (k40 times the lag)
         out[LAGGED] = st.k40 * lags[:, 0] >= 80.0
+    import calibration_split as cs
+
+    event = np.array([u.event for u in units])
+    held = np.array([u.part == "test" for u in units])  # (a set's events may hold a few fit games' players)
+    for name, events in HELD_BACK_SETS.items():  # empty outside the held-back part: not printed there
+        out[name] = held & np.isin(event, list(getattr(cs, events)))
     out["all"] = np.ones(len(units), dtype=bool)
     return out
 
