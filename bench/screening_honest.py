@@ -470,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--power", action="store_true", help="only the simulated engine users (no data needed)")
     args = p.parse_args(argv)
+    import fit_quality as fq
     t0 = time.perf_counter()
     if args.power:
         for above in (0.0, 400.0):
@@ -512,8 +513,10 @@ def main(argv: list[str] | None = None) -> int:
     trainable = n >= MIN_FIT_POSITIONS
     unseen = part != "fit"
 
-    def screened(lag_sd: float, opponents: bool, mixture: bool = True
+    def screened(lag_sd: float, opponents: bool, mixture: bool = True, without: str | None = None
                  ) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
+        """z of every player-event under one reading; ``without``: an event no line is fitted on (scored
+        like the held-back ones, with the line of every other fit event)."""
         lags = field_lags(units, games, lag_sd)
         st = strengths(units, every, lags, mixture)
         gap = opponents_gap(units, every, st.post_mean) if opponents else None
@@ -527,16 +530,18 @@ def main(argv: list[str] | None = None) -> int:
             z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine)[mine]
             z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine)[mine]
 
-        for ev in sorted(set(event[fit])):
-            lines[ev] = fit_line(pk, fit & trainable & (event != ev), st.post_mean, st.post_var, gap)
+        fitted = fit & (event != without)
+        for ev in sorted(set(event[fitted])):
+            lines[ev] = fit_line(pk, fitted & trainable & (event != ev), st.post_mean, st.post_var, gap)
             score(lines[ev], event == ev)
-        whole = fit_line(pk, fit & trainable, st.post_mean, st.post_var, gap)
-        score(whole, unseen)
+        whole = fit_line(pk, fitted & trainable, st.post_mean, st.post_var, gap)
+        score(whole, unseen | ~fitted)
         return z_after, z_tag, whole, lines, st, lags
 
     readings = {"previous": (150.0, False, True), "field lag sd fitted only": (FIELD_LAG_SD, False, True),
                 "opponents term only": (150.0, True, True), "lag as a fraction": (FIELD_LAG_SD, True, False),
-                "shipped": (FIELD_LAG_SD, True, True)}
+                "shipped": (FIELD_LAG_SD, True, True),
+                "the line without the 2025 open": (FIELD_LAG_SD, True, True, fq.OPEN_EVENT)}
     results = {name: screened(*spec) for name, spec in readings.items()}
     z_now, z_tag_now = results["previous"][:2]
     z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
@@ -573,6 +578,11 @@ def main(argv: list[str] | None = None) -> int:
                 report.setdefault(f">= {min_n} positions", {}).setdefault(where, {})[name] = {  # type: ignore[union-attr]
                     "before": figures(z_before, sel), "now": figures(z_now, sel, alert_ok_now),
                     "after": figures(z_after, sel, alert_ok)}
+    held_events = set(event[test])
+    report["by_event"] = {  # the shipped reading, 20+ positions: each event's players, held back or left out
+        f"{ev} ({'held back' if ev in held_events else 'left out'})":
+            figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)
+        for ev in sorted(set(event[fit | test]))}
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
         a, b, tau, g = shipped_line
@@ -615,6 +625,12 @@ def main(argv: list[str] | None = None) -> int:
             cells = [f"{f['mean']:+.2f} / {f['sd']:.2f} ({f['n']}), {f['notices']}, {f['alerts']}" if f["n"] > 1 else "-"
                      for f in bands.values()]
             print(f"  {name:<26} {where:<36} " + " | ".join(cells))
+    print(">= 20 positions, shipped, each event (held back: the fit on every fit event; else left out): "
+          "z mean / sd (n), notices, alerts")
+    for name, f in report["by_event"].items():  # type: ignore[union-attr]
+        if f["n"]:
+            sd_text = f"{f['sd']:.2f}" if f["sd"] is not None else "-"
+            print(f"  {name:<56} {f['mean']:+.2f} / {sd_text} ({f['n']}), {f['notices']}, {f['alerts']}")
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 
