@@ -57,10 +57,10 @@ def moves(rng: np.random.Generator, values: list[tuple[float, ...]], c: float, e
 
 
 def screen(event: str, tag: int, date: str, opponent: int, points: list[float], c: float, seed: int,
-           engine: float = 0.0) -> Screener:
+           engine: float = 0.0, cfg: ScreeningConfig | None = None) -> Screener:
     """One player, rated ``tag`` on ``date``, in ``len(points)`` games of ``event`` against ``opponent``s."""
     rng = np.random.default_rng(seed)
-    scr = Screener(ScreeningConfig(), CAL)
+    scr = Screener(cfg or ScreeningConfig(), CAL)
     assert scr.line is SHIPPED
     for g, pts in enumerate(points):
         gid = f"g{g}"
@@ -114,6 +114,28 @@ def test_an_underrated_junior_is_not_alerted():
         for _, sp in track.positions():
             naive.add_ply(sp)
     assert (naive.numbers(("P", "J")).z or 0.0) >= 4.0
+
+
+def test_a_junior_the_arbiters_name_at_an_open_is_read_as_one():
+    """A prodigy rated 2351 who scores 6.5/9 against 2316s at an open and plays like a 2650: read at his tag
+    his strength barely moves; named a junior (``screening.juniors``), his results move the strength he is
+    compared with, its sd widens, and the same moves give a lower z."""
+    args = ("Spring Open 2025", 2351, "2025.02.10", 2316, [1.0, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 0.5, 0.5],
+            SHIPPED.c_for(2650.0))
+    settled = screen(*args, seed=3).numbers(("P", "Spring Open 2025"))
+    junior = screen(*args, seed=3, cfg=ScreeningConfig(juniors=["P"])).numbers(("P", "Spring Open 2025"))
+    assert settled.k40 < 0.5 and junior.k40 == 1.0
+    assert settled.strength is not None and junior.strength is not None and settled.strength_sd is not None
+    assert junior.strength > settled.strength + 80 and junior.strength_sd is not None
+    assert junior.strength_sd > 2 * settled.strength_sd
+    assert settled.z is not None and junior.z is not None and junior.z < settled.z - 0.3
+
+
+def test_juniors_must_be_names():
+    from livemon.config import ConfigError
+
+    with pytest.raises(ConfigError, match="screening.juniors"):
+        ScreeningConfig(juniors=["Oro, Faustino", " "]).validate()
 
 
 def test_an_engine_user_is_still_alerted():

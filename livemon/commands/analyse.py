@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="fair-play screening table per player per event (for arbiters; needs a calibration of the profile)")
     p.add_argument("--one-event", action="store_true",
                    help="with --screen: screen all games as one event (when Event tags name single games)")
+    p.add_argument("--junior", action="append", metavar="NAME", default=[],
+                   help="with --screen: a player known to be a junior or a fast improver (as named in the games; "
+                        "repeat for more): the tag is read as a K = 40 rating that may trail the player")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.one_event:
         cfg.screening.scope = "all"
+    if args.junior:
+        cfg.screening.juniors = [*cfg.screening.juniors, *args.junior]
     try:
         out = analyse(args.pgn, cfg, say, screen=args.screen, engine_strength=args.engine_strength,
                       all_pairs=args.all_pairs, display=not args.json)

@@ -440,7 +440,7 @@ class Screener:
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}  # on today's scale
         self._tags_read: dict[TrackKey, tuple[float, str]] = {}  # as printed, and the scale it was put on
-        self._juniors: set[str] = set()
+        self._juniors: set[str] = set(cfg.juniors)
         self._field: dict[str, tuple[float, float]] = {}  # event -> its field lag and information (field_lag)
         self._field_games: dict[str, dict[str, FieldGame]] = {}  # event -> game id -> the game as its evidence
         self._fallback: dict[str, float] = {}
