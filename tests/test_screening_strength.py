@@ -122,13 +122,19 @@ def test_a_junior_the_arbiters_name_at_an_open_is_read_as_one():
     compared with, its sd widens, and the same moves give a lower z."""
     args = ("Spring Open 2025", 2351, "2025.02.10", 2316, [1.0, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 0.5, 0.5],
             SHIPPED.c_for(2650.0))
-    settled = screen(*args, seed=3).numbers(("P", "Spring Open 2025"))
-    junior = screen(*args, seed=3, cfg=ScreeningConfig(juniors=["P"])).numbers(("P", "Spring Open 2025"))
+    as_settled, as_junior = screen(*args, seed=3), screen(*args, seed=3, cfg=ScreeningConfig(juniors=["P"]))
+    settled, junior = (scr.numbers(("P", "Spring Open 2025")) for scr in (as_settled, as_junior))
     assert settled.k40 < 0.5 and junior.k40 == 1.0
     assert settled.strength is not None and junior.strength is not None and settled.strength_sd is not None
     assert junior.strength > settled.strength + 80 and junior.strength_sd is not None
     assert junior.strength_sd > 2 * settled.strength_sd
     assert settled.z is not None and junior.z is not None and junior.z < settled.z - 0.3
+    # the arbiters' table says what he was compared with: a junior's tag (j)
+    from livemon.commands.analyse import render_screening
+
+    rows = {scr: next(line for line in render_screening(screening_report(scr)).splitlines() if line.startswith("P "))
+            for scr in (as_settled, as_junior)}
+    assert f"{junior.strength:.0f}±{junior.strength_sd:.0f}j" in rows[as_junior] and "j " not in rows[as_settled]
 
 
 def test_juniors_must_be_names():

@@ -92,6 +92,8 @@ def render_screening(s: dict[str, Any]) -> str:
         strength = "—" if r.get("strength") is None else f"{r['strength']:.0f}±{r['strength_sd']:.0f}"
         if r.get("strength") is not None and abs(r.get("field_lag") or 0.0) >= 1.0:
             strength += "^"  # the event's field lag moved it
+        if r.get("strength") is not None and (r.get("k40") or 0.0) >= 1.0:
+            strength += "j"  # read as a junior's tag: a junior event, or a name in screening.juniors
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
         opp = "—" if r.get("opponents") is None else f"{r['opponents']:.0f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
@@ -108,8 +110,9 @@ def render_screening(s: dict[str, Any]) -> str:
         *([chance["line"] + f" (notice z >= {s['notice_z']:g}, alert z >= {s['alert_z']:g})"] if chance else []),
         "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
         "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
-        "points the event's other games put its likely K = 40 players above their tags); opp: the mean rating of the",
-        "player's opponents (today's scale); c_r: E(c) skill expected at that strength against them; excl:",
+        "points the event's other games put its likely K = 40 players above their tags; j: the tag read as a junior's,",
+        "K = 40: a junior event, or a name in screening.juniors); opp: the mean rating of the player's opponents",
+        "(today's scale); c_r: E(c) skill expected at that strength against them; excl:",
         "positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the mid-p",
         "tail of the matches' exact distribution at that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",
