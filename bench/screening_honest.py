@@ -75,6 +75,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import calibration_split as cs  # noqa: E402
+
 from livemon.rating.agent import K, Decision  # noqa: E402
 from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
@@ -124,7 +126,6 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
     """Every rated player-event of the exports (the calibration games' and the open's; the rapid championships'
     when their export is there), or only the rapid ones."""
     import calibration_data as cd
-    import calibration_split as cs
     import fit_quality as fq
 
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
@@ -225,7 +226,6 @@ def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
     """Every finished game with both tags of every event in the calibration files and the 2025 open's PGN, the
     tags on today's scale by each game's date: what a screener watching the event would have seen finish
     (every game, analysed here or not)."""
-    import calibration_split as cs
     import fit_quality as fq
 
     from livemon.live.pgn import rating_date
@@ -391,8 +391,8 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
 
 
 LAGGED = "field lag moved the prior 80+ up"
-HELD_BACK_SETS = {"held-back set 1 (4 events)": "FIRST_TEST_EVENTS", "held-back set 2 (6 round robins)": "HELD_BACK_2",
-                  "held-back set 3 (team ch., juniors)": "HELD_BACK_3"}
+HELD_BACK_SETS = {"held-back set 1 (4 events)": cs.FIRST_TEST_EVENTS, "held-back set 2 (6 round robins)": cs.HELD_BACK_2,
+                  "held-back set 3 (team ch., juniors)": cs.HELD_BACK_3}
 """The held-back sets of ``bench/calibration_split.py``, each a row of the held-back tables."""
 
 
@@ -407,12 +407,10 @@ def groups(units: list[PlayerEvent], st: Strengths, results: list[list[tuple[flo
     out["results 200+ above the tag (3+ games)"] = tpr_gap >= 200.0
     if lags is not None:  # the players of a lagging field: how far their prior moved (k40 times the lag)
         out[LAGGED] = st.k40 * lags[:, 0] >= 80.0
-    import calibration_split as cs
-
     event = np.array([u.event for u in units])
     held = np.array([u.part == "test" for u in units])  # (a set's events may hold a few fit games' players)
     for name, events in HELD_BACK_SETS.items():  # empty outside the held-back part: not printed there
-        out[name] = held & np.isin(event, list(getattr(cs, events)))
+        out[name] = held & np.isin(event, list(events))
     out["all"] = np.ones(len(units), dtype=bool)
     return out
 
@@ -580,8 +578,8 @@ def main(argv: list[str] | None = None) -> int:
                     "after": figures(z_after, sel, alert_ok)}
     held_events = set(event[test])
     report["by_event"] = {  # the shipped reading, 20+ positions: each event's players, held back or left out
-        f"{ev} ({'held back' if ev in held_events else 'left out'})":
-            figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)
+        ev: {"where": "held back" if ev in held_events else "left out",
+             **figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)}
         for ev in sorted(set(event[fit | test]))}
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
@@ -627,10 +625,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<26} {where:<36} " + " | ".join(cells))
     print(">= 20 positions, shipped, each event (held back: the fit on every fit event; else left out): "
           "z mean / sd (n), notices, alerts")
-    for name, f in report["by_event"].items():  # type: ignore[union-attr]
+    for ev, f in report["by_event"].items():  # type: ignore[union-attr]
         if f["n"]:
             sd_text = f"{f['sd']:.2f}" if f["sd"] is not None else "-"
-            print(f"  {name:<56} {f['mean']:+.2f} / {sd_text} ({f['n']}), {f['notices']}, {f['alerts']}")
+            print(f"  {ev + ' (' + f['where'] + ')':<56} {f['mean']:+.2f} / {sd_text} ({f['n']}), {f['notices']}, "
+                  f"{f['alerts']}")
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 
