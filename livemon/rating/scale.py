@@ -84,12 +84,15 @@ def read_tag(rating: int, played: datetime.date | None, what: str = "rating") ->
     "rating 1300 on 2024-06-01 is under FIDE's floor of 1400 then: read as given"
     >>> read_tag(2100, datetime.date(1965, 1, 1))[1]
     "rating 2100 dated 1965-01-01, before FIDE's first list (1971): read as on today's FIDE scale"
+    >>> read_tag(900, None, "BlackElo")[1]  # read as today's, so today's floor is said too
+    "BlackElo 900: no game date, read as on today's FIDE scale, under its floor of 1400: read as given"
     """
+    below = f", under its floor of {FLOOR_AFTER}: read as given" if rating < FLOOR_AFTER else ""
     if played is None:
-        return rating, f"{what} {rating}: no game date, read as on today's FIDE scale"
+        return rating, f"{what} {rating}: no game date, read as on today's FIDE scale{below}"
     if played < FIRST_LIST:
         return rating, (f"{what} {rating} dated {played.isoformat()}, before FIDE's first list "
-                        f"({FIRST_LIST.year}): read as on today's FIDE scale")
+                        f"({FIRST_LIST.year}): read as on today's FIDE scale{below}")
     floor = floor_on(played)
     if rating < floor:
         return rating, f"{what} {rating} on {played.isoformat()} is under FIDE's floor of {floor} then: read as given"
