@@ -62,6 +62,11 @@ one or two games, 118 of them rated 1800-2200), then the Czech U18/U20 champions
 12 players, 2051-2430). Seven of their games were in the fit sample already; those games and their players'
 other games stay out of it. Whole player-events, lowest rated first.
 
+An eighth plan (``plan-guwahati``) completes the held-back open: the games of the 1st Guwahati Open 2022 that
+its first plan left out (the files hold its top 20 boards of each of 10 rounds; the first plan took the games
+with a player under 1800 and a sample). Whole player-events, the players with most games in the files first,
+each round by round. The event was held back from the start: no fit reads it.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -74,6 +79,7 @@ Usage::
     python bench/calibration_split.py plan-open OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback3 OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
+    python bench/calibration_split.py plan-guwahati OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
 """
 
 from __future__ import annotations
@@ -333,6 +339,27 @@ def select_heldback3(games: list, skip: set[tuple[str, int]]) -> list:
     return order
 
 
+GUWAHATI = "1st Guwahati Open 2022"
+
+
+def select_guwahati(games: list, skip: set[tuple[str, int]]) -> list:
+    """The held-back open's games not analysed yet (its first plan took those with a player under 1800 and a
+    sample): whole player-events of its rated players, most games in the files first, each round by round, so
+    that the players with an event's worth of games are complete first wherever the engine time runs out."""
+    usable = [g for g in games if g[3].get("Event") == GUWAHATI and part(GUWAHATI, g[0]) == "test" and g[4] >= 20
+              and (g[0], g[1]) not in skip]
+    count: dict[str, int] = {}
+    for g in games:
+        if g[3].get("Event") == GUWAHATI:
+            for c in ("White", "Black"):
+                count[_key(g[3], c)] = count.get(_key(g[3], c), 0) + 1
+    order: list = []
+    for k in sorted(count, key=lambda k: (-count[k], k)):
+        order += sorted((g for g in usable if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order),
+                        key=lambda g: _round(g[3]))
+    return order
+
+
 def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     import gzip
     import json
@@ -349,16 +376,17 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
     skip = _skipped(skip_exports)
     games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid,
              "plan-open": select_open, "plan-heldback": select_heldback,
-             "plan-heldback3": select_heldback3}[which](read_all(), skip)
+             "plan-heldback3": select_heldback3, "plan-guwahati": select_guwahati}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
-    name = {"plan-rapid": "rapid", "plan-heldback": "test", "plan-heldback3": "test"}.get(which, "fit")
+    name = {"plan-rapid": "rapid", "plan-heldback": "test", "plan-heldback3": "test", "plan-guwahati": "test"}.get(which, "fit")
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
     print(f"{len(games)} {name} games in {(len(games) + 4) // 5} chunks -> {outdir}")
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-open", "plan-heldback", "plan-heldback3"):
+    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-open", "plan-heldback", "plan-heldback3",
+                       "plan-guwahati"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
                    if "--skip" in sys.argv else [], sys.argv[1])
     else:
