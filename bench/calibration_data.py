@@ -30,6 +30,8 @@ Usage::
     python bench/calibration_data.py export --store rapid.sqlite --rapid --out bench/data/calibration_rapid_d12.jsonl.gz
     python bench/calibration_data.py export --store hb0.sqlite --store hb1.sqlite --held-back \
         --skip bench/data/calibration_d12.jsonl.gz ... --out bench/data/calibration_d12_heldback2.jsonl.gz
+    python bench/calibration_data.py export-event --store rr.sqlite --event "BBDDNRR 2025" \
+        --pgn tests/data/broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn --out bench/data/broadcast2025_rr_d12.jsonl.gz
     python bench/calibration_data.py summary [EXPORT]
 
 Several stores (e.g. one per analysing process) are merged: a position may be in
@@ -150,6 +152,25 @@ def exported(paths: Sequence[Path]) -> set[tuple[str, int]]:
     return out
 
 
+def _rows(game: chess.pgn.Game, store: MergedStores, profile: str) -> list | None:
+    """A game's export row ``a`` (each position's analysis, ``None`` for one valued by rule), or None when the
+    stores lack one of its positions (or it has none to search)."""
+    board = game.board()
+    boards = [board.copy(stack=False)]
+    for move in game.mainline_moves():
+        board.push(move)
+        boards.append(board.copy(stack=False))
+    wanted = {position_key(b): b for b in boards if needs_search(b)}
+    got = store.get_analyses(wanted, profile)
+    if len(got) < len(wanted) or not wanted:
+        return None
+    rows = []
+    for b in boards:
+        a = got.get(position_key(b)) if needs_search(b) else None
+        rows.append(None if a is None else [a.score, [list(c) for c in a.candidates], a.depth])
+    return rows
+
+
 def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: Sequence[Path] = (),
            rapid: bool = False, held_back: bool = False) -> None:
     """Write every calibration game whose positions the stores (merged) hold entirely under ``profile``
@@ -171,20 +192,9 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
                 where = "rapid" if where is None else None
             if where is None or (name, index) in done or (held_back and where != "test"):
                 continue
-            game = chess.pgn.read_game(io.StringIO(text))
-            board = game.board()
-            boards = [board.copy(stack=False)]
-            for move in game.mainline_moves():
-                board.push(move)
-                boards.append(board.copy(stack=False))
-            wanted = {position_key(b): b for b in boards if needs_search(b)}
-            got = store.get_analyses(wanted, profile)
-            if len(got) < len(wanted) or not wanted:
+            rows = _rows(chess.pgn.read_game(io.StringIO(text)), store, profile)
+            if rows is None:
                 continue
-            rows = []
-            for b in boards:
-                a = got.get(position_key(b)) if needs_search(b) else None
-                rows.append(None if a is None else [a.score, [list(c) for c in a.candidates], a.depth])
             f.write(json.dumps({"file": name, "index": index, "part": where, "a": rows}, separators=(",", ":")) + "\n")
             n += 1
     store.close()
@@ -193,15 +203,49 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
     print(f"{n} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
 
+def pgn_games(path: Path) -> list[tuple[int, str]]:
+    """(1-based index, text) of each game of a PGN file of the repository (an event outside the collection)."""
+    text = path.read_text(encoding="utf-8")
+    chunks = ["[Event" + c for c in text.split("\n\n[Event")]
+    chunks[0] = chunks[0][len("[Event"):]
+    return [(i, chunk.strip() + "\n\n") for i, chunk in enumerate(chunks, 1) if chunk.strip()]
+
+
+def export_event(store_paths: Sequence[str], pgn: Path, event: str, out: Path, profile: str = PROFILE) -> None:
+    """Write every game of ``pgn`` (a file of the repository: an event outside the calibration collection, held
+    back: part ``test``, never fitted) whose positions the stores hold entirely, under the one ``event`` name (a
+    broadcast's Event tags may name each game)."""
+    source = pgn.resolve().relative_to(REPO).as_posix()
+    store = MergedStores(store_paths)
+    n = 0
+    with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(json.dumps({"format": "livemon analyses 1", "profile": profile, "source": source, "pgn": source,
+                            "event": event, "split": "held back: never fitted"}) + "\n")
+        for index, text in pgn_games(pgn):
+            rows = _rows(chess.pgn.read_game(io.StringIO(text)), store, profile)
+            if rows is not None:
+                f.write(json.dumps({"file": pgn.name, "index": index, "part": "test", "a": rows},
+                                   separators=(",", ":")) + "\n")
+                n += 1
+    store.close()
+    print(f"{n} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
+
+
 def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]:
-    """Every exported game, its plies scored as livemon scores them (no engine)."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        next(f)
-        files = {json.loads(line)["file"] for line in f}  # read (and parse) only the files the export holds
-    texts = {(name, i): text for name, i, text, _, _ in read_all(folder, files)}
+    """Every exported game, its plies scored as livemon scores them (no engine). An export of an event outside the
+    collection names its PGN (``pgn``, a path in the repository) and its event (``event``) in its header."""
     with gzip.open(path, "rt", encoding="utf-8") as f:
         header = json.loads(f.readline())
         assert header.get("format") == "livemon analyses 1", header
+        files = {json.loads(line)["file"] for line in f}  # read (and parse) only the files the export holds
+    if "pgn" in header:
+        name = Path(header["pgn"]).name
+        texts = {(name, i): text for i, text in pgn_games(REPO / header["pgn"])}
+    else:
+        texts = {(name, i): text for name, i, text, _, _ in read_all(folder, files)}
+    event = header.get("event")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        next(f)
         for line in f:
             row = json.loads(line)
             game = chess.pgn.read_game(io.StringIO(texts[(row["file"], row["index"])]))
@@ -219,7 +263,7 @@ def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]
                 assert after is not None
                 plies.append(scored_ply(f"{row['file']}#{row['index']}", ply, before_board, node.move,
                                         before, after, a_before))
-            yield GameData(row["file"], row["index"], row["part"], h.get("Event", ""), h.get("White", ""),
+            yield GameData(row["file"], row["index"], row["part"], event or h.get("Event", ""), h.get("White", ""),
                            h.get("Black", ""), *ratings(h), h.get("WhiteFideId", ""),
                            h.get("BlackFideId", ""), h.get("Result", "*"), plies)
 
@@ -234,11 +278,19 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--skip", type=Path, action="append", default=[], help="leave out the games of this export")
     e.add_argument("--rapid", action="store_true", help="the rapid files' games (part rapid, never fitted)")
     e.add_argument("--held-back", action="store_true", help="only the held-back games (part test)")
+    v = sub.add_parser("export-event", help="the games of a PGN of the repository outside the collection, held back")
+    v.add_argument("--store", required=True, action="append", help="a store (repeat to merge several)")
+    v.add_argument("--pgn", type=Path, required=True, help="the event's PGN, in the repository")
+    v.add_argument("--event", required=True, help="the event's name (a broadcast's Event tags may name each game)")
+    v.add_argument("--out", type=Path, required=True)
+    v.add_argument("--profile", default=PROFILE)
     s = sub.add_parser("summary")
     s.add_argument("path", nargs="?", type=Path, default=DEFAULT)
     args = p.parse_args(argv)
     if args.cmd == "export":
         export(args.store, args.out, args.profile, args.skip, args.rapid, args.held_back)
+    elif args.cmd == "export-event":
+        export_event(args.store, args.pgn, args.event, args.out, args.profile)
     else:
         games = list(load(args.path))
         for where in ("fit", "test"):

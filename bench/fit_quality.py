@@ -69,6 +69,9 @@ HELD_BACK_2 = REPO / "bench" / "data" / "calibration_d12_heldback2.jsonl.gz"
 """The second held-back set's analyses (``bench/calibration_split.py plan-heldback``): part ``test`` only."""
 HELD_BACK_3 = REPO / "bench" / "data" / "calibration_d12_heldback3.jsonl.gz"
 """The third held-back set's analyses (``bench/calibration_split.py plan-heldback3``): part ``test`` only."""
+HELD_BACK_2025 = REPO / "bench" / "data" / "broadcast2025_rr_d12.jsonl.gz"
+"""The 2025 round robin's analyses (``calibration_split.HELD_BACK_2025``): part ``test``."""
+HELD_BACK_2025_PGN = REPO / "tests" / "data" / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 OPEN_DECISIONS = REPO / "bench" / "data" / "open2025_decisions.jsonl.gz"
 OPEN_PGN = REPO / "tests" / "data" / "broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"
 OPEN_EVENT = "XVII Memorial Pedro Lezcano Montalvo 2025"
@@ -166,7 +169,8 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
     """Every analysed game's sides, each linked to the other side of its game."""
-    paths = [export] + ([p for p in (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, HELD_BACK_2, HELD_BACK_3) if p.exists()]
+    paths = [export] + ([p for p in (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, HELD_BACK_2, HELD_BACK_3, HELD_BACK_2025)
+                         if p.exists()]
                         if export == DEFAULT else [])
     out = calibration_sides(paths) + (open_sides() if with_open else [])
     games: dict[tuple[str, str], list[Side]] = defaultdict(list)

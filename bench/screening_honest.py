@@ -6,15 +6,15 @@ the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.
 (a **player-event**), its screened positions (book moves, positions beyond ±3 and forced moves
 left out), its results and its rating tag.
 
-Split (``bench/calibration_split.py``, by event, fixed before any analysis): **held back** — 4th
-Prague Masters 2022, Charlotte Spring IMB 2022, 8th Ekrem Galijatovic Mem, 1st Guwahati Open 2022 —
-never enter a fit; every other classical event is **fit** data (the rapid files A03, A14 are in
-neither). Figures on the fit events are **leave one event out**: for each fit event the line is
-fitted on the others and the event's players are scored with it.
+Split (``bench/calibration_split.py``, by event, fixed before any analysis): **held back** — its four
+held-back sets (``FIRST_TEST_EVENTS``, ``HELD_BACK_2``, ``HELD_BACK_3`` and ``HELD_BACK_2025``, a 2025
+round robin whose PGN is in ``tests/data``) — never enter a fit; every other classical event is **fit**
+data (the rapid files A03, A14 are in neither). Figures on the fit events are **leave one event out**:
+for each fit event the line is fitted on the others and the event's players are scored with it.
 
 Every rating (the player's tag, the opponents') is put on today's FIDE scale with its game's date
 (:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
-compression of 1 March 2024; the open is of April 2025.
+compression of 1 March 2024; the open is of April 2025, the round robin of February 2025.
 
 Rapid (``calibration_rapid_d12.jsonl.gz``, when present): a sample of the rapid championships' games of
 players under 1800 (``bench/calibration_split.py plan-rapid``), in neither part: never fitted, scored with
@@ -77,6 +77,7 @@ sys.path.insert(0, str(REPO))
 
 import calibration_split as cs  # noqa: E402
 
+from livemon.live.pgn import game_date  # noqa: E402
 from livemon.rating.agent import K, Decision  # noqa: E402
 from livemon.rating.scale import to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
@@ -131,8 +132,11 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
     sides = [] if rapid_only else fq.all_sides()
     sides += fq.calibration_sides([RAPID])
+    rr = fq.HELD_BACK_2025_PGN
     dates = {f"{n}#{i}": h.get("Date", "?")
-             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides if not s.game.startswith("open#")})}
+             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides
+                                                     if not s.game.startswith(("open#", f"{rr.name}#"))})}
+    dates |= {f"{rr.name}#{i}": game_date(h) for i, h in enumerate(_tags(rr), 1)}  # UTCDate: a broadcast's
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
     for s in sides:
         if s.elo is not None:
@@ -222,6 +226,18 @@ class EventGame:
     points: float  # White's
 
 
+def _tags(path: Path) -> list[dict[str, str]]:
+    """The tags of each game of a PGN file (read line by line: fast)."""
+    heads: list[dict[str, str]] = [{}]
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = _TAG.match(line)
+        if m:
+            if m.group(1) == "Event" and heads[-1].get("Event") is not None:
+                heads.append({})
+            heads[-1][m.group(1)] = m.group(2)
+    return heads
+
+
 def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
     """Every finished game with both tags of every event in the calibration files and the 2025 open's PGN, the
     tags on today's scale by each game's date: what a screener watching the event would have seen finish
@@ -231,20 +247,13 @@ def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
     from livemon.live.pgn import rating_date
 
     out: dict[str, list[EventGame]] = defaultdict(list)
-    files = sorted((folder or cs.calibration_games()).glob("A*.pgn")) + [fq.OPEN_PGN]
+    files = sorted((folder or cs.calibration_games()).glob("A*.pgn")) + [fq.OPEN_PGN, fq.HELD_BACK_2025_PGN]
     for path in files:
-        heads: list[dict[str, str]] = [{}]
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = _TAG.match(line)
-            if m:
-                if m.group(1) == "Event" and heads[-1].get("Event") is not None:
-                    heads.append({})
-                heads[-1][m.group(1)] = m.group(2)
-        for h in heads:
+        for h in _tags(path):
             pts, we, be = POINTS.get(h.get("Result", "")), h.get("WhiteElo", ""), h.get("BlackElo", "")
             if pts is None or not we.isdigit() or not be.isdigit() or int(we) <= 0 or int(be) <= 0:
                 continue
-            event = fq.OPEN_EVENT if path == fq.OPEN_PGN else h.get("Event", "")
+            event = {fq.OPEN_PGN: fq.OPEN_EVENT, fq.HELD_BACK_2025_PGN: cs.HELD_BACK_2025[0]}.get(path, h.get("Event", ""))
             played = rating_date(h)[0] if path != fq.OPEN_PGN else datetime.date(2025, 4, 20)
             white, black = ((h.get("White", ""), h.get("Black", "")) if path == fq.OPEN_PGN else
                             (h.get("WhiteFideId", "") or h.get("White", ""), h.get("BlackFideId", "") or h.get("Black", "")))
@@ -392,7 +401,8 @@ def figures(z: np.ndarray, sel: np.ndarray, alert_ok: np.ndarray | None = None) 
 
 LAGGED = "field lag moved the prior 80+ up"
 HELD_BACK_SETS = {"held-back set 1 (4 events)": cs.FIRST_TEST_EVENTS, "held-back set 2 (6 round robins)": cs.HELD_BACK_2,
-                  "held-back set 3 (team ch., juniors)": cs.HELD_BACK_3}
+                  "held-back set 3 (team ch., juniors)": cs.HELD_BACK_3,
+                  "held-back 2025 round robin": cs.HELD_BACK_2025}
 """The held-back sets of ``bench/calibration_split.py``, each a row of the held-back tables."""
 
 

@@ -424,3 +424,23 @@ def test_a_player_of_two_events_reads_both_fields_each_player_once(prague):
     names = {n for info, _ in _broadcast_games() for n in (info.white, info.black)}
     assert est.field_prior(est.players[rival])[0] == len(names)  # the rival's event: the 9 others and the guest
     assert est.field_of(est.players[rival]) == [""]
+
+
+def test_an_event_outside_the_collection_reads_back_from_its_export():
+    """The 2025 round robin's committed analyses (``calibration_data.py export-event``) read back under the one
+    event name of the export, held back, each game whole, its players keyed by FIDE id, its tags on today's scale
+    (2025: as printed)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import calibration_data
+    import calibration_split
+    import fit_quality
+
+    games = list(calibration_data.load(fit_quality.HELD_BACK_2025))
+    texts = dict(calibration_data.pgn_games(fit_quality.HELD_BACK_2025_PGN))
+    assert len(games) == len(texts) == 45
+    assert {g.event for g in games} == set(calibration_split.HELD_BACK_2025) and {g.part for g in games} == {"test"}
+    for g in games:
+        game = chess.pgn.read_game(io.StringIO(texts[g.index]))
+        assert len(g.plies) == sum(1 for _ in game.mainline_moves())
+        assert (g.white_id, g.white_elo) == (game.headers["WhiteFideId"], int(game.headers["WhiteElo"]))
+        assert all(sp.decision is not None for sp in g.plies if not sp.forced and sp.ply < len(g.plies))
