@@ -297,7 +297,8 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             fmt = "rr" if len(rounds_seen) * per_round * 2 >= len(results) else "swiss"
         else:
             fmt = "swiss"
-        notes.append(f"format guessed: {fmt} ({n} players, {len(rounds_seen)} rounds seen"
+        seen = f"{len(rounds_seen)} round{'' if len(rounds_seen) == 1 else 's'} seen"
+        notes.append(f"format guessed: {fmt} ({n} players, {seen}"
                      f"{', a pair met twice' if most >= 2 else ''}); give --format or [event] format to set it")
     rounds_source = "given"
     if rounds is None and event.rounds:
