@@ -5,7 +5,8 @@ Data (no engine; every analysis is a committed export):
 * the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and, when
   present, ``calibration_d12_extra.jsonl.gz`` to ``calibration_d12_extra5.jsonl.gz``: the further
   rounds of analysis, same profile, fit events only; ``calibration_d12_heldback2.jsonl.gz`` and
-  ``calibration_d12_heldback3.jsonl.gz``: the second and third held-back sets, never fitted);
+  ``calibration_d12_heldback3.jsonl.gz``: the second and third held-back sets, ``calibration_d12_heldback4.jsonl.gz``:
+  the held-back open's other games, ``broadcast2025_rr_d12.jsonl.gz``: a 2025 round robin, never fitted);
 * the 2025 open's screened decisions (``open2025_decisions.jsonl.gz``, all nine rounds; its
   results from its PGN in ``tests/data``).
 
@@ -69,6 +70,8 @@ HELD_BACK_2 = REPO / "bench" / "data" / "calibration_d12_heldback2.jsonl.gz"
 """The second held-back set's analyses (``bench/calibration_split.py plan-heldback``): part ``test`` only."""
 HELD_BACK_3 = REPO / "bench" / "data" / "calibration_d12_heldback3.jsonl.gz"
 """The third held-back set's analyses (``bench/calibration_split.py plan-heldback3``): part ``test`` only."""
+HELD_BACK_4 = REPO / "bench" / "data" / "calibration_d12_heldback4.jsonl.gz"
+"""The held-back open's games its first plan left out (``bench/calibration_split.py plan-guwahati``): part ``test``."""
 HELD_BACK_2025 = REPO / "bench" / "data" / "broadcast2025_rr_d12.jsonl.gz"
 """The 2025 round robin's analyses (``calibration_split.HELD_BACK_2025``): part ``test``."""
 HELD_BACK_2025_PGN = REPO / "tests" / "data" / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
@@ -169,8 +172,8 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
     """Every analysed game's sides, each linked to the other side of its game."""
-    paths = [export] + ([p for p in (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, HELD_BACK_2, HELD_BACK_3, HELD_BACK_2025)
-                         if p.exists()]
+    paths = [export] + ([p for p in (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, HELD_BACK_2, HELD_BACK_3, HELD_BACK_4,
+                                     HELD_BACK_2025) if p.exists()]
                         if export == DEFAULT else [])
     out = calibration_sides(paths) + (open_sides() if with_open else [])
     games: dict[tuple[str, str], list[Side]] = defaultdict(list)

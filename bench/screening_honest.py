@@ -1,8 +1,9 @@
 """Screening of honest over-the-board players: the strength model's fit, and z on events the fit never saw.
 
 Data (no engine; every analysis is a committed export, read by ``bench/fit_quality.py``'s loader):
-the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and its five
-``_extra`` exports) and the 2025 open's screened decisions, one rated player per event per unit
+the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz``, its five
+``_extra`` exports and the held-back ones, ``_heldback2`` to ``_heldback4`` and the 2025 round robin's
+``broadcast2025_rr_d12.jsonl.gz``) and the 2025 open's screened decisions, one rated player per event per unit
 (a **player-event**), its screened positions (book moves, positions beyond ±3 and forced moves
 left out), its results and its rating tag.
 
