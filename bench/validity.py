@@ -8,7 +8,8 @@ players' FIDE ratings (a player without a rating tag is estimated, never counted
 
 * **leave one event out**: every event in turn is left out, the new estimators are refitted on
   the others and estimate it;
-* **held back**: the four fixed held-back events, with the fit on the fit events only (what ships).
+* **held back**: the held-back events (``bench/calibration_split.py``'s four sets and the 2025 round robin), with
+  the fit on the fit events only (what ships).
 
 The estimators:
 
