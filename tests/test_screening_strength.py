@@ -137,6 +137,18 @@ def test_a_junior_the_arbiters_name_at_an_open_is_read_as_one():
     assert f"{junior.strength:.0f}±{junior.strength_sd:.0f}j" in rows[as_junior] and "j " not in rows[as_settled]
 
 
+def test_the_arbiters_table_says_what_the_shipped_line_was_fitted_on():
+    """Under the shipped line's table, how the honest players of 2025 events read (the era, docs/fairplay.md);
+    not under a table screened through another profile's map, which that sentence is not about."""
+    from livemon.commands.analyse import render_screening
+
+    shipped = screen("Spring Open 2025", 2351, "2025.02.10", 2316, [1.0, 0.5, 0.5], SHIPPED.c_for(2400.0), seed=3)
+    other = Screener(ScreeningConfig(), ProfileCalibration("other profile", None, CAL.c_map))
+    assert "two 2025 events" in render_screening(screening_report(shipped))
+    legend = render_screening(screening_report(other))
+    assert "reason to look" in legend and "two 2025 events" not in legend
+
+
 def test_juniors_must_be_names():
     from livemon.config import ConfigError
 

@@ -117,10 +117,13 @@ def render_screening(s: dict[str, Any]) -> str:
         "tail of the matches' exact distribution at that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",
         "per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
-        "The line is fitted on honest players of 32 events of 2020-2025; the honest players of the two 2025 events",
-        "measured read z +0.3 on average (those of 2022 events -0.2): at an event played today, expect up to about",
-        "twice the notices said above by chance (docs/fairplay.md, the era).",
     ]
+    if (s.get("line") or {}).get("shipped"):  # what the shipped line was fitted on, and how today's events read
+        lines += [
+            "The line is fitted on honest players of 32 events of 2020-2025; the honest players of the two 2025 events",
+            "measured read z +0.3 on average (those of 2022 events -0.2): at an event played today, expect up to about",
+            "twice the notices said above by chance (docs/fairplay.md, the era).",
+        ]
     return "\n".join(lines) + "\n"
 
 
