@@ -55,7 +55,7 @@ import chess
 import chess.pgn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration_split import elo, part, read_all  # noqa: E402
+from calibration_split import elo, game_chunks, part, read_all  # noqa: E402
 
 from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
 from livemon.live.analysis import position_value, scored_ply  # noqa: E402
@@ -204,11 +204,18 @@ def export(store_paths: Sequence[str], out: Path, profile: str = PROFILE, skip: 
 
 
 def pgn_games(path: Path) -> list[tuple[int, str]]:
-    """(1-based index, text) of each game of a PGN file of the repository (an event outside the collection)."""
-    text = path.read_text(encoding="utf-8")
-    chunks = ["[Event" + c for c in text.split("\n\n[Event")]
-    chunks[0] = chunks[0][len("[Event"):]
-    return [(i, chunk.strip() + "\n\n") for i, chunk in enumerate(chunks, 1) if chunk.strip()]
+    """(1-based index, text) of each game of a PGN file of the repository (an event outside the collection),
+    numbered as :func:`calibration_split.read_all` numbers the collection's."""
+    return [(i, chunk.strip() + "\n\n") for i, chunk in enumerate(game_chunks(path.read_text(encoding="utf-8")), 1)
+            if chunk.strip()]
+
+
+def event_export(path: Path) -> tuple[Path, str] | None:
+    """An export of an event outside the collection (:func:`export_event`): its PGN and the event's name, from its
+    header; None for an export of the collection's games."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        header = json.loads(f.readline())
+    return (REPO / header["pgn"], str(header["event"])) if "pgn" in header else None
 
 
 def export_event(store_paths: Sequence[str], pgn: Path, event: str, out: Path, profile: str = PROFILE) -> None:
@@ -238,12 +245,12 @@ def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]
         header = json.loads(f.readline())
         assert header.get("format") == "livemon analyses 1", header
         files = {json.loads(line)["file"] for line in f}  # read (and parse) only the files the export holds
-    if "pgn" in header:
-        name = Path(header["pgn"]).name
-        texts = {(name, i): text for i, text in pgn_games(REPO / header["pgn"])}
-    else:
+    source = event_export(path)
+    event = None if source is None else source[1]
+    if source is None:
         texts = {(name, i): text for name, i, text, _, _ in read_all(folder, files)}
-    event = header.get("event")
+    else:
+        texts = {(source[0].name, i): text for i, text in pgn_games(source[0])}
     with gzip.open(path, "rt", encoding="utf-8") as f:
         next(f)
         for line in f:

@@ -152,16 +152,21 @@ def part(event: str, filename: str, held_back: frozenset[str] = TEST_EVENTS) -> 
     return "test" if event in held_back else "fit"
 
 
+def game_chunks(text: str) -> list[str]:
+    """A PGN file's text cut before each game's ``[Event`` tag: game ``i`` (1-based, the index the exports
+    name) is chunk ``i - 1``."""
+    chunks = ["[Event" + c for c in text.split("\n\n[Event")]
+    chunks[0] = chunks[0][len("[Event"):]
+    return chunks
+
+
 def read_all(folder: Path | None = None, files: set[str] | None = None) -> list[tuple[str, int, str, chess.pgn.Headers, int]]:
     """(file, index, text, headers, plies) of every game of the set (of the ``files`` named), in file order."""
     out = []
     for path in sorted((folder or calibration_games()).glob("A*.pgn")):
         if files is not None and path.name not in files:
             continue
-        text = path.read_text(encoding="ascii")
-        chunks = ["[Event" + c for c in text.split("\n\n[Event")]
-        chunks[0] = chunks[0][len("[Event"):]
-        for i, chunk in enumerate(chunks, 1):
+        for i, chunk in enumerate(game_chunks(path.read_text(encoding="ascii")), 1):
             game = chess.pgn.read_game(__import__("io").StringIO(chunk))
             if game is None:
                 continue

@@ -133,11 +133,12 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
     sides = [] if rapid_only else fq.all_sides()
     sides += fq.calibration_sides([RAPID])
-    rr = fq.HELD_BACK_2025_PGN
+    outside = dict(events_outside())  # PGN -> event: the exports of events outside the collection
+    skip = ("open#", *(f"{pgn.name}#" for pgn in outside))
     dates = {f"{n}#{i}": h.get("Date", "?")
-             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides
-                                                     if not s.game.startswith(("open#", f"{rr.name}#"))})}
-    dates |= {f"{rr.name}#{i}": game_date(h) for i, h in enumerate(_tags(rr), 1)}  # UTCDate: a broadcast's
+             for n, i, _, h, _ in cs.read_all(files={s.game.split("#")[0] for s in sides if not s.game.startswith(skip)})}
+    for pgn in outside:  # a broadcast's games may carry UTCDate alone
+        dates |= {f"{pgn.name}#{i}": game_date(h) for i, h in enumerate(_tags(pgn), 1)}
     merged: dict[tuple[str, str], list[fq.Side]] = defaultdict(list)
     for s in sides:
         if s.elo is not None:
@@ -227,6 +228,14 @@ class EventGame:
     points: float  # White's
 
 
+def events_outside() -> list[tuple[Path, str]]:
+    """(PGN, event) of the held-back exports of events outside the collection (``calibration_data.export-event``)."""
+    import calibration_data as cd
+    import fit_quality as fq
+
+    return [source for path in (fq.HELD_BACK_2025,) if path.exists() and (source := cd.event_export(path))]
+
+
 def _tags(path: Path) -> list[dict[str, str]]:
     """The tags of each game of a PGN file (read line by line: fast)."""
     heads: list[dict[str, str]] = [{}]
@@ -248,13 +257,14 @@ def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
     from livemon.live.pgn import rating_date
 
     out: dict[str, list[EventGame]] = defaultdict(list)
-    files = sorted((folder or cs.calibration_games()).glob("A*.pgn")) + [fq.OPEN_PGN, fq.HELD_BACK_2025_PGN]
+    outside = dict(events_outside())
+    files = sorted((folder or cs.calibration_games()).glob("A*.pgn")) + [fq.OPEN_PGN, *outside]
     for path in files:
         for h in _tags(path):
             pts, we, be = POINTS.get(h.get("Result", "")), h.get("WhiteElo", ""), h.get("BlackElo", "")
             if pts is None or not we.isdigit() or not be.isdigit() or int(we) <= 0 or int(be) <= 0:
                 continue
-            event = {fq.OPEN_PGN: fq.OPEN_EVENT, fq.HELD_BACK_2025_PGN: cs.HELD_BACK_2025[0]}.get(path, h.get("Event", ""))
+            event = {fq.OPEN_PGN: fq.OPEN_EVENT, **outside}.get(path, h.get("Event", ""))
             played = rating_date(h)[0] if path != fq.OPEN_PGN else datetime.date(2025, 4, 20)
             white, black = ((h.get("White", ""), h.get("Black", "")) if path == fq.OPEN_PGN else
                             (h.get("WhiteFideId", "") or h.get("White", ""), h.get("BlackFideId", "") or h.get("Black", "")))

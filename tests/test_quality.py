@@ -436,9 +436,12 @@ def test_an_event_outside_the_collection_reads_back_from_its_export():
     import fit_quality
 
     games = list(calibration_data.load(fit_quality.HELD_BACK_2025))
-    texts = dict(calibration_data.pgn_games(fit_quality.HELD_BACK_2025_PGN))
+    source = calibration_data.event_export(fit_quality.HELD_BACK_2025)
+    assert source is not None and source[0] == REPO / "tests" / "data" / "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
+    texts = dict(calibration_data.pgn_games(source[0]))
     assert len(games) == len(texts) == 45
-    assert {g.event for g in games} == set(calibration_split.HELD_BACK_2025) and {g.part for g in games} == {"test"}
+    assert {g.event for g in games} == {source[1]} == set(calibration_split.HELD_BACK_2025)
+    assert {g.part for g in games} == {"test"}
     for g in games:
         game = chess.pgn.read_game(io.StringIO(texts[g.index]))
         assert len(g.plies) == sum(1 for _ in game.mainline_moves())

@@ -8,6 +8,7 @@ line of the default profile.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -356,3 +357,12 @@ def test_an_engine_user_in_a_field_that_trails_its_tags_is_still_alerted():
     assert row.field_lag is not None and row.field_lag > 150.0
     assert row.z_tag is not None and row.z_tag >= 4.0 and row.z is not None and row.z >= 4.0
     assert row.level == "alert"
+
+
+def test_a_blank_junior_name_on_the_command_line_is_one_line(capsys):
+    from livemon.cli import main
+
+    pgn = Path(__file__).parent / "data" / "byrne_fischer_1956_pgnmentor.pgn"
+    assert main(["analyse", "--screen", "--junior", " ", str(pgn)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("livemon: --junior: screening.juniors") and len(err.strip().splitlines()) == 1

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from typing import Any
 
 from livemon.commands import add_engine_arguments, engine_config_from_args, say, write_result
+from livemon.config import ConfigError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
         cfg.screening.scope = "all"
     if args.junior:
         cfg.screening.juniors = [*cfg.screening.juniors, *args.junior]
+        try:
+            cfg.screening.validate()  # the names as the config's are (the config itself was validated on load)
+        except ConfigError as exc:
+            print(f"livemon: --junior: {exc}", file=sys.stderr)
+            return 2
     try:
         out = analyse(args.pgn, cfg, say, screen=args.screen, engine_strength=args.engine_strength,
                       all_pairs=args.all_pairs, display=not args.json)
