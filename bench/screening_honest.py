@@ -114,6 +114,7 @@ class PlayerEvent:
     tag: float  # on today's scale
     games: list[tuple[float, float]]  # (opponent's rating on today's scale, points)
     decisions: list[Decision] = field(default_factory=list)
+    year: int | None = None  # the year of its first game (None: undated)
 
 
 def _date(text: str) -> datetime.date | None:
@@ -150,7 +151,7 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
         games = [(float(to_current_scale(int(s.opponent_elo), date)), float(s.points)) for s in ss
                  if s.opponent_elo is not None and s.points is not None]
         out.append(PlayerEvent(event, player, ss[0].part, read, float(to_current_scale(int(round(read)), date)),
-                               games, [d for s in ss for _, d in s.decisions]))
+                               games, [d for s in ss for _, d in s.decisions], date.year if date else None))
     return out
 
 
@@ -602,16 +603,26 @@ def main(argv: list[str] | None = None) -> int:
         ev: {"where": "held back" if ev in held_events else "left out",
              **figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)}
         for ev in sorted(set(event[fit | test]))}
+    year = np.array([u.year or 0 for u in units])
+    report["by_year"] = {  # the era: each year's players, 20+ positions, read by a line that never saw their event
+        int(y): figures(z_after, (year == y) & (fit | test) & (n >= 20), alert_ok) for y in sorted(set(year[fit | test])) if y}
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
         a, b, tau, g = shipped_line
+        by_year = {y: (f["n"], round(f["mean"], 3)) for y, f in report["by_year"].items()}  # type: ignore[union-attr]
         PARAMS.write_text(
             '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
             f"Fitted on the honest player-events of the fit events ({int((fit & trainable).sum())} with "
             f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
             'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
             f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r}, g={g!r},\n"
-            f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n",
+            f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
+            f"FIT_EVENTS = {report['fit_events']}\n"
+            '"""The events the line was fitted on."""\n\n'
+            f"BY_YEAR = {by_year!r}\n"
+            '"""Year -> (honest player-events with 20+ screened positions, their mean z), each read by a line that never\n'
+            'saw its event (a fit event by the line fitted without it, a held-back one by the shipped line): the era\n'
+            'that ``livemon analyse --screen`` puts under its table (:func:`livemon.rating.screening.era_line`)."""\n',
             encoding="utf-8")
     if args.json:
         print(json.dumps(report, indent=1))

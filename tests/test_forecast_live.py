@@ -101,6 +101,7 @@ async def test_a_swiss_without_rounds_is_one_line_not_a_guess() -> None:
     job = LiveForecast(EventConfig(format="swiss"), Hub(), simulations=500)
     msgs = await job.once(core)
     assert msgs and all(m.error and "number of rounds" in m.error and not m.players for m in msgs)
+    assert all("[event] rounds in the monitor's config" in m.error and "--rounds" not in m.error for m in msgs)  # not a CLI
 
 
 def test_live_seconds_is_checked() -> None:

@@ -145,9 +145,14 @@ def test_the_arbiters_table_says_what_the_shipped_line_was_fitted_on():
 
     shipped = screen("Spring Open 2025", 2351, "2025.02.10", 2316, [1.0, 0.5, 0.5], SHIPPED.c_for(2400.0), seed=3)
     other = Screener(ScreeningConfig(), ProfileCalibration("other profile", None, CAL.c_map))
-    assert "two 2025 events" in render_screening(screening_report(shipped))
+    from livemon.rating.screening_params import BY_YEAR, FIT_EVENTS
+
+    text = " ".join(render_screening(screening_report(shipped)).split())  # the sentence, wrapped as the legend is
+    newest = max(BY_YEAR)
+    assert f"honest players of {FIT_EVENTS} events of {min(BY_YEAR)}-{newest}" in text
+    assert f"those of {newest} events read z {BY_YEAR[newest][1]:+.2f} on average ({BY_YEAR[newest][0]})" in text
     legend = render_screening(screening_report(other))
-    assert "reason to look" in legend and "two 2025 events" not in legend
+    assert "reason to look" in legend and "never saw their event" not in legend
 
 
 def test_juniors_must_be_names():

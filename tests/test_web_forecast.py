@@ -30,7 +30,7 @@ page = test_web_pages.page  # the 1920x1080 tab: one fixture, defined with the p
 pytestmark = [pytest.mark.slow]
 
 FIELD = NAMES + ["Matos Espino, Carlos Silverio", "Sanchez Gonzalez, Diego 2012"]  # 14 real names, the longest 35
-ERROR = "the number of rounds of this swiss is not known (12 seen): give --rounds N or [event] rounds"  # the job's line
+ERROR = "the number of rounds of this swiss is not known (12 seen): set [event] rounds in the monitor's config"  # the job's line
 
 
 def field_forecast(chances: list[float], start: list[float | None] | None = None, error: str | None = None,
@@ -41,7 +41,7 @@ def field_forecast(chances: list[float], start: list[float | None] | None = None
         "p_winner": p, "p_top3": min(1.0, 3 * p), "expected_score": 10.24 - i / 2, "max_score": 10.5 - i / 2,
         "needs": 10.0 - i / 2 if p >= 0.005 else None,
     } for i, (name, p) in enumerate(zip(FIELD, chances)))
-    notes = ("format guessed: rr (14 players, 12 rounds seen); give --format or [event] format to set it",
+    notes = ("format guessed: rr (14 players, 12 rounds seen); [event] format in the monitor's config sets it",
              "colours of the games to come: from the Berger tables (pairing numbers read from round 1's boards)")
     if error:  # as the live job sends it: nothing simulated, no players
         return EventForecast(event, "swiss", None, 0, 13, 0, 0, (), (), error)

@@ -213,9 +213,17 @@ def refresh_ongoing(read: ReadEvent, pending: list[GameRecord], params: Forecast
     return dataclasses.replace(read, state=state)
 
 
+SET_BY = {"command": ("give --format or [event] format to set it", "give --rounds N or [event] rounds"),
+          "config": ("[event] format in the monitor's config sets it", "set [event] rounds in the monitor's config")}
+"""How the reader of a forecast's note sets the format and the rounds: ``livemon forecast``'s user (its options or
+the config), the live forecast's (the monitor's config; its pages show the note to the commentators)."""
+
+
 def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rounds: int | None,
-             params: ForecastParams, fallback_name: str) -> ReadEvent:
-    """The event's state from its games; raises :class:`ForecastError` with the one line to say."""
+             params: ForecastParams, fallback_name: str, set_by: str = "command") -> ReadEvent:
+    """The event's state from its games; raises :class:`ForecastError` with the one line to say (``set_by``: the
+    key of :data:`SET_BY` that says how the format and the rounds are set)."""
+    set_format, set_rounds = SET_BY[set_by]
     keys: dict[str, int] = {}
     names: list[str] = []
     ratings: list[int | None] = []
@@ -299,7 +307,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             fmt = "swiss"
         seen = f"{len(rounds_seen)} round{'' if len(rounds_seen) == 1 else 's'} seen"
         notes.append(f"format guessed: {fmt} ({n} players, {seen}"
-                     f"{', a pair met twice' if most >= 2 else ''}); give --format or [event] format to set it")
+                     f"{', a pair met twice' if most >= 2 else ''}); {set_format}")
     rounds_source = "given"
     if rounds is None and event.rounds:
         rounds, rounds_source = event.rounds, "config"
@@ -309,7 +317,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             rounds = (n - 1 + n % 2) * (2 if fmt == "drr" else 1)
         else:
             raise ForecastError(f"the number of rounds of this {fmt} is not known ({max(rounds_seen, default=0)} "
-                                "seen): give --rounds N or [event] rounds")
+                                f"seen): {set_rounds}")
     rounds_played = max(rounds_seen, default=0)
     if fmt == "swiss" and ongoing:
         rounds_played = max(rounds_played, 1)

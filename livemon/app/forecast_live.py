@@ -164,7 +164,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         f = reweigh(sims, read.state) if read is not None and sims is not None else None
         weighed = f is not None
         if read is None:
-            read = state_of(records, cfg, None, cfg.rounds or None, params, name)
+            read = state_of(records, cfg, None, cfg.rounds or None, params, name, set_by="config")
         if f is None:
             state = read.state
             so_far = None if progress is None else (

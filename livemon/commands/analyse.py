@@ -7,6 +7,7 @@ import argparse
 import math
 import re
 import sys
+import textwrap
 from typing import Any
 
 from livemon.commands import add_engine_arguments, engine_config_from_args, say, write_result
@@ -126,11 +127,11 @@ def render_screening(s: dict[str, Any]) -> str:
         "per position; ROI = 50 + 5z. A screening number is a reason to look, not evidence by itself.",
     ]
     if (s.get("line") or {}).get("shipped"):  # what the shipped line was fitted on, and how today's events read
-        lines += [
-            "The line is fitted on honest players of 32 events of 2020-2025; the honest players of the two 2025 events",
-            "measured read z +0.3 on average (those of 2022 events -0.2): at an event played today, expect up to about",
-            "twice the notices said above by chance (docs/fairplay.md, the era).",
-        ]
+        from livemon.rating.screening import era_line
+        from livemon.rating.screening_params import BY_YEAR, FIT_EVENTS
+
+        era = era_line(BY_YEAR, FIT_EVENTS, s["notice_z"])
+        lines += textwrap.wrap(era[:-1] + " (docs/fairplay.md, the era).", 115) if era else []
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -841,6 +841,30 @@ def chance_line(players: int, notice_z: float, alert_z: float, shown: int | None
     else:
         who = f"{players} player{'s' if players != 1 else ''} screened"
     return f"{who}: about {fmt(notices)} notices and {fmt(alerts)} alerts expected by chance"
+
+
+def era_line(by_year: Mapping[int, tuple[int, float]], fit_events: int, notice_z: float) -> str:
+    """What a line's honest players read year by year, for an arbiter screening an event played today:
+    ``by_year`` maps a year to (player-events, mean z) of honest players of that year's events, each read by a
+    line that never saw their event; the newest year's mean, if above 0, multiplies the notices expected by
+    chance (P(Z ≥ notice_z − mean) / P(Z ≥ notice_z)).
+
+    >>> era_line({2021: (40, 0.02), 2022: (300, -0.21), 2025: (146, 0.28)}, 32, 2.5)
+    'The line is fitted on honest players of 32 events of 2021-2025; read by a line that never saw their event, those of 2025 events read z +0.28 on average (146), of 2022 -0.21 (300), of 2021 +0.02 (40): at an event played today, expect up to about 2.1 times the notices said above by chance.'
+    >>> era_line({}, 32, 2.5)
+    ''
+    """
+    if not by_year:
+        return ""
+    years = sorted(by_year, reverse=True)
+    newest, (n_new, m_new) = years[0], by_year[years[0]]
+    rest = "".join(f", of {y} {by_year[y][1]:+.2f} ({by_year[y][0]})" for y in years[1:])
+    text = (f"The line is fitted on honest players of {fit_events} events of {years[-1]}-{newest}; read by a line that "
+            f"never saw their event, those of {newest} events read z {m_new:+.2f} on average ({n_new}){rest}")
+    if m_new <= 0:
+        return text + "."
+    ratio = normal.cdf(m_new - notice_z) / normal.cdf(-notice_z)
+    return text + f": at an event played today, expect up to about {ratio:.1f} times the notices said above by chance."
 
 
 def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: float = 0.95,
