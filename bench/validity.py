@@ -309,7 +309,16 @@ def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], hel
                     continue  # estimated, but never counted against a rating it does not have
                 rows[title].append((u, {k: f(u) for k, f in est.items()}))
     names = [*shipped_est, "quality", "quality_field", "results", "moves+results", "mean"]
+    if ROWS is not None:  # --rows: each rated player-event's estimates, for a look at which ones miss
+        ROWS.extend({"part": "held back" if held_back else "left out", "section": title, "event": u.event,
+                     "player": u.player, "elo": u.elo, "games": u.games,
+                     **{k: e[k] for k in ("quality", "quality_field", "results") if k in e}}
+                    for title, _, _ in SECTIONS if title.startswith("per player-event") for u, e in rows[title])
     return {title: section_figures(rows[title], names) for title, _, _ in SECTIONS}
+
+
+ROWS: list[dict[str, object]] | None = None
+"""Where ``--rows`` gathers each rated player-event's estimates (None: not asked)."""
 
 
 DESCRIBE = {
@@ -351,8 +360,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-open", action="store_true", help="leave the 2025 open out")
     p.add_argument("--no-ec", action="store_true", help="leave out the E(c) estimators (performance, perceived, "
                    "c_elo, acpl: most of the run's time; bench/ec_scale.py measures the E(c) maps)")
+    p.add_argument("--rows", type=Path, default=None,
+                   help="also write each rated player-event's estimates and intervals here (JSON lines)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
+    global ROWS
+    ROWS = [] if args.rows is not None else None
     profile = profile_of(args.export)
     try:
         pc, fit = shipped(profile, args.calibrations)
@@ -395,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     report["screening_line"] = "shipped" if line is not None else "calibration map / z_scale"
     report["c_map_withheld"] = withheld
     report["load"], report["seconds"] = os.getloadavg()[0], time.perf_counter() - t0
+    if args.rows is not None and ROWS is not None:
+        args.rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
