@@ -218,13 +218,14 @@ class ScreeningConfig:
     """A player without a rating tag is screened at their TTT rating only with at least this many finished
     games behind it; with fewer they are listed as unrated (a rating from a game or two is mostly the prior)."""
     juniors: list[str] = field(default_factory=list)
-    """Players the arbiters know to be juniors or fast improvers (as named in the games): each tag is read as a
+    """Players the arbiters know to be juniors or fast improvers (as named in the games, or by FIDE id where the games
+    carry WhiteFideId/BlackFideId tags, as lichess broadcasts do: an id holds whatever the spelling): each tag is read as a
     K = 40 rating, which may trail the player by a few hundred points, so the event's results move the strength
     the moves are compared with further (a junior event's players are read so already, by the event's name)."""
 
     def validate(self) -> None:
         if any(not isinstance(n, str) or not n.strip() for n in self.juniors):
-            raise ConfigError(f"screening.juniors: expected player names, got {self.juniors!r}")
+            raise ConfigError(f"screening.juniors: expected player names or FIDE ids, got {self.juniors!r}")
         if self.scope not in ("event", "all"):
             raise ConfigError(f"screening.scope: expected event or all, got {self.scope!r}")
         if self.statistic not in ("match", "loss", "max"):

@@ -58,15 +58,16 @@ def moves(rng: np.random.Generator, values: list[tuple[float, ...]], c: float, e
 
 
 def screen(event: str, tag: int, date: str, opponent: int, points: list[float], c: float, seed: int,
-           engine: float = 0.0, cfg: ScreeningConfig | None = None) -> Screener:
-    """One player, rated ``tag`` on ``date``, in ``len(points)`` games of ``event`` against ``opponent``s."""
+           engine: float = 0.0, cfg: ScreeningConfig | None = None, fide_id: str = "") -> Screener:
+    """One player, rated ``tag`` on ``date`` (FIDE id ``fide_id``), in ``len(points)`` games of ``event`` against
+    ``opponent``s."""
     rng = np.random.default_rng(seed)
     scr = Screener(cfg or ScreeningConfig(), CAL)
     assert scr.line is SHIPPED
     for g, pts in enumerate(points):
         gid = f"g{g}"
         scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=tag, black_elo=opponent, event=event,
-                              date=date))
+                              date=date, white_fide_id=fide_id))
         for ply, d in zip(range(17, 17 + PLIES_A_GAME, 2), moves(rng, positions(rng, PLIES_A_GAME // 2), c, engine)):
             scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
         scr.set_result(gid, {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[pts])
@@ -153,6 +154,21 @@ def test_the_arbiters_table_says_what_the_shipped_line_was_fitted_on():
     assert f"those of {newest} events read z {BY_YEAR[newest][1]:+.2f} on average ({BY_YEAR[newest][0]})" in text
     legend = render_screening(screening_report(other))
     assert "reason to look" in legend and "never saw their event" not in legend
+
+
+def test_a_junior_the_arbiters_name_by_fide_id_is_read_as_one_under_any_spelling():
+    """``screening.juniors`` takes FIDE ids as well as names (a lichess broadcast's WhiteFideId/BlackFideId tags):
+    the id names the player whatever the games spell; named so after his games came, he is read anew."""
+    args = ("Spring Open 2025", 2351, "2025.02.10", 2316, [1.0, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 0.5, 0.5],
+            SHIPPED.c_for(2650.0))
+    by_name = screen(*args, seed=3, cfg=ScreeningConfig(juniors=["P"])).numbers(("P", "Spring Open 2025"))
+    by_id = screen(*args, seed=3, cfg=ScreeningConfig(juniors=["24123456"]), fide_id="24123456")
+    other = screen(*args, seed=3, cfg=ScreeningConfig(juniors=["24123457"]), fide_id="24123456")
+    assert by_id.numbers(("P", "Spring Open 2025")) == by_name and by_name.k40 == 1.0
+    settled = other.numbers(("P", "Spring Open 2025"))
+    assert settled.k40 < 0.5 and settled.z is not None and by_name.z is not None and by_name.z < settled.z - 0.3
+    assert other.set_juniors(["24123456"]) == [("P", "Spring Open 2025")]  # named later: re-scored
+    assert other.numbers(("P", "Spring Open 2025")) == by_name
 
 
 def test_juniors_must_be_names():

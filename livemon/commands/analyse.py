@@ -33,8 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--one-event", action="store_true",
                    help="with --screen: screen all games as one event (when Event tags name single games)")
     p.add_argument("--junior", action="append", metavar="NAME", default=[],
-                   help="with --screen: a player known to be a junior or a fast improver (as named in the games; "
-                        "repeat for more): the tag is read as a K = 40 rating that may trail the player")
+                   help="with --screen: a player known to be a junior or a fast improver (as named in the games, or "
+                        "their FIDE id where the games carry FideId tags; repeat for more): the tag is read as a "
+                        "K = 40 rating that may trail the player")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +102,7 @@ def render_screening(s: dict[str, Any]) -> str:
         if r.get("strength") is not None and abs(r.get("field_lag") or 0.0) >= 1.0:
             strength += "^"  # the event's field lag moved it
         if r.get("strength") is not None and (r.get("k40") or 0.0) >= 1.0:
-            strength += "j"  # read as a junior's tag: a junior event, or a name in screening.juniors
+            strength += "j"  # read as a junior's tag: a junior event, or a name or FIDE id in screening.juniors
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
         opp = "—" if r.get("opponents") is None else f"{r['opponents']:.0f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
@@ -119,7 +120,7 @@ def render_screening(s: dict[str, Any]) -> str:
         "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
         "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
         "points the event's other games put its likely K = 40 players above their tags; j: the tag read as a junior's,",
-        "K = 40: a junior event, or a name in screening.juniors); opp: the mean rating of the player's opponents",
+        "K = 40: a junior event, or named in screening.juniors); opp: the mean rating of the player's opponents",
         "(today's scale); c_r: E(c) skill expected at that strength against them; excl:",
         "positions left out (forced, book, decided, no MultiPV); MM: top-move matches; z_match from the mid-p",
         "tail of the matches' exact distribution at that strength, widened by its sd; z_tag: against the rating alone (an",

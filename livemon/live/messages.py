@@ -128,6 +128,8 @@ class GameInfo(Message):
     black_title: str = ""
     white_fed: str = ""  # federation from the WhiteFed tag (NOR, IND, ...), "" when none
     black_fed: str = ""
+    white_fide_id: str = ""  # the player's FIDE id from the WhiteFideId tag (lichess broadcasts carry it), "" when none
+    black_fide_id: str = ""
     white_tag: int | None = None  # the WhiteElo tag as published (screens show it); white_elo is on today's scale
     black_tag: int | None = None
     rating_note: str = ""  # what reading the tags assumed (no date, under the floor...), "" when nothing

@@ -257,7 +257,19 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
         black_title=_short_tag(headers.get("BlackTitle")),
         white_fed=_short_tag(headers.get("WhiteFed")),
         black_fed=_short_tag(headers.get("BlackFed")),
+        white_fide_id=fide_id(headers.get("WhiteFideId")),
+        black_fide_id=fide_id(headers.get("BlackFideId")),
     )
+
+
+def fide_id(value: str | None) -> str:
+    """A FideId tag as an id: its digits, "" for none ("0", "-", "?", or anything not a number).
+
+    >>> fide_id("1503014"), fide_id(" 25006479 "), fide_id("0"), fide_id("-"), fide_id(None), fide_id("12a")
+    ('1503014', '25006479', '', '', '', '')
+    """
+    v = (value or "").strip()
+    return v if v.isdigit() and int(v) > 0 else ""
 
 
 def _short_tag(value: str | None) -> str:

@@ -440,6 +440,7 @@ class Screener:
         self._where: dict[str, dict[int, TrackKey]] = {}  # game id -> ply -> its track (the track's own key)
         self._tags: dict[TrackKey, float] = {}  # on today's scale
         self._tags_read: dict[TrackKey, tuple[float, str]] = {}  # as printed, and the scale it was put on
+        self._ids: dict[TrackKey, str] = {}  # the player's FIDE id, where a game's tags gave one
         self._juniors: set[str] = set(cfg.juniors)
         self._field: dict[str, tuple[float, float]] = {}  # event -> its field lag and information (field_lag)
         self._field_games: dict[str, dict[str, FieldGame]] = {}  # event -> game id -> the game as its evidence
@@ -471,6 +472,10 @@ class Screener:
             self._games_of.setdefault(key, set()).add(info.game_id)
             rating = rating_today(info, white)
             moved = False
+            fide = info.white_fide_id if white else info.black_fide_id
+            if fide and self._ids.get(key) != fide:
+                self._ids[key] = fide
+                moved = fide in self._juniors  # named a junior by their FIDE id: the tag is read anew
             if rating is not None:
                 today, read, scale = rating
                 if self._tags.get(key) != today:
@@ -581,9 +586,16 @@ class Screener:
         return field_lag_without(*self._field[track.event], own)
 
     def set_juniors(self, players: Iterable[str]) -> list[TrackKey]:
-        """Players known to be juniors (K = 40): their tags may trail them; returns the tracks re-scored."""
+        """Players known to be juniors (K = 40), by name as in the games or by FIDE id: their tags may trail them;
+        returns the tracks re-scored."""
         self._juniors = set(players)
         return [k for k, t in self.tracks.items() if self._rerate(t)]
+
+    def _junior(self, player: str, event: str) -> bool:
+        """Whether a player's tag is read as a junior's: named (or their FIDE id given) in the juniors, or a junior
+        event."""
+        return (player in self._juniors or self._ids.get((player, event), "\0") in self._juniors
+                or junior_event(event))
 
     def add_ply(self, sp: ScoredPly) -> TrackKey | None:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
@@ -798,8 +810,7 @@ class Screener:
         read, scale = self._tags_read.get(key, (None, "today"))
         if key in self._tags:
             rating, source = self._tags[key], "tag"
-            prior: StrengthPrior | None = tag_prior(
-                rating, junior=track.player in self._juniors or junior_event(track.event))
+            prior: StrengthPrior | None = tag_prior(rating, junior=self._junior(track.player, track.event))
         elif track.player in self._fallback:
             rating, source, read = self._fallback[track.player], "ttt", None
             prior = StrengthPrior(rating, TTT_SD, 0.0)

@@ -849,8 +849,15 @@ def era_line(by_year: Mapping[int, tuple[int, float]], fit_events: int, notice_z
     line that never saw their event; the newest year's mean, if above 0, multiplies the notices expected by
     chance (P(Z ≥ notice_z − mean) / P(Z ≥ notice_z)).
 
-    >>> era_line({2021: (40, 0.02), 2022: (300, -0.21), 2025: (146, 0.28)}, 32, 2.5)
-    'The line is fitted on honest players of 32 events of 2021-2025; read by a line that never saw their event, those of 2025 events read z +0.28 on average (146), of 2022 -0.21 (300), of 2021 +0.02 (40): at an event played today, expect up to about 2.1 times the notices said above by chance.'
+    >>> for part in re.split("(?<=[;,:]) ", era_line({2021: (40, 0.02), 2022: (300, -0.21), 2025: (146, 0.28)}, 32, 2.5)):
+    ...     print(part)
+    The line is fitted on honest players of 32 events of 2021-2025;
+    read by a line that never saw their event,
+    those of 2025 events read z +0.28 on average (146),
+    of 2022 -0.21 (300),
+    of 2021 +0.02 (40):
+    at an event played today,
+    expect up to about 2.1 times the notices said above by chance.
     >>> era_line({}, 32, 2.5)
     ''
     """
