@@ -739,6 +739,27 @@ class ResultsConfig:
 
 
 @dataclass
+class EventPlayer:
+    """A player of the event's field as its organisers list it (``[[event.players]]``): the forecast counts them from
+    the start, a round robin's player resting in its first rounds included."""
+
+    name: str = ""
+    """As the games name the player."""
+    rating: int = 0
+    """On today's FIDE scale; 0: unrated (the games' tags give it once the player has played)."""
+    fide_id: str = ""
+    """The player's FIDE id, where the games carry FideId tags (it matches the games whatever their spelling)."""
+
+    def validate(self) -> None:
+        if not self.name.strip():
+            raise ConfigError(f"event.players: a player needs a name, got {self.name!r}")
+        if self.rating and not 1000 <= self.rating <= 3500:
+            raise ConfigError(f"event.players: {self.name}'s rating: expected 0 (unrated) or 1000 to 3500, got {self.rating!r}")
+        if self.fide_id and not self.fide_id.isdigit():
+            raise ConfigError(f"event.players: {self.name}'s fide_id: expected digits, got {self.fide_id!r}")
+
+
+@dataclass
 class EventConfig:
     """The event the forecast plays to its end (``livemon forecast``); unset keys are guessed from the games and said."""
 
@@ -754,6 +775,9 @@ class EventConfig:
     """Points of a pairing-allocated bye in a Swiss."""
     withdrawn: list[str] = field(default_factory=list)
     """Players (as named in the games) who left the event: their games to come are not played."""
+    players: list[EventPlayer] = field(default_factory=list)
+    """The field, where known (``[[event.players]]``): players not yet seen in a game are in the forecast from the
+    start; empty: the field is the players of the games."""
     simulations: int = 100_000
     """Simulations of the rest of the event per forecast (the live forecast runs at most 20,000)."""
     live_seconds: float = 1.0

@@ -163,3 +163,49 @@ def test_a_withdrawn_player_plays_no_more(tmp_path: Path) -> None:
     others = [p for p in data["players"] if p["name"] != "Harikrishna, Pentala"]
     left = sorted(p["max_score"] - p["score"] for p in others)  # five rounds left: the withdrawn opponent's game gone
     assert left == [4] * 5 + [5] * 4  # ... for the five who had not met him yet
+
+
+LONDON = DATA / "london_chess_classic_2011_twic.pgn"
+
+
+def _field(path: Path, spell: dict[str, str] | None = None) -> str:
+    """``[[event.players]]`` of every player of ``path``'s games (names respelled by ``spell``), with ratings and ids."""
+    import chess.pgn
+
+    seen: dict[str, tuple[str, str]] = {}
+    with path.open(encoding="utf-8") as f:
+        while (h := chess.pgn.read_headers(f)) is not None:
+            for c in ("White", "Black"):
+                seen.setdefault(h[c], (h[c + "Elo"], h[c + "FideId"]))
+    return "".join(f'[[event.players]]\nname = "{(spell or {}).get(n, n)}"\nrating = {r}\nfide_id = "{i}"\n'
+                   for n, (r, i) in seen.items())
+
+
+def test_a_round_robins_listed_field_counts_the_player_who_rests_in_round_one(tmp_path: Path) -> None:
+    """London 2011: nine players, one resting each round. After round 1 the games show eight, so the guess is an
+    eight-player round robin of 7 rounds; with the field listed ([[event.players]]), nine, 9 rounds, 8 left, and
+    the resting player (Short) on 0 with all eight games to play. A listed name spelled otherwise than the games
+    is matched by its FIDE id: no player twice."""
+    r1 = str(_cut(LONDON, 1, tmp_path / "r1.pgn"))
+    guessed = forecast_event([r1], EventConfig(), None, None, 2000, 1, lambda line: None)
+    assert len(guessed["players"]) == 8 and guessed["rounds"] == 7
+    for spell in (None, {"Carlsen,M": "Carlsen, Magnus"}):
+        cfg = load_config_text('[event]\nformat = "rr"\n' + _field(LONDON, spell))
+        data = forecast_event([r1], cfg.event, None, None, 2000, 1, lambda line: None)
+        ps = {p["name"]: p for p in data["players"]}
+        assert len(ps) == 9 and data["rounds"] == 9 and data["rounds_left"] == 8, (sorted(ps), data["rounds"])
+        assert ps["Short,N"]["score"] == 0 and ps["Short,N"]["max_score"] == 8 and ps["Short,N"]["p_first"] > 0.01
+        assert "Carlsen,M" in ps and ps["Carlsen,M"]["score"] == 1  # by the games' name, once
+
+
+@pytest.mark.parametrize("table, fault", [
+    ('[[event.players]]\nrating = 2700\n', "needs a name"),
+    ('[[event.players]]\nname = "A"\nrating = 700\n', "A's rating"),
+    ('[[event.players]]\nname = "A"\nfide_id = "12a"\n', "A's fide_id"),
+    ('[[event.players]]\nname = "A"\nelo = 2700\n', "unknown key"),
+])
+def test_a_bad_listed_player_is_one_line(table: str, fault: str) -> None:
+    from livemon.config import ConfigError
+
+    with pytest.raises(ConfigError, match=fault):
+        load_config_text("[event]\n" + table)

@@ -237,3 +237,22 @@ async def test_the_process_ends_with_the_job_and_no_process_falls_back_to_a_thre
     assert not job.process and job._worker is None
     (line,) = [r.getMessage() for r in caplog.records]
     assert "no processes here" in line and "thread" in line
+
+
+async def test_the_live_forecast_counts_a_listed_player_who_has_not_played_yet() -> None:
+    """The monitor's forecast reads [[event.players]] as ``livemon forecast`` does: after London 2011's first round
+    (eight players in its games, one resting) it forecasts nine players over 9 rounds; the players are keyed by
+    their FIDE ids, as the command keys them, so a listed id finds its player whatever the spelling."""
+    from livemon.app.monitor import bundled_event
+
+    core = LiveCore()
+    _feed(core, real("london_chess_classic_2011_twic.pgn"), 1)
+    guessed, = await LiveForecast(EventConfig(), Hub(), simulations=500).once(core)
+    assert len(guessed.players) == 8 and guessed.rounds == 7
+    event = bundled_event(EventConfig())  # the demo's: the bundled replay is this event
+    renamed = [type(p)("Carlsen, Magnus", p.rating, p.fide_id) if p.name == "Carlsen,M" else p for p in event.players]
+    for cfg in (event, EventConfig(format="rr", players=renamed)):
+        msg, = await LiveForecast(cfg, Hub(), simulations=500).once(core)
+        names = {p["name"]: p for p in msg.players}
+        assert len(names) == 9 and msg.rounds == 9 and msg.rounds_left == 8 and msg.error is None
+        assert names["Short,N"]["score"] == 0 and names["Short,N"]["max_score"] == 8 and names["Carlsen,M"]["score"] == 1

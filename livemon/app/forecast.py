@@ -24,7 +24,7 @@ import chess.engine
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
-from livemon.live.pgn import rating_date, split_games, white_score
+from livemon.live.pgn import fide_id, rating_date, split_games, white_score
 from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
@@ -102,7 +102,8 @@ def record_of_info(info: GameInfo, result: str | None, plies: int) -> GameRecord
     """A game the monitor (or a batch read) knows by its tags, its result and its number of plies."""
     played = rating_date({"Date": info.date})[0]
     score = white_score(result)
-    return GameRecord(info.event, info.round, played, info.white, info.black, info.white, info.black,
+    return GameRecord(info.event, info.round, played, info.white, info.black, info.white_fide_id or info.white,
+                      info.black_fide_id or info.black,
                       _today(info.white_elo, info.white_tag, played), _today(info.black_elo, info.black_tag, played),
                       score, forfeit=score is not None and plies == 0)
 
@@ -127,7 +128,7 @@ def pgn_record(game: Snapshot) -> GameRecord:
     names = {c: h.get(c, "?").strip() or "?" for c in ("White", "Black")}
     score = white_score(h.get("Result"))
     rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],
-                     h.get("WhiteFideId", "").strip() or names["White"], h.get("BlackFideId", "").strip() or names["Black"],
+                     fide_id(h.get("WhiteFideId")) or names["White"], fide_id(h.get("BlackFideId")) or names["Black"],
                      _rating(h.get("WhiteElo"), played), _rating(h.get("BlackElo"), played), score,
                      forfeit=score is not None and not game.plies)
     if score is None:  # in progress: its last [%eval] and both clocks
@@ -268,6 +269,13 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             pending.append((w, b, rec))
         else:
             results.append(Result(w, b, rec.score, rnd, forfeit=rec.forfeit))
+    for listed in event.players:  # the field as its organisers list it: a player yet to play is in it too
+        at = keys.get(listed.fide_id) if listed.fide_id else None
+        at = at if at is not None else keys.get(listed.name, names.index(listed.name) if listed.name in names else None)
+        if at is None:
+            player(listed.fide_id or listed.name, listed.name, listed.rating or None)
+        elif ratings[at] is None and listed.rating:
+            ratings[at] = listed.rating
     if len(names) < 2:
         raise ForecastError("no games with two players: nothing to forecast")
     notes: list[str] = []

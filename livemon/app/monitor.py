@@ -17,6 +17,7 @@ cache answers every position analysed before).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import math
 import logging
@@ -27,7 +28,7 @@ from typing import Any
 
 from livemon.io.engine_port import AsyncEngine
 from livemon.app.turns import TurnBudget
-from livemon.config import Config, ReplayFeedConfig
+from livemon.config import Config, EventConfig, EventPlayer, ReplayFeedConfig
 from livemon.errors import FAULTS
 from livemon.faces.hub import Hub
 from livemon.io.feeds import Feed, open_feeds
@@ -107,6 +108,30 @@ def bundled_replay(speed: float = 2.0) -> ReplayFeedConfig:
     """The default feed: the bundled London Chess Classic 2011, replayed as if live."""
     path = resources.files("livemon") / "data" / "london_2011.pgn"
     return ReplayFeedConfig(name="london-2011-replay", path=str(path), speed=speed)
+
+
+def bundled_event(event: EventConfig) -> EventConfig:
+    """The bundled replay's event as its organisers knew it: a round robin of the nine players of its games (one of
+    them rests each round), over ``event``'s other keys; ``event`` itself where it sets the format or the field.
+
+    >>> e = bundled_event(EventConfig())
+    >>> e.format, len(e.players), sorted(p.name for p in e.players)[-1], max(p.rating for p in e.players)
+    ('rr', 9, 'Short,N', 2826)
+    """
+    import chess.pgn
+
+    from livemon.live.pgn import fide_id
+
+    if event.format or event.players:
+        return event
+    field: dict[str, EventPlayer] = {}
+    with open(str(resources.files("livemon") / "data" / "london_2011.pgn"), encoding="utf-8") as pgn:
+        while (tags := chess.pgn.read_headers(pgn)) is not None:
+            for side in ("White", "Black"):
+                rating = tags.get(f"{side}Elo", "")
+                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), int(rating) if rating.isdigit() else 0,
+                                                                 fide_id(tags.get(f"{side}FideId"))))
+    return dataclasses.replace(event, format="rr", players=list(field.values()))
 
 
 class LoopLagProbe:
@@ -245,7 +270,7 @@ class Monitor:
         self.loop_lag = LoopLagProbe()
         from livemon.app.forecast_live import LiveForecast  # numpy: only with a monitor
 
-        self.forecast = LiveForecast(cfg.event, self.hub)
+        self.forecast = LiveForecast(cfg.event if cfg.feeds else bundled_event(cfg.event), self.hub)
 
     # the core's state, for the faces' tests and benches that look inside
     @property
