@@ -120,7 +120,8 @@ def bundled_event(event: EventConfig) -> EventConfig:
     """
     import chess.pgn
 
-    from livemon.live.pgn import fide_id
+    from livemon.live.pgn import fide_id, rating_date
+    from livemon.rating.scale import to_current_scale
 
     if event.format or event.players:
         return event
@@ -128,9 +129,9 @@ def bundled_event(event: EventConfig) -> EventConfig:
     with open(str(resources.files("livemon") / "data" / "london_2011.pgn"), encoding="utf-8") as pgn:
         while (tags := chess.pgn.read_headers(pgn)) is not None:
             for side in ("White", "Black"):
-                rating = tags.get(f"{side}Elo", "")
-                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), int(rating) if rating.isdigit() else 0,
-                                                                 fide_id(tags.get(f"{side}FideId"))))
+                tag = tags.get(f"{side}Elo", "")
+                rating = to_current_scale(int(tag), rating_date(tags)[0]) if tag.isdigit() else 0  # the field on today's scale
+                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), rating, fide_id(tags.get(f"{side}FideId"))))
     return dataclasses.replace(event, format="rr", players=list(field.values()))
 
 
