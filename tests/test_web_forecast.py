@@ -195,6 +195,9 @@ async def test_the_panel_reads_the_live_forecast_through_the_server(page: Page) 
         assert await page.js("window.livemon.patches") > 0  # the second came as a patch of the first
         got = await measured(page, "commentator-forecast-london.png")
         assert got["problems"] == [], got["problems"]
+        # a round robin of nine: the panel as tall as its rows and notes, nothing to scroll to; the moments below
+        assert await page.js("(() => { const f = document.getElementById('forecast'); return f.scrollHeight <= f.clientHeight + 1; })()")
+        assert await page.js("document.getElementById('moments').getBoundingClientRect().height") >= 140
         await page.open(f"{srv.url}/overlay?layout=forecast&rows=3", "document.querySelectorAll('#fc-rows tr').length > 0")
         shown: Any = await page.js("[...document.querySelectorAll('#fc-rows tr')].map((r) => [r.dataset.name,"
                                    " r.querySelector('.pct').textContent, r.querySelector('.chg').textContent])")
