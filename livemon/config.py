@@ -749,6 +749,10 @@ class EventPlayer:
     """On today's FIDE scale; 0: unrated (the games' tags give it once the player has played)."""
     fide_id: str = ""
     """The player's FIDE id, where the games carry FideId tags (it matches the games whatever their spelling)."""
+    title: str = ""
+    """GM, IM, WGM, ...: shown beside the name where no board of the player is (a player resting this round)."""
+    fed: str = ""
+    """The player's federation (FIDE's code: NOR, IND, ...), shown as the title is."""
 
     def validate(self) -> None:
         if not self.name.strip():
@@ -757,6 +761,9 @@ class EventPlayer:
             raise ConfigError(f"event.players: {self.name}'s rating: expected 0 (unrated) or 1000 to 3500, got {self.rating!r}")
         if self.fide_id and not self.fide_id.isdigit():
             raise ConfigError(f"event.players: {self.name}'s fide_id: expected digits, got {self.fide_id!r}")
+        for key in ("title", "fed"):
+            if len(getattr(self, key)) > 8:
+                raise ConfigError(f"event.players: {self.name}'s {key}: at most 8 characters, got {getattr(self, key)!r}")
 
 
 @dataclass

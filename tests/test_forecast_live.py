@@ -256,3 +256,5 @@ async def test_the_live_forecast_counts_a_listed_player_who_has_not_played_yet()
         names = {p["name"]: p for p in msg.players}
         assert len(names) == 9 and msg.rounds == 9 and msg.rounds_left == 8 and msg.error is None
         assert names["Short,N"]["score"] == 0 and names["Short,N"]["max_score"] == 8 and names["Carlsen,M"]["score"] == 1
+    # the demo's field carries the tags' titles and federations, for the faces where no board of a player is
+    assert names["Short,N"]["title"] == "GM" and "title" not in guessed.players[0]  # (the PGN has no Fed tags)

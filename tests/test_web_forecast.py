@@ -167,9 +167,11 @@ def chance_cells(msg: EventForecast) -> list[list[str]]:
 async def test_the_panel_reads_the_live_forecast_through_the_server(page: Page) -> None:
     """The monitor's forecast job on London 2011 (round 6 in progress, then finished), its messages through the
     WebSocket server: the snapshot, then a patch of the same event."""
+    from livemon.app.monitor import bundled_event
+
     hub = Hub()
     london_boards(hub, 6)
-    job = LiveForecast(EventConfig(format="rr", rounds=9), hub, simulations=5000)
+    job = LiveForecast(bundled_event(EventConfig()), hub, simulations=5000)  # the demo's field, titles listed
     during = LiveCore()
     _feed(during, real("london_chess_classic_2011_twic.pgn"), 6, live_round=6, cut_ply=20)
     (first,) = await job.once(during)
@@ -182,6 +184,10 @@ async def test_the_panel_reads_the_live_forecast_through_the_server(page: Page) 
                               " r.querySelector('.first b').textContent, r.querySelector('.chg').textContent])")
         assert cells == chance_cells(first)
         assert all(c[2] == "±0" for c in cells)  # the round's first forecast
+        # every contender's title: a board's, or the listed player's where they have no board this round
+        on_boards = await page.js("[...document.querySelectorAll('#boards .card')].length")
+        badges = await page.js("[...document.querySelectorAll('#fc-rows tr')].map((r) => r.querySelector('.title')?.textContent)")
+        assert on_boards < len(cells) and badges == ["GM"] * len(cells), (on_boards, badges)
         assert 1000 <= first.simulations <= 5000  # the job stops once the chances are known to a point
         assert f"{first.simulations:,} simulations" in await page.js(T % "fc-line")
         after = LiveCore()

@@ -159,6 +159,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
     says whether to go on."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
+    badges = {p.name: (p.title, p.fed) for p in cfg.players if p.title or p.fed}
     try:
         read = refresh_ongoing(base, pending, params) if base is not None else None
         f = reweigh(sims, read.state) if read is not None and sims is not None else None
@@ -168,22 +169,27 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         if f is None:
             state = read.state
             so_far = None if progress is None else (
-                lambda g: progress(_message(name, state, read.notes, g, current), current))  # noqa: E731
+                lambda g: progress(_message(name, state, read.notes, g, current, badges), current))  # noqa: E731
             f = simulate(state, simulations_for(len(state.players), simulations), seed=seed, params=params,
                          se=se, cache=cache, keep=cache is not None, progress=so_far)
     except (ForecastError, StateError) as exc:
         return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
                               error=str(exc)), current), None, None, False
-    return (_message(name, read.state, read.notes, f, current), current), read, f.sims, weighed
+    return (_message(name, read.state, read.notes, f, current, badges), current), read, f.sims, weighed
 
 
-def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int) -> EventForecast:
+def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int,
+             badges: Mapping[str, tuple[str, str]] | None = None) -> EventForecast:
+    """The event's forecast message; ``badges``: the title and federation of a listed player (``[[event.players]]``),
+    which its row carries (``title``, ``fed``) for the faces to show where no board of the player is."""
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
+    badges = badges or {}
     rows = tuple({
         "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
         "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
         "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
+        **(dict(zip(("title", "fed"), badges[p.name])) if p.name in badges else {}),
     } for p in players)
     return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
                          rows, tuple(notes + f.notes))

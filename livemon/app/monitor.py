@@ -120,7 +120,7 @@ def bundled_event(event: EventConfig) -> EventConfig:
     """
     import chess.pgn
 
-    from livemon.live.pgn import fide_id, rating_date
+    from livemon.live.pgn import fide_id, rating_date, short_tag
     from livemon.rating.scale import to_current_scale
 
     if event.format or event.players:
@@ -131,7 +131,8 @@ def bundled_event(event: EventConfig) -> EventConfig:
             for side in ("White", "Black"):
                 tag = tags.get(f"{side}Elo", "")
                 rating = to_current_scale(int(tag), rating_date(tags)[0]) if tag.isdigit() else 0  # the field on today's scale
-                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), rating, fide_id(tags.get(f"{side}FideId"))))
+                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), rating, fide_id(tags.get(f"{side}FideId")),
+                                                                 short_tag(tags.get(f"{side}Title")), short_tag(tags.get(f"{side}Fed"))))
     return dataclasses.replace(event, format="rr", players=list(field.values()))
 
 

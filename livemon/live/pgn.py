@@ -253,10 +253,10 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
         round=headers.get("Round", "?"),
         date=game_date(headers),
         site=headers.get("Site", "?"),
-        white_title=_short_tag(headers.get("WhiteTitle")),
-        black_title=_short_tag(headers.get("BlackTitle")),
-        white_fed=_short_tag(headers.get("WhiteFed")),
-        black_fed=_short_tag(headers.get("BlackFed")),
+        white_title=short_tag(headers.get("WhiteTitle")),
+        black_title=short_tag(headers.get("BlackTitle")),
+        white_fed=short_tag(headers.get("WhiteFed")),
+        black_fed=short_tag(headers.get("BlackFed")),
         white_fide_id=fide_id(headers.get("WhiteFideId")),
         black_fide_id=fide_id(headers.get("BlackFideId")),
     )
@@ -272,10 +272,10 @@ def fide_id(value: str | None) -> str:
     return v if v.isdigit() and int(v) > 0 else ""
 
 
-def _short_tag(value: str | None) -> str:
+def short_tag(value: str | None) -> str:
     """A title or federation tag as shown beside a name: "" for none, "-" or "?", at most 8 characters.
 
-    >>> _short_tag("GM"), _short_tag("-"), _short_tag(None), _short_tag(" NOR ")
+    >>> short_tag("GM"), short_tag("-"), short_tag(None), short_tag(" NOR ")
     ('GM', '', '', 'NOR')
     """
     v = (value or "").strip()
