@@ -781,7 +781,8 @@ class EventConfig:
     bye_points: float = 1.0
     """Points of a pairing-allocated bye in a Swiss."""
     withdrawn: list[str] = field(default_factory=list)
-    """Players (as named in the games) who left the event: their games to come are not played."""
+    """Players (as named in the games, or by FIDE id where the games carry FideId tags) who left the event: their
+    games to come are not played."""
     players: list[EventPlayer] = field(default_factory=list)
     """The field, where known (``[[event.players]]``): players not yet seen in a game are in the forecast from the
     start; empty: the field is the players of the games."""

@@ -165,6 +165,15 @@ def test_a_withdrawn_player_plays_no_more(tmp_path: Path) -> None:
     assert left == [4] * 5 + [5] * 4  # ... for the five who had not met him yet
 
 
+def test_a_withdrawn_player_named_by_fide_id(tmp_path: Path) -> None:
+    """``[event] withdrawn`` takes a FIDE id as well as a name (the games key players by their FideId tags)."""
+    cut = str(_cut(PRAGUE, 4, tmp_path / "r4.pgn"))
+    data = forecast_event([cut], EventConfig(withdrawn=["5007003"]), None, None, 2000, 2, lambda line: None)
+    hari = next(p for p in data["players"] if p["name"] == "Harikrishna, Pentala")
+    assert hari["max_score"] == hari["score"] == hari["expected_score"]
+    assert any(n.startswith("withdrawn: Harikrishna") for n in data["notes"])
+
+
 LONDON = DATA / "london_chess_classic_2011_twic.pgn"
 
 

@@ -351,8 +351,9 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
     if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
         name = fallback_name
     gone: set[int] = set()
-    for who in event.withdrawn:
+    for who in event.withdrawn:  # by name, or by FIDE id where the games key players by one
         matches = [i for i, nm in enumerate(names) if nm == who or nm.casefold() == who.casefold()]
+        matches = matches or ([keys[who]] if who.isdigit() and who in keys else [])
         if matches:
             gone.update(matches)
         else:
