@@ -198,6 +198,10 @@ def test_a_round_robins_listed_field_counts_the_player_who_rests_in_round_one(tm
     r1 = str(_cut(LONDON, 1, tmp_path / "r1.pgn"))
     guessed = forecast_event([r1], EventConfig(), None, None, 2000, 1, lambda line: None)
     assert len(guessed["players"]) == 8 and guessed["rounds"] == 7
+    told = forecast_event([r1], EventConfig(format="rr", rounds=9), None, None, 2000, 1, lambda line: None)
+    assert len(told["players"]) == 8 and any(  # the rounds set and the players seen disagree: said
+        n.startswith("9 rounds set for a round robin of the 8 players seen, which plays 7") and "[[event.players]]" in n
+        for n in told["notes"]), told["notes"]
     for spell in (None, {"Carlsen,M": "Carlsen, Magnus"}):
         cfg = load_config_text('[event]\nformat = "rr"\n' + _field(LONDON, spell))
         data = forecast_event([r1], cfg.event, None, None, 2000, 1, lambda line: None)

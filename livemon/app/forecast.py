@@ -326,6 +326,12 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         else:
             raise ForecastError(f"the number of rounds of this {fmt} is not known ({max(rounds_seen, default=0)} "
                                 f"seen): {set_rounds}")
+    full_rr = (n - 1 + n % 2) * (2 if fmt == "drr" else 1)
+    if fmt in ("rr", "drr") and rounds != full_rr:  # the rounds set and the players seen disagree: said, not guessed
+        notes.append(f"{rounds} rounds set for a {'double ' if fmt == 'drr' else ''}round robin of the {n} players "
+                     f"seen, which plays {full_rr}: every pair yet to meet is played"
+                     + ("; a player yet to play is not counted (list the field, [[event.players]])"
+                        if rounds > full_rr else ""))
     rounds_played = max(rounds_seen, default=0)
     if fmt == "swiss" and ongoing:
         rounds_played = max(rounds_played, 1)
