@@ -214,8 +214,12 @@ def event_export(path: Path) -> tuple[Path, str] | None:
     """An export of an event outside the collection (:func:`export_event`): its PGN and the event's name, from its
     header; None for an export of the collection's games."""
     with gzip.open(path, "rt", encoding="utf-8") as f:
-        header = json.loads(f.readline())
-    return (REPO / header["pgn"], str(header["event"])) if "pgn" in header else None
+        return _outside(json.loads(f.readline()))
+
+
+def _outside(header: dict[str, object]) -> tuple[Path, str] | None:
+    """The PGN and event an export's header names (:func:`event_export`), None for the collection's."""
+    return (REPO / str(header["pgn"]), str(header["event"])) if "pgn" in header else None
 
 
 def export_event(store_paths: Sequence[str], pgn: Path, event: str, out: Path, profile: str = PROFILE) -> None:
@@ -245,7 +249,7 @@ def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]
         header = json.loads(f.readline())
         assert header.get("format") == "livemon analyses 1", header
         files = {json.loads(line)["file"] for line in f}  # read (and parse) only the files the export holds
-    source = event_export(path)
+    source = _outside(header)  # the header read above
     event = None if source is None else source[1]
     if source is None:
         texts = {(name, i): text for name, i, text, _, _ in read_all(folder, files)}

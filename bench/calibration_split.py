@@ -87,10 +87,12 @@ from __future__ import annotations
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import chess.pgn
+
+from livemon.live.pgn import fide_id
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -224,8 +226,10 @@ def plan(outdir: Path) -> None:
 EXTRA_EVENTS = ("ch-VIE 2022", "44th Olympiad 2022", "ch-SRB Semi-Final 2022")
 
 
-def _key(h: chess.pgn.Headers, colour: str) -> str:
-    return h.get(f"{colour}FideId", "") or h.get(colour, "")
+def player_key(h: Mapping[str, str], colour: str) -> str:
+    """A player of a game's tags (``colour`` White or Black) as every bench keys them: the FIDE id
+    (:func:`livemon.live.pgn.fide_id`), else the name."""
+    return fide_id(h.get(f"{colour}FideId")) or h.get(colour, "")
 
 
 def _round(h: chess.pgn.Headers) -> tuple[int, int]:
@@ -245,9 +249,9 @@ def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
         for c in ("White", "Black"):
             r = elo(g[3], f"{c}Elo")
             if r is not None and r < 2000:
-                low[_key(g[3], c)] = r
+                low[player_key(g[3], c)] = r
     for k in sorted(low, key=low.__getitem__):
-        order += [g for g in vie if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order]
+        order += [g for g in vie if k in (player_key(g[3], "White"), player_key(g[3], "Black")) and g not in order]
     order += [g for g in vie if g not in order]
     # 2. Olympiad: whole 5-game player-events of players under 1800, lowest first
     oly = [g for g in games if g[3].get("Event") == EXTRA_EVENTS[1] and g[4] >= 20]
@@ -257,10 +261,10 @@ def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
         for c in ("White", "Black"):
             r = elo(g[3], f"{c}Elo")
             if r is not None:
-                count[_key(g[3], c)] = count.get(_key(g[3], c), 0) + 1
-                rating[_key(g[3], c)] = r
+                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
+                rating[player_key(g[3], c)] = r
     for k in sorted((k for k, n in count.items() if n >= 5 and rating[k] < 1800), key=rating.__getitem__):
-        order += [g for g in oly if k in (_key(g[3], "White"), _key(g[3], "Black"))
+        order += [g for g in oly if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
                   and (g[0], g[1]) not in skip and g not in order]
     # 3. ch-SRB Semi-Final, round by round
     order += sorted((g for g in usable if g[3]["Event"] == EXTRA_EVENTS[2]), key=lambda g: _round(g[3]))
@@ -294,7 +298,7 @@ def select_rapid(games: list, skip: set[tuple[str, int]]) -> list:
         for c in ("White", "Black"):
             r = elo(g[3], f"{c}Elo")
             if r is not None and r < 1800:
-                key = (g[3]["Event"], _key(g[3], c))
+                key = (g[3]["Event"], player_key(g[3], c))
                 own.setdefault(key, []).append(g)
                 rating[key] = r
     order: list = []
@@ -315,10 +319,10 @@ def select_open(games: list, skip: set[tuple[str, int]]) -> list:
         for c in ("White", "Black"):
             r = elo(g[3], f"{c}Elo")
             if r is not None:
-                rating[_key(g[3], c)] = r
+                rating[player_key(g[3], c)] = r
     order: list = []
     for k in sorted(rating, key=lambda k: (rating[k], k)):
-        order += sorted((g for g in usable if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order),
+        order += sorted((g for g in usable if k in (player_key(g[3], "White"), player_key(g[3], "Black")) and g not in order),
                         key=lambda g: _round(g[3]))
     return order
 
@@ -332,19 +336,19 @@ def select_heldback3(games: list, skip: set[tuple[str, int]]) -> list:
     """The third held-back set's games (not in ``skip``, no player of a game in ``skip``), whole player-events,
     lowest rated first, the team championship's before the junior event's: the 1800-2200 band is complete first
     wherever the engine time runs out."""
-    fitted = {(g[3]["Event"], _key(g[3], c)) for g in games if g[3].get("Event") in HELD_BACK_3
+    fitted = {(g[3]["Event"], player_key(g[3], c)) for g in games if g[3].get("Event") in HELD_BACK_3
               and (g[0], g[1]) in skip for c in ("White", "Black")}
     usable = [g for g in games if g[3].get("Event") in HELD_BACK_3 and g[4] >= 20 and (g[0], g[1]) not in skip
-              and not {(g[3]["Event"], _key(g[3], c)) for c in ("White", "Black")} & fitted]
+              and not {(g[3]["Event"], player_key(g[3], c)) for c in ("White", "Black")} & fitted]
     rating: dict[tuple[str, str], int] = {}
     for g in usable:
         for c in ("White", "Black"):
             r = elo(g[3], f"{c}Elo")
             if r is not None:
-                rating[(g[3]["Event"], _key(g[3], c))] = r
+                rating[(g[3]["Event"], player_key(g[3], c))] = r
     order: list = []
     for event, k in sorted(rating, key=lambda k: (HELD_BACK_3.index(k[0]) == 2, rating[k], k)):
-        order += sorted((g for g in usable if g[3]["Event"] == event and k in (_key(g[3], "White"), _key(g[3], "Black"))
+        order += sorted((g for g in usable if g[3]["Event"] == event and k in (player_key(g[3], "White"), player_key(g[3], "Black"))
                          and g not in order), key=lambda g: _round(g[3]))
     return order
 
@@ -362,10 +366,10 @@ def select_guwahati(games: list, skip: set[tuple[str, int]]) -> list:
     for g in games:
         if g[3].get("Event") == GUWAHATI:
             for c in ("White", "Black"):
-                count[_key(g[3], c)] = count.get(_key(g[3], c), 0) + 1
+                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
     order: list = []
     for k in sorted(count, key=lambda k: (-count[k], k)):
-        order += sorted((g for g in usable if k in (_key(g[3], "White"), _key(g[3], "Black")) and g not in order),
+        order += sorted((g for g in usable if k in (player_key(g[3], "White"), player_key(g[3], "Black")) and g not in order),
                         key=lambda g: _round(g[3]))
     return order
 

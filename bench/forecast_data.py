@@ -30,7 +30,7 @@ import chess.pgn
 from calibration_split import FIRST_TEST_EVENTS as TEST_EVENTS
 from calibration_split import RAPID_FILES
 
-from livemon.live.pgn import rating_date
+from livemon.live.pgn import fide_id, rating_date
 from livemon.rating.forecast import material
 from livemon.rating.scale import to_current_scale
 
@@ -83,7 +83,7 @@ def split_games(text: str) -> list[str]:
 def parse(file: str, index: int, chunk: str) -> Game:
     tags = dict(_TAG.findall(chunk))
     body = chunk.split("\n\n", 1)[1] if "\n\n" in chunk.strip() else ""
-    key = {c: tags.get(f"{c}FideId", "") or tags.get(c, "?") for c in ("White", "Black")}
+    key = {c: fide_id(tags.get(f"{c}FideId")) or tags.get(c, "?") for c in ("White", "Black")}
     return Game(file, index, tags.get("Event", "?"), tags.get("Round", "?"), rating_date(tags)[0],
                 key["White"], key["Black"], _elo(tags.get("WhiteElo")), _elo(tags.get("BlackElo")),
                 RESULTS.get(tags.get("Result", "*")), bool(re.search(r"\b1\.", body)), chunk)

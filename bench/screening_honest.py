@@ -268,7 +268,7 @@ def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
             event = {fq.OPEN_PGN: fq.OPEN_EVENT, **outside}.get(path, h.get("Event", ""))
             played = rating_date(h)[0] if path != fq.OPEN_PGN else datetime.date(2025, 4, 20)
             white, black = ((h.get("White", ""), h.get("Black", "")) if path == fq.OPEN_PGN else
-                            (h.get("WhiteFideId", "") or h.get("White", ""), h.get("BlackFideId", "") or h.get("Black", "")))
+                            (cs.player_key(h, "White"), cs.player_key(h, "Black")))
             out[event].append(EventGame(white, black, float(to_current_scale(int(we), played)),
                                         float(to_current_scale(int(be), played)), pts))
     return out

@@ -270,8 +270,9 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         else:
             results.append(Result(w, b, rec.score, rnd, forfeit=rec.forfeit))
     for listed in event.players:  # the field as its organisers list it: a player yet to play is in it too
-        at = keys.get(listed.fide_id) if listed.fide_id else None
-        at = at if at is not None else keys.get(listed.name, names.index(listed.name) if listed.name in names else None)
+        at = keys.get(listed.fide_id) if listed.fide_id else None  # by FIDE id, else by the name the games give
+        if at is None and listed.name in names:
+            at = names.index(listed.name)
         if at is None:
             player(listed.fide_id or listed.name, listed.name, listed.rating or None)
         elif ratings[at] is None and listed.rating:
