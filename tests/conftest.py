@@ -522,6 +522,36 @@ def _whole_suite(config: pytest.Config) -> bool:
             and not config.option.markexpr and not config.option.collectonly)
 
 
+def _rewrite_tests_once(config: pytest.Config) -> None:
+    """The asserts of the test modules this run collects rewritten once, here, before the test processes start.
+
+    pytest rewrites a test module's asserts as it imports it and keeps the result beside it (``__pycache__``,
+    as Python does bytecode); on a fresh clone every test process collects every file and would rewrite all of
+    them at the same time (~8.6 s of CPU each on a 2-core machine, the assert rewriter being slow on long
+    asserts). A module already rewritten is left as it is; where pytest's rewriter is not the one this was
+    written for, each process rewrites for itself, as pytest does."""
+    import fnmatch
+
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        patterns = [*config.getini("python_files"), "conftest.py"]
+        files: set[Path] = set()
+        for arg in config.args:
+            path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+            found = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+            files.update(f for f in found if any(fnmatch.fnmatch(f.name, pat) for pat in patterns))
+        for fn in sorted(files):
+            folder = rewrite.get_cache_dir(fn)
+            pyc = folder / (fn.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(fn, pyc) is None and rewrite.try_makedirs(folder):
+                source_hash, code = rewrite._rewrite_test(fn, config)
+                rewrite._write_pyc(state, code, source_hash, pyc)
+    except (ImportError, AttributeError, KeyError, TypeError, OSError, SyntaxError):
+        return
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config._livemon_subreaper = _set_subreaper()  # type: ignore[attr-defined]
     if getattr(config, "cache", None) is not None and not hasattr(config, "workerinput"):
@@ -529,16 +559,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         if _whole_suite(config):
             _start_mypy(config)
-        # TTT's kernels compiled once, here, before the test processes start: on a fresh clone each of them
-        # (and each monitor a test starts) would otherwise compile them again at the same time (~16 s of CPU each)
+        # TTT's kernels compiled once, before the test processes start: on a fresh clone each of them (and each
+        # monitor a test starts) would otherwise compile them again at the same time (~17 s of CPU each). In a
+        # process of their own, beside the rewriting of the tests' asserts (a no-op once they are in numba's cache)
+        kernels = subprocess.Popen([sys.executable, "-c", "from livemon.rating.ttt import compile_kernels; compile_kernels()"],
+                                   cwd=REPO)
         import compileall
 
-        from livemon.rating.ttt import compile_kernels
-
-        compile_kernels()
         # livemon's bytecode written once, here, before the test processes and the processes they start all
         # compile it at the same time (on a fresh clone; a no-op once written)
         compileall.compile_dir(str(REPO / "livemon"), quiet=1)
+        if getattr(config.option, "numprocesses", None):
+            _rewrite_tests_once(config)
+        if kernels.wait() != 0:
+            pytest.exit("TTT's kernels did not compile (the lines above say why)", returncode=3)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist has stopped its workers: their leftovers are ours then
