@@ -328,8 +328,12 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
         c = combine(model, model.estimate(st), results_performance(u.results(), model))
         return None if c.elo is None or c.cr95 is None else (c.elo, c.cr95)
 
-    return {"quality": moves, "quality_field": in_field, "results": results, "moves+results": both,
-            "mean": lambda u: (mean_elo, None)}
+    def headline(u: Unit) -> tuple[float, tuple[float, float] | None] | None:
+        """What the monitor shows as the estimate: in this field where there is one, else the moves alone."""
+        return in_field(u) or moves(u)
+
+    return {"headline": headline, "quality": moves, "quality_field": in_field, "results": results,
+            "moves+results": both, "mean": lambda u: (mean_elo, None)}
 
 
 def loeo(sides: Sequence[Side], make: Callable[[Sequence[Side]], dict[str, Estimator]],

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 BANDS = ("<1800", "1800-2200", "2200-2500", ">=2500")
-ESTIMATORS = ("quality", "quality_field", "results", "moves+results")
+ESTIMATORS = ("headline", "quality", "quality_field", "results", "moves+results")
 
 
 def _f(v: Any, fmt: str) -> str:

@@ -13,7 +13,9 @@ players' FIDE ratings (a player without a rating tag is estimated, never counted
 
 The estimators:
 
-* ``quality`` — the headline (:mod:`livemon.rating.quality`): twenty move-quality features,
+* ``headline`` — what the monitor shows as the estimate: ``quality_field`` where there is one (two other
+  rated players in the event), else ``quality``;
+* ``quality`` — the moves alone (:mod:`livemon.rating.quality`): twenty move-quality features,
   Elo → features by OLS, inverted by GLS, with the measured noise (by the player's level) as its interval;
 * ``quality_field`` — "in this field": the moves and the results with the event's other players'
   ratings as prior, weighed by the measured correlation of the prior's error with theirs;
@@ -264,7 +266,7 @@ def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: 
                 band = f["bands"][b[2]]  # type: ignore[index]
                 band["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in inside])) if inside else None
                 band["width"] = float(np.mean([hi - lo for _, (lo, hi) in inside])) if inside else None
-        if name in ("quality", "quality_field"):  # every event's own MAE and bias (the per-event goal)
+        if name in ("headline", "quality", "quality_field"):  # every event's own MAE and bias (the per-event goal)
             per_ev: dict[str, list[float]] = defaultdict(list)
             for u, e in rows:
                 if e.get(name) is not None and u.elo is not None:
@@ -308,11 +310,11 @@ def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], hel
                 if u.elo is None:
                     continue  # estimated, but never counted against a rating it does not have
                 rows[title].append((u, {k: f(u) for k, f in est.items()}))
-    names = [*shipped_est, "quality", "quality_field", "results", "moves+results", "mean"]
+    names = [*shipped_est, "headline", "quality", "quality_field", "results", "moves+results", "mean"]
     if ROWS is not None:  # --rows: each rated player-event's estimates, for a look at which ones miss
         ROWS.extend({"part": "held back" if held_back else "left out", "section": title, "event": u.event,
                      "player": u.player, "elo": u.elo, "games": u.games,
-                     **{k: e[k] for k in ("quality", "quality_field", "results") if k in e}}
+                     **{k: e[k] for k in ("headline", "quality", "quality_field", "results") if k in e}}
                     for title, _, _ in SECTIONS if title.startswith("per player-event") for u, e in rows[title])
     return {title: section_figures(rows[title], names) for title, _, _ in SECTIONS}
 
@@ -326,7 +328,8 @@ DESCRIBE = {
     "perceived": "Ferreira's perceived Elo (Algorithm 4)",
     "c_elo": "c-bar through the screening map",
     "acpl": "3100*exp(-0.01*ACPL)",
-    "quality": "HEADLINE: 20 move-quality features, Elo->features GLS inverted",
+    "headline": "HEADLINE: in this field where there is one, else the moves alone",
+    "quality": "the moves alone: 20 move-quality features, Elo->features GLS inverted",
     "quality_field": "in this field: moves and results with the others' ratings as prior",
     "results": "FIDE results performance (mean opp + dp(p))",
     "moves+results": "quality and results combined (labelled)",

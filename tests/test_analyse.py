@@ -132,9 +132,9 @@ def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
     assert code == 0
     assert "Fischer" in out and "engine profile:" in out and "inf" not in out
     # the audience's figures: the estimate (none at depth 4: no quality model of that profile, and it says so),
-    # in this field, score, TPR, accuracy, classes; the papers' diagnostics only behind --diagnostics
+    # moves only, score, TPR, accuracy, classes; the papers' diagnostics only behind --diagnostics
     header = next(line for line in out.splitlines() if line.startswith("player"))
-    assert header.split() == ["player", "rating", "estimate", "95%", "range", "in", "this", "field", "score", "TPR",
+    assert header.split() == ["player", "rating", "estimate", "95%", "range", "moves", "only", "score", "TPR",
                               "accuracy", "?!/?/??"]
     assert "no estimate: uncalibrated: no quality model of the engine profile" in out
     assert not any(word in out for word in ("perf.", "p(W)", "c̄", "Algorithm", "r̄_e"))

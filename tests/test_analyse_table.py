@@ -24,7 +24,8 @@ RANGE = re.compile(r"(≤?)(\d{3,4})–(\d{3,4})(\+?)")
 
 
 def _player(name: str, elo: int, est: dict[str, Any], field: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "elo": elo, "estimate": est, "field_estimate": field,
+    # the headline is the moves alone here (as where the field has too few rated players), beside it the same
+    return {"name": name, "elo": elo, "estimate": est, "moves_estimate": dict(est), "field_estimate": field,
             "performance": {"elo": 2650.0, "cr95": [2400.0, 2900.0], "calibration": "demo"},
             "moves": 41, "mean_gain": -21.5, "expected_score_vs_engine": 0.31, "rating_diff_vs_engine": -140.0,
             "perceived_elo": 2930.0, "c_mean": 0.31, "c_sd": 0.05, "c_cr95": [0.2, 0.4], "c_positions": 30,
@@ -71,14 +72,14 @@ def test_analyse_prints_no_interval_wider_than_the_display_rule(out):
     more = out["players"][0]["display"]["more_games"]
     assert more and f"{more} more games" in kramnik  # what report and every screen say instead
     ranges = [m for line in text.splitlines() for m in RANGE.finditer(line)]
-    assert ranges  # the event's estimate and the field's are shown
+    assert ranges  # the event's estimates are shown
     for _, lo, hi, _ in (m.groups() for m in ranges):
         assert int(hi) - int(lo) <= 1000
         assert int(lo) >= model.elo_min and int(hi) <= model.elo_max  # cut at the fitted range, the cut marked
     carlsen = _row(text, "Carlsen, M")
     assert f"2390–{model.elo_max:.0f}+" in carlsen and "2712" in carlsen
     # the audience's columns, and no diagnostic in them
-    for word in ("score", "TPR", "accuracy", "?!/?/??", "in this field", "1/1", "3000", "91.4", "1/0/0"):
+    for word in ("score", "TPR", "accuracy", "?!/?/??", "moves only", "1/1", "3000", "91.4", "1/0/0"):
         assert word in text, word
     for word in ("perf.", "p(W)", "d(W-B)", "perc.", "c̄", "r̄_e", "Algorithm", "2930", "0.620"):
         assert word not in text, word

@@ -166,7 +166,7 @@ def test_the_screens_display_rules_for_the_headline(prague):
     for sp in plies:
         one.add_ply(sp)
     for p in one.players.values():
-        block = one.estimates(p)["estimate"]
+        block = one.estimates(p)["moves_estimate"]
         assert estimate_display(block, model, 750.0)["show"] is False  # one game's interval is 900-2,000 Elo wide
         shown = estimate_display(block, model, 1000.0)
         if shown["show"]:  # a grandmaster's one game against a rated opponent: just inside the default width
@@ -180,7 +180,7 @@ def test_the_screens_display_rules_for_the_headline(prague):
     est = _estimator(prague)
     shown_at = {750.0: 0, 4000.0: 0}
     for p in est.players.values():
-        block = est.estimates(p)["estimate"]
+        block = est.estimates(p)["moves_estimate"]
         for width in shown_at:  # the default, and one wider than any interval the estimate itself gives
             shown = estimate_display(block, model, width)
             if shown["show"]:
@@ -199,7 +199,7 @@ def test_event_estimate_has_an_interval_and_games_to_150(prague):
     blocks = [est.estimates(p) for p in est.players.values() if len(p.sides) >= 3]
     assert blocks
     for b in blocks:
-        m = b["estimate"]
+        m = b["moves_estimate"]
         if m["elo"] is not None:
             lo, hi = m["cr95"]
             assert lo < m["elo"] < hi
@@ -335,7 +335,7 @@ def test_combined_lies_between_moves_and_results_and_is_labelled(prague):
         moves_point = model.score(stats)
         lo, hi = sorted((moves_point, r["elo"]))
         assert lo - 1e-6 <= c["elo"] <= hi + 1e-6 and c["label"].startswith("moves and results")
-        assert c["sd"] <= min(x for x in (b["estimate"]["sd"], r["sd"]) if x is not None) + 1e-6
+        assert c["sd"] <= min(x for x in (b["moves_estimate"]["sd"], r["sd"]) if x is not None) + 1e-6
         seen += 1
     assert seen >= 5
 
@@ -447,3 +447,26 @@ def test_an_event_outside_the_collection_reads_back_from_its_export():
         assert len(g.plies) == sum(1 for _ in game.mainline_moves())
         assert (g.white_id, g.white_elo) == (game.headers["WhiteFideId"], int(game.headers["WhiteElo"]))
         assert all(sp.decision is not None for sp in g.plies if not sp.forced and sp.ply < len(g.plies))
+
+
+def test_the_headline_is_the_estimate_in_this_field_once_there_is_one_else_the_moves_alone(prague):
+    """``estimate`` (what every screen leads with) is the field estimate where the player's event has two other
+    rated players, and the moves alone where it has not (a match, an unrated field): its ``kind`` says which."""
+    est = _estimator(prague)
+    kinds = set()
+    for p in est.players.values():
+        b = est.estimates(p)
+        want = b["field_estimate"] if b["field_estimate"]["elo"] is not None else b["moves_estimate"]
+        assert b["estimate"] == want and b["estimate"] is not want  # a copy: a block's display stays its own
+        kinds.add(b["estimate"]["kind"])
+    assert kinds == {"field"}  # Prague: a round robin of ten rated players
+    info, _, plies = prague[0]
+    alone = Estimator()  # one game: each player's field is the one other player, too few for a prior
+    alone.use_calibration(PROFILE, None)
+    alone.add_game(info)
+    for sp in plies:
+        alone.add_ply(sp)
+    for p in alone.players.values():
+        b = alone.estimates(p)
+        assert b["field_estimate"]["elo"] is None and b["estimate"] == b["moves_estimate"]
+        assert b["estimate"]["kind"] == "moves"

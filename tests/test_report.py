@@ -122,7 +122,7 @@ def test_report_of_a_round_matches_analyse(capsys, round_report, stockfish: str)
         assert row[8] == f"{p['accuracy']:.1f}"
         assert row[9] == "/".join(str(p["classes"][k]) for k in ("inaccuracy", "mistake", "blunder"))
         # the games are searched at depth 6 (their [%eval]s carry no MultiPV), a profile with no fitted quality
-        # model: no estimate from the moves (nor in this field), never a made-up one
+        # model: no estimate (nor from the moves alone), never a made-up one
         assert row[6] == row[7] == "—" and p["estimate"]["elo"] is None
     # each game: its accuracy, a win% chart with a point per position, its moments as dots and rows
     assert len(page.games) == len(analysed["games"]) == 45

@@ -132,41 +132,42 @@ async def test_missing_and_infinite_figures_show_as_a_dash(hub: Hub) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Nobody", c) for c in ("elo", "estimate", "range", "field")] == ["—"] * 4
-        await pilot.press("r", "s", "s")  # the research panel; in this field, then perceived Elo: sorted last
+        assert [cell(table, "Nobody", c) for c in ("elo", "estimate", "range", "alone")] == ["—"] * 4
+        await pilot.press("r", "s", "s")  # the research panel; the moves alone, then perceived Elo: sorted last
         await pilot.pause()
         assert [cell(table, "Nobody", c) for c in ("c", "ttt")] == ["—"] * 2
         assert app.sort == "perceived" and table.order[-1] == "Nobody"
 
 
-async def test_the_headline_is_the_moves_estimate_and_the_field_is_beside_it(hub: Hub) -> None:
-    """The players table leads with the moves estimate (under its display rules) and shows the field estimate
-    beside it; the E(c) performance is only a diagnostic in the player pane."""
-    shown = {"elo": 2480.0, "cr95": [2180.0, 2780.0], "sd": 153.0, "positions": 250, "games": 9, "kind": "moves",
-             "label": "FIDE classical, moves, Elo 1253-2864"}
-    field = {"elo": 2455.0, "cr95": [2300.0, 2610.0], "sd": 79.0, "positions": 250, "games": 9, "kind": "field",
-             "label": "in this field (prior 2440 ± 90, 9 other players)",
-             "display": {"show": True, "elo": 2455.0, "cr95": [2300.0, 2610.0]}}
-    hub.publish(PlayerEstimate("Shown, Sue", 2450, 300, -20.0, 0.3, -140.0, 2300.0, estimate=shown, field_estimate=field,
-                               display={"show": True, "elo": 2480.0, "cr95": [2180.0, 2780.0]},
+async def test_the_headline_is_the_estimate_and_the_moves_alone_are_beside_it(hub: Hub) -> None:
+    """The players table leads with the estimate (in this field, under its display rules) and shows the moves
+    alone beside it; the E(c) performance is only a diagnostic in the player pane."""
+    alone = {"elo": 2455.0, "cr95": [2155.0, 2755.0], "sd": 153.0, "positions": 250, "games": 9, "kind": "moves",
+             "label": "FIDE classical, moves, Elo 1253-2864",
+             "display": {"show": True, "elo": 2455.0, "cr95": [2155.0, 2755.0]}}
+    shown = {"elo": 2480.0, "cr95": [2330.0, 2630.0], "sd": 79.0, "positions": 250, "games": 9, "kind": "field",
+             "label": "in this field (prior 2440 ± 90, 9 other players)"}
+    hub.publish(PlayerEstimate("Shown, Sue", 2450, 300, -20.0, 0.3, -140.0, 2300.0, estimate=shown, moves_estimate=alone,
+                               field_estimate=shown, display={"show": True, "elo": 2480.0, "cr95": [2330.0, 2630.0]},
                                performance={"elo": 1999.0, "cr95": [1500.0, 2500.0], "positions": 300},
                                gain_histogram={"0": 200, "-30": 100}))
     hidden = {"elo": None, "cr95": None, "sd": 480.0, "positions": 25, "games": 1, "kind": "moves",
               "reason": "25 positions: the 95% interval (±941) would be wider than the rating range fitted on"}
-    hub.publish(PlayerEstimate("Hidden, Hal", 2100, 30, -20.0, 0.3, -140.0, 2300.0, estimate=hidden,
+    hub.publish(PlayerEstimate("Hidden, Hal", 2100, 30, -20.0, 0.3, -140.0, 2300.0, estimate=hidden, moves_estimate=hidden,
                                display={"show": False, "more_games": 4},
                                performance={"elo": 2900.0, "cr95": [2000.0, 3800.0], "positions": 30}))
     app = CommentaryApp(hub)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        assert [cell(table, "Shown, Sue", c) for c in ("estimate", "range", "field")] == ["2480", "2180–2780", "2455"]
-        assert [cell(table, "Hidden, Hal", c) for c in ("estimate", "range", "field")] == ["—", "4 more g.", "—"]
+        assert [cell(table, "Shown, Sue", c) for c in ("estimate", "range", "alone")] == ["2480", "2330–2630", "2455"]
+        assert [cell(table, "Hidden, Hal", c) for c in ("estimate", "range", "alone")] == ["—", "4 more g.", "—"]
         assert table.order.index("Shown, Sue") < table.order.index("Hidden, Hal")  # by the estimate, none last
         app.selected_player = "Shown, Sue"
         await pilot.pause()
         pane = text(app.query_one(PlayerHistogram))
-        assert "estimate 2480" in pane and "in this field 2455" in pane and "E(c) performance" not in pane
+        assert "estimate 2480" in pane and "in this field (prior 2440" in pane and "from the moves alone 2455" in pane
+        assert "E(c) performance" not in pane
         await pilot.press("r")  # the research panel: the diagnostics in the pane
         await pilot.pause()
         pane = text(app.query_one(PlayerHistogram))
@@ -184,7 +185,7 @@ async def test_the_players_columns_are_the_audiences_and_the_research_panel_is_b
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = app.query_one(PlayersTable)
-        audience = ["Player", "Elo", "Est.", "95% range", "Field", "Acc.", "?!/?/??", "Score", "TPR", "Rtg +/-"]
+        audience = ["Player", "Elo", "Est.", "95% range", "Moves", "Acc.", "?!/?/??", "Score", "TPR", "Rtg +/-"]
         assert _labels(table) == audience
         rows = table.row_count
         assert rows >= 3 and all(len(table.get_row_at(i)) == len(audience) for i in range(rows))
@@ -202,7 +203,7 @@ async def test_the_players_columns_are_the_audiences_and_the_research_panel_is_b
         assert app.sort == "estimate"
         await pilot.press("r")
         await pilot.pause()
-        assert _labels(table) == audience + ["c̄ ± σ", "TTT μ±σ", "Moves"]
+        assert _labels(table) == audience + ["c̄ ± σ", "TTT μ±σ", "Analysed"]
         assert table.row_count == rows and len(table.get_row_at(0)) == len(audience) + 3
         assert cell(table, "Mompel Ferruz, Xavier", "ttt") == "2401±48"
         await pilot.press("s", "s")
@@ -295,7 +296,7 @@ async def test_sort_key_changes_the_order(hub: Hub) -> None:
         assert all(app.state.estimates[n].estimate["elo"] is None for n in table.order)  # type: ignore[index]
         assert "uncalibrated" in app.state.estimates[table.order[0]].estimate["reason"]  # type: ignore[index]
         await pilot.press("s")
-        assert app.sort == "field" and "in this field" in str(app.query_one("#players").border_title)
+        assert app.sort == "alone" and "from the moves alone" in str(app.query_one("#players").border_title)
         await pilot.press("s")
         assert app.sort == "perceived"
         by_perceived = table.order

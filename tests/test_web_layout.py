@@ -75,12 +75,12 @@ def players(hub: Hub, count: int = 12) -> None:
             classes={"inaccuracy": i, "mistake": 1, "blunder": 0},
             results={"score": 10.5 - i / 2, "games": 13, "tpr": 2702.0 - 9 * i, "rating_change": -0.04 if i == 2 else 12.4 - 3 * i},
             estimate={"elo": 2750.0 - 20 * i, "cr95": [2627.0, 3000.0], "sd": 90.0, "positions": 400, "games": 13,
-                      "kind": "moves", "label": "FIDE classical, moves, Elo 1253-2865"},
+                      "kind": "field", "label": "in this field (moves and results; the field 2395 ± 34, 11 other players)"},
             display={"show": True, "elo": 2750.0 - 20 * i, "cr95": [2627.0 - 20 * i, 2865.0], "open": "high"} if shown
             else {"show": False, "more_games": 2},
-            field_estimate={"elo": 2715.0 - 20 * i, "cr95": [2640.0, 2790.0], "sd": 38.0, "positions": 400, "games": 13,
-                            "kind": "field", "label": "in this field", "display": {"show": shown, "elo": 2715.0 - 20 * i,
-                                                                                  "cr95": [2640.0, 2790.0]}}))
+            moves_estimate={"elo": 2715.0 - 20 * i, "cr95": [2540.0, 2890.0], "sd": 88.0, "positions": 400, "games": 13,
+                            "kind": "moves", "label": "FIDE classical, moves, Elo 1253-2865",
+                            "display": {"show": shown, "elo": 2715.0 - 20 * i, "cr95": [2540.0, 2865.0], "open": "high"}}))
 
 
 async def measured(page: Page, shot: str = "") -> dict[str, Any]:

@@ -345,15 +345,15 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
     hub.publish(PlayerEstimate("Carlsen, Magnus", 2830, 2, -5.0, 0.4, -60.0, None, accuracy=91.34,
                            classes={"inaccuracy": 1, "mistake": 0, "blunder": 0},
                            results={"score": 2.5, "games": 3, "tpr": 2901.0, "rating_change": 4.2},
-                           # the headline is the moves estimate under its display rules; the E(c) performance
-                           # (set far off here) is a diagnostic no page shows
+                           # the headline is the estimate under its display rules, the moves alone beside it; the
+                           # E(c) performance (set far off here) is a diagnostic no page shows
                            performance={"elo": 2111.0, "cr95": [1400.0, 2800.0], "positions": 40, "profile": "p", "calibration": "c"},
                            estimate={"elo": 2850.0, "cr95": [2400.0, 3300.0], "sd": 230.0, "positions": 40, "games": 3,
-                                     "kind": "moves", "label": "FIDE classical, moves, Elo 1253-2864"},
+                                     "kind": "field", "label": "in this field (moves; the field 2790 ± 40, 5 other players)"},
                            display={"show": True, "elo": 2850.0, "cr95": [2400.0, 2864.0], "open": "high"},
-                           field_estimate={"elo": 2815.0, "cr95": [2740.0, 2890.0], "sd": 38.0, "positions": 40,
-                                           "games": 3, "kind": "field", "label": "in this field (prior 2790 ± 40, 5 other players)",
-                                           "display": {"show": True, "elo": 2815.0, "cr95": [2740.0, 2864.0], "open": "high"}}))
+                           moves_estimate={"elo": 2815.0, "cr95": [2440.0, 3190.0], "sd": 190.0, "positions": 40,
+                                           "games": 3, "kind": "moves", "label": "FIDE classical, moves, Elo 1253-2864",
+                                           "display": {"show": True, "elo": 2815.0, "cr95": [2440.0, 2864.0], "open": "high"}}))
     hub.publish(PlayerEstimate("Caruana, Fabiano", 2795, 2, -9.0, 0.3, -90.0, None,  # an interval too wide to show
                                performance={"elo": 2790.0, "cr95": [2400.0, 3000.0], "positions": 30, "profile": "p",
                                             "calibration": "c"},
@@ -361,9 +361,9 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
                                          "reason": "30 positions: the 95% interval (±941) would be wider than the rating "
                                                    "range fitted on (1253-2864)"},
                                display={"show": False, "more_games": 4},
-                               field_estimate={"elo": None, "cr95": None, "sd": None, "positions": 30, "games": 1,
-                                               "kind": "field", "reason": "the field needs two other rated players",
-                                               "display": {"show": False, "more_games": None}}))
+                               moves_estimate={"elo": None, "cr95": None, "sd": 480.0, "positions": 30, "games": 1,
+                                               "kind": "moves", "reason": "30 positions: too few",
+                                               "display": {"show": False, "more_games": 4}}))
     async with WebServer(hub, WebConfig(port=0)) as srv:
         await page.open(f"{srv.url}/overlay?game=g1", "document.getElementById('white-perf').textContent === '2850'")
         t = "document.getElementById(%r).textContent"
@@ -373,7 +373,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert await page.js(t % "black-perf") == "—" and await page.js(t % "white-score") == "2½/3"
         assert await page.js(t % "black-range") == "4 more games"  # the display rules: no figure, how long until one
         assert await page.js(t % "white-range") == "2400–2864+"  # never past the rating range fitted on: cut there, marked
-        assert await page.js(t % "white-field") == "2815" and await page.js(t % "black-field") == "—"
+        assert await page.js(t % "white-alone") == "2815" and await page.js(t % "black-alone") == "—"
         assert "wider than the rating range" in await page.js("document.getElementById('black-perf').title")
         assert await page.js(t % "eval-text") == "—"  # no evaluation yet: a dash and a half, grey bar
         assert await page.js("document.getElementById('evalbar').className") == "evalbar horizontal unknown"
@@ -394,7 +394,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         cells = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))")
         assert cells[0][1] == "GMCarlsen, MagnusNOR"
         assert cells[0][3:8] == ["2½/3", "2901", "28502400–2864+", "2815", "91.3"]
-        assert cells[1][3:8] == ["—"] * 5  # Caruana: no results, no estimate (a reason), no field, no accuracy
+        assert cells[1][3:8] == ["—"] * 5  # Caruana: no results, no estimate (a reason), none from the moves, no accuracy
 
         # the numbers module: lichess's win% curve, clamped; move classes from the drop in winning chances
         got = await page.js("""import('/static/livemon.js').then((L) => [L.winPct(0), L.winPct(100), L.winPct(-300),
@@ -408,7 +408,7 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
                         "document.querySelectorAll('#d-board piece:not(.fading):not(.ghost)').length === 32")
         assert await page.js("document.getElementById('d-white-acc').textContent") == "93.4"
         assert "est. 2850" in await page.js("document.querySelector('#d-white .perf').textContent")
-        assert "in this field 2815" in await page.js("document.querySelector('#d-white .field').textContent")
+        assert "moves only 2815" in await page.js("document.querySelector('#d-white .alone').textContent")
         lb = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))")
         assert lb[0][5:8] == ["+4.2", "28502400–2864+", "2815"] and lb[1][6:8] == ["—", "—"]
         assert await page.js("document.getElementById('d-black-acc').textContent") == "—"

@@ -65,17 +65,15 @@ def analyse(pgn: list[str], cfg: Config, report: Callable[[str], None], *, scree
 
 
 def add_display(out: dict[str, Any], estimator: Any, max_width: float) -> None:
-    """Each player's ``display`` (the headline's) and ``field_estimate.display``: whether a screen shows the
-    estimate, by the one rule of every screen (:func:`livemon.live.audience.estimate_display`, the model's
-    fitted range and ``[display] max_interval_width``), as the live ``players`` messages and ``report`` carry."""
-    from livemon.live.audience import estimate_display
+    """Each player's ``display`` (the headline's) and each estimate block's: whether a screen shows the estimate, by
+    the one rule of every screen (:func:`livemon.live.audience.estimate_displays`, the model's fitted range and
+    ``[display] max_interval_width``), as the live ``players`` messages and ``report`` carry."""
+    from livemon.live.audience import estimate_displays
 
     for p in out["players"]:
         state = estimator.players.get(p["name"])
         model = None if state is None or state.quality is None else state.quality.model
-        p["display"] = estimate_display(p.get("estimate"), model, max_width)
-        if isinstance(p.get("field_estimate"), dict):
-            p["field_estimate"]["display"] = estimate_display(p["field_estimate"], model, max_width)
+        p["display"] = estimate_displays(p, model, max_width)
 
 
 def event_page(pgn: list[str], cfg: Config, report: Callable[[str], None], title: str | None = None) -> dict[str, Any]:

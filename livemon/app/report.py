@@ -13,7 +13,7 @@ from typing import Any
 from livemon.app.batch import BatchResult, PlannedGame
 from livemon.config import Config
 from livemon.io.store import Store
-from livemon.live.audience import estimate_display
+from livemon.live.audience import estimate_displays
 from livemon.rating.accuracy import win_percent
 from livemon.rating.scale import SCALE_NOTE
 
@@ -65,15 +65,14 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
         })
     players = []
     for player in est.players.values():
-        blocks = est.estimates(player)  # the headline (moves), in this field, results, combined
+        blocks = est.estimates(player)  # the headline, the moves alone, in this field, results, combined
         model = None if player.quality is None else player.quality.model
         if model is not None:
             calibrated = (model.elo_min, model.elo_max)
-        blocks["field_estimate"]["display"] = estimate_display(blocks["field_estimate"], model,
-                                                               cfg.display.max_interval_width)
+        display = estimate_displays(blocks, model, cfg.display.max_interval_width)
         players.append({
             "name": player.name, "elo": player.elo, "performance": est.performance(player).to_dict(), **blocks,
-            "display": estimate_display(blocks["estimate"], model, cfg.display.max_interval_width),
+            "display": display,
             **est.audience(player.name),
         })
     players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))

@@ -167,7 +167,7 @@ def _shown(block: dict[str, Any] | None, display: dict[str, Any] | None) -> tupl
 
 
 def render_table(out: dict[str, Any], diagnostics: bool = False, max_width: float = 1000.0) -> str:
-    """The human-readable report: games (accuracy, classes) and players (estimate, in this field, score, TPR,
+    """The human-readable report: games (accuracy, classes) and players (estimate, moves only, score, TPR,
     accuracy, classes), each estimate as the display rule allows; with ``diagnostics``, the papers' figures
     (Algorithms 1-4, the E(c) performance and c̄) after them, each glossed."""
     eng = out["engine"]
@@ -180,26 +180,27 @@ def render_table(out: dict[str, Any], diagnostics: bool = False, max_width: floa
         lines.append(f"{name:<48} {g['result']:>7} {g['plies']:>5} {accuracy:>13}")
     players = sorted(out["players"], key=lambda p: (-((p.get("results") or {}).get("score") or 0),
                                                     -((p.get("estimate") or {}).get("elo") or -1e9), p["name"]))
-    lines += ["", f"{'player':<28} {'rating':>6} {'estimate':>8} {'95% range':>13} {'in this field':>13} "
+    lines += ["", f"{'player':<28} {'rating':>6} {'estimate':>8} {'95% range':>13} {'moves only':>13} "
               f"{'score':>6} {'TPR':>5} {'accuracy':>8} {'?!/?/??':>8}"]
     for p in players:
         shown, rng = _shown(p.get("estimate"), p.get("display"))
-        field = p.get("field_estimate") or {}
-        in_field, _ = _shown(field, field.get("display"))
+        alone = p.get("moves_estimate") or {}
+        moves_only, _ = _shown(alone, alone.get("display"))
         r = p.get("results") or {}
-        lines.append(f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>6} {shown:>8} {rng:>13} {in_field:>13} "
+        lines.append(f"{p['name'][:28]:<28} {_num(p['elo'], '{:d}'):>6} {shown:>8} {rng:>13} {moves_only:>13} "
                      f"{_score(r):>6} {_num(r.get('tpr'), '{:.0f}'):>5} {_num(p.get('accuracy'), '{:.1f}'):>8} "
                      f"{_classes(p.get('classes')):>8}")
     reasons = sorted({re.sub(r"^\d+ positions: | \(±\d+\)", "", e["reason"])  # one line per kind of reason
-                      for p in players if (e := p.get("estimate") or {}).get("reason")})
+                      for p in players if (e := p.get("moves_estimate") or p.get("estimate") or {}).get("reason")})
     lines += [
         "",
-        "estimate: the rating of players who make moves of this quality, read from 20 features of each move and",
-        "  against the opponent's moves and rating; 95% range: where the player's level lies, 19 times in 20.",
+        "estimate: how strong the player is playing in this event: the quality of the moves and the results, with the",
+        "  other players' ratings of the event as the starting point (the moves alone where fewer than two other",
+        "  players are rated); 95% range: where the player's level lies, 19 times in 20.",
         f"  Shown once the range is at most {max_width:.0f} Elo wide and inside the ratings the model was fitted on",
         "  (an open end reads e.g. ≤1409 or 2865+); until then how many more games it takes, or — (one game says little).",
-        "in this field: the same moves and results, with the other players' ratings of the event as the starting",
-        "  point: how the player does among these players.",
+        "moves only: the rating of players who make moves of this quality, read from 20 features of each move and",
+        "  against the opponent's moves and rating, nothing else: the figure to compare players of different events.",
         "score and TPR from the results (TPR: FIDE's tournament performance rating); accuracy: lichess's accuracy",
         "  (0-100, the mean of the game accuracies); ?!/?/??: inaccuracies, mistakes, blunders (lichess's thresholds).",
     ] + [f"no estimate: {r}" for r in reasons]

@@ -1,7 +1,7 @@
 """``livemon report``'s page: one self-contained HTML file (inline CSS and SVG, no script, no server).
 
-For a commentator preparing a show: the leaderboard (score, FIDE TPR and rating change, the moves
-estimate under the display rules and the same "in this field", accuracy, inaccuracies/mistakes/blunders),
+For a commentator preparing a show: the leaderboard (score, FIDE TPR and rating change, the estimate under the
+display rules and the same from the moves alone, accuracy, inaccuracies/mistakes/blunders),
 a chart of each player's estimate with its interval, and each game's win% chart, accuracy and moments. Every
 figure is from :func:`livemon.app.report.event_report`'s data; nothing is fetched when the page is
 opened (it works from a file, offline).
@@ -51,7 +51,7 @@ def _classes(c: dict[str, int] | None) -> str:
 
 
 def _performance_cell(p: dict[str, Any], key: str = "estimate") -> str:
-    """The estimate ``key`` names as its display rules allow (the headline's are ``display``, the field's its own)."""
+    """The estimate ``key`` names as its display rules allow (the headline's are ``display``, another block's its own)."""
     d = (p.get("display") if key == "estimate" else (p.get(key) or {}).get("display")) or {}
     if d.get("show"):
         lo, hi = d["cr95"]
@@ -75,12 +75,12 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
             f'<tr><td class="num">{rank}</td><td class="l">{escape(p["name"])}</td><td class="num">{_f(p["elo"])}</td>'
             f'<td class="num">{r["score"]:g}/{r["games"]}</td><td class="num" title="{tpr_title}">{_f(r["tpr"])}</td>'
             f'<td class="num">{DASH if change is None else f"{change:+.1f}"}</td>'
-            f'<td class="num">{_performance_cell(p)}</td><td class="num">{_performance_cell(p, "field_estimate")}</td>'
+            f'<td class="num">{_performance_cell(p)}</td><td class="num">{_performance_cell(p, "moves_estimate")}</td>'
             f'<td class="num">{_f(p["accuracy"], "{:.1f}")}</td><td class="num">{_classes(p["classes"])}</td></tr>')
     return ('<table id="leaderboard"><thead><tr><th>#</th><th class="l">Player</th><th>Rating</th><th>Score</th>'
-            '<th>TPR</th><th>±Elo</th><th title="Elo from the quality of the moves, each game read against the '
-            'opponent\'s play and rating">Estimate (95%)</th>'
-            '<th title="the moves and results with the other players\' ratings as the prior">In this field</th>'
+            '<th>TPR</th><th>±Elo</th><th title="the moves and results, with the other players\' ratings as the prior">'
+            'Estimate (95%)</th><th title="Elo from the quality of the moves alone, each game read against the '
+            'opponent\'s play and rating">Moves only</th>'
             '<th>Accuracy</th><th>?!/?/??</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
@@ -278,7 +278,8 @@ def render_html(data: dict[str, Any]) -> str:
         f'{escape(cal_text)}. Accuracy and ?!/?/?? as lichess computes them; TPR and ±Elo by FIDE\'s rules.</p>'
         f'<h2>Leaderboard</h2>{_leaderboard(data["players"])}'
         f'{_forecast_chart(data.get("forecast"))}'
-        f'<h2>Estimate</h2><p class="muted">● estimate from the quality of the moves with its 95% interval · ◆ TPR '
-        f'from results · | rating. "In this field": the moves and results with the other players\' ratings as the prior, the '
-        f'number for "how is she doing among these players"</p>{_performance_chart(data["players"], cal)}'
+        f'<h2>Estimate</h2><p class="muted">● estimate with its 95% interval: the quality of the moves and the results, '
+        f'with the other players\' ratings as the prior ("how is she playing among these players") · ◆ TPR from results '
+        f'· | rating. "Moves only": the quality of the moves alone, each game read against the opponent\'s play and '
+        f'rating</p>{_performance_chart(data["players"], cal)}'
         f'<h2>Games</h2>{games}</main></body></html>\n')

@@ -465,8 +465,19 @@ def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: 
     return out
 
 
+def estimate_displays(blocks: dict[str, dict[str, Any]], model: QualityModel | None, max_width: float) -> dict[str, Any]:
+    """Each estimate's ``display`` (:func:`estimate_display`): set in the ``moves_estimate`` and ``field_estimate``
+    blocks of :meth:`livemon.live.estimator.Estimator.estimates`, and the headline's (``estimate``) returned, for
+    the player's ``display``: one rule for the live messages, ``analyse`` and ``report``."""
+    for key in ("moves_estimate", "field_estimate"):
+        if isinstance(blocks.get(key), dict):
+            blocks[key]["display"] = estimate_display(blocks[key], model, max_width)
+    return estimate_display(blocks.get("estimate"), model, max_width)
+
+
 def estimate_display(estimate: Mapping[str, Any] | None, model: QualityModel | None, max_width: float) -> dict[str, Any]:
-    """:func:`display_rules` of a :mod:`livemon.rating.quality` block (``estimate``, ``field_estimate``): the range
+    """:func:`display_rules` of a :mod:`livemon.rating.quality` block (``estimate``, ``moves_estimate``,
+    ``field_estimate``): the range
     is the ratings its model was fitted on, and ``more_games`` the model's own count of the games until the interval
     is ``max_width`` wide (a player's persistent spread makes it narrow more slowly than 1/√games; None: never).
 

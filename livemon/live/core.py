@@ -64,7 +64,7 @@ from typing import Callable, Iterable
 import chess
 
 from livemon.live.analysis import LiveGame
-from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, BoardFigures, estimate_display, moment_kinds
+from livemon.live.audience import DEFAULT_MAX_INTERVAL_WIDTH, BoardFigures, estimate_displays, moment_kinds
 from livemon.live.effects import (
     Analyse,
     DeleteGame,
@@ -1067,11 +1067,9 @@ class LiveCore:
         seen = self._estimator.audience(player.name)
         blocks = self._estimator.estimates(player)
         quality = None if player.quality is None else player.quality.model
-        display = estimate_display(blocks["estimate"], quality, self._max_interval_width)  # the headline's
-        blocks["field_estimate"]["display"] = estimate_display(blocks["field_estimate"], quality,
-                                                               self._max_interval_width)
+        display = estimate_displays(blocks, quality, self._max_interval_width)  # the headline's
         return PlayerEstimate(
-            estimate=blocks["estimate"], field_estimate=blocks["field_estimate"],
+            estimate=blocks["estimate"], moves_estimate=blocks["moves_estimate"], field_estimate=blocks["field_estimate"],
             results_estimate=blocks["results_estimate"], combined_estimate=blocks["combined_estimate"],
             name=player.name,
             elo=player.elo,

@@ -747,13 +747,21 @@ class Estimator:
         return combine(model, moves, results or self.results_quality(player))
 
     def estimates(self, player: PlayerState) -> dict[str, dict[str, Any]]:
-        """The ``estimate``, ``field_estimate``, ``results_estimate`` and ``combined_estimate`` blocks of a report."""
+        """The ``estimate`` (the headline), ``moves_estimate``, ``field_estimate``, ``results_estimate`` and
+        ``combined_estimate`` blocks of a player's figures.
+
+        The headline is the estimate "in this field" (the moves and results with the other players' ratings as
+        the prior: the smallest errors and honest intervals on events the fit never saw) once there is one, and
+        the moves alone until then (a field of fewer than two other rated players: a match, an unrated field);
+        its ``kind`` says which."""
         model = self._quality_model()
         stats = None if isinstance(model, str) else self.quality_stats(player, model)  # made once for both blocks
         moves = self.quality(player) if stats is None or isinstance(model, str) else model.estimate(stats)
         results = self.results_quality(player)
-        return {"estimate": moves.to_dict(),
-                "field_estimate": self.field_quality(player, moves, results, stats).to_dict(),
+        field = self.field_quality(player, moves, results, stats)
+        moves_block, field_block = moves.to_dict(), field.to_dict()
+        return {"estimate": dict(field_block if field.elo is not None else moves_block),
+                "moves_estimate": moves_block, "field_estimate": field_block,
                 "results_estimate": results.to_dict(),
                 "combined_estimate": self.combined_quality(player, moves, results).to_dict()}
 

@@ -361,7 +361,8 @@ class PlayerEstimate(Outgoing):
     classes: dict[str, int] | None = None  # {inaccuracy, mistake, blunder} over the event
     results: dict[str, Any] | None = None  # FIDE: {score, games, tpr, rating_change, k, rated_games, reason?}
     display: dict[str, Any] | None = None  # whether a screen shows the headline estimate (live.audience.estimate_display)
-    estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
+    estimate: dict[str, Any] | None = None  # the headline: field_estimate once there is one, else moves_estimate
+    moves_estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
     field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)
     results_estimate: dict[str, Any] | None = None  # FIDE's performance from results (mean opponent + dp(p))
     combined_estimate: dict[str, Any] | None = None  # moves and results together (labelled)

@@ -17,14 +17,15 @@ BUILTIN_KEYS: tuple[tuple[str, str], ...] = (
 
 
 GLOSSARY = (
-    "Est. (95% range): the estimate, the rating of players who make moves of this quality; shown once its range is"
-    " narrow enough, until then \"n more g.\" (games)",
-    "Field: the estimate in this field, with the other players' ratings as the starting point",
+    "Est. (95% range): the estimate, how strong the player is playing in this event (the quality of the moves and"
+    " the results, the other players' ratings as the starting point); shown once its range is narrow enough, until"
+    " then \"n more g.\" (games)",
+    "Moves: the rating of players who make moves of this quality, from the moves alone (to compare events)",
     "Acc.: lichess's accuracy (0-100) · ?!/?/??: inaccuracies, mistakes, blunders",
     "Score · TPR (FIDE's tournament performance rating) · Rtg +/-: the FIDE rating change",
     "research panel (r): c̄ ± σ, the apparent skill in the E(c) model (how often a player of skill c picks each"
     " engine line; higher = closer to the engine) · TTT μ ± σ, the rating from results over time (TrueSkill Through"
-    " Time) · E(c) performance, perceived Elo, p(eng): the papers' diagnostics from each move's gain (centipawns"
+    " Time) · Analysed: the moves read · E(c) performance, perceived Elo, p(eng): the papers' diagnostics from each move's gain (centipawns"
     " won against the engine's best move), not ratings to quote",
 )
 """The columns in plain words, shown under the keys."""

@@ -30,8 +30,8 @@ from livemon.faces.tui.format import finite
 
 #: the player orderings ``s`` cycles through: key -> label
 SORTS: dict[str, str] = {
-    "estimate": "estimate (moves)",
-    "field": "estimate in this field",
+    "estimate": "estimate",
+    "alone": "estimate from the moves alone",
     "perceived": "perceived Elo (diagnostic)",
     "ttt": "TTT μ (rating from results)",
     "elo": "rating",
@@ -63,8 +63,8 @@ class PlayerRow:
 
     @property
     def headline(self) -> dict[str, Any] | None:
-        """The headline: the moves estimate (``QualityEstimate.to_dict()``; an older monitor's ``performance``
-        block when it sends none), or None before the first message."""
+        """The headline (``QualityEstimate.to_dict()``: in this field once there is one, else the moves alone; an
+        older monitor's ``performance`` block when it sends none), or None before the first message."""
         if not self.estimate:
             return None
         return self.estimate.estimate or self.estimate.performance
@@ -75,9 +75,9 @@ class PlayerRow:
         return None if e is None else e.get("elo")
 
     @property
-    def field(self) -> dict[str, Any] | None:
-        """The estimate "in this field" (moves and results, the other players' ratings as prior), with its own ``display``."""
-        return self.estimate.field_estimate if self.estimate else None
+    def alone(self) -> dict[str, Any] | None:
+        """The estimate from the moves alone (no results, no prior), with its own ``display``."""
+        return self.estimate.moves_estimate if self.estimate else None
 
     @property
     def performance(self) -> dict[str, Any] | None:
@@ -106,7 +106,7 @@ def _desc(value: Callable[[PlayerRow], float | None]) -> Callable[[PlayerRow], t
 
 _SORT_KEYS: dict[str, Callable[[PlayerRow], tuple[int, float, str]]] = {
     "estimate": _desc(lambda r: r.headline_elo),
-    "field": _desc(lambda r: (r.field or {}).get("elo")),
+    "alone": _desc(lambda r: (r.alone or {}).get("elo")),
     "perceived": _desc(lambda r: r.perceived),
     "ttt": _desc(lambda r: r.ttt.elo if r.ttt else None),
     "elo": _desc(lambda r: r.elo),

@@ -273,19 +273,19 @@ def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
 
 def player_cells(p: PlayerRow, research: bool = False) -> Cells:
     """A player's row: the audience's figures (rating, estimate and its 95% range as the display rule allows, in
-    this field, accuracy, inaccuracies/mistakes/blunders, score, TPR, rating change); with ``research``, then the
+    the moves alone, accuracy, inaccuracies/mistakes/blunders, score, TPR, rating change); with ``research``, then the
     research figures (apparent skill c̄ ± σ, the TTT rating from results μ ± σ, moves analysed)."""
     e, t = p.estimate, p.ttt
     shown, rng = performance_cells(p.headline or {}, p.display)
-    field = p.field or {}
-    in_field, _ = performance_cells(field, field.get("display"))
+    alone = p.alone or {}
+    moves_only, _ = performance_cells(alone, alone.get("display"))
     score, tpr, change = _results(e.results if e else None)
     cells: Cells = (
         _name(p.name, 18),
         fmt.dash(p.elo),
         shown,
         rng,
-        in_field,
+        moves_only,
         fmt.dash(e.accuracy if e else None, "{:.1f}"),
         _classes(e.classes if e else None),
         score,
@@ -306,7 +306,7 @@ AUDIENCE_COLUMNS: list[tuple[str, str, int | None]] = [
     ("elo", "Elo", 4),
     ("estimate", "Est.", 5),
     ("range", "95% range", 11),
-    ("field", "Field", 5),
+    ("alone", "Moves", 5),
     ("accuracy", "Acc.", 5),
     ("classes", "?!/?/??", 7),
     ("score", "Score", 5),
@@ -318,7 +318,7 @@ AUDIENCE_COLUMNS: list[tuple[str, str, int | None]] = [
 RESEARCH_COLUMNS: list[tuple[str, str, int | None]] = [
     ("c", "c̄ ± σ", 9),
     ("ttt", "TTT μ±σ", 8),
-    ("moves", "Moves", 5),
+    ("moves", "Analysed", 8),
 ]
 """Added by the research panel (``r``): c̄ ± σ, the player's apparent skill in the E(c) model (higher = closer to
 the engine's choices); TTT μ ± σ, the rating from results over time (TrueSkill Through Time) on the Elo scale;
@@ -326,7 +326,7 @@ the moves analysed."""
 
 
 class PlayersTable(LiveTable):
-    """Players: the moves estimate with its 95% range and the same in this field, accuracy, classes, results
+    """Players: the estimate with its 95% range and the same from the moves alone, accuracy, classes, results
     (score, TPR, rating change); the research panel (``r``) adds c̄ ± σ, TTT μ ± σ and the moves analysed.
 
     The E(c) performance and Ferreira's perceived Elo (diagnostics, not the headline) are in the player pane,
@@ -424,10 +424,10 @@ class PlayerHistogram(Widget):
         why = (head.get("reason") or (p.display or {}).get("reason")
                or f"{head.get('positions', 0)} positions · {head.get('label') or head.get('calibration') or '—'}")
         text.append(f"\nestimate {shown} ({rng}) · {why}")
-        field = p.field or {}
-        if field:
-            f_shown, f_rng = performance_cells(field, field.get("display"))
-            text.append(f"\nin this field {f_shown} ({f_rng}) · {field.get('label') or field.get('reason') or ''}")
+        alone = p.alone or {}
+        if alone and head.get("kind") != "moves":  # the headline is in this field: the moves alone beside it
+            a_shown, a_rng = performance_cells(alone, alone.get("display"))
+            text.append(f"\nfrom the moves alone {a_shown} ({a_rng}) · {alone.get('reason') or alone.get('label') or ''}")
         for key, name in (("results_estimate", "results (FIDE)"), ("combined_estimate", "moves + results")):
             b = getattr(e, key) or {}
             if b:

@@ -396,7 +396,8 @@ export function winChart(el, wins, classes, opts = {}) {
   el.dataset.last = wins.length && wins[wins.length - 1] !== null ? wins[wins.length - 1].toFixed(1) : "";
 }
 
-/** The headline estimate a screen may show (the moves estimate, ``estimate``), by the monitor's display rules
+/** The headline estimate a screen may show (``estimate``: in this field, the moves and results with the other players'
+ *  ratings of the event as the prior, once there is one, else the moves alone), by the monitor's display rules
  *  (``display``: no figure while its interval is wider than ``[display] max_interval_width`` or the rating range the
  *  model was fitted on, never an interval past that range): ``{elo, cr95, why, more}``, ``elo`` null with ``why``
  *  (the reason) and ``more`` ("n more games", or "") when it is not to be shown. An older monitor without the
@@ -406,11 +407,11 @@ export function shownEstimate(p) {
   return shownBlock(est, p && p.display);
 }
 
-/** The "in this field" estimate a screen may show beside the headline (``field_estimate``: the player's moves and
- *  results with the other players' ratings of the event as the prior), by its own display rules (``field_estimate.display``). */
-export function shownField(p) {
-  const f = p && p.field_estimate;
-  return shownBlock(f, f && f.display);
+/** The estimate from the moves alone a screen may show beside the headline (``moves_estimate``: no results, no
+ *  prior, the figure to compare players of different events), by its own display rules (``moves_estimate.display``). */
+export function shownAlone(p) {
+  const m = p && p.moves_estimate;
+  return shownBlock(m, m && m.display);
 }
 
 function shownBlock(est, d) {
