@@ -25,8 +25,8 @@ GLOSSARY = (
     "Score · TPR (FIDE's tournament performance rating) · Rtg +/-: the FIDE rating change",
     "research panel (r): c̄ ± σ, the apparent skill in the E(c) model (how often a player of skill c picks each"
     " engine line; higher = closer to the engine) · TTT μ ± σ, the rating from results over time (TrueSkill Through"
-    " Time) · Analysed: the moves read · E(c) performance, perceived Elo, p(eng): the papers' diagnostics from each move's gain (centipawns"
-    " won against the engine's best move), not ratings to quote",
+    " Time) · Analysed: the moves read · E(c) performance, perceived Elo, p(eng): the papers' diagnostics from each"
+    " move's gain (centipawns won against the engine's best move), not ratings to quote",
 )
 """The columns in plain words, shown under the keys."""
 
