@@ -140,12 +140,8 @@ def test_after_one_game_no_interval_wider_than_the_fitted_range(prague):
     model = model_for(PROFILE)
     assert model is not None
     span = model.elo_max - model.elo_min
-    for info, _, plies in prague[:6]:
-        est = Estimator()
-        est.use_calibration(PROFILE, None)
-        est.add_game(info)
-        for sp in plies:
-            est.add_ply(sp)
+    for game in prague[:6]:
+        est = _estimator([game])
         for p in est.players.values():
             e = est.quality(p)
             if e.cr95 is None:
@@ -159,12 +155,7 @@ def test_the_screens_display_rules_for_the_headline(prague):
     fitted on) and the games it takes instead; over the event a figure whose interval never runs past that range."""
     model = model_for(PROFILE)
     assert model is not None
-    info, _, plies = prague[0]
-    one = Estimator()
-    one.use_calibration(PROFILE, None)
-    one.add_game(info)
-    for sp in plies:
-        one.add_ply(sp)
+    one = _estimator(prague[:1])
     for p in one.players.values():
         block = one.estimates(p)["moves_estimate"]
         assert estimate_display(block, model, 750.0)["show"] is False  # one game's interval is 900-2,000 Elo wide
@@ -460,12 +451,7 @@ def test_the_headline_is_the_estimate_in_this_field_once_there_is_one_else_the_m
         assert b["estimate"] == want and b["estimate"] is not want  # a copy: a block's display stays its own
         kinds.add(b["estimate"]["kind"])
     assert kinds == {"field"}  # Prague: a round robin of ten rated players
-    info, _, plies = prague[0]
-    alone = Estimator()  # one game: each player's field is the one other player, too few for a prior
-    alone.use_calibration(PROFILE, None)
-    alone.add_game(info)
-    for sp in plies:
-        alone.add_ply(sp)
+    alone = _estimator(prague[:1])  # one game: each player's field is the one other player, too few for a prior
     for p in alone.players.values():
         b = alone.estimates(p)
         assert b["field_estimate"]["elo"] is None and b["estimate"] == b["moves_estimate"]
