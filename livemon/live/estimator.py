@@ -118,7 +118,7 @@ class Estimator:
 
     c_map: Calibration | None = None
     """The profile's Elo ↔ c map, set by the caller when known: reports then show c̄ on the Elo scale
-    and the headline performance estimate (:mod:`livemon.rating.performance`)."""
+    and the E(c) performance estimate, a diagnostic (:mod:`livemon.rating.performance`)."""
     profile: str = ""
     """The engine profile of the analyses fed in (labels the performance estimate)."""
     perf_map: Calibration | None = None
@@ -557,7 +557,7 @@ class Estimator:
         return out
 
     def performance(self, player: PlayerState) -> Performance:
-        """The headline estimate: the player's performance Elo with its 95% interval, or why there is none.
+        """The E(c) performance estimate (a diagnostic): the player's performance Elo with its 95% interval, or why none.
 
         It rests on the player's moves that the profile's calibration was fitted
         on (book moves and decided positions left out, forced moves never count),
@@ -604,7 +604,7 @@ class Estimator:
         return model
 
     def quality(self, player: PlayerState) -> QualityEstimate:
-        """The headline estimate from the player's move quality, with its 95% interval and games to ±150.
+        """The estimate from the player's move quality alone, with its 95% interval and games to ±150.
 
         Kept up to date move by move (:class:`~livemon.rating.quality.QualityTally`: integer sums of the
         moves' features, the same in any order, so live equals batch).

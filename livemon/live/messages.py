@@ -356,11 +356,11 @@ class PlayerEstimate(Outgoing):
     ttt_mu: float | None = None
     ttt_sigma: float | None = None
     gain_histogram: Mapping[str, int] | None = None  # sparse {gain: count}, for the histogram plot (GainCounts)
-    performance: dict[str, Any] | None = None  # the headline: rating.performance.Performance.to_dict()
+    performance: dict[str, Any] | None = None  # the E(c) diagnostic: rating.performance.Performance.to_dict()
     accuracy: float | None = None  # event accuracy: the mean of the player's lichess game accuracies
     classes: dict[str, int] | None = None  # {inaccuracy, mistake, blunder} over the event
     results: dict[str, Any] | None = None  # FIDE: {score, games, tpr, rating_change, k, rated_games, reason?}
-    display: dict[str, Any] | None = None  # whether a screen shows the headline estimate (live.audience.estimate_display)
+    display: dict[str, Any] | None = None  # whether a screen shows the headline estimate (live.audience.estimate_displays)
     estimate: dict[str, Any] | None = None  # the headline: field_estimate once there is one, else moves_estimate
     moves_estimate: dict[str, Any] | None = None  # the multi-feature moves estimate: rating.quality.QualityEstimate.to_dict()
     field_estimate: dict[str, Any] | None = None  # the same "in this field" (the other players' ratings as prior)

@@ -602,7 +602,7 @@ class ProfileCalibration:
     ``c_map`` is fitted on the positions screening uses (book moves and decided
     positions left out): screening's c_r and c-Elo read it. ``performance`` is
     fitted on every non-forced move (book and decided positions carry rating
-    signal too): the headline performance estimate reads it, and falls back to
+    signal too): the E(c) performance estimate (a diagnostic) reads it, and falls back to
     ``c_map`` when a profile has none.
 
     >>> pc = ProfileCalibration("sf d12", engine_strength=2950.0)

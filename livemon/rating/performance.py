@@ -1,4 +1,4 @@
-"""The headline performance estimate: a player's Elo from the quality of their moves, with an honest interval.
+"""The E(c) performance estimate, a diagnostic: a player's Elo from the quality of their moves, with an interval.
 
 A calibration of the engine profile (:class:`livemon.rating.calibration.Calibration`,
 fitted by maximum likelihood on real rated games) says that a player rated r

@@ -1,4 +1,4 @@
-"""The headline estimate from move quality: many per-move features, fitted Elo → features and inverted.
+"""The estimates from move quality: many per-move features, fitted Elo → features and inverted.
 
 Each counted move of a player gives a vector of quality features (:func:`move_features`:
 capped centipawn loss, win-probability loss, lichess-style move accuracy, top-1 match,
@@ -36,7 +36,8 @@ Elo → features inversion (nothing is regressed on the error), unbiased where t
 linear in the two sides' feature sums.
 
 Beside it, labelled: the **field estimate** (:func:`field_estimate`, empirical Bayes: the moves and
-the results with the other players' ratings of the event as the prior, never the player's own),
+the results with the other players' ratings of the event as the prior, never the player's own; the
+headline a monitor shows wherever the event has two other rated players),
 the **results performance** (:func:`results_performance`, FIDE's mean opponent
 rating + dp(p)), and their combination (:func:`combine`); with each, how many more
 games until the interval is ±150 (:meth:`QualityModel.games_to`) and whether two
@@ -755,8 +756,8 @@ def field_estimate(model: QualityModel, moves: QualityEstimate, stats: QualitySt
     (:func:`combine`); the two are weighed by their variances and the measured correlation of their errors
     (:attr:`QualityModel.field_rho`), the interval widened by the measured scale of its errors
     (:attr:`QualityModel.field_scale`). It is the sharpest number for "how strong is this player playing among
-    these players"; it is pulled toward the field's mean, so the headline (no prior) is the one to compare
-    players of different events. Needs two other rated players.
+    these players", and the headline wherever there is one; it is pulled toward the field's mean, so the moves
+    estimate (no prior) is the one to compare players of different events. Needs two other rated players.
 
     >>> m = QualityModel("p", 0.0, (0.0,) * len(FEATURES), 100.0, 200.0, 1000.0, 1400, 2800)
     >>> s = QualityStats((0,) * len(FEATURES), 270, 9)
