@@ -70,7 +70,7 @@ def test_analyse_prints_no_interval_wider_than_the_display_rule(out):
     assert "2793" not in kramnik and "3348" not in kramnik and "2239" not in kramnik
     assert out["players"][0]["display"]["show"] is False
     more = out["players"][0]["display"]["more_games"]
-    assert more and f"{more} more games" in kramnik  # what report and every screen say instead
+    assert more and f"{more} more game" in kramnik  # what report and every screen say instead
     ranges = [m for line in text.splitlines() for m in RANGE.finditer(line)]
     assert ranges  # the event's estimates are shown
     for _, lo, hi, _ in (m.groups() for m in ranges):

@@ -404,6 +404,8 @@ async def test_fields_when_present_and_dashes_when_not(page: Page) -> None:
         assert got[0] == 50 and got[3] is True and got[4] is None
         assert abs(got[1] - lichess(100)) < 1e-9 and abs(got[2] - lichess(-300)) < 1e-9 and 59.0 < got[1] < 59.2
         assert got[5] == [None, None, "inaccuracy", None, "mistake", "blunder", None]  # Black's drop: White's rise
+        assert await page.js("import('/static/livemon.js').then((L) => [L.moreGames(1), L.moreGames(4)])") == [
+            "1 more game", "4 more games"]
         await page.open(f"{srv.url}/commentator#game=g1",
                         "document.querySelectorAll('#d-board piece:not(.fading):not(.ghost)').length === 32")
         assert await page.js("document.getElementById('d-white-acc').textContent") == "93.4"

@@ -228,6 +228,8 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
     ('2793', '2300–2865+')
     >>> shown_estimate({"elo": 2793.0, "cr95": [2239.0, 3348.0]}, {"show": False, "more_games": 2})
     ('—', '2 more games')
+    >>> shown_estimate({"elo": 2793.0}, {"show": False, "more_games": 1})
+    ('—', '1 more game')
     >>> shown_estimate({"elo": 2793.0}, {"show": False, "more_games": None}), shown_estimate({}, None)
     (('—', '—'), ('—', '—'))
     """
@@ -239,7 +241,7 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
                 elo_range(cr) if isinstance(cr, (list, tuple)) else DASH)
     if not display.get("show"):
         n = display.get("more_games")
-        return DASH, (f"{n} {more}" if n else DASH)
+        return DASH, (f"{n} {more.removesuffix('s') if n == 1 else more}" if n else DASH)
     cr = display.get("cr95")
     elo = display.get("elo")
     if not isinstance(cr, (list, tuple)) or len(cr) != 2:

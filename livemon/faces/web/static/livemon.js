@@ -414,14 +414,19 @@ export function shownAlone(p) {
   return shownBlock(m, m && m.display);
 }
 
+/** "1 more game", "4 more games": how long until an estimate is shown. */
+export function moreGames(n) {
+  return n === 1 ? "1 more game" : `${n} more games`;
+}
+
 function shownBlock(est, d) {
   if (!est || !present(est.elo)) {
-    const more = d && d.more_games ? `${d.more_games} more games` : "";
+    const more = d && d.more_games ? moreGames(d.more_games) : "";
     return { elo: null, cr95: null, why: (est && est.reason) || (d && d.reason) || more, more };
   }
   if (!d) return { elo: est.elo, cr95: est.cr95, why: "", more: "", open: "" };
   if (!d.show) {
-    const more = d.more_games ? `${d.more_games} more games` : "";
+    const more = d.more_games ? moreGames(d.more_games) : "";
     return { elo: null, cr95: null, why: more || d.reason || "", more };
   }
   return { elo: present(d.elo) ? d.elo : est.elo, cr95: d.cr95 || est.cr95, why: "", more: "", open: d.open || "" };
