@@ -42,6 +42,7 @@ being written first (``sqlite3 SRC ".backup DST"``).
 from __future__ import annotations
 
 import argparse
+import datetime
 import gzip
 import io
 import json
@@ -61,7 +62,7 @@ from livemon.io.engine import PositionAnalysis, position_key  # noqa: E402
 from livemon.live.analysis import position_value, scored_ply  # noqa: E402
 from livemon.live.rules import needs_search  # noqa: E402
 from livemon.live.estimator import ScoredPly  # noqa: E402
-from livemon.live.pgn import scaled_ratings  # noqa: E402
+from livemon.live.pgn import rating_date, scaled_ratings  # noqa: E402
 
 RATINGS = os.environ.get("LIVEMON_BENCH_RATINGS", "today")
 """How the benches read the games' rating tags: ``today`` (the default: on today's FIDE scale by each game's
@@ -97,6 +98,7 @@ class GameData:
     black_id: str
     result: str
     plies: list[ScoredPly]
+    played: datetime.date | None = None  # the game's date (Date, else UTCDate, else EventDate)
 
     def player(self, white: bool) -> tuple[str, int | None]:
         """A stable player key (FIDE id when tagged, else the name) and the Elo tag."""
@@ -276,7 +278,7 @@ def load(path: Path = DEFAULT, folder: Path | None = None) -> Iterator[GameData]
                                         before, after, a_before))
             yield GameData(row["file"], row["index"], row["part"], event or h.get("Event", ""), h.get("White", ""),
                            h.get("Black", ""), *ratings(h), h.get("WhiteFideId", ""),
-                           h.get("BlackFideId", ""), h.get("Result", "*"), plies)
+                           h.get("BlackFideId", ""), h.get("Result", "*"), plies, rating_date(h)[0])
 
 
 def main(argv: list[str] | None = None) -> int:

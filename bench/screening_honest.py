@@ -80,7 +80,7 @@ import calibration_split as cs  # noqa: E402
 
 from livemon.live.pgn import game_date  # noqa: E402
 from livemon.rating.agent import K, Decision  # noqa: E402
-from livemon.rating.scale import to_current_scale  # noqa: E402
+from livemon.rating.scale import COMPRESSION_DATE, to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     FIELD_LAG_SD,
     PoissonBinomial,
@@ -115,6 +115,7 @@ class PlayerEvent:
     games: list[tuple[float, float]]  # (opponent's rating on today's scale, points)
     decisions: list[Decision] = field(default_factory=list)
     year: int | None = None  # the year of its first game (None: undated)
+    before: bool = False  # played before FIDE's scale change of 1 March 2024 (the line's era term)
 
 
 def _date(text: str) -> datetime.date | None:
@@ -151,7 +152,8 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
         games = [(float(to_current_scale(int(s.opponent_elo), date)), float(s.points)) for s in ss
                  if s.opponent_elo is not None and s.points is not None]
         out.append(PlayerEvent(event, player, ss[0].part, read, float(to_current_scale(int(round(read)), date)),
-                               games, [d for s in ss for _, d in s.decisions], date.year if date else None))
+                               games, [d for s in ss for _, d in s.decisions], date.year if date else None,
+                               date is not None and date < COMPRESSION_DATE))
     return out
 
 
@@ -360,37 +362,47 @@ def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]]
 
 
 def z_of(pk: Packed, a: float, b: float, tau: float, mean: np.ndarray, var: np.ndarray,
-         exact: bool = False, g: float = 0.0, gap: np.ndarray | None = None, only: np.ndarray | None = None
-         ) -> np.ndarray:
-    """Each player-event's z at c = a + b·mean + g·gap (gap: the opponents' mean less the strength), widened by the
-    strength's variance through ∂c/∂strength = b − g and by tau."""
+         exact: bool = False, g: float = 0.0, gap: np.ndarray | None = None, only: np.ndarray | None = None,
+         era: float = 0.0, before: np.ndarray | None = None) -> np.ndarray:
+    """Each player-event's z at c = a + era·before + b·mean + g·gap (gap: the opponents' mean less the strength;
+    before: played before 1 March 2024), widened by the strength's variance through ∂c/∂strength = b − g and by
+    tau."""
     gap = np.zeros(pk.n) if gap is None else gap
-    c = a + b * mean + g * gap
+    c = a + b * mean + g * gap + (0.0 if before is None else era * before)
     m, e, v, d = pk.sums(c)
     widen = np.sqrt(v / (v + d * d * ((b - g) ** 2 * var + tau * tau)))
     base = pk.exact_z(c, only) if exact else (m - e) / np.sqrt(v)
     return base * widen
 
 
-Line = tuple[float, float, float, float]
-"""(a, b, tau, g) of :class:`~livemon.rating.screening.ScreeningLine`."""
+Line = tuple[float, float, float, float, float]
+"""(a, b, tau, g, era) of :class:`~livemon.rating.screening.ScreeningLine`."""
 
 
-def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray, gap: np.ndarray | None = None) -> Line:
-    """(a, b, tau, g) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with ``gap``
-    (the opponents' mean less the strength), no trend with the gap; g = 0 without it."""
+def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray, gap: np.ndarray | None = None,
+             before: np.ndarray | None = None) -> Line:
+    """(a, b, tau, g, era) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with
+    ``gap`` (the opponents' mean less the strength), no trend with the gap (g = 0 without it); with ``before``
+    (played before 1 March 2024) and players of both eras selected, mean 0 in each era (era = 0 otherwise: a
+    selection of one era cannot tell it)."""
     r0 = float(mean[sel].mean())
+    eras = before is not None and 0 < int(before[sel].sum()) < int(sel.sum())
+    pre = before[sel] if eras and before is not None else None
 
     def eqs(th: np.ndarray) -> list[float]:
         g = th[3] / 1000.0 if gap is not None else 0.0
-        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var, g=g, gap=gap)[sel]
+        era = th[-1] if eras else 0.0
+        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var, g=g, gap=gap, era=era, before=before)[sel]
         out = [float(z.mean()), float((z * (mean[sel] - r0) / 400.0).mean()), float(z.var() - 1.0)]
         if gap is not None:
             out.append(float((z * gap[sel] / 400.0).mean()))
+        if pre is not None:
+            out.append(float(z[pre].mean()))
         return out
 
-    th = scipy.optimize.fsolve(eqs, [-0.5, 0.58, 0.05] + ([0.0] if gap is not None else []))
-    return float(th[0]), float(th[1] / 1000.0), abs(float(th[2])), float(th[3] / 1000.0) if gap is not None else 0.0
+    th = scipy.optimize.fsolve(eqs, [-0.5, 0.58, 0.05] + ([0.0] if gap is not None else []) + ([0.0] if eras else []))
+    return (float(th[0]), float(th[1] / 1000.0), abs(float(th[2])), float(th[3] / 1000.0) if gap is not None else 0.0,
+            float(th[-1]) if eras else 0.0)
 
 
 def opponents_gap(units: list[PlayerEvent], results: list[list[tuple[float, float]]], mean: np.ndarray) -> np.ndarray:
@@ -533,10 +545,13 @@ def main(argv: list[str] | None = None) -> int:
     trainable = n >= MIN_FIT_POSITIONS
     unseen = part != "fit"
 
-    def screened(lag_sd: float, opponents: bool, mixture: bool = True, without: str | None = None
+    before = np.array([u.before for u in units])
+
+    def screened(lag_sd: float, opponents: bool, mixture: bool = True, without: str | None = None, era: bool = True
                  ) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
         """z of every player-event under one reading; ``without``: an event no line is fitted on (scored
-        like the held-back ones, with the line of every other fit event)."""
+        like the held-back ones, with the line of every other fit event); ``era``: with the era term."""
+        eras = before if era else None
         lags = field_lags(units, games, lag_sd)
         st = strengths(units, every, lags, mixture)
         gap = opponents_gap(units, every, st.post_mean) if opponents else None
@@ -546,22 +561,25 @@ def main(argv: list[str] | None = None) -> int:
         lines = {}
 
         def score(line: Line, mine: np.ndarray) -> None:
-            a, b, tau, g = line
-            z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine)[mine]
-            z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine)[mine]
+            a, b, tau, g, e = line
+            z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine, e, eras)[mine]
+            z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine, e, eras)[mine]
 
         fitted = fit & (event != without)
         for ev in sorted(set(event[fitted])):
-            lines[ev] = fit_line(pk, fitted & trainable & (event != ev), st.post_mean, st.post_var, gap)
+            lines[ev] = fit_line(pk, fitted & trainable & (event != ev), st.post_mean, st.post_var, gap, eras)
             score(lines[ev], event == ev)
-        whole = fit_line(pk, fitted & trainable, st.post_mean, st.post_var, gap)
+        whole = fit_line(pk, fitted & trainable, st.post_mean, st.post_var, gap, eras)
         score(whole, unseen | ~fitted)
         return z_after, z_tag, whole, lines, st, lags
 
-    readings = {"previous": (150.0, False, True), "field lag sd fitted only": (FIELD_LAG_SD, False, True),
-                "opponents term only": (150.0, True, True), "lag as a fraction": (FIELD_LAG_SD, True, False),
+    readings = {"previous": (150.0, False, True, None, False),
+                "field lag sd fitted only": (FIELD_LAG_SD, False, True, None, False),
+                "opponents term only": (150.0, True, True, None, False),
+                "lag as a fraction": (FIELD_LAG_SD, True, False, None, False),
+                "no era term": (FIELD_LAG_SD, True, True, None, False),
                 "shipped": (FIELD_LAG_SD, True, True),
-                "the line without the 2025 open": (FIELD_LAG_SD, True, True, fq.OPEN_EVENT)}
+                "the line without the 2025 open": (FIELD_LAG_SD, True, True, fq.OPEN_EVENT, False)}
     results = {name: screened(*spec) for name, spec in readings.items()}
     z_now, z_tag_now = results["previous"][:2]
     z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
@@ -576,8 +594,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "held_back": sorted(set(event[test])),
                                  "field_lag_sd": {"shipped": FIELD_LAG_SD, "fitted": fitted_sd,
                                                   "log_likelihood": sd_table},
-                                 "line": dict(zip(("a", "b", "tau", "g"), shipped_line)),
-                                 "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g"))}}
+                                 "line": dict(zip(("a", "b", "tau", "g", "era"), shipped_line)),
+                                 "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g", "era"))}}
     gs = groups(units, st, every, lags)
     applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
     report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
@@ -604,11 +622,16 @@ def main(argv: list[str] | None = None) -> int:
              **figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)}
         for ev in sorted(set(event[fit | test]))}
     year = np.array([u.year or 0 for u in units])
-    report["by_year"] = {  # the era: each year's players, 20+ positions, read by a line that never saw their event
-        int(y): figures(z_after, (year == y) & (fit | test) & (n >= 20), alert_ok) for y in sorted(set(year[fit | test])) if y}
+    # the era: each year's players, 20+ positions, read by a line that never saw their event and knows its era (a fit
+    # event left out whose other fit events are of one era is read by a line without the era term: left out here)
+    eraless = np.isin(event, [ev for ev, ln in lines.items() if ln[4] == 0.0])
+    report["by_year"] = {
+        int(y): figures(z_after, (year == y) & (fit | test) & (n >= 20) & ~eraless, alert_ok)
+        for y in sorted(set(year[(fit | test) & ~eraless])) if y}
+    report["read_without_the_era"] = sorted(set(event[eraless]))
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
-        a, b, tau, g = shipped_line
+        a, b, tau, g, era = shipped_line
         by_year = {y: (f["n"], round(f["mean"], 3)) for y, f in report["by_year"].items()}  # type: ignore[union-attr]
         PARAMS.write_text(
             '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
@@ -616,12 +639,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
             'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
             f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r}, g={g!r},\n"
-            f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
+            f"                        era={era!r}, profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
             f"FIT_EVENTS = {report['fit_events']}\n"
             '"""The events the line was fitted on."""\n\n'
             f"BY_YEAR = {by_year!r}\n"
             '"""Year -> (honest player-events with 20+ screened positions, their mean z), each read by a line that never\n'
-            'saw its event (a fit event by the line fitted without it, a held-back one by the shipped line): the era\n'
+            'saw its event and knows its era (a fit event by the line fitted without it, a held-back one by the shipped\n'
+            'line; a fit event whose other fit events are all of one era is left out: its line has no era term): the era\n'
             'that ``livemon analyse --screen`` puts under its table (:func:`livemon.rating.screening.era_line`)."""\n',
             encoding="utf-8")
     if args.json:
@@ -630,7 +654,8 @@ def main(argv: list[str] | None = None) -> int:
     ln = report["line"]
     print(f"{pk.n} player-events; held back: {', '.join(report['held_back'])}")  # type: ignore[arg-type]
     print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength + "  # type: ignore[index]
-          f"{ln['g'] * 1000:.5f}/1000 * (opponents - strength), tau {ln['tau']:.4f}")  # type: ignore[index]
+          f"{ln['g'] * 1000:.5f}/1000 * (opponents - strength) + {ln['era']:.4f} before 1 March 2024, "  # type: ignore[index]
+          f"tau {ln['tau']:.4f}")  # type: ignore[index]
     fl = report["field_lag_sd"]
     print(f"field lag prior sd: {fl['shipped']:.0f} shipped, {fl['fitted']:.0f} fitted on the fit events' games")  # type: ignore[index]
     for key in (">= 60 positions", ">= 20 positions"):

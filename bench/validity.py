@@ -48,6 +48,7 @@ screening map is withheld (``c_map`` null) is measured with the map kept under
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
@@ -101,6 +102,7 @@ class Sample:
     games: int = 0
     results: list[tuple[float, float]] = field(default_factory=list)  # (opponent today, points): the event's games
     lag: tuple[float, float] = (0.0, 0.0)  # the event's field lag and its sd (livemon.rating.screening.field_lag)
+    played: datetime.date | None = None  # its first game's date (the screening line's era)
 
 
 def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]:
@@ -113,7 +115,7 @@ def player_games(games: Sequence[GameData], min_plies: int = 20) -> list[Sample]
             key, elo = g.player(white)
             if elo is None:
                 continue
-            s = Sample(key, g.event, float(elo), games=1)
+            s = Sample(key, g.event, float(elo), games=1, played=g.played)
             for sp in g.plies:
                 if sp.white_moved != white:
                     continue
@@ -133,7 +135,9 @@ def player_events(samples: Sequence[Sample], min_games: int = MIN_EVENT_GAMES) -
     merged: dict[tuple[str, str], Sample] = {}
     elos: dict[tuple[str, str], list[float]] = defaultdict(list)
     for s in samples:
-        m = merged.setdefault((s.key, s.event), Sample(s.key, s.event, s.elo))
+        m = merged.setdefault((s.key, s.event), Sample(s.key, s.event, s.elo, played=s.played))
+        if s.played is not None and (m.played is None or s.played < m.played):
+            m.played = s.played
         m.decisions += s.decisions
         m.moves += s.moves
         m.gains += s.gains
@@ -163,7 +167,7 @@ def screening_check(samples: Sequence[Sample], cal: Calibration, min_positions: 
         if line is not None:
             junior = junior_event(s.event)
             opponents = float(np.mean([o for o, _ in s.results])) if s.results else None
-            row = screen_player(s.decisions, line, tag_prior(s.elo, junior=junior, lag=s.lag[0], lag_sd=s.lag[1]),
+            row = screen_player(s.decisions, line.on(s.played), tag_prior(s.elo, junior=junior, lag=s.lag[0], lag_sd=s.lag[1]),
                                 s.results, tag_prior(s.elo, junior=junior), opponents)
             assert row is not None
             zs.append(row.z)

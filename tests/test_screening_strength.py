@@ -387,3 +387,20 @@ def test_a_blank_junior_name_on_the_command_line_is_one_line(capsys):
     assert main(["analyse", "--screen", "--junior", " ", str(pgn)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("livemon: --junior: screening.juniors") and len(err.strip().splitlines()) == 1
+
+
+def test_an_event_before_the_scale_change_is_read_with_the_lines_era():
+    """The same moves and results of a 2200 (a tag the compression left as it was) in 2022 and in 2025: the 2022
+    event's expected c is lower by the line's era term, so the same matches read higher there; undated reads as
+    today's event."""
+    assert SHIPPED.era < 0.0  # the fit's 2020-2022 players matched the engine less than its 2025 players
+    rows = {date: screen("Open", 2200, date, 2200, [1.0, 0.5, 0.0, 0.5], SHIPPED.c_for(2200.0), seed=11)
+            .numbers(("P", "Open")) for date in ("2022.06.01", "2025.06.01", "?")}
+    before, after, undated = rows["2022.06.01"], rows["2025.06.01"], rows["?"]
+    assert before.strength == pytest.approx(after.strength)  # the same tags and results: the same strength
+    assert after.c_r == pytest.approx(SHIPPED.c_for(after.strength, 2200.0))
+    assert before.c_r == pytest.approx(after.c_r + SHIPPED.era)
+    assert undated.c_r == pytest.approx(after.c_r)
+    assert before.matches_observed == after.matches_observed
+    assert before.z is not None and after.z is not None and before.z > after.z + 0.1
+    assert before.ipr is not None and after.ipr is not None and before.ipr > after.ipr  # read against its own era

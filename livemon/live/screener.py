@@ -90,6 +90,7 @@ ignores everything.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -238,6 +239,7 @@ class _Track:
     c_r: float | None = None
     field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
     opponents: float | None = None  # the mean rating (today's scale) of the rated opponents of its games
+    played: datetime.date | None = None  # its first dated game's day: the line's era
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -571,6 +573,12 @@ class Screener:
                     ratings.append(opponent[0])
         return math.fsum(ratings) / len(ratings) if ratings else None
 
+    def _played(self, key: TrackKey) -> datetime.date | None:
+        """The date of a player-event's first dated game (None: none dated): the line's era
+        (:meth:`~livemon.rating.screening.ScreeningLine.on`)."""
+        dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
+        return min((d for d in dates if d is not None), default=None)
+
     def _lag_of(self, track: _Track) -> tuple[float, float]:
         """The field lag of the track's event and its sd, its own games left out; (0, 0) without evidence or
         for a tag that is no likely K = 40 one."""
@@ -821,8 +829,9 @@ class Screener:
         moved = None if prior is None else moved_by_field(prior, lag, lag_sd)  # the event's field trails its tags
         track.field_lag = 0.0 if prior is None else prior.k40 * lag
         strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
-        track.opponents = self._opponents(key)
-        c_r = None if strength is None or self.line is None else self.line.c_for(strength[0], track.opponents)
+        track.opponents, track.played = self._opponents(key), self._played(key)
+        line = None if self.line is None else self.line.on(track.played)
+        c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
         track.rating_read, track.rating_scale, track.strength = read, scale, strength
@@ -903,6 +912,8 @@ class Screener:
         """z of the matches against the tag alone (its prior, no results), to first order in c: an alert must
         be high against both (is the player simply underrated? the results say)."""
         line, prior, strength = self.line, track.prior, track.strength
+        if line is not None:
+            line = line.on(track.played)
         if line is None or prior is None or strength is None or var_matches <= 0.0:
             return None
         opponents = track.opponents

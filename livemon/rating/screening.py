@@ -33,17 +33,19 @@ True
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from livemon.rating import normal
 from livemon.rating.agent import K, Decision
+from livemon.rating.scale import COMPRESSION_DATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -764,6 +766,11 @@ class ScreeningLine:
     (``bench/screening_honest.py``): the line and tau are those that give their match z's mean 0, no trend with
     strength nor with the opponents' gap, and variance 1.
 
+    ``era`` is c's offset for an event played before FIDE's scale change of 1 March 2024 (:meth:`on`): read on
+    today's scale, the players of the fit's 2025 event match the engine more often than those of its 2020-2022
+    events of the same strength, whatever the reason (the rating pool's drift since, the players' preparation), and
+    a line fitted on both without it reads today's players as engine-like (``bench/screening_honest.py``).
+
     >>> line = ScreeningLine(-0.5, 0.0006, 0.05, g=0.00015)
     >>> round(line.c_for(2000.0), 3), round(line.c_for(2000.0, opponents=2400.0), 3), round(line.slope, 5)
     (0.7, 0.76, 0.00045)
@@ -779,6 +786,21 @@ class ScreeningLine:
     eval_bound: float | None = None
     scale: str = "today"  # the rating scale the line reads ("today": FIDE's since 1 March 2024)
     g: float = 0.0  # c's rise per point the opponents' mean stands above the player's strength
+    era: float = 0.0  # c's offset for an event played before 1 March 2024 (:meth:`on`)
+
+    def on(self, played: datetime.date | None) -> ScreeningLine:
+        """The line for an event played on ``played`` (its first game's date): with the ``era`` offset before
+        1 March 2024, as it is after that day or undated (today's events are what an arbiter screens).
+
+        >>> line = ScreeningLine(-0.5, 0.0006, 0.05, era=-0.02)
+        >>> line.on(datetime.date(2022, 5, 1)).a, line.on(datetime.date(2025, 5, 1)).a, line.on(None).a
+        (-0.52, -0.5, -0.5)
+        >>> line.on(datetime.date(2022, 5, 1)).on(datetime.date(2022, 5, 1)).a  # its own era is applied once
+        -0.52
+        """
+        if played is None or played >= COMPRESSION_DATE or not self.era:
+            return self
+        return replace(self, a=self.a + self.era, era=0.0)
 
     @property
     def slope(self) -> float:
