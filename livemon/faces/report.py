@@ -35,8 +35,15 @@ details{border:1px solid var(--line);border-radius:8px;margin:10px 0;background:
 summary{cursor:pointer;padding:10px 14px;font-weight:600}summary span{font-weight:400}
 .game{padding:0 14px 12px}.chip{display:inline-block;padding:1px 7px;border-radius:10px;font-size:12px;
 background:#eef2ff;color:#3730a3;margin-right:4px}.chip.blunder{background:#fdecea;color:var(--blunder)}
-svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
+svg text{font:11px system-ui,sans-serif;fill:var(--muted)}svg.fit{max-width:100%;height:auto}
 """
+
+_CHAR = 6.8  # px: a wide character of the charts' 11 px text (DejaVu Sans, system-ui's fallback, is ~6.6 at most)
+
+
+def _text_width(text: str) -> float:
+    """Room for ``text`` in the charts' font: what a label's column or a legend is sized by."""
+    return len(text) * _CHAR
 
 
 def _f(x: float | None, fmt: str = "{:.0f}") -> str:
@@ -101,14 +108,16 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
     lo, hi = min(values) - 50, max(values) + 50
     if calibrated is not None:
         lo, hi = max(lo, calibrated[0] - 50), min(hi, calibrated[1] + 50)
-    left, width, row = 190, 760, 24
+    row = 24
+    left = min(max(120.0, 16 + max(_text_width(p["name"]) for p in players)), 330.0)  # the longest name's room
+    width = 950 - left
     height = row * len(players) + 30
 
     def x(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * width
 
-    parts = [f'<svg id="performance-chart" width="{left + width + 20}" height="{height}" role="img" '
-             f'aria-label="estimate with 95% interval">']
+    parts = [f'<svg id="performance-chart" class="fit" width="{left + width + 20:.0f}" height="{height}" '
+             f'viewBox="0 0 {left + width + 20:.0f} {height}" role="img" aria-label="estimate with 95% interval">']
     step = 100 if hi - lo <= 1200 else 200
     tick = (int(lo) // step + 1) * step
     while tick < hi:
@@ -118,7 +127,10 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
     for i, p in enumerate(players):
         y = 16 + i * row
         d = p.get("display") or {}
-        parts.append(f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" style="fill:#1d232a">{escape(p["name"])}</text>')
+        room = int((left - 16) / _CHAR + 1e-9)  # a name longer than the widest column is cut, whole in its tooltip
+        name = p["name"] if len(p["name"]) <= room else p["name"][: room - 1] + "…"
+        parts.append(f'<text x="{left - 8:.0f}" y="{y + 4}" text-anchor="end" style="fill:#1d232a">{escape(name)}'
+                     f'<title>{escape(p["name"])}</title></text>')
         if d.get("show"):
             a, b = d["cr95"]
             parts.append(f'<line class="interval" x1="{x(a):.1f}" y1="{y}" x2="{x(b):.1f}" y2="{y}" stroke="#2563eb" '
@@ -164,7 +176,7 @@ def _win_chart(game: dict[str, Any]) -> str:
             current.append(f"{px(j):.1f},{py(v):.1f}")
     if current:
         segments.append(current)
-    parts = [f'<svg class="win-chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+    parts = [f'<svg class="win-chart fit" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
              f'aria-label="White win percentage by ply"><rect x="0" y="0" width="{w}" height="{h}" fill="#2b2f36"/>']
     for seg in segments:
         area = f"{seg[0].split(',')[0]},{py(0):.1f} " + " ".join(seg) + f" {seg[-1].split(',')[0]},{py(0):.1f}"
@@ -195,16 +207,18 @@ def _forecast_chart(forecast: dict[str, Any] | None) -> str:
     rounds: list[int] = forecast["rounds"]
     series: dict[str, list[float]] = forecast["players"]
     shown = sorted(series, key=lambda n: (-max(series[n]), n))[: len(_LINE_COLOURS)]
+    labels = [f"{name} {100 * series[name][-1]:.0f}%" for name in shown]
     w, h, left, pad = 980, 220, 40, 14
+    legend = 16 + max(_text_width(label) for label in labels)  # the legend's room, right of the last round
     n = max(len(rounds) - 1, 1)
 
     def px(j: int) -> float:
-        return left + j / n * (w - left - 170)
+        return left + j / n * (w - left - legend)
 
     def py(v: float) -> float:
         return pad + (1 - v) * (h - 2 * pad)
 
-    parts = [f'<svg id="forecast-chart" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
+    parts = [f'<svg id="forecast-chart" class="fit" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
              'aria-label="Chance of first place after each round">']
     for v in (0, 0.25, 0.5, 0.75, 1):
         parts.append(f'<line x1="{left}" y1="{py(v):.1f}" x2="{px(n):.1f}" y2="{py(v):.1f}" stroke="#ddd"/>'
@@ -217,7 +231,7 @@ def _forecast_chart(forecast: dict[str, Any] | None) -> str:
         parts.append(f'<polyline class="forecast" points="{points}" fill="none" stroke="{colour}" stroke-width="2">'
                      f'<title>{escape(name)}</title></polyline>')
         parts.append(f'<text x="{px(n) + 8:.1f}" y="{pad + 14 * i + 4}" style="fill:{colour}">'
-                     f'{escape(name)} {100 * series[name][-1]:.0f}%</text>')
+                     f'{escape(labels[i])}</text>')
     parts.append("</svg>")
     return ('<h2>Who will win</h2><p class="muted">Chance of first place (a shared first split) before round 1 and '
             f'after each round, from the ratings and the results so far ({forecast["simulations"]:,} simulations of '
