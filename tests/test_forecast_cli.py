@@ -222,3 +222,42 @@ def test_a_bad_listed_player_is_one_line(table: str, fault: str) -> None:
 
     with pytest.raises(ConfigError, match=fault):
         load_config_text("[event]\n" + table)
+
+
+LONDON_FIELD = ("Adams, Michael", "Anand, Viswanathan", "Aronian, Levon", "Carlsen, Magnus", "Howell, David",
+                "Kramnik, Vladimir", "McShane, Luke", "Nakamura, Hikaru", "Short, Nigel")
+
+
+def test_a_listed_field_spelled_otherwise_than_the_games_is_matched_without_fide_ids(tmp_path: Path) -> None:
+    """London 2011's games spell the players TWIC's way ("Adams,Mi", "Short,N"); the organisers' list spells them
+    in full and gives no FIDE id: each listed player is the games' one (nine players, none twice, the resting
+    Short on 0 with seven games to play, the withdrawn Nakamura's not played), and the notes say how each was
+    read. A withdrawal spelled in full is matched the same way. Short, resting in round 1, is the listed one until
+    his first game names him."""
+    table = "".join(f'[[event.players]]\nname = "{n}"\n' for n in LONDON_FIELD)
+    cfg = load_config_text('[event]\nformat = "rr"\nwithdrawn = ["Nakamura, Hikaru"]\n' + table)
+    r1 = str(_cut(LONDON, 1, tmp_path / "r1.pgn"))
+    data = forecast_event([r1], cfg.event, None, None, 2000, 1, lambda line: None)
+    ps = {p["name"]: p for p in data["players"]}
+    assert len(ps) == 9 and data["rounds"] == 9, sorted(ps)
+    assert ps["Short, Nigel"]["score"] == 0 and ps["Short, Nigel"]["max_score"] == 7  # 8 games, less withdrawn Nakamura
+    assert "listed 'Adams, Michael' is 'Adams,Mi' of the games" in data["notes"]
+    r2 = str(_cut(LONDON, 2, tmp_path / "r2.pgn"))
+    data = forecast_event([r2], cfg.event, None, None, 2000, 1, lambda line: None)
+    ps = {p["name"]: p for p in data["players"]}
+    assert len(ps) == 9 and "Short,N" in ps, sorted(ps)
+    assert "listed 'Short, Nigel' is 'Short,N' of the games" in data["notes"]
+    assert ps["Nakamura,Hi"]["max_score"] == ps["Nakamura,Hi"]["score"]  # withdrawn: no games to come
+    assert any(n.startswith("withdrawn: Nakamura,Hi") for n in data["notes"])
+
+
+def test_a_listed_name_that_fits_two_players_is_counted_apart_and_said(tmp_path: Path) -> None:
+    """A spelling that can name two players of the games names neither: a second Carlsen in the games, and the
+    list says only "Carlsen"."""
+    r1 = _cut(LONDON, 1, tmp_path / "r1.pgn")
+    r1.write_text(r1.read_text(encoding="utf-8").replace("Anand,V", "Carlsen,V"), encoding="utf-8")
+    cfg = load_config_text('[event]\nformat = "rr"\n[[event.players]]\nname = "Carlsen"\n')
+    data = forecast_event([str(r1)], cfg.event, None, None, 2000, 1, lambda line: None)
+    names = {p["name"] for p in data["players"]}
+    assert {"Carlsen,M", "Carlsen,V", "Carlsen"} <= names  # counted apart, as listed
+    assert any(n.startswith("listed 'Carlsen' can be any of 'Carlsen,") for n in data["notes"]), data["notes"]

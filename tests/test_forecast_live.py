@@ -4,6 +4,7 @@ hub's forecast channel."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import chess.pgn
@@ -258,3 +259,13 @@ async def test_the_live_forecast_counts_a_listed_player_who_has_not_played_yet()
         assert names["Short,N"]["score"] == 0 and names["Short,N"]["max_score"] == 8 and names["Carlsen,M"]["score"] == 1
     # the demo's field carries the tags' titles and federations, for the faces where no board of a player is
     assert names["Short,N"]["title"] == "GM" and "title" not in guessed.players[0]  # (the PGN has no Fed tags)
+    # listed in full, without FIDE ids: each listed player is the games' one, its title on the games' name
+    full = {n.split(",")[0]: n for n in ("Adams, Michael", "Anand, Viswanathan", "Aronian, Levon", "Carlsen, Magnus",
+                                          "Howell, David", "Kramnik, Vladimir", "McShane, Luke", "Nakamura, Hikaru",
+                                          "Short, Nigel")}
+    spelled = [dataclasses.replace(p, name=full[p.name.split(",")[0]], fide_id="") for p in event.players]
+    msg, = await LiveForecast(EventConfig(format="rr", players=spelled), Hub(), simulations=500).once(core)
+    names = {p["name"]: p for p in msg.players}
+    # the games' names, and the listed one for Short, who rests in round 1: nine
+    assert sorted(names) == sorted([p.name for p in event.players if p.name != "Short,N"] + ["Short, Nigel"])
+    assert names["Carlsen,M"]["title"] == "GM" and names["Short, Nigel"]["title"] == "GM" and msg.rounds == 9

@@ -24,6 +24,7 @@ import chess.engine
 from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
+from livemon.live.names import matches
 from livemon.live.pgn import fide_id, rating_date, split_games, white_score
 from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
@@ -269,17 +270,25 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
             pending.append((w, b, rec))
         else:
             results.append(Result(w, b, rec.score, rnd, forfeit=rec.forfeit))
+    spelled: list[str] = []  # what the listed names were read as
     for listed in event.players:  # the field as its organisers list it: a player yet to play is in it too
         at = keys.get(listed.fide_id) if listed.fide_id else None  # by FIDE id, else by the name the games give
-        if at is None and listed.name in names:
-            at = names.index(listed.name)
+        if at is None:
+            found = matches(listed.name, names)
+            if len(found) == 1:
+                at = found[0]
+                if names[at] != listed.name:
+                    spelled.append(f"listed {listed.name!r} is {names[at]!r} of the games")
+            elif found:
+                spelled.append(f"listed {listed.name!r} can be any of {', '.join(repr(names[i]) for i in found)}: "
+                               "counted apart (give its FIDE id or the games' spelling)")
         if at is None:
             player(listed.fide_id or listed.name, listed.name, listed.rating or None)
         elif ratings[at] is None and listed.rating:
             ratings[at] = listed.rating
     if len(names) < 2:
         raise ForecastError("no games with two players: nothing to forecast")
-    notes: list[str] = []
+    notes: list[str] = spelled
     unrated = [names[i] for i, r in enumerate(ratings) if r is None]
     if unrated:
         notes.append(f"{len(unrated)} player(s) without a rating play as {FLOOR_AFTER} (today's floor): "
@@ -358,11 +367,13 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
     if events.get(name, 0) < 2:  # every game its own Event tag (a lichess broadcast): the file names the event
         name = fallback_name
     gone: set[int] = set()
-    for who in event.withdrawn:  # by name, or by FIDE id where the games key players by one
-        matches = [i for i, nm in enumerate(names) if nm == who or nm.casefold() == who.casefold()]
-        matches = matches or ([keys[who]] if who.isdigit() and who in keys else [])
-        if matches:
-            gone.update(matches)
+    for who in event.withdrawn:  # by FIDE id where the games key players by one, else by name, however spelled
+        found = [keys[who]] if who.isdigit() and who in keys else matches(who, names)
+        if len(found) == 1:
+            gone.update(found)
+        elif found:
+            notes.append(f"withdrawn: {who!r} can be any of {', '.join(repr(names[i]) for i in found)}: none taken "
+                         "as withdrawn (give the FIDE id or the games' spelling)")
         else:
             notes.append(f"withdrawn: no player named {who!r} in the games")
     if gone:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import math
 import multiprocessing
@@ -48,6 +49,7 @@ from livemon.faces.hub import Hub
 from livemon.io import procs
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
+from livemon.live.names import matches
 from livemon.rating.forecast import ForecastParams, material
 from livemon.rating.standings import EventState, Forecast, SimCache, Sims, StateError, reweigh, simulate
 
@@ -159,7 +161,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
     says whether to go on."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
-    badges = {p.name: (p.title, p.fed) for p in cfg.players if p.title or p.fed}
+    badges = _badges(tuple((p.name, p.title, p.fed) for p in cfg.players))
     try:
         read = refresh_ongoing(base, pending, params) if base is not None else None
         f = reweigh(sims, read.state) if read is not None and sims is not None else None
@@ -178,18 +180,34 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
     return (_message(name, read.state, read.notes, f, current, badges), current), read, f.sims, weighed
 
 
+@functools.lru_cache(maxsize=8)
+def _badges(players: tuple[tuple[str, str, str], ...]) -> Mapping[str, tuple[str, str]]:
+    """The title and federation of each listed player (``[[event.players]]``: name, title, federation) who has
+    one, by the listed name (made once per list, not per forecast)."""
+    return {name: (title, fed) for name, title, fed in players if title or fed}
+
+
+@functools.lru_cache(maxsize=4096)
+def _badge_of(name: str, listed: tuple[str, ...]) -> str | None:
+    """The listed name a player of the games is, however spelled (:func:`~livemon.live.names.matches`), if one."""
+    found = matches(name, listed)
+    return listed[found[0]] if len(found) == 1 else None
+
+
 def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int,
              badges: Mapping[str, tuple[str, str]] | None = None) -> EventForecast:
     """The event's forecast message; ``badges``: the title and federation of a listed player (``[[event.players]]``),
     which its row carries (``title``, ``fed``) for the faces to show where no board of the player is."""
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
     badges = badges or {}
+    listed = tuple(badges)
+    badge = {p.name: badges[b] for p in players if (b := _badge_of(p.name, listed)) is not None}
     rows = tuple({
         "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
         "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
         "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
-        **(dict(zip(("title", "fed"), badges[p.name])) if p.name in badges else {}),
+        **(dict(zip(("title", "fed"), badge[p.name])) if p.name in badge else {}),
     } for p in players)
     return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
                          rows, tuple(notes + f.notes))
