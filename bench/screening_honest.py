@@ -229,6 +229,7 @@ class EventGame:
     white_today: float
     black_today: float
     points: float  # White's
+    played: datetime.date | None = None  # the game's date
 
 
 def events_outside() -> list[tuple[Path, str]]:
@@ -272,7 +273,7 @@ def event_games(folder: Path | None = None) -> dict[str, list[EventGame]]:
             white, black = ((h.get("White", ""), h.get("Black", "")) if path == fq.OPEN_PGN else
                             (cs.player_key(h, "White"), cs.player_key(h, "Black")))
             out[event].append(EventGame(white, black, float(to_current_scale(int(we), played)),
-                                        float(to_current_scale(int(be), played)), pts))
+                                        float(to_current_scale(int(be), played)), pts, played))
     return out
 
 

@@ -406,8 +406,10 @@ def main(argv: list[str] | None = None) -> int:
 
         games = sh.event_games()
         for smp in samples:
+            own = [g for g in games.get(smp.event, ()) if smp.key in (g.white, g.black)]
             smp.results = [(g.black_today, g.points) if g.white == smp.key else (g.white_today, 1.0 - g.points)
-                           for g in games.get(smp.event, ()) if smp.key in (g.white, g.black)]
+                           for g in own]
+            smp.played = min((g.played for g in own if g.played is not None), default=None)  # the line's era
         units = [sh.PlayerEvent(smp.event, smp.key, "test", smp.elo, smp.elo, smp.results) for smp in samples]
         for smp, lag in zip(samples, sh.field_lags(units, games)):
             smp.lag = (float(lag[0]), float(lag[1]))

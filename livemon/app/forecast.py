@@ -25,7 +25,7 @@ from livemon.config import EventConfig
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
 from livemon.live.names import matches
-from livemon.live.pgn import fide_id, rating_date, split_games, white_score
+from livemon.live.pgn import fide_id, rating_date, scaled_ratings, split_games, white_score
 from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
@@ -68,12 +68,6 @@ def _round(text: str) -> int | None:
 def _board(text: str) -> int | None:
     parts = text.strip().split(".")
     return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else None
-
-
-def _rating(text: str | None, played: datetime.date | None) -> int | None:
-    if text is None or not text.strip().isdigit() or int(text) <= 0:
-        return None
-    return to_current_scale(int(text), played)
 
 
 @dataclasses.dataclass
@@ -130,7 +124,7 @@ def pgn_record(game: Snapshot) -> GameRecord:
     score = white_score(h.get("Result"))
     rec = GameRecord(h.get("Event", "?"), h.get("Round", "?"), played, names["White"], names["Black"],
                      fide_id(h.get("WhiteFideId")) or names["White"], fide_id(h.get("BlackFideId")) or names["Black"],
-                     _rating(h.get("WhiteElo"), played), _rating(h.get("BlackElo"), played), score,
+                     *scaled_ratings(h)[0], score,
                      forfeit=score is not None and not game.plies)
     if score is None:  # in progress: its last [%eval] and both clocks
         board = chess.Board(game.fen, chess960=game.chess960) if game.fen else chess.Board()

@@ -120,18 +120,15 @@ def bundled_event(event: EventConfig) -> EventConfig:
     """
     import chess.pgn
 
-    from livemon.live.pgn import fide_id, rating_date, short_tag
-    from livemon.rating.scale import to_current_scale
+    from livemon.live.pgn import fide_id, scaled_ratings, short_tag
 
     if event.format or event.players:
         return event
     field: dict[str, EventPlayer] = {}
     with open(str(resources.files("livemon") / "data" / "london_2011.pgn"), encoding="utf-8") as pgn:
         while (tags := chess.pgn.read_headers(pgn)) is not None:
-            for side in ("White", "Black"):
-                tag = tags.get(f"{side}Elo", "")
-                rating = to_current_scale(int(tag), rating_date(tags)[0]) if tag.isdigit() else 0  # the field on today's scale
-                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), rating, fide_id(tags.get(f"{side}FideId")),
+            for side, rating in zip(("White", "Black"), scaled_ratings(tags)[0]):  # the field on today's scale
+                field.setdefault(tags.get(side, "?"), EventPlayer(tags.get(side, "?"), rating or 0, fide_id(tags.get(f"{side}FideId")),
                                                                  short_tag(tags.get(f"{side}Title")), short_tag(tags.get(f"{side}Fed"))))
     return dataclasses.replace(event, format="rr", players=list(field.values()))
 
