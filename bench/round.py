@@ -685,9 +685,11 @@ loops and the broker (16 a engine gave ~55 answers a second a worker; the defaul
 
 
 def config_text(tmp: Path, broker: int, web: int, feeds: int, store: Path, depth: int, poll: float,
-                web_process: bool = False) -> str:
+                web_process: bool = False, engine: str = STOCKFISH) -> str:
+    # [engine]: the workers' engine, started once by the monitor to read its name (the bus's profile)
     return f"""
 [engine]
+path = "{engine}"
 depth = {depth}
 [store]
 path = "{store}"
@@ -779,7 +781,7 @@ async def run(args: argparse.Namespace) -> Report:
                 if args.engine == "cache":
                     shutil.copy(tmp / "warm.sqlite", wstore)
                 (tmp / f"worker{i}.toml").write_text(
-                    f'[engine]\npath = "{STOCKFISH}"\ndepth = {depth}\nthreads = 1\nhash_mb = 16\nprocesses = {args.engines}\n'
+                    f'[engine]\npath = "{args.engine_path}"\ndepth = {depth}\nthreads = 1\nhash_mb = 16\nprocesses = {args.engines}\n'
                     f'[store]\npath = "{wstore}"\nbackup_minutes = 0\n'
                     f'[broker]\nhost = "127.0.0.1"\nport = {broker}\n[bus]\nmode = "mqtt"\n'
                     + (f"requests_per_engine = {REQUESTS_PER_ENGINE}\n" if args.engine == "cache" else ""))
@@ -788,7 +790,7 @@ async def run(args: argparse.Namespace) -> Report:
             web = free_port()
             store = tmp / "monitor.sqlite"
             (tmp / "monitor.toml").write_text(config_text(tmp, broker, web, feeds.port, store, depth, args.poll,
-                                                                   web_process=args.web_process))
+                                                          web_process=args.web_process, engine=args.engine_path))
             profiler = ["-m", "cProfile", "-o", args.profile] if args.profile else []
             mon = start(procs, [sys.executable, *profiler, "-m", "livemon.cli", "serve", "--config",
                                 str(tmp / "monitor.toml")], tmp / "monitor.log")
@@ -1046,6 +1048,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--engine", choices=("cache", "depth"), default="cache",
                     help="cache: depth-12 analyses of the calibration games from the workers' cache; depth: live search")
     ap.add_argument("--depth", type=int, default=2, help="with --engine depth")
+    ap.add_argument("--engine-path", default=STOCKFISH, metavar="UCI",
+                    help="the workers' UCI engine (default $LIVEMON_STOCKFISH, else /usr/games/stockfish)")
     ap.add_argument("--data", nargs="*", help="folders of PGN files (with --engine depth); default tests/data")
     ap.add_argument("--games", metavar="DIR", help="with --engine cache: the calibration collection's folder "
                     "(default $LIVEMON_CALIBRATION_GAMES)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -79,15 +80,20 @@ def copy_analyses(src: Path | str, dst: Path | str) -> int:
 
 @pytest.fixture
 def stockfish() -> str:
+    """The real Stockfish's path, for a test whose subject is the engine (its lines, its mate scores, its speed, its
+    best moves); it marks the test ``engine``. A test whose subject is not the engine asks :func:`fake_engine`."""
     if not (os.path.exists(STOCKFISH) or shutil.which(STOCKFISH)):
         pytest.fail(f"Stockfish not found at {STOCKFISH} (apt-get install stockfish)")
     return STOCKFISH
 
 
-def write_fake_engine(folder: Path) -> str:
-    """The scripted UCI engine of tests/fake_uci.py as an engine path (a one-line wrapper in ``folder``)."""
+def write_fake_engine(folder: Path, name: str | None = None) -> str:
+    """The scripted UCI engine of tests/fake_uci.py as an engine path (a one-line wrapper in ``folder``); with
+    ``name``, it answers as that engine (``FAKE_UCI_NAME`` set by the wrapper: for a fixture wider than a test,
+    which cannot use :func:`fake_stockfish`)."""
     wrapper = folder / "fake-engine"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
+    env = f"export FAKE_UCI_NAME={shlex.quote(name)}\n" if name else ""
+    wrapper.write_text(f"#!/bin/sh\n{env}exec {sys.executable} {REPO / 'tests' / 'fake_uci.py'}\n")
     wrapper.chmod(0o755)
     return str(wrapper)
 

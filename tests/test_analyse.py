@@ -1,4 +1,6 @@
-"""`livemon analyse` end to end, with the real Stockfish on real games."""
+"""`livemon analyse` end to end on real games: one test with the real Stockfish searching, the others with the
+scripted engine (tests/fake_uci.py) or the real Stockfish's analyses shipped in tests/data, their subject being
+what analyse makes of the engine's answers."""
 
 from __future__ import annotations
 
@@ -13,6 +15,13 @@ from livemon.cli import main
 from tests.conftest import REPO, cached_store, real
 
 
+def engine_config(tmp_path, engine: str) -> str:
+    """A config.toml naming ``engine`` as the engine: its path."""
+    cfg = tmp_path / "engine.toml"
+    cfg.write_text(f'[engine]\npath = "{engine}"\n')
+    return str(cfg)
+
+
 def analyse(capsys, *args: str) -> tuple[dict, str]:
     code = main(["analyse", "--json", *args])
     out, err = capsys.readouterr()
@@ -24,11 +33,12 @@ def test_real_engine_one_search_per_position_then_cache(capsys, tmp_path, stockf
     pgn = real("byrne_fischer_1956_pgnmentor.pgn")
     plies = sum(1 for _ in chess.pgn.read_game(pgn.open()).mainline())
     store = str(tmp_path / "cache.sqlite")
-    first, err = analyse(capsys, str(pgn), "--depth", "6", "--store", store)
+    cfg = engine_config(tmp_path, stockfish)
+    first, err = analyse(capsys, str(pgn), "--depth", "6", "--store", store, "--config", cfg)
     assert 0 < first["engine"]["analyses"] <= plies + 1
     assert "analysing positions" in err  # the progress bar
     assert first["engine"]["profile"] == "Stockfish 15.1 depth=6 multipv=4" or "depth=6" in first["engine"]["profile"]
-    second, _ = analyse(capsys, str(pgn), "--depth", "6", "--store", store)
+    second, _ = analyse(capsys, str(pgn), "--depth", "6", "--store", store, "--config", cfg)
     assert second["engine"]["analyses"] == 0
     assert second["games"] == first["games"] and second["players"] == first["players"]
 
@@ -50,14 +60,14 @@ def test_real_engine_one_search_per_position_then_cache(capsys, tmp_path, stockf
 
 
 def test_a_broadcast_with_an_eval_on_every_move_is_searched_and_every_player_has_the_estimate(capsys, tmp_path,
-                                                                                                stockfish, fake_stockfish):
+                                                                                                fake_stockfish):
     """A lichess broadcast carries an [%eval] on every move but no MultiPV: the engine searches every position at the
     pinned (default, fitted) profile all the same, so every player's headline estimate reads their moves (one game
     each here: the estimate is withheld only where its interval would be wider than the fitted range).
 
     The searches are counted with the scripted engine under the real one's name (the same profile); the estimates
     are made of the real Stockfish's analyses of these positions, shipped in tests/data (a depth-12 search of every
-    position is the engine's work, not analyse's)."""
+    position is the engine's work, not analyse's): the scripted engine is asked none of them."""
     text = real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn").read_text()
     games = text.split("\n\n[Event")
     pgn = tmp_path / "two.pgn"
@@ -77,8 +87,9 @@ def test_a_broadcast_with_an_eval_on_every_move_is_searched_and_every_player_has
     assert again["engine"]["analyses"] == 0 and again["players"] == out["players"]
 
     real_store = cached_store(tmp_path / "cache.sqlite", "analyses_stockfish15.1_d12.jsonl.gz")
-    out, _ = analyse(capsys, str(pgn), "--store", real_store)
-    assert out["engine"]["profile"].endswith("depth=12 multipv=4") and len(out["players"]) == 4
+    out, _ = analyse(capsys, str(pgn), "--store", real_store, "--config", str(cfg))
+    assert out["engine"]["profile"] == "Stockfish 15.1 depth=12 multipv=4" and len(out["players"]) == 4
+    assert out["engine"]["analyses"] == 0  # every position from the shipped analyses
     for p in out["players"]:
         assert p["c_mean"] is not None
         assert p["estimate"]["positions"] >= 15, p["estimate"]
@@ -112,21 +123,23 @@ def test_missing_engine_is_a_clear_error_not_a_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, stockfish):
+def test_bad_games_one_line_each_rest_analysed(capsys, tmp_path, fake_engine):
     lcc = real("london_2011_round8_malformed.pgn")
     # a short excerpt keeps the engine work small: the illegal game and two good ones
     games = lcc.read_text().split("\n\n[Event")
     text = games[0] + "".join("\n\n[Event" + g for g in games[29:32])
     excerpt = tmp_path / "lcc.pgn"
     excerpt.write_text(text)
-    out, err = analyse(capsys, str(excerpt), "--depth", "4", "--store", str(tmp_path / "s.sqlite"))
+    out, err = analyse(capsys, str(excerpt), "--depth", "4", "--store", str(tmp_path / "s.sqlite"),
+                       "--config", engine_config(tmp_path, fake_engine))
     bad_lines = [line for line in err.splitlines() if line.startswith("livemon: skipped")]
     assert len(bad_lines) == 1 and "illegal san: 'Qg2'" in bad_lines[0]
     assert len(out["games"]) == 3
 
 
-def test_table_output_renders_infinities_as_dash(capsys, tmp_path, stockfish):
-    args = ["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4", "--store", str(tmp_path / "s.sqlite")]
+def test_table_output_renders_infinities_as_dash(capsys, tmp_path, fake_engine):
+    args = ["analyse", str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "4", "--store", str(tmp_path / "s.sqlite"),
+            "--config", engine_config(tmp_path, fake_engine)]
     code = main(args)
     out, _ = capsys.readouterr()
     assert code == 0
@@ -167,7 +180,7 @@ def dgt_round(games: int = 3) -> str:
     return "\n\n".join([dgt, cut, second, chunks[2]]) + "\n"
 
 
-def test_a_dgt_round_gives_the_games_of_the_live_feed(capsys, tmp_path, stockfish):
+def test_a_dgt_round_gives_the_games_of_the_live_feed(capsys, tmp_path, fake_engine):
     """``analyse`` reads a file as the file feed does: the DGT end-of-game king moves dropped (one line), a game
     listed twice read once (one line), the same games and plies as the live tracker."""
     from livemon.live.messages import MoveEvent
@@ -181,7 +194,8 @@ def test_a_dgt_round_gives_the_games_of_the_live_feed(capsys, tmp_path, stockfis
         if isinstance(m, MoveEvent):
             live[m.game_id] = max(live.get(m.game_id, 0), m.ply)
     assert len(live) == 3
-    out, err = analyse(capsys, str(pgn), "--depth", "4", "--store", str(tmp_path / "cache.sqlite"))
+    out, err = analyse(capsys, str(pgn), "--depth", "4", "--store", str(tmp_path / "cache.sqlite"),
+                       "--config", engine_config(tmp_path, fake_engine))
     assert err.count("dropping DGT end-of-game king move(s)") == 1, err
     assert err.count("listed 2 times") == 1, err
     assert "skipped" not in err

@@ -258,9 +258,10 @@ def _marginal_log_lik(players, a: float, b: float, tau: float) -> float:
     return total
 
 
-def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path, stockfish, capsys):
+def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path, fake_stockfish, capsys):
     """A few real rated games (an open and London 2011) at depth 6: stored fit = brute-force likelihood maximum.
-    Stockfish's analyses of these games are shipped (tests/data): the subject is the fit made of them."""
+    Stockfish's analyses of these games are shipped (tests/data): the subject is the fit made of them. The engine
+    is the scripted one under Stockfish's name (the shipped analyses' profile), asked for none of them."""
     pgn = tmp_path / "rated.pgn"
     text = "\n\n".join(_games("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn", 8)
                        + _games("london_chess_classic_2011_twic.pgn", 4)) + "\n"
@@ -268,7 +269,7 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     store = tmp_path / "cal.sqlite"
     cached_store(store, "analyses_stockfish15.1_d6_rated.jsonl.gz")
     config = tmp_path / "config.toml"
-    config.write_text(f'[engine]\npath = "{stockfish}"\n', encoding="utf-8")
+    config.write_text(f'[engine]\npath = "{fake_stockfish}"\n', encoding="utf-8")
     code = main(["calibrate", str(pgn), str(real("kasparov_deepblue_1997_pythonchess.pgn")), "--depth", "6",
                  "--store", str(store), "--config", str(config), "--json"])
     captured = capsys.readouterr()
@@ -278,6 +279,7 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     out = json.loads(captured.out)
     profile = "Stockfish 15.1 depth=6 multipv=4"
     assert out["profile"] == profile and out["games"] == 12
+    assert out["searches"] == 0  # the fit is made of the real Stockfish's shipped analyses alone
     row = sqlite3.connect(store).execute(
         "SELECT engine_strength, c_calibration FROM calibrations WHERE profile = ?", (profile,)).fetchone()
     assert row is not None
@@ -338,8 +340,9 @@ def test_calibrate_command_stores_what_an_independent_computation_gives(tmp_path
     assert "perf." in text and f"{cal.n} players" in text
 
 
-def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, stockfish):
-    """The live path: PlayerEstimate.c_elo is rating_for_c(c̄) of the profile's stored map, with its interval."""
+def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, fake_stockfish):
+    """The live path: PlayerEstimate.c_elo is rating_for_c(c̄) of the profile's stored map, with its interval (the
+    scripted engine under Stockfish's name: the stored map's profile)."""
     import asyncio
 
     from livemon.config import load_config
@@ -353,7 +356,7 @@ def test_monitor_shows_c_on_the_elo_scale_of_the_stored_calibration(tmp_path, st
     pgn.write_text("\n".join(chunks))
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[engine]\npath = "{stockfish}"\ndepth = 4\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[engine]\npath = "{fake_stockfish}"\ndepth = 4\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n'
     )
     cfg = load_config(str(config))

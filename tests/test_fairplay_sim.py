@@ -155,11 +155,14 @@ def test_real_report_alerts_the_engine_user_only():
     assert len(explained) == 5 and all(" match " in line and "no match" not in line for line in explained)
 
 
-def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_path, stockfish):
-    """The --real STORE route rebuilds exactly the E(c) decisions ``livemon analyse`` counted."""
+def test_records_from_a_real_store_are_the_decisions_analyse_uses(capsys, tmp_path, fake_engine):
+    """The --real STORE route rebuilds exactly the E(c) decisions ``livemon analyse`` counted (the scripted engine's
+    analyses: the subject is the store's reading, not the search)."""
     pgn = real("wcc2023_nepo_ding_g1_pythonchess.pgn")
     store = tmp_path / "cache.sqlite"
-    assert main(["analyse", "--json", str(pgn), "--depth", "6", "--store", str(store)]) == 0
+    config = tmp_path / "engine.toml"
+    config.write_text(f'[engine]\npath = "{fake_engine}"\n')
+    assert main(["analyse", "--json", str(pgn), "--depth", "6", "--store", str(store), "--config", str(config)]) == 0
     report = json.loads(capsys.readouterr().out)
     records, what = fp.records_from_store(store, pgn)
     assert what == f"{report['engine']['profile']}; 1 of 1 games (complete ones)"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import random
@@ -241,14 +242,15 @@ def test_serve_with_an_engine_that_never_starts_ends_with_one_line(tmp_path, fak
 
 
 @pytest.mark.parametrize("sig, group", [(signal.SIGTERM, True), (signal.SIGINT, False)])
-def test_signal_stops_serve_until_done_while_it_drains(tmp_path, stockfish, sig, group):
+def test_signal_stops_serve_until_done_while_it_drains(tmp_path, fake_engine, monkeypatch, sig, group):
     """SIGTERM to the whole process group (systemd, a terminal) or SIGINT to livemon: a clean, quick stop."""
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.2")  # a long drain: a minute of searches queued (inherited by serve)
     chunks = [c for c, _ in split_games(real("london_chess_classic_2011_twic.pgn").read_text())][:4]
     pgn = tmp_path / "round.pgn"
     pgn.write_text("\n".join(chunks))
+    plies = sum(sum(1 for _ in chess.pgn.read_game(io.StringIO(c)).mainline_moves()) for c in chunks)
     db = tmp_path / "s.sqlite"
-    cfg = write_config(tmp_path, stockfish, pgn, db)
-    cfg.write_text(cfg.read_text().replace("depth = 4", "depth = 14"))  # a long drain: seconds of searches queued
+    cfg = write_config(tmp_path, fake_engine, pgn, db)
     proc = subprocess.Popen([sys.executable, "-m", "livemon.cli", "serve", "--config", str(cfg), "--until-done"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -256,7 +258,10 @@ def test_signal_stops_serve_until_done_while_it_drains(tmp_path, stockfish, sig,
         time.sleep(0.2)
         if db.exists():
             with contextlib.suppress(StoreError, sqlite3.Error), Store(db, create=False) as s:
-                if s.analyses.count() >= 5:
+                # every move read (the feed has ended) and in the stored status (a signal cancels an --until-done
+                # run, which writes no status of its own then), the engine a few searches into the drain
+                if (sum(len(m) for _, _, m in s.games.load()) == plies == (s.status.get() or {}).get("moves")
+                        and s.analyses.count() >= 5):
                     break
     os.killpg(proc.pid, sig) if group else os.kill(proc.pid, sig)
     sent = time.monotonic()
@@ -266,7 +271,8 @@ def test_signal_stops_serve_until_done_while_it_drains(tmp_path, stockfish, sig,
     assert "Traceback" not in err + out and "died unexpectedly" not in err + out and "engine 0 failed" not in err, err
     with Store(db, create=False) as s:
         moves = sum(len(m) for _, _, m in s.games.load())
-        assert moves > 0 and s.status.get()["moves"] == moves  # the status was stored on the way out
+        assert moves == plies and s.status.get()["moves"] == moves  # every move read stored, and counted
+        assert 5 <= s.analyses.count() < moves  # stopped while it drained: searches still queued
 
 
 # -- 2. disk full ------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Faults injected at the network edges through the real interfaces (feeds, the bus, the web face, the log):
-a real mosquitto, real HTTP servers, real WebSocket clients, real Stockfish.
+a real mosquitto, real HTTP servers, real WebSocket clients, the scripted UCI engine (tests/fake_uci.py, under
+Stockfish's name where a profile must be the bus's).
 
 Each test asserts: the service keeps running, nothing valid is lost, one clear log line per fault, and no
 traceback in the log. The faults are listed in ``FAULTS`` of each test so the count is printed.
@@ -52,10 +53,10 @@ def first_game_moves(n: int) -> list[chess.Move]:
 # -- items 1 and 2: malformed MQTT move messages, evaluations beyond ±3900 ----------------------------------
 
 
-def mqtt_monitor_config(tmp_path: Path, port: int) -> Path:
+def mqtt_monitor_config(tmp_path: Path, port: int, engine: str) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(
-        f'[engine]\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[engine]\npath = "{engine}"\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[[feeds]]\nname = "mq"\ntype = "mqtt"\ntopic = "club/+/moves"\n'
         f'interval = 0.2\nmax_backoff = 1.0\n'
@@ -114,10 +115,10 @@ BAD_OPTIONAL = [
 ]
 
 
-async def test_malformed_mqtt_moves_never_end_the_feed_and_lose_nothing(tmp_path, broker, caplog, stockfish):
+async def test_malformed_mqtt_moves_never_end_the_feed_and_lose_nothing(tmp_path, broker, caplog, fake_engine):
     caplog.set_level(logging.INFO, "livemon")
     moves = first_game_moves(len(BAD_OPTIONAL) + 8)
-    cfg = load_config(mqtt_monitor_config(tmp_path, broker.port))
+    cfg = load_config(mqtt_monitor_config(tmp_path, broker.port, fake_engine))
     monitor = Monitor(cfg)
     run = asyncio.create_task(monitor.run())
     board = chess.Board()
@@ -169,7 +170,7 @@ async def test_malformed_mqtt_moves_never_end_the_feed_and_lose_nothing(tmp_path
     assert report["games"][0]["plies"] == len(moves)
 
 
-async def test_export_survives_evaluations_stored_before_the_edges_checked_them(tmp_path, stockfish):
+async def test_export_survives_evaluations_stored_before_the_edges_checked_them(tmp_path, fake_engine):
     """A store written by an older livemon holds mates as ±10000 / ±32000, 2**63: export reads it anyway."""
     moves = first_game_moves(10)
     cfg_path = tmp_path / "config.toml"
@@ -178,7 +179,7 @@ async def test_export_survives_evaluations_stored_before_the_edges_checked_them(
     sane = [3900, -3900, 3900, 3900, 31, -7, 3900, 12, -3900, 5]
     reports = []
     for name, evals in (("old", stored_evals), ("clean", sane)):
-        cfg_path.write_text(f'[engine]\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / name}.sqlite"\n')
+        cfg_path.write_text(f'[engine]\npath = "{fake_engine}"\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / name}.sqlite"\n')
         cfg = load_config(cfg_path)
         board = chess.Board()
         with Store(cfg.store.path) as store:
@@ -222,11 +223,12 @@ def bus_broker(tmp_path: Path) -> Any:
     return broker
 
 
-async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, caplog, capsys, stockfish):
-    await asyncio.wait_for(hostile_worker(tmp_path, caplog, capsys), 300)  # a hang fails, with its place
+async def test_a_hostile_worker_poisons_nothing_and_can_be_forgotten(tmp_path, caplog, capsys, fake_stockfish):
+    await asyncio.wait_for(hostile_worker(tmp_path, caplog, capsys, fake_stockfish), 300)  # a hang fails, with its place
 
 
-async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str],
+                         engine: str) -> None:
 
     from livemon.cli import main
     from livemon.config import BrokerConfig, BusConfig
@@ -324,7 +326,7 @@ async def hostile_worker(tmp_path: Path, caplog: pytest.LogCaptureFixture, capsy
                             await evil.publish(topic, payload, qos=1)
 
                 racer = asyncio.create_task(race())
-                with workers(tmp_path, broker.port, 1, username="w1", password="pw-w1"):
+                with workers(tmp_path, broker.port, 1, engine=engine, username="w1", password="pw-w1"):
                     # the cleared-announcement trick: evil empties w1's announcement (on its topic, and on the
                     # flat one of a name alone), and announces itself as w1 on its own name's topic: the ACL
                     # drops the first two, the monitor refuses the third, and w1 is asked all along
@@ -816,13 +818,13 @@ async def test_the_overlay_without_a_game_follows_a_live_one(browser):  # noqa: 
         await browser.wait_for(text("white-name"), "Giri, Anish")
 
 
-async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, stockfish):
+async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, fake_engine):
     """The first error of an outage was logged twice (by the feed and by the monitor): now once."""
     from tests.conftest import free_port
 
     caplog.set_level(logging.INFO, "livemon")
     path = tmp_path / "config.toml"
-    path.write_text(f'[engine]\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+    path.write_text(f'[engine]\npath = "{fake_engine}"\ndepth = {DEPTH}\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
                     f'[monitor]\nstatus_seconds = 0.2\n'
                     f'[[feeds]]\nname = "web"\ntype = "http"\nurl = "http://127.0.0.1:{free_port()}/round.pgn"\n'
                     f'interval = 0.05\nmax_backoff = 0.1\ntimeout = 1.0\n')
@@ -840,7 +842,7 @@ async def test_a_feed_outage_is_one_line_per_failed_poll(tmp_path, caplog, stock
     no_traceback(caplog)
 
 
-async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, stockfish):
+async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, fake_stockfish):
     """bus.spot_check = 1: every remote result is searched again here; the +3900 lie raises one alarm line."""
     from livemon.config import BrokerConfig, BusConfig, EngineConfig
     from livemon.io.bus import AnalysisResult, RemoteEnginePool
@@ -851,7 +853,7 @@ async def test_spot_checks_catch_a_well_formed_lie(tmp_path, broker, caplog, sto
     for move in first_game_moves(4):
         b.push(move)
         boards.append(b.copy(stack=False))
-    engine_cfg = EngineConfig(path=stockfish, depth=5)
+    engine_cfg = EngineConfig(path=fake_stockfish, depth=5)
     honest = await UciEngine.open(engine_cfg)
     try:
         truths = [await honest.analyse(board) for board in boards]

@@ -1,7 +1,7 @@
 """A poll's messages reach the core in slices (Monitor._run_feed), not one event-loop turn each.
 
 A real file feed reads a whole real event at once (every game of the London Chess Classic 2011) into
-a real monitor (its store, Stockfish at depth 1): the moves are handled in far fewer loop turns than
+a real monitor (its store, the scripted UCI engine of tests/fake_uci.py): the moves are handled in far fewer loop turns than
 there are moves, and the loop still turns many times meanwhile.
 """
 
@@ -28,12 +28,12 @@ def plies(text: str) -> int:
     return n
 
 
-async def test_a_whole_round_read_at_once_is_handled_in_slices(tmp_path, stockfish):
+async def test_a_whole_round_read_at_once_is_handled_in_slices(tmp_path, fake_engine):
     pgn = tmp_path / "round.pgn"
     pgn.write_text(real(LONDON).read_text())
     total = plies(pgn.read_text())
     cfg = load_config_text(
-        f'[engine]\npath = "{stockfish}"\ndepth = 1\n[store]\npath = "{tmp_path / "m.sqlite"}"\n'
+        f'[engine]\npath = "{fake_engine}"\ndepth = 1\n[store]\npath = "{tmp_path / "m.sqlite"}"\n'
         f'[[feeds]]\nname = "round"\ntype = "file"\npath = "{pgn}"\nfollow = false\n')
     monitor = Monitor(cfg)
     turns = 0  # loop turns while the moves come in

@@ -111,7 +111,7 @@ def test_live_seconds_is_checked() -> None:
         load_config_text("[event]\nlive_seconds = -1")
 
 
-async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, stockfish: str) -> None:
+async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, fake_engine: str) -> None:
     import multiprocessing
 
     def forecasters() -> set[object]:
@@ -122,7 +122,7 @@ async def test_the_monitor_publishes_forecasts_while_it_replays(tmp_path: Path, 
     pgn = tmp_path / "london_r12.pgn"
     pgn.write_text("\n".join(chunks))
     cfg = load_config_text(
-        f'[engine]\ndepth = 3\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[engine]\npath = "{fake_engine}"\ndepth = 3\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[event]\nlive_seconds = 0.05\n[web]\nport = 0\n'
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n')
     monitor = Monitor(cfg)

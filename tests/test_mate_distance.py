@@ -36,8 +36,8 @@ def boards(effects: list[Effect]) -> list[BoardState]:
     return [e.message for e in effects if isinstance(e, Publish) and isinstance(e.message, BoardState)]
 
 
-async def played_with_stockfish(path: str, ucis: list[str]) -> tuple[BoardState, list[PositionAnalysis]]:
-    """``ucis`` fed to a live core, every position searched by the real Stockfish (depth 8)."""
+async def played_with(path: str, ucis: list[str]) -> tuple[BoardState, list[PositionAnalysis]]:
+    """``ucis`` fed to a live core, every position searched by the engine at ``path`` (depth 8)."""
     engine = await UciEngine.open(EngineConfig(path=path, depth=8, multipv=2))
     try:
         core = LiveCore(profile=engine.profile.name)
@@ -58,7 +58,7 @@ async def played_with_stockfish(path: str, ucis: list[str]) -> tuple[BoardState,
 
 @pytest.mark.parametrize(("ucis", "mate"), [(SCHOLAR, 1), (FOOL, -1)])
 def test_a_real_stockfish_mate_in_n_reaches_the_board_message_as_n(stockfish: str, ucis: list[str], mate: int) -> None:
-    board, answers = asyncio.run(played_with_stockfish(stockfish, ucis))
+    board, answers = asyncio.run(played_with(stockfish, ucis))
     assert board.eval_mate == mate
     assert board.eval_cp == (MATE_CP if mate > 0 else -MATE_CP)  # the value every figure reads is unchanged
     assert not board.eval_preview
@@ -67,11 +67,13 @@ def test_a_real_stockfish_mate_in_n_reaches_the_board_message_as_n(stockfish: st
     assert eval_text(board.eval_cp, board.eval_mate) == f"#{mate}"
 
 
-def test_mate_on_the_board_is_zero_and_no_mate_is_none(stockfish: str) -> None:
-    mated, _ = asyncio.run(played_with_stockfish(stockfish, SCHOLAR + ["h5f7"]))
+def test_mate_on_the_board_is_zero_and_no_mate_is_none(fake_engine: str) -> None:
+    """A mate on the board is scored by rule (no search); an engine's centipawn answer carries no distance."""
+    mated, answers = asyncio.run(played_with(fake_engine, SCHOLAR + ["h5f7"]))
+    assert len(answers) == len(SCHOLAR) + 1  # the start and every position after it but the mate on the board
     assert (mated.eval_cp, mated.eval_mate) == (MATE_CP, 0)  # a finished mate: "#" (the result says who)
     assert eval_text(mated.eval_cp, mated.eval_mate) == "#"
-    plain, _ = asyncio.run(played_with_stockfish(stockfish, LONGER[:4]))
+    plain, _ = asyncio.run(played_with(fake_engine, LONGER[:4]))
     assert plain.eval_mate is None and plain.eval_cp is not None and abs(plain.eval_cp) < MATE_CP
 
 

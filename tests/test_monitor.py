@@ -1,4 +1,4 @@
-"""The live monitor end to end: real Stockfish, a replayed real event, the real store."""
+"""The live monitor end to end: the scripted UCI engine (tests/fake_uci.py), a replayed real event, the real store."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def round_1(tmp_path: Path) -> Path:
 
 def write_config(tmp_path: Path, pgn: Path, speed: float = 0, depth: int = 5, engine: str | None = None) -> Path:
     """A replay at full speed; no eval-bar previews (backlog_high huge): only the pinned profile is searched.
-    ``engine``: the engine's path (default: the configured default, the real Stockfish)."""
+    ``engine``: the engine's path (default: the configured default)."""
     cfg = tmp_path / "config.toml"
     path = f'path = "{engine}"\n' if engine else ""
     cfg.write_text(
@@ -157,11 +157,11 @@ def test_sigkill_mid_event_then_restart_repeats_no_search(capsys, tmp_path, roun
     assert live["players"] == batch["players"] and live["games"] == batch["games"]
 
 
-def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, stockfish):
+def test_bad_game_in_feed_is_reported_and_the_rest_go_on(capsys, tmp_path, fake_engine):
     chunks = [c for c, _ in split_games(real("london_2011_round8_malformed.pgn").read_text())]
     pgn = tmp_path / "r8.pgn"
     pgn.write_text("\n".join(chunks[29:31]))  # round 8: Nakamura-Short (illegal 54.Qg2) and another game
-    cfg = write_config(tmp_path, pgn, depth=4)
+    cfg = write_config(tmp_path, pgn, depth=4, engine=fake_engine)
     assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
     with Store(tmp_path / "live.sqlite") as s:
         status = s.status.get()
@@ -215,11 +215,11 @@ def _evals_on_some_moves(tmp_path: Path) -> Path:
     return path
 
 
-def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockfish):
+def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, fake_engine):
     """One rule for [%eval] comments, decided in the core: under an engine profile every position is searched
     whatever comments a game carries; the monitor's replay and ``analyse`` of the same file give the same figures."""
     pgn = _evals_on_some_moves(tmp_path)
-    cfg = write_config(tmp_path, pgn, depth=4)
+    cfg = write_config(tmp_path, pgn, depth=4, engine=fake_engine)
     gc.unfreeze()
     try:
         assert main(["serve", "--config", str(cfg), "--until-done"]) == 0
@@ -227,7 +227,8 @@ def test_live_equals_batch_whatever_moves_carry_an_eval(capsys, tmp_path, stockf
         gc.unfreeze()
     capsys.readouterr()
     live = run_cli(capsys, "export", "--json", "--config", str(cfg))
-    batch = run_cli(capsys, "analyse", "--json", str(pgn), "--depth", "4", "--store", str(tmp_path / "batch.sqlite"))
+    batch = run_cli(capsys, "analyse", "--json", str(pgn), "--depth", "4", "--config", str(cfg),
+                    "--store", str(tmp_path / "batch.sqlite"))
     assert live["games"] == batch["games"]
     assert live["players"] == batch["players"]
     assert len(batch["games"]) == 3 and all(not g.get("unscored_plies") for g in batch["games"])

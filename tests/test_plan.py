@@ -1,4 +1,5 @@
-"""``livemon plan``: the engine budget of a round, from a measured search speed of the real engine."""
+"""``livemon plan``: the engine budget of a round, from a measured search speed: of the real engine (is its measure
+plausible), and of the scripted engine whose searches take a known time (is the measure that time)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import math
 from livemon.cli import main
 
 
-def _plan(capsys, tmp_path, stockfish, *args: str) -> dict:
+def _plan(capsys, tmp_path, engine, *args: str) -> dict:
     cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[engine]\npath = "{stockfish}"\ndepth = 4\nmultipv = 2\nprocesses = 2\n'
+    cfg.write_text(f'[engine]\npath = "{engine}"\ndepth = 4\nmultipv = 2\nprocesses = 2\n'
                    f'[store]\npath = "{tmp_path / "s.sqlite"}"\n', encoding="utf-8")
     assert main(["plan", "--config", str(cfg), "--positions", "3", "--json", *args]) == 0
     return json.loads(capsys.readouterr().out)
@@ -28,9 +29,11 @@ def test_plan_measures_the_profile_and_does_the_arithmetic(capsys, tmp_path, sto
     assert b["workers_needed"] == max(1, math.ceil((500 / 30) / (2 / s)))
 
 
-def test_plan_with_workers_counts_their_engines(capsys, tmp_path, stockfish):
-    b = _plan(capsys, tmp_path, stockfish, "--boards", "10000000", "--workers", "3")
+def test_plan_with_workers_counts_their_engines(capsys, tmp_path, fake_engine, monkeypatch):
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.05")  # each search of the scripted engine takes 50 ms
+    b = _plan(capsys, tmp_path, fake_engine, "--boards", "10000000", "--workers", "3")
     s = b["search_seconds"]
+    assert b["profile"] == "FakeUCI 1.0 depth=4 multipv=2" and 0.05 <= s < 0.5
     assert b["mode"] == "mqtt" and b["engines"] == 6 and math.isclose(b["positions_per_second"], 6 / s)
     assert b["backlog_per_hour"] > 0  # ten million boards: no machine keeps up
     assert b["workers_needed"] == math.ceil((10000000 / 45) / (2 / s)) > 3

@@ -1,6 +1,8 @@
-"""`livemon report PGN... -o event.html` end to end: real games, the real Stockfish, the page parsed back
-(and drawn by headless Chromium when it is installed). The engine's depth-6 analyses of these games are shipped
-(tests/data/analyses_stockfish15.1_d6.jsonl.gz) and put in the store first: the subject is the page made of them."""
+"""`livemon report PGN... -o event.html` end to end: real games, the page parsed back (and drawn by headless
+Chromium when it is installed). The real Stockfish's depth-6 analyses of these games are shipped
+(tests/data/analyses_stockfish15.1_d6.jsonl.gz) and put in the store first: the subject is the page made of them.
+The engine is the scripted one (tests/fake_uci.py) under Stockfish's name, so that the profile is the shipped
+analyses' one; it is asked for no position."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from livemon.cli import main
-from tests.conftest import cached_store, real
+from livemon.io.store import Store
+from tests.conftest import cached_store, real, write_fake_engine
 
 ROUND = "broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn"
 ANALYSES = "analyses_stockfish15.1_d6.jsonl.gz"  # Stockfish 15.1 at depth 6, MultiPV 4: ROUND and Byrne–Fischer
@@ -81,9 +84,25 @@ class Page(HTMLParser):
             self._summary.append(data)
 
 
+def engine_config(folder: Path) -> str:
+    """A config.toml in ``folder`` whose engine is the scripted one answering as "Stockfish 15.1": its path."""
+    cfg = folder / "engine.toml"
+    cfg.write_text(f'[engine]\npath = "{write_fake_engine(folder, "Stockfish 15.1")}"\n')
+    return str(cfg)
+
+
+def analyses(store: Path) -> int:
+    with Store(store, create=False) as s:
+        return s.analyses.count()
+
+
 def report(tmp_path: Path, *args: str) -> tuple[int, str, Page | None]:
+    """``livemon report`` on the store in ``tmp_path`` with the scripted "Stockfish 15.1"; it searches nothing."""
     out = tmp_path / "event.html"
-    code = main(["report", *args, "-o", str(out), "--store", str(tmp_path / "cache.sqlite")])
+    before = analyses(tmp_path / "cache.sqlite")
+    code = main(["report", *args, "-o", str(out), "--store", str(tmp_path / "cache.sqlite"),
+                 "--config", engine_config(tmp_path)])
+    assert analyses(tmp_path / "cache.sqlite") == before  # every position from the shipped analyses
     if code != 0:
         return code, "", None
     text = out.read_text(encoding="utf-8")
@@ -100,11 +119,12 @@ def round_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, s
     return (folder, *report(folder, str(real(ROUND)), "--depth", "6", "--title", "BBDDNRR 2025"))
 
 
-def test_report_of_a_round_matches_analyse(capsys, round_report, stockfish: str) -> None:
+def test_report_of_a_round_matches_analyse(capsys, round_report) -> None:
     folder, code, text, page = round_report
     assert code == 0 and page is not None
     capsys.readouterr()
-    assert main(["analyse", "--json", str(real(ROUND)), "--depth", "6", "--store", str(folder / "cache.sqlite")]) == 0
+    assert main(["analyse", "--json", str(real(ROUND)), "--depth", "6", "--store", str(folder / "cache.sqlite"),
+                 "--config", engine_config(folder)]) == 0
     analysed = json.loads(capsys.readouterr().out)
 
     # self-contained: nothing fetched, no script, one file
@@ -143,7 +163,7 @@ def test_report_of_a_round_matches_analyse(capsys, round_report, stockfish: str)
     assert sum(k == "blunder" for g in page.games for k in g["kinds"]) == blunders
 
 
-def test_report_names_the_engines_best_move(capsys, tmp_path: Path, stockfish: str) -> None:
+def test_report_names_the_engines_best_move(capsys, tmp_path: Path) -> None:
     """Byrne–Fischer 1956 analysed by Stockfish: every moment names the engine's best move (a SAN)."""
     cached_store(tmp_path / "cache.sqlite", ANALYSES)
     code, _, page = report(tmp_path, str(real("byrne_fischer_1956_pgnmentor.pgn")), "--depth", "6")
@@ -170,7 +190,7 @@ def test_report_bad_input_is_one_line(capsys, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
-def test_report_draws_in_headless_chromium(tmp_path: Path, round_report, stockfish: str) -> None:
+def test_report_draws_in_headless_chromium(tmp_path: Path, round_report) -> None:
     folder, code, _, _ = round_report
     assert code == 0
     shot = tmp_path / "report.png"

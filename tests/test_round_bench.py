@@ -1,8 +1,9 @@
 """bench/round.py's quick mode, end to end: real feeds, mosquitto, a worker, ``livemon serve``, WebSocket clients.
 
 A small round (10 boards of tests/data's real games at 20x for 6 s, searched live at
-depth 2 by one ``livemon worker``): every fed ply must reach the monitor's store exactly
-once, and every figure the bench reports must have been measured.
+depth 2 by the bench's ``livemon worker``s, their engine the scripted one of tests/fake_uci.py):
+every fed ply must reach the monitor's store exactly once, and every figure the bench reports
+must have been measured.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ def _bench():  # type: ignore[no-untyped-def]
     return importlib.import_module("round")
 
 
-def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfish: str) -> None:
+def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(fake_engine: str) -> None:
     bench = _bench()
     args = bench.parse_args(["--quick", "--boards", "10", "--minutes", "0.1", "--clients", "10",
-                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
+                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5",
+                             "--engine-path", fake_engine])
     report = asyncio.run(bench.run(args))
     m = report.measured
     assert m["lost"] == 0 and m["duplicated"] == 0 and m["results_missing"] == 0, m
@@ -41,12 +43,13 @@ def test_quick_round_loses_and_duplicates_no_ply_and_measures_everything(stockfi
     assert all(k in m for k in ("goal:loop-lag p99 < 50 ms", "goal:RSS < 1024 MiB")), m
 
 
-def test_overlay_clients_read_their_board_and_its_two_players_only(stockfish: str) -> None:
+def test_overlay_clients_read_their_board_and_its_two_players_only(fake_engine: str) -> None:
     """``--overlay``: each client subscribes as the overlay page does (its board's games, its two players), so
     client 0 of 10 boards gets its board's messages, not the round's (every board's: ~2 a ply)."""
     bench = _bench()
     args = bench.parse_args(["--quick", "--boards", "10", "--minutes", "0.1", "--clients", "10", "--overlay",
-                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5"])
+                             "--engine", "depth", "--depth", "2", "--data", str(REAL), "--poll", "0.5",
+                             "--engine-path", fake_engine])
     report = asyncio.run(bench.run(args))
     m = report.measured
     assert m["lost"] == 0 and m["duplicated"] == 0 and m["tracebacks"] == 0, m

@@ -1,12 +1,14 @@
 """Screening in the live monitor: live equals batch, alerts raised once and kept, and nothing leaks to the public.
 
-Real parts: Stockfish at a low depth, a replayed real event, the SQLite store,
-real WebSocket clients, a real mosquitto broker (the docs' ACL), the overlay
-page in headless Chromium. The calibration is put in the store by the test
-(a made-up but plausible Elo → c line: screening needs one, and the shipped
-calibration may not cover a depth-5 profile). Most tests put Stockfish's depth-5
-analyses of the games (shipped in tests/data) in the store too: their subject is
-the screening made of them, not the search.
+Real parts: a replayed real event, the SQLite store, real WebSocket clients, a
+real mosquitto broker (the docs' ACL), the overlay page in headless Chromium; the
+engine is the scripted one of tests/fake_uci.py. The calibration is put in the
+store by the test (a made-up but plausible Elo → c line: screening needs one, and
+the shipped calibration may not cover a depth-5 profile; the alert tests set
+thresholds that fire whatever the moves). Most tests put the real Stockfish's
+depth-5 analyses of the games (shipped in tests/data) in the store too, and run the
+scripted engine under Stockfish's name (their profile), so it is asked for none of
+them: their subject is the screening made of them, not the search.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ async def profile_name(cfg: Config) -> str:
         await engine.close()
 
 
-def live_config(tmp_path: Path, pgn: Path, screening: ScreeningConfig, db: str = "live.sqlite") -> Config:
+def live_config(tmp_path: Path, pgn: Path, screening: ScreeningConfig, engine: str, db: str = "live.sqlite") -> Config:
     cfg = Config()
+    cfg.engine.path = engine
     cfg.engine.depth, cfg.engine.backlog_high = DEPTH, 1_000_000  # one profile for every search
     cfg.store.path = str(tmp_path / db)
     cfg.monitor.status_seconds, cfg.monitor.ttt_debounce_seconds = 0.2, 0.1
@@ -79,6 +82,19 @@ def analysed(path: str) -> None:
     cached_store(Path(path), "analyses_stockfish15.1_d5_london.jsonl.gz")
 
 
+def searched(path: str) -> int:
+    """The searches a monitor's run on the store at ``path`` made (its status's count)."""
+    with Store(path) as store:
+        return int(store.status.get()["engine"]["searches"])
+
+
+def engine_config(tmp_path: Path, engine: str, extra: str = "") -> str:
+    """A config.toml naming ``engine`` (and ``extra``'s tables) for ``livemon analyse``: its path."""
+    path = tmp_path / "analyse.toml"
+    path.write_text(f'[engine]\npath = "{engine}"\n{extra}')
+    return str(path)
+
+
 async def run_monitor(cfg: Config) -> tuple[Monitor, list[Alert], list[ScreeningNumbers]]:
     """Run the monitor to the end of its feed; returns it and every alert and screening row it published."""
     monitor = Monitor(cfg)
@@ -93,9 +109,9 @@ async def run_monitor(cfg: Config) -> tuple[Monitor, list[Alert], list[Screening
     return monitor, alerts, rows
 
 
-async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish):
+async def test_live_screening_equals_analyse_screen(capsys, tmp_path, fake_engine):
     pgn = london(tmp_path, slice(0, 4))
-    cfg = live_config(tmp_path, pgn, ScreeningConfig())
+    cfg = live_config(tmp_path, pgn, ScreeningConfig(), fake_engine)
     profile = await profile_name(cfg)
     calibrate(cfg.store.path, profile)
     monitor, _, rows = await run_monitor(cfg)
@@ -104,11 +120,12 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
     assert len(live) == 8 and all(r["positions"] > 10 and r["rating_source"] == "tag" for r in live.values())
 
     calibrate(str(tmp_path / "batch.sqlite"), profile)
-    # the batch run reads the analyses Stockfish gave the live run (searched once): the numbers made of them
+    # the batch run reads the analyses the engine gave the live run (searched once): the numbers made of them
     # are the subject, not the search
     assert copy_analyses(cfg.store.path, tmp_path / "batch.sqlite") > 0
+    config = engine_config(tmp_path, fake_engine)
     assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
-                 "--store", str(tmp_path / "batch.sqlite")]) == 0
+                 "--store", str(tmp_path / "batch.sqlite"), "--config", config]) == 0
     batch = json.loads(capsys.readouterr().out)["screening"]
     assert batch["enabled"] and len(batch["players"]) == 8
     for row in batch["players"]:
@@ -117,21 +134,24 @@ async def test_live_screening_equals_analyse_screen(capsys, tmp_path, stockfish)
         assert mine == row, row["player"]  # bit for bit: exact sums (fsum), the tail built in game order
     # the plain analyse has no screening block, and the table form prints the screening table
     batch_store = str(tmp_path / "batch.sqlite")
-    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
+    assert await asyncio.to_thread(main, ["analyse", "--json", str(pgn), "--depth", str(DEPTH), "--store", batch_store,
+                                          "--config", config]) == 0
     assert "screening" not in json.loads(capsys.readouterr().out)
-    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", batch_store]) == 0
+    assert await asyncio.to_thread(main, ["analyse", "--screen", str(pgn), "--depth", str(DEPTH), "--store", batch_store,
+                                          "--config", config]) == 0
     table = capsys.readouterr().out
     assert "fair-play screening (arbiters only)" in table and "Carlsen,M" in table.split("fair-play")[1]
 
 
-async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(tmp_path, stockfish, caplog):
+async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(tmp_path, fake_stockfish, caplog):
     caplog.set_level(logging.INFO, logger="livemon.app.monitor")
     pgn = london(tmp_path, slice(0, 2))
     low = ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=10)  # certain to fire (not a valid config.toml)
-    cfg = live_config(tmp_path, pgn, low)
+    cfg = live_config(tmp_path, pgn, low, fake_stockfish)
     analysed(cfg.store.path)
     calibrate(cfg.store.path, await profile_name(cfg))
     _, alerts, _ = await run_monitor(cfg)
+    assert searched(cfg.store.path) == 0  # the screening is made of the shipped analyses alone
     keys = [(a.player, a.event, a.details["level"]) for a in alerts]
     raised_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("screening: a ")]
     assert len(raised_lines) == 8 and not any(a.player in line for a in alerts for line in raised_lines)
@@ -149,15 +169,16 @@ async def test_alerts_are_raised_once_stored_and_not_raised_again_after_restart(
 
     # A restart on the same store and feed: the stored alerts are shown again, none is raised again.
     caplog.clear()
-    _, again, _ = await run_monitor(live_config(tmp_path, pgn, low))
+    _, again, _ = await run_monitor(live_config(tmp_path, pgn, low, fake_stockfish))
     assert again == alerts  # republished from the store, unchanged
     assert not [r for r in caplog.records if r.getMessage().startswith("screening: a ")]
     with Store(cfg.store.path) as store:
         assert store.engine.db.execute("SELECT player, event, level, raised FROM alerts ORDER BY rowid").fetchall() == first_rows
 
 
-async def test_screening_is_off_without_a_calibration(tmp_path, stockfish, caplog):
-    cfg = live_config(tmp_path, london(tmp_path, slice(0, 1)), ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=1))
+async def test_screening_is_off_without_a_calibration(tmp_path, fake_engine, caplog):
+    cfg = live_config(tmp_path, london(tmp_path, slice(0, 1)), ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=1),
+                      fake_engine)
     monitor, alerts, rows = await run_monitor(cfg)
     assert alerts == rows == [] and not monitor.screener.enabled
     assert sum("screening off" in r.getMessage() for r in caplog.records) == 1
@@ -175,9 +196,9 @@ def leaks(text: str) -> list[str]:
     return [m for m in LEAK_MARKS if m in squeezed]
 
 
-async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stockfish, browser):  # noqa: F811
+async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, fake_stockfish, browser):  # noqa: F811
     pgn = london(tmp_path, slice(0, 2))
-    cfg = live_config(tmp_path, pgn, ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=5))
+    cfg = live_config(tmp_path, pgn, ScreeningConfig(notice_z=-10.0, alert_z=-10.0, min_positions=5), fake_stockfish)
     cfg.web = WebConfig(port=0, arbiter_token=TOKEN)
     port = free_port()
     cfg.mqtt_out = MqttOutConfig(enabled=True, broker=BrokerConfig(host="127.0.0.1", port=port, username="livemon"),
@@ -268,11 +289,11 @@ async def test_no_alert_or_screening_number_reaches_a_public_face(tmp_path, stoc
     assert leaks(overlay_html) == []
 
 
-async def test_a_ttt_rating_with_too_few_games_is_not_a_screening_rating(tmp_path, stockfish):
+async def test_a_ttt_rating_with_too_few_games_is_not_a_screening_rating(tmp_path, fake_stockfish):
     """The default [screening] min_ttt_games = 10: after one game each, the players stay unrated."""
     pgn = london(tmp_path, slice(0, 2))
     pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
-    cfg = live_config(tmp_path, pgn, ScreeningConfig())
+    cfg = live_config(tmp_path, pgn, ScreeningConfig(), fake_stockfish)
     assert cfg.screening.min_ttt_games == 10
     profile = await profile_name(cfg)
     analysed(cfg.store.path)
@@ -286,11 +307,11 @@ async def test_a_ttt_rating_with_too_few_games_is_not_a_screening_rating(tmp_pat
         assert row.rating_source == "none" and row.rating is None and row.z is None
 
 
-async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(capsys, tmp_path, stockfish):
+async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(capsys, tmp_path, fake_stockfish):
     """Two London 2011 games with the Elo tags taken out: screening waits for the TTT refresh, then re-scores."""
     pgn = london(tmp_path, slice(0, 2))
     pgn.write_text("\n".join(line for line in pgn.read_text().splitlines() if not line.startswith(("[WhiteElo", "[BlackElo"))))
-    cfg = live_config(tmp_path, pgn, ScreeningConfig(min_ttt_games=1))  # one game each: enough here
+    cfg = live_config(tmp_path, pgn, ScreeningConfig(min_ttt_games=1), fake_stockfish)  # one game each: enough here
     profile = await profile_name(cfg)
     analysed(cfg.store.path)
     calibrate(cfg.store.path, profile)
@@ -307,10 +328,9 @@ async def test_players_without_a_rating_tag_are_screened_at_their_ttt_rating(cap
     # the batch fits TTT once on the same results: the same players get a TTT rating there too
     analysed(str(tmp_path / "batch.sqlite"))
     calibrate(str(tmp_path / "batch.sqlite"), profile)
-    one_game = tmp_path / "one_game.toml"
-    one_game.write_text("[screening]\nmin_ttt_games = 1\n")
+    one_game = engine_config(tmp_path, fake_stockfish, "[screening]\nmin_ttt_games = 1\n")
     assert await asyncio.to_thread(main, ["analyse", "--json", "--screen", str(pgn), "--depth", str(DEPTH),
-                                          "--store", str(tmp_path / "batch.sqlite"), "--config", str(one_game)]) == 0
+                                          "--store", str(tmp_path / "batch.sqlite"), "--config", one_game]) == 0
     batch = {(r["player"], r["event"]): r for r in json.loads(capsys.readouterr().out)["screening"]["players"]}
     assert batch.keys() == last.keys()
     for key, row in batch.items():

@@ -4,7 +4,8 @@ The cause: the engine bus's sender waited for work with ``asyncio.wait_for``, wh
 returns the awaited result instead of raising when it is cancelled in the loop turn that result
 arrives, losing the cancellation. Work (a request, an answer) arrives all the time under load, so
 ``RemoteEnginePool.close`` waited for ever on a sender that kept looping. A real broker, real
-positions, a real ``livemon serve`` process with a real worker and WebSocket clients.
+positions, a real ``livemon serve`` process with a real worker (its engine the scripted one of
+tests/fake_uci.py) and WebSocket clients.
 """
 
 from __future__ import annotations
@@ -79,16 +80,16 @@ async def test_a_remote_pool_closes_at_once_when_work_arrives_as_it_stops(broker
         assert all(isinstance(r, EngineError) for r in results)  # failed, not left waiting: nobody hangs on them
 
 
-def write_configs(tmp_path: Path, port: int, pgn: Path, db: Path) -> tuple[Path, Path]:
+def write_configs(tmp_path: Path, port: int, pgn: Path, db: Path, engine: str) -> tuple[Path, Path]:
     monitor = tmp_path / "monitor.toml"
-    monitor.write_text(
-        f'[engine]\ndepth = 1\n[store]\npath = "{db}"\nbackup_minutes = 0\n'
+    monitor.write_text(  # its [engine]: the workers', started once to read its name (the bus's profile)
+        f'[engine]\npath = "{engine}"\ndepth = 1\n[store]\npath = "{db}"\nbackup_minutes = 0\n'
         f'[monitor]\nstatus_seconds = 0.2\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\nmax_backoff = 1.0\n'
         f'[web]\nport = {free_port()}\n'
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.01\n')
     worker = tmp_path / "worker.toml"
-    worker.write_text(f'[engine]\ndepth = 1\nthreads = 1\nhash_mb = 16\nprocesses = 2\n'
+    worker.write_text(f'[engine]\npath = "{engine}"\ndepth = 1\nthreads = 1\nhash_mb = 16\nprocesses = 2\n'
                       f'[store]\npath = "{tmp_path / "worker.sqlite"}"\nbackup_minutes = 0\n'
                       f'[broker]\nhost = "127.0.0.1"\nport = {port}\n[bus]\nmode = "mqtt"\n')
     return monitor, worker
@@ -121,14 +122,15 @@ async def clients(port: int, n: int, stop: asyncio.Event) -> int:
     return frames
 
 
-async def test_serve_in_bus_mode_stops_within_seconds_of_sigterm_under_load(tmp_path, broker, stockfish):
+async def test_serve_in_bus_mode_stops_within_seconds_of_sigterm_under_load(tmp_path, broker, fake_engine, monkeypatch):
     """A whole event replayed at full speed into ``livemon serve`` (bus mode, one real worker, 40 WebSocket
     clients): thousands of positions queued and answers arriving when SIGTERM comes. It exits 0 within
     a few seconds, with every move it read in the store (stored before it was analysed)."""
+    monkeypatch.setenv("FAKE_UCI_DELAY", "0.02")  # 100 answers a second from the worker's two engines
     pgn = tmp_path / "london.pgn"
     pgn.write_text(real(LONDON).read_text())
     db = tmp_path / "monitor.sqlite"
-    monitor_cfg, worker_cfg = write_configs(tmp_path, broker.port, pgn, db)
+    monitor_cfg, worker_cfg = write_configs(tmp_path, broker.port, pgn, db, fake_engine)
     web_port = int(monitor_cfg.read_text().split("[web]\nport = ")[1].split("\n")[0])
     procs: list[subprocess.Popen[bytes]] = []
     try:

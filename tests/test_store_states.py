@@ -4,7 +4,8 @@ A store is driven through the states a monitor leaves it in (positions waiting f
 new positions are not analysed yet, a game withdrawn), an empty one, and one written by the previous release (its
 analyses table without the ``worker`` column, its status and game tags without the keys added since), and
 ``export`` (text and ``--json``), ``status`` (text and ``--json``), ``doctor``, ``analyse`` and ``report`` run on
-each: the real Stockfish at depth 2 for the two that take a PGN.
+each: for the two that take a PGN, the scripted engine of tests/fake_uci.py at depth 2 under Stockfish's name (the
+profile of the store's analyses).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from livemon.cli import main
 from livemon.io.store import Store
 from livemon.live.messages import GameInfo, MoveEvent
+from livemon.live.rules import needs_search
 from livemon.live.values import PositionAnalysis, position_key
 from tests.conftest import real
 
@@ -105,6 +107,20 @@ STATES = {"positions waiting": _waiting, "a correction pending": _correction_pen
           "an empty store": _empty, "the previous release's store": _previous_release}
 
 
+def _unanalysed(path: Path) -> int:
+    """The positions of PGN's game that need a search and have no analysis of PROFILE in the store at ``path``."""
+    game = chess.pgn.read_game(PGN.open())
+    assert game is not None
+    board = game.board()
+    keys = {position_key(board)}
+    for move in game.mainline_moves():
+        board.push(move)
+        if needs_search(board):
+            keys.add(position_key(board))
+    with Store(path) as store:
+        return sum(store.analyses.get(key, PROFILE) is None for key in keys)
+
+
 def _run(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -116,8 +132,10 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("state", sorted(STATES))
-def test_every_reading_command_on_every_state_of_a_store(capsys, tmp_path: Path, stockfish: str, state: str) -> None:
+def test_every_reading_command_on_every_state_of_a_store(capsys, tmp_path: Path, fake_stockfish: str, state: str) -> None:
     path = tmp_path / "store.sqlite"
+    config = tmp_path / "engine.toml"
+    config.write_text(f'[engine]\npath = "{fake_stockfish}"\n')
     STATES[state](path)
     store = str(path)
     for args in (("export", "--store", store), ("status", "--store", store), ("status", "--json", "--store", store),
@@ -144,10 +162,15 @@ def test_every_reading_command_on_every_state_of_a_store(capsys, tmp_path: Path,
                    "the previous release's store": 19}[state]
         assert all(m["ply"] <= decided for m in game["moments"])
         assert moves["white"]["accuracy_read"] + moves["black"]["accuracy_read"] == decided
-    code, out, err = _run(capsys, "analyse", "--json", str(PGN), "--depth", "2", "--store", store)
+    missing = _unanalysed(path)
+    code, out, err = _run(capsys, "analyse", "--json", str(PGN), "--depth", "2", "--store", store, "--config", str(config))
     assert code == 0 and len(json.loads(out)["games"]) == 1
+    engine = json.loads(out)["engine"]
+    # the store's analyses are read (the engine's profile is theirs), the rest searched: once each
+    assert engine["profile"] == PROFILE and engine["analyses"] == missing > 0 and _unanalysed(path) == 0
     page = tmp_path / "event.html"
-    code, out, err = _run(capsys, "report", str(PGN), "-o", str(page), "--depth", "2", "--store", store)
+    code, out, err = _run(capsys, "report", str(PGN), "-o", str(page), "--depth", "2", "--store", store,
+                          "--config", str(config))
     assert code == 0 and page.exists()
 
 

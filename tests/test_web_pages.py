@@ -1,6 +1,7 @@
 """The broadcast pages in a real headless Chromium: the overlay's layouts and the commentator's page.
 
-Most tests run against a real ``livemon serve`` (a subprocess: real Stockfish, the real store, the web face) fed
+Most tests run against a real ``livemon serve`` (a subprocess: the scripted UCI engine of tests/fake_uci.py, the
+real store, the web face; the docs' pictures: the real Stockfish, for real evaluations and estimates) fed
 by a real event replayed as if live: the top four boards of round 1 of a 2025 open (lichess's broadcast PGN,
 with ``[%clk]`` and titles, no evaluations: every position is searched by the engine). The pages are read through
 the Chrome DevTools Protocol (tests/test_overlay.py's ``CDP``), with every uncaught exception, console error and
@@ -40,11 +41,11 @@ from livemon.faces.hub import Hub
 from livemon.faces.web import WebServer
 from livemon.live.messages import BoardState, PlayerEstimate
 from livemon.live.pgn import split_games
-from tests.conftest import REPO, free_port, real
+from tests.conftest import REPO, STOCKFISH, free_port, real, write_fake_engine
 from tests.layout import LAYOUT_JS
 from tests.test_overlay import CDP
 
-pytestmark = [pytest.mark.slow, pytest.mark.engine]
+pytestmark = [pytest.mark.slow]
 BOARDS = 4
 PACE = 8 if os.environ.get("LIVEMON_DOCS_PNG") else 1  # the docs' slower replay: longer waits for the next moves
 
@@ -136,8 +137,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     cfg = tmp / "config.toml"
     # depth 6 for the checks; the docs' pictures want the shipped calibration's profile (performance figures shown)
     depth, speed, wait = (12, 10, 20) if os.environ.get("LIVEMON_DOCS_PNG") else (6, 150, 0.4)
+    engine = STOCKFISH if os.environ.get("LIVEMON_DOCS_PNG") else write_fake_engine(tmp)
     cfg.write_text(
-        f'[engine]\ndepth = {depth}\n[store]\npath = "{tmp / "live.sqlite"}"\n'
+        f'[engine]\npath = "{engine}"\ndepth = {depth}\n[store]\npath = "{tmp / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.5\n[web]\nport = {port}\n'
         f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = {speed}\nmax_delay = {wait}\n')
     log = open(tmp / "serve.log", "w")

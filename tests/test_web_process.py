@@ -104,12 +104,12 @@ async def a_snapshot(port: int, *channels: str) -> dict[str, list[dict[str, Any]
         return got
 
 
-async def test_serve_runs_its_web_face_in_a_child_restarts_it_and_stops_both(tmp_path: Path, stockfish: str) -> None:
+async def test_serve_runs_its_web_face_in_a_child_restarts_it_and_stops_both(tmp_path: Path, fake_engine: str) -> None:
     pgn = tmp_path / "london.pgn"
     pgn.write_text(real("london_chess_classic_2011_twic.pgn").read_text())
     port = free_port()
     cfg = tmp_path / "monitor.toml"
-    cfg.write_text(f'[engine]\npath = "{stockfish}"\ndepth = 1\n[store]\npath = "{tmp_path / "m.sqlite"}"\n'
+    cfg.write_text(f'[engine]\npath = "{fake_engine}"\ndepth = 1\n[store]\npath = "{tmp_path / "m.sqlite"}"\n'
                    f'backup_minutes = 0\n[monitor]\nstatus_seconds = 0.2\n'
                    f'[web]\nport = {port}\nprocess = true\n'
                    f'[[feeds]]\nname = "replay"\ntype = "replay"\npath = "{pgn}"\nspeed = 0\nmax_delay = 0.05\n')

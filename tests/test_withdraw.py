@@ -4,9 +4,9 @@ A correction that renames a player, or one game listed twice with different move
 phantom plies for ever (a ``…#2`` game; the old-name game): 62 plies duplicated, a phantom player, McShane
 counted 56 moves instead of 41. Here: the sans-I/O tracker's rules (whole reads only, a debounce of reads
 *and* seconds, a wholesale change is a new view, one game per key unless all listings are finished), the
-file feed on a real DGT folder, and a monitor with real Stockfish polling a real HTTP server whose round is
-corrected, with cut bodies, a failed poll and an emptied body in between, watched by a WebSocket client;
-the end state equals the batch analysis of the final correct PGN.
+file feed on a real DGT folder, and a monitor (its engine the scripted one of tests/fake_uci.py) polling a
+real HTTP server whose round is corrected, with cut bodies, a failed poll and an emptied body in between,
+watched by a WebSocket client; the end state equals the batch analysis of the final correct PGN.
 """
 
 from __future__ import annotations
@@ -228,16 +228,16 @@ async def test_a_dgt_folder_game_file_deleted_or_renamed_is_withdrawn(tmp_path, 
     assert "Traceback" not in caplog.text
 
 
-# -- the monitor: a real HTTP server, real Stockfish, a WebSocket client -------------------------------------
+# -- the monitor: a real HTTP server, the scripted engine, a WebSocket client -------------------------------
 
 
 DEPTH = 3
 
 
-def monitor_config(tmp_path: Path, url: str) -> Path:
+def monitor_config(tmp_path: Path, url: str, engine: str) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(
-        f'[engine]\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
+        f'[engine]\npath = "{engine}"\ndepth = {DEPTH}\nbacklog_high = 1000000\n[store]\npath = "{tmp_path / "live.sqlite"}"\n'
         f'[monitor]\nstatus_seconds = 0.2\nttt_debounce_seconds = 0.1\n'
         f'[[feeds]]\nname = "web"\ntype = "http"\nurl = "{url}"\ninterval = 0.05\ntimeout = 5.0\n'
         f'max_backoff = 0.1\nwithdraw_after = 0.5\n'
@@ -251,7 +251,7 @@ async def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, A
     return json.loads(capsys.readouterr().out)
 
 
-async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tmp_path, caplog, capsys, stockfish):
+async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tmp_path, caplog, capsys, fake_engine):
     caplog.set_level(logging.INFO, "livemon")
     games = london_round(2)
     old_gid = "3rd London Chess Classic|2|Howell,D|Adams,Mic"
@@ -287,7 +287,7 @@ async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tm
 
     frames: list[dict[str, Any]] = []
     async with MiniHttp(handler) as srv:
-        cfg = load_config(monitor_config(tmp_path, srv.url))
+        cfg = load_config(monitor_config(tmp_path, srv.url, fake_engine))
         monitor = Monitor(cfg)
         run = asyncio.create_task(monitor.run())
         try:
@@ -340,11 +340,11 @@ async def test_a_corrected_round_over_http_leaves_no_phantom_and_equals_batch(tm
         assert not [info.game_id for info, _, _ in store.games.load() if "#" in info.game_id]
         live = export_report(store, cfg)
     assert stored == mainlines(right)
-    # the batch run reads the analyses Stockfish gave the live run (searched once): the figures made of
+    # the batch run reads the analyses the engine gave the live run (searched once): the figures made of
     # them are the subject, not the search
     assert copy_analyses(cfg.store.path, tmp_path / "batch.sqlite") > 0
-    batch = await run_cli(capsys, "analyse", "--json", str(truth), "--depth", str(DEPTH),
-                    "--store", str(tmp_path / "batch.sqlite"))
+    batch = await run_cli(capsys, "analyse", "--json", str(truth), "--depth", str(DEPTH), "--config",
+                          str(tmp_path / "config.toml"), "--store", str(tmp_path / "batch.sqlite"))
     assert live["players"] == batch["players"]  # McShane's moves, every figure: as if the round was never wrong
     key = lambda g: (g["white"], g["black"])  # noqa: E731
     assert sorted(live["games"], key=key) == sorted(batch["games"], key=key)
