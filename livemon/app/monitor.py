@@ -353,9 +353,11 @@ class Monitor:
             for task in feed_tasks + background:
                 task.cancel()
             await asyncio.gather(*feed_tasks, *background, return_exceptions=True)
+        finally:
+            # the status the run ends with, also when it is cancelled (a signal while --until-done drains): the
+            # stored status never lags the moves stored
             self._publish_status()
             self.store.status.put(self.status())
-        finally:
             await self.close()
 
     async def close(self) -> None:
