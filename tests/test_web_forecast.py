@@ -217,3 +217,47 @@ def test_names_here_are_real_and_long() -> None:
     text = "".join(Path(p).read_text(encoding="utf-8") for p in (real("broadcast_2025_lezcano_montalvo_clk_lunahernandez.pgn"),
                                                               real("broadcast_2025_BBDDNRR_eval_clk_lunahernandez.pgn")))
     assert all(f'"{n}"' in text for n in FIELD[:8] + FIELD[12:]) and len(LONG) >= 35 and len(set(FIELD)) == 14
+
+
+async def test_the_standings_count_a_listed_player_who_rests_this_round(page: Page) -> None:
+    """London 2011 after round 1: nine players listed (the demo's field), eight in its games, Short resting. The
+    commentator's leaderboard and the overlay's lower third stand all nine, Short from the forecast (his listed
+    title and rating, no game yet); the eight from their player messages."""
+    import chess.pgn
+
+    from livemon.app.monitor import bundled_event
+    from livemon.live.messages import PlayerEstimate
+
+    core = LiveCore()
+    _feed(core, real("london_chess_classic_2011_twic.pgn"), 1)
+    field = bundled_event(EventConfig())
+    (msg,) = await LiveForecast(field, Hub(), simulations=1000).once(core)
+    hub = Hub()
+    hub.publish(msg)
+    played: dict[str, float] = {}
+    with real("london_chess_classic_2011_twic.pgn").open(encoding="utf-8") as pgn:
+        while (h := chess.pgn.read_headers(pgn)) is not None:
+            if h["Round"].split(".")[0] == "1":
+                w = {"1-0": 1.0, "0-1": 0.0}.get(h["Result"], 0.5)
+                played |= {h["White"]: w, h["Black"]: 1.0 - w}
+                hub.publish(BoardState(f"r1b{len(played)}", h["White"], h["Black"], int(h["WhiteElo"]),
+                                       int(h["BlackElo"]), FEN, 60, result=h["Result"], event=msg.event, round=h["Round"],
+                                       white_title="GM", black_title="GM"))
+    for name, score in played.items():
+        hub.publish(PlayerEstimate(name, None, 30, None, None, None, None,
+                                   results={"score": score, "games": 1, "tpr": None, "rating_change": None}))
+    resting = next(p for p in field.players if p.name not in played)
+    assert len(played) == 8 and resting.name == "Short,N" and resting.rating > 2600
+    async with WebServer(hub, WebConfig(port=0)) as srv:
+        await page.open(f"{srv.url}/commentator", "document.querySelectorAll('#lb-rows tr').length === 9")
+        rows = await page.js(CELLS % "#lb-rows")
+        short = next(r for r in rows if "Short,N" in r[1])
+        assert short[1] == "GMShort,N" and short[2] == str(resting.rating) and short[3] == "—"  # no game yet
+        assert rows.index(short) >= sum(1 for s in played.values() if s > 0)  # below every player who scored
+        await page.open(f"{srv.url}/overlay?layout=leaderboard&rows=12",
+                        "document.querySelectorAll('#lb-rows tr').length === 9")
+        names = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.dataset.name)")
+        assert sorted(names) == sorted([*played, "Short,N"])
+        got = await measured(page)
+        assert got["problems"] == [], got["problems"]
+    assert page.errors == []

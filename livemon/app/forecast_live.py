@@ -161,7 +161,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
     says whether to go on."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
-    badges = _badges(tuple((p.name, p.title, p.fed) for p in cfg.players))
+    badges = _badges(tuple((p.name, p.title, p.fed, p.rating) for p in cfg.players))
     try:
         read = refresh_ongoing(base, pending, params) if base is not None else None
         f = reweigh(sims, read.state) if read is not None and sims is not None else None
@@ -181,10 +181,11 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
 
 
 @functools.lru_cache(maxsize=8)
-def _badges(players: tuple[tuple[str, str, str], ...]) -> Mapping[str, tuple[str, str]]:
-    """The title and federation of each listed player (``[[event.players]]``: name, title, federation) who has
-    one, by the listed name (made once per list, not per forecast)."""
-    return {name: (title, fed) for name, title, fed in players if title or fed}
+def _badges(players: tuple[tuple[str, str, str, int], ...]) -> Mapping[str, Mapping[str, str | int]]:
+    """What the list says of each listed player (``[[event.players]]``: name, title, federation, rating), by the
+    listed name: the ``title``, ``fed`` and ``rating`` it gives (made once per list, not per forecast)."""
+    return {name: {k: v for k, v in (("title", title), ("fed", fed), ("rating", rating)) if v}
+            for name, title, fed, rating in players if title or fed or rating}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -195,9 +196,10 @@ def _badge_of(name: str, listed: tuple[str, ...]) -> str | None:
 
 
 def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int,
-             badges: Mapping[str, tuple[str, str]] | None = None) -> EventForecast:
-    """The event's forecast message; ``badges``: the title and federation of a listed player (``[[event.players]]``),
-    which its row carries (``title``, ``fed``) for the faces to show where no board of the player is."""
+             badges: Mapping[str, Mapping[str, str | int]] | None = None) -> EventForecast:
+    """The event's forecast message; ``badges``: the title, federation and rating of a listed player
+    (``[[event.players]]``), which its row carries (``title``, ``fed``, ``rating``) for the faces to show where no
+    board of the player is (a player resting this round, in the standings too)."""
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
     badges = badges or {}
     listed = tuple(badges)
@@ -207,7 +209,7 @@ def _message(name: str, state: EventState, notes: list[str], f: Forecast, curren
         "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
         "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
-        **(dict(zip(("title", "fed"), badge[p.name])) if p.name in badge else {}),
+        **badge.get(p.name, {}),
     } for p in players)
     return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
                          rows, tuple(notes + f.notes))

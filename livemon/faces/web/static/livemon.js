@@ -506,6 +506,18 @@ export function ranked(players) {
   return [...players].sort((a, b) => score(b) - score(a) || perf(b) - perf(a) || byId(a.name, b.name));
 }
 
+/** An event's standings: its players (their player messages) and the players its forecast counts who have none
+ *  yet (a listed player resting in round 1 of a round robin: the forecast's score, its listed title, federation
+ *  and rating; ``listed`` set). */
+export function standing(players, forecast) {
+  const have = new Set(players.map((p) => p.name));
+  const resting = (forecast && Array.isArray(forecast.players) ? forecast.players : [])
+    .filter((f) => f && f.name && !have.has(f.name))
+    .map((f) => ({ name: f.name, elo: f.rating || null, title: f.title || "", fed: f.fed || "", listed: true,
+      results: { score: present(f.score) ? f.score : 0, games: 0, tpr: null, rating_change: null } }));
+  return [...players, ...resting];
+}
+
 // -- the forecast (docs/forecast.md) ------------------------------------------------------------------------------
 
 /** A chance for the screen, in whole percent: "38%"; "<1%" / ">99%" for a chance that is not quite 0 or 1 (only a
