@@ -124,13 +124,13 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
         parts.append(f'<line x1="{x(tick):.1f}" y1="0" x2="{x(tick):.1f}" y2="{height - 20}" stroke="#ece9e2"/>'
                      f'<text x="{x(tick):.1f}" y="{height - 6}" text-anchor="middle">{tick}</text>')
         tick += step
+    room = int((left - 16) / _CHAR + 1e-9)  # characters: a name longer than the widest column is cut
     for i, p in enumerate(players):
         y = 16 + i * row
         d = p.get("display") or {}
-        room = int((left - 16) / _CHAR + 1e-9)  # a name longer than the widest column is cut, whole in its tooltip
         name = p["name"] if len(p["name"]) <= room else p["name"][: room - 1] + "…"
         parts.append(f'<text x="{left - 8:.0f}" y="{y + 4}" text-anchor="end" style="fill:#1d232a">{escape(name)}'
-                     f'<title>{escape(p["name"])}</title></text>')
+                     f'<title>{escape(p["name"])}</title></text>')  # the whole name in its tooltip
         if d.get("show"):
             a, b = d["cr95"]
             parts.append(f'<line class="interval" x1="{x(a):.1f}" y1="{y}" x2="{x(b):.1f}" y2="{y}" stroke="#2563eb" '

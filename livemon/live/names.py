@@ -3,8 +3,9 @@
 PGN tags name a player surname first (FIDE's order, ``"Carlsen, Magnus"``), but feeds and the lists an organiser
 writes do not all spell a name alike: ``"Carlsen,M"``, ``"CARLSEN, Magnus"``, ``"Carlsén, M."``. Two spellings
 name the same player when their surnames are equal and their given names agree as far as both go, a name or its
-start (an initial, TWIC's ``"Adams,Mi"``; accents, case and punctuation left out). A name without a comma is read surname last, or surname
-first. Matching is conservative: a spelling that fits two players of a field fits neither (:func:`matches`).
+start (an initial, TWIC's ``"Adams,Mi"``), accents, case and punctuation left out. A name without a comma is read
+surname last, or surname first. Matching is conservative: a spelling that fits two players of a field fits
+neither (:func:`matches`).
 
 >>> same_player("Carlsen, Magnus", "Carlsen,M")
 True
@@ -18,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -37,21 +39,23 @@ def _fold(text: str) -> list[str]:
     return _TOKEN.findall(plain.replace("'", "").replace("\u2019", "").casefold())
 
 
-def name_readings(name: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """The (surname, given names) a spelling can mean: one reading with a comma, else surname last or first.
+@functools.lru_cache(maxsize=65536)
+def name_readings(name: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """The (surname, given names) a spelling can mean: one reading with a comma, else surname last or first
+    (each name folded once: a field's names are compared with every listed one).
 
     >>> name_readings("Carlsen, Magnus")
-    [(('carlsen',), ('magnus',))]
+    ((('carlsen',), ('magnus',)),)
     >>> name_readings("Magnus Carlsen")
-    [(('carlsen',), ('magnus',)), (('magnus',), ('carlsen',))]
+    ((('carlsen',), ('magnus',)), (('magnus',), ('carlsen',)))
     """
     if "," in name:
         surname, _, given = name.partition(",")
-        return [(tuple(_fold(surname)), tuple(_fold(given)))]
+        return ((tuple(_fold(surname)), tuple(_fold(given))),)
     words = _fold(name)
     if len(words) < 2:
-        return [(tuple(words), ())]
-    return [(tuple(words[-1:]), tuple(words[:-1])), (tuple(words[:1]), tuple(words[1:]))]
+        return ((tuple(words), ()),)
+    return ((tuple(words[-1:]), tuple(words[:-1])), (tuple(words[:1]), tuple(words[1:])))
 
 
 def _given_agree(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
