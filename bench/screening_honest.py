@@ -28,15 +28,18 @@ event's other finished games say of how far its likely K = 40 players stand abov
 player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
 screener watching the event sees them, not only the analysed sample),
 c = a + b·strength + g·(opponents − strength) (opponents: the mean rating of the player's opponents in the
-event's finished games) with the players' own scatter tau, and z of the top-move matches against that
-strength with the total variance (:func:`widened_z`, through ∂c/∂strength = b − g). (a, b, tau, g) are fitted
-on the fit events so that the honest players' z's have mean 0, no trend with strength nor with the opponents'
-gap, variance 1 (player-events of 20+ positions). The field lag's prior sd is fitted on the fit events' finished
-games alone (:func:`fit_field_lag_sd`, reported beside the shipped ``FIELD_LAG_SD``). Three readings side by
+event's finished games), plus ``era`` for an event played before FIDE's scale change of 1 March 2024, with the
+players' own scatter tau, and z of the top-move matches against that strength with the total variance
+(:func:`widened_z`, through ∂c/∂strength = b − g). (a, b, tau, g, era) are fitted on the fit events so that the
+honest players' z's have mean 0 (in each era), no trend with strength nor with the opponents' gap, variance 1
+(player-events of 20+ positions); a line fitted on events of one era (the 2025 open left out) has no era term.
+The field lag's prior sd is fitted on the fit events' finished games alone (:func:`fit_field_lag_sd`, reported
+beside the shipped ``FIELD_LAG_SD``). Three readings side by
 side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
 field lag's prior sd 150 and no opponents term; the shipped one; each of the two changes alone; and the shipped
 one with the field lag moving the prior as a fraction k40 of it (**lag as a fraction**: variance (k40·lag_sd)²)
-instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`).
+instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`); and the shipped one with
+**no era term** (one line for every event).
 
 Measures (z of the match statistic, the mid-p tail of its exact Poisson-binomial distribution, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
