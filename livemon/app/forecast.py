@@ -15,6 +15,7 @@ import dataclasses
 import datetime
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -152,7 +153,7 @@ def read_event(paths: list[str], event: EventConfig, fmt: str | None, rounds: in
             raise ForecastError(f"{path}: cannot read ({exc.strerror})") from None
         for index, (chunk, _) in enumerate(split_games(text), start=1):
             label = f"{Path(path).name} game {index}"
-            game = parse_chunk(chunk, True)
+            game = parse_chunk(chunk, True, write_from=sys.maxsize)  # no move's SAN and FEN written: not read here
             if game is None:
                 continue
             if isinstance(game, BadSnapshot):
