@@ -795,6 +795,8 @@ class ScreeningLine:
         >>> line = ScreeningLine(-0.5, 0.0006, 0.05, era=-0.02)
         >>> line.on(datetime.date(2022, 5, 1)).a, line.on(datetime.date(2025, 5, 1)).a, line.on(None).a
         (-0.52, -0.5, -0.5)
+        >>> line.on(datetime.date(2024, 2, 29)).a, line.on(datetime.date(2024, 3, 1)).a  # the day of the change
+        (-0.52, -0.5)
         >>> line.on(datetime.date(2022, 5, 1)).on(datetime.date(2022, 5, 1)).a  # its own era is applied once
         -0.52
         """
