@@ -50,6 +50,8 @@ games (then those with 2 games), until the engine time runs out; their export is
 A fifth plan (``plan-open``) adds an open: the Primavera Cattolica Open 2022 (a 9-round open, 1698-2606, most
 players 2000-2200: the band whose estimates run high), whole player-events of its players, lowest rated first,
 each with all their games; fit data (``part`` unchanged), measured leave-one-event-out like the other added events.
+Its first 50 games are ``calibration_d12_extra5.jsonl.gz``; the plan made again with ``--skip`` of every export gives
+the rest, of which the next 95 (and one game of another event) are ``calibration_d12_extra6.jsonl.gz``.
 
 A sixth plan (``plan-heldback``) analyses a second held-back set, chosen before any of its games was analysed
 (``HELD_BACK_2``): the six classical norm round robins of the set with no game in an export (1927-2620, most
