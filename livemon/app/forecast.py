@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import chess
 import chess.engine
 
-from livemon.config import EventConfig
+from livemon.config import EventConfig, EventPlayer
 from livemon.errors import LivemonError
 from livemon.live.messages import GameInfo
 from livemon.live.names import matches
@@ -49,6 +49,9 @@ class ReadEvent:
     notes: list[str]
     index: dict[str, int] = dataclasses.field(default_factory=dict)
     """Each player's index in the state, by the key the games name them by (FIDE id, else name)."""
+    listed: dict[str, EventPlayer] = dataclasses.field(default_factory=dict)
+    """The listed player (``[[event.players]]``) each player of the state is, by the state's name: matched once,
+    here, by FIDE id or by name however spelled."""
 
 
 def load_params() -> ForecastParams:
@@ -266,6 +269,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         else:
             results.append(Result(w, b, rec.score, rnd, forfeit=rec.forfeit))
     spelled: list[str] = []  # what the listed names were read as
+    listed_at: dict[int, EventPlayer] = {}
     for listed in event.players:  # the field as its organisers list it: a player yet to play is in it too
         at = keys.get(listed.fide_id) if listed.fide_id else None  # by FIDE id, else by the name the games give
         if at is None:
@@ -278,9 +282,10 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
                 spelled.append(f"listed {listed.name!r} can be any of {', '.join(repr(names[i]) for i in found)}: "
                                "counted apart (give its FIDE id or the games' spelling)")
         if at is None:
-            player(listed.fide_id or listed.name, listed.name, listed.rating or None)
+            at = player(listed.fide_id or listed.name, listed.name, listed.rating or None)
         elif ratings[at] is None and listed.rating:
             ratings[at] = listed.rating
+        listed_at[at] = listed
     if len(names) < 2:
         raise ForecastError("no games with two players: nothing to forecast")
     notes: list[str] = spelled
@@ -379,7 +384,8 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
                        event.ko_tiebreak)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
-    return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys))
+    return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys),
+                     {names[i]: listed for i, listed in listed_at.items()})
 
 
 def _clean(x: float) -> float | None:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import logging
 import math
 import multiprocessing
@@ -43,13 +42,12 @@ from collections.abc import Mapping
 from typing import Any, Callable, Protocol
 
 from livemon.app.forecast import ForecastError, GameRecord, ReadEvent, load_params, record_of_info, refresh_ongoing, state_of
-from livemon.config import EventConfig
+from livemon.config import EventConfig, EventPlayer
 from livemon.errors import LivemonError
 from livemon.faces.hub import Hub
 from livemon.io import procs
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
-from livemon.live.names import matches
 from livemon.rating.forecast import ForecastParams, material
 from livemon.rating.standings import EventState, Forecast, SimCache, Sims, StateError, reweigh, simulate
 
@@ -161,7 +159,6 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
     says whether to go on."""
     rounds_seen = [int(r.round.split(".")[0]) for r in records if r.round.split(".")[0].isdigit()]
     current = max(rounds_seen, default=0)
-    badges = _badges(tuple((p.name, p.title, p.fed, p.rating) for p in cfg.players))
     try:
         read = refresh_ongoing(base, pending, params) if base is not None else None
         f = reweigh(sims, read.state) if read is not None and sims is not None else None
@@ -171,45 +168,36 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
         if f is None:
             state = read.state
             so_far = None if progress is None else (
-                lambda g: progress(_message(name, state, read.notes, g, current, badges), current))  # noqa: E731
+                lambda g: progress(_message(name, state, read.notes, g, current, read.listed), current))  # noqa: E731
             f = simulate(state, simulations_for(len(state.players), simulations), seed=seed, params=params,
                          se=se, cache=cache, keep=cache is not None, progress=so_far)
     except (ForecastError, StateError) as exc:
         return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
                               error=str(exc)), current), None, None, False
-    return (_message(name, read.state, read.notes, f, current, badges), current), read, f.sims, weighed
+    return (_message(name, read.state, read.notes, f, current, read.listed), current), read, f.sims, weighed
 
 
-@functools.lru_cache(maxsize=8)
-def _badges(players: tuple[tuple[str, str, str, int], ...]) -> Mapping[str, Mapping[str, str | int]]:
-    """What the list says of each listed player (``[[event.players]]``: name, title, federation, rating), by the
-    listed name: the ``title``, ``fed`` and ``rating`` it gives (made once per list, not per forecast)."""
-    return {name: {k: v for k, v in (("title", title), ("fed", fed), ("rating", rating)) if v}
-            for name, title, fed, rating in players if title or fed or rating}
-
-
-@functools.lru_cache(maxsize=4096)
-def _badge_of(name: str, listed: tuple[str, ...]) -> str | None:
-    """The listed name a player of the games is, however spelled (:func:`~livemon.live.names.matches`), if one."""
-    found = matches(name, listed)
-    return listed[found[0]] if len(found) == 1 else None
+def _badge(player: EventPlayer | None) -> dict[str, str | int]:
+    """What the list says of a player for the screens: its ``title``, ``fed`` and ``rating``, those it gives."""
+    if player is None:
+        return {}
+    return {k: v for k, v in (("title", player.title), ("fed", player.fed), ("rating", player.rating)) if v}
 
 
 def _message(name: str, state: EventState, notes: list[str], f: Forecast, current: int,
-             badges: Mapping[str, Mapping[str, str | int]] | None = None) -> EventForecast:
-    """The event's forecast message; ``badges``: the title, federation and rating of a listed player
-    (``[[event.players]]``), which its row carries (``title``, ``fed``, ``rating``) for the faces to show where no
-    board of the player is (a player resting this round, in the standings too)."""
+             listed: Mapping[str, EventPlayer] | None = None) -> EventForecast:
+    """The event's forecast message; ``listed``: the listed player (``[[event.players]]``) each player is
+    (:attr:`~livemon.app.forecast.ReadEvent.listed`), whose title, federation and rating its row carries
+    (``title``, ``fed``, ``rating``) for the faces to show where no board of the player is (a player resting this
+    round, in the standings too)."""
     players = sorted(f.players, key=lambda p: (-p.p_winner, -p.p_first, -p.score, p.name))
-    badges = badges or {}
-    listed = tuple(badges)
-    badge = {p.name: badges[b] for p in players if (b := _badge_of(p.name, listed)) is not None}
+    listed = listed or {}
     rows = tuple({
         "name": p.name, "score": p.score, "p_first": round(p.p_first, 4), "p_first_round_start": None,
         "p_winner": round(p.p_winner, 4), "p_top3": None if math.isnan(p.p_top3) else round(p.p_top3, 4),
         "expected_score": None if math.isnan(p.expected_score) else round(p.expected_score, 3),
         "max_score": None if math.isnan(p.max_score) else p.max_score, "needs": p.needs,
-        **badge.get(p.name, {}),
+        **_badge(listed.get(p.name)),
     } for p in players)
     return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
                          rows, tuple(notes + f.notes))

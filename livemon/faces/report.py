@@ -17,6 +17,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from livemon.live.audience import more_games
+
 __all__ = ["render_html"]
 
 DASH = "—"
@@ -68,7 +70,7 @@ def _performance_cell(p: dict[str, Any], key: str = "estimate") -> str:
         return f'<b>{d["elo"]:.0f}</b> <span class="muted">{low}–{high}</span>'
     more = d.get("more_games")
     why = escape(str(d.get("reason") or (p.get(key) or {}).get("reason") or ""))
-    text = f"{more} more game{'s' if more != 1 else ''}" if more else DASH
+    text = more_games(more) if more else DASH
     return f'<span class="muted" title="{why}">{text}</span>'
 
 
@@ -139,7 +141,7 @@ def _performance_chart(players: list[dict[str, Any]], calibrated: tuple[float, f
                          f'{d["elo"]:.0f}</title></circle>')
         else:
             more = d.get("more_games")
-            note = f"{more} more game{'s' if more != 1 else ''}" if more else "no estimate yet"
+            note = more_games(more) if more else "no estimate yet"
             why = d.get("reason") or (p.get("estimate") or {}).get("reason") or ""
             parts.append(f'<text x="{left + 4}" y="{y + 4}">{escape(note)}<title>{escape(str(why))}</title></text>')
         tpr = p["results"].get("tpr")

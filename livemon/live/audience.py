@@ -465,6 +465,15 @@ def display_rules(performance: Mapping[str, Any] | None, games: int, max_width: 
     return out
 
 
+def more_games(n: int, more: str = "more games") -> str:
+    """How long until an estimate is shown, as the screens write it (``more``: the words after the count).
+
+    >>> more_games(4), more_games(1), more_games(1, "more g.")
+    ('4 more games', '1 more game', '1 more g.')
+    """
+    return f"{n} {more.removesuffix('s') if n == 1 else more}"
+
+
 def estimate_displays(blocks: dict[str, dict[str, Any]], model: QualityModel | None, max_width: float) -> dict[str, Any]:
     """Each estimate's ``display`` (:func:`estimate_display`): set in the ``moves_estimate`` and ``field_estimate``
     blocks of :meth:`livemon.live.estimator.Estimator.estimates`, and the headline's (``estimate``) returned, for

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from livemon.live.audience import more_games
 from livemon.rating.evaluation import MATE_CP
 
 DASH = "—"
@@ -241,7 +242,7 @@ def shown_estimate(perf: Mapping[str, object] | None, display: Mapping[str, obje
                 elo_range(cr) if isinstance(cr, (list, tuple)) else DASH)
     if not display.get("show"):
         n = display.get("more_games")
-        return DASH, (f"{n} {more.removesuffix('s') if n == 1 else more}" if n else DASH)
+        return DASH, (more_games(int(n), more) if isinstance(n, int) and n else DASH)
     cr = display.get("cr95")
     elo = display.get("elo")
     if not isinstance(cr, (list, tuple)) or len(cr) != 2:
