@@ -779,7 +779,10 @@ class EventConfig:
     tiebreaks: list[str] = field(default_factory=list)
     """In order, of direct, sb (Sonneborn-Berger), buchholz; a tie they leave is shared (playoff or lots)."""
     bye_points: float = 1.0
-    """Points of a pairing-allocated bye in a Swiss."""
+    """A pairing-allocated bye in a Swiss as a game result: 1 (counted as a win), 0.5 (a draw) or 0 (a loss)."""
+    points: str = "1-0.5-0"
+    """What a win, a draw and a loss give in the standings, win-draw-loss: FIDE's 1-0.5-0, or for instance 3-1-0
+    ("football" scoring); each a multiple of 0.5."""
     withdrawn: list[str] = field(default_factory=list)
     """Players (as named in the games, or by FIDE id where the games carry FideId tags) who left the event: their
     games to come are not played."""
@@ -807,6 +810,12 @@ class EventConfig:
                 raise ConfigError(f"event.tiebreaks: expected direct, sb or buchholz, got {tb!r}")
         if self.bye_points not in (0.0, 0.5, 1.0):
             raise ConfigError(f"event.bye_points: expected 0, 0.5 or 1, got {self.bye_points!r}")
+        from livemon.rating.standings import Points, StateError
+
+        try:
+            Points.parse(self.points)
+        except StateError as exc:
+            raise ConfigError(f"event.{exc}") from None
         if not 100 <= self.simulations <= 10_000_000:
             raise ConfigError(f"event.simulations: expected 100 to 10,000,000, got {self.simulations!r}")
         if not 0 <= self.live_seconds <= 3600:

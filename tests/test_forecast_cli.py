@@ -113,6 +113,36 @@ def test_config_event_table(tmp_path: Path) -> None:
     assert load_config_text('[event]\nformat = "rr"').event.format == "rr"
 
 
+def test_football_scoring_from_the_config_and_the_command_line(tmp_path: Path) -> None:
+    """Prague 2022 after five rounds at 3-1-0: every score is 3 a win and 1 a draw of the file's games, the table says
+    how it scores, and a bad value is one line."""
+    import chess.pgn
+
+    cut = _cut(PRAGUE, 5, tmp_path / "r5.pgn")
+    points: dict[str, int] = {}
+    with cut.open(encoding="utf-8") as pgn:
+        while (h := chess.pgn.read_headers(pgn)) is not None:
+            w, b = {"1-0": (3, 0), "0-1": (0, 3), "1/2-1/2": (1, 1)}[h["Result"]]
+            points[h["White"]] = points.get(h["White"], 0) + w
+            points[h["Black"]] = points.get(h["Black"], 0) + b
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[event]\npoints = "3-1-0"\nsimulations = 2000\n', encoding="utf-8")
+    for how in (["--config", str(cfg)], ["--points", "3-1-0", "--simulations", "2000"]):
+        out = _run(str(cut), *how, "--json", "--seed", "3")
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["points"] == "3-1-0" and {p["name"]: p["score"] for p in data["players"]} == points
+        assert sum(p["p_first"] for p in data["players"]) == pytest.approx(1.0, abs=1e-5)
+        for p in data["players"]:
+            assert p["max_score"] == p["score"] + 3 * 4 and all(float(k) == int(float(k)) for k in p["distribution"])
+    text = _run(str(cut), "--points", "3-1-0", "--simulations", "2000").stdout
+    assert "3-1-0 scoring (win-draw-loss)" in text.splitlines()[0]
+    out = _run(str(cut), "--points", "1-1-0")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "a win must give more than a draw" in out.stderr
+    with pytest.raises(Exception, match="event.points"):
+        load_config_text('[event]\npoints = "three"')
+
+
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
     out = _run(str(tmp_path / "missing.pgn"))
     assert out.returncode == 1 and "cannot read" in out.stderr and "Traceback" not in out.stderr

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from livemon.rating.forecast import pregame
-from livemon.rating.standings import EventState, Result, berger, simulate
+from livemon.rating.standings import EventState, Points, Result, berger, simulate
 
 
 def _sound(state: EventState, n: int = 4000, seed: int = 0) -> None:
@@ -47,16 +47,17 @@ def _upper(state: EventState) -> list[float]:
     p = len(state.players)
     score = [0.0] * p
     played = [[0] * p for _ in range(p)]
+    got = {1.0: state.points.win, 0.5: state.points.draw, 0.0: state.points.loss}
     for r in state.results:
-        score[r.white] += r.score
-        score[r.black] += 1 - r.score
+        score[r.white] += got[r.score]
+        score[r.black] += got[1 - r.score]
         played[r.white][r.black] += 1
         played[r.black][r.white] += 1
     out = []
     for i in range(p):
         left = 0 if i in state.withdrawn else sum(legs - played[i][j] for j in range(p)
                                                   if j != i and j not in state.withdrawn)
-        out.append(score[i] + left)
+        out.append(score[i] + left * state.points.win)
     return out
 
 
@@ -82,6 +83,70 @@ def round_robins(draw: st.DrawFn) -> EventState:
 @given(round_robins(), st.integers(0, 2**16))
 def test_round_robins_are_sound(state: EventState, seed: int) -> None:
     _sound(state, 2000, seed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(round_robins(), st.integers(0, 2**16), st.sampled_from(["3-1-0", "2-1-0", "3-1.5-1"]))
+def test_round_robins_are_sound_in_other_points(state: EventState, seed: int, points: str) -> None:
+    state.points = Points.parse(points)
+    _sound(state, 2000, seed)
+
+
+def test_football_scoring_separates_what_game_points_tie() -> None:
+    # finished: A won twice and lost once (2 game points, 6 at 3-1-0), B won once and drew twice (2, 5)
+    res = [Result(0, 2, 1.0), Result(0, 3, 1.0), Result(1, 0, 1.0), Result(1, 2, 0.5), Result(3, 1, 0.5),
+           Result(3, 2, 1.0)]
+    state = EventState(list("ABCD"), [2500] * 4, "rr", rounds=3, results=res)
+    fide = simulate(state, 100, seed=0)
+    assert [x.score for x in fide.players] == [2.0, 2.0, 0.5, 1.5] and [x.p_first for x in fide.players][:2] == [0.5, 0.5]
+    state.points = Points.parse("3-1-0")
+    football = simulate(state, 100, seed=0)
+    assert [x.score for x in football.players] == [6.0, 5.0, 1.0, 4.0]
+    assert [x.p_first for x in football.players] == [1.0, 0.0, 0.0, 0.0] and football.simulations == 0
+    # earlier (B v D and C v D to come, colours unknown): every score in whole points of 0, 1 or 3 a game
+    state = EventState(list("ABCD"), [2600, 2550, 2500, 2450], "rr", rounds=3, results=res[:4], points=Points(3, 1, 0))
+    sim = simulate(state, 200_000, seed=1)
+    assert sim.simulations == 200_000 and [x.score for x in sim.players] == [6.0, 4.0, 1.0, 0.0]
+    for x, left in zip(sim.players, (0, 1, 1, 2)):
+        assert set(x.distribution) <= {x.score + k for k in (0, 1, 2, 3, 4, 6)[:1 + 3 * left]}
+        assert x.max_score == x.score + 3 * left
+    w, d, _ = pregame(2550, 2450)  # B White
+    _, d2, l2 = pregame(2450, 2550)  # B Black
+    assert sim.players[1].expected_score == pytest.approx(4 + ((3 * w + d) + (3 * l2 + d2)) / 2, abs=0.01)
+
+
+def test_a_swiss_in_football_scoring() -> None:
+    state = _swiss_state(30, 4, seed=3)
+    fide = simulate(state, 3000, seed=1)
+    state.points = Points.parse("3-1-0")
+    f = simulate(state, 3000, seed=1)
+    assert sum(x.p_first for x in f.players) == pytest.approx(1.0)
+    assert {x.name: x.score for x in f.players} == {
+        x.name: 3 * sum(r.score == 1.0 for r in state.results if x.name == f"P{r.white}") +
+        3 * sum(r.score == 0.0 for r in state.results if x.name == f"P{r.black}") +
+        sum(r.score == 0.5 for r in state.results if x.name in (f"P{r.white}", f"P{r.black}")) +
+        3 * sum(1 for b, _ in state.byes if x.name == f"P{b}") for x in fide.players}
+    leader = max(x.score for x in f.players)
+    for x in f.players:
+        assert min(x.distribution) >= x.score and x.max_score <= x.score + 3 * 3
+        assert all(s == int(s) for s in x.distribution)  # whole points only
+        if x.score + 9 < leader:
+            assert x.p_first == 0.0
+
+
+def test_kept_simulations_in_football_scoring_are_the_forecast_again() -> None:
+    from livemon.rating.standings import reweigh
+
+    res = [Result(i, j, 0.5 if (i + j) % 3 else 1.0) for i in range(6) for j in range(i + 1, 6) if j - i > 2]
+    state = EventState([f"P{i}" for i in range(6)], list(np.linspace(2500, 2700, 6)), "rr", rounds=5, results=res,
+                       ongoing=[(0, 1, (0.3, 0.5, 0.2))], points=Points.parse("3-1-0"))
+    kept = simulate(state, 20_000, seed=2, keep=True)
+    again = reweigh(kept.sims, state) if kept.sims is not None else None
+    plain = simulate(state, 20_000, seed=2)
+    assert again is not None
+    for x, y, z in zip(again.players, kept.players, plain.players):
+        assert (x.score, x.max_score, x.needs) == (y.score, y.max_score, y.needs) == (z.score, z.max_score, z.needs)
+        assert x.expected_score == pytest.approx(z.expected_score)
 
 
 def test_one_game_left_matches_the_game_model() -> None:

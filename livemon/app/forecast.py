@@ -30,7 +30,7 @@ from livemon.live.pgn import fide_id, rating_date, scaled_ratings, split_games, 
 from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
-from livemon.rating.standings import EventState, Forecast, Result, StateError, infer_numbers, simulate
+from livemon.rating.standings import FIDE_POINTS, EventState, Forecast, Points, Result, StateError, infer_numbers, simulate
 
 _BYE = re.compile(r"^\(?\s*(bye|BYE|Bye)\s*\)?$")
 PARAMS_FILE = Path(__file__).resolve().parent.parent / "data" / "forecast.json"
@@ -381,7 +381,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         ongoing = [g for g in ongoing if g[0] not in gone and g[1] not in gone]
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(gone),
                        numbers, rounds_played, list(event.tiebreaks), event.bye_points, event.ko_games, bracket,
-                       event.ko_tiebreak)
+                       event.ko_tiebreak, Points.parse(event.points))
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
     return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys),
@@ -405,6 +405,7 @@ def forecast_json(read: ReadEvent, f: Forecast) -> dict[str, Any]:
         "games_in_progress": len(st.ongoing),
         "simulations": f.simulations,
         "tiebreaks": list(st.tiebreaks),
+        "points": st.points.label,
         "players": [{
             "name": p.name, "score": p.score, "p_first": _clean(p.p_first), "p_winner": _clean(p.p_winner),
             "p_top3": _clean(p.p_top3), "expected_score": _clean(p.expected_score), "max_score": _clean(p.max_score),
@@ -433,7 +434,8 @@ def forecast_text(data: dict[str, Any]) -> str:
     """The forecast as a table, most likely winner first."""
     lines = [f"{data['event']}: {data['format']} ({data['format_source']}), {data['rounds']} rounds "
              f"({data['rounds_source']}), {data['rounds_left']} left, {data['games_in_progress']} games in progress; "
-             + (f"{data['simulations']:,} simulations" if data["simulations"] else "decided: exact, nothing simulated")]
+             + (f"{data['simulations']:,} simulations" if data["simulations"] else "decided: exact, nothing simulated")
+             + ("" if data["points"] == FIDE_POINTS.label else f"; {data['points']} scoring (win-draw-loss)")]
     tb = bool(data["tiebreaks"])
     head = f"{'player':<28} {'score':>5} {'max':>5} {'exp':>5} {'first':>6}" + (f" {'winner':>6}" if tb else "") + \
         f" {'top 3':>6}  needs"
@@ -487,5 +489,5 @@ def chances_by_round(games: list[GameRecord], event: EventConfig, seed: int | No
         got = {p.name: p.p_first for p in f.players}
         for n in names:
             series[n].append(round(got.get(n, 0.0), 4))
-    return {"format": full.state.format, "rounds": rounds, "simulations": sims, "players": series,
-            "notes": full.notes}
+    return {"format": full.state.format, "rounds": rounds, "simulations": sims, "points": full.state.points.label,
+            "players": series, "notes": full.notes}

@@ -200,7 +200,7 @@ def _message(name: str, state: EventState, notes: list[str], f: Forecast, curren
         **_badge(listed.get(p.name)),
     } for p in players)
     return EventForecast(name, state.format, state.rounds, f.rounds_left, current, f.simulations, len(state.ongoing),
-                         rows, tuple(notes + f.notes))
+                         rows, tuple(notes + f.notes), points=state.points.label)
 
 
 @dataclasses.dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from livemon.commands import config_from_args, say, write_result
+from livemon.config import ConfigError
 
 
 def _positive(text: str) -> int:
@@ -25,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="round robin, double round robin, Swiss or knockout (default: [event] format, else guessed)")
     p.add_argument("--simulations", type=_positive, metavar="N",
                    help="simulations of the rest of the event (default: [event] simulations; a Swiss 20,000)")
+    p.add_argument("--points", metavar="W-D-L", help="what a win, a draw and a loss give in the standings, such as "
+                   "3-1-0 (default: [event] points, else FIDE's 1-0.5-0)")
     p.add_argument("--withdrawn", action="append", metavar="NAME", default=[],
                    help="a player who left the event (as named in the games; repeat for several)")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (the same seed, the same figures)")
@@ -40,6 +43,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.withdrawn:
         cfg.event.withdrawn = [*cfg.event.withdrawn, *args.withdrawn]
+    if args.points:
+        cfg.event.points = args.points
+        try:
+            cfg.event.validate()
+        except ConfigError as exc:
+            say(f"--{str(exc).removeprefix('event.')}")
+            return 2
     try:
         data = forecast_event(args.pgn, cfg.event, args.format, args.rounds, args.simulations, args.seed, say)
     except ForecastError as exc:

@@ -237,7 +237,9 @@ def _forecast_chart(forecast: dict[str, Any] | None) -> str:
     parts.append("</svg>")
     return ('<h2>Who will win</h2><p class="muted">Chance of first place (a shared first split) before round 1 and '
             f'after each round, from the ratings and the results so far ({forecast["simulations"]:,} simulations of '
-            f'the rest of the {escape(forecast["format"])} each; the leading {len(shown)} players)</p>'
+            f'the rest of the {escape(forecast["format"])} each'
+            + (f', scored {escape(forecast["points"])}' if forecast.get("points", "1-0.5-0") != "1-0.5-0" else "")
+            + f'; the leading {len(shown)} players)</p>'
             + "".join(parts))
 
 

@@ -582,6 +582,9 @@ class EventForecast(Outgoing):
     players: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
     error: str | None = None
+    points: str = "1-0.5-0"
+    """What a win, a draw and a loss give, win-draw-loss (``[event] points``): every score of ``players`` is in
+    these points."""
 
 
 OUTGOING_CLASSES: tuple[type[Outgoing], ...] = (

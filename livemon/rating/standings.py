@@ -25,14 +25,25 @@ Formats:
   (one game, a draw counting as Black's win, colours by lot) or ``elo`` (won with the Elo expected score, no
   draws); winners of adjacent matches meet next.
 
-Tiebreaks (``p_winner``): ``direct`` (points among the tied), ``sb`` (Sonneborn-Berger), ``buchholz``; a tie
-they do not break is shared equally (a playoff or lots).
+Points (:class:`Points`): FIDE's 1, ½, 0 by default, or what the event gives a win, a draw and a loss (3, 1, 0 in
+"football" scoring); a bye counts as the result it stands for (a bye of 1 as a win). The standings, the chances
+and every score of the forecast are in the event's points.
+
+Tiebreaks (``p_winner``): ``direct`` (game points among the tied), ``sb`` (Sonneborn-Berger: the opponents'
+final points, in full for a win, half for a draw), ``buchholz`` (the opponents' final points); a tie they do not
+break is shared equally (a playoff or lots).
 
 >>> st = EventState(["A", "B", "C", "D"], [2700, 2600, 2500, 2400], "rr", rounds=3,
 ...                 results=[Result(0, 3, 1.0), Result(1, 2, 0.5)])
 >>> f = simulate(st, 20000, seed=1)
 >>> round(sum(p.p_first for p in f.players), 9), f.players[0].p_first > f.players[3].p_first
 (1.0, True)
+
+The same event in football scoring (3 for a win, 1 for a draw): A's win is 3 points, B's and C's draw 1 each.
+
+>>> st.points = Points.parse("3-1-0")
+>>> [p.score for p in simulate(st, 2000, seed=1).players]
+[3.0, 1.0, 1.0, 0.0]
 """
 
 from __future__ import annotations
@@ -47,7 +58,7 @@ from numpy.typing import NDArray
 from livemon.errors import InputError
 from livemon.rating.forecast import DEFAULT, RAPID, ForecastParams, pregame_arrays
 
-__all__ = ["infer_numbers", "StateError", "Result", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
+__all__ = ["infer_numbers", "StateError", "Result", "Points", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
            "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache", "Sims", "reweigh"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
@@ -73,6 +84,67 @@ class Result:
     round: int | None = None
     forfeit: bool = False
     """A game not played (a default): its points count, it gives no tiebreak points of play."""
+
+
+@dataclass(frozen=True)
+class Points:
+    """What a game gives its players: points for a win, a draw and a loss, each a multiple of ½, a win more than a
+    draw and a draw at least a loss (FIDE's 1, ½, 0 by default; 3, 1, 0 in "football" scoring).
+
+    The simulation counts scores in whole units of :attr:`step` so that ties are exact.
+
+    >>> Points().units, Points().step
+    ((0, 1, 2), 0.5)
+    >>> football = Points.parse("3-1-0")
+    >>> football.units, football.step, football.label
+    ((0, 1, 3), 1.0, '3-1-0')
+    >>> Points.parse("1-1-0")
+    Traceback (most recent call last):
+    ...
+    livemon.rating.standings.StateError: points 1-1-0: a win must give more than a draw and a draw at least a loss
+    """
+
+    win: float = 1.0
+    draw: float = 0.5
+    loss: float = 0.0
+
+    def __post_init__(self) -> None:
+        for v in (self.win, self.draw, self.loss):
+            if v < 0 or v > 100 or (2 * v) % 1:
+                raise StateError(f"points {self.label}: each a multiple of ½ from 0 to 100")
+        if not self.win > self.draw >= self.loss:
+            raise StateError(f"points {self.label}: a win must give more than a draw and a draw at least a loss")
+
+    @classmethod
+    def parse(cls, text: str) -> Points:
+        """``"3-1-0"``, ``"1-½-0"`` or ``"1-0.5-0"``: win, draw, loss (StateError, one line, on anything else)."""
+        parts = text.replace("½", "0.5").replace(" ", "").split("-")
+        try:
+            win, draw, loss = (float(x) for x in parts)
+        except ValueError:
+            raise StateError(f"points {text!r}: expected win-draw-loss, such as 1-0.5-0 or 3-1-0") from None
+        return cls(win, draw, loss)
+
+    @property
+    def label(self) -> str:
+        return "-".join(f"{v:g}" for v in (self.win, self.draw, self.loss))
+
+    @property
+    def step(self) -> float:
+        """The largest unit every game's points are whole multiples of."""
+        return math.gcd(*(round(2 * v) for v in (self.win, self.draw, self.loss))) / 2
+
+    @property
+    def units(self) -> tuple[int, int, int]:
+        """A loss's, a draw's and a win's points in units of :attr:`step`: indexed by a game's result code (0, 1, 2:
+        the player's game half-points)."""
+        return (round(self.loss / self.step), round(self.draw / self.step), round(self.win / self.step))
+
+    def lut(self) -> NDArray[np.int16]:
+        return np.asarray(self.units, np.int16)
+
+
+FIDE_POINTS = Points()
 
 
 @dataclass
@@ -102,6 +174,8 @@ class EventState:
     are the results of rounds after ``rounds_played``)."""
     ko_tiebreak: str = "rapid"
     """Knockout: how a level match is decided (:data:`KO_TIEBREAKS`)."""
+    points: Points = FIDE_POINTS
+    """What a win, a draw and a loss give (a bye: what the result it stands for gives)."""
 
 
 @dataclass
@@ -206,19 +280,21 @@ def infer_numbers(n: int, games: Sequence[tuple[int, int, int, int]]) -> list[in
     return None
 
 
-def _scores2(st: EventState) -> Int:
-    """Points so far in half-points (exact ties)."""
+def _scores(st: EventState) -> Int:
+    """Points so far in units of the event's :attr:`Points.step` (exact ties)."""
+    unit = st.points.units
     s = np.zeros(len(st.players), np.int64)
     for r in st.results:
-        s[r.white] += round(2 * r.score)
-        s[r.black] += 2 - round(2 * r.score)
+        s[r.white] += unit[round(2 * r.score)]
+        s[r.black] += unit[2 - round(2 * r.score)]
     for p, pts in st.byes:
-        s[p] += round(2 * pts)
+        s[p] += unit[round(2 * pts)]
     return s
 
 
 def _draw(probs: Float, u: NDArray[np.float32]) -> NDArray[np.int8]:
-    """White's half-points (2, 1, 0) of games drawn from (.., 3) probabilities with uniforms ``u``."""
+    """White's result codes (2 a win, 1 a draw, 0 a loss: White's game half-points) of games drawn from (.., 3)
+    probabilities with uniforms ``u``."""
     w = probs[..., 0].astype(np.float32)
     wd = (probs[..., 0] + probs[..., 1]).astype(np.float32)
     return ((u < wd).astype(np.int8) + (u < w).astype(np.int8))
@@ -226,13 +302,13 @@ def _draw(probs: Float, u: NDArray[np.float32]) -> NDArray[np.int8]:
 
 @dataclass
 class _Games:
-    """Every game of every simulation: white, black (n, G) or (G,) and White's half-points (n, G)."""
+    """Every game of every simulation: white, black (n, G) or (G,) and White's result codes (n, G) (:func:`_draw`)."""
 
     a: list[Int] = field(default_factory=list)
     b: list[Int] = field(default_factory=list)
     r: list[NDArray[np.int8]] = field(default_factory=list)
     ongoing: NDArray[np.int8] | None = None
-    """White's half-points of the games in progress, (n, len(st.ongoing)), in their order."""
+    """White's result codes of the games in progress, (n, len(st.ongoing)), in their order."""
 
     def add(self, a: Int, b: Int, r: NDArray[np.int8]) -> None:
         self.a.append(a)
@@ -253,15 +329,15 @@ def _scatter(n: int, p: int, idx: Int, weights: Float) -> Float:
     return summed.reshape(n, p)
 
 
-def _winners(final2: Int, games: _Games, tiebreaks: Sequence[str]) -> Float:
+def _winners(final_u: Int, games: _Games, tiebreaks: Sequence[str]) -> Float:
     """Per simulation the share of the title of each player under the tiebreaks (ties left split).
 
     Only the simulations with a tie for first are looked at again.
     """
-    cand = final2 == final2.max(axis=1, keepdims=True)
+    cand = final_u == final_u.max(axis=1, keepdims=True)
     tied = np.flatnonzero(cand.sum(axis=1) > 1)
     if len(tied) and tiebreaks:
-        sub = final2[tied]
+        sub = final_u[tied]
         c = cand[tied]
         n, p = sub.shape
         for tb in tiebreaks:
@@ -288,16 +364,16 @@ def _winners(final2: Int, games: _Games, tiebreaks: Sequence[str]) -> Float:
     return share
 
 
-def _shares(final2: Int, slots: int) -> Float:
+def _shares(final_u: Int, slots: int) -> Float:
     """Per simulation each player's share of the top ``slots`` places, ties split equally.
 
     A player above the ``slots``-th best score is in; one level with it shares the places left.
     """
-    p = final2.shape[1]
-    t = final2.max(axis=1, keepdims=True) if slots == 1 else np.partition(final2, p - slots, axis=1)[:, p - slots: p - slots + 1]
-    above = (final2 > t).sum(axis=1, keepdims=True)
-    level = (final2 == t).sum(axis=1, keepdims=True)
-    share: Float = np.where(final2 > t, 1.0, np.where(final2 == t, (slots - above) / level, 0.0))
+    p = final_u.shape[1]
+    t = final_u.max(axis=1, keepdims=True) if slots == 1 else np.partition(final_u, p - slots, axis=1)[:, p - slots: p - slots + 1]
+    above = (final_u > t).sum(axis=1, keepdims=True)
+    level = (final_u == t).sum(axis=1, keepdims=True)
+    share: Float = np.where(final_u > t, 1.0, np.where(final_u == t, (slots - above) / level, 0.0))
     return share
 
 
@@ -357,7 +433,8 @@ def _rr_games(st: EventState, model: GameModel) -> tuple[Int, Int, Float]:
 
 def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
         games: _Games) -> tuple[Int, int, Int]:
-    """Final scores (half-points) of ``n`` simulations, the rounds left, and each player's games left."""
+    """Final scores (units of the event's points) of ``n`` simulations, the rounds left, and each player's games
+    left."""
     p = len(st.players)
     a_idx, b_idx, probs = _rr_games(st, model)
     u = rng.random((n, len(a_idx)), dtype=np.float32)
@@ -365,16 +442,18 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
     games.add(a_idx, b_idx, r)
     if st.ongoing:
         games.ongoing = r[:, len(a_idx) - len(st.ongoing):]
-    final2 = np.broadcast_to(_scores2(st), (n, p)).copy()
-    if len(a_idx):  # fixed pairings: one product with the games' incidence (float32 is exact here)
-        inc = np.zeros((len(a_idx), p), np.float32)
-        inc[np.arange(len(a_idx)), a_idx] += 1
-        inc[np.arange(len(a_idx)), b_idx] -= 1
-        base = 2 * np.bincount(b_idx, minlength=p)
-        final2 += (r.astype(np.float32) @ inc).round().astype(np.int64) + base
+    final_u = np.broadcast_to(_scores(st), (n, p)).copy()
+    if len(a_idx):  # fixed pairings: products with the games' incidences (float32 is exact here)
+        lut = st.points.lut().astype(np.float32)
+        rows = np.arange(len(a_idx))
+        inc_w = np.zeros((len(a_idx), p), np.float32)
+        inc_w[rows, a_idx] = 1
+        inc_b = np.zeros((len(a_idx), p), np.float32)
+        inc_b[rows, b_idx] = 1
+        final_u += (lut[r] @ inc_w + lut[2 - r] @ inc_b).round().astype(np.int64)
     per_round = max(1, (p - len(st.withdrawn)) // 2)
     left = np.bincount(a_idx, minlength=p) + np.bincount(b_idx, minlength=p)
-    return final2, math.ceil(len(a_idx) / per_round), left
+    return final_u, math.ceil(len(a_idx) / per_round), left
 
 
 class SimCache:
@@ -405,7 +484,8 @@ class SimCache:
 
 def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, games: _Games,
            rounds_left: int, cache: SimCache | None = None) -> Int:
-    """Final scores (half-points) of ``n`` simulations of a Swiss: each round paired Dutch-like in every simulation.
+    """Final scores (units of the event's points) of ``n`` simulations of a Swiss: each round paired Dutch-like in
+    every simulation.
 
     Pairing: players sorted by score then rating; each score group made even by floating its last player down;
     the top half of a group meets its bottom half. Nobody meets the same opponent twice: neither one met over
@@ -418,7 +498,8 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     tabled = cache is not None and p <= 2500 or p * p <= n * (p // 2) * max(rounds_left, 1)  # 2,500: 50 MB
     if tabled:
         win_t, windraw_t = (cache or SimCache()).pair_table(ratings, model)
-    final2 = np.broadcast_to(_scores2(st), (n, p)).astype(np.int16)
+    final_u = np.broadcast_to(_scores(st), (n, p)).astype(np.int16)
+    lut = st.points.lut()
     balance = np.zeros(p, np.int16)
     last_colour = np.zeros(p, np.int8)  # +1 White, -1 Black in the player's latest game over the board
     last_round = np.full(p, -1, np.int64)
@@ -437,7 +518,7 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     active = np.array([i for i in range(p) if i not in st.withdrawn], np.int32)
     m = len(active)
     if m < 2:
-        return final2.astype(np.int64)
+        return final_u.astype(np.int64)
     by_rating = active[np.argsort(-ratings[active], kind="stable")]  # highest rated first
     rows = np.arange(n)[:, None]
     met = met_pairs.ravel()
@@ -448,8 +529,8 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
         r0 = _draw(np.asarray([q for _, _, q in st.ongoing], np.float64), rng.random((n, len(wo)), dtype=np.float32))
         games.add(wo, bo, r0)
         games.ongoing = r0
-        final2[:, wo] += r0
-        final2[:, bo] += np.int8(2) - r0
+        final_u[:, wo] += lut[r0]
+        final_u[:, bo] += lut[2 - r0]
         bal[:, wo] += 1
         bal[:, bo] -= 1
         last[:, wo], last[:, bo] = 1, -1
@@ -458,12 +539,12 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     pos = np.arange(k, dtype=np.int32)
     for rnd in range(rounds_left):
         # stable radix sort on the score alone keeps the rating order within a score
-        srt = by_rating[np.argsort(-final2[:, by_rating], axis=1, kind="stable")]
+        srt = by_rating[np.argsort(-final_u[:, by_rating], axis=1, kind="stable")]
         if m % 2:  # the lowest placed gets the bye
             bye = srt[:, -1]
-            final2[np.arange(n), bye] += round(2 * st.bye_points)
+            final_u[np.arange(n), bye] += lut[round(2 * st.bye_points)]
             srt = srt[:, :-1]
-        s_sorted = np.take_along_axis(final2, srt, 1)
+        s_sorted = np.take_along_axis(final_u, srt, 1)
         starts = np.zeros((n, k), bool)
         starts[:, 0] = True
         starts[:, 1:] = s_sorted[:, 1:] != s_sorted[:, :-1]
@@ -496,13 +577,13 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
             r = _draw(model(ratings[white.ravel()], ratings[black.ravel()]).reshape(n, k // 2, 3), u)
         games.add(white, black, r)
         # a player is in at most one game of a round: plain fancy-index updates add correctly
-        final2[rows, white] += r
-        final2[rows, black] += np.int8(2) - r
+        final_u[rows, white] += lut[r]
+        final_u[rows, black] += lut[2 - r]
         bal[rows, white] += 1
         bal[rows, black] -= 1
         last[rows, white], last[rows, black] = 1, -1
         opp[rows, rnd, white], opp[rows, rnd, black] = black, white
-    return final2.astype(np.int64)
+    return final_u.astype(np.int64)
 
 
 def _met(a: Int, b: Int, met: NDArray[np.bool_], opp: NDArray[np.int16] | NDArray[np.int32], p: int) -> NDArray[np.bool_]:
@@ -621,7 +702,7 @@ def _ko(st: EventState, n: int, rng: np.random.Generator, model: GameModel, rapi
     return win
 
 
-def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> Forecast | None:
+def _decided(st: EventState, model: GameModel, rounds_left: int, now_u: Int) -> Forecast | None:
     """The forecast without simulating when the outcome is decided: no game is left (the standings are final), or
     the leader is out of everyone's reach (first is exact; for a round robin so are the expected scores and the
     score distributions, each player's games left being independent). None when it is not decided."""
@@ -638,11 +719,12 @@ def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> F
             left[[wo, bo]] += 1
     else:
         return None
-    top2 = int(now2.max())
-    max2 = now2 + 2 * left
-    leader = int(np.argmax(now2))
+    step, (u_loss, u_draw, u_win) = st.points.step, st.points.units
+    top_u = int(now_u.max())
+    max_u = now_u + u_win * left
+    leader = int(np.argmax(now_u))
     nothing_left = not left.any()
-    clinched = nothing_left or bool(now2[leader] > np.delete(max2, leader).max())
+    clinched = nothing_left or bool(now_u[leader] > np.delete(max_u, leader).max())
     if not clinched:
         return None
     if nothing_left:  # the standings are final: the one completion, the tiebreaks on the games played
@@ -651,39 +733,41 @@ def _decided(st: EventState, model: GameModel, rounds_left: int, now2: Int) -> F
         if played:
             games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
                       np.array([[round(2 * r.score) for r in played]], np.int8))
-        final2 = now2[None, :]
-        first = _shares(final2, 1)[0]
-        winner = _winners(final2, games, st.tiebreaks)[0] if st.tiebreaks else first
-        top3 = _shares(final2, min(3, p))[0]
-        players = [PlayerForecast(st.players[i], now2[i] / 2, float(first[i]), float(winner[i]), float(top3[i]),
-                                  now2[i] / 2, now2[i] / 2, {now2[i] / 2: 1.0},
-                                  now2[i] / 2 if now2[i] == top2 else None) for i in range(p)]
+        final_u = now_u[None, :]
+        first = _shares(final_u, 1)[0]
+        winner = _winners(final_u, games, st.tiebreaks)[0] if st.tiebreaks else first
+        top3 = _shares(final_u, min(3, p))[0]
+        players = [PlayerForecast(st.players[i], now_u[i] * step, float(first[i]), float(winner[i]), float(top3[i]),
+                                  now_u[i] * step, now_u[i] * step, {now_u[i] * step: 1.0},
+                                  now_u[i] * step if now_u[i] == top_u else None) for i in range(p)]
         return Forecast(players, 0, 0, ["the event is decided: no game is left, the standings are final "
                                         "(exact, nothing simulated)"])
     # the leader has clinched first: exact chances of first; a round robin's scores by convolution
     dists: list[dict[float, float]] = []
     expected = np.full(p, math.nan)
     if st.format in ("rr", "drr"):
-        expected = now2 / 2.0
-        conv: list[Float] = [np.zeros(1) + 1.0 for _ in range(p)]  # half-points gained: their distribution
+        expected = now_u * step
+        conv: list[Float] = [np.zeros(1) + 1.0 for _ in range(p)]  # units gained: their distribution
         for a, b, q in zip(a_idx.tolist(), b_idx.tolist(), probs.tolist()):
-            expected[a] += q[0] + q[1] / 2
-            expected[b] += q[2] + q[1] / 2
-            conv[a] = np.convolve(conv[a], [q[2], q[1], q[0]])
-            conv[b] = np.convolve(conv[b], [q[0], q[1], q[2]])
-        dists = [{(now2[i] + k) / 2: float(c) for k, c in enumerate(conv[i]) if c > 0} for i in range(p)]
+            expected[a] += (q[0] * u_win + q[1] * u_draw + q[2] * u_loss) * step
+            expected[b] += (q[2] * u_win + q[1] * u_draw + q[0] * u_loss) * step
+            for who, (lose, draw, win) in ((a, (q[2], q[1], q[0])), (b, (q[0], q[1], q[2]))):
+                kernel = np.zeros(u_win + 1)
+                kernel[[u_loss, u_draw, u_win]] += (lose, draw, win)
+                conv[who] = np.convolve(conv[who], kernel)
+        dists = [{(now_u[i] + k) * step: float(c) for k, c in enumerate(conv[i]) if c > 0} for i in range(p)]
     else:
         dists = [{} for _ in range(p)]
-    order = np.argsort(-now2, kind="stable")
+    order = np.argsort(-now_u, kind="stable")
     top3 = np.full(p, math.nan)
-    if p > 3 and now2[order[2]] > max2[order[3:]].max():  # the top three out of reach too
+    if p > 3 and now_u[order[2]] > max_u[order[3:]].max():  # the top three out of reach too
         top3 = np.isin(np.arange(p), order[:3]).astype(np.float64)
     elif p <= 3:
         top3 = np.ones(p)
-    players = [PlayerForecast(st.players[i], now2[i] / 2, float(i == leader), float(i == leader), float(top3[i]),
-                              float(expected[i]), float(max2[i] / 2), dists[i],
-                              now2[i] / 2 if i == leader else None) for i in range(p)]
-    notes = [f"{st.players[leader]} has clinched first: nobody can reach {now2[leader] / 2:g} (exact, nothing "
+    players = [PlayerForecast(st.players[i], now_u[i] * step, float(i == leader), float(i == leader), float(top3[i]),
+                              float(expected[i]), float(max_u[i] * step), dists[i],
+                              now_u[i] * step if i == leader else None) for i in range(p)]
+    notes = [f"{st.players[leader]} has clinched first: nobody can reach {now_u[leader] * step:g} (exact, nothing "
              "simulated)" + ("" if st.format in ("rr", "drr") else "; expected scores not computed")
              + ("" if not np.isnan(top3).any() else "; top-3 chances not computed (the places behind are open)")]
     return Forecast(players, 0, rounds_left, notes)
@@ -735,9 +819,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
         done = st.rounds_played if st.rounds_played is not None else max(
             (r.round or 0 for r in st.results), default=0)
         rounds_left = max(0, (st.rounds or 0) - done)
-    now2 = _scores2(st)
+    now_u = _scores(st)
     if exact:
-        decided = _decided(st, game_model, rounds_left, now2)
+        decided = _decided(st, game_model, rounds_left, now_u)
         if decided is not None:
             return decided
     first = np.zeros(p)
@@ -745,7 +829,7 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
     top3 = np.zeros(p)
     total = np.zeros(p)
     most_left = 2 * (p - 1) if st.format in ("rr", "drr") else rounds_left + 2  # a game in progress, a bye
-    size = int(now2.max()) + 2 * most_left + 2  # above any final score in half-points
+    size = int(now_u.max()) + max(st.points.units) * (most_left + 1)  # above any final score, in units
     hist = np.zeros((p, size))
     cond_sum = np.zeros((p, size))
     left = np.zeros(p, np.int64)  # games (or byes) each player has left: the best final score
@@ -763,9 +847,9 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             games.add(np.array([r.white for r in played], np.int64), np.array([r.black for r in played], np.int64),
                       np.broadcast_to(np.array([round(2 * r.score) for r in played], np.int8), (m, len(played))))
         if st.format in ("rr", "drr"):
-            final2, rounds_left, left = _rr(target, m, rng, game_model, games)
+            final_u, rounds_left, left = _rr(target, m, rng, game_model, games)
         elif st.format == "swiss":
-            final2 = _swiss(target, m, rng, game_model, games, rounds_left, cache)
+            final_u = _swiss(target, m, rng, game_model, games, rounds_left, cache)
             left = np.array([0 if i in st.withdrawn else rounds_left for i in range(p)], np.int64)
             for wo, bo, _ in st.ongoing:
                 left[[wo, bo]] += 1
@@ -776,60 +860,62 @@ def simulate(st: EventState, n: int = 100_000, seed: int | None = None, params: 
             if se is not None and _settled(first, ran, se):
                 break
             if progress is not None and ran < n and not progress(
-                    _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+                    _summary(st, ran, rounds_left, notes, now_u, left, first, winner, top3, total, hist, cond_sum)):
                 break
             continue
-        share = _shares(final2, 1)
-        share3 = _shares(final2, min(3, p))
-        title = _winners(final2, games, st.tiebreaks) if st.tiebreaks else share
+        share = _shares(final_u, 1)
+        share3 = _shares(final_u, min(3, p))
+        title = _winners(final_u, games, st.tiebreaks) if st.tiebreaks else share
         if keep:
             assert games.ongoing is not None  # noqa: S101 - keep needs games in progress, and they were drawn
-            kept.append((games.ongoing.astype(np.int8), final2.astype(np.int16), share.astype(np.float32),
+            kept.append((games.ongoing.astype(np.int8), final_u.astype(np.int16), share.astype(np.float32),
                          share3.astype(np.float32), title.astype(np.float32)))
         first += share.sum(axis=0)
         top3 += share3.sum(axis=0)
         winner += title.sum(axis=0)
-        total += final2.sum(axis=0)
-        cell = (np.arange(p) * size + final2).ravel()  # (player, final score) of every simulation
+        total += final_u.sum(axis=0)
+        cell = (np.arange(p) * size + final_u).ravel()  # (player, final score) of every simulation
         hist += np.bincount(cell, minlength=p * size).reshape(p, size)
         sr, sp = np.nonzero(share)  # few players share first in a simulation: only theirs are counted
-        cond_sum += np.bincount(sp * size + final2[sr, sp], weights=share[sr, sp], minlength=p * size).reshape(p, size)
+        cond_sum += np.bincount(sp * size + final_u[sr, sp], weights=share[sr, sp], minlength=p * size).reshape(p, size)
         if se is not None and _settled(first, ran, se):
             break
         if progress is not None and ran < n and not progress(
-                _summary(st, ran, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)):
+                _summary(st, ran, rounds_left, notes, now_u, left, first, winner, top3, total, hist, cond_sum)):
             break
     n = ran
     if keep:
         proposal = np.asarray([g[2] for g in st.ongoing], np.float64).reshape(-1, 3)
         outcomes, finals, firsts, threes, titles = (np.concatenate([k[j] for k in kept]) for j in range(5))
         sims = Sims([(w, b) for w, b, _ in st.ongoing], proposal, outcomes, finals, firsts, threes, titles,
-                    now2=now2, left=left, rounds_left=rounds_left, size=size, names=list(st.players), notes=notes,
+                    now_u=now_u, left=left, rounds_left=rounds_left, size=size, names=list(st.players), notes=notes,
                     counts=hist)
         out_kept = reweigh(sims, st, min_ess=0.0)
         assert out_kept is not None  # noqa: S101 - min_ess 0 always answers
         return out_kept
-    return _summary(st, n, rounds_left, notes, now2, left, first, winner, top3, total, hist, cond_sum)
+    return _summary(st, n, rounds_left, notes, now_u, left, first, winner, top3, total, hist, cond_sum)
 
 
-def _summary(st: EventState, n: int, rounds_left: int, notes: list[str], now2: Int, left: Int, first: Float,
+def _summary(st: EventState, n: int, rounds_left: int, notes: list[str], now_u: Int, left: Int, first: Float,
              winner: Float, top3: Float, total: Float, hist: Float, cond_sum: Float) -> Forecast:
     """The forecast of ``n`` simulations from their sums."""
     p = len(st.players)
+    step, win = st.points.step, st.points.units[2]
     if st.format == "ko":
-        players = [PlayerForecast(st.players[i], float(now2[i] / 2), first[i] / n, winner[i] / n, float("nan"),
+        players = [PlayerForecast(st.players[i], float(now_u[i] * step), first[i] / n, winner[i] / n, float("nan"),
                                   float("nan"), float("nan"), {}, None) for i in range(p)]
         return Forecast(players, n, rounds_left, list(notes))
     out = []
     for i in range(p):
-        dist = {s / 2: float(c / n) for s, c in enumerate(hist[i]) if c}
+        dist = {s * step: float(c / n) for s, c in enumerate(hist[i]) if c}
         needs = None
-        for s in range(int(now2[i]), hist.shape[1]):
+        for s in range(int(now_u[i]), hist.shape[1]):
             if hist[i, s] >= 20 and cond_sum[i, s] / hist[i, s] >= 0.5:
-                needs = s / 2
+                needs = s * step
                 break
-        out.append(PlayerForecast(st.players[i], float(now2[i] / 2), float(first[i] / n), float(winner[i] / n),
-                                  float(top3[i] / n), float(total[i] / n / 2), float(now2[i] / 2 + left[i]), dist, needs))
+        out.append(PlayerForecast(st.players[i], float(now_u[i] * step), float(first[i] / n), float(winner[i] / n),
+                                  float(top3[i] / n), float(total[i] / n * step), float((now_u[i] + win * left[i]) * step),
+                                  dist, needs))
     return Forecast(out, n, rounds_left, list(notes))
 
 
@@ -843,12 +929,13 @@ class Sims:
     proposal: Float
     """(G, 3): the probabilities their results were drawn from."""
     outcomes: NDArray[np.int8]
-    """(n, G): White's half-points in each."""
-    final2: NDArray[np.int16]
+    """(n, G): White's result code in each (:func:`_draw`)."""
+    final_u: NDArray[np.int16]
+    """(n, p): every player's final score, in units of the event's points."""
     first: NDArray[np.float32]
     top3: NDArray[np.float32]
     winner: NDArray[np.float32]
-    now2: Int
+    now_u: Int
     left: Int
     rounds_left: int
     size: int
@@ -892,20 +979,22 @@ def reweigh(sims: Sims, st: EventState, min_ess: float = 0.3) -> Forecast | None
     first = (w @ sims.first.astype(np.float64)) / total
     winner = (w @ sims.winner.astype(np.float64)) / total
     top3 = (w @ sims.top3.astype(np.float64)) / total
-    expected = (w @ sims.final2.astype(np.float64)) / total / 2
-    cell = (np.arange(p) * sims.size + sims.final2).ravel()
+    step, win = st.points.step, st.points.units[2]
+    expected = (w @ sims.final_u.astype(np.float64)) / total * step
+    cell = (np.arange(p) * sims.size + sims.final_u).ravel()
     hist = np.bincount(cell, weights=np.repeat(w, p), minlength=p * sims.size).reshape(p, sims.size) / total
     cond = np.bincount(cell, weights=(w[:, None] * sims.first).ravel(), minlength=p * sims.size).reshape(p, sims.size)
     out = []
     for i in range(p):
-        dist = {s / 2: float(c) for s, c in enumerate(hist[i]) if c > 0}
+        dist = {s * step: float(c) for s, c in enumerate(hist[i]) if c > 0}
         needs = None
-        for s in range(int(sims.now2[i]), sims.size):
+        for s in range(int(sims.now_u[i]), sims.size):
             if sims.counts[i, s] >= 20 and hist[i, s] > 0 and cond[i, s] / (hist[i, s] * total) >= 0.5:
-                needs = s / 2
+                needs = s * step
                 break
-        out.append(PlayerForecast(sims.names[i], float(sims.now2[i] / 2), float(first[i]), float(winner[i]),
-                                  float(top3[i]), float(expected[i]), float(sims.now2[i] / 2 + sims.left[i]), dist, needs))
+        out.append(PlayerForecast(sims.names[i], float(sims.now_u[i] * step), float(first[i]), float(winner[i]),
+                                  float(top3[i]), float(expected[i]), float((sims.now_u[i] + win * sims.left[i]) * step),
+                                  dist, needs))
     return Forecast(out, n, sims.rounds_left, list(sims.notes), sims=sims, ess=ess)
 
 

@@ -223,7 +223,8 @@ class CommentaryApp(App[None]):
         self.query_one(ForecastTable).show([(str(p["name"]), forecast_cells(p)) for p in f.players])
         box.border_title = (f"Forecast · {f.event} · {f.error}" if f.error else
                             f"Forecast · {f.event} · round {f.round} · {f.rounds_left} left · "
-                            f"{f.games_in_progress} in progress · {f.simulations:,} simulations")
+                            f"{f.games_in_progress} in progress · {f.simulations:,} simulations"
+                            + ("" if f.points == "1-0.5-0" else f" · {f.points} scoring"))
 
     def _show_game(self) -> None:
         key = self.selected_game

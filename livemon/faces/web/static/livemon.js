@@ -502,20 +502,36 @@ export const gameAccuracy = (b, side) => (b && b.accuracy && present(b.accuracy[
 /** The leaderboard's order: score (from results), then the moves estimate (shown or not), then name. */
 export function ranked(players) {
   const perf = (p) => { const e = p.estimate || p.performance; return e && present(e.elo) ? e.elo : -Infinity; };
-  const score = (p) => (results(p) && present(results(p).score) ? results(p).score : -Infinity);
+  const score = (p) => (present(p.points) ? p.points : results(p) && present(results(p).score) ? results(p).score : -Infinity);
   return [...players].sort((a, b) => score(b) - score(a) || perf(b) - perf(a) || byId(a.name, b.name));
 }
 
 /** An event's standings: its players (their player messages) and the players its forecast counts who have none
  *  yet (a listed player resting in round 1 of a round robin: the forecast's score, its listed title, federation
- *  and rating; ``listed`` set). */
+ *  and rating; ``listed`` set). Where the event scores otherwise than 1-½-0 (its forecast's ``points``, such as
+ *  3-1-0), each player carries ``points``, the event's points the forecast counts, and is ranked by them. */
 export function standing(players, forecast) {
   const have = new Set(players.map((p) => p.name));
-  const resting = (forecast && Array.isArray(forecast.players) ? forecast.players : [])
-    .filter((f) => f && f.name && !have.has(f.name))
+  const rows = forecast && Array.isArray(forecast.players) ? forecast.players.filter((f) => f && f.name) : [];
+  const other = otherPoints(forecast);
+  const resting = rows.filter((f) => !have.has(f.name))
     .map((f) => ({ name: f.name, elo: f.rating || null, title: f.title || "", fed: f.fed || "", listed: true,
-      results: { score: present(f.score) ? f.score : 0, games: 0, tpr: null, rating_change: null } }));
-  return [...players, ...resting];
+      results: { score: !other && present(f.score) ? f.score : 0, games: 0, tpr: null, rating_change: null } }));
+  const all = [...players, ...resting];
+  if (!other) return all;
+  const points = new Map(rows.map((f) => [f.name, f.score]));
+  return all.map((p) => ({ ...p, points: present(points.get(p.name)) ? points.get(p.name) : null }));
+}
+/** What a forecast's event gives a win, a draw and a loss when it is not FIDE's 1-½-0 ("3-1-0"); "" when it is. */
+export function otherPoints(f) {
+  return f && f.points && f.points !== "1-0.5-0" ? String(f.points) : "";
+}
+/** A standings row's score for the screen: the event's points where it scores otherwise than 1-½-0 ("7 pts"),
+ *  else the game score ("2½/3"), the part after the figure small; "—" before any game. */
+export function fmtStanding(p) {
+  if (present(p.points)) return fmtScore(p.points) + "<small> pts</small>";
+  const r = results(p);
+  return r && r.games ? fmtScore(r.score) + "<small>/" + r.games + "</small>" : DASH;
 }
 
 // -- the forecast (docs/forecast.md) ------------------------------------------------------------------------------
@@ -564,7 +580,8 @@ export function forecastLine(f) {
   const n = (x, one, many) => `${x} ${x === 1 ? one : many}`;
   return [f.round ? "round " + f.round : "", present(f.rounds_left) && f.rounds ? n(f.rounds_left, "round left", "rounds left") : "",
     f.games_in_progress ? n(f.games_in_progress, "game in progress", "games in progress") : "",
-    f.simulations ? Number(f.simulations).toLocaleString("en") + " simulations" : ""].filter(Boolean).join(" · ");
+    f.simulations ? Number(f.simulations).toLocaleString("en") + " simulations" : "",
+    otherPoints(f) ? otherPoints(f) + " scoring" : ""].filter(Boolean).join(" · ");
 }
 
 export { SVG };
