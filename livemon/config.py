@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from livemon.errors import LivemonError
+from livemon.rating.points import Points, PointsError
 from livemon.rating.ttt_params import TIME_UNITS, TTTParams
 
 
@@ -810,11 +811,9 @@ class EventConfig:
                 raise ConfigError(f"event.tiebreaks: expected direct, sb or buchholz, got {tb!r}")
         if self.bye_points not in (0.0, 0.5, 1.0):
             raise ConfigError(f"event.bye_points: expected 0, 0.5 or 1, got {self.bye_points!r}")
-        from livemon.rating.standings import Points, StateError
-
         try:
             Points.parse(self.points)
-        except StateError as exc:
+        except PointsError as exc:
             raise ConfigError(f"event.{exc}") from None
         if not 100 <= self.simulations <= 10_000_000:
             raise ConfigError(f"event.simulations: expected 100 to 10,000,000, got {self.simulations!r}")

@@ -57,9 +57,11 @@ from numpy.typing import NDArray
 
 from livemon.errors import InputError
 from livemon.rating.forecast import DEFAULT, RAPID, ForecastParams, pregame_arrays
+from livemon.rating.points import FIDE_POINTS, Points
 
-__all__ = ["infer_numbers", "StateError", "Result", "Points", "EventState", "PlayerForecast", "Forecast", "simulate", "berger",
-           "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache", "Sims", "reweigh"]
+__all__ = [
+    "infer_numbers", "StateError", "Result", "Points", "FIDE_POINTS", "EventState", "PlayerForecast", "Forecast",
+    "simulate", "berger", "FORMATS", "TIEBREAKS", "KO_TIEBREAKS", "SimCache", "Sims", "reweigh"]
 
 FORMATS = ("rr", "drr", "swiss", "ko")
 TIEBREAKS = ("direct", "sb", "buchholz")
@@ -86,65 +88,6 @@ class Result:
     """A game not played (a default): its points count, it gives no tiebreak points of play."""
 
 
-@dataclass(frozen=True)
-class Points:
-    """What a game gives its players: points for a win, a draw and a loss, each a multiple of ½, a win more than a
-    draw and a draw at least a loss (FIDE's 1, ½, 0 by default; 3, 1, 0 in "football" scoring).
-
-    The simulation counts scores in whole units of :attr:`step` so that ties are exact.
-
-    >>> Points().units, Points().step
-    ((0, 1, 2), 0.5)
-    >>> football = Points.parse("3-1-0")
-    >>> football.units, football.step, football.label
-    ((0, 1, 3), 1.0, '3-1-0')
-    >>> Points.parse("1-1-0")
-    Traceback (most recent call last):
-    ...
-    livemon.rating.standings.StateError: points 1-1-0: a win must give more than a draw and a draw at least a loss
-    """
-
-    win: float = 1.0
-    draw: float = 0.5
-    loss: float = 0.0
-
-    def __post_init__(self) -> None:
-        for v in (self.win, self.draw, self.loss):
-            if v < 0 or v > 100 or (2 * v) % 1:
-                raise StateError(f"points {self.label}: each a multiple of ½ from 0 to 100")
-        if not self.win > self.draw >= self.loss:
-            raise StateError(f"points {self.label}: a win must give more than a draw and a draw at least a loss")
-
-    @classmethod
-    def parse(cls, text: str) -> Points:
-        """``"3-1-0"``, ``"1-½-0"`` or ``"1-0.5-0"``: win, draw, loss (StateError, one line, on anything else)."""
-        parts = text.replace("½", "0.5").replace(" ", "").split("-")
-        try:
-            win, draw, loss = (float(x) for x in parts)
-        except ValueError:
-            raise StateError(f"points {text!r}: expected win-draw-loss, such as 1-0.5-0 or 3-1-0") from None
-        return cls(win, draw, loss)
-
-    @property
-    def label(self) -> str:
-        return "-".join(f"{v:g}" for v in (self.win, self.draw, self.loss))
-
-    @property
-    def step(self) -> float:
-        """The largest unit every game's points are whole multiples of."""
-        return math.gcd(*(round(2 * v) for v in (self.win, self.draw, self.loss))) / 2
-
-    @property
-    def units(self) -> tuple[int, int, int]:
-        """A loss's, a draw's and a win's points in units of :attr:`step`: indexed by a game's result code (0, 1, 2:
-        the player's game half-points)."""
-        return (round(self.loss / self.step), round(self.draw / self.step), round(self.win / self.step))
-
-    def lut(self) -> NDArray[np.int16]:
-        return np.asarray(self.units, np.int16)
-
-
-FIDE_POINTS = Points()
 
 
 @dataclass
@@ -444,7 +387,7 @@ def _rr(st: EventState, n: int, rng: np.random.Generator, model: GameModel,
         games.ongoing = r[:, len(a_idx) - len(st.ongoing):]
     final_u = np.broadcast_to(_scores(st), (n, p)).copy()
     if len(a_idx):  # fixed pairings: products with the games' incidences (float32 is exact here)
-        lut = st.points.lut().astype(np.float32)
+        lut = np.asarray(st.points.units, np.float32)
         rows = np.arange(len(a_idx))
         inc_w = np.zeros((len(a_idx), p), np.float32)
         inc_w[rows, a_idx] = 1
@@ -499,7 +442,7 @@ def _swiss(st: EventState, n: int, rng: np.random.Generator, model: GameModel, g
     if tabled:
         win_t, windraw_t = (cache or SimCache()).pair_table(ratings, model)
     final_u = np.broadcast_to(_scores(st), (n, p)).astype(np.int16)
-    lut = st.points.lut()
+    lut = np.asarray(st.points.units, np.int16)
     balance = np.zeros(p, np.int16)
     last_colour = np.zeros(p, np.int8)  # +1 White, -1 Black in the player's latest game over the board
     last_round = np.full(p, -1, np.int64)
