@@ -3,7 +3,7 @@
 Data (no engine; every analysis is a committed export):
 
 * the calibration games of ``bench/calibration_data.py`` (``calibration_d12.jsonl.gz`` and, when
-  present, ``calibration_d12_extra.jsonl.gz`` to ``calibration_d12_extra5.jsonl.gz``: the further
+  present, every ``calibration_d12_extra*.jsonl.gz``: the further
   rounds of analysis, same profile, fit events only; ``calibration_d12_heldback2.jsonl.gz`` and
   ``calibration_d12_heldback3.jsonl.gz``: the second and third held-back sets, ``calibration_d12_heldback4.jsonl.gz``:
   the held-back open's other games, ``broadcast2025_rr_d12.jsonl.gz``: a 2025 round robin, never fitted);
@@ -61,11 +61,8 @@ from livemon.rating.quality import (  # noqa: E402
 from livemon.rating.screening import screening_exclusion  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-EXTRA = REPO / "bench" / "data" / "calibration_d12_extra.jsonl.gz"
-EXTRA2 = REPO / "bench" / "data" / "calibration_d12_extra2.jsonl.gz"
-EXTRA3 = REPO / "bench" / "data" / "calibration_d12_extra3.jsonl.gz"
-EXTRA4 = REPO / "bench" / "data" / "calibration_d12_extra4.jsonl.gz"
-EXTRA5 = REPO / "bench" / "data" / "calibration_d12_extra5.jsonl.gz"
+EXTRAS = tuple(sorted((REPO / "bench" / "data").glob("calibration_d12_extra*.jsonl.gz")))
+"""The further rounds of analysis of the fit events (``_extra``, ``_extra2``, …): every one in ``bench/data``."""
 HELD_BACK_2 = REPO / "bench" / "data" / "calibration_d12_heldback2.jsonl.gz"
 """The second held-back set's analyses (``bench/calibration_split.py plan-heldback``): part ``test`` only."""
 HELD_BACK_3 = REPO / "bench" / "data" / "calibration_d12_heldback3.jsonl.gz"
@@ -172,8 +169,7 @@ def open_sides(path: Path = OPEN_DECISIONS, pgn: Path = OPEN_PGN) -> list[Side]:
 
 def all_sides(export: Path = DEFAULT, with_open: bool = True) -> list[Side]:
     """Every analysed game's sides, each linked to the other side of its game."""
-    paths = [export] + ([p for p in (EXTRA, EXTRA2, EXTRA3, EXTRA4, EXTRA5, HELD_BACK_2, HELD_BACK_3, HELD_BACK_4,
-                                     HELD_BACK_2025) if p.exists()]
+    paths = [export] + ([p for p in (*EXTRAS, HELD_BACK_2, HELD_BACK_3, HELD_BACK_4, HELD_BACK_2025) if p.exists()]
                         if export == DEFAULT else [])
     out = calibration_sides(paths) + (open_sides() if with_open else [])
     games: dict[tuple[str, str], list[Side]] = defaultdict(list)

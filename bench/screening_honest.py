@@ -621,9 +621,11 @@ def main(argv: list[str] | None = None) -> int:
                     "before": figures(z_before, sel), "now": figures(z_now, sel, alert_ok_now),
                     "after": figures(z_after, sel, alert_ok)}
     held_events = set(event[test])
+    z_one_line = results["no era term"][0]
     report["by_event"] = {  # the shipped reading, 20+ positions: each event's players, held back or left out
         ev: {"where": "held back" if ev in held_events else "left out",
-             **figures(z_after, (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok)}
+             **figures(z_after, mine := (event == ev) & (test if ev in held_events else fit) & (n >= 20), alert_ok),
+             "mean_without_the_era": float(z_one_line[mine].mean()) if mine.any() else None}
         for ev in sorted(set(event[fit | test]))}
     year = np.array([u.year or 0 for u in units])
     # the era: each year's players, 20+ positions, read by a line that never saw their event and knows its era (a fit
@@ -685,12 +687,12 @@ def main(argv: list[str] | None = None) -> int:
                      for f in bands.values()]
             print(f"  {name:<26} {where:<36} " + " | ".join(cells))
     print(">= 20 positions, shipped, each event (held back: the fit on every fit event; else left out): "
-          "z mean / sd (n), notices, alerts")
+          "z mean / sd (n), notices, alerts; the mean with one line for both eras")
     for ev, f in report["by_event"].items():  # type: ignore[union-attr]
         if f["n"]:
             sd_text = f"{f['sd']:.2f}" if f["sd"] is not None else "-"
             print(f"  {ev + ' (' + f['where'] + ')':<56} {f['mean']:+.2f} / {sd_text} ({f['n']}), {f['notices']}, "
-                  f"{f['alerts']}")
+                  f"{f['alerts']}; {f['mean_without_the_era']:+.2f}")
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 
