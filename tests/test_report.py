@@ -200,3 +200,29 @@ def test_report_draws_in_headless_chromium(tmp_path: Path, round_report) -> None
     assert shot.exists(), done.stderr.decode(errors="replace")[-500:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a drawn page, not a blank one
+
+
+def test_report_of_an_event_in_football_scoring_ranks_by_its_points(tmp_path: Path) -> None:
+    """The round at 3-1-0 (``[event] points``): the leaderboard ranks by 3 a win and 1 a draw of its games, each
+    score cell the event's points with the game score in its title; the forecast's line says how it scores."""
+    import chess.pgn
+
+    cached_store(tmp_path / "cache.sqlite", ANALYSES)
+    cfg = tmp_path / "engine.toml"
+    engine_config(tmp_path)
+    cfg.write_text(cfg.read_text() + '\n[event]\npoints = "3-1-0"\n')
+    points: dict[str, int] = {}
+    with real(ROUND).open(encoding="utf-8") as pgn:
+        while (h := chess.pgn.read_headers(pgn)) is not None:
+            w, b = {"1-0": (3, 0), "0-1": (0, 3), "1/2-1/2": (1, 1)}.get(h["Result"], (0, 0))
+            points[h["White"]] = points.get(h["White"], 0) + w
+            points[h["Black"]] = points.get(h["Black"], 0) + b
+    out = tmp_path / "event.html"
+    assert main(["report", str(real(ROUND)), "--depth", "6", "-o", str(out), "--store", str(tmp_path / "cache.sqlite"),
+                 "--config", str(cfg)]) == 0
+    page = Page()
+    page.feed(text := out.read_text(encoding="utf-8"))
+    shown = [(row[1], row[3]) for row in page.leaderboard]
+    assert len(shown) == len(points) and all(cell == f"{points[name]} pts" for name, cell in shown)
+    assert [points[name] for name, _ in shown] == sorted(points.values(), reverse=True)
+    assert "scored 3-1-0" in text and " in games" in text

@@ -15,6 +15,7 @@ from livemon.config import Config
 from livemon.io.store import Store
 from livemon.live.audience import estimate_displays
 from livemon.rating.accuracy import win_percent
+from livemon.rating.points import FIDE_POINTS, Points
 from livemon.rating.scale import SCALE_NOTE
 
 
@@ -75,7 +76,18 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
             "display": display,
             **est.audience(player.name),
         })
-    players.sort(key=lambda p: (-p["results"]["score"], -(p["results"]["tpr"] or 0), p["name"]))
+    points = Points.parse(cfg.event.points)
+    if points != FIDE_POINTS:  # the event's own points ([event] points), what its standings rank by
+        got = {p["name"]: 0.0 for p in players}
+        each = {"1-0": (points.win, points.loss), "0-1": (points.loss, points.win), "1/2-1/2": (points.draw, points.draw)}
+        for g in games:
+            if (pair := each.get(g["result"] or "")) is not None and g["white"] in got and g["black"] in got:
+                got[g["white"]] += pair[0]
+                got[g["black"]] += pair[1]
+        for p in players:
+            p["points"] = got[p["name"]]
+    players.sort(key=lambda p: (-p.get("points", p["results"]["score"]), -p["results"]["score"],
+                                -(p["results"]["tpr"] or 0), p["name"]))
     from livemon.app.forecast import chances_by_round, record_of_info
     from livemon.live.messages import GameResult
 
@@ -83,4 +95,5 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
                               len(p.moves)) for p in planned]
     return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated, "ratings": SCALE_NOTE,
             "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games,
+            "points": points.label,
             "forecast": chances_by_round(records, cfg.event)}

@@ -80,9 +80,11 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
         r = p["results"]
         change = r.get("rating_change")
         tpr_title = escape(str(r.get("reason") or ""))
+        score = (f'<td class="num" title="{r["score"]:g}/{r["games"]} in games">{p["points"]:g} pts</td>' if "points" in p
+                 else f'<td class="num">{r["score"]:g}/{r["games"]}</td>')  # the event's points where it has its own
         rows.append(
             f'<tr><td class="num">{rank}</td><td class="l">{escape(p["name"])}</td><td class="num">{_f(p["elo"])}</td>'
-            f'<td class="num">{r["score"]:g}/{r["games"]}</td><td class="num" title="{tpr_title}">{_f(r["tpr"])}</td>'
+            f'{score}<td class="num" title="{tpr_title}">{_f(r["tpr"])}</td>'
             f'<td class="num">{DASH if change is None else f"{change:+.1f}"}</td>'
             f'<td class="num">{_performance_cell(p)}</td><td class="num">{_performance_cell(p, "moves_estimate")}</td>'
             f'<td class="num">{_f(p["accuracy"], "{:.1f}")}</td><td class="num">{_classes(p["classes"])}</td></tr>')
