@@ -88,8 +88,6 @@ class Result:
     """A game not played (a default): its points count, it gives no tiebreak points of play."""
 
 
-
-
 @dataclass
 class EventState:
     players: Sequence[str]
