@@ -51,7 +51,8 @@ A fifth plan (``plan-open``) adds an open: the Primavera Cattolica Open 2022 (a 
 players 2000-2200: the band whose estimates run high), whole player-events of its players, lowest rated first,
 each with all their games; fit data (``part`` unchanged), measured leave-one-event-out like the other added events.
 Its first 50 games are ``calibration_d12_extra5.jsonl.gz``; the plan made again with ``--skip`` of every export gives
-the rest, of which the next 95 (and one game of another event) are ``calibration_d12_extra6.jsonl.gz``.
+the rest, of which the next 95 (and one game of another event) are ``calibration_d12_extra6.jsonl.gz`` and the last
+101 (the plan made once more) ``calibration_d12_extra7.jsonl.gz``: every game of the open with 20+ plies.
 
 A sixth plan (``plan-heldback``) analyses a second held-back set, chosen before any of its games was analysed
 (``HELD_BACK_2``): the six classical norm round robins of the set with no game in an export (1927-2620, most
