@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from livemon.errors import LivemonError
-from livemon.rating.points import Points, PointsError
+from livemon.rating.points import FIDE_POINTS, Points, PointsError
 from livemon.rating.ttt_params import TIME_UNITS, TTTParams
 
 
@@ -781,7 +781,7 @@ class EventConfig:
     """In order, of direct, sb (Sonneborn-Berger), buchholz; a tie they leave is shared (playoff or lots)."""
     bye_points: float = 1.0
     """A pairing-allocated bye in a Swiss as a game result: 1 (counted as a win), 0.5 (a draw) or 0 (a loss)."""
-    points: str = "1-0.5-0"
+    points: str = FIDE_POINTS.label
     """What a win, a draw and a loss give in the standings, win-draw-loss: FIDE's 1-0.5-0, or for instance 3-1-0
     ("football" scoring); each a multiple of 0.5."""
     withdrawn: list[str] = field(default_factory=list)

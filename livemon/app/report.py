@@ -14,6 +14,7 @@ from livemon.app.batch import BatchResult, PlannedGame
 from livemon.config import Config
 from livemon.io.store import Store
 from livemon.live.audience import estimate_displays
+from livemon.live.pgn import white_score
 from livemon.rating.accuracy import win_percent
 from livemon.rating.points import FIDE_POINTS, Points
 from livemon.rating.scale import SCALE_NOTE
@@ -79,11 +80,10 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
     points = Points.parse(cfg.event.points)
     if points != FIDE_POINTS:  # the event's own points ([event] points), what its standings rank by
         got = {p["name"]: 0.0 for p in players}
-        each = {"1-0": (points.win, points.loss), "0-1": (points.loss, points.win), "1/2-1/2": (points.draw, points.draw)}
         for g in games:
-            if (pair := each.get(g["result"] or "")) is not None and g["white"] in got and g["black"] in got:
-                got[g["white"]] += pair[0]
-                got[g["black"]] += pair[1]
+            if (score := white_score(g["result"])) is not None and g["white"] in got and g["black"] in got:
+                got[g["white"]] += points.of(score)
+                got[g["black"]] += points.of(1.0 - score)
         for p in players:
             p["points"] = got[p["name"]]
     players.sort(key=lambda p: (-p.get("points", p["results"]["score"]), -p["results"]["score"],

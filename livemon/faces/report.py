@@ -18,6 +18,7 @@ from html import escape
 from typing import Any
 
 from livemon.live.audience import more_games
+from livemon.rating.points import FIDE_POINTS
 
 __all__ = ["render_html"]
 
@@ -240,7 +241,8 @@ def _forecast_chart(forecast: dict[str, Any] | None) -> str:
     return ('<h2>Who will win</h2><p class="muted">Chance of first place (a shared first split) before round 1 and '
             f'after each round, from the ratings and the results so far ({forecast["simulations"]:,} simulations of '
             f'the rest of the {escape(forecast["format"])} each'
-            + (f', scored {escape(forecast["points"])}' if forecast.get("points", "1-0.5-0") != "1-0.5-0" else "")
+            + (f', scored {escape(forecast["points"])}' if forecast.get("points", FIDE_POINTS.label) != FIDE_POINTS.label
+               else "")
             + f'; the leading {len(shown)} players)</p>'
             + "".join(parts))
 

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Literal
 
 from livemon.live.audience import BoardFigures
 from livemon.rating.accuracy import MoveClass
+from livemon.rating.points import FIDE_POINTS
 
 class GainCounts(Mapping[str, int]):
     """A player's sparse gain histogram as a message carries it: ``{"gain": count}``, read-only, in two
@@ -582,7 +583,7 @@ class EventForecast(Outgoing):
     players: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
     error: str | None = None
-    points: str = "1-0.5-0"
+    points: str = FIDE_POINTS.label
     """What a win, a draw and a loss give, win-draw-loss (``[event] points``): every score of ``players`` is in
     these points."""
 

@@ -56,6 +56,14 @@ class Points:
             raise PointsError(f"points {text!r}: expected win-draw-loss, such as 1-0.5-0 or 3-1-0") from None
         return cls(win, draw, loss)
 
+    def of(self, score: float) -> float:
+        """The points of a game whose score is ``score`` (1, ½ or 0: a win, a draw or a loss).
+
+        >>> Points.parse("3-1-0").of(1.0), Points.parse("3-1-0").of(0.5), Points().of(0.0)
+        (3.0, 1.0, 0.0)
+        """
+        return self.win if score == 1.0 else self.draw if score == 0.5 else self.loss
+
     @property
     def label(self) -> str:
         return "-".join(f"{v:g}" for v in (self.win, self.draw, self.loss))

@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Footer, Header
 from livemon.faces.hub import ARBITER_CHANNELS, PUBLIC_CHANNELS, Hub, Subscription, key_of
 from livemon.live.messages import Message
 from livemon.live.screener import table_chance
+from livemon.rating.points import FIDE_POINTS
 from livemon.faces.tui.help import HelpScreen
 from livemon.faces.tui.model import RESEARCH_SORTS, SORTS, Change, LiveState, alert_key
 from livemon.faces.tui.widgets import (
@@ -224,7 +225,7 @@ class CommentaryApp(App[None]):
         box.border_title = (f"Forecast · {f.event} · {f.error}" if f.error else
                             f"Forecast · {f.event} · round {f.round} · {f.rounds_left} left · "
                             f"{f.games_in_progress} in progress · {f.simulations:,} simulations"
-                            + ("" if f.points == "1-0.5-0" else f" · {f.points} scoring"))
+                            + ("" if f.points == FIDE_POINTS.label else f" · {f.points} scoring"))
 
     def _show_game(self) -> None:
         key = self.selected_game
