@@ -70,6 +70,10 @@ its first plan left out (the files hold its top 20 boards of each of 10 rounds; 
 with a player under 1800 and a sample). Whole player-events, the players with most games in the files first,
 each round by round. The event was held back from the start: no fit reads it.
 
+A ninth plan (``plan-olympiad``) completes the 44th Olympiad's weak end: whole player-events (4 or 5 games) of its
+players rated under 2000, lowest rated first, each round by round; fit data like the rest of the Olympiad. It was
+analysed on 16 cores at once (``bench/analyse_games.py``), as far as the engine time went.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -83,10 +87,12 @@ Usage::
     python bench/calibration_split.py plan-heldback OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback3 OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-guwahati OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
+    python bench/calibration_split.py plan-olympiad OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sys
@@ -330,6 +336,26 @@ def select_open(games: list, skip: set[tuple[str, int]]) -> list:
     return order
 
 
+def select_olympiad(games: list, skip: set[tuple[str, int]]) -> list:
+    """The Olympiad's games of its players under 2000 with 4+ games (20+ plies), whole player-events, lowest rated
+    first, each round by round."""
+    oly = [g for g in games if g[3].get("Event") == EXTRA_EVENTS[1] and part(EXTRA_EVENTS[1], g[0]) == "fit"
+           and g[4] >= 20]
+    count: dict[str, int] = {}
+    rating: dict[str, int] = {}
+    for g in oly:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None:
+                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
+                rating[player_key(g[3], c)] = r
+    order: list = []
+    for k in sorted((k for k, n in count.items() if n >= 4 and rating[k] < 2000), key=lambda k: (rating[k], k)):
+        order += sorted((g for g in oly if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
+                         and (g[0], g[1]) not in skip and g not in order), key=lambda g: _round(g[3]))
+    return order
+
+
 def select_heldback(games: list, skip: set[tuple[str, int]]) -> list:
     """The second held-back set's games, event by event in ``HELD_BACK_2``'s order, round by round."""
     return _whole_events(games, skip, HELD_BACK_2, "test")
@@ -379,7 +405,6 @@ def select_guwahati(games: list, skip: set[tuple[str, int]]) -> list:
 
 def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
     import gzip
-    import json
 
     skip: set[tuple[str, int]] = set()
     for path in skip_exports:
@@ -393,17 +418,21 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
     skip = _skipped(skip_exports)
     games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid,
              "plan-open": select_open, "plan-heldback": select_heldback,
-             "plan-heldback3": select_heldback3, "plan-guwahati": select_guwahati}[which](read_all(), skip)
+             "plan-heldback3": select_heldback3, "plan-guwahati": select_guwahati,
+             "plan-olympiad": select_olympiad}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
     name = {"plan-rapid": "rapid", "plan-heldback": "test", "plan-heldback3": "test", "plan-guwahati": "test"}.get(which, "fit")
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
+    # the same games with their names in the collection, for bench/analyse_games.py (no collection needed there)
+    (outdir / "plan.jsonl").write_text("".join(json.dumps({"file": g[0], "index": g[1], "part": name, "pgn": g[2]}) + "\n"
+                                               for g in games), encoding="ascii")
     print(f"{len(games)} {name} games in {(len(games) + 4) // 5} chunks -> {outdir}")
 
 
 if __name__ == "__main__":
     if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-open", "plan-heldback", "plan-heldback3",
-                       "plan-guwahati"):
+                       "plan-guwahati", "plan-olympiad"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
                    if "--skip" in sys.argv else [], sys.argv[1])
     else:
