@@ -801,6 +801,11 @@ class EventConfig:
     """How a knockout match level after its classical games is decided: rapid (two rapid games, then an
     Armageddon game), armageddon (one game, a draw counting as Black's win) or elo (the Elo expected score)."""
 
+    @property
+    def scoring(self) -> Points:
+        """:attr:`points` read (validated at start-up)."""
+        return Points.parse(self.points)
+
     def validate(self) -> None:
         if self.format not in ("", "rr", "drr", "swiss", "ko"):
             raise ConfigError(f"event.format: expected rr, drr, swiss or ko, got {self.format!r}")

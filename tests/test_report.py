@@ -203,8 +203,9 @@ def test_report_draws_in_headless_chromium(tmp_path: Path, round_report) -> None
 
 
 def test_report_of_an_event_in_football_scoring_ranks_by_its_points(tmp_path: Path) -> None:
-    """The round at 3-1-0 (``[event] points``): the leaderboard ranks by 3 a win and 1 a draw of its games, each
-    score cell the event's points with the game score in its title; the forecast's line says how it scores."""
+    """The round at 3-1-0 (``[event] points``): the leaderboard ranks by 3 a win and 1 a draw of its games (each
+    player's ``results.points``, the figure the faces receive), each score cell the event's points with the game
+    score in its title; the forecast's line says how it scores."""
     import chess.pgn
 
     cached_store(tmp_path / "cache.sqlite", ANALYSES)

@@ -266,44 +266,52 @@ async def test_the_standings_count_a_listed_player_who_rests_this_round(page: Pa
 async def test_the_standings_of_an_event_in_football_scoring_are_its_points(page: Page) -> None:
     """London 2011 after two rounds, scored 3-1-0 (``[event] points``): the forecast says so on both pages, and the
     commentator's leaderboard ranks every player by the event's points (3 a win, 1 a draw), the game score in the
-    cell's title; Short, resting in round 1, has his round-2 points too."""
+    cell's title; Short, resting in round 1, has his round-2 points too. Without a forecast (the live forecast off,
+    or a Swiss whose rounds are unknown) the leaderboard ranks by the same points, which the core's player messages
+    carry in their ``results``."""
     import chess.pgn
 
     from livemon.app.monitor import bundled_event
-    from livemon.live.messages import PlayerEstimate
+    from livemon.rating.points import Points
 
-    core = LiveCore()
+    core = LiveCore(points=Points.parse("3-1-0"))
     _feed(core, real("london_chess_classic_2011_twic.pgn"), 2)
     field = bundled_event(EventConfig(points="3-1-0"))
     (msg,) = await LiveForecast(field, Hub(), simulations=1000).once(core)
     assert msg.points == "3-1-0"
-    hub = Hub()
-    hub.publish(msg)
     games: dict[str, list[float]] = {}
+    boards = []
     with real("london_chess_classic_2011_twic.pgn").open(encoding="utf-8") as pgn:
         while (h := chess.pgn.read_headers(pgn)) is not None:
             if int(h["Round"].split(".")[0]) <= 2:
                 w = {"1-0": 1.0, "0-1": 0.0}.get(h["Result"], 0.5)
                 games.setdefault(h["White"], []).append(w)
                 games.setdefault(h["Black"], []).append(1.0 - w)
-                hub.publish(BoardState(f"r{h['Round']}", h["White"], h["Black"], int(h["WhiteElo"]), int(h["BlackElo"]),
-                                       FEN, 60, result=h["Result"], event=msg.event, round=h["Round"]))
-    for name, got in games.items():
-        hub.publish(PlayerEstimate(name, None, 30, None, None, None, None,
-                                   results={"score": sum(got), "games": len(got), "tpr": None, "rating_change": None}))
+                boards.append(BoardState(f"r{h['Round']}", h["White"], h["Black"], int(h["WhiteElo"]),
+                                         int(h["BlackElo"]), FEN, 60, result=h["Result"], event=msg.event,
+                                         round=h["Round"]))
     points = {name: sum({1.0: 3, 0.5: 1, 0.0: 0}[g] for g in got) for name, got in games.items()}
     assert len(points) == 9 and len(set(points.values())) > 3
-    async with WebServer(hub, WebConfig(port=0)) as srv:
-        await page.open(f"{srv.url}/commentator", "document.querySelectorAll('#lb-rows tr').length === 9")
-        assert "3-1-0 scoring" in await page.js(T % "fc-line")
-        rows = await page.js(CELLS % "#lb-rows")
-        titles = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.cells[3].title)")
-        shown = [(r[1].removeprefix("GM"), r[3]) for r in rows]
-        assert [s for _, s in shown] == [f"{points[n]} pts" for n, _ in shown]  # each player's points, "pts" after
-        assert [points[n] for n, _ in shown] == sorted(points.values(), reverse=True)  # ranked by them
-        assert all(t.endswith(f"/{len(games[n])} in games") for (n, _), t in zip(shown, titles))
-        await page.open(f"{srv.url}/overlay?layout=forecast", "document.querySelectorAll('#fc-rows tr').length > 0")
-        assert "3-1-0 scoring" in await page.js(T % "fc-event")
-        got = await measured(page)
-        assert got["problems"] == [], got["problems"]
+    players = [core.player_estimate(p) for p in core.estimator.players.values()]
+    assert {p.name: (p.results or {}).get("points") for p in players} == points  # the core's own figure
+    for forecast in (msg, None):
+        hub = Hub()
+        for m in ([forecast] if forecast else []) + boards + players:
+            hub.publish(m)
+        async with WebServer(hub, WebConfig(port=0)) as srv:
+            await page.open(f"{srv.url}/commentator", "document.querySelectorAll('#lb-rows tr').length === 9")
+            rows = await page.js(CELLS % "#lb-rows")
+            titles = await page.js("[...document.querySelectorAll('#lb-rows tr')].map((r) => r.cells[3].title)")
+            shown = [(r[1].removeprefix("GM"), r[3]) for r in rows]
+            assert [s for _, s in shown] == [f"{points[n]} pts" for n, _ in shown]  # each player's points, "pts" after
+            assert [points[n] for n, _ in shown] == sorted(points.values(), reverse=True)  # ranked by them
+            assert all(t.endswith(f"/{len(games[n])} in games") for (n, _), t in zip(shown, titles))
+            if forecast is None:
+                assert await page.js("document.getElementById('forecast').hidden") is True
+                continue
+            assert "3-1-0 scoring" in await page.js(T % "fc-line")
+            await page.open(f"{srv.url}/overlay?layout=forecast", "document.querySelectorAll('#fc-rows tr').length > 0")
+            assert "3-1-0 scoring" in await page.js(T % "fc-event")
+            got = await measured(page)
+            assert got["problems"] == [], got["problems"]
     assert page.errors == []

@@ -185,7 +185,8 @@ async def analyse_games(
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
         core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
-                                     max_interval_width=cfg.display.max_interval_width, k_factor=cfg.results.k_factor)
+                                     max_interval_width=cfg.display.max_interval_width, k_factor=cfg.results.k_factor,
+                                     points=cfg.event.scoring)
         core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         calibration = store.calibrations.get(profile) if screen else None
         core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report) if screen else None,

@@ -30,7 +30,7 @@ from livemon.live.pgn import fide_id, rating_date, scaled_ratings, split_games, 
 from livemon.live.tracker import BadSnapshot, Snapshot, parse_chunk
 from livemon.rating.forecast import DEFAULT, ForecastParams, ingame_arrays, material, pregame_arrays
 from livemon.rating.scale import FLOOR_AFTER, to_current_scale
-from livemon.rating.standings import FIDE_POINTS, EventState, Forecast, Points, Result, StateError, infer_numbers, simulate
+from livemon.rating.standings import FIDE_POINTS, EventState, Forecast, Result, StateError, infer_numbers, simulate
 
 _BYE = re.compile(r"^\(?\s*(bye|BYE|Bye)\s*\)?$")
 PARAMS_FILE = Path(__file__).resolve().parent.parent / "data" / "forecast.json"
@@ -381,7 +381,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         ongoing = [g for g in ongoing if g[0] not in gone and g[1] not in gone]
     state = EventState(names, full, fmt, rounds, results, byes, ongoing if fmt != "ko" else [], frozenset(gone),
                        numbers, rounds_played, list(event.tiebreaks), event.bye_points, event.ko_games, bracket,
-                       event.ko_tiebreak, Points.parse(event.points))
+                       event.ko_tiebreak, event.scoring)
     if fmt == "swiss" and rounds_played >= rounds and not ongoing:
         notes.append(f"all {rounds} rounds are played: the standings are final")
     return ReadEvent(state, name, fmt_source, rounds_source, notes, dict(keys),

@@ -49,7 +49,7 @@ from livemon.io import procs
 from livemon.live.analysis import LiveGame
 from livemon.live.messages import EventForecast, GameInfo
 from livemon.rating.forecast import ForecastParams, material
-from livemon.rating.standings import EventState, Forecast, Points, SimCache, Sims, StateError, reweigh, simulate
+from livemon.rating.standings import EventState, Forecast, SimCache, Sims, StateError, reweigh, simulate
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ def _forecast(name: str, records: list[GameRecord], pending: list[GameRecord], b
                          se=se, cache=cache, keep=cache is not None, progress=so_far)
     except (ForecastError, StateError) as exc:
         return (EventForecast(name, cfg.format or "?", cfg.rounds or None, 0, current, 0, 0, (),
-                              error=str(exc), points=Points.parse(cfg.points).label), current), None, None, False
+                              error=str(exc), points=cfg.scoring.label), current), None, None, False
     return (_message(name, read.state, read.notes, f, current, read.listed), current), read, f.sims, weighed
 
 

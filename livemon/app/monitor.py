@@ -240,7 +240,7 @@ class Monitor:
         self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
                                           given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
                                           max_interval_width=cfg.display.max_interval_width,
-                                          k_factor=cfg.results.k_factor)
+                                          k_factor=cfg.results.k_factor, points=cfg.event.scoring)
         self.core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
         self.shelf = Shelf(ShelfDB())
         """The archive settled games' columns go to (a private temporary database), handed to the core."""

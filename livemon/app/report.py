@@ -14,9 +14,7 @@ from livemon.app.batch import BatchResult, PlannedGame
 from livemon.config import Config
 from livemon.io.store import Store
 from livemon.live.audience import estimate_displays
-from livemon.live.pgn import white_score
 from livemon.rating.accuracy import win_percent
-from livemon.rating.points import FIDE_POINTS, Points
 from livemon.rating.scale import SCALE_NOTE
 
 
@@ -77,16 +75,8 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
             "display": display,
             **est.audience(player.name),
         })
-    points = Points.parse(cfg.event.points)
-    if points != FIDE_POINTS:  # the event's own points ([event] points), what its standings rank by
-        got = {p["name"]: 0.0 for p in players}
-        for g in games:
-            if (score := white_score(g["result"])) is not None and g["white"] in got and g["black"] in got:
-                got[g["white"]] += points.of(score)
-                got[g["black"]] += points.of(1.0 - score)
-        for p in players:
-            p["points"] = got[p["name"]]
-    players.sort(key=lambda p: (-p.get("points", p["results"]["score"]), -p["results"]["score"],
+    # ranked by the event's own points where it has them ([event] points: each player's results.points), else score
+    players.sort(key=lambda p: (-p["results"].get("points", p["results"]["score"]), -p["results"]["score"],
                                 -(p["results"]["tpr"] or 0), p["name"]))
     from livemon.app.forecast import chances_by_round, record_of_info
     from livemon.live.messages import GameResult
@@ -95,5 +85,5 @@ def event_report(planned: list[PlannedGame], result: BatchResult, store: Store, 
                               len(p.moves)) for p in planned]
     return {"title": title or _title(games), "profile": result.profile, "calibrated": calibrated, "ratings": SCALE_NOTE,
             "max_interval_width": cfg.display.max_interval_width, "players": players, "games": games,
-            "points": points.label,
+            "points": cfg.event.scoring.label,
             "forecast": chances_by_round(records, cfg.event)}

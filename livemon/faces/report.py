@@ -81,7 +81,7 @@ def _leaderboard(players: list[dict[str, Any]]) -> str:
         r = p["results"]
         change = r.get("rating_change")
         tpr_title = escape(str(r.get("reason") or ""))
-        score = (f'<td class="num" title="{r["score"]:g}/{r["games"]} in games">{p["points"]:g} pts</td>' if "points" in p
+        score = (f'<td class="num" title="{r["score"]:g}/{r["games"]} in games">{r["points"]:g} pts</td>' if "points" in r
                  else f'<td class="num">{r["score"]:g}/{r["games"]}</td>')  # the event's points where it has its own
         rows.append(
             f'<tr><td class="num">{rank}</td><td class="l">{escape(p["name"])}</td><td class="num">{_f(p["elo"])}</td>'

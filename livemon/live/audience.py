@@ -51,6 +51,7 @@ from livemon.rating.accuracy import (
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
 from livemon.rating.limits import MIN_POSITIONS
+from livemon.rating.points import FIDE_POINTS, Points
 if TYPE_CHECKING:  # the quality model needs numpy and scipy: a message module must not load them (CLI start-up)
     from livemon.rating.quality import QualityModel
 
@@ -349,32 +350,40 @@ def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -
 
 
 def player_results(elo: int | None, games: Iterable[tuple[bool, str, int | None]], k: float | None = None,
-                   default_k: float = 20.0, event_date: datetime.date | None = None) -> dict[str, Any]:
+                   default_k: float = 20.0, event_date: datetime.date | None = None,
+                   scoring: Points = FIDE_POINTS) -> dict[str, Any]:
     """FIDE's figures of a player's finished games, each ``(played white, result, opponent's rating)``:
     ``score`` and ``games`` (every finished game), ``tpr`` (Ra + dp(p) over the games against rated
     opponents) and ``rating_change`` (Σ K·(W − PD), the 400-point rule as in force on ``event_date``:
     today's when None), with ``k``; a game without a result adds nothing. The ratings are the
     published tags (FIDE's own figures, as the audience knows them). Without the player's own rating tag
-    there is no TPR or rating change, and ``reason`` says so.
+    there is no TPR or rating change, and ``reason`` says so. Where the event scores otherwise than FIDE's
+    1-½-0 (``scoring``, ``[event] points``), ``points`` is the player's score in the event's points: what its
+    standings rank by (FIDE's figures read the game score).
 
     >>> player_results(2700, [(True, "1-0", 2600), (False, "1/2-1/2", 2800), (True, "*", 2650)])
     {'score': 1.5, 'games': 2, 'tpr': 2893, 'rating_change': 5.0, 'k': 10.0, 'rated_games': 2}
     >>> player_results(None, [(True, "1-0", 2600)])["reason"]
     'no rating tag for this player'
+    >>> player_results(2700, [(True, "1-0", 2600), (False, "1/2-1/2", 2800)], scoring=Points.parse("3-1-0"))["points"]
+    4.0
     """
-    score, played, rated = 0.0, 0, []
+    score, event_points, played, rated = 0.0, 0.0, 0, []
     for white, result, opponent in games:
         points = _POINTS.get(result)
         if points is None:
             continue
         mine = points[0] if white else points[1]
         score += mine
+        event_points += scoring.of(mine)
         played += 1
         if opponent is not None:
             rated.append((float(opponent), mine))
     kk = k_factor(elo, default_k, played=event_date) if k is None else k
     out: dict[str, Any] = {"score": score, "games": played, "tpr": None, "rating_change": None, "k": kk,
                            "rated_games": len(rated)}
+    if scoring != FIDE_POINTS:
+        out["points"] = event_points
     if elo is None:
         out["reason"] = "no rating tag for this player"
     elif not played:

@@ -109,6 +109,7 @@ from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_f
 from livemon.rating.accuracy import INITIAL_CP, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
+from livemon.rating.points import FIDE_POINTS, Points
 from livemon.rating.gain import finite_or_none
 
 FINISHED = FINAL_RESULTS
@@ -210,7 +211,9 @@ class LiveCore:
     scores or moves a board by; a level is then judged on the burst's final figures; a board's message
     carries all its moves, so a client misses none). ``max_interval_width``: ``[display]
     max_interval_width`` (no performance figure is shown while its interval is wider); ``k_factor``:
-    ``[results] k_factor`` (FIDE's K below 2400; None: the estimator's, 20).
+    ``[results] k_factor`` (FIDE's K below 2400; None: the estimator's, 20). ``points``: ``[event] points``, what a
+    win, a draw and a loss give in the standings (each player's ``results`` carry their points where it is not
+    FIDE's 1-½-0).
 
     Its state is its own: drivers, faces and tests read it through the read-only properties
     below and change it only by events, so every change goes through one of its methods.
@@ -220,7 +223,7 @@ class LiveCore:
                  given_strength: float | None = None, calibrated_strength: float | None = None,
                  all_pairs: bool = False, previews: bool = False, coalesce: bool = False,
                  max_interval_width: float = DEFAULT_MAX_INTERVAL_WIDTH,
-                 k_factor: float | None = None, archive: Shelf | None = None) -> None:
+                 k_factor: float | None = None, points: Points = FIDE_POINTS, archive: Shelf | None = None) -> None:
         self._profile = profile
         self._archive = archive
         self._by_comments = profile == COMMENTS_PROFILE
@@ -271,6 +274,7 @@ class LiveCore:
             self._estimator.profile = profile  # labels the performance estimate
         if k_factor is not None:
             self._estimator.k_factor = k_factor
+        self._estimator.scoring = points
 
     # -- what drivers, faces and tests read (read-only) -----------------------------------
 

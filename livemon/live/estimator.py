@@ -44,6 +44,7 @@ from livemon.rating.quality import (
     told_apart,
 )
 from livemon.rating.quality_params import model_for
+from livemon.rating.points import FIDE_POINTS
 from livemon.rating.gain import (
     GainHistogram,
     LiveRating,
@@ -145,6 +146,9 @@ class Estimator:
         self._pairs: dict[tuple[str, str], tuple[int, int, float]] = {}  # d_ij with both players' stamps
         self.k_factor = 20.0
         """FIDE's K for a player rated below 2400 (:func:`livemon.rating.fide.k_factor`; ``[results] k_factor``)."""
+        self.scoring = FIDE_POINTS
+        """What a win, a draw and a loss give in the event's standings (``[event] points``): a player's ``results``
+        carry their ``points`` where it is not FIDE's 1-½-0."""
         self._positions: dict[str, Positions] = {}  # the audience's figures (:meth:`figures`) are made of these
         self._figures: dict[str, GameFigures] = {}
         self._first: dict[str, int] = {}
@@ -425,10 +429,11 @@ class Estimator:
             if day is not None and (played is None or day > played):
                 played = day
         accuracy, classes = event_figures(mine)
-        key = (elo, tuple(results), self.k_factor, played)  # what FIDE's figures are made of: made again on a change
+        key = (elo, tuple(results), self.k_factor, played, self.scoring)  # what the figures are made of: made again on a change
         kept = self._results.get(name)
         if kept is None or kept[0] != key:
-            kept = self._results[name] = (key, player_results(elo, results, default_k=self.k_factor, event_date=played))
+            kept = self._results[name] = (key, player_results(elo, results, default_k=self.k_factor, event_date=played,
+                                                              scoring=self.scoring))
         return {"accuracy": accuracy, "classes": classes, "moves_read": event_moves(every), "results": dict(kept[1])}
 
     def pack(self, game_id: str, through: int | None = None) -> PlyLog | None:

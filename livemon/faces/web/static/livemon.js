@@ -508,8 +508,9 @@ export function ranked(players) {
 
 /** An event's standings: its players (their player messages) and the players its forecast counts who have none
  *  yet (a listed player resting in round 1 of a round robin: the forecast's score, its listed title, federation
- *  and rating; ``listed`` set). Where the event scores otherwise than 1-½-0 (its forecast's ``points``, such as
- *  3-1-0), each player carries ``points``, the event's points the forecast counts, and is ranked by them. */
+ *  and rating; ``listed`` set). Where the event scores otherwise than 1-½-0 (``[event] points``, such as 3-1-0),
+ *  each player carries ``points``, the event's points (the forecast's, else the player's ``results.points``: a
+ *  standings without a forecast ranks by them too), and is ranked by them. */
 export function standing(players, forecast) {
   const have = new Set(players.map((p) => p.name));
   const rows = forecast && Array.isArray(forecast.players) ? forecast.players.filter((f) => f && f.name) : [];
@@ -518,9 +519,12 @@ export function standing(players, forecast) {
     .map((f) => ({ name: f.name, elo: f.rating || null, title: f.title || "", fed: f.fed || "", listed: true,
       results: { score: !other && present(f.score) ? f.score : 0, games: 0, tpr: null, rating_change: null } }));
   const all = [...players, ...resting];
-  if (!other) return all;
-  const points = new Map(rows.map((f) => [f.name, f.score]));
-  return all.map((p) => ({ ...p, points: present(points.get(p.name)) ? points.get(p.name) : null }));
+  const own = (p) => (results(p) && present(results(p).points) ? results(p).points : null);
+  const points = new Map(other ? rows.map((f) => [f.name, f.score]) : []);
+  return all.map((p) => {
+    const pts = present(points.get(p.name)) ? points.get(p.name) : own(p);
+    return pts === null ? p : { ...p, points: pts };
+  });
 }
 /** What a forecast's event gives a win, a draw and a loss when it is not FIDE's 1-½-0 ("3-1-0"); "" when it is. */
 export function otherPoints(f) {
