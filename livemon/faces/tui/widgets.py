@@ -263,10 +263,17 @@ def performance_cells(perf: dict[str, Any], display: dict[str, Any] | None) -> t
 
 
 def _results(r: dict[str, Any] | None) -> tuple[str, str, str]:
-    """Score/games, TPR and rating change from results, or dashes."""
+    """Score/games (the event's points where it scores otherwise than 1-½-0: ``[event] points``), TPR and rating
+    change from results, or dashes.
+
+    >>> _results({"score": 1.5, "games": 2, "tpr": 2893, "rating_change": 5.0})
+    ('1.5/2', '2893', '+5.0')
+    >>> _results({"score": 1.5, "games": 2, "points": 4.0, "tpr": None, "rating_change": None})[0]
+    '4 pts'
+    """
     if not r or not r.get("games"):
         return fmt.DASH, fmt.DASH, fmt.DASH
-    score = f"{r['score']:g}/{r['games']}"
+    score = f"{r['points']:g} pts" if r.get("points") is not None else f"{r['score']:g}/{r['games']}"
     change = r.get("rating_change")
     return score, fmt.dash(r.get("tpr")), (fmt.DASH if change is None else f"{change:+.1f}")
 
