@@ -246,6 +246,19 @@ def _round(h: chess.pgn.Headers) -> tuple[int, int]:
     return (int(r) if r.isdigit() else 0, int(b) if b.isdigit() else 0)
 
 
+def _rated_games(games: list) -> tuple[dict[str, int], dict[str, int]]:
+    """Per rated player of ``games`` (:func:`player_key`): the games they played in them, and their rating tag."""
+    count: dict[str, int] = {}
+    rating: dict[str, int] = {}
+    for g in games:
+        for c in ("White", "Black"):
+            r = elo(g[3], f"{c}Elo")
+            if r is not None:
+                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
+                rating[player_key(g[3], c)] = r
+    return count, rating
+
+
 def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
     """The games of the second round of analysis, in the order they should be analysed."""
     usable = [g for g in games if part(g[3].get("Event", ""), g[0]) == "fit" and g[4] >= 20
@@ -264,14 +277,7 @@ def select_extra(games: list, skip: set[tuple[str, int]]) -> list:
     order += [g for g in vie if g not in order]
     # 2. Olympiad: whole 5-game player-events of players under 1800, lowest first
     oly = [g for g in games if g[3].get("Event") == EXTRA_EVENTS[1] and g[4] >= 20]
-    count: dict[str, int] = {}
-    rating: dict[str, int] = {}
-    for g in oly:
-        for c in ("White", "Black"):
-            r = elo(g[3], f"{c}Elo")
-            if r is not None:
-                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
-                rating[player_key(g[3], c)] = r
+    count, rating = _rated_games(oly)
     for k in sorted((k for k, n in count.items() if n >= 5 and rating[k] < 1800), key=rating.__getitem__):
         order += [g for g in oly if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
                   and (g[0], g[1]) not in skip and g not in order]
@@ -341,14 +347,7 @@ def select_olympiad(games: list, skip: set[tuple[str, int]]) -> list:
     first, each round by round."""
     oly = [g for g in games if g[3].get("Event") == EXTRA_EVENTS[1] and part(EXTRA_EVENTS[1], g[0]) == "fit"
            and g[4] >= 20]
-    count: dict[str, int] = {}
-    rating: dict[str, int] = {}
-    for g in oly:
-        for c in ("White", "Black"):
-            r = elo(g[3], f"{c}Elo")
-            if r is not None:
-                count[player_key(g[3], c)] = count.get(player_key(g[3], c), 0) + 1
-                rating[player_key(g[3], c)] = r
+    count, rating = _rated_games(oly)
     order: list = []
     for k in sorted((k for k, n in count.items() if n >= 4 and rating[k] < 2000), key=lambda k: (rating[k], k)):
         order += sorted((g for g in oly if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
