@@ -71,8 +71,10 @@ with a player under 1800 and a sample). Whole player-events, the players with mo
 each round by round. The event was held back from the start: no fit reads it.
 
 A ninth plan (``plan-olympiad``) completes the 44th Olympiad's weak end: whole player-events (4 or 5 games) of its
-players rated under 2000, lowest rated first, each round by round; fit data like the rest of the Olympiad. It was
-analysed on 16 cores at once (``bench/analyse_games.py``), as far as the engine time went.
+players rated under 2000, lowest rated first, each round by round; fit data like the rest of the Olympiad. Its
+first 237 games were analysed on 16 cores at once (``bench/analyse_games.py``, ``bench/lent_machine.sh``:
+``calibration_d12_extra8.jsonl.gz``), then 156 more on two engines, one from each end of the plan
+(``calibration_d12_extra9.jsonl.gz``).
 
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
