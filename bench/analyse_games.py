@@ -90,13 +90,12 @@ def _work(game: dict) -> tuple[dict, list | None, float] | None:
     return game, asyncio.run(_analyse(game["pgn"])), time.perf_counter() - t
 
 
-def _export(plan: list[dict], done: dict[tuple[str, int], dict], out: Path) -> None:
-    order = {(g["file"], g["index"]): n for n, g in enumerate(plan)}
+def _export(done: dict[tuple[str, int], dict], out: Path) -> None:
+    """The export of the games ``done`` (file and index: the collection's order)."""
     with gzip.open(out, "wt", encoding="utf-8", compresslevel=9) as f:
         f.write(json.dumps({"format": "livemon analyses 1", "profile": PROFILE,
                             "source": "the calibration collection", "split": "bench/calibration_split.py"}) + "\n")
-        for key in sorted(done, key=lambda k: (k[0], k[1])):
-            assert key in order
+        for key in sorted(done):
             f.write(json.dumps(done[key], separators=(",", ":")) + "\n")
     print(f"{len(done)} games -> {out} ({out.stat().st_size / 1e6:.2f} MB)")
 
@@ -111,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--merge", action="store_true", help="only write the export from OUT.partial")
     args = p.parse_args(argv)
     plan = [json.loads(line) for line in args.plan.read_text(encoding="ascii").splitlines()]
+    planned = {(g["file"], g["index"]) for g in plan}
     partial = args.out.with_name(args.out.name + ".partial")
     done: dict[tuple[str, int], dict] = {}
     if partial.exists():
@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                 elapsed = time.time() - start
                 print(f"{len(done)} games, {plies} plies in {elapsed:.0f} s ({plies / elapsed:.1f} plies/s); "
                       f"{game['file']}#{game['index']} {len(rows) - 1} plies in {took:.0f} s", flush=True)
-    _export(plan, done, args.out)
+    assert done.keys() <= planned, "OUT.partial holds games of another plan"
+    _export(done, args.out)
     return 0
 
 

@@ -172,7 +172,6 @@ async def analyse_games(
     the configured book); players without a rating tag are rated by a TTT fit of the files' results,
     as the monitor does after each finished game.
     """
-    a = cfg.analysis
     messages = [(g, game_messages(g)) for g in planned]
     pool: EnginePool | None = None
     if any(g.engine_positions for g in planned):
@@ -184,10 +183,7 @@ async def analyse_games(
             pool = None
     try:
         profile = pool.base_profile.name if pool is not None else COMMENTS_PROFILE
-        core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
-                                     max_interval_width=cfg.display.max_interval_width, k_factor=cfg.results.k_factor,
-                                     points=cfg.event.scoring)
-        core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
+        core = LiveCore.for_config(cfg, profile=profile, coalesce=True)  # estimates read at the end
         calibration = store.calibrations.get(profile) if screen else None
         core.configure(profile, calibration, screener=_screener(cfg, calibration, profile, report) if screen else None,
                        cache=pool.lookup if pool is not None else None)

@@ -31,10 +31,7 @@ def rebuild_core(store: Store, cfg: Config, profile: str, calibration: ProfileCa
     cache does not hold yet (the monitor's engine is behind) stays awaited, as it is live: its plies are not
     scored (``unscored_plies``), and no moment past it is decided."""
     a = cfg.analysis
-    core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, profile=profile, coalesce=True,  # estimates read at the end
-                                 k_factor=cfg.results.k_factor, max_interval_width=cfg.display.max_interval_width,
-                                 points=cfg.event.scoring)
-    core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
+    core = LiveCore.for_config(cfg, profile=profile, coalesce=True)  # estimates read at the end
     core.configure(profile, calibration, given_strength=a.engine_strength,
                    calibrated_strength=store.calibrations.engine_strength(profile), cache=store_cache(store, profile))
     runner = Runner(core, log=_quiet)  # no engine: what the cache lacks stays awaited; nothing persisted

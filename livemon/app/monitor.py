@@ -237,11 +237,8 @@ class Monitor:
             self.pool = EnginePool(cfg.engine, self.store.analyses)
         a = cfg.analysis
         # its profile, calibration and screener are set in run() (_pin_profile), once the pool knows the profile
-        self.core = LiveCore.for_analysis(a.skip_moves, a.c_min, a.c_max, screener=Screener(cfg.screening, None),
-                                          given_strength=a.engine_strength, all_pairs=a.all_pairs, coalesce=True,
-                                          max_interval_width=cfg.display.max_interval_width,
-                                          k_factor=cfg.results.k_factor, points=cfg.event.scoring)
-        self.core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
+        self.core = LiveCore.for_config(cfg, screener=Screener(cfg.screening, None), given_strength=a.engine_strength,
+                                        all_pairs=a.all_pairs, coalesce=True)
         self.shelf = Shelf(ShelfDB())
         """The archive settled games' columns go to (a private temporary database), handed to the core."""
         self._commit_due = False

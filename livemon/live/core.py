@@ -59,7 +59,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import chess
 
@@ -111,6 +111,9 @@ from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.points import FIDE_POINTS, Points
 from livemon.rating.gain import finite_or_none
+
+if TYPE_CHECKING:
+    from livemon.config import Config
 
 FINISHED = FINAL_RESULTS
 PositionCache = Callable[[chess.Board, str], tuple[PositionAnalysis, str] | None]
@@ -369,6 +372,17 @@ class LiveCore:
         estimator = Estimator(skip_moves, c_min, c_max)
         estimator.c_map = c_map
         return cls(profile=profile, estimator=estimator, **kw)  # type: ignore[arg-type]
+
+    @classmethod
+    def for_config(cls, cfg: Config, **kw: Any) -> "LiveCore":
+        """A core with the event's settings of ``cfg`` (``[analysis]``, ``[display] max_interval_width``,
+        ``[results] k_factor``, ``[event] points`` and ``name``): the one way the monitor, ``analyse`` and ``export``
+        make theirs, so that a setting reaches all three."""
+        a = cfg.analysis
+        core = cls.for_analysis(a.skip_moves, a.c_min, a.c_max, max_interval_width=cfg.display.max_interval_width,
+                                k_factor=cfg.results.k_factor, points=cfg.event.scoring, **kw)
+        core.estimator.event_name = cfg.event.name  # "in this field": the player's event, or every game with a name
+        return core
 
     # -- events -----------------------------------------------------------------------
 
