@@ -897,7 +897,8 @@ def real_report(records: Sequence[Record], cal: Calibration, scfg: ScreeningConf
         z_lvl = z_x / (z_scale or 1.0) if scfg.statistic == "match" else _zof(st, scfg.statistic) / (z_scale or 1.0)
         if shipped and scfg.statistic == "match":  # widened by the strength's sd and tau (the shipped screener)
             dsum = sum(position_expectation(r.decision, c_r).dp0 for r in rs)
-            z_lvl = widened_z(z_x, st.matches_sd ** 2, dsum, SHIPPED.slope, prior.sd ** 2, SHIPPED.tau)
+            z_lvl = widened_z(z_x, st.matches_sd ** 2, dsum, SHIPPED.slope_at(prior.mean), prior.sd ** 2,
+                               SHIPPED.tau)
         enough = st.positions >= scfg.min_positions
         notice = True if enough and z_lvl >= scfg.notice_z else None
         alert = True if enough and z_lvl >= scfg.alert_z else None
@@ -1035,7 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in ratings:
             _C_OF[r] = cal.c_for_rating(r) if not info.shipped else SHIPPED.c_for(tag_prior(float(r)).mean)
             if info.shipped:
-                SCREENER_WIDEN[_C_OF[r]] = SHIPPED.slope ** 2 * tag_prior(float(r)).sd ** 2 + SHIPPED.tau ** 2
+                SCREENER_WIDEN[_C_OF[r]] = (SHIPPED.slope_at(tag_prior(float(r)).mean) ** 2 * tag_prior(float(r)).sd ** 2
+                                          + SHIPPED.tau ** 2)
             table[r] = at_c(pool, _C_OF[r])
             spectra[r] = None if args.no_exact else match_spectra(pool, table[r])
             outside = "" if cal.elo_min <= r <= cal.elo_max else " (outside the fitted Elo range: extrapolated)"

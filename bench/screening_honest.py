@@ -27,19 +27,20 @@ player, juniors by the event's name), moved by the event's **field lag** (:func:
 event's other finished games say of how far its likely K = 40 players stand above their tags), the
 player's results blended in (:func:`results_strength`; every finished game of the event in the files, as a
 screener watching the event sees them, not only the analysed sample),
-c = a + b·strength + g·(opponents − strength) (opponents: the mean rating of the player's opponents in the
-event's finished games), plus ``era`` for an event played before FIDE's scale change of 1 March 2024, with the
-players' own scatter tau, and z of the top-move matches against that strength with the total variance
-(:func:`widened_z`, through ∂c/∂strength = b − g). (a, b, tau, g, era) are fitted on the fit events so that the
-honest players' z's have mean 0 (in each era), no trend with strength nor with the opponents' gap, variance 1
-(player-events of 20+ positions); a line fitted on events of one era (the 2025 open left out) has no era term.
+c = a + b·strength + g·(opponents − strength) + h·max(0, 1800 − strength) (opponents: the mean rating of the
+player's opponents in the event's finished games), plus ``era`` for an event played before FIDE's scale change of
+1 March 2024, with the players' own scatter tau, and z of the top-move matches against that strength with the
+total variance (:func:`widened_z`, through ∂c/∂strength = b − g, less h below 1800). (a, b, tau, g, era, h) are
+fitted on the fit events so that the honest players' z's have mean 0 (in each era), no trend with strength (above
+and below 1800) nor with the opponents' gap, variance 1 (player-events of 20+ positions); a line fitted on events
+of one era (the 2025 open left out) has no era term.
 The field lag's prior sd is fitted on the fit events' finished games alone (:func:`fit_field_lag_sd`, reported
 beside the shipped ``FIELD_LAG_SD``). Three readings side by
 side: the calibration's screening map (tags as read, z / z_scale); **previous**, the strength model with the
 field lag's prior sd 150 and no opponents term; the shipped one; each of the two changes alone; and the shipped
 one with the field lag moving the prior as a fraction k40 of it (**lag as a fraction**: variance (k40·lag_sd)²)
-instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`); and the shipped one with
-**no era term** (one line for every event).
+instead of as the two-part mixture (:func:`~livemon.rating.screening.moved_by_field`); the shipped one with
+**no era term** (one line for every event), and **straight**, without the bend below 1800.
 
 Measures (z of the match statistic, the mid-p tail of its exact Poisson-binomial distribution, widened): mean, sd, notices
 (z ≥ 2.5) and alerts (z ≥ 4; with the new model an alert also needs z ≥ 4 against the tag alone)
@@ -86,6 +87,7 @@ from livemon.rating.agent import K, Decision  # noqa: E402
 from livemon.rating.scale import COMPRESSION_DATE, to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     FIELD_LAG_SD,
+    KNEE,
     PoissonBinomial,
     StrengthPrior,
     expected_by_chance,
@@ -367,46 +369,55 @@ def strengths(units: list[PlayerEvent], results: list[list[tuple[float, float]]]
 
 def z_of(pk: Packed, a: float, b: float, tau: float, mean: np.ndarray, var: np.ndarray,
          exact: bool = False, g: float = 0.0, gap: np.ndarray | None = None, only: np.ndarray | None = None,
-         era: float = 0.0, before: np.ndarray | None = None) -> np.ndarray:
-    """Each player-event's z at c = a + era·before + b·mean + g·gap (gap: the opponents' mean less the strength;
-    before: played before 1 March 2024), widened by the strength's variance through ∂c/∂strength = b − g and by
-    tau."""
+         era: float = 0.0, before: np.ndarray | None = None, h: float = 0.0) -> np.ndarray:
+    """Each player-event's z at c = a + era·before + b·mean + g·gap + h·max(0, KNEE − mean) (gap: the opponents'
+    mean less the strength; before: played before 1 March 2024), widened by the strength's variance through
+    ∂c/∂strength (b − g, less h below the knee) and by tau."""
     gap = np.zeros(pk.n) if gap is None else gap
-    c = a + b * mean + g * gap + (0.0 if before is None else era * before)
+    below = np.maximum(KNEE - mean, 0.0)
+    c = a + b * mean + g * gap + h * below + (0.0 if before is None else era * before)
     m, e, v, d = pk.sums(c)
-    widen = np.sqrt(v / (v + d * d * ((b - g) ** 2 * var + tau * tau)))
+    slope = b - g - h * (below > 0.0)
+    widen = np.sqrt(v / (v + d * d * (slope ** 2 * var + tau * tau)))
     base = pk.exact_z(c, only) if exact else (m - e) / np.sqrt(v)
     return base * widen
 
 
-Line = tuple[float, float, float, float, float]
-"""(a, b, tau, g, era) of :class:`~livemon.rating.screening.ScreeningLine`."""
+Line = tuple[float, float, float, float, float, float]
+"""(a, b, tau, g, era, h) of :class:`~livemon.rating.screening.ScreeningLine`."""
+
 
 
 def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray, gap: np.ndarray | None = None,
-             before: np.ndarray | None = None) -> Line:
+             before: np.ndarray | None = None, hinge: bool = False) -> Line:
     """(a, b, tau, g, era) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with
     ``gap`` (the opponents' mean less the strength), no trend with the gap (g = 0 without it); with ``before``
     (played before 1 March 2024) and players of both eras selected, mean 0 in each era (era = 0 otherwise: a
-    selection of one era cannot tell it)."""
+    selection of one era cannot tell it); with ``hinge``, no trend with the strength below :data:`KNEE` either
+    (h = 0 otherwise)."""
     r0 = float(mean[sel].mean())
+    below = np.maximum(KNEE - mean[sel], 0.0)
     eras = before is not None and 0 < int(before[sel].sum()) < int(sel.sum())
     pre = before[sel] if eras and before is not None else None
 
     def eqs(th: np.ndarray) -> list[float]:
         g = th[3] / 1000.0 if gap is not None else 0.0
-        era = th[-1] if eras else 0.0
-        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var, g=g, gap=gap, era=era, before=before)[sel]
+        era = th[4 if gap is not None else 3] if eras else 0.0
+        h = th[-1] / 1000.0 if hinge else 0.0
+        z = z_of(pk, th[0], th[1] / 1000.0, abs(th[2]), mean, var, g=g, gap=gap, era=era, before=before, h=h)[sel]
         out = [float(z.mean()), float((z * (mean[sel] - r0) / 400.0).mean()), float(z.var() - 1.0)]
         if gap is not None:
             out.append(float((z * gap[sel] / 400.0).mean()))
         if pre is not None:
             out.append(float(z[pre].mean()))
+        if hinge:
+            out.append(float((z * below / 400.0).mean()))
         return out
 
-    th = scipy.optimize.fsolve(eqs, [-0.5, 0.58, 0.05] + ([0.0] if gap is not None else []) + ([0.0] if eras else []))
+    th = scipy.optimize.fsolve(eqs, [-0.5, 0.58, 0.05] + ([0.0] if gap is not None else []) + ([0.0] if eras else [])
+                               + ([0.0] if hinge else []))
     return (float(th[0]), float(th[1] / 1000.0), abs(float(th[2])), float(th[3] / 1000.0) if gap is not None else 0.0,
-            float(th[-1]) if eras else 0.0)
+            float(th[4 if gap is not None else 3]) if eras else 0.0, float(th[-1] / 1000.0) if hinge else 0.0)
 
 
 def opponents_gap(units: list[PlayerEvent], results: list[list[tuple[float, float]]], mean: np.ndarray) -> np.ndarray:
@@ -487,10 +498,10 @@ def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[i
                 z_exact = tail_z(PoissonBinomial(e.p0 for e in es).mid_tail(matches))
                 var = sum(e.p0 * (1 - e.p0) for e in es)
                 dsum = sum(e.dp0 for e in es)
-                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.slope, sd * sd, line.tau)
+                z = widened_z(40.0 if math.isinf(z_exact) else z_exact, var, dsum, line.slope_at(mu), sd * sd, line.tau)
                 shift = dsum * (line.c_for(prior.mean, opp) - line.c_for(mu, opp))
                 z_tag = (matches - sum(e.p0 for e in es) - shift) / math.sqrt(
-                    var + dsum * dsum * (line.slope ** 2 * prior.sd ** 2 + line.tau ** 2))
+                    var + dsum * dsum * (line.slope_at(prior.mean) ** 2 * prior.sd ** 2 + line.tau ** 2))
                 alerted += z >= ALERT_Z and z_tag >= ALERT_Z
                 noticed += z >= NOTICE_Z
             out.append((tag, q, alerted / players, noticed / players))
@@ -551,10 +562,11 @@ def main(argv: list[str] | None = None) -> int:
 
     before = np.array([u.before for u in units])
 
-    def screened(lag_sd: float, opponents: bool, mixture: bool = True, without: str | None = None, era: bool = True
-                 ) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
+    def screened(lag_sd: float, opponents: bool, mixture: bool = True, without: str | None = None, era: bool = True,
+                 hinge: bool = False) -> tuple[np.ndarray, np.ndarray, Line, dict, Strengths, np.ndarray]:
         """z of every player-event under one reading; ``without``: an event no line is fitted on (scored
-        like the held-back ones, with the line of every other fit event); ``era``: with the era term."""
+        like the held-back ones, with the line of every other fit event); ``era``: with the era term; ``hinge``:
+        with the bend below :data:`KNEE`."""
         eras = before if era else None
         lags = field_lags(units, games, lag_sd)
         st = strengths(units, every, lags, mixture)
@@ -565,15 +577,15 @@ def main(argv: list[str] | None = None) -> int:
         lines = {}
 
         def score(line: Line, mine: np.ndarray) -> None:
-            a, b, tau, g, e = line
-            z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine, e, eras)[mine]
-            z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine, e, eras)[mine]
+            a, b, tau, g, e, h = line
+            z_after[mine] = z_of(pk, a, b, tau, st.post_mean, st.post_var, True, g, gap, mine, e, eras, h)[mine]
+            z_tag[mine] = z_of(pk, a, b, tau, st.prior_mean, st.prior_var, True, g, gap_tag, mine, e, eras, h)[mine]
 
         fitted = fit & (event != without)
         for ev in sorted(set(event[fitted])):
-            lines[ev] = fit_line(pk, fitted & trainable & (event != ev), st.post_mean, st.post_var, gap, eras)
+            lines[ev] = fit_line(pk, fitted & trainable & (event != ev), st.post_mean, st.post_var, gap, eras, hinge)
             score(lines[ev], event == ev)
-        whole = fit_line(pk, fitted & trainable, st.post_mean, st.post_var, gap, eras)
+        whole = fit_line(pk, fitted & trainable, st.post_mean, st.post_var, gap, eras, hinge)
         score(whole, unseen | ~fitted)
         return z_after, z_tag, whole, lines, st, lags
 
@@ -581,9 +593,10 @@ def main(argv: list[str] | None = None) -> int:
                 "field lag sd fitted only": (FIELD_LAG_SD, False, True, None, False),
                 "opponents term only": (150.0, True, True, None, False),
                 "lag as a fraction": (FIELD_LAG_SD, True, False, None, False),
-                "no era term": (FIELD_LAG_SD, True, True, None, False),
-                "shipped": (FIELD_LAG_SD, True, True),
-                "the line without the 2025 open": (FIELD_LAG_SD, True, True, fq.OPEN_EVENT, False)}
+                "no era term": (FIELD_LAG_SD, True, True, None, False, True),
+                "straight (no bend below 1800)": (FIELD_LAG_SD, True, True),
+                "shipped": (FIELD_LAG_SD, True, True, None, True, True),
+                "the line without the 2025 open": (FIELD_LAG_SD, True, True, fq.OPEN_EVENT, False, True)}
     results = {name: screened(*spec) for name, spec in readings.items()}
     z_now, z_tag_now = results["previous"][:2]
     z_after, z_tag, shipped_line, lines, st, lags = results["shipped"]
@@ -598,8 +611,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "held_back": sorted(set(event[test])),
                                  "field_lag_sd": {"shipped": FIELD_LAG_SD, "fitted": fitted_sd,
                                                   "log_likelihood": sd_table},
-                                 "line": dict(zip(("a", "b", "tau", "g", "era"), shipped_line)),
-                                 "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g", "era"))}}
+                                 "line": dict(zip(("a", "b", "tau", "g", "era", "h"), shipped_line)),
+                                 "loeo_lines": {k: span(i) for i, k in enumerate(("a", "b", "tau", "g", "era", "h"))}}
     gs = groups(units, st, every, lags)
     applied = st.post_mean * 0.0 + st.k40 * lags[:, 0]  # the lag each player's prior moved by
     report["field_lag"] = {ev: [float(applied[event == ev].min()), float(applied[event == ev].max())]
@@ -637,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     report["read_without_the_era"] = sorted(set(event[eraless]))
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
-        a, b, tau, g, era = shipped_line
+        a, b, tau, g, era, h = shipped_line
         by_year = {y: (f["n"], round(f["mean"], 3)) for y, f in report["by_year"].items()}  # type: ignore[union-attr]
         PARAMS.write_text(
             '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
@@ -645,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
             'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
             f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r}, g={g!r},\n"
-            f"                        era={era!r}, profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
+            f"                        era={era!r}, h={h!r}, knee={KNEE!r},\n"
+            f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
             f"FIT_EVENTS = {report['fit_events']}\n"
             '"""The events the line was fitted on."""\n\n'
             f"BY_YEAR = {by_year!r}\n"
@@ -660,8 +674,8 @@ def main(argv: list[str] | None = None) -> int:
     ln = report["line"]
     print(f"{pk.n} player-events; held back: {', '.join(report['held_back'])}")  # type: ignore[arg-type]
     print(f"line (fit events): c = {ln['a']:.4f} + {ln['b'] * 1000:.5f}/1000 * strength + "  # type: ignore[index]
-          f"{ln['g'] * 1000:.5f}/1000 * (opponents - strength) + {ln['era']:.4f} before 1 March 2024, "  # type: ignore[index]
-          f"tau {ln['tau']:.4f}")  # type: ignore[index]
+          f"{ln['g'] * 1000:.5f}/1000 * (opponents - strength) + {ln['h'] * 1000:.5f}/1000 * max(0, {KNEE:.0f} - "  # type: ignore[index]
+          f"strength) + {ln['era']:.4f} before 1 March 2024, tau {ln['tau']:.4f}")  # type: ignore[index]
     fl = report["field_lag_sd"]
     print(f"field lag prior sd: {fl['shipped']:.0f} shipped, {fl['fitted']:.0f} fitted on the fit events' games")  # type: ignore[index]
     for key in (">= 60 positions", ">= 20 positions"):

@@ -7,6 +7,7 @@ line of the default profile.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -208,7 +209,8 @@ def test_honest_players_of_uncertain_strength_give_z_near_n01():
 
         dsum = sum(position_expectation(d, c0).dp0 for d in decisions)
         raw.append(st.z_match)
-        zs.append(widened_z(st.z_match, st.matches_sd ** 2, dsum, SHIPPED.slope, prior.sd ** 2, SHIPPED.tau))
+        zs.append(widened_z(st.z_match, st.matches_sd ** 2, dsum, SHIPPED.slope_at(prior.mean), prior.sd ** 2,
+                            SHIPPED.tau))
     z = np.array(zs)
     assert abs(z.mean()) < 0.25 and 0.8 < z.std() < 1.2
     assert np.std(raw) > z.std() * 1.1  # without the strength's sd the z's spread too wide
@@ -242,6 +244,36 @@ def test_the_expectation_is_read_against_the_players_opponents():
                                                          event="Weekend Open", date="2025.03.01"))
     again = up.numbers(("P", "Weekend Open"))
     assert again.opponents == pytest.approx(2175.0) and again.c_r is not None and again.c_r < (row.c_r or 0.0)
+
+
+def test_honest_players_under_1800_are_read_against_the_bent_line():
+    """The shipped line bends below 1800 (honest weak players match the engine more often than a straight line
+    through the stronger ones expects): players there, moving as the bent line says, read z about 0 in the
+    screener, where the same moves against the straight line read each of them more engine-like; the line
+    inverts on both sides of the knee, and the screener's intrinsic rating reads their strength."""
+    assert SHIPPED.h > 0.0 and SHIPPED.rises and SHIPPED.knee == 1800.0
+    assert SHIPPED.slope_at(1500.0) == pytest.approx(SHIPPED.b - SHIPPED.g - SHIPPED.h)
+    for s in (1300.0, 1799.0, 1800.0, 2400.0):
+        assert SHIPPED.strength_for(SHIPPED.c_for(s, 2000.0), 2000.0) == pytest.approx(s)
+        assert SHIPPED.strength_for(SHIPPED.c_for(s)) == pytest.approx(s)
+    straight = dataclasses.replace(SHIPPED, h=0.0)
+    bent_z, straight_z, ipr = [], [], []
+    for seed in range(24):
+        scr = screen("Weekend Open 2025", 1500, "2025.03.01", 1500, [0.5] * 4,
+                     SHIPPED.c_for(tag_prior(1500.0).mean, 1500.0), seed=100 + seed)
+        row = scr.numbers(("P", "Weekend Open 2025"))
+        assert row.strength is not None and row.strength < 1800.0 and row.z is not None and row.ipr is not None
+        assert row.c_r == pytest.approx(SHIPPED.c_for(row.strength, 1500.0))
+        bent_z.append(row.z)
+        ipr.append(row.ipr)
+        scr.line = straight
+        scr.set_result("g3", "1/2-1/2")  # read again with the straight line
+        other = scr.numbers(("P", "Weekend Open 2025"))
+        assert other.z is not None
+        straight_z.append(other.z)
+    assert abs(np.mean(bent_z)) < 0.4 and np.mean(straight_z) > np.mean(bent_z) + 0.15
+    assert all(s > b for s, b in zip(straight_z, bent_z))  # the same moves, a lower expectation
+    assert abs(np.mean(ipr) - tag_prior(1500.0).mean) < 150.0
 
 
 def test_chance_expected_counts():

@@ -879,14 +879,15 @@ class Screener:
                 z_exact = max(st.z_match, 40.0)
             # against today's strength known to its sd, for a player whose own c scatters by tau (delta method)
             line, var = self.line, track.strength[1] ** 2
+            slope = line.slope_at(track.strength[0])
             dsum, dloss = _rounded(s[6], terms(lambda e: e.dp0)), _rounded(s[7], terms(lambda e: e.dloss))
-            z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, line.slope, var, line.tau) / self.z_scale
-            z_normal = widened_z(st.z_match, st.matches_sd ** 2, dsum, line.slope, var, line.tau) / self.z_scale
+            z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, slope, var, line.tau) / self.z_scale
+            z_normal = widened_z(st.z_match, st.matches_sd ** 2, dsum, slope, var, line.tau) / self.z_scale
             loss_var = (st.loss_sd * n) ** 2
-            z_loss = widened_z(st.z_loss, loss_var, dloss, line.slope, var, line.tau) / self.z_scale
+            z_loss = widened_z(st.z_loss, loss_var, dloss, slope, var, line.tau) / self.z_scale
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
             ipr = first_order_ipr(track.strength[0], st.matches_observed - st.matches_expected, st.matches_sd ** 2,
-                                  dsum, line.slope)
+                                  dsum, slope)
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
@@ -918,7 +919,7 @@ class Screener:
             return None
         opponents = track.opponents
         shift = dsum * (line.c_for(prior.mean, opponents) - line.c_for(strength[0], opponents))  # at the tag, less
-        total = var_matches + dsum * dsum * (line.slope ** 2 * prior.sd ** 2 + line.tau ** 2)
+        total = var_matches + dsum * dsum * (line.slope_at(prior.mean) ** 2 * prior.sd ** 2 + line.tau ** 2)
         return (diff - shift) / math.sqrt(total) / self.z_scale
 
 

@@ -754,10 +754,14 @@ def results_strength(prior_mean: float, prior_sd: float, games: Iterable[tuple[f
     return mu, max(math.sqrt(float((w * (_GRID - mu) ** 2).sum())), 1.0)
 
 
+KNEE = 1800.0
+"""The strength below which the screening line bends (:attr:`ScreeningLine.h`)."""
+
+
 @dataclass(frozen=True)
 class ScreeningLine:
     """The skill c expected of today's strength against the player's opponents,
-    c = a + b·strength + g·(opponents − strength), and the players' own scatter ``tau``.
+    c = a + b·strength + g·(opponents − strength) + h·max(0, knee − strength), and the players' own scatter ``tau``.
 
     ``opponents`` is the mean rating (today's scale) of the player's opponents in the event: a player facing
     opponents stronger than themselves matches the engine more often than one of the same strength facing equals
@@ -771,11 +775,20 @@ class ScreeningLine:
     events of the same strength, whatever the reason (the rating pool's drift since, the players' preparation), and
     a line fitted on both without it reads today's players as engine-like (``bench/screening_honest.py``).
 
+    ``h`` bends the line below ``knee``: honest players under 1800 match the engine more often than a straight line
+    through the stronger ones expects (their c falls more slowly with strength), so a straight line would read the
+    weakest players of an open as engine-like.
+
     >>> line = ScreeningLine(-0.5, 0.0006, 0.05, g=0.00015)
     >>> round(line.c_for(2000.0), 3), round(line.c_for(2000.0, opponents=2400.0), 3), round(line.slope, 5)
     (0.7, 0.76, 0.00045)
     >>> round(line.strength_for(line.c_for(1700.0, 2300.0), 2300.0))
     1700
+    >>> bent = ScreeningLine(-0.5, 0.0006, 0.05, g=0.00015, h=0.0002)
+    >>> round(bent.c_for(2000.0), 3), round(bent.c_for(1500.0), 3), round(bent.slope_at(1500.0), 5)
+    (0.7, 0.46, 0.00025)
+    >>> [round(bent.strength_for(bent.c_for(s, 2300.0), 2300.0)) for s in (1400.0, 1800.0, 2100.0)]
+    [1400, 1800, 2100]
     """
 
     a: float
@@ -787,6 +800,8 @@ class ScreeningLine:
     scale: str = "today"  # the rating scale the line reads ("today": FIDE's since 1 March 2024)
     g: float = 0.0  # c's rise per point the opponents' mean stands above the player's strength
     era: float = 0.0  # c's offset for an event played before 1 March 2024 (:meth:`on`)
+    h: float = 0.0  # c's rise per point the strength stands below ``knee``
+    knee: float = KNEE
 
     def on(self, played: datetime.date | None) -> ScreeningLine:
         """The line for an event played on ``played`` (its first game's date): with the ``era`` offset before
@@ -806,20 +821,34 @@ class ScreeningLine:
 
     @property
     def slope(self) -> float:
-        """∂c/∂strength with the opponents fixed: b − g (what a strength's uncertainty moves c by)."""
+        """∂c/∂strength with the opponents fixed, at and above the knee: b − g."""
         return self.b - self.g
+
+    @property
+    def rises(self) -> bool:
+        """Whether c rises with strength on both sides of the knee (the line can be inverted)."""
+        return self.b > 0.0 and self.slope > 0.0 and self.slope - self.h > 0.0
+
+    def slope_at(self, strength: float) -> float:
+        """∂c/∂strength with the opponents fixed at ``strength``: b − g, less h below the knee (what a strength's
+        uncertainty moves c by)."""
+        return self.slope - (self.h if strength < self.knee else 0.0)
 
     def c_for(self, strength: float, opponents: float | None = None) -> float:
         """c expected at ``strength`` against opponents of mean rating ``opponents`` (None: equals), clipped at 0
         (E(c) has no negative skill)."""
         gap = 0.0 if opponents is None else float(opponents) - float(strength)
-        return max(self.a + self.b * float(strength) + self.g * gap, 0.0)
+        bend = self.h * max(self.knee - float(strength), 0.0)
+        return max(self.a + self.b * float(strength) + self.g * gap + bend, 0.0)
 
     def strength_for(self, c: float, opponents: float | None = None) -> float:
-        """The strength whose expected c against ``opponents`` is ``c`` (the line inverted)."""
-        if opponents is None:
-            return (float(c) - self.a) / self.b
-        return (float(c) - self.a - self.g * float(opponents)) / self.slope
+        """The strength whose expected c against ``opponents`` (None: equals) is ``c`` (the line inverted)."""
+        rest = float(c) - self.a - (0.0 if opponents is None else self.g * float(opponents))
+        slope = self.b if opponents is None else self.slope
+        strength = rest / slope
+        if strength >= self.knee or not self.h:
+            return strength
+        return (rest - self.h * self.knee) / (slope - self.h)
 
 
 def widened_z(z: float, var_matches: float, dsum: float, b: float, strength_var: float, tau: float) -> float:
@@ -909,7 +938,7 @@ def intrinsic_rating(decisions: Sequence[Decision], line: ScreeningLine, level: 
     >>> round(lo) < round(ipr) < round(hi), round(ipr)
     (True, 2378)
     """
-    if not decisions or line.b <= 0.0 or (opponents is not None and line.slope <= 0.0):
+    if not decisions or not line.rises:
         return None
     width = max(len(d.values) for d in decisions)
     dist = np.full((len(decisions), width), np.inf)
@@ -981,8 +1010,8 @@ def screen_player(decisions: Sequence[Decision], line: ScreeningLine, prior: Str
     z_exact = tail_z(PoissonBinomial(e.p0 for e in es).mid_tail(matched))
     if z_exact == math.inf:  # the tail underflowed: far beyond any threshold
         z_exact = max(_z(matched - p0, math.sqrt(var)), 40.0)
-    z = widened_z(z_exact, var, dsum, line.slope, sd * sd, line.tau)
+    z = widened_z(z_exact, var, dsum, line.slope_at(mean), sd * sd, line.tau)
     shift = dsum * (line.c_for(tag.mean, opponents) - c_r)
-    total = var + dsum * dsum * (line.slope ** 2 * tag.sd ** 2 + line.tau ** 2)
+    total = var + dsum * dsum * (line.slope_at(tag.mean) ** 2 * tag.sd ** 2 + line.tau ** 2)
     z_tag = (matched - p0 - shift) / math.sqrt(total) if total > 0.0 else 0.0
     return ScreenedPlayer(len(es), mean, sd, c_r, z, z_tag)
