@@ -285,7 +285,8 @@ def test_chance_expected_counts():
     assert report["line"]["shipped"] and report["line"]["scale"] == "today"
     row = report["players"][0]
     assert {"strength", "strength_sd", "z_tag", "ipr", "ipr_cr95", "rating_read", "rating_scale", "opponents"} <= set(row)
-    assert report["line"]["g"] == SHIPPED.g
+    assert (report["line"]["g"], report["line"]["h"], report["line"]["knee"], report["line"]["era"]) == (
+        SHIPPED.g, SHIPPED.h, SHIPPED.knee, SHIPPED.era)
     # a face with only the rows reads the thresholds from them
     assert table_chance(scr.table())["line"] == report["chance"]["line"] == chance_line(1, 2.5, 4.0)
 

@@ -1068,7 +1068,8 @@ def screening_report(screener: Screener) -> dict[str, Any]:
     line = screener.line
     return {
         "chance": screener.chance(),
-        "line": None if line is None else {"a": line.a, "b": line.b, "g": line.g, "tau": line.tau, "scale": line.scale,
+        "line": None if line is None else {"a": line.a, "b": line.b, "g": line.g, "h": line.h, "knee": line.knee,
+                                           "era": line.era, "tau": line.tau, "scale": line.scale,
                                            "shipped": line is SHIPPED},
         "enabled": screener.enabled,
         "reason": screener.off_reason or None,
