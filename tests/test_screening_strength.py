@@ -302,6 +302,30 @@ def test_intrinsic_rating_reads_the_strength_that_played():
     assert intrinsic_rating([], line) is None
 
 
+def test_the_screeners_ipr_reads_the_bent_line_as_the_exact_solution_does():
+    """The screener's O(1) intrinsic rating (first order in c, read back on the line) agrees with the exact
+    solution over the positions for players compared below 1800 whose moves read across the bend, and for one
+    above it; a straight read of the local slope (1500's) would put the first 200+ points too high."""
+    from livemon.live.screener import first_order_ipr
+    from livemon.rating.screening import position_expectation
+
+    for played, compared, opponents in ((2000.0, 1500.0, None), (1650.0, 1500.0, 1700.0), (2300.0, 2000.0, 2200.0)):
+        rng = np.random.default_rng(5)
+        decisions = moves(rng, positions(rng, 300), SHIPPED.c_for(played, opponents))
+        exact = intrinsic_rating(decisions, SHIPPED, opponents=opponents)
+        c_r = SHIPPED.c_for(compared, opponents)
+        es = [position_expectation(d, c_r) for d in decisions]
+        diff = sum(e.matched for e in es) - sum(e.p0 for e in es)
+        dsum = sum(e.dp0 for e in es)
+        got = first_order_ipr(c_r, diff, sum(e.p0 * (1.0 - e.p0) for e in es), dsum, SHIPPED, opponents)
+        assert exact is not None and got is not None
+        assert abs(got[0] - exact[0]) < 15.0 and abs(got[1][0] - exact[1][0]) < 20.0
+        assert abs(got[1][1] - exact[1][1]) < 40.0  # the upper end: c further from c_r
+        assert got[1][0] < played < got[1][1]
+        if compared < SHIPPED.knee < got[0]:
+            assert compared + diff / (dsum * SHIPPED.slope_at(compared)) > got[0] + 200.0
+
+
 def _field_event(scr: Screener, wins: float, cohort: int = 8) -> None:
     """An open of 2023 where ``cohort`` players rated 1400 each meet two players rated 2200 and score ``wins``
     a game (the other players' games: no positions screened)."""

@@ -52,8 +52,8 @@ and the numbers of :mod:`livemon.rating.screening` against E(c_r):
   :class:`~livemon.rating.calibration.ProfileCalibration` or its ``c_map``;
   default 1.0) divides every z.
 * **IPR**: Regan's intrinsic performance rating, the strength whose E(c)
-  expects the matches played, with its 95% interval, to first order around
-  the strength compared with (:func:`first_order_ipr`; the exact solution is
+  expects the matches played, with its 95% interval, to first order in c
+  around the c compared at, read back on the line (:func:`first_order_ipr`; the exact solution is
   :func:`~livemon.rating.screening.intrinsic_rating`).
 * **levels**: ``notice`` at z ≥ notice_z, ``alert`` at z ≥ alert_z (the z of
   the configured statistic) and z_tag ≥ alert_z too, only with ≥ min_positions
@@ -355,22 +355,28 @@ def exclusion_mismatch(cfg: ScreeningConfig, c_map: Any) -> str:
     return "screening settings differ from the calibration's: " + ", ".join(diffs) if diffs else ""
 
 
-def first_order_ipr(strength: float, diff: float, var_matches: float, dsum: float, b: float
-                    ) -> tuple[float, tuple[float, float]] | None:
-    """Regan's intrinsic performance rating to first order around the strength compared with: the strength whose
-    expected matches equal the observed (``diff`` = observed − expected there, which move by Σ∂p0/∂c · b a point),
-    and its 95% interval from the matches' sampling sd. O(1) a move, from the sums the screener keeps;
+def first_order_ipr(c_r: float, diff: float, var_matches: float, dsum: float, line: ScreeningLine,
+                    opponents: float | None = None) -> tuple[float, tuple[float, float]] | None:
+    """Regan's intrinsic performance rating to first order in c around c_r, the c the player was compared at: the c
+    whose expected matches equal the observed (``diff`` = observed − expected at c_r, which move by Σ∂p0/∂c
+    = ``dsum`` per unit of c), read back as a strength on the ``line`` (bend and all, against ``opponents``), and
+    its 95% interval from the matches' sampling sd. O(1) a move, from the sums the screener keeps;
     :func:`~livemon.rating.screening.intrinsic_rating` solves it exactly over the positions.
 
-    >>> ipr, (lo, hi) = first_order_ipr(2000.0, 6.0, 36.0, 30.0, 0.0006)
+    >>> line = ScreeningLine(-0.5, 0.0006, 0.05)
+    >>> ipr, (lo, hi) = first_order_ipr(line.c_for(2000.0), 6.0, 36.0, 30.0, line)
     >>> round(ipr), round(lo), round(hi)
     (2333, 1680, 2987)
+    >>> bent = ScreeningLine(-0.5, 0.0006, 0.05, h=0.0003)  # half the slope below 1800
+    >>> round(first_order_ipr(bent.c_for(1700.0), 3.0, 36.0, 30.0, bent)[0])  # 0.1 of c: 0.03 to 1800, 117 beyond
+    1917
     """
-    slope = dsum * b
-    if slope <= 0.0 or var_matches < 0.0:
+    if dsum <= 0.0 or var_matches < 0.0 or not line.rises:
         return None
     half = 1.959963984540054 * math.sqrt(var_matches)
-    return strength + diff / slope, (strength + (diff - half) / slope, strength + (diff + half) / slope)
+    return (line.strength_for(c_r + diff / dsum, opponents),
+            (line.strength_for(c_r + (diff - half) / dsum, opponents),
+             line.strength_for(c_r + (diff + half) / dsum, opponents)))
 
 
 def rating_today(info: GameInfo, white: bool) -> tuple[float, float, str] | None:
@@ -886,8 +892,9 @@ class Screener:
             loss_var = (st.loss_sd * n) ** 2
             z_loss = widened_z(st.z_loss, loss_var, dloss, slope, var, line.tau) / self.z_scale
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
-            ipr = first_order_ipr(track.strength[0], st.matches_observed - st.matches_expected, st.matches_sd ** 2,
-                                  dsum, slope)
+            ipr = (None if track.c_r is None else
+                   first_order_ipr(track.c_r, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum,
+                                   line.on(track.played), track.opponents))
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
