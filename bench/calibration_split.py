@@ -74,7 +74,8 @@ A ninth plan (``plan-olympiad``) completes the 44th Olympiad's weak end: whole p
 players rated under 2000, lowest rated first, each round by round; fit data like the rest of the Olympiad. Its
 first 237 games were analysed on 16 cores at once (``bench/analyse_games.py``, ``bench/lent_machine.sh``:
 ``calibration_d12_extra8.jsonl.gz``), then 156 more on two engines, one from each end of the plan
-(``calibration_d12_extra9.jsonl.gz``).
+(``calibration_d12_extra9.jsonl.gz``), then its last 199 (``calibration_d12_extra10.jsonl.gz``): every game of
+the plan is analysed.
 
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
