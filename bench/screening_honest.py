@@ -387,10 +387,9 @@ Line = tuple[float, float, float, float, float, float]
 """(a, b, tau, g, era, h) of :class:`~livemon.rating.screening.ScreeningLine`."""
 
 
-
 def fit_line(pk: Packed, sel: np.ndarray, mean: np.ndarray, var: np.ndarray, gap: np.ndarray | None = None,
              before: np.ndarray | None = None, hinge: bool = False) -> Line:
-    """(a, b, tau, g, era) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with
+    """(a, b, tau, g, era, h) giving the selected players' z's mean 0, no trend with strength, variance 1 and, with
     ``gap`` (the opponents' mean less the strength), no trend with the gap (g = 0 without it); with ``before``
     (played before 1 March 2024) and players of both eras selected, mean 0 in each era (era = 0 otherwise: a
     selection of one era cannot tell it); with ``hinge``, no trend with the strength below :data:`KNEE` either
