@@ -1034,10 +1034,10 @@ def main(argv: list[str] | None = None) -> int:
         table: dict[int, PoolAtC] = {}
         spectra: dict[int, MatchSpectra | None] = {}
         for r in ratings:
-            _C_OF[r] = cal.c_for_rating(r) if not info.shipped else SHIPPED.c_for(tag_prior(float(r)).mean)
+            prior = tag_prior(float(r))
+            _C_OF[r] = cal.c_for_rating(r) if not info.shipped else SHIPPED.c_for(prior.mean)
             if info.shipped:
-                SCREENER_WIDEN[_C_OF[r]] = (SHIPPED.slope_at(tag_prior(float(r)).mean) ** 2 * tag_prior(float(r)).sd ** 2
-                                          + SHIPPED.tau ** 2)
+                SCREENER_WIDEN[_C_OF[r]] = SHIPPED.slope_at(prior.mean) ** 2 * prior.sd ** 2 + SHIPPED.tau ** 2
             table[r] = at_c(pool, _C_OF[r])
             spectra[r] = None if args.no_exact else match_spectra(pool, table[r])
             outside = "" if cal.elo_min <= r <= cal.elo_max else " (outside the fitted Elo range: extrapolated)"
