@@ -77,6 +77,12 @@ first 237 games were analysed on 16 cores at once (``bench/analyse_games.py``, `
 (``calibration_d12_extra9.jsonl.gz``), then its last 199 (``calibration_d12_extra10.jsonl.gz``): every game of
 the plan is analysed.
 
+A tenth plan (``plan-rapid2``) completes the rapid championships for the screening line's rapid offset:
+whole player-events of every level, the players with most games first, ch-ROU Rapid 2022 (``RAPID_FIT_EVENTS``:
+the offset is fitted on its players) and ch-ROU Rapid Women 2022 (held back from that fit, with Saint Louis
+Rapid 2022: ``RAPID_TEST_EVENTS``) alternating game by game; the games of ``plan-rapid`` skipped. Its export is
+``calibration_rapid_d12_extra.jsonl.gz`` (part ``rapid``), on two engines here for as long as the session allowed.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -86,6 +92,7 @@ Usage::
     python bench/calibration_split.py plan-extra OUTDIR --skip bench/data/calibration_d12.jsonl.gz
     python bench/calibration_split.py plan-elite OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-rapid OUTDIR
+    python bench/calibration_split.py plan-rapid2 OUTDIR --skip bench/data/calibration_rapid_d12.jsonl.gz
     python bench/calibration_split.py plan-open OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback3 OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
@@ -325,6 +332,30 @@ def select_rapid(games: list, skip: set[tuple[str, int]]) -> list:
     return order
 
 
+RAPID_FIT_EVENTS = ("ch-ROU Rapid 2022",)
+"""The rapid events whose players fit the rapid line's offset (``bench/screening_honest.py``)."""
+RAPID_TEST_EVENTS = ("ch-ROU Rapid Women 2022", "Saint Louis Rapid 2022")
+"""The rapid events held back from that fit: measured only."""
+
+
+def select_rapid2(games: list, skip: set[tuple[str, int]]) -> list:
+    """The rapid championships' whole player-events (not in ``skip``), players with most games first (a seeded
+    shuffle among equals), the open's (fit) and the women's (held back) alternating game by game, so that the
+    engine time, wherever it runs out, leaves both parts."""
+    streams = []
+    for events in (RAPID_FIT_EVENTS, RAPID_TEST_EVENTS[:1]):
+        usable = [g for g in games if g[0].startswith(RAPID_FILES[0]) and g[3].get("Event") in events and g[4] >= 20]
+        count, _ = _rated_games(usable)
+        keys = sorted(count)
+        random.Random(SEED).shuffle(keys)
+        order: list = []
+        for k in sorted(keys, key=lambda k: -count[k]):
+            order += sorted((g for g in usable if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
+                             and (g[0], g[1]) not in skip and g not in order), key=lambda g: _round(g[3]))
+        streams.append(order)
+    return [g for pair in __import__("itertools").zip_longest(*streams) for g in pair if g is not None]
+
+
 OPEN_EVENT = "Primavera Cattolica Open"
 
 
@@ -418,12 +449,13 @@ def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
 
 def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra") -> None:
     skip = _skipped(skip_exports)
-    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid,
+    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid, "plan-rapid2": select_rapid2,
              "plan-open": select_open, "plan-heldback": select_heldback,
              "plan-heldback3": select_heldback3, "plan-guwahati": select_guwahati,
              "plan-olympiad": select_olympiad}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
-    name = {"plan-rapid": "rapid", "plan-heldback": "test", "plan-heldback3": "test", "plan-guwahati": "test"}.get(which, "fit")
+    name = {"plan-rapid": "rapid", "plan-rapid2": "rapid", "plan-heldback": "test", "plan-heldback3": "test",
+            "plan-guwahati": "test"}.get(which, "fit")
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
     # the same games with their names in the collection, for bench/analyse_games.py (no collection needed there)
@@ -433,7 +465,7 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-open", "plan-heldback", "plan-heldback3",
+    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-rapid2", "plan-open", "plan-heldback", "plan-heldback3",
                        "plan-guwahati", "plan-olympiad"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
                    if "--skip" in sys.argv else [], sys.argv[1])

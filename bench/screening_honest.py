@@ -17,9 +17,11 @@ Every rating (the player's tag, the opponents') is put on today's FIDE scale wit
 (:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
 compression of 1 March 2024; the open is of April 2025, the round robin of February 2025.
 
-Rapid (``calibration_rapid_d12.jsonl.gz``, when present): a sample of the rapid championships' games of
-players under 1800 (``bench/calibration_split.py plan-rapid``), in neither part: never fitted, scored with
-the line fitted on every fit event, reported apart (a faster time control).
+Rapid (``calibration_rapid_d12.jsonl.gz`` and ``_extra``, when present): the rapid championships' games
+(``bench/calibration_split.py plan-rapid``: players under 1800; ``plan-rapid2``: whole player-events of every
+level), in neither part of the classical fit. Their players are read with the line fitted on every fit event
+(``rapid, read with the classical line``), then with the line's ``rapid`` offset (:func:`rapid_report`), fitted on
+the players of ``RAPID_FIT_EVENTS`` (ch-ROU Rapid 2022) alone and measured on the other rapid events, held back.
 
 The model (:mod:`livemon.rating.screening`): the tag's prior on today's strength
 (:func:`tag_prior`: the rating's own noise for its K, a K = 40 rating's lag behind an improving
@@ -139,7 +141,7 @@ def load(rapid_only: bool = False) -> list[PlayerEvent]:
 
     cd.RATINGS = "published"  # the tags as printed: put on today's scale below, with each game's date
     sides = [] if rapid_only else fq.all_sides()
-    sides += fq.calibration_sides([RAPID])
+    sides += fq.calibration_sides(RAPID)
     outside = dict(events_outside())  # PGN -> event: the exports of events outside the collection
     skip = ("open#", *(f"{pgn.name}#" for pgn in outside))
     dates = {f"{n}#{i}": h.get("Date", "?")
@@ -220,7 +222,9 @@ class Strengths:
     junior: np.ndarray
 
 
-RAPID = REPO / "bench" / "data" / "calibration_rapid_d12.jsonl.gz"
+RAPID = [REPO / "bench" / "data" / f"calibration_rapid_d12{x}.jsonl.gz" for x in ("", "_extra")]
+"""The rapid championships' exports (part ``rapid``): ``cs.RAPID_FIT_EVENTS`` fit the line's rapid offset, the
+other rapid events are held back from it."""
 _TAG = __import__("re").compile(r'^\[(\w+) "(.*)"\]\s*$')
 POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
@@ -507,6 +511,42 @@ def power(seed: int = 9, players: int = 120, above: float = 0.0) -> list[tuple[i
     return out
 
 
+def rapid_report(pk: Packed, units: list[PlayerEvent], every: list[list[tuple[float, float]]], st: Strengths,
+                 line: Line, before: np.ndarray, n: np.ndarray) -> dict[str, object]:
+    """The line's ``rapid`` offset, fitted so that the players of ``cs.RAPID_FIT_EVENTS`` (20+ positions) read z
+    mean 0 against the shipped line shifted by it, and the rapid players' figures by band with and without it: the
+    fit events' (in-sample for the one offset) and the held-back rapid events' (never fitted)."""
+    event = np.array([u.event for u in units])
+    rapid = np.array([u.part == "rapid" for u in units])
+    fitted = rapid & np.isin(event, cs.RAPID_FIT_EVENTS)
+    held = rapid & ~fitted
+    gap = opponents_gap(units, every, st.post_mean)
+    gap_tag = opponents_gap(units, every, st.prior_mean)
+    a, b, tau, g, e, h = line
+
+    def z(offset: float, mine: np.ndarray, tag: bool = False) -> np.ndarray:
+        mean, var, gp = (st.prior_mean, st.prior_var, gap_tag) if tag else (st.post_mean, st.post_var, gap)
+        out = np.full(pk.n, np.nan)
+        out[mine] = z_of(pk, a + offset, b, tau, mean, var, True, g, gp, mine, e, before, h)[mine]
+        return out
+
+    sel = fitted & (n >= MIN_FIT_POSITIONS)
+    offset = 0.0
+    if sel.sum() >= 5:
+        offset = float(scipy.optimize.brentq(lambda x: float(np.nanmean(z(x, sel)[sel])), -0.5, 0.5, xtol=1e-6))
+    tags = np.array([u.tag for u in units])
+    bands = {"all": np.ones(pk.n, bool), "<1800": tags < 1800, "1800-2200": (tags >= 1800) & (tags < 2200),
+             "2200+": tags >= 2200}
+    out: dict[str, object] = {"offset": offset, "fit_events": list(cs.RAPID_FIT_EVENTS),
+                              "held_back": sorted(set(event[held]))}
+    mine = rapid & (n >= 20)
+    for name, o in (("without", 0.0), ("with", offset)):
+        za, zt = z(o, mine), z(o, mine, tag=True)
+        out[name] = {where: {band: figures(za, part_sel & bsel & mine, zt >= ALERT_Z) for band, bsel in bands.items()}
+                     for where, part_sel in (("fit", fitted), ("held back", held))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=Path, default=None,
@@ -532,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         units = load()
         if args.cache is not None:
             args.cache.write_bytes(pickle.dumps([u.__dict__ for u in units]))
-    if RAPID.exists() and not any(u.part == "rapid" for u in units):
+    if RAPID[0].exists() and not any(u.part == "rapid" for u in units):
         units += load(rapid_only=True)
     units = [u for u in units if u.decisions]
     pk = Packed(units)
@@ -620,11 +660,11 @@ def main(argv: list[str] | None = None) -> int:
         name: {where: {band: figures(z, sel_part & gs[band] & (n >= 20), z_t >= ALERT_Z)
                        for band in ("all", "<1800", "1800-2200", "2200+", LAGGED)}
                for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
-                                       ("rapid (never fitted)", part == "rapid"))}
+                                       ("rapid, read with the classical line", part == "rapid"))}
         for name, (z, z_t, *_) in results.items()}
     for min_n in (60, 20):
         for where, sel_part in (("fit events, left out one at a time", fit), ("held back", test),
-                                ("rapid (never fitted)", part == "rapid")):
+                                ("rapid, read with the classical line", part == "rapid")):
             if not sel_part.any():
                 continue
             for name, g in gs.items():
@@ -647,9 +687,11 @@ def main(argv: list[str] | None = None) -> int:
         int(y): figures(z_after, (year == y) & (fit | test) & (n >= 20) & ~eraless, alert_ok)
         for y in sorted(set(year[(fit | test) & ~eraless])) if y}
     report["read_without_the_era"] = sorted(set(event[eraless]))
+    report["rapid"] = rapid_report(pk, units, every, st, shipped_line, before, n)
     report["seconds"], report["load"] = time.perf_counter() - t0, os.getloadavg()[0]
     if args.write:
         a, b, tau, g, era, h = shipped_line
+        rapid = report["rapid"]["offset"]  # type: ignore[index]
         by_year = {y: (f["n"], round(f["mean"], 3)) for y, f in report["by_year"].items()}  # type: ignore[union-attr]
         PARAMS.write_text(
             '"""The screening line on today\'s FIDE scale, fitted by ``bench/screening_honest.py`` (do not edit).\n\n'
@@ -657,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{MIN_FIT_POSITIONS}+ screened positions);\nthe held-back events of ``bench/calibration_split.py`` "
             'never entered it.\n"""\n\nfrom livemon.rating.screening import ScreeningLine\n\n'
             f"SHIPPED = ScreeningLine(a={a!r}, b={b!r}, tau={tau!r}, g={g!r},\n"
-            f"                        era={era!r}, h={h!r}, knee={KNEE!r},\n"
+            f"                        era={era!r}, h={h!r}, knee={KNEE!r}, rapid={rapid!r},\n"
             f"                        profile={PROFILE!r}, book_moves={BOOK_MOVES}, eval_bound={EVAL_BOUND})\n\n"
             f"FIT_EVENTS = {report['fit_events']}\n"
             '"""The events the line was fitted on."""\n\n'
@@ -706,6 +748,14 @@ def main(argv: list[str] | None = None) -> int:
             sd_text = f"{f['sd']:.2f}" if f["sd"] is not None else "-"
             print(f"  {ev + ' (' + f['where'] + ')':<56} {f['mean']:+.2f} / {sd_text} ({f['n']}), {f['notices']}, "
                   f"{f['alerts']}; {f['mean_without_the_era']:+.2f}")
+    rp = report["rapid"]
+    print(f"rapid: the line's offset {rp['offset']:+.4f}, fitted on {', '.join(rp['fit_events'])}; held back: "  # type: ignore[index]
+          f"{', '.join(rp['held_back'])}. z mean / sd (n), notices, alerts: all | <1800 | 1800-2200 | 2200+")  # type: ignore[index]
+    for name in ("without", "with"):
+        for where, bands in rp[name].items():  # type: ignore[index]
+            cells = [f"{f['mean']:+.2f} / {f['sd']:.2f} ({f['n']}), {f['notices']}, {f['alerts']}" if f["n"] > 1 else "-"
+                     for f in bands.values()]
+            print(f"  {name + ' the offset':<20} {where:<10} " + " | ".join(cells))
     print(f"({report['seconds']:.0f} s, load {report['load']:.2f})")
     return 0
 

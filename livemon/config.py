@@ -32,6 +32,7 @@ from typing import Any
 
 from livemon.errors import LivemonError
 from livemon.rating.points import FIDE_POINTS, Points, PointsError
+from livemon.rating.timecontrol import CATEGORIES
 from livemon.rating.ttt_params import TIME_UNITS, TTTParams
 
 
@@ -223,8 +224,14 @@ class ScreeningConfig:
     carry WhiteFideId/BlackFideId tags, as lichess broadcasts do: an id holds whatever the spelling): each tag is read as a
     K = 40 rating, which may trail the player by a few hundred points, so the event's results move the strength
     the moves are compared with further (a junior event's players are read so already, by the event's name)."""
+    time_control: str = "auto"
+    """The time control the players are compared with: classical, rapid or blitz (every screened game is of it),
+    or auto: each event's from its games' TimeControl tags (a tag that may be minutes or seconds, such as 90+30,
+    is read as the slower of the two; no tag: classical). Blitz is read against rapid play (no blitz was fitted)."""
 
     def validate(self) -> None:
+        if self.time_control not in ("auto", *CATEGORIES):
+            raise ConfigError(f"screening.time_control: expected auto, classical, rapid or blitz, got {self.time_control!r}")
         if any(not isinstance(n, str) or not n.strip() for n in self.juniors):
             raise ConfigError(f"screening.juniors: expected player names or FIDE ids, got {self.juniors!r}")
         if self.scope not in ("event", "all"):

@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --screen: a player known to be a junior or a fast improver (as named in the games, or "
                         "their FIDE id where the games carry FideId tags; repeat for more): the tag is read as a "
                         "K = 40 rating that may trail the player")
+    p.add_argument("--time-control", choices=("auto", "classical", "rapid", "blitz"), default=None,
+                   help="with --screen: the play the players are compared with (default: screening.time_control, "
+                        "auto: by the games' TimeControl tags, else classical)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.one_event:
         cfg.screening.scope = "all"
+    if args.time_control is not None:
+        cfg.screening.time_control = args.time_control
     if args.junior:
         cfg.screening.juniors = [*cfg.screening.juniors, *args.junior]
         try:
@@ -104,6 +109,8 @@ def render_screening(s: dict[str, Any]) -> str:
         if r.get("strength") is not None and (r.get("k40") or 0.0) >= 1.0:
             strength += "j"  # read as a junior's tag: a junior event, or a name or FIDE id in screening.juniors
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
+        if r["c_r"] is not None and r.get("time_control", "classical") != "classical":
+            c_r += r["time_control"][0]  # r: at rapid play; b: blitz, read against rapid play
         opp = "—" if r.get("opponents") is None else f"{r['opponents']:.0f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
         loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"
@@ -114,15 +121,19 @@ def render_screening(s: dict[str, Any]) -> str:
             f"{_ipr(r):>16} {loss:>12} {_z(r['z_loss']):>6} {roi:>5}  {r['level'] or ''}"
         )
     chance = s.get("chance")
+    notes = sorted({r["time_control_note"] for r in s["players"] if r.get("time_control_note")})
     lines += [
         "",
+        *notes,
         *([chance["line"] + f" (notice z >= {s['notice_z']:g}, alert z >= {s['alert_z']:g})"] if chance else []),
         "rating: tag on today's FIDE scale (? where the game had no date: read as today's), or TTT posterior mean (t);",
         "strength: today's strength from the rating and the event's results, +- its sd (^: with the field lag, the",
         "points the event's other games put its likely K = 40 players above their tags; j: the tag read as a junior's,",
         "K = 40: a junior event, or named in screening.juniors); opp: the mean rating of the player's opponents",
         "(today's scale); c_r: E(c) skill expected at that strength against them, in the event's era (lower by the",
-        "line's era term for an event played before FIDE's 1 March 2024 scale change); excl: positions left out",
+        "line's era term for an event played before FIDE's 1 March 2024 scale change) and time control (r: rapid, b:",
+        "blitz read against rapid play; by the TimeControl tags, else classical, or screening.time_control); excl:",
+        "positions left out",
         "(forced, book, decided, no MultiPV); MM: top-move matches; z_match from the mid-p",
         "tail of the matches' exact distribution at that strength, widened by its sd; z_tag: against the rating alone (an",
         "alert needs both); IPR: the strength the matches read (intrinsic performance rating, 95%); loss in pawns",

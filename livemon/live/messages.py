@@ -136,6 +136,7 @@ class GameInfo(Message):
     rating_note: str = ""  # what reading the tags assumed (no date, under the floor...), "" when nothing
     rating_scale: str = "today"  # "today": the tags were put on today's scale by a date; "as read": no usable date
     rating_date_source: str = ""  # the tag that dated the ratings: "Date", "UTCDate", "EventDate" (the event's), "" none
+    time_control: str = ""  # the TimeControl tag as published ("" when none or "?"): livemon.rating.timecontrol
 
     @property
     def white_published(self) -> int | None:
@@ -457,6 +458,9 @@ class ScreeningNumbers(Outgoing):
     # rating of a field that trails its tags (the other players' games; in ``strength``)
     opponents: float | None = None  # the mean rating (today's scale) of the player's opponents in the event, which
     # c_r is read against: facing stronger opponents, honest players match the engine more
+    time_control: str = "classical"  # the play c_r is of: classical, rapid or blitz (read against rapid play)
+    time_control_source: str = "assumed"  # where it was read: "setting", "tag" or "assumed" (no tag)
+    time_control_note: str = ""  # how a TimeControl tag that may be minutes or seconds was read
     notice_z: float | None = None  # the thresholds the level is read on (a table's chance count needs them)
     alert_z: float | None = None
     min_positions: int = 0

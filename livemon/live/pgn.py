@@ -259,6 +259,7 @@ def game_info(headers: Mapping[str, str], game_id: str) -> GameInfo:
         black_fed=short_tag(headers.get("BlackFed")),
         white_fide_id=fide_id(headers.get("WhiteFideId")),
         black_fide_id=fide_id(headers.get("BlackFideId")),
+        time_control=short_tag(headers.get("TimeControl"), 40),
     )
 
 
@@ -272,11 +273,11 @@ def fide_id(value: str | None) -> str:
     return v if v.isdigit() and int(v) > 0 else ""
 
 
-def short_tag(value: str | None) -> str:
-    """A title or federation tag as shown beside a name: "" for none, "-" or "?", at most 8 characters.
+def short_tag(value: str | None, most: int = 8) -> str:
+    """A title, federation or time control tag as kept: "" for none, "-" or "?", at most ``most`` characters.
 
-    >>> short_tag("GM"), short_tag("-"), short_tag(None), short_tag(" NOR ")
-    ('GM', '', '', 'NOR')
+    >>> short_tag("GM"), short_tag("-"), short_tag(None), short_tag(" NOR "), short_tag("40/5400+30:1800+30", 40)
+    ('GM', '', '', 'NOR', '40/5400+30:1800+30')
     """
     v = (value or "").strip()
-    return "" if v in ("", "-", "?") else v[:8]
+    return "" if v in ("", "-", "?") else v[:most]

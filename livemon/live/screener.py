@@ -95,7 +95,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from livemon.config import ScreeningConfig
 from livemon.live.estimator import Estimator
@@ -105,6 +105,7 @@ from livemon.live.pgn import rating_date
 from livemon.rating.agent import Decision
 from livemon.rating.calibration import ProfileCalibration
 from livemon.rating.scale import FIRST_LIST, to_current_scale
+from livemon.rating.timecontrol import CATEGORIES, Category, tag_reading
 from livemon.rating.screening import (
     TTT_SD,
     PoissonBinomial,
@@ -240,6 +241,9 @@ class _Track:
     field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
     opponents: float | None = None  # the mean rating (today's scale) of the rated opponents of its games
     played: datetime.date | None = None  # its first dated game's day: the line's era
+    time_control: Category = "classical"  # the play it is compared with (:meth:`Screener._time_control`)
+    time_control_source: str = "assumed"  # "setting", "tag" or "assumed" (no tag said)
+    time_control_note: str = ""  # how a tag was read, when it could be read two ways
     dist: PoissonBinomial | None = None  # matches distribution, built in PosKey order
     dist_last: PosKey | None = None
     raised: set[str] = field(default_factory=set)
@@ -493,7 +497,8 @@ class Screener:
             track = self.tracks.get(key)
             if track is None:
                 continue
-            moved = moved or self._opponents(key) != track.opponents  # a new game, an opponent's tag refreshed
+            moved = (moved or self._opponents(key) != track.opponents  # a new game, an opponent's tag refreshed
+                     or self._time_control(key) != (track.time_control, track.time_control_source, track.time_control_note))
             if moved and self._rerate(track):
                 changed.append(key)
         return changed
@@ -584,6 +589,19 @@ class Screener:
         (:meth:`~livemon.rating.screening.ScreeningLine.on`)."""
         dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
         return min((d for d in dates if d is not None), default=None)
+
+    def _time_control(self, key: TrackKey) -> tuple[Category, str, str]:
+        """The time control a player-event is compared with, where it was read, and how a tag was read
+        (:func:`~livemon.rating.timecontrol.tag_reading`): the setting, else the slowest its games' tags say
+        (the cautious side), else classical."""
+        if self.cfg.time_control != "auto":
+            return cast(Category, self.cfg.time_control), "setting", ""
+        read = [tag_reading(self._games[g].time_control) for g in sorted(self._games_of.get(key, ()))]
+        known = [(c, note) for c, note in read if c is not None]
+        if not known:
+            return "classical", "assumed", ""
+        category, note = min(known, key=lambda r: CATEGORIES.index(r[0]))
+        return category, "tag", note
 
     def _lag_of(self, track: _Track) -> tuple[float, float]:
         """The field lag of the track's event and its sd, its own games left out; (0, 0) without evidence or
@@ -836,7 +854,8 @@ class Screener:
         track.field_lag = 0.0 if prior is None else prior.k40 * lag
         strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
         track.opponents, track.played = self._opponents(key), self._played(key)
-        line = None if self.line is None else self.line.on(track.played)
+        track.time_control, track.time_control_source, track.time_control_note = self._time_control(key)
+        line = None if self.line is None else self.line.on(track.played, track.time_control)
         c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
@@ -894,7 +913,7 @@ class Screener:
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
             ipr = (None if track.c_r is None else
                    first_order_ipr(track.c_r, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum,
-                                   line.on(track.played), track.opponents))
+                                   line.on(track.played, track.time_control), track.opponents))
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
@@ -913,6 +932,8 @@ class Screener:
             ipr_cr95=None if ipr is None else (_finite(ipr[1][0]), _finite(ipr[1][1])),
             field_lag=None if track.prior is None else track.field_lag,
             opponents=track.opponents,
+            time_control=track.time_control, time_control_source=track.time_control_source,
+            time_control_note=track.time_control_note,
             notice_z=self.cfg.notice_z, alert_z=self.cfg.alert_z, min_positions=self.cfg.min_positions,
         )
 
@@ -921,7 +942,7 @@ class Screener:
         be high against both (is the player simply underrated? the results say)."""
         line, prior, strength = self.line, track.prior, track.strength
         if line is not None:
-            line = line.on(track.played)
+            line = line.on(track.played, track.time_control)
         if line is None or prior is None or strength is None or var_matches <= 0.0:
             return None
         opponents = track.opponents
@@ -1076,8 +1097,9 @@ def screening_report(screener: Screener) -> dict[str, Any]:
     return {
         "chance": screener.chance(),
         "line": None if line is None else {"a": line.a, "b": line.b, "g": line.g, "h": line.h, "knee": line.knee,
-                                           "era": line.era, "tau": line.tau, "scale": line.scale,
+                                           "era": line.era, "rapid": line.rapid, "tau": line.tau, "scale": line.scale,
                                            "shipped": line is SHIPPED},
+        "time_control": cfg.time_control,
         "enabled": screener.enabled,
         "reason": screener.off_reason or None,
         "statistic": cfg.statistic,

@@ -802,22 +802,31 @@ class ScreeningLine:
     era: float = 0.0  # c's offset for an event played before 1 March 2024 (:meth:`on`)
     h: float = 0.0  # c's rise per point the strength stands below ``knee``
     knee: float = KNEE
+    rapid: float = 0.0  # c's offset for rapid play, and for blitz (:meth:`on`)
 
-    def on(self, played: datetime.date | None) -> ScreeningLine:
-        """The line for an event played on ``played`` (its first game's date): with the ``era`` offset before
-        1 March 2024, as it is after that day or undated (today's events are what an arbiter screens).
+    def on(self, played: datetime.date | None, time_control: str = "classical") -> ScreeningLine:
+        """The line for an event played on ``played`` (its first game's date) at ``time_control`` (classical,
+        rapid or blitz: :mod:`livemon.rating.timecontrol`): with the ``era`` offset before 1 March 2024, as it is
+        after that day or undated (today's events are what an arbiter screens), and the ``rapid`` offset for
+        rapid play. Blitz is read with the rapid offset too: no blitz was fitted, and faster play lowers c
+        further, so a blitz player reads low against it (the cautious side).
 
-        >>> line = ScreeningLine(-0.5, 0.0006, 0.05, era=-0.02)
+        >>> line = ScreeningLine(-0.5, 0.0006, 0.05, era=-0.02, rapid=-0.1)
         >>> line.on(datetime.date(2022, 5, 1)).a, line.on(datetime.date(2025, 5, 1)).a, line.on(None).a
         (-0.52, -0.5, -0.5)
         >>> line.on(datetime.date(2024, 2, 29)).a, line.on(datetime.date(2024, 3, 1)).a  # the day of the change
         (-0.52, -0.5)
         >>> line.on(datetime.date(2022, 5, 1)).on(datetime.date(2022, 5, 1)).a  # its own era is applied once
         -0.52
+        >>> line.on(None, "rapid").a, line.on(None, "blitz").a, round(line.on(datetime.date(2022, 5, 1), "rapid").a, 2)
+        (-0.6, -0.6, -0.62)
         """
-        if played is None or played >= COMPRESSION_DATE or not self.era:
+        era = played is not None and played < COMPRESSION_DATE and bool(self.era)
+        fast = time_control != "classical" and bool(self.rapid)
+        if not era and not fast:
             return self
-        return replace(self, a=self.a + self.era, era=0.0)
+        return replace(self, a=self.a + (self.era if era else 0.0) + (self.rapid if fast else 0.0),
+                       era=0.0 if era else self.era, rapid=0.0 if fast else self.rapid)
 
     @property
     def slope(self) -> float:

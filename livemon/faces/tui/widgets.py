@@ -500,6 +500,8 @@ def screening_cells(r: ScreeningNumbers) -> Cells:
     z = "—" if r.z is None else f"{r.z:+.2f}"
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
     versus = "—" if r.strength is None or r.strength_sd is None else f"{r.strength:.0f}±{r.strength_sd:.0f}"
+    if r.strength is not None and r.time_control != "classical":
+        versus += r.time_control[0]  # r: against rapid play; b: blitz, read against rapid play
     ipr = "—" if r.ipr is None else f"{r.ipr:.0f}"
     lo, hi = r.ipr_cr95 if r.ipr_cr95 is not None else (None, None)
     interval = "—" if r.ipr is None else f"{'…' if lo is None else f'{lo:.0f}'}–{'…' if hi is None else f'{hi:.0f}'}"
@@ -512,7 +514,8 @@ class ScreeningTable(LiveTable):
     """Every screened player in every event with the current z (arbiters only), highest first."""
 
     def __init__(self, **kwargs: Any) -> None:
-        # vs: today's strength (the rating on today's scale and the event's results) ± sd, what z is against;
+        # vs: today's strength (the rating on today's scale and the event's results) ± sd, what z is against
+        # (r: at rapid play, b: blitz, read against rapid play);
         # Opp.: the mean rating of the player's opponents, which the expectation is read against;
         # IPR: the strength the moves read, and its 95% interval (…: an end the line cannot reach)
         cols = [("player", "Player", 18), ("event", "Event", 14), ("n", "Pos.", 5), ("mm", "MM o/e", 7),
