@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from livemon.config import ScreeningConfig
+from livemon.config import ConfigError, ScreeningConfig
 from livemon.live.messages import GameInfo
 from livemon.live.plies import ScoredPly
 from livemon.live.screener import FIELD_STEP, Screener, screening_report, table_chance
@@ -59,16 +59,17 @@ def moves(rng: np.random.Generator, values: list[tuple[float, ...]], c: float, e
 
 
 def screen(event: str, tag: int, date: str, opponent: int, points: list[float], c: float, seed: int,
-           engine: float = 0.0, cfg: ScreeningConfig | None = None, fide_id: str = "") -> Screener:
+           engine: float = 0.0, cfg: ScreeningConfig | None = None, fide_id: str = "",
+           time_control: str = "") -> Screener:
     """One player, rated ``tag`` on ``date`` (FIDE id ``fide_id``), in ``len(points)`` games of ``event`` against
-    ``opponent``s."""
+    ``opponent``s, their TimeControl tag ``time_control``."""
     rng = np.random.default_rng(seed)
     scr = Screener(cfg or ScreeningConfig(), CAL)
     assert scr.line is SHIPPED
     for g, pts in enumerate(points):
         gid = f"g{g}"
         scr.add_game(GameInfo(gid, white="P", black=f"O{g}", white_elo=tag, black_elo=opponent, event=event,
-                              date=date, white_fide_id=fide_id))
+                              date=date, white_fide_id=fide_id, time_control=time_control))
         for ply, d in zip(range(17, 17 + PLIES_A_GAME, 2), moves(rng, positions(rng, PLIES_A_GAME // 2), c, engine)):
             scr.add_ply(ScoredPly(gid, ply, 0, 0, d, uci="e2e4", san="e4"))
         scr.set_result(gid, {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[pts])
@@ -274,6 +275,42 @@ def test_honest_players_under_1800_are_read_against_the_bent_line():
     assert abs(np.mean(bent_z)) < 0.4 and np.mean(straight_z) > np.mean(bent_z) + 0.15
     assert all(s > b for s, b in zip(straight_z, bent_z))  # the same moves, a lower expectation
     assert abs(np.mean(ipr) - tag_prior(1500.0).mean) < 150.0
+
+
+def test_a_rapid_event_is_compared_with_rapid_play():
+    """The line's rapid offset applies where the games' TimeControl tags say rapid (or blitz, read against rapid
+    play), or where the arbiters set it; a tag that may be minutes (90+30) is read as the slower, classical, and
+    said; no tag: classical, said as assumed. The row says what the player was compared with."""
+    assert SHIPPED.rapid < 0.0  # faster play: fewer of the engine's moves
+    rows = {}
+    for name, tag, cfg in (("tag rapid", "900+10", None), ("tag blitz", "180+2", None), ("minutes", "90+30", None),
+                           ("none", "", None), ("set", "5400+30", ScreeningConfig(time_control="rapid"))):
+        scr = screen("Open 2025", 1900, "2025.03.01", 1900, [0.5] * 2, SHIPPED.c_for(1900.0), seed=7, cfg=cfg,
+                     time_control=tag)
+        rows[name] = scr.numbers(("P", "Open 2025"))
+    for row in rows.values():
+        assert row.strength is not None and row.c_r is not None
+    assert (rows["tag rapid"].time_control, rows["tag rapid"].time_control_source) == ("rapid", "tag")
+    assert rows["tag rapid"].c_r == pytest.approx(SHIPPED.on(None, "rapid").c_for(rows["tag rapid"].strength, 1900.0))
+    assert rows["tag rapid"].c_r < rows["none"].c_r and rows["tag rapid"].z > rows["none"].z  # the same moves
+    # 180+2: 3 minutes + 2 s (blitz) or 3 hours (classical): the slower
+    assert rows["tag blitz"].time_control == "classical" and "180 minutes or 180 seconds" in rows["tag blitz"].time_control_note
+    assert (rows["minutes"].time_control, rows["minutes"].c_r) == ("classical", rows["none"].c_r)
+    assert rows["minutes"].time_control_note.startswith("TimeControl 90+30")
+    assert (rows["none"].time_control, rows["none"].time_control_source) == ("classical", "assumed")
+    assert (rows["set"].time_control, rows["set"].time_control_source, rows["set"].c_r) == (
+        "rapid", "setting", rows["tag rapid"].c_r)
+    blitz = screen("Open 2025", 1900, "2025.03.01", 1900, [0.5] * 2, SHIPPED.c_for(1900.0), seed=7,
+                   time_control="300+2").numbers(("P", "Open 2025"))
+    assert (blitz.time_control, blitz.c_r) == ("blitz", rows["tag rapid"].c_r)
+    # a later game's tag moves a player-event screened before it
+    scr = screen("Open 2025", 1900, "2025.03.01", 1900, [0.5] * 2, SHIPPED.c_for(1900.0), seed=7)
+    assert scr.numbers(("P", "Open 2025")).time_control == "classical"
+    scr.add_game(GameInfo("g9", white="P", black="O9", white_elo=1900, black_elo=1900, event="Open 2025",
+                          date="2025.03.02", time_control="900+10"))
+    assert scr.numbers(("P", "Open 2025")).c_r == rows["tag rapid"].c_r
+    with pytest.raises(ConfigError, match="time_control"):
+        ScreeningConfig(time_control="bullet").validate()
 
 
 def test_chance_expected_counts():

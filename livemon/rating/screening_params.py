@@ -7,7 +7,7 @@ the held-back events of ``bench/calibration_split.py`` never entered it.
 from livemon.rating.screening import ScreeningLine
 
 SHIPPED = ScreeningLine(a=-0.6521772235814572, b=0.0006365903816891355, tau=0.06717381688300247, g=0.00013966445037224125,
-                        era=-0.032739347550397875, h=0.00017404378498094274, knee=1800.0,
+                        era=-0.032739347550397875, h=0.00017404378498094274, knee=1800.0, rapid=-0.07796438742823497,
                         profile='Stockfish 15.1 depth=12 multipv=4', book_moves=8, eval_bound=3.0)
 
 FIT_EVENTS = 32

@@ -21,6 +21,7 @@ as classical only makes the screening more cautious, a classical one read as rap
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 __all__ = ["Category", "CATEGORIES", "category_of", "minutes_for_60", "tag_reading"]
@@ -82,6 +83,7 @@ def _category(minutes: float) -> Category:
     return "rapid" if minutes < STANDARD_MIN_MINUTES else "classical"
 
 
+@lru_cache(maxsize=256)
 def tag_reading(tag: str | None) -> tuple[Category | None, str]:
     """The category of a ``TimeControl`` tag and a note when it was read two ways and they differ ("" else);
     (None, "") for a tag that says no time.
