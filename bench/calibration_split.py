@@ -83,6 +83,9 @@ the offset is fitted on its players) and ch-ROU Rapid Women 2022 (held back from
 Rapid 2022: ``RAPID_TEST_EVENTS``) alternating game by game; the games of ``plan-rapid`` skipped. Its export is
 ``calibration_rapid_d12_extra.jsonl.gz`` (part ``rapid``), on two engines here for as long as the session allowed.
 
+An eleventh plan (``plan-rapid3``) analyses the last rapid event, Saint Louis Rapid 2022 (ten players rated
+2700 and up, held back from the rapid offset's fit), round by round: ``calibration_rapid_d12_extra2.jsonl.gz``.
+
 Games already in an export (``--skip EXPORT``) are left out. Chunks hold 5 games,
 so stopping the analysis at any time loses at most the chunk in progress.
 
@@ -93,6 +96,7 @@ Usage::
     python bench/calibration_split.py plan-elite OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-rapid OUTDIR
     python bench/calibration_split.py plan-rapid2 OUTDIR --skip bench/data/calibration_rapid_d12.jsonl.gz
+    python bench/calibration_split.py plan-rapid3 OUTDIR
     python bench/calibration_split.py plan-open OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
     python bench/calibration_split.py plan-heldback3 OUTDIR --skip bench/data/calibration_d12*.jsonl.gz
@@ -356,6 +360,12 @@ def select_rapid2(games: list, skip: set[tuple[str, int]]) -> list:
     return [g for pair in __import__("itertools").zip_longest(*streams) for g in pair if g is not None]
 
 
+def select_rapid3(games: list, skip: set[tuple[str, int]]) -> list:
+    """Saint Louis Rapid 2022 (held back from the rapid offset's fit), round by round."""
+    return sorted((g for g in games if g[0].startswith(RAPID_FILES[1]) and g[3].get("Event") == RAPID_TEST_EVENTS[1]
+                   and g[4] >= 20 and (g[0], g[1]) not in skip), key=lambda g: _round(g[3]))
+
+
 OPEN_EVENT = "Primavera Cattolica Open"
 
 
@@ -449,12 +459,14 @@ def _skipped(skip_exports: list[Path]) -> set[tuple[str, int]]:
 
 def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra") -> None:
     skip = _skipped(skip_exports)
-    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid, "plan-rapid2": select_rapid2,
+    games = {"plan-extra": select_extra, "plan-elite": select_elite, "plan-rapid": select_rapid,
+             "plan-rapid2": select_rapid2, "plan-rapid3": select_rapid3,
              "plan-open": select_open, "plan-heldback": select_heldback,
              "plan-heldback3": select_heldback3, "plan-guwahati": select_guwahati,
              "plan-olympiad": select_olympiad}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
-    name = {"plan-rapid": "rapid", "plan-rapid2": "rapid", "plan-heldback": "test", "plan-heldback3": "test",
+    name = {"plan-rapid": "rapid", "plan-rapid2": "rapid", "plan-rapid3": "rapid", "plan-heldback": "test",
+            "plan-heldback3": "test",
             "plan-guwahati": "test"}.get(which, "fit")
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
@@ -465,8 +477,8 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
 
 
 if __name__ == "__main__":
-    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-rapid2", "plan-open", "plan-heldback", "plan-heldback3",
-                       "plan-guwahati", "plan-olympiad"):
+    if sys.argv[1] in ("plan-extra", "plan-elite", "plan-rapid", "plan-rapid2", "plan-rapid3", "plan-open", "plan-heldback",
+                       "plan-heldback3", "plan-guwahati", "plan-olympiad"):
         plan_extra(Path(sys.argv[2]), [Path(a) for a in sys.argv[sys.argv.index("--skip") + 1:]]
                    if "--skip" in sys.argv else [], sys.argv[1])
     else:

@@ -17,9 +17,10 @@ Every rating (the player's tag, the opponents') is put on today's FIDE scale wit
 (:func:`livemon.rating.scale.to_current_scale`): the calibration games are of 2020-2022, before the
 compression of 1 March 2024; the open is of April 2025, the round robin of February 2025.
 
-Rapid (``calibration_rapid_d12.jsonl.gz`` and ``_extra``, when present): the rapid championships' games
+Rapid (``calibration_rapid_d12.jsonl.gz``, ``_extra`` and ``_extra2``, when present): the rapid events' games
 (``bench/calibration_split.py plan-rapid``: players under 1800; ``plan-rapid2``: whole player-events of every
-level), in neither part of the classical fit. Their players are read with the line fitted on every fit event
+level of the Romanian championships; ``plan-rapid3``: Saint Louis Rapid 2022), in neither part of the classical
+fit. Their players are read with the line fitted on every fit event
 (``rapid, read with the classical line``), then with the line's ``rapid`` offset (:func:`rapid_report`), fitted on
 the players of ``RAPID_FIT_EVENTS`` (ch-ROU Rapid 2022) alone and measured on the other rapid events, held back.
 
@@ -222,7 +223,7 @@ class Strengths:
     junior: np.ndarray
 
 
-RAPID = [REPO / "bench" / "data" / f"calibration_rapid_d12{x}.jsonl.gz" for x in ("", "_extra")]
+RAPID = [REPO / "bench" / "data" / f"calibration_rapid_d12{x}.jsonl.gz" for x in ("", "_extra", "_extra2")]
 """The rapid championships' exports (part ``rapid``): ``cs.RAPID_FIT_EVENTS`` fit the line's rapid offset, the
 other rapid events are held back from it."""
 _TAG = __import__("re").compile(r'^\[(\w+) "(.*)"\]\s*$')
