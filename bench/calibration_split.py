@@ -81,7 +81,7 @@ A tenth plan (``plan-rapid2``) completes the rapid championships for the screeni
 whole player-events of every level, the players with most games first, ch-ROU Rapid 2022 (``RAPID_FIT_EVENTS``:
 the offset is fitted on its players) and ch-ROU Rapid Women 2022 (held back from that fit, with Saint Louis
 Rapid 2022: ``RAPID_TEST_EVENTS``) alternating game by game; the games of ``plan-rapid`` skipped. Its export is
-``calibration_rapid_d12_extra.jsonl.gz`` (part ``rapid``), on two engines here for as long as the session allowed.
+``calibration_rapid_d12_extra.jsonl.gz`` (part ``rapid``), the whole plan on two engines here in an hour.
 
 An eleventh plan (``plan-rapid3``) analyses the last rapid event, Saint Louis Rapid 2022 (ten players rated
 2700 and up, held back from the rapid offset's fit), round by round: ``calibration_rapid_d12_extra2.jsonl.gz``.
@@ -106,6 +106,7 @@ Usage::
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -357,7 +358,7 @@ def select_rapid2(games: list, skip: set[tuple[str, int]]) -> list:
             order += sorted((g for g in usable if k in (player_key(g[3], "White"), player_key(g[3], "Black"))
                              and (g[0], g[1]) not in skip and g not in order), key=lambda g: _round(g[3]))
         streams.append(order)
-    return [g for pair in __import__("itertools").zip_longest(*streams) for g in pair if g is not None]
+    return [g for pair in itertools.zip_longest(*streams) for g in pair if g is not None]
 
 
 def select_rapid3(games: list, skip: set[tuple[str, int]]) -> list:
@@ -466,8 +467,7 @@ def plan_extra(outdir: Path, skip_exports: list[Path], which: str = "plan-extra"
              "plan-olympiad": select_olympiad}[which](read_all(), skip)
     outdir.mkdir(parents=True, exist_ok=True)
     name = {"plan-rapid": "rapid", "plan-rapid2": "rapid", "plan-rapid3": "rapid", "plan-heldback": "test",
-            "plan-heldback3": "test",
-            "plan-guwahati": "test"}.get(which, "fit")
+            "plan-heldback3": "test", "plan-guwahati": "test"}.get(which, "fit")
     for n, i in enumerate(range(0, len(games), 5)):
         (outdir / f"chunk{n:03d}_{name}.pgn").write_text("".join(g[2] for g in games[i:i + 5]), encoding="ascii")
     # the same games with their names in the collection, for bench/analyse_games.py (no collection needed there)
