@@ -590,6 +590,10 @@ class Screener:
         dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
         return min((d for d in dates if d is not None), default=None)
 
+    def _line(self, track: _Track) -> ScreeningLine | None:
+        """The line a track is read on: in its event's era and at its time control (:meth:`ScreeningLine.on`)."""
+        return None if self.line is None else self.line.on(track.played, track.time_control)
+
     def _time_control(self, key: TrackKey) -> tuple[Category, str, str]:
         """The time control a player-event is compared with, where it was read, and how a tag was read
         (:func:`~livemon.rating.timecontrol.tag_reading`): the setting, else the slowest its games' tags say
@@ -855,7 +859,7 @@ class Screener:
         strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
         track.opponents, track.played = self._opponents(key), self._played(key)
         track.time_control, track.time_control_source, track.time_control_note = self._time_control(key)
-        line = None if self.line is None else self.line.on(track.played, track.time_control)
+        line = self._line(track)
         c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
@@ -897,13 +901,14 @@ class Screener:
         )
         z_match = p_match = z_normal = z_loss = z_tag = None
         ipr = None
-        if n and self.line is not None and track.strength is not None and track.prior is not None:
+        line = self._line(track)
+        if n and line is not None and track.strength is not None and track.prior is not None:
             p_match = self._distribution(track).mid_tail(st.matches_observed)
             z_exact = tail_z(p_match)
             if z_exact == math.inf:  # the tail underflowed: far beyond any threshold; keep a finite z
                 z_exact = max(st.z_match, 40.0)
             # against today's strength known to its sd, for a player whose own c scatters by tau (delta method)
-            line, var = self.line, track.strength[1] ** 2
+            var = track.strength[1] ** 2
             slope = line.slope_at(track.strength[0])
             dsum, dloss = _rounded(s[6], terms(lambda e: e.dp0)), _rounded(s[7], terms(lambda e: e.dloss))
             z_match = widened_z(z_exact, st.matches_sd ** 2, dsum, slope, var, line.tau) / self.z_scale
@@ -913,7 +918,7 @@ class Screener:
             z_tag = self._z_tag(track, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum)
             ipr = (None if track.c_r is None else
                    first_order_ipr(track.c_r, st.matches_observed - st.matches_expected, st.matches_sd ** 2, dsum,
-                                   line.on(track.played, track.time_control), track.opponents))
+                                   line, track.opponents))
         z = self._statistic_z(z_match, z_loss)
         level = self._level(track.n_used if track.c_r is not None else 0, z, z_tag)
         return ScreeningNumbers(
@@ -940,9 +945,7 @@ class Screener:
     def _z_tag(self, track: _Track, diff: float, var_matches: float, dsum: float) -> float | None:
         """z of the matches against the tag alone (its prior, no results), to first order in c: an alert must
         be high against both (is the player simply underrated? the results say)."""
-        line, prior, strength = self.line, track.prior, track.strength
-        if line is not None:
-            line = line.on(track.played, track.time_control)
+        line, prior, strength = self._line(track), track.prior, track.strength
         if line is None or prior is None or strength is None or var_matches <= 0.0:
             return None
         opponents = track.opponents
