@@ -36,7 +36,7 @@ the event's results and field lag from every game of the event in the files), el
 
 Usage::
 
-    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open] [--no-ec]
+    python bench/validity.py [EXPORT] [--calibrations FILE] [--json] [--no-open] [--no-ec] [--field-lag] [--rows FILE]
 
 The profile is the export's (its header line); its calibration is read from
 ``livemon/data/calibrations.json`` (or ``--calibrations``): a profile without one
@@ -55,7 +55,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,7 @@ from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
 from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference  # noqa: E402
 from livemon.rating.performance import PerformanceModel  # noqa: E402
+from livemon.rating.quality import QualityModel, field_estimate, results_performance  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     ScreeningLine,
     junior_event,
@@ -239,7 +240,63 @@ def shipped_estimators(cal: Calibration, perf: Calibration, engine_strength: flo
 def new_estimators(train: Sequence[fq.Side], fields: dict[str, dict[str, float]]) -> dict[str, fq.Estimator]:
     model = fq.fit(train)
     mean_elo = float(np.mean([s.elo for s in train if s.elo is not None]))
-    return fq.estimators(model, fields, mean_elo)
+    est = fq.estimators(model, fields, mean_elo)
+    if FIELD_LAG is not None:
+        est["field_lagged"] = lagged_headline(model, fields, est["quality"], FIELD_LAG)
+    return est
+
+
+Moved = Callable[[str, str, float], float]
+"""(event, player, rating) → the rating as the player's estimate reads it (:func:`field_lag_mover`)."""
+
+
+def field_lag_mover() -> Moved:
+    """The ratings of each event's likely K = 40 players moved by the event's field lag, as the screener reads it
+    (:func:`~livemon.rating.screening.field_lag`, every finished game of the event in the files, the player's own
+    games left out), by each rating's chance of being K = 40: what ``--field-lag`` gives the headline's results and
+    prior in place of the tags."""
+    import screening_honest as sh
+
+    from livemon.rating.screening import field_game, field_lag, field_lag_without, k40_chance
+
+    per_event: dict[str, tuple[float, float]] = {}
+    own: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
+    for event, games in sh.event_games().items():
+        evidence = []
+        for g in games:
+            f = field_game(g.white_today, g.black_today, g.points, junior_event(event))
+            if f is not None:
+                evidence.append(f)
+                own[(event, g.white)].append(f)
+                own[(event, g.black)].append((-f[0], -f[1], 1.0 - f[2]))
+        per_event[event] = field_lag(evidence)
+
+    def moved(event: str, player: str, rating: float) -> float:
+        if event not in per_event:
+            return rating
+        lag = field_lag_without(*per_event[event], own[(event, player)])[0]
+        return rating + k40_chance(rating, junior=junior_event(event)) * lag
+
+    return moved
+
+
+def lagged_headline(model: QualityModel, fields: dict[str, dict[str, float]], moves: fq.Estimator,
+                    moved: Moved) -> fq.Estimator:
+    """The headline with the field's and the opponents' ratings moved by the field lag (``--field-lag``)."""
+    def headline(u: fq.Unit) -> Estimate:
+        st = u.stats()
+        if st.positions < 5:
+            return None
+        others = [moved(u.event, u.player, r) for p, r in fields.get(u.event, {}).items() if p != u.player]
+        results = [(moved(u.event, u.player, o), points) for o, points in u.results()]
+        f = field_estimate(model, model.estimate(st), st, others, results_performance(results, model))
+        return (f.elo, f.cr95) if f.elo is not None and f.cr95 is not None else moves(u)
+
+    return headline
+
+
+FIELD_LAG: Moved | None = None
+"""``--field-lag``: the ratings the ``field_lagged`` headline reads (None: not measured)."""
 
 
 def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: Sequence[str]) -> dict[str, object]:
@@ -270,7 +327,7 @@ def section_figures(rows: Sequence[tuple[fq.Unit, dict[str, Estimate]]], names: 
                 band = f["bands"][b[2]]  # type: ignore[index]
                 band["coverage"] = float(np.mean([lo <= e <= hi for e, (lo, hi) in inside])) if inside else None
                 band["width"] = float(np.mean([hi - lo for _, (lo, hi) in inside])) if inside else None
-        if name in ("headline", "quality", "quality_field"):  # every event's own MAE and bias (the per-event goal)
+        if name in ("headline", "quality", "quality_field", "field_lagged"):  # every event's own MAE and bias (the per-event goal)
             per_ev: dict[str, list[float]] = defaultdict(list)
             for u, e in rows:
                 if e.get(name) is not None and u.elo is not None:
@@ -314,7 +371,8 @@ def evaluate(sides: Sequence[fq.Side], shipped_est: dict[str, fq.Estimator], hel
                 if u.elo is None:
                     continue  # estimated, but never counted against a rating it does not have
                 rows[title].append((u, {k: f(u) for k, f in est.items()}))
-    names = [*shipped_est, "headline", "quality", "quality_field", "results", "moves+results", "mean"]
+    names = [*shipped_est, "headline", "quality", "quality_field", "results", "moves+results", "mean",
+             *(["field_lagged"] if FIELD_LAG is not None else [])]
     if ROWS is not None:  # --rows: each rated player-event's estimates, for a look at which ones miss
         ROWS.extend({"part": "held back" if held_back else "left out", "section": title, "event": u.event,
                      "player": u.player, "elo": u.elo, "games": u.games,
@@ -338,6 +396,7 @@ DESCRIBE = {
     "results": "FIDE results performance (mean opp + dp(p))",
     "moves+results": "quality and results combined (labelled)",
     "mean": "predict the training players' mean rating",
+    "field_lagged": "the headline, the likely K = 40 players' ratings moved by their event's field lag (--field-lag)",
 }
 
 
@@ -369,9 +428,13 @@ def main(argv: list[str] | None = None) -> int:
                    "c_elo, acpl: most of the run's time; bench/ec_scale.py measures the E(c) maps)")
     p.add_argument("--rows", type=Path, default=None,
                    help="also write each rated player-event's estimates and intervals here (JSON lines)")
+    p.add_argument("--field-lag", action="store_true",
+                   help="also measure the headline with the likely K = 40 players' ratings (its prior's, its opponents') "
+                        "moved by their event's field lag (field_lagged)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    global ROWS
+    global ROWS, FIELD_LAG
+    FIELD_LAG = field_lag_mover() if args.field_lag else None
     ROWS = [] if args.rows is not None else None
     profile = profile_of(args.export)
     try:
