@@ -90,6 +90,7 @@ from livemon.rating.agent import K, Decision  # noqa: E402
 from livemon.rating.scale import COMPRESSION_DATE, to_current_scale  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     FIELD_LAG_SD,
+    FieldGame,
     KNEE,
     PoissonBinomial,
     StrengthPrior,
@@ -328,12 +329,13 @@ def fit_field_lag_sd(games: dict[str, list[EventGame]], events: set[str]) -> tup
     return float(best.x), table
 
 
-def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: float = FIELD_LAG_SD) -> np.ndarray:
-    """Each player-event's field lag and its sd (:func:`~livemon.rating.screening.field_lag_without`; rows), as
-    the screener reads them: what the event's finished games say of how far its likely K = 40 players stand
-    above their tags, the player's own games left out; (0, 0) for a tag that is no likely K = 40 one."""
+def event_lags(games: dict[str, list[EventGame]], sd: float = FIELD_LAG_SD
+               ) -> tuple[dict[str, tuple[float, float]], dict[tuple[str, str], list[FieldGame]]]:
+    """Each event's field lag and its information (:func:`~livemon.rating.screening.field_lag`: every finished game of
+    the event), and each (event, player)'s own games as its evidence (to leave out with
+    :func:`~livemon.rating.screening.field_lag_without`)."""
     per_event: dict[str, tuple[float, float]] = {}
-    own: dict[tuple[str, str], list] = defaultdict(list)
+    own: dict[tuple[str, str], list[FieldGame]] = defaultdict(list)
     for event, gs in games.items():
         junior = junior_event(event)
         evidence = []
@@ -345,6 +347,14 @@ def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: 
             own[(event, g.white)].append(f)
             own[(event, g.black)].append((-f[0], -f[1], 1.0 - f[2]))
         per_event[event] = field_lag(evidence, sd=sd)
+    return per_event, own
+
+
+def field_lags(units: list[PlayerEvent], games: dict[str, list[EventGame]], sd: float = FIELD_LAG_SD) -> np.ndarray:
+    """Each player-event's field lag and its sd (:func:`~livemon.rating.screening.field_lag_without`; rows), as
+    the screener reads them: what the event's finished games say of how far its likely K = 40 players stand
+    above their tags, the player's own games left out; (0, 0) for a tag that is no likely K = 40 one."""
+    per_event, own = event_lags(games, sd)
     out = []
     for u in units:
         k40 = tag_prior(u.tag, junior=junior_event(u.event)).k40

@@ -257,19 +257,9 @@ def field_lag_mover() -> Moved:
     prior in place of the tags."""
     import screening_honest as sh
 
-    from livemon.rating.screening import field_game, field_lag, field_lag_without, k40_chance
+    from livemon.rating.screening import field_lag_without, k40_chance
 
-    per_event: dict[str, tuple[float, float]] = {}
-    own: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
-    for event, games in sh.event_games().items():
-        evidence = []
-        for g in games:
-            f = field_game(g.white_today, g.black_today, g.points, junior_event(event))
-            if f is not None:
-                evidence.append(f)
-                own[(event, g.white)].append(f)
-                own[(event, g.black)].append((-f[0], -f[1], 1.0 - f[2]))
-        per_event[event] = field_lag(evidence)
+    per_event, own = sh.event_lags(sh.event_games())
 
     def moved(event: str, player: str, rating: float) -> float:
         if event not in per_event:
