@@ -55,6 +55,7 @@ Usage::
 
     python bench/screening_honest.py [--games DIR] [--cache FILE] [--write] [--json]
     python bench/screening_honest.py --power
+    python bench/screening_honest.py --cache FILE --field-step 10   # how far z moves per 10 points of strength
 
 ``--games``: the calibration collection's folder (default ``$LIVEMON_CALIBRATION_GAMES``; the games are
 not in the repository, their analyses are). ``--write`` writes the fitted line into
@@ -558,6 +559,27 @@ def rapid_report(pk: Packed, units: list[PlayerEvent], every: list[list[tuple[fl
     return out
 
 
+def field_step_effect(pk: Packed, units: list[PlayerEvent], every: list[list[tuple[float, float]]], lags: np.ndarray,
+                      step: float, min_positions: int = 20) -> str:
+    """How far z moves (the shipped line) when each likely K = 40 player-event's strength moves by ``step`` points:
+    an upper bound on how far a live row trails the exact field lag (the lag moves the prior by at most ``step``
+    before a re-score, and the strength by no more than the prior)."""
+    from livemon.rating.screening_params import SHIPPED as line
+
+    st = strengths(units, every, lags)
+    before = np.array([u.before for u in units])
+    n = np.bincount(pk.owner, minlength=pk.n)
+    sel = (st.k40 > 0.0) & (n >= min_positions)
+
+    def z(mean: np.ndarray) -> np.ndarray:
+        return z_of(pk, line.a, line.b, line.tau, mean, st.post_var, False, line.g, opponents_gap(units, every, mean),
+                    None, line.era, before, line.h)
+
+    dz = np.abs(z(st.post_mean + step * (st.k40 > 0.0)) - z(st.post_mean))[sel]
+    return (f"strength moved {step:g} points, {int(sel.sum())} likely K = 40 player-events of {min_positions}+ "
+            f"positions: |dz| mean {dz.mean():.3f}, p95 {np.quantile(dz, 0.95):.3f}, max {dz.max():.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--games", type=Path, default=None,
@@ -566,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write", action="store_true", help="write livemon/rating/screening_params.py")
     p.add_argument("--json", action="store_true")
     p.add_argument("--power", action="store_true", help="only the simulated engine users (no data needed)")
+    p.add_argument("--field-step", type=float, default=None, metavar="POINTS",
+                   help="only how far z moves when a likely K = 40 player's strength moves by POINTS (the live "
+                        "screener's FIELD_STEP: how far a row may trail the exact field lag), with the shipped line")
     args = p.parse_args(argv)
     import fit_quality as fq
     t0 = time.perf_counter()
@@ -593,6 +618,9 @@ def main(argv: list[str] | None = None) -> int:
     fit = part == "fit"
     games = event_games(args.games)
     every = with_event_results(units, games)
+    if args.field_step is not None:
+        print(field_step_effect(pk, units, every, field_lags(units, games), args.field_step))
+        return 0
     fitted_sd, sd_table = fit_field_lag_sd(games, set(event[fit]))
 
     # before: the shipped map, tags as read, z / z_scale

@@ -474,11 +474,27 @@ class QualityModel:
 
     def _variance_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None,
                      elo: float | None) -> float:
+        return self._variance_at(stats, weighted)(elo)
+
+    def _variance_at(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None
+                     ) -> Callable[[float | None], float]:
+        """:meth:`_variance_of` of these games as a function of the level, what does not depend on the level made
+        once (an interval asks it at ~80 levels): the same floats as :meth:`_variance_of`."""
         if weighted is None:
-            return self.variance(stats.positions, stats.games, elo)
+            return lambda elo: self.variance(stats.positions, stats.games, elo)
         joint = self.joint is not None and all(j for _, _, j in weighted)
-        return ((self._persist(weighted) * self.noise_scale(elo, True, joint)) ** 2
-                + self.noise_scale(elo, False, joint) ** 2 / sum(w for w, _, _ in weighted))
+        persist, total = self._persist(weighted), sum(w for w, _, _ in weighted)
+        level = self.joint.noise_level if joint and self.joint is not None else None
+        b, a, bp, ap = self.noise_level if level is None else level  # as :meth:`noise_scale` reads them
+        lo, hi = self.elo_min, self.elo_max
+
+        def variance(elo: float | None) -> float:
+            if elo is None:  # :meth:`noise_scale`'s 1 without a level
+                return persist ** 2 + 1.0 / total
+            r = (min(max(elo, lo), hi) - 2000.0) / 1000.0
+            return (persist * math.exp(bp + ap * r)) ** 2 + math.exp(b + a * r) ** 2 / total
+
+        return variance
 
     def _level_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None, elo: float) -> float:
         mean, sd = self.ratings
@@ -511,8 +527,10 @@ class QualityModel:
 
     def _interval_of(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None,
                      elo: float) -> tuple[float, float]:
+        variance = self._variance_at(stats, weighted)
+
         def sd(r: float) -> float:
-            return math.sqrt(self._variance_of(stats, weighted, r))
+            return math.sqrt(variance(r))
 
         # the noise is constant beyond the ratings fitted on and largest at one of their ends: past that far, every
         # rating's players read closer than this; each end by bisection on |elo − r| − 1.96·sd(r)
