@@ -478,8 +478,9 @@ class QualityModel:
 
     def _variance_at(self, stats: QualityStats, weighted: list[tuple[float, float, bool]] | None
                      ) -> Callable[[float | None], float]:
-        """:meth:`_variance_of` of these games as a function of the level, what does not depend on the level made
-        once (an interval asks it at ~80 levels): the same floats as :meth:`_variance_of`."""
+        """:meth:`_variance_of` of these games as a function of the level: σ_p² and the noise scaled to the level
+        (:meth:`noise_scale`, the same arithmetic), what does not depend on the level (the games' total weight, the
+        joint reading's parameters) made once, as an interval asks it at ~80 levels."""
         if weighted is None:
             return lambda elo: self.variance(stats.positions, stats.games, elo)
         joint = self.joint is not None and all(j for _, _, j in weighted)
