@@ -294,8 +294,17 @@ def field_rows(model: QualityModel, sides: Sequence[Side]) -> list[tuple[str, fl
 Estimator = Callable[[Unit], tuple[float, tuple[float, float] | None] | None]
 
 
-def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_elo: float) -> dict[str, Estimator]:
-    """The new estimators of a unit, all from ``model`` (fitted without the unit's event)."""
+Moved = Callable[[str, str, float], float]
+"""(event, player, rating) → the rating as the player's estimate reads it (``bench/validity.py --field-lag``)."""
+
+
+def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_elo: float,
+               moved: Moved | None = None) -> dict[str, Estimator]:
+    """The new estimators of a unit, all from ``model`` (fitted without the unit's event); ``moved``: the other
+    players' and the opponents' ratings as the field estimate reads them (default: their tags)."""
+    def read(u: Unit, rating: float) -> float:
+        return rating if moved is None else moved(u.event, u.player, rating)
+
     def moves(u: Unit) -> tuple[float, tuple[float, float] | None] | None:
         st = u.stats()
         if st.positions < 5:
@@ -309,8 +318,9 @@ def estimators(model: QualityModel, fields: dict[str, dict[str, float]], mean_el
         st = u.stats()
         if st.positions < 5:
             return None
-        others = [r for p, r in fields.get(u.event, {}).items() if p != u.player]
-        f = field_estimate(model, model.estimate(st), st, others, results_performance(u.results(), model))
+        others = [read(u, r) for p, r in fields.get(u.event, {}).items() if p != u.player]
+        results = [(read(u, opponent), points) for opponent, points in u.results()]
+        f = field_estimate(model, model.estimate(st), st, others, results_performance(results, model))
         return None if f.elo is None or f.cr95 is None else (f.elo, f.cr95)
 
     def results(u: Unit) -> tuple[float, tuple[float, float] | None] | None:

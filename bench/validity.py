@@ -55,7 +55,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,7 +70,6 @@ from livemon.rating.agent import CPosterior, Decision  # noqa: E402
 from livemon.rating.calibration import Calibration, ProfileCalibration  # noqa: E402
 from livemon.rating.gain import GainHistogram, expected_score_vs_engine, rating_difference  # noqa: E402
 from livemon.rating.performance import PerformanceModel  # noqa: E402
-from livemon.rating.quality import QualityModel, field_estimate, results_performance  # noqa: E402
 from livemon.rating.screening import (  # noqa: E402
     ScreeningLine,
     junior_event,
@@ -241,16 +240,12 @@ def new_estimators(train: Sequence[fq.Side], fields: dict[str, dict[str, float]]
     model = fq.fit(train)
     mean_elo = float(np.mean([s.elo for s in train if s.elo is not None]))
     est = fq.estimators(model, fields, mean_elo)
-    if FIELD_LAG is not None:
-        est["field_lagged"] = lagged_headline(model, fields, est["quality"], FIELD_LAG)
+    if FIELD_LAG is not None:  # the headline with the field's and the opponents' ratings moved by the field lag
+        est["field_lagged"] = fq.estimators(model, fields, mean_elo, moved=FIELD_LAG)["headline"]
     return est
 
 
-Moved = Callable[[str, str, float], float]
-"""(event, player, rating) → the rating as the player's estimate reads it (:func:`field_lag_mover`)."""
-
-
-def field_lag_mover() -> Moved:
+def field_lag_mover() -> fq.Moved:
     """The ratings of each event's likely K = 40 players moved by the event's field lag, as the screener reads it
     (:func:`~livemon.rating.screening.field_lag`, every finished game of the event in the files, the player's own
     games left out), by each rating's chance of being K = 40: what ``--field-lag`` gives the headline's results and
@@ -270,22 +265,7 @@ def field_lag_mover() -> Moved:
     return moved
 
 
-def lagged_headline(model: QualityModel, fields: dict[str, dict[str, float]], moves: fq.Estimator,
-                    moved: Moved) -> fq.Estimator:
-    """The headline with the field's and the opponents' ratings moved by the field lag (``--field-lag``)."""
-    def headline(u: fq.Unit) -> Estimate:
-        st = u.stats()
-        if st.positions < 5:
-            return None
-        others = [moved(u.event, u.player, r) for p, r in fields.get(u.event, {}).items() if p != u.player]
-        results = [(moved(u.event, u.player, o), points) for o, points in u.results()]
-        f = field_estimate(model, model.estimate(st), st, others, results_performance(results, model))
-        return (f.elo, f.cr95) if f.elo is not None and f.cr95 is not None else moves(u)
-
-    return headline
-
-
-FIELD_LAG: Moved | None = None
+FIELD_LAG: fq.Moved | None = None
 """``--field-lag``: the ratings the ``field_lagged`` headline reads (None: not measured)."""
 
 

@@ -164,6 +164,15 @@ row trails the exact lag by more; at a step of 2 the round bench's event (250 bo
 the monitor's work re-scoring (docs/fairplay.md)."""
 
 
+GamesContext = tuple[float | None, datetime.date | None, tuple[Category, str, str]]
+"""(the opponents' mean rating, the first game's date, (time control, where read, note)): what a player-event's
+games say of the play it is compared with (:meth:`Screener._games_context`)."""
+
+
+def _games_context_of(track: _Track) -> GamesContext:
+    return track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note)
+
+
 def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -500,9 +509,8 @@ class Screener:
             track = self.tracks.get(key)
             if track is None:
                 continue
-            moved = (moved or self._opponents(key) != track.opponents  # a new game, an opponent's tag refreshed
-                     or self._time_control(key) != (track.time_control, track.time_control_source, track.time_control_note))
-            if moved and self._rerate(track):
+            now = self._games_context(key)  # a new game, an opponent's tag refreshed
+            if (moved or now != _games_context_of(track)) and self._rerate(track, now):
                 changed.append(key)
         return changed
 
@@ -592,6 +600,12 @@ class Screener:
         (:meth:`~livemon.rating.screening.ScreeningLine.on`)."""
         dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
         return min((d for d in dates if d is not None), default=None)
+
+    def _games_context(self, key: TrackKey) -> GamesContext:
+        """What a player-event's games say of the play it is compared with: the opponents' mean rating, the first
+        game's date (the era) and the time control. Made where the games change (a game added, its tags refreshed,
+        a game withdrawn), never on a re-score by results or the field lag."""
+        return self._opponents(key), self._played(key), self._time_control(key)
 
     def _line(self, track: _Track) -> ScreeningLine | None:
         """The line a track is read on: in its event's era and at its time control (:meth:`ScreeningLine.on`)."""
@@ -785,7 +799,7 @@ class Screener:
         for games_of in self._games_of.values():
             games_of.discard(game_id)
         touched += [t.key for t in self.tracks.values()  # the game's opponent leaves its players' opponents' mean
-                    if self._opponents(t.key) != t.opponents and self._rerate(t)]
+                    if (now := self._games_context(t.key)) != _games_context_of(t) and self._rerate(t, now)]
         for event, games in self._field_games.items():
             if game_id in games and self._count_field(game_id, event, None):
                 self._refield(event, skip=set())
@@ -833,11 +847,12 @@ class Screener:
             track.key = key
             track.raised |= self._raised_before.get(key, set())
             self._take_results(track)
-            self._rerate(track)
+            self._rerate(track, self._games_context(key))
         return track
 
-    def _rerate(self, track: _Track) -> bool:
-        """Take the track's current rating and results; re-score every position when c_r changed.
+    def _rerate(self, track: _Track, games: GamesContext | None = None) -> bool:
+        """Take the track's current rating and results, and ``games``, what its games say (:meth:`_games_context`,
+        given where they changed; else the track's own); re-score every position when c_r changed.
 
         The rating (a tag on today's scale, else a TTT mean) is a prior on today's strength
         (:func:`~livemon.rating.screening.tag_prior`), moved by the event's field lag for a likely K = 40 tag
@@ -860,8 +875,8 @@ class Screener:
         moved = None if prior is None else moved_by_field(prior, lag, lag_sd)  # the event's field trails its tags
         track.field_lag = 0.0 if prior is None else prior.k40 * lag
         strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
-        track.opponents, track.played = self._opponents(key), self._played(key)
-        track.time_control, track.time_control_source, track.time_control_note = self._time_control(key)
+        if games is not None:
+            track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note) = games
         line = self._line(track)
         c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r

@@ -64,8 +64,11 @@ def minutes_for_60(tag: str, unit: float = 1.0) -> float | None:
     (120.0, None, None)
     """
     periods = _periods(tag)
-    if not periods:
-        return None
+    return _minutes(periods, unit) if periods else None
+
+
+def _minutes(periods: list[tuple[int | None, float, float]], unit: float) -> float:
+    """:func:`minutes_for_60` of a tag's periods."""
     total, covered = 0.0, 0
     for moves, time, _ in periods:
         total += time * unit
@@ -96,13 +99,9 @@ def tag_reading(tag: str | None) -> tuple[Category | None, str]:
     periods = _periods(tag) if tag else None
     if tag is None or not periods:
         return None, ""
-    seconds = minutes_for_60(tag)
-    if seconds is None:
-        return None, ""
-    readings = [_category(seconds)]
-    minutes = minutes_for_60(tag, unit=60.0) if periods[0][1] <= MINUTES_MAX_BASE else None
-    if minutes is not None:
-        readings.append(_category(minutes))
+    readings = [_category(_minutes(periods, 1.0))]  # in seconds, as the PGN standard writes it
+    if periods[0][1] <= MINUTES_MAX_BASE:  # and in minutes, as a broadcast may
+        readings.append(_category(_minutes(periods, 60.0)))
     slower = min(readings, key=CATEGORIES.index)
     base = f"{periods[0][1]:g}"
     note = "" if len(set(readings)) == 1 else (
