@@ -12,6 +12,7 @@ from typing import Any
 
 from livemon.commands import add_engine_arguments, engine_config_from_args, say, write_result
 from livemon.config import ConfigError
+from livemon.rating.timecontrol import mark
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -109,8 +110,8 @@ def render_screening(s: dict[str, Any]) -> str:
         if r.get("strength") is not None and (r.get("k40") or 0.0) >= 1.0:
             strength += "j"  # read as a junior's tag: a junior event, or a name or FIDE id in screening.juniors
         c_r = "—" if r["c_r"] is None else f"{r['c_r']:.2f}"
-        if r["c_r"] is not None and r.get("time_control", "classical") != "classical":
-            c_r += r["time_control"][0]  # r: at rapid play; b: blitz, read against rapid play
+        if r["c_r"] is not None:
+            c_r += mark(r.get("time_control", "classical"))  # r: at rapid play; b: blitz, read against rapid play
         opp = "—" if r.get("opponents") is None else f"{r['opponents']:.0f}"
         mm = f"{r['matches_observed']}/{r['matches_expected']:.1f}"
         loss = f"{r['loss_observed']:.3f}/{r['loss_expected']:.3f}"

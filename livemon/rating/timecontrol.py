@@ -24,7 +24,7 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["Category", "CATEGORIES", "category_of", "minutes_for_60", "tag_reading"]
+__all__ = ["Category", "CATEGORIES", "category_of", "mark", "minutes_for_60", "tag_reading"]
 
 Category = Literal["classical", "rapid", "blitz"]
 CATEGORIES: tuple[Category, ...] = ("classical", "rapid", "blitz")
@@ -107,6 +107,16 @@ def tag_reading(tag: str | None) -> tuple[Category | None, str]:
     note = "" if len(set(readings)) == 1 else (
         f"TimeControl {tag.strip()}: {base} minutes or {base} seconds; read as the slower, {slower}")
     return slower, note
+
+
+def mark(category: str) -> str:
+    """The letter a screening row's comparison carries for a category: "" for classical, ``r`` for rapid, ``b`` for
+    blitz (read against rapid play).
+
+    >>> mark("classical"), mark("rapid"), mark("blitz")
+    ('', 'r', 'b')
+    """
+    return "" if category == "classical" else category[0]
 
 
 def category_of(tag: str | None) -> Category | None:

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 from livemon.live.messages import Alert, BoardState, Moment, MonitorStatus, ScreeningNumbers
 from livemon.faces.tui import format as fmt
 from livemon.faces.tui.model import PlayerRow
+from livemon.rating.timecontrol import mark
 
 Cells = tuple[str | Text, ...]
 
@@ -500,8 +501,8 @@ def screening_cells(r: ScreeningNumbers) -> Cells:
     z = "—" if r.z is None else f"{r.z:+.2f}"
     roi = "—" if r.roi is None else f"{r.roi:.1f}"
     versus = "—" if r.strength is None or r.strength_sd is None else f"{r.strength:.0f}±{r.strength_sd:.0f}"
-    if r.strength is not None and r.time_control != "classical":
-        versus += r.time_control[0]  # r: against rapid play; b: blitz, read against rapid play
+    if r.strength is not None:
+        versus += mark(r.time_control)  # r: against rapid play; b: blitz, read against rapid play
     ipr = "—" if r.ipr is None else f"{r.ipr:.0f}"
     lo, hi = r.ipr_cr95 if r.ipr_cr95 is not None else (None, None)
     interval = "—" if r.ipr is None else f"{'…' if lo is None else f'{lo:.0f}'}–{'…' if hi is None else f'{hi:.0f}'}"
