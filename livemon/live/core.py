@@ -883,27 +883,31 @@ class LiveCore:
             out.append(Publish(self.board_state(game_id)))
 
     def _score(self, game: LiveGame, out: list[Effect]) -> None:
-        book = self._screener is not None and self._screener.in_book is not None
+        screener, estimator = self._screener, self._estimator
+        book = screener is not None and screener.in_book is not None
         # the positions and analyses of the plies ready() scores stay until release(): a moment names the engine's
         # best move on the position before it
         analyses = game.analyses
+        best: dict[int, str] | None = None
         for sp in game.ready(zobrist=book):
             analysis = analyses.get(sp.ply - 1)
             top = analysis.candidates[0][0] if analysis is not None and analysis.candidates else None
             if top is not None:
-                self._best.setdefault(game.game_id, {})[sp.ply] = top
+                if best is None:
+                    best = self._best.setdefault(game.game_id, {})
+                best[sp.ply] = top
             # the engine's first choice (or the only move) is never judged, whatever the next position's search says
-            player = self._estimator.add_ply(sp, first_choice=sp.forced or top == sp.uci)
+            player = estimator.add_ply(sp, first_choice=sp.forced or top == sp.uci)
             # the mover, and the opponent: each game's score reads the other side's moves (a game read from both sides)
-            for moved in self._estimator.players_of(sp, player):
+            for moved in estimator.players_of(sp, player):
                 if self._coalesce:
                     self._dirty_players[moved.name] = None
                 else:
                     out.append(Publish(self.player_estimate(moved)))
-            if self._screener is None:
+            if screener is None:
                 continue
             try:
-                key = self._screener.add_ply(sp)
+                key = screener.add_ply(sp)
                 if key is not None:
                     self._track_changed(key, out)
             except Exception as exc:  # screening must never stop the estimates
@@ -929,16 +933,17 @@ class LiveCore:
         ply order: each is decided once, on the game's final values up to it, so a live game's moments are those
         of the finished game however late and out of order the engine answered."""
         gid = game.game_id
-        through = min(game.pending) - 1 if game.pending else game.plies
+        pending = game.pending
+        through = min(pending) - 1 if pending else len(game.moves)
         done = self._decided.get(gid, 0)
         if through <= done:
             return
         evals = game.evals
         best = self._best.get(gid, {})
         replayed = _Replayed()  # the plies go up: each position replayed goes on from the last
+        first = self._estimator.is_first_choice
         for ply in range(done + 1, through + 1):
-            self._moment(game, ply, evals, self._estimator.is_first_choice(gid, ply), best.pop(ply, None), boards, out,
-                         replayed)
+            self._moment(game, ply, evals, first(gid, ply), best.pop(ply, None), boards, out, replayed)
         if not best:
             self._best.pop(gid, None)
         self._decided[gid] = through

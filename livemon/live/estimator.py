@@ -180,9 +180,10 @@ class Estimator:
                 player.elo = elo
 
     def _player(self, name: str) -> PlayerState:
-        if name not in self.players:
-            self.players[name] = PlayerState(name)
-        return self.players[name]
+        player = self.players.get(name)
+        if player is None:
+            player = self.players[name] = PlayerState(name)
+        return player
 
     def mover(self, game_id: str, ply: int) -> PlayerState:
         info = self.games[game_id].info
@@ -195,37 +196,42 @@ class Estimator:
     def add_ply(self, sp: ScoredPly, first_choice: bool = False) -> PlayerState:
         """Add one scored ply (replacing a ply of the same number); returns the mover. ``first_choice``: the move
         was the engine's first choice in the position before it (or the only legal move): never judged."""
-        game = self.games[sp.game_id]
-        if sp.ply in game.plies:
-            self.rollback(sp.game_id, sp.ply)
+        game_id, ply = sp.game_id, sp.ply
+        game = self.games[game_id]
+        plies = game.plies
+        if ply in plies:
+            self.rollback(game_id, ply)
         if first_choice:
-            self._first[sp.game_id] = self._first.get(sp.game_id, 0) | (1 << sp.ply)
-            kept = self._first_plies.pop(sp.game_id, None)
-            if kept is not None and (not kept or kept[-1] < sp.ply):  # the newest ply: the tuple grows by one
-                self._first_plies[sp.game_id] = (*kept, sp.ply)
-        game.plies.add(sp)
+            self._first[game_id] = self._first.get(game_id, 0) | (1 << ply)
+            kept = self._first_plies.pop(game_id, None)
+            if kept is not None and (not kept or kept[-1] < ply):  # the newest ply: the tuple grows by one
+                self._first_plies[game_id] = (*kept, ply)
+        plies.add(sp)
         self._scored(sp)
         if first_choice:
-            self._positions[sp.game_id].unclassed(sp.ply)
-        player = self.mover(sp.game_id, sp.ply)
-        player.sides[game.seq] = sp.ply % 2
-        g = sp.gain
+            self._positions[game_id].unclassed(ply)
+        info = game.info
+        player = self._player(info.white if ply % 2 == 1 else info.black)
+        player.sides[game.seq] = ply % 2
         self._changes += 1
-        if g is not None:
+        if sp.before is not None:
+            g = sp.gain
             player.histogram.add(g)
             player.live.add(g)
             player.stamp = self._changes
-        if sp.decision is not None:
+        decision = sp.decision
+        if decision is not None:
             player.observed += 1
             if player.performance is not None:
-                player.performance.add(game.seq, sp.decision, sp.ply)
+                player.performance.add(game.seq, decision, ply)
             if player.quality is not None:
-                player.quality.add(game.seq, sp.decision, sp.ply)
-        if sp.decision is not None and self.uses_decision(sp.ply):
-            if player.posterior is None:
-                player.posterior = CPosterior(self.c_min, self.c_max, source=lambda: self._posterior_decisions(player))
-            player.posterior.add(sp.decision)
-            player.decisions += 1
+                player.quality.add(game.seq, decision, ply)
+            if (ply + 1) // 2 > self.skip_moves:  # :meth:`uses_decision`
+                if player.posterior is None:
+                    player.posterior = CPosterior(self.c_min, self.c_max,
+                                                  source=lambda: self._posterior_decisions(player))
+                player.posterior.add(decision)
+                player.decisions += 1
         return player
 
     def plies_of(self, player: PlayerState) -> list[tuple[tuple[int, int], ScoredPly]]:
