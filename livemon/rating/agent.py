@@ -80,8 +80,8 @@ class Decision:
         True
         """
         d = object.__new__(cls)
-        object.__setattr__(d, "values", values)
-        object.__setattr__(d, "played", played)
+        _set_values(d, values)
+        _set_played(d, played)
         return d
 
     @classmethod
@@ -137,6 +137,12 @@ class Decision:
         v = np.asarray(self.values, dtype=float)
         out: np.ndarray = np.log((v.max() - v + K) / K)
         return out
+
+
+_set_values = Decision.__dict__["values"].__set__
+_set_played = Decision.__dict__["played"].__set__
+"""The slots' own setters (a frozen dataclass refuses ``d.values = ...``): :meth:`Decision.checked` sets them
+without ``object.__setattr__``'s look-up of the attribute on the class, once per ply each re-grid reads."""
 
 
 def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarray) -> np.ndarray:
