@@ -594,8 +594,9 @@ class CPosterior:
             else:
                 self._ll -= row
         elif pending:
-            for sign in (1, -1):
-                part = [d for d, s in pending if s == sign]
+            added = [d for d, s in pending if s > 0]
+            removed = [d for d, s in pending if s < 0] if len(added) < len(pending) else []
+            for sign, part in ((1, added), (-1, removed)):
                 if part:
                     self._ll += sign * _log_lik_packed(group_by_candidates(part), self._c)
         pending.clear()

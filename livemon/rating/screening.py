@@ -177,10 +177,10 @@ def expectation_columns(decisions: Sequence[Decision], c_r: float) -> Expectatio
         rows = np.arange(m)
         best = values[rows, values.argmax(axis=1)]  # the first largest, as max() takes it
         loss = best[:, None] - values
-        a = np.array(list(map(log, ((loss + K) / K).ravel().tolist()))).reshape(m, k)
+        a = np.fromiter(map(log, ((loss + K) / K).ravel().tolist()), dtype=float, count=m * k).reshape(m, k)
         e = -a * c
         top = e[rows, e.argmax(axis=1)]
-        w = np.array(list(map(exp, (e - top[:, None]).ravel().tolist()))).reshape(m, k)
+        w = np.fromiter(map(exp, (e - top[:, None]).ravel().tolist()), dtype=float, count=m * k).reshape(m, k)
         total = w[:, 0].copy()
         for j in range(1, k):
             total += w[:, j]
