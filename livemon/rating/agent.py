@@ -208,9 +208,9 @@ player's decisions on a grid of a few hundred points come in one step, sharing i
 
 
 BLOCK_ELEMENTS = 1 << 13
-"""Elements (decisions × grid points, 64 KB) of the blocks :func:`_minus_log_sums` sums and takes the log of in
-one step: a block and its table rows stay in the cache, and the arrays a step makes are no larger, whatever the
-number of decisions (the same floats, each row made alone)."""
+"""Elements (decisions × grid points, 64 KB) of the blocks in which :func:`_minus_log_sums` sums the candidates'
+weights and takes their log: its two buffers of this size are reused block after block and stay in the cache,
+whatever the number of decisions (each row's floats are those it has made alone)."""
 
 
 Distinct = tuple[np.ndarray, np.ndarray, np.ndarray]
