@@ -292,7 +292,8 @@ class _Track:
             yield key, sp.decision
         for seq, rec in self.packed.items():
             if rec.used:
-                yield from ((_pos(seq, ply), d) for ply, d in rec.plies.decisions_at(rec.used))
+                base = _pos(seq, 0)
+                yield from ((base | ply, d) for ply, d in rec.plies.decisions_at(rec.used))
 
     def positions(self) -> Iterator[tuple[PosKey, ScoredPly]]:
         """Every used position with its scored ply: the live games' and the packed ones'."""

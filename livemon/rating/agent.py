@@ -33,6 +33,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -79,8 +80,8 @@ class Decision:
         True
         """
         d = object.__new__(cls)
-        object.__setattr__(d, "values", values)
-        object.__setattr__(d, "played", played)
+        _set_values(d, values)
+        _set_played(d, played)
         return d
 
     @classmethod
@@ -138,6 +139,12 @@ class Decision:
         return out
 
 
+_set_values = Decision.__dict__["values"].__set__
+_set_played = Decision.__dict__["played"].__set__
+"""The slots' own setters (a frozen dataclass refuses ``d.values = ...``): :meth:`Decision.checked` sets them
+without ``object.__setattr__``'s look-up of the attribute on the class, once per ply each re-grid reads."""
+
+
 def move_probabilities(values: Sequence[float] | np.ndarray, c: float | np.ndarray) -> np.ndarray:
     """P(m_i | c) for every candidate, computed in log space.
 
@@ -174,8 +181,9 @@ def group_by_candidates(decisions: Iterable[Decision] | dict[Decision, int]
     out = {}
     for k, ds in groups.items():
         weights = np.ones(len(ds)) if counts is None else np.array([counts[d] for d in ds], dtype=float)
-        out[k] = (log_distances(np.array([d.values for d in ds], dtype=float)),
-                  np.array([d.played for d in ds], dtype=np.intp), weights)
+        values = np.fromiter(chain.from_iterable([d.values for d in ds]), dtype=float, count=len(ds) * k)
+        out[k] = (log_distances(values.reshape(len(ds), k)),
+                  np.fromiter([d.played for d in ds], dtype=np.intp, count=len(ds)), weights)
     return out
 
 
@@ -199,15 +207,66 @@ ROW_ELEMENTS = 1 << 18
 player's decisions on a grid of a few hundred points come in one step, sharing its distances' weights."""
 
 
-def _gathered_sum(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Σ_j table[idx[:, j]], taken left to right, as numpy sums an array over its middle axis."""
-    total: np.ndarray = table[idx[:, 0]]
-    for j in range(1, idx.shape[1]):
-        total += table[idx[:, j]]
-    return total
+BLOCK_ELEMENTS = 1 << 13
+"""Elements (decisions × grid points, 64 KB) of the blocks in which :func:`_minus_log_sums` sums the candidates'
+weights and takes their log: its two buffers of this size are reused block after block and stay in the cache,
+whatever the number of decisions (each row's floats are those it has made alone)."""
 
 
-def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+Distinct = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Decisions' distinct distances (sorted), each candidate's index among them ((k, m): one row per candidate
+column) and each played move's (:func:`distinct_distances`)."""
+
+
+def distinct_distances(a: np.ndarray, played: np.ndarray) -> Distinct:
+    """The distinct log distances of decisions ``a`` (m, k) with the index of each candidate's and each played
+    move's among them: what :func:`played_log_probs` weighs once per distance (np.unique's sort, unrolled).
+
+    >>> dist, idx, chosen = distinct_distances(log_distances(np.array([[0.0, -0.1], [0.0, 0.0]])), np.array([1, 0]))
+    >>> dist.round(4).tolist(), idx.tolist(), chosen.tolist()
+    ([0.0, 0.6931], [[0, 0], [1, 0]], [1, 0])
+    """
+    m, k = a.shape
+    flat = a.ravel()
+    perm = flat.argsort(kind="quicksort")
+    ordered = flat[perm]
+    first = np.empty(flat.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inverse = np.empty(flat.size, dtype=np.intp)
+    inverse[perm] = np.cumsum(first) - 1
+    idx = inverse.reshape(m, k)
+    return ordered[first], np.ascontiguousarray(idx.T), idx[np.arange(m), played]
+
+
+def _minus_log_sums(rows: np.ndarray, table: np.ndarray, idx: np.ndarray) -> None:
+    """``rows -= log Σ_j table[idx[j]]``, the sum taken left to right (as numpy sums an array over its middle
+    axis), in blocks of :data:`BLOCK_ELEMENTS`."""
+    m, g = rows.shape
+    block = max(1, BLOCK_ELEMENTS // max(g, 1))
+    total = np.empty((min(block, m), g))
+    term = np.empty_like(total)
+    for r in range(0, m, block):
+        cols = idx[:, r:r + block]
+        n = cols.shape[1]
+        t, u = (total, term) if n == total.shape[0] else (total[:n], term[:n])
+        np.take(table, cols[0], axis=0, out=t, mode="clip")  # indices in range: "clip" takes them unbuffered
+        for j in range(1, cols.shape[0]):
+            np.take(table, cols[j], axis=0, out=u, mode="clip")
+            t += u
+        np.log(t, out=t)
+        rows[r:r + n] -= t
+
+
+def _step_rows(k: int, g: int) -> int:
+    """Decisions of ``k`` candidates :func:`played_log_probs` makes in one step on a grid of ``g`` points: about
+    :data:`ROW_ELEMENTS`, a whole number of the steps of :func:`_log_lik_packed`'s sums."""
+    unit = max(1, SUM_ELEMENTS // (k * g)) if g else 1
+    return max(unit, ROW_ELEMENTS // max(g, 1) // unit * unit)
+
+
+def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray,
+                     distinct: Distinct | None = None) -> Iterator[tuple[int, np.ndarray]]:
     """log P(played | c) of decisions with the same number of candidates, on the grid ``c``, in steps.
 
     ``a``: their log distances (m, k) (:func:`log_distances`); yields ``(first row, rows)`` with rows of
@@ -222,34 +281,31 @@ def played_log_probs(a: np.ndarray, played: np.ndarray, c: np.ndarray) -> Iterat
     is 0 (or -0.0), the best move having a = 0: taking it out before the exponential and adding it back
     after leave every float as it is, so it is taken out only below 0, where it is the largest ``a``'s
     and each candidate's weight depends on its row's largest distance too (made candidate by candidate).
+    ``distinct``: :func:`distinct_distances` of all the decisions, for a caller reading them on several
+    grids (used when they come in one step; a distance's weight is the same float in any table).
 
     >>> a = log_distances(np.array([[0.0, -1.0], [0.0, 0.0]]))
     >>> [(s, rows.round(4).tolist()) for s, rows in played_log_probs(a, np.array([0, 1]), np.array([0.0]))]
     [(0, [[-0.6931], [-0.6931]])]
     """
-    k = a.shape[1]
-    unit = max(1, SUM_ELEMENTS // (k * c.size)) if c.size else 1  # the steps of :func:`_log_lik_packed`'s sums
-    step = max(unit, ROW_ELEMENTS // max(c.size, 1) // unit * unit)
+    step = _step_rows(a.shape[1], c.size)
     negc = -c
     below = c < 0.0
     neg = np.flatnonzero(below) if below.any() else None
     pos = None if neg is None else np.flatnonzero(~below)
     for s in range(0, a.shape[0], step):
         part = a[s:s + step]
-        m = part.shape[0]
-        dist, idx = np.unique(part, return_inverse=True)  # the step's distinct distances, sorted
-        idx = idx.reshape(m, k)
+        dist, idx, chosen = (distinct if distinct is not None and part.shape[0] == a.shape[0]
+                             else distinct_distances(part, played[s:s + step]))
         e = np.multiply.outer(dist, negc)  # (distances, G): each distinct distance's log weight at each c
-        rows = e[idx[np.arange(m), played[s:s + step]]]
+        rows = e[chosen]
         if neg is None:
-            lse = _gathered_sum(np.exp(e), idx)
-            np.log(lse, out=lse)
-            rows -= lse
+            _minus_log_sums(rows, np.exp(e, out=e), idx)
             yield s, rows
             continue
-        lse = _gathered_sum(np.exp(e[:, pos]), idx)
-        np.log(lse, out=lse)
-        rows[:, pos] -= lse
+        kept = rows[:, pos]
+        _minus_log_sums(kept, np.exp(e[:, pos]), idx)
+        rows[:, pos] = kept
         # below 0 each candidate's weight depends on its row's largest distance too: made row by row
         en = part[:, :, None] * negc[neg]  # (m, k, columns below 0)
         mx = en.max(axis=1)
@@ -286,11 +342,12 @@ Rows = dict[int, np.ndarray]
 
 
 def _log_lik_kept(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], c: np.ndarray,
-                  kept: tuple[np.ndarray, Rows] | None) -> tuple[np.ndarray, Rows]:
+                  kept: tuple[np.ndarray, Rows] | None, distinct: dict[int, Distinct]) -> tuple[np.ndarray, Rows]:
     """:func:`_log_lik_packed` on the grid ``c`` (sorted), the same floats, with each group's rows (m, len(c)):
     the columns an earlier grid of the same decisions made (``kept``: its c and rows) are taken from there. A
     lattice node is the same float at every level, and each row's value at a c depends on that c alone, so
-    the rows are those made afresh; the sums are taken in :func:`_log_lik_packed`'s steps."""
+    the rows are those made afresh; the sums are taken in :func:`_log_lik_packed`'s steps. ``distinct``: each
+    group's :func:`distinct_distances`, made here when first needed and kept by the caller for its next grid."""
     total = np.zeros(c.shape, dtype=float)
     out: Rows = {}
     fresh: np.ndarray | slice = slice(None)
@@ -305,7 +362,10 @@ def _log_lik_kept(packed: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], 
         if kept is not None:
             rows[:, take] = kept[1][k][:, src]
         if kept is None or take.size < c.size:
-            for s, part in played_log_probs(a, played, c[fresh]):
+            table = distinct.get(k)
+            if table is None and a.shape[0] <= _step_rows(k, c.size - take.size):  # one step: one table for the grids
+                table = distinct[k] = distinct_distances(a, played)
+            for s, part in played_log_probs(a, played, c[fresh], table):
                 rows[s:s + part.shape[0], fresh] = part
         _add_weighted(total, w, rows, a.shape[1])
         out[k] = rows
@@ -485,6 +545,8 @@ class CPosterior:
         """The decisions grouped (:func:`group_by_candidates`) for the grids of one :meth:`summary`, then dropped."""
         self._rows: tuple[np.ndarray, Rows] | None = None
         """The last grid of one :meth:`summary` and its rows (:func:`_log_lik_kept`), then dropped."""
+        self._distinct: dict[int, Distinct] = {}
+        """The distinct distances of :attr:`_packed`'s groups (:func:`_log_lik_kept`), dropped with them."""
         self._cells = max(int(math.ceil((self.c_max - self.c_min) / self._DELTA0 - 1e-9)), self._MIN_POINTS - 1)
         """Cells of the coarsest level on the prior range (level k has ``_cells << k``)."""
         self._set_grid(0, 0, self._cells)
@@ -511,7 +573,7 @@ class CPosterior:
                 self._ll = np.zeros(self._c.size)
             elif self._reading and sum(a.shape[0] for a, _, _ in packed.values()) * self._c.size <= KEPT_ELEMENTS:
                 # a read's next grid holds half this one's nodes (one level finer) or more: their rows are kept
-                self._ll, rows = _log_lik_kept(packed, self._c, self._rows)
+                self._ll, rows = _log_lik_kept(packed, self._c, self._rows, self._distinct)
                 self._rows = (self._c, rows)
             else:
                 self._ll = _log_lik_packed(packed, self._c)
@@ -532,8 +594,9 @@ class CPosterior:
             else:
                 self._ll -= row
         elif pending:
-            for sign in (1, -1):
-                part = [d for d, s in pending if s == sign]
+            added = [d for d, s in pending if s > 0]
+            removed = [d for d, s in pending if s < 0] if len(added) < len(pending) else []
+            for sign, part in ((1, added), (-1, removed)):
                 if part:
                     self._ll += sign * _log_lik_packed(group_by_candidates(part), self._c)
         pending.clear()
@@ -621,7 +684,7 @@ class CPosterior:
             try:
                 summary = self._read()
             finally:
-                self._reading, self._packed, self._rows = False, None, None
+                self._reading, self._packed, self._rows, self._distinct = False, None, None, {}
             self._summary = summary
         return self._summary
 

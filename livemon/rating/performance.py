@@ -350,10 +350,18 @@ def fixed_point_sum(decisions: Sequence[Decision], c: np.ndarray) -> np.ndarray:
     True
     """
     total = np.zeros(c.size, dtype=np.int64)
+    reach = float(np.abs(c).max()) if c.size else 0.0
     for a, played, _ in group_by_candidates(decisions).values():
+        # |log P| <= max a · max |c| + log k (a row's log weights span at most that): while a step's rounded
+        # rows add up to less than 2**53 in magnitude, their float sum is exact, the same integers
+        bound = (float(a.max()) * reach + math.log(a.shape[1]) + 1.0) * LL_SCALE
         for _, rows in played_log_probs(a, played, c):
             rows *= LL_SCALE
-            total += np.rint(rows, out=rows).astype(np.int64).sum(axis=0)
+            np.rint(rows, out=rows)
+            if bound * rows.shape[0] < 2.0**53:
+                total += rows.sum(axis=0).astype(np.int64)
+            else:
+                total += rows.astype(np.int64).sum(axis=0)
     return total
 
 

@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from livemon.rating import normal
 from livemon.rating.agent import K, Decision
@@ -176,10 +177,10 @@ def expectation_columns(decisions: Sequence[Decision], c_r: float) -> Expectatio
         rows = np.arange(m)
         best = values[rows, values.argmax(axis=1)]  # the first largest, as max() takes it
         loss = best[:, None] - values
-        a = np.array(list(map(log, ((loss + K) / K).ravel().tolist()))).reshape(m, k)
+        a = np.fromiter(map(log, ((loss + K) / K).ravel().tolist()), dtype=float, count=m * k).reshape(m, k)
         e = -a * c
         top = e[rows, e.argmax(axis=1)]
-        w = np.array(list(map(exp, (e - top[:, None]).ravel().tolist()))).reshape(m, k)
+        w = np.fromiter(map(exp, (e - top[:, None]).ravel().tolist()), dtype=float, count=m * k).reshape(m, k)
         total = w[:, 0].copy()
         for j in range(1, k):
             total += w[:, j]
@@ -446,20 +447,27 @@ class PoissonBinomial:
     """
 
     def __init__(self, p0s: Iterable[float] = ()) -> None:
-        ps = [min(max(float(p), 0.0), 1.0) for p in p0s]
+        ps = np.array([min(max(float(p), 0.0), 1.0) for p in p0s], dtype=float)
         # the recursion of :meth:`add`, the same floats, between two buffers made once (a track's few hundred
         # positions are folded in when its numbers are read after a change), each with a 0 before the pmf
-        # and 0s after it: the ends' terms then come out of the same two products and sum (x + 0.0 = x here)
-        n = len(ps)
-        a, b, tmp = np.zeros(n + 2), np.zeros(n + 2), np.empty(n + 1)
-        a[1] = 1.0
-        for size, p in enumerate(ps, 1):
-            new = b[1:size + 2]
-            np.multiply(a[1:size + 2], 1.0 - p, out=new)
-            np.multiply(a[:size + 1], p, out=tmp[:size + 1])
-            np.add(new, tmp[:size + 1], out=new)
-            a, b = b, a
-        self.pmf = a[1:]
+        # and 0s after it: the ends' terms then come out of the same two products and sum (x + 0.0 = x here),
+        # and so do the 0s beyond the pmf so far (0 · q + 0 · p = 0): each step is two whole-buffer calls, the
+        # products of the pmf by 1 - p and of the pmf shifted by one by p made in one (a strided pair view)
+        n = ps.size
+        weights = np.empty((n, 2, 1))
+        np.subtract(1.0, ps, out=weights[:, 0, 0])
+        weights[:, 1, 0] = ps
+        bufs = np.zeros((2, n + 2))
+        bufs[0, 1] = 1.0
+        step = bufs.itemsize
+        pairs = [as_strided(buf[1:], shape=(2, n + 1), strides=(-step, step)) for buf in bufs]
+        pmfs = [buf[1:] for buf in bufs]
+        terms = np.empty((2, n + 1))
+        kept, moved = terms
+        for t in range(n):  # position t reads buffer t % 2 and writes the other
+            np.multiply(pairs[t & 1], weights[t], out=terms)
+            np.add(kept, moved, out=pmfs[~t & 1])
+        self.pmf = pmfs[n & 1]
 
     @property
     def n(self) -> int:
