@@ -205,6 +205,12 @@ class GainHistogram:
     # -- updates ----------------------------------------------------------
     def add(self, g: int, count: int = 1) -> None:
         """Count gain ``g`` (``count`` times)."""
+        if count == 1 and type(g) is int and self._n < _MAX_COUNT:  # a move's gain in the window (a valid gain)
+            j = g + MAX_GAIN - self._lo
+            if 0 <= j < self._win.size:
+                self._win[j] += 1
+                self._n += 1
+                return
         c = int(operator.index(count))
         if c < 0:
             raise ValueError("count must be non-negative")
