@@ -929,6 +929,33 @@ def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
     assert seen > 1000  # positions with castling rights were looked up, not only the "-" shortcut
 
 
+def test_pushed_boards_equal_python_chess_copy_and_push_attribute_for_attribute():
+    """pushed(board, move) is board.copy(stack=False) with the move pushed, every attribute and the stack's state
+    alike, on random standard and Chess960 games (castling, promotions, en-passant captures, kings' moves) and on
+    boards whose FEN gives castling rights without their rooks (python-chess cleans them on the first push)."""
+    from livemon.live.values import pushed
+
+    def state(board: chess.Board) -> dict[str, object]:
+        return {**vars(board), "_stack": [vars(s) for s in board._stack]}
+
+    rng, seen = random.Random(2), set()
+    for g in range(150):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        if g % 5 == 1:
+            board = chess.Board("r3k3/8/8/8/8/8/8/4K2R w KQkq - 0 1")  # rights on a1 and h8, with no rook there
+        for _ in range(rng.randint(1, 160)):
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            expected = board.copy(stack=False)
+            expected.push(move)
+            seen.add((board.is_castling(move), bool(move.promotion), board.is_en_passant(move)))
+            board = pushed(board, move)
+            assert state(board) == state(expected)
+    assert {(True, False, False), (False, True, False), (False, False, True)} <= seen
+
+
 def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
     """The shortcuts of position_facts (no legal-move count past 2; no insufficient-material or variant check while
     a pawn, rook or queen is on a standard board) change nothing: terminal value, forced and needs_search equal

@@ -13,7 +13,7 @@ from collections.abc import Container
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key
+from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key, pushed
 from livemon.live.messages import MoveEvent
 from livemon.live.lifecycle import GameEvent, GameLife, LifecycleError
 from livemon.live.plies import MoveLog, ScoredPly, _shared
@@ -192,8 +192,7 @@ class LiveGame:
             self.start_eval = ev.start_eval_cp
             self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(_shared(self.value(0)[1]))
-        board = self.board(-1).copy(stack=False)
-        board.push(move_of(ev.uci))
+        board = pushed(self.board(-1), move_of(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))
@@ -501,6 +500,5 @@ class LiveGame:
         board = board_from_fen(self.start_fen)
         self._add_position(board)
         for ev in self.moves:
-            board = board.copy(stack=False)
-            board.push(move_of(ev.uci))
+            board = pushed(board, move_of(ev.uci))
             self._add_position(board)

@@ -212,6 +212,88 @@ def move_of(uci: str) -> chess.Move:
     return _MOVES.put(uci, chess.Move.from_uci(uci)) if move is None else move
 
 
+def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
+    """``board.copy(stack=False)`` with ``move`` pushed (``move`` pseudo-legal): the same board, attribute for
+    attribute, stack included. The copy is the board's attributes taken at once; a standard board's ordinary
+    move (no castling, promotion, en-passant capture, drop, or capture of a king) is made here on the bitboards,
+    python-chess's push for the rest. The live path makes one board per move.
+
+    >>> board = chess.Board("r3k2r/pp1ppppp/8/2pP4/8/8/PPP1PPPP/R3K2R w KQkq c6 0 3")
+    >>> moves = [chess.Move.from_uci(u) for u in ("d5c6", "e1g1", "a1a7", "e1f1", "e1d2", "d5d6")]
+    >>> def ref(m):
+    ...     b = board.copy(stack=False); b.push(m); return b
+    >>> all(pushed(board, m) == ref(m) and pushed(board, m).move_stack == [m] for m in moves)
+    True
+    """
+    if type(board) is not chess.Board:
+        other = board.copy(stack=False)
+        other.push(move)
+        return other
+    copy: chess.Board = object.__new__(chess.Board)
+    attrs = board.__dict__.copy()
+    attrs["occupied_co"] = board.occupied_co.copy()
+    attrs["move_stack"] = []
+    attrs["_stack"] = []
+    copy.__dict__ = attrs
+    start, to = move.from_square, move.to_square
+    from_bb, to_bb = _SQUARES[start], _SQUARES[to]
+    turn = board.turn
+    ours, theirs = board.occupied_co[turn], board.occupied_co[not turn]
+    kings = board.kings
+    if (move.promotion or move.drop or not ours & from_bb or ours & to_bb or kings & to_bb
+            or kings & from_bb and not _KING_ATTACKS[start] & to_bb
+            or to == board.ep_square and board.pawns & from_bb):
+        copy.push(move)  # castling, a promotion, an en-passant capture, a drop or a null move: python-chess's rules
+        return copy
+    touched = from_bb | to_bb
+    rights = copy.clean_castling_rights() & ~touched if board.castling_rights else 0  # its stack empty: in full
+    copy._stack.append(chess._BoardState(board))
+    copy.move_stack.append(chess.Move(start, to))
+    keep = ~to_bb  # a captured piece goes
+    pawns, knights, bishops, rooks, queens = (board.pawns & keep, board.knights & keep, board.bishops & keep,
+                                              board.rooks & keep, board.queens & keep)
+    zeroing = theirs & to_bb
+    ep = None
+    if pawns & from_bb:
+        attrs["pawns"] = pawns ^ touched
+        zeroing = True
+        if to - start == 16 and _RANK_2 & from_bb:
+            ep = start + 8
+        elif start - to == 16 and _RANK_7 & from_bb:
+            ep = start - 8
+    else:
+        attrs["pawns"] = pawns
+        if knights & from_bb:
+            knights ^= touched
+        elif bishops & from_bb:
+            bishops ^= touched
+        elif rooks & from_bb:
+            rooks ^= touched
+        elif queens & from_bb:
+            queens ^= touched
+        else:
+            attrs["kings"] = kings ^ touched
+            if not board.promoted & from_bb:
+                rights &= ~(_RANK_1 if turn else _RANK_8)
+    attrs["knights"], attrs["bishops"], attrs["rooks"], attrs["queens"] = knights, bishops, rooks, queens
+    attrs["occupied"] = board.occupied & ~from_bb | to_bb
+    moved, left = ours ^ touched, theirs & keep
+    attrs["occupied_co"] = [left, moved] if turn else [moved, left]
+    promoted = board.promoted
+    attrs["promoted"] = promoted & ~touched | (to_bb if promoted & from_bb else 0)
+    attrs["castling_rights"] = rights
+    attrs["ep_square"] = ep
+    attrs["halfmove_clock"] = 0 if zeroing else board.halfmove_clock + 1
+    if not turn:
+        attrs["fullmove_number"] += 1
+    attrs["turn"] = not turn
+    return copy
+
+
+_SQUARES, _KING_ATTACKS = chess.BB_SQUARES, chess.BB_KING_ATTACKS
+_RANK_1, _RANK_2, _RANK_7, _RANK_8 = chess.BB_RANK_1, chess.BB_RANK_2, chess.BB_RANK_7, chess.BB_RANK_8
+
+
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 
