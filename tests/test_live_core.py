@@ -1007,8 +1007,8 @@ def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
 
 def test_a_live_games_legality_check_is_python_chess_on_random_games():
     """LiveGame.legal (the newest position's king and pins kept from when it was added) says what board.is_legal
-    says of every pseudo-legal move and of moves from every square to every square, on random standard and
-    Chess960 games (checks, pins, en passant, castling, promotions)."""
+    says of every pseudo-legal move and of moves from every square to every square (promotions to any piece
+    among them), on random standard and Chess960 games (checks, pins, en passant, castling, promotions)."""
     from livemon.live.analysis import LiveGame
 
     rng, checked = random.Random(11), 0
@@ -1024,7 +1024,8 @@ def test_a_live_games_legality_check_is_python_chess_on_random_games():
             board.push(move)
             newest = game.board(-1)
             tries = list(newest.pseudo_legal_moves) + [chess.Move(rng.randrange(64), rng.randrange(64))
-                                                       for _ in range(40)]
+                                                       for _ in range(40)] + [
+                chess.Move(rng.randrange(64), rng.randrange(64), rng.randrange(1, 7)) for _ in range(10)]
             for m in tries:
                 assert game.legal(newest, m) == newest.is_legal(m), (newest.fen(), m)
                 checked += 1
