@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import chess
 
@@ -306,25 +306,23 @@ def position_key(board: chess.Board) -> str:
 _PAWNS = Memo[int, float](20_000)
 """Centipawns (mover's view) -> pawns, the float objects shared by every decision's values (engine
 scores are clamped to ±3900 cp: never cleared in practice)."""
-_RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
 RANKS_KEPT = 32_768
 """Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
-_RANKS = Memo[int, str](RANKS_KEPT)
+_RANKS = Memo[bytes, str](RANKS_KEPT)
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
 
 
-def _rank_text(key: int) -> str:
+def _rank_text(key: bytes) -> str:
     """One rank of a FEN from its 7 bytes (pawns … kings, white), e.g. ``r1bqkb1r``: each piece type's byte read
     a piece at a time (a rank holds at most 8).
 
-    >>> _rank_text(0b10000001 << 192 | 0b00010000 << 320 | 0b00010001 << 384)
+    >>> _rank_text(bytes((0, 0, 0, 0b10000001, 0, 0b00010000, 0b00010001)))
     'R3K2r'
     """
-    b = key.to_bytes(56, "little")  # byte 8·t: the rank's squares of piece type t + 1 (pawns … kings); 48: white's
-    white = b[48]
+    white = key[6]
     out = ["1"] * 8
     for pt, sym in enumerate("pnbrqk"):
-        byte = b[8 * pt]
+        byte = key[pt]
         while byte:
             low = byte & -byte
             out[low.bit_length() - 1] = sym.upper() if white & low else sym
@@ -339,21 +337,22 @@ def fast_board_fen(board: chess.BaseBoard) -> str:
     """``board.board_fen()``, about 10x faster: each rank is read from the piece bitboards and its
     text looked up (a game has few distinct ranks). The live path makes one per move.
 
+    The seven bitboards (pawns … kings, white's pieces) are laid end to end in one 56-byte text, where
+    byte ``8·t + r`` holds rank ``r`` of bitboard ``t``: every eighth byte from ``r`` on is rank ``r``'s key.
+
     >>> b = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4")
     >>> fast_board_fen(b) == b.board_fen()
     True
     """
     packed = (board.pawns | board.knights << 64 | board.bishops << 128 | board.rooks << 192
-              | board.queens << 256 | board.kings << 320 | board.occupied_co[chess.WHITE] << 384)
-    ranks = _RANKS
-    parts = []
-    for shift in (56, 48, 40, 32, 24, 16, 8, 0):
-        key = packed >> shift & _RANK_MASK
-        text = ranks.get(key)
-        if text is None:
-            text = ranks.put(key, _rank_text(key))
-        parts.append(text)
-    return "/".join(parts)
+              | board.queens << 256 | board.kings << 320 | board.occupied_co[chess.WHITE] << 384).to_bytes(56, "little")
+    get = _RANKS.get
+    keys = (packed[7::8], packed[6::8], packed[5::8], packed[4::8], packed[3::8], packed[2::8], packed[1::8], packed[0::8])
+    texts = [get(keys[0]), get(keys[1]), get(keys[2]), get(keys[3]), get(keys[4]), get(keys[5]), get(keys[6]),
+             get(keys[7])]
+    if None in texts:  # a rank not met yet
+        return "/".join([_RANKS.put(key, _rank_text(key)) if text is None else text for key, text in zip(keys, texts)])
+    return "/".join(cast(list[str], texts))
 
 
 def fast_epd(board: chess.Board) -> str:
