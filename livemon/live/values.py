@@ -246,44 +246,52 @@ def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
         copy.push(move)  # castling, a promotion, an en-passant capture, a drop or a null move: python-chess's rules
         return copy
     touched = from_bb | to_bb
-    rights = copy.clean_castling_rights() & ~touched if board.castling_rights else 0  # its stack empty: in full
+    rights = board.castling_rights
+    if rights:  # cleaned in full on a board read from a FEN (an empty stack), as the copy's push would; kept else
+        rights = board.clean_castling_rights() & ~touched
     copy._stack.append(chess._BoardState(board))
     copy.move_stack.append(chess.Move(start, to))
-    keep = ~to_bb  # a captured piece goes
-    pawns, knights, bishops, rooks, queens = (board.pawns & keep, board.knights & keep, board.bishops & keep,
-                                              board.rooks & keep, board.queens & keep)
-    zeroing = theirs & to_bb
+    captured = theirs & to_bb
+    if captured:  # the captured piece goes (not a king: python-chess's push above)
+        if board.pawns & to_bb:
+            attrs["pawns"] ^= to_bb
+        elif board.knights & to_bb:
+            attrs["knights"] ^= to_bb
+        elif board.bishops & to_bb:
+            attrs["bishops"] ^= to_bb
+        elif board.rooks & to_bb:
+            attrs["rooks"] ^= to_bb
+        else:
+            attrs["queens"] ^= to_bb
+        attrs["occupied_co"][not turn] = theirs ^ to_bb
     ep = None
-    if pawns & from_bb:
-        attrs["pawns"] = pawns ^ touched
-        zeroing = True
+    pawn = board.pawns & from_bb
+    if pawn:
+        attrs["pawns"] ^= touched
         if to - start == 16 and _RANK_2 & from_bb:
             ep = start + 8
         elif start - to == 16 and _RANK_7 & from_bb:
             ep = start - 8
+    elif board.knights & from_bb:
+        attrs["knights"] ^= touched
+    elif board.bishops & from_bb:
+        attrs["bishops"] ^= touched
+    elif board.rooks & from_bb:
+        attrs["rooks"] ^= touched
+    elif board.queens & from_bb:
+        attrs["queens"] ^= touched
     else:
-        attrs["pawns"] = pawns
-        if knights & from_bb:
-            knights ^= touched
-        elif bishops & from_bb:
-            bishops ^= touched
-        elif rooks & from_bb:
-            rooks ^= touched
-        elif queens & from_bb:
-            queens ^= touched
-        else:
-            attrs["kings"] = kings ^ touched
-            if not board.promoted & from_bb:
-                rights &= ~(_RANK_1 if turn else _RANK_8)
-    attrs["knights"], attrs["bishops"], attrs["rooks"], attrs["queens"] = knights, bishops, rooks, queens
-    attrs["occupied"] = board.occupied & ~from_bb | to_bb
-    moved, left = ours ^ touched, theirs & keep
-    attrs["occupied_co"] = [left, moved] if turn else [moved, left]
+        attrs["kings"] = kings ^ touched
+        if not board.promoted & from_bb:
+            rights &= ~(_RANK_1 if turn else _RANK_8)
+    attrs["occupied_co"][turn] = ours ^ touched
+    attrs["occupied"] = board.occupied ^ from_bb | to_bb
     promoted = board.promoted
-    attrs["promoted"] = promoted & ~touched | (to_bb if promoted & from_bb else 0)
+    if promoted:
+        attrs["promoted"] = promoted & ~touched | (to_bb if promoted & from_bb else 0)
     attrs["castling_rights"] = rights
     attrs["ep_square"] = ep
-    attrs["halfmove_clock"] = 0 if zeroing else board.halfmove_clock + 1
+    attrs["halfmove_clock"] = 0 if pawn or captured else board.halfmove_clock + 1
     if not turn:
         attrs["fullmove_number"] += 1
     attrs["turn"] = not turn
