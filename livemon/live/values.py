@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -318,6 +319,7 @@ RANKS_KEPT = 32_768
 """Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
 _RANKS = Memo[bytes, str](RANKS_KEPT)
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
+_PACK = struct.Struct("<7Q").pack
 
 
 def _rank_text(key: bytes) -> str:
@@ -345,15 +347,15 @@ def fast_board_fen(board: chess.BaseBoard) -> str:
     """``board.board_fen()``, about 10x faster: each rank is read from the piece bitboards and its
     text looked up (a game has few distinct ranks). The live path makes one per move.
 
-    The seven bitboards (pawns … kings, white's pieces) are laid end to end in one 56-byte text, where
-    byte ``8·t + r`` holds rank ``r`` of bitboard ``t``: every eighth byte from ``r`` on is rank ``r``'s key.
+    The seven bitboards (pawns … kings, white's pieces) are packed end to end, little-endian, in one 56-byte text,
+    where byte ``8·t + r`` holds rank ``r`` of bitboard ``t``: every eighth byte from ``r`` on is rank ``r``'s key.
 
     >>> b = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4")
     >>> fast_board_fen(b) == b.board_fen()
     True
     """
-    packed = (board.pawns | board.knights << 64 | board.bishops << 128 | board.rooks << 192
-              | board.queens << 256 | board.kings << 320 | board.occupied_co[chess.WHITE] << 384).to_bytes(56, "little")
+    packed = _PACK(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                   board.occupied_co[chess.WHITE])
     get = _RANKS.get
     keys = (packed[7::8], packed[6::8], packed[5::8], packed[4::8], packed[3::8], packed[2::8], packed[1::8], packed[0::8])
     texts = [get(keys[0]), get(keys[1]), get(keys[2]), get(keys[3]), get(keys[4]), get(keys[5]), get(keys[6]),
@@ -371,8 +373,8 @@ def fast_epd(board: chess.Board) -> str:
     (True, True)
     """
     ep = board.ep_square if board.ep_square is not None and board.has_legal_en_passant() else None
-    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", _castling(board),
-                     chess.SQUARE_NAMES[ep] if ep is not None else "-"))
+    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b",
+                     _castling(board) if board.castling_rights else "-", chess.SQUARE_NAMES[ep] if ep is not None else "-"))
 
 
 CASTLING_KEPT = 8_192
