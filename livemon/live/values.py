@@ -215,9 +215,9 @@ def move_of(uci: str) -> chess.Move:
 
 def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     """``board.copy(stack=False)`` with ``move`` pushed (``move`` pseudo-legal): the same board, attribute for
-    attribute, stack included. The copy is the board's attributes taken at once; a standard board's ordinary
-    move (no castling, promotion, en-passant capture, drop, or capture of a king) is made here on the bitboards,
-    python-chess's push for the rest. The live path makes one board per move.
+    attribute, stack included. A standard board's ordinary move (no castling, promotion, en-passant capture,
+    drop, or capture of a king) is made here on the bitboards, into a new board; python-chess's copy and push make
+    the rest. The live path makes one board per move.
 
     >>> board = chess.Board("r3k2r/pp1ppppp/8/2pP4/8/8/PPP1PPPP/R3K2R w KQkq c6 0 3")
     >>> moves = [chess.Move.from_uci(u) for u in ("d5c6", "e1g1", "a1a7", "e1f1", "e1d2", "d5d6")]
@@ -226,76 +226,72 @@ def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     >>> all(pushed(board, m) == ref(m) and pushed(board, m).move_stack == [m] for m in moves)
     True
     """
-    if type(board) is not chess.Board:
-        other = board.copy(stack=False)
-        other.push(move)
-        return other
-    copy: chess.Board = object.__new__(chess.Board)
-    attrs = board.__dict__.copy()
-    attrs["occupied_co"] = board.occupied_co.copy()
-    attrs["move_stack"] = []
-    attrs["_stack"] = []
-    copy.__dict__ = attrs
     start, to = move.from_square, move.to_square
     from_bb, to_bb = _SQUARES[start], _SQUARES[to]
     turn = board.turn
     ours, theirs = board.occupied_co[turn], board.occupied_co[not turn]
     kings = board.kings
-    if (move.promotion or move.drop or not ours & from_bb or ours & to_bb or kings & to_bb
-            or kings & from_bb and not _KING_ATTACKS[start] & to_bb
+    if (type(board) is not chess.Board or move.promotion or move.drop or not ours & from_bb or ours & to_bb
+            or kings & to_bb or kings & from_bb and not _KING_ATTACKS[start] & to_bb
             or to == board.ep_square and board.pawns & from_bb):
-        copy.push(move)  # castling, a promotion, an en-passant capture, a drop or a null move: python-chess's rules
-        return copy
+        other = board.copy(stack=False)  # castling, a promotion, an en-passant capture, a drop, a null move, a variant
+        other.push(move)
+        return other
     touched = from_bb | to_bb
+    pawns, knights, bishops, rooks, queens = board.pawns, board.knights, board.bishops, board.rooks, board.queens
     rights = board.castling_rights
     if rights:  # cleaned in full on a board read from a FEN (an empty stack), as the copy's push would; kept else
         rights = board.clean_castling_rights() & ~touched
-    copy._stack.append(chess._BoardState(board))
-    copy.move_stack.append(chess.Move(start, to))
     captured = theirs & to_bb
     if captured:  # the captured piece goes (not a king: python-chess's push above)
-        if board.pawns & to_bb:
-            attrs["pawns"] ^= to_bb
-        elif board.knights & to_bb:
-            attrs["knights"] ^= to_bb
-        elif board.bishops & to_bb:
-            attrs["bishops"] ^= to_bb
-        elif board.rooks & to_bb:
-            attrs["rooks"] ^= to_bb
+        theirs ^= to_bb
+        if pawns & to_bb:
+            pawns ^= to_bb
+        elif knights & to_bb:
+            knights ^= to_bb
+        elif bishops & to_bb:
+            bishops ^= to_bb
+        elif rooks & to_bb:
+            rooks ^= to_bb
         else:
-            attrs["queens"] ^= to_bb
-        attrs["occupied_co"][not turn] = theirs ^ to_bb
+            queens ^= to_bb
     ep = None
-    pawn = board.pawns & from_bb
+    pawn = pawns & from_bb
     if pawn:
-        attrs["pawns"] ^= touched
+        pawns ^= touched
         if to - start == 16 and _RANK_2 & from_bb:
             ep = start + 8
         elif start - to == 16 and _RANK_7 & from_bb:
             ep = start - 8
-    elif board.knights & from_bb:
-        attrs["knights"] ^= touched
-    elif board.bishops & from_bb:
-        attrs["bishops"] ^= touched
-    elif board.rooks & from_bb:
-        attrs["rooks"] ^= touched
-    elif board.queens & from_bb:
-        attrs["queens"] ^= touched
+    elif knights & from_bb:
+        knights ^= touched
+    elif bishops & from_bb:
+        bishops ^= touched
+    elif rooks & from_bb:
+        rooks ^= touched
+    elif queens & from_bb:
+        queens ^= touched
     else:
-        attrs["kings"] = kings ^ touched
+        kings ^= touched
         if not board.promoted & from_bb:
             rights &= ~(_RANK_1 if turn else _RANK_8)
-    attrs["occupied_co"][turn] = ours ^ touched
-    attrs["occupied"] = board.occupied ^ from_bb | to_bb
+    # the attributes set one by one, not as a dict: the board keeps CPython's compact per-instance layout, which
+    # every later read of it (its legality, facts, key and successor) finds faster
+    copy: chess.Board = object.__new__(chess.Board)
+    copy.pawns, copy.knights, copy.bishops, copy.rooks, copy.queens, copy.kings = pawns, knights, bishops, rooks, queens, kings
+    moved = ours ^ touched
+    copy.occupied_co = [theirs, moved] if turn else [moved, theirs]
+    copy.occupied = board.occupied ^ from_bb | to_bb
     promoted = board.promoted
-    if promoted:
-        attrs["promoted"] = promoted & ~touched | (to_bb if promoted & from_bb else 0)
-    attrs["castling_rights"] = rights
-    attrs["ep_square"] = ep
-    attrs["halfmove_clock"] = 0 if pawn or captured else board.halfmove_clock + 1
-    if not turn:
-        attrs["fullmove_number"] += 1
-    attrs["turn"] = not turn
+    copy.promoted = promoted & ~touched | (to_bb if promoted & from_bb else 0) if promoted else 0
+    copy.chess960 = board.chess960
+    copy.ep_square = ep
+    copy.castling_rights = rights
+    copy.turn = not turn
+    copy.fullmove_number = board.fullmove_number if turn else board.fullmove_number + 1
+    copy.halfmove_clock = 0 if pawn or captured else board.halfmove_clock + 1
+    copy.move_stack = [chess.Move(start, to)]
+    copy._stack = [chess._BoardState(board)]
     return copy
 
 
