@@ -213,6 +213,10 @@ def move_of(uci: str) -> chess.Move:
     return _MOVES.put(uci, chess.Move.from_uci(uci)) if move is None else move
 
 
+_SQUARES, _KING_ATTACKS = chess.BB_SQUARES, chess.BB_KING_ATTACKS
+_RANK_1, _RANK_2, _RANK_7, _RANK_8 = chess.BB_RANK_1, chess.BB_RANK_2, chess.BB_RANK_7, chess.BB_RANK_8
+
+
 def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     """``board.copy(stack=False)`` with ``move`` pushed (``move`` pseudo-legal): the same board, attribute for
     attribute, stack included. A standard board's ordinary move (no castling, promotion, en-passant capture,
@@ -295,10 +299,6 @@ def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     return copy
 
 
-_SQUARES, _KING_ATTACKS = chess.BB_SQUARES, chess.BB_KING_ATTACKS
-_RANK_1, _RANK_2, _RANK_7, _RANK_8 = chess.BB_RANK_1, chess.BB_RANK_2, chess.BB_RANK_7, chess.BB_RANK_8
-
-
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 
@@ -312,7 +312,7 @@ _PAWNS = Memo[int, float](20_000)
 """Centipawns (mover's view) -> pawns, the float objects shared by every decision's values (engine
 scores are clamped to ±3900 cp: never cleared in practice)."""
 RANKS_KEPT = 32_768
-"""Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
+"""Ranks' texts remembered (~130 B each with their 7-byte keys; a clear rebuilds them: a long event meets ever new ranks)."""
 _RANKS = Memo[bytes, str](RANKS_KEPT)
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
 _PACK = struct.Struct("<7Q").pack
