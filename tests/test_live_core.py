@@ -929,6 +929,33 @@ def test_fast_fen_and_its_castling_lookup_equal_python_chess_on_random_games():
     assert seen > 1000  # positions with castling rights were looked up, not only the "-" shortcut
 
 
+def test_pushed_boards_equal_python_chess_copy_and_push_attribute_for_attribute():
+    """pushed(board, move) is board.copy(stack=False) with the move pushed, every attribute and the stack's state
+    alike, on random standard and Chess960 games (castling, promotions, en-passant captures, kings' moves) and on
+    boards whose FEN gives castling rights without their rooks (python-chess cleans them on the first push)."""
+    from livemon.live.values import pushed
+
+    def state(board: chess.Board) -> dict[str, object]:
+        return {**vars(board), "_stack": [vars(s) for s in board._stack]}
+
+    rng, seen = random.Random(2), set()
+    for g in range(150):
+        board = chess.Board.from_chess960_pos(rng.randrange(960)) if g % 3 == 0 else chess.Board()
+        if g % 5 == 1:
+            board = chess.Board("r3k3/8/8/8/8/8/8/4K2R w KQkq - 0 1")  # rights on a1 and h8, with no rook there
+        for _ in range(rng.randint(1, 160)):
+            moves = sorted(board.legal_moves, key=chess.Move.uci)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            expected = board.copy(stack=False)
+            expected.push(move)
+            seen.add((board.is_castling(move), bool(move.promotion), board.is_en_passant(move)))
+            board = pushed(board, move)
+            assert state(board) == state(expected)
+    assert {(True, False, False), (False, True, False), (False, False, True)} <= seen
+
+
 def test_position_facts_and_needs_search_agree_with_the_rules_on_random_games():
     """The shortcuts of position_facts (no legal-move count past 2; no insufficient-material or variant check while
     a pawn, rook or queen is on a standard board) change nothing: terminal value, forced and needs_search equal
@@ -980,8 +1007,8 @@ def test_two_sure_moves_never_claims_two_legal_moves_that_are_not_there():
 
 def test_a_live_games_legality_check_is_python_chess_on_random_games():
     """LiveGame.legal (the newest position's king and pins kept from when it was added) says what board.is_legal
-    says of every pseudo-legal move and of moves from every square to every square, on random standard and
-    Chess960 games (checks, pins, en passant, castling, promotions)."""
+    says of every pseudo-legal move and of moves from every square to every square (promotions to any piece
+    among them), on random standard and Chess960 games (checks, pins, en passant, castling, promotions)."""
     from livemon.live.analysis import LiveGame
 
     rng, checked = random.Random(11), 0
@@ -997,7 +1024,8 @@ def test_a_live_games_legality_check_is_python_chess_on_random_games():
             board.push(move)
             newest = game.board(-1)
             tries = list(newest.pseudo_legal_moves) + [chess.Move(rng.randrange(64), rng.randrange(64))
-                                                       for _ in range(40)]
+                                                       for _ in range(40)] + [
+                chess.Move(rng.randrange(64), rng.randrange(64), rng.randrange(1, 7)) for _ in range(10)]
             for m in tries:
                 assert game.legal(newest, m) == newest.is_legal(m), (newest.fen(), m)
                 checked += 1

@@ -13,7 +13,7 @@ from collections.abc import Container
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key
+from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key, pushed
 from livemon.live.messages import MoveEvent
 from livemon.live.lifecycle import GameEvent, GameLife, LifecycleError
 from livemon.live.plies import MoveLog, ScoredPly, _shared
@@ -93,6 +93,30 @@ def scored_ply(
         uci=uci or move.uci(), san=san or board_before.san(move), forced=forced,
         zobrist=chess.polyglot.zobrist_hash(board_before) if zobrist else None,
     )
+
+
+_KING_ATTACKS = chess.BB_KING_ATTACKS
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_DOUBLE_STEPS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)  # by colour: python-chess's masks
+
+
+def _pawn_reaches(board: chess.Board, start: int, to: int, turn: bool) -> bool:
+    """A pawn of the side to move on ``start`` goes to ``to`` (not a back rank, not en passant) by a push onto an empty
+    square (two squares from its own side's second or third rank, over an empty one) or a capture of a piece of the
+    other side: python-chess's pseudo-legal pawn moves.
+
+    >>> board = chess.Board("4k3/8/8/3p4/4P3/8/P7/4K3 w - - 0 1")
+    >>> [_pawn_reaches(board, chess.parse_square(a), chess.parse_square(b), True)
+    ...  for a, b in (("a2", "a4"), ("a2", "a3"), ("e4", "d5"), ("e4", "e5"), ("e4", "f5"), ("e4", "e6"))]
+    [True, True, True, True, False, False]
+    """
+    occupied = board.occupied
+    step = to - start if turn else start - to
+    if step == 8:
+        return not occupied >> to & 1
+    if step == 16:
+        return not occupied >> to & 1 and not occupied >> (start + to) // 2 & 1 and bool(_DOUBLE_STEPS[turn] >> to & 1)
+    return bool(chess.BB_PAWN_ATTACKS[turn][start] >> to & 1 and board.occupied_co[not turn] >> to & 1)
 
 
 class LiveGame:
@@ -192,8 +216,7 @@ class LiveGame:
             self.start_eval = ev.start_eval_cp
             self._add_position(board_from_fen(ev.fen_before))
             self.evals.append(_shared(self.value(0)[1]))
-        board = self.board(-1).copy(stack=False)
-        board.push(move_of(ev.uci))
+        board = pushed(self.board(-1), move_of(ev.uci))
         self.moves.append(ev)
         self._add_position(board)
         self.evals.append(_shared(self.value(ev.ply)[1]))
@@ -204,27 +227,37 @@ class LiveGame:
 
     def legal(self, board: chess.Board, move: chess.Move) -> bool:
         """``board.is_legal(move)``; for the newest position out of check, with the king and the pins found when
-        it was added (:func:`livemon.live.rules._out_of_check`): a move of any piece but the king, other than an en-passant
-        capture, is legal when it is pseudo-legal and not a pinned piece leaving its line (python-chess's rule;
-        a knight's or a slider's pseudo-legality read from its attacks, a pawn's from python-chess).
+        it was added (:func:`livemon.live.rules._out_of_check`), python-chess's rule read from the bitboards: a king's
+        step (not castling) is legal when it lands on no piece of ours and no attacked square; a move of any other
+        piece, other than an en-passant capture, when it is pseudo-legal and not a pinned piece leaving its line (a
+        knight's or a slider's pseudo-legality read from its attacks, a pawn's push or capture from its squares, a
+        promotion's from python-chess).
 
         >>> game = LiveGame("g")
         >>> _ = game.add_move(MoveEvent("g", 1, "e2e4", "e4", chess.STARTING_FEN))
         >>> board = game.board(-1)
-        >>> [game.legal(board, chess.Move.from_uci(u)) for u in ("e7e5", "e8e7", "d7d4", "e2e4")]
-        [True, False, False, False]
+        >>> [game.legal(board, chess.Move.from_uci(u)) for u in ("e7e5", "e8e7", "d7d4", "e2e4", "d7d5", "e7e6")]
+        [True, False, False, False, True, True]
         """
         pins = self._pins
         if pins is None or pins[0] is not board:
             return board.is_legal(move)
         _, king, pinned = pins
-        start = move.from_square
-        if start == king or move.drop or (move.to_square == board.ep_square and board.pawns >> start & 1):
+        start, to = move.from_square, move.to_square
+        pawn = board.pawns >> start & 1
+        if move.drop or (to == board.ep_square and pawn):
             return board.is_legal(move)
-        to = move.to_square
-        ours = board.occupied_co[board.turn]
-        if move.promotion or board.pawns >> start & 1:
+        turn = board.turn
+        ours = board.occupied_co[turn]
+        if start == king:
+            if move.promotion or ours >> to & 1 or not _KING_ATTACKS[start] >> to & 1:
+                return board.is_legal(move)  # castling, or no king's step
+            return not board.attackers_mask(not turn, to)
+        if move.promotion or (pawn and _BACKRANKS >> to & 1):
             if not board.is_pseudo_legal(move):
+                return False
+        elif pawn:
+            if not ours >> start & 1 or not _pawn_reaches(board, start, to, turn):
                 return False
         elif not ours >> start & 1 or ours >> to & 1 or not board.attacks_mask(start) >> to & 1:
             return False  # a piece's move: one of ours, to a square it attacks, not onto one of ours
@@ -501,6 +534,5 @@ class LiveGame:
         board = board_from_fen(self.start_fen)
         self._add_position(board)
         for ev in self.moves:
-            board = board.copy(stack=False)
-            board.push(move_of(ev.uci))
+            board = pushed(board, move_of(ev.uci))
             self._add_position(board)

@@ -67,28 +67,32 @@ def facts_and_pins(board: chess.Board) -> tuple[int | None, bool, tuple[int, int
 def _out_of_check(board: chess.Board) -> tuple[int, int] | None:
     """The king's square of the side to move and its pinned pieces (ours that alone stand between the king and an
     enemy slider: what python-chess's legal-move generation calls the slider blockers), or None when that side
-    is in check or has no king.
+    is in check or has no king. The enemy sliders on the king's lines are looked at once: one with nothing
+    between gives check (python-chess's ``attackers_mask``, read from the same lines), one with one piece between pins it.
 
     >>> _out_of_check(chess.Board("4r2k/8/8/8/8/8/4N3/4K3 w - - 0 1")) == (chess.E1, chess.BB_E2)
     True
     """
     us = board.turn
-    ours = board.occupied_co[us]
+    ours, theirs = board.occupied_co[us], board.occupied_co[not us]
     king_mask = ours & board.kings & ~board.promoted
     if not king_mask:
         return None
     king = king_mask.bit_length() - 1
-    if board.attackers_mask(not us, king):
-        return None
+    if (chess.BB_KNIGHT_ATTACKS[king] & board.knights | chess.BB_PAWN_ATTACKS[us][king] & board.pawns
+            | chess.BB_KING_ATTACKS[king] & board.kings) & theirs:
+        return None  # checked by a knight, a pawn or a king
     occupied = board.occupied
     snipers = ((chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
-               | chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)) & board.occupied_co[not us]
+               | chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)) & theirs
     pinned = 0
     while snipers:  # the squares of a bitboard, without a generator (this runs once per position)
         sniper = snipers.bit_length() - 1
         snipers ^= 1 << sniper
         between = chess.between(king, sniper) & occupied
-        if between and between & (between - 1) == 0:  # one piece between
+        if not between:
+            return None  # checked by a slider: nothing between
+        if between & (between - 1) == 0:  # one piece between
             pinned |= between
     return king, pinned & ours
 

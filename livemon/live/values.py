@@ -16,9 +16,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import chess
 
@@ -212,6 +213,92 @@ def move_of(uci: str) -> chess.Move:
     return _MOVES.put(uci, chess.Move.from_uci(uci)) if move is None else move
 
 
+_SQUARES, _KING_ATTACKS = chess.BB_SQUARES, chess.BB_KING_ATTACKS
+_RANK_1, _RANK_2, _RANK_7, _RANK_8 = chess.BB_RANK_1, chess.BB_RANK_2, chess.BB_RANK_7, chess.BB_RANK_8
+
+
+def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
+    """``board.copy(stack=False)`` with ``move`` pushed (``move`` pseudo-legal): the same board, attribute for
+    attribute, stack included. A standard board's ordinary move (no castling, promotion, en-passant capture,
+    drop, or capture of a king) is made here on the bitboards, into a new board; python-chess's copy and push make
+    the rest. The live path makes one board per move.
+
+    >>> board = chess.Board("r3k2r/pp1ppppp/8/2pP4/8/8/PPP1PPPP/R3K2R w KQkq c6 0 3")
+    >>> moves = [chess.Move.from_uci(u) for u in ("d5c6", "e1g1", "a1a7", "e1f1", "e1d2", "d5d6")]
+    >>> def ref(m):
+    ...     b = board.copy(stack=False); b.push(m); return b
+    >>> all(pushed(board, m) == ref(m) and pushed(board, m).move_stack == [m] for m in moves)
+    True
+    """
+    start, to = move.from_square, move.to_square
+    from_bb, to_bb = _SQUARES[start], _SQUARES[to]
+    turn = board.turn
+    ours, theirs = board.occupied_co[turn], board.occupied_co[not turn]
+    kings = board.kings
+    if (type(board) is not chess.Board or move.promotion or move.drop or not ours & from_bb or ours & to_bb
+            or kings & to_bb or kings & from_bb and not _KING_ATTACKS[start] & to_bb
+            or to == board.ep_square and board.pawns & from_bb):
+        other = board.copy(stack=False)  # castling, a promotion, an en-passant capture, a drop, a null move, a variant
+        other.push(move)
+        return other
+    touched = from_bb | to_bb
+    pawns, knights, bishops, rooks, queens = board.pawns, board.knights, board.bishops, board.rooks, board.queens
+    rights = board.castling_rights
+    if rights:  # cleaned in full on a board read from a FEN (an empty stack), as the copy's push would; kept else
+        rights = board.clean_castling_rights() & ~touched
+    captured = theirs & to_bb
+    if captured:  # the captured piece goes (not a king: python-chess's push above)
+        theirs ^= to_bb
+        if pawns & to_bb:
+            pawns ^= to_bb
+        elif knights & to_bb:
+            knights ^= to_bb
+        elif bishops & to_bb:
+            bishops ^= to_bb
+        elif rooks & to_bb:
+            rooks ^= to_bb
+        else:
+            queens ^= to_bb
+    ep = None
+    pawn = pawns & from_bb
+    if pawn:
+        pawns ^= touched
+        if to - start == 16 and _RANK_2 & from_bb:
+            ep = start + 8
+        elif start - to == 16 and _RANK_7 & from_bb:
+            ep = start - 8
+    elif knights & from_bb:
+        knights ^= touched
+    elif bishops & from_bb:
+        bishops ^= touched
+    elif rooks & from_bb:
+        rooks ^= touched
+    elif queens & from_bb:
+        queens ^= touched
+    else:
+        kings ^= touched
+        if not board.promoted & from_bb:
+            rights &= ~(_RANK_1 if turn else _RANK_8)
+    # the attributes set one by one, not as a dict: the board keeps CPython's compact per-instance layout, which
+    # every later read of it (its legality, facts, key and successor) finds faster
+    copy: chess.Board = object.__new__(chess.Board)
+    copy.pawns, copy.knights, copy.bishops, copy.rooks, copy.queens, copy.kings = pawns, knights, bishops, rooks, queens, kings
+    moved = ours ^ touched
+    copy.occupied_co = [theirs, moved] if turn else [moved, theirs]
+    copy.occupied = board.occupied ^ from_bb | to_bb
+    promoted = board.promoted
+    copy.promoted = promoted & ~touched | (to_bb if promoted & from_bb else 0) if promoted else 0
+    copy.chess960 = board.chess960
+    copy.ep_square = ep
+    copy.castling_rights = rights
+    copy.turn = not turn
+    copy.fullmove_number = board.fullmove_number if turn else board.fullmove_number + 1
+    copy.halfmove_clock = 0 if pawn or captured else board.halfmove_clock + 1
+    copy.move_stack = [chess.Move(start, to)]
+    copy._stack = [chess._BoardState(board)]
+    return copy
+
+
 def position_key(board: chess.Board) -> str:
     """The cache key of a position: its EPD (FEN without the move counters).
 
@@ -224,25 +311,24 @@ def position_key(board: chess.Board) -> str:
 _PAWNS = Memo[int, float](20_000)
 """Centipawns (mover's view) -> pawns, the float objects shared by every decision's values (engine
 scores are clamped to ±3900 cp: never cleared in practice)."""
-_RANK_MASK = sum(0xFF << (64 * i) for i in range(7))
 RANKS_KEPT = 32_768
-"""Ranks' texts remembered (~170 B each; a clear rebuilds them: a long event meets ever new ranks)."""
-_RANKS = Memo[int, str](RANKS_KEPT)
+"""Ranks' texts remembered (~130 B each with their 7-byte keys; a clear rebuilds them: a long event meets ever new ranks)."""
+_RANKS = Memo[bytes, str](RANKS_KEPT)
 _RUNS = tuple(("1" * n, str(n)) for n in range(8, 1, -1))
+_PACK = struct.Struct("<7Q").pack
 
 
-def _rank_text(key: int) -> str:
+def _rank_text(key: bytes) -> str:
     """One rank of a FEN from its 7 bytes (pawns … kings, white), e.g. ``r1bqkb1r``: each piece type's byte read
     a piece at a time (a rank holds at most 8).
 
-    >>> _rank_text(0b10000001 << 192 | 0b00010000 << 320 | 0b00010001 << 384)
+    >>> _rank_text(bytes((0, 0, 0, 0b10000001, 0, 0b00010000, 0b00010001)))
     'R3K2r'
     """
-    b = key.to_bytes(56, "little")  # byte 8·t: the rank's squares of piece type t + 1 (pawns … kings); 48: white's
-    white = b[48]
+    white = key[6]
     out = ["1"] * 8
     for pt, sym in enumerate("pnbrqk"):
-        byte = b[8 * pt]
+        byte = key[pt]
         while byte:
             low = byte & -byte
             out[low.bit_length() - 1] = sym.upper() if white & low else sym
@@ -257,21 +343,22 @@ def fast_board_fen(board: chess.BaseBoard) -> str:
     """``board.board_fen()``, about 10x faster: each rank is read from the piece bitboards and its
     text looked up (a game has few distinct ranks). The live path makes one per move.
 
+    The seven bitboards (pawns … kings, white's pieces) are packed end to end, little-endian, in one 56-byte text,
+    where byte ``8·t + r`` holds rank ``r`` of bitboard ``t``: every eighth byte from ``r`` on is rank ``r``'s key.
+
     >>> b = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4")
     >>> fast_board_fen(b) == b.board_fen()
     True
     """
-    packed = (board.pawns | board.knights << 64 | board.bishops << 128 | board.rooks << 192
-              | board.queens << 256 | board.kings << 320 | board.occupied_co[chess.WHITE] << 384)
-    ranks = _RANKS
-    parts = []
-    for shift in (56, 48, 40, 32, 24, 16, 8, 0):
-        key = packed >> shift & _RANK_MASK
-        text = ranks.get(key)
-        if text is None:
-            text = ranks.put(key, _rank_text(key))
-        parts.append(text)
-    return "/".join(parts)
+    packed = _PACK(board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+                   board.occupied_co[chess.WHITE])
+    get = _RANKS.get
+    keys = (packed[7::8], packed[6::8], packed[5::8], packed[4::8], packed[3::8], packed[2::8], packed[1::8], packed[0::8])
+    texts = [get(keys[0]), get(keys[1]), get(keys[2]), get(keys[3]), get(keys[4]), get(keys[5]), get(keys[6]),
+             get(keys[7])]
+    if None in texts:  # a rank not met yet
+        return "/".join([_RANKS.put(key, _rank_text(key)) if text is None else text for key, text in zip(keys, texts)])
+    return "/".join(cast(list[str], texts))
 
 
 def fast_epd(board: chess.Board) -> str:
@@ -282,8 +369,8 @@ def fast_epd(board: chess.Board) -> str:
     (True, True)
     """
     ep = board.ep_square if board.ep_square is not None and board.has_legal_en_passant() else None
-    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b", _castling(board),
-                     chess.SQUARE_NAMES[ep] if ep is not None else "-"))
+    return " ".join((fast_board_fen(board), "w" if board.turn == chess.WHITE else "b",
+                     _castling(board) if board.castling_rights else "-", chess.SQUARE_NAMES[ep] if ep is not None else "-"))
 
 
 CASTLING_KEPT = 8_192

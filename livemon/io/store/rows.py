@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from dataclasses import replace
-from typing import TypeVar
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from livemon.live.fields import sane_eval
 from livemon.live.messages import Alert, GameInfo, MoveEvent
@@ -24,32 +26,46 @@ def _row_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-_ROW_KEYS: dict[type, tuple[tuple[str, str], ...]] = {}
+_ROW_FORMS: dict[type, tuple[Callable[[Any], tuple[Any, ...]], str]] = {}
+
+
+def _row_form(cls: type) -> tuple[Callable[[Any], tuple[Any, ...]], str]:
+    """How :func:`_flat_row` writes a row of ``cls``: a getter of its fields' values (in field order) and the text
+    with a ``%s`` for each value's JSON and one for its ``kind``.
+
+    >>> get, form = _row_form(MoveEvent)
+    >>> form[:23], form[-11:], form.count("%s") == len(get(MoveEvent("g", 1, "e2e4", "e4", "8/8/8/8/8/8/8/8 w - - 0 1"))) + 1
+    ('{"game_id":%s,"ply":%s,', ',"kind":%s}', True)
+    """
+    found = _ROW_FORMS.get(cls)
+    if found is None:
+        names = _row_fields(cls)
+        get = attrgetter(*names) if len(names) > 1 else lambda value: tuple(getattr(value, name) for name in names)
+        form = "{" + "".join(encode_basestring_ascii(name).replace("%", "%%") + ":%s," for name in names) + '"kind":%s}'
+        found = _ROW_FORMS[cls] = (get, form)
+    return found
 
 
 def _flat_row(value: GameInfo | MoveEvent | Alert) -> str | None:
     """``row_of``'s text written field by field when every field is a string, an int, a finite float or None
-    (a move's always): what ``json.dumps`` writes, without its per-call encoder; None for any other field."""
-    cls = type(value)
-    keys = _ROW_KEYS.get(cls)
-    if keys is None:
-        keys = _ROW_KEYS[cls] = tuple((name, encode_basestring_ascii(name) + ":") for name in _row_fields(cls))
-    parts = []
-    for name, key in keys:
-        v = getattr(value, name)
+    (a move's always): what ``json.dumps`` writes, without its per-call encoder, the values' texts put into the
+    class's form at once; None for any other field."""
+    get, form = _row_form(type(value))
+    texts = []
+    for v in get(value):
         t = type(v)
         if t is str:
-            parts.append(key + encode_basestring_ascii(v))
+            texts.append(encode_basestring_ascii(v))
         elif v is None:
-            parts.append(key + "null")
+            texts.append("null")
         elif t is int:
-            parts.append(key + int.__repr__(v))
+            texts.append(int.__repr__(v))
         elif t is float and math.isfinite(v):
-            parts.append(key + float.__repr__(v))
+            texts.append(float.__repr__(v))
         else:
             return None
-    parts.append('"kind":' + encode_basestring_ascii(value.kind))
-    return "{" + ",".join(parts) + "}"
+    texts.append(encode_basestring_ascii(value.kind))
+    return form % tuple(texts)
 
 
 def row_of(value: GameInfo | MoveEvent | Alert) -> str:
