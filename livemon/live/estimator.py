@@ -214,8 +214,8 @@ class Estimator:
         player = self._player(info.white if ply % 2 == 1 else info.black)
         player.sides[game.seq] = ply % 2
         self._changes += 1
-        if sp.before is not None:
-            g = sp.gain
+        g = sp.gain
+        if g is not None:
             player.histogram.add(g)
             player.live.add(g)
             player.stamp = self._changes
