@@ -106,7 +106,7 @@ from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
 from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of, position_key
-from livemon.rating.accuracy import INITIAL_CP, win_percent
+from livemon.rating.accuracy import INITIAL_CP, MoveClass, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
 from livemon.rating.points import FIDE_POINTS, Points
@@ -941,27 +941,30 @@ class LiveCore:
         evals = game.evals
         best = self._best.get(gid, {})
         replayed = _Replayed()  # the plies go up: each position replayed goes on from the last
-        first = self._estimator.is_first_choice
-        for ply in range(done + 1, through + 1):
-            self._moment(game, ply, evals, first(gid, ply), best.pop(ply, None), boards, out, replayed)
+        first_choice, judge = self._estimator.is_first_choice, self._estimator.judge(gid)
+        for ply in range(done + 1, min(through, len(evals) - 1) + 1):
+            top = best.pop(ply, None)
+            before = INITIAL_CP if ply == 1 else evals[ply - 1]
+            after = evals[ply]
+            if before is None or after is None:  # a position the engine gave up on: nothing honest to show
+                continue
+            first = first_choice(gid, ply)
+            cls = None if first else judge.ply(ply, before, after)[1]  # judged when scored
+            kinds = moment_kinds(evals, ply, cls)
+            if kinds:
+                self._moment(game, ply, before, after, first, cls, kinds, top, boards, out, replayed)
+        for ply in range(len(evals), through + 1):  # beyond the values (none in a consistent game): no moment
+            best.pop(ply, None)
         if not best:
             self._best.pop(gid, None)
         self._decided[gid] = through
 
-    def _moment(self, game: LiveGame, ply: int, evals: list[int | None], first: bool, top: str | None,
-                boards: list[chess.Board | None], out: list[Effect], replayed: _Replayed | None = None) -> None:
-        """Publish ply ``ply`` as a moment when it is one (:func:`~livemon.live.audience.moment_kinds`)."""
-        if ply >= len(evals):
-            return
-        before = INITIAL_CP if ply == 1 else evals[ply - 1]
-        after = evals[ply]
-        if before is None or after is None:  # a position the engine gave up on: nothing honest to show
-            return
+    def _moment(self, game: LiveGame, ply: int, before: int, after: int, first: bool, cls: MoveClass | None,
+                kinds: list[str], top: str | None, boards: list[chess.Board | None], out: list[Effect],
+                replayed: _Replayed) -> None:
+        """Publish ply ``ply`` as a moment of these ``kinds`` (:func:`~livemon.live.audience.moment_kinds`, from the
+        values ``before`` and ``after`` it and its class ``cls``; ``first``: the engine's first choice ``top``)."""
         white = ply % 2 == 1
-        cls = None if first else self._estimator.judge(game.game_id).ply(ply, before, after)[1]  # judged when scored
-        kinds = moment_kinds(evals, ply, cls)
-        if not kinds:
-            return
         ev = game.moves[ply - 1]
         best = None
         if top is not None:
