@@ -738,8 +738,8 @@ class LiveCore:
         self._counters.moves += 1
         self._preview.pop(ev.game_id, None)
         positions = game.add_move(ev)
-        self._estimator.set_played(ev.game_id, game.plies)
-        if game.breaks_comments(ev.ply):
+        self._estimator.set_played(ev.game_id, ev.ply)  # the game's plies now
+        if game.comments and game.breaks_comments(ev.ply):
             positions = self._revalue(game, False, out)
         hits = self._analyse(game, positions, out) or hits
         if (self._previews and self._persist and game.needs_engine(ev.ply) and ev.eval_cp is None  # else its [%eval]
@@ -919,7 +919,8 @@ class LiveCore:
     def _pack_settled(self, game: LiveGame) -> None:
         """Pack a live game's scored plies but the newest :data:`PACK_MARGIN`, once :data:`PACK_CHUNK` more are
         settled (every ply through them scored): its moves, and its plies in the estimator and the screener."""
-        through = (min(game.pending) - 1 if game.pending else game.plies) - PACK_MARGIN
+        pending = game.pending
+        through = (min(pending) - 1 if pending else len(game.moves)) - PACK_MARGIN
         state = self._estimator.games.get(game.game_id)
         if game.life.released or state is None or through - state.plies.sealed_through < PACK_CHUNK:
             return
