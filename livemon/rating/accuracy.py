@@ -411,7 +411,14 @@ class GameJudge:
         if j < n and cps[j] == cp:
             return
         if j == n == self._prefix + 1 == len(self._codes) + 1 and cp != _NO_CP:
-            self._next(j, cp)
+            # the position after the newest one, every position before it valued and every ply before it judged
+            # (a game scored in order: the live path's every ply): appended and its ply judged at once, with
+            # nothing to take back or to wait for
+            cps.append(cp)
+            self._prefix = j
+            self._codes.append(_UNJUDGED)
+            self._acc.append(math.nan)
+            self._score(j, INITIAL_CP if j == 1 else cps[j - 1], cp)
             return
         if j >= len(cps):
             cps.extend([_NO_CP] * (j + 1 - len(cps)))
@@ -423,16 +430,6 @@ class GameJudge:
         for ply in (j, j + 1):
             if 1 <= ply < len(cps):
                 self._judge(ply)
-
-    def _next(self, j: int, cp: int) -> None:
-        """:meth:`set` of the position after the newest one, every position before it valued and every ply
-        before it judged (a game scored in order: the live path's every ply): appended and its ply judged at
-        once, with nothing to take back or to wait for."""
-        self._cps.append(cp)
-        self._prefix = j
-        self._codes.append(_UNJUDGED)
-        self._acc.append(math.nan)
-        self._score(j, INITIAL_CP if j == 1 else self._cps[j - 1], cp)
 
     def truncate(self, j: int) -> None:
         """Forget the positions from ``j`` on (a correction from ply ``j``)."""
@@ -472,8 +469,8 @@ class GameJudge:
 
     def _score(self, ply: int, before: int, after: int) -> None:
         """Judge ``ply`` (its slots in the lists there, nothing of it counted yet) from the values around it."""
-        accuracy, code = _judge_ply(before, after, ply % 2 == 1)
         side = 0 if ply % 2 else 1
+        accuracy, code = _judge_ply(before, after, not side)
         self._acc[ply - 1] = accuracy
         self._codes[ply - 1] = code
         self._judged[side] += 1
