@@ -302,9 +302,9 @@ def _first_different(old: tuple[int, ...], new: tuple[int, ...]) -> int:
     return min(rest) if rest else 1 << 30
 
 
-def _side(win: float, margin: float) -> int:
-    """+1 when White's win% is at least 50 + ``margin``, −1 when at most 50 − ``margin``, else 0."""
-    return 1 if win >= 50.0 + margin else -1 if win <= 50.0 - margin else 0
+_MOMENT_BOUNDS = tuple((kind, 50.0 + margin, 50.0 - margin)
+                       for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)))
+"""Each side-taking moment's kind and White's win% at or above which White has it, at or below which Black has it."""
 
 
 def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -> list[str]:
@@ -333,15 +333,16 @@ def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -
         return []
     out = ["blunder"] if cls == "blunder" else []
     w = win_percent(after)
-    for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)):
-        now = _side(w, margin)
+    for kind, high, low in _MOMENT_BOUNDS:
+        now = 1 if w >= high else -1 if w <= low else 0  # the side that has it after the ply
         if now == 0:
             continue
         for j in range(ply - 1, -1, -1):
             cp = evals[j]
             if cp is None:
                 continue
-            last = _side(win_percent(cp), margin)
+            x = win_percent(cp)
+            last = 1 if x >= high else -1 if x <= low else 0
             if last:
                 if last == -now:
                     out.append(kind)
