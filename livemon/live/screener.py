@@ -248,6 +248,9 @@ class _Track:
     rating_scale: str = "today"
     prior: StrengthPrior | None = None  # what the rating says of today's strength
     strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
+    strength_from: tuple[float, float, tuple[tuple[float, float], ...]] | None = None
+    """The prior's mean and sd and the results ``strength`` is made of: a re-score with the same ones (a game added,
+    a tag refreshed to the same rating) takes it as it is, not worked out again."""
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
     field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
@@ -887,14 +890,17 @@ class Screener:
         lag, lag_sd = self._lag_of(track)
         moved = None if prior is None else moved_by_field(prior, lag, lag_sd)  # the event's field trails its tags
         track.field_lag = 0.0 if prior is None else prior.k40 * lag
-        strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
+        strength, made_of = None, None
+        if moved is not None:
+            made_of = (moved.mean, moved.sd, tuple(track.results.values()))
+            strength = track.strength if made_of == track.strength_from else results_strength(*made_of)
         if games is not None:
             track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note) = games
         line = self._line(track)
         c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
-        track.rating_read, track.rating_scale, track.strength = read, scale, strength
+        track.rating_read, track.rating_scale, track.strength, track.strength_from = read, scale, strength, made_of
         if changed:
             track.stale = True  # counted again when next read (:meth:`_Track.fresh`)
             track.dist = None
