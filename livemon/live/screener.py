@@ -217,9 +217,9 @@ class _PackedGame:
         if old is None:
             return _PackedGame(plies, array("i", used), array("d", p0 or ()), array("i", (p for p, _ in left_out)),
                                bytes(EXCLUSIONS.index(r) for _, r in left_out))
-        return _PackedGame(plies, array("i", [*old.used, *used]) if used else old.used,  # no spare room
-                           array("d") if p0 is None else array("d", [*old.p0, *p0]) if p0 else old.p0,
-                           array("i", [*old.excluded, *(p for p, _ in left_out)]) if left_out else old.excluded,
+        return _PackedGame(plies, old.used + array("i", used) if used else old.used,  # new arrays: no spare room
+                           array("d") if p0 is None else old.p0 + array("d", p0) if p0 else old.p0,
+                           old.excluded + array("i", (p for p, _ in left_out)) if left_out else old.excluded,
                            old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
 
     def positions(self, seq: int) -> list[tuple[PosKey, ScoredPly]]:
@@ -748,12 +748,14 @@ class Screener:
             return
         by_track: dict[TrackKey, list[int]] = {}
         left_out: dict[TrackKey, list[tuple[int, str]]] = {}
+        base, tracks = _pos(seq, 0), self.tracks  # ply p's key is base | p
         for ply in moving:
             tkey = where[ply]
-            if _pos(seq, ply) in self.tracks[tkey].used:
+            track = tracks[tkey]
+            if base | ply in track.used:
                 by_track.setdefault(tkey, []).append(ply)
             else:
-                reason = self.tracks[tkey].excluded.pop(_pos(seq, ply), None)
+                reason = track.excluded.pop(base | ply, None)
                 if reason is not None:
                     left_out.setdefault(tkey, []).append((ply, reason))
         for tkey in {*where.values(), *self._where_packed.get(game_id, ())[:2]}:  # the game's tracks: the new record
@@ -761,15 +763,16 @@ class Screener:
             plies, out, old = sorted(by_track.get(tkey, ())), sorted(left_out.get(tkey, ())), track.packed.get(seq)
             if not plies and not out and old is None:
                 continue
+            used, p0s = track.used, track.p0
             for ply in plies:
-                del track.used[_pos(seq, ply)]
+                del used[base | ply]
             # a used position has its p0 exactly when the track has a c_r and is not stale
             p0: list[float] | None = None
             if track.stale:
                 for ply in plies:
-                    track.p0.pop(_pos(seq, ply), None)
+                    p0s.pop(base | ply, None)
             else:
-                p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
+                p0 = [p0s.pop(base | ply) for ply in plies] if track.c_r is not None else []
             track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
         sides = {ply % 2: where[ply] for ply in moving}
         white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
