@@ -239,19 +239,23 @@ class BoardFigures:
         k = _common_prefix(self._evals, evals)
         if k < len(self._evals) or k < len(evals):
             wins = [None if cp is None else round(win_percent(cp), 1) for cp in evals[k:]]
-            accs: list[float | None] = []
-            classes: list[MoveClass | None] = []
             judge = self.judge
-            for ply in range(max(k, 1), len(evals)):
-                before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
-                if before is None or after is None:
-                    accs.append(None)
-                    classes.append(None)
-                else:
-                    accuracy, name = (ply_judgement(before, after, ply % 2 == 1) if judge is None
-                                      else judge.ply(ply, before, after))
-                    accs.append(round(accuracy, 1))
-                    classes.append(name)
+            held = None if judge is None else judge.plies(evals, max(k, 1))
+            if held is not None:  # every ply judged by the game's judge from these values: read at once
+                accs: list[float | None] = [round(accuracy, 1) for accuracy in held[0]]
+                classes: list[MoveClass | None] = held[1]
+            else:
+                accs, classes = [], []
+                for ply in range(max(k, 1), len(evals)):
+                    before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
+                    if before is None or after is None:
+                        accs.append(None)
+                        classes.append(None)
+                    else:
+                        accuracy, name = (ply_judgement(before, after, ply % 2 == 1) if judge is None
+                                          else judge.ply(ply, before, after))
+                        accs.append(round(accuracy, 1))
+                        classes.append(name)
             keep = max(k, 1) - 1  # plies kept: those before ply max(k, 1)
             self._wins = self._wins[:k] + tuple(wins)
             self._accs = self._accs[:keep] + tuple(accs)

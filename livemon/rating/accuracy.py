@@ -493,6 +493,27 @@ class GameJudge:
                 return self._acc[ply - 1], _CODES[code]
         return ply_judgement(before, after, ply % 2 == 1)
 
+    def plies(self, evals: Sequence[int | None], first: int) -> tuple[list[float], list[MoveClass | None]] | None:
+        """:meth:`ply` of every ply from ``first`` (1 or more) through the last of ``evals`` (``evals[j]``: after ply j)
+        at once, when this judge judged each of them from these values (a live board's figures: the usual case);
+        None when it did not (:meth:`ply` one at a time tells them).
+
+        >>> g = GameJudge.of([30, 20, 10, -250])
+        >>> g.plies([30, 20, 10, -250], 2) == ([g.ply(2, 20, 10)[0], g.ply(3, 10, -250)[0]], [None, "blunder"])
+        True
+        >>> g.plies([30, 20, 10, -200], 2), g.plies([30, 20, 10, -250, 40], 2)
+        (None, None)
+        """
+        end = len(evals)
+        if first >= end:
+            return [], []
+        lo = max(first - 1, 1)  # the values its plies are judged from (ply 1's before is INITIAL_CP, not evals[0])
+        codes = self._codes[first - 1:end - 1]
+        if (end > len(self._cps) or len(codes) < end - first or _UNJUDGED in codes
+                or self._cps[lo:end].tolist() != list(evals[lo:end])):
+            return None
+        return self._acc[first - 1:end - 1].tolist(), [_CODES[code] for code in codes]
+
     def accuracy(self) -> tuple[float | None, float | None]:
         """Both sides' game accuracy over the plies up to the first position awaited (None: no move yet)."""
         m = self._prefix
