@@ -308,11 +308,17 @@ class _Track:
         sp = self.used.get(key)
         return sp if sp is not None else self.packed[key >> _PLY_BITS].plies[key & _PLY_MASK]
 
-    def p0_items(self) -> Iterator[tuple[PosKey, float]]:
-        """Every used position's P(a top move | c_r) (none without c_r)."""
-        yield from self.p0.items()
+    def p0_in_order(self) -> tuple[list[float], PosKey | None]:
+        """Every used position's P(a top move | c_r) (none without c_r), in position order, and the last one's key."""
+        keys, p0 = list(self.p0), list(self.p0.values())
         for seq, rec in self.packed.items():
-            yield from ((_pos(seq, ply), p) for ply, p in zip(rec.used, rec.p0))
+            base, n = _pos(seq, 0), min(len(rec.used), len(rec.p0))  # no p0 while the track is stale
+            keys += [base | ply for ply in rec.used[:n]]
+            p0 += rec.p0[:n]
+        if not keys:
+            return [], None
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        return [p0[i] for i in order], keys[order[-1]]
 
     @property
     def n_used(self) -> int:
@@ -911,9 +917,8 @@ class Screener:
 
     def _distribution(self, track: _Track) -> PoissonBinomial:
         if track.dist is None:
-            items = sorted(track.p0_items())
-            track.dist = PoissonBinomial(p for _, p in items)
-            track.dist_last = items[-1][0] if items else None
+            p0, track.dist_last = track.p0_in_order()
+            track.dist = PoissonBinomial(p0)
         return track.dist
 
     # -- output -------------------------------------------------------------------------
