@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 __all__ = [
     "CEILING",
     "CLASSES",
@@ -162,13 +164,36 @@ def _pstdev(xs: Sequence[float]) -> float:
     return math.sqrt(total / n)
 
 
+def _pstdevs(xs: Sequence[float], size: int) -> list[float]:
+    """:func:`_pstdev` of every ``size`` consecutive ``xs`` (of them all when fewer), in order: the same floats, each
+    operation made for every window at once (a game's windows are its plies).
+
+    >>> xs = [50.0, 51.2, 49.9, 35.5, 36.0, 20.25, 80.0]
+    >>> _pstdevs(xs, 4) == [_pstdev(xs[i:i + 4]) for i in range(4)], _pstdevs(xs, 9) == [_pstdev(xs)]
+    (True, True)
+    """
+    x = np.array(xs, dtype=float)
+    n = min(size, len(x))
+    rows = len(x) - n + 1
+    total = np.zeros(rows)
+    for j in range(n):  # sum(xs): 0 + x0 + x1 + ..., in order; x[j:j + rows] is every window's j-th
+        total += x[j:j + rows]
+    mean = total / n
+    total, d = np.zeros(rows), np.empty(rows)
+    for j in range(n):
+        np.subtract(x[j:j + rows], mean, out=d)
+        np.multiply(d, d, out=d)
+        total += d
+    return np.sqrt(total / n).tolist()  # type: ignore[no-any-return]
+
+
 def _weighted(wins: Sequence[float], moves: Sequence[float], white_first: bool) -> tuple[float | None, float | None]:
     """Both sides' game accuracy from the win%s of the positions (the start's first) and the moves' accuracies."""
     n = len(moves)
     size = min(max(n // 10, 2), 8)
     head = _pstdev(wins[:size])
     weights = [head] * (min(size, len(wins)) - 2)  # lichess pads with copies of the first window
-    weights += [_pstdev(wins[i:i + size]) for i in range(max(len(wins) - size + 1, 1))]
+    weights += _pstdevs(wins, size)
     # Σ accuracy·weight, Σ weight, Σ 1/max(1, accuracy), moves: White's then Black's
     ws = ww = wh = bs = bw = bh = 0.0
     wn = bn = 0
@@ -524,17 +549,16 @@ class GameJudge:
             for k in range(self._m + 1, m + 1):
                 self._wins.append(_WIN[self._index(k)])
                 self._weights.append(_pstdev(self._wins[-size:]))
-                self._add(k - 1)
+            self._add(self._m, m)
             self._m = m
         elif self._m != m or size != self._size:
             self._wins = [_WIN[INITIAL_CP + CEILING]] + [_WIN[self._index(k)] for k in range(1, m + 1)]
             head = _pstdev(self._wins[:size])
             self._weights = [head] * (min(size, len(self._wins)) - 2)
-            self._weights += [_pstdev(self._wins[i:i + size]) for i in range(max(len(self._wins) - size + 1, 1))]
+            self._weights += _pstdevs(self._wins, size)
             self._size = size
             self._sums = [0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0]
-            for i in range(min(m, len(self._weights))):
-                self._add(i)
+            self._add(0, min(m, len(self._weights)))
             self._m = m
         s = self._sums
         return ((s[0] / s[1] + s[3] / s[2]) / 2.0 if s[3] and s[1] else None,
@@ -568,13 +592,15 @@ class GameJudge:
         cp = self._cps[j]
         return (CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING
 
-    def _add(self, i: int) -> None:
-        """Ply ``i + 1``'s accuracy into its side's sums, with its window's weight."""
-        accuracy = self._acc[i]
-        w = self._weights[i]
-        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
-        s, o = self._sums, (0 if i % 2 == 0 else 4)
-        s[o] += accuracy * w
-        s[o + 1] += w
-        s[o + 2] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
-        s[o + 3] += 1
+    def _add(self, lo: int, hi: int) -> None:
+        """Plies ``lo + 1``..``hi``'s accuracies into their sides' sums, in order, each with its window's weight."""
+        acc, weights, s = self._acc, self._weights, self._sums
+        for i in range(lo, hi):
+            accuracy = acc[i]
+            w = weights[i]
+            w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
+            o = 0 if i % 2 == 0 else 4
+            s[o] += accuracy * w
+            s[o + 1] += w
+            s[o + 2] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            s[o + 3] += 1
