@@ -48,6 +48,7 @@ from livemon.rating.accuracy import (
     judge,
     ply_judgement,
     win_percent,
+    win_percent_shown,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
 from livemon.rating.limits import MIN_POSITIONS
@@ -238,7 +239,7 @@ class BoardFigures:
         awaited): the same figures as :func:`ply_figures`."""
         k = _common_prefix(self._evals, evals)
         if k < len(self._evals) or k < len(evals):
-            wins = [None if cp is None else round(win_percent(cp), 1) for cp in evals[k:]]
+            wins = [None if cp is None else win_percent_shown(cp) for cp in evals[k:]]
             judge = self.judge
             held = None if judge is None else judge.plies(evals, max(k, 1))
             if held is not None:  # every ply judged by the game's judge from these values: read at once

@@ -51,6 +51,7 @@ __all__ = [
     "move_class",
     "ply_judgement",
     "win_percent",
+    "win_percent_shown",
     "winning_chances",
 ]
 
@@ -95,6 +96,18 @@ def win_percent(cp: int) -> float:
     (40.9, 51.3804)
     """
     return _WIN[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
+
+
+_WIN_SHOWN = tuple(round(w, 1) for w in _WIN)
+
+
+def win_percent_shown(cp: int) -> float:
+    """:func:`win_percent` to one decimal, as a board's messages show it (a table: rounding is the costly part).
+
+    >>> win_percent_shown(-100) == round(win_percent(-100), 1), win_percent_shown(5000)
+    (True, 97.5)
+    """
+    return _WIN_SHOWN[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
 
 
 def move_accuracy(before: float, after: float) -> float:
