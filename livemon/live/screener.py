@@ -91,6 +91,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -171,6 +172,13 @@ games say of the play it is compared with (:meth:`Screener._games_context`)."""
 
 def _games_context_of(track: _Track) -> GamesContext:
     return track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note)
+
+
+@functools.lru_cache(maxsize=1024)
+def _day(date: str) -> datetime.date | None:
+    """A game's Date tag read as :func:`~livemon.live.pgn.rating_date` reads it (kept: a player-event's every game's
+    date is read again at each of its games)."""
+    return rating_date({"Date": date})[0]
 
 
 def _finite(x: float | None) -> float | None:
@@ -608,7 +616,7 @@ class Screener:
     def _played(self, key: TrackKey) -> datetime.date | None:
         """The date of a player-event's first dated game (None: none dated): the line's era
         (:meth:`~livemon.rating.screening.ScreeningLine.on`)."""
-        dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
+        dates = [_day(self._games[g].date) for g in self._games_of.get(key, ())]
         return min((d for d in dates if d is not None), default=None)
 
     def _games_context(self, key: TrackKey) -> GamesContext:
