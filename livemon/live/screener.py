@@ -763,8 +763,15 @@ class Screener:
         by_track: dict[TrackKey, list[int]] = {}
         left_out: dict[TrackKey, list[tuple[int, str]]] = {}
         base, tracks = _pos(seq, 0), self.tracks  # ply p's key is base | p
+        sides: list[TrackKey | None] = [None, None]  # the track of Black's plies, of White's
+        mixed = False  # a side's plies in more than one track
         for ply in moving:
             tkey = where[ply]
+            side = sides[ply & 1]
+            if side is None:
+                sides[ply & 1] = tkey
+            elif side != tkey:
+                mixed = True
             track = tracks[tkey]
             if base | ply in track.used:
                 by_track.setdefault(tkey, []).append(ply)
@@ -788,10 +795,9 @@ class Screener:
             else:
                 p0 = [p0s.pop(base | ply) for ply in plies] if track.c_r is not None else []
             track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
-        sides = {ply % 2: where[ply] for ply in moving}
-        white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
-        if white is not None and black is not None and all(  # the usual case: one track a side
-                where[ply] == (white if ply % 2 else black) for ply in moving):
+        white, black, before = self._where_packed.get(game_id, (sides[1], sides[0], ()))
+        if (white is not None and black is not None and not mixed  # the usual case: one track a side
+                and sides[1] in (None, white) and sides[0] in (None, black)):
             self._where_packed[game_id] = (white, black, array("i", sorted([*before, *moving])))
             for ply in moving:
                 del where[ply]
