@@ -48,6 +48,7 @@ from livemon.rating.accuracy import (
     judge,
     ply_judgement,
     win_percent,
+    win_percent_shown,
 )
 from livemon.rating.fide import k_factor, performance_rating, rating_change
 from livemon.rating.limits import MIN_POSITIONS
@@ -238,20 +239,24 @@ class BoardFigures:
         awaited): the same figures as :func:`ply_figures`."""
         k = _common_prefix(self._evals, evals)
         if k < len(self._evals) or k < len(evals):
-            wins = [None if cp is None else round(win_percent(cp), 1) for cp in evals[k:]]
-            accs: list[float | None] = []
-            classes: list[MoveClass | None] = []
+            wins = [None if cp is None else win_percent_shown(cp) for cp in evals[k:]]
             judge = self.judge
-            for ply in range(max(k, 1), len(evals)):
-                before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
-                if before is None or after is None:
-                    accs.append(None)
-                    classes.append(None)
-                else:
-                    accuracy, name = (ply_judgement(before, after, ply % 2 == 1) if judge is None
-                                      else judge.ply(ply, before, after))
-                    accs.append(round(accuracy, 1))
-                    classes.append(name)
+            held = None if judge is None else judge.plies(evals, max(k, 1))
+            if held is not None:  # every ply judged by the game's judge from these values: read at once
+                accs: list[float | None] = [round(accuracy, 1) for accuracy in held[0]]
+                classes: list[MoveClass | None] = held[1]
+            else:
+                accs, classes = [], []
+                for ply in range(max(k, 1), len(evals)):
+                    before, after = INITIAL_CP if ply == 1 else evals[ply - 1], evals[ply]
+                    if before is None or after is None:
+                        accs.append(None)
+                        classes.append(None)
+                    else:
+                        accuracy, name = (ply_judgement(before, after, ply % 2 == 1) if judge is None
+                                          else judge.ply(ply, before, after))
+                        accs.append(round(accuracy, 1))
+                        classes.append(name)
             keep = max(k, 1) - 1  # plies kept: those before ply max(k, 1)
             self._wins = self._wins[:k] + tuple(wins)
             self._accs = self._accs[:keep] + tuple(accs)
@@ -302,9 +307,9 @@ def _first_different(old: tuple[int, ...], new: tuple[int, ...]) -> int:
     return min(rest) if rest else 1 << 30
 
 
-def _side(win: float, margin: float) -> int:
-    """+1 when White's win% is at least 50 + ``margin``, −1 when at most 50 − ``margin``, else 0."""
-    return 1 if win >= 50.0 + margin else -1 if win <= 50.0 - margin else 0
+_MOMENT_BOUNDS = tuple((kind, 50.0 + margin, 50.0 - margin)
+                       for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)))
+"""Each side-taking moment's kind and White's win% at or above which White has it, at or below which Black has it."""
 
 
 def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -> list[str]:
@@ -333,15 +338,16 @@ def moment_kinds(evals: Sequence[int | None], ply: int, cls: MoveClass | None) -
         return []
     out = ["blunder"] if cls == "blunder" else []
     w = win_percent(after)
-    for kind, margin in (("turning_point", TURNING_POINT - 50.0), ("lead_change", LEAD_MARGIN)):
-        now = _side(w, margin)
+    for kind, high, low in _MOMENT_BOUNDS:
+        now = 1 if w >= high else -1 if w <= low else 0  # the side that has it after the ply
         if now == 0:
             continue
         for j in range(ply - 1, -1, -1):
             cp = evals[j]
             if cp is None:
                 continue
-            last = _side(win_percent(cp), margin)
+            x = win_percent(cp)
+            last = 1 if x >= high else -1 if x <= low else 0
             if last:
                 if last == -now:
                     out.append(kind)

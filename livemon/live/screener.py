@@ -91,6 +91,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -173,6 +174,13 @@ def _games_context_of(track: _Track) -> GamesContext:
     return track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note)
 
 
+@functools.lru_cache(maxsize=1024)
+def _day(date: str) -> datetime.date | None:
+    """A game's Date tag read as :func:`~livemon.live.pgn.rating_date` reads it (kept: a player-event's every game's
+    date is read again at each of its games)."""
+    return rating_date({"Date": date})[0]
+
+
 def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
@@ -217,9 +225,9 @@ class _PackedGame:
         if old is None:
             return _PackedGame(plies, array("i", used), array("d", p0 or ()), array("i", (p for p, _ in left_out)),
                                bytes(EXCLUSIONS.index(r) for _, r in left_out))
-        return _PackedGame(plies, array("i", [*old.used, *used]) if used else old.used,  # no spare room
-                           array("d") if p0 is None else array("d", [*old.p0, *p0]) if p0 else old.p0,
-                           array("i", [*old.excluded, *(p for p, _ in left_out)]) if left_out else old.excluded,
+        return _PackedGame(plies, old.used + array("i", used) if used else old.used,  # new arrays: no spare room
+                           array("d") if p0 is None else old.p0 + array("d", p0) if p0 else old.p0,
+                           old.excluded + array("i", (p for p, _ in left_out)) if left_out else old.excluded,
                            old.reasons + bytes(EXCLUSIONS.index(r) for _, r in left_out))
 
     def positions(self, seq: int) -> list[tuple[PosKey, ScoredPly]]:
@@ -248,6 +256,9 @@ class _Track:
     rating_scale: str = "today"
     prior: StrengthPrior | None = None  # what the rating says of today's strength
     strength: tuple[float, float] | None = None  # today's strength with the event's results: (mean, sd)
+    strength_from: tuple[float, float, tuple[tuple[float, float], ...]] | None = None
+    """The prior's mean and sd and the results ``strength`` is made of: a re-score with the same ones (a game added,
+    a tag refreshed to the same rating) takes it as it is, not worked out again."""
     results: dict[str, tuple[float, float]] = field(default_factory=dict)  # game id -> (opponent today, points)
     c_r: float | None = None
     field_lag: float = 0.0  # the field lag in the prior (:func:`~livemon.rating.screening.field_lag`), weighted by k40
@@ -305,11 +316,17 @@ class _Track:
         sp = self.used.get(key)
         return sp if sp is not None else self.packed[key >> _PLY_BITS].plies[key & _PLY_MASK]
 
-    def p0_items(self) -> Iterator[tuple[PosKey, float]]:
-        """Every used position's P(a top move | c_r) (none without c_r)."""
-        yield from self.p0.items()
+    def p0_in_order(self) -> tuple[list[float], PosKey | None]:
+        """Every used position's P(a top move | c_r) (none without c_r), in position order, and the last one's key."""
+        keys, p0 = list(self.p0), list(self.p0.values())
         for seq, rec in self.packed.items():
-            yield from ((_pos(seq, ply), p) for ply, p in zip(rec.used, rec.p0))
+            base, n = _pos(seq, 0), min(len(rec.used), len(rec.p0))  # no p0 while the track is stale
+            keys += [base | ply for ply in rec.used[:n]]
+            p0 += rec.p0[:n]
+        if not keys:
+            return [], None
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        return [p0[i] for i in order], keys[order[-1]]
 
     @property
     def n_used(self) -> int:
@@ -599,7 +616,7 @@ class Screener:
     def _played(self, key: TrackKey) -> datetime.date | None:
         """The date of a player-event's first dated game (None: none dated): the line's era
         (:meth:`~livemon.rating.screening.ScreeningLine.on`)."""
-        dates = [rating_date({"Date": self._games[g].date})[0] for g in self._games_of.get(key, ())]
+        dates = [_day(self._games[g].date) for g in self._games_of.get(key, ())]
         return min((d for d in dates if d is not None), default=None)
 
     def _games_context(self, key: TrackKey) -> GamesContext:
@@ -655,19 +672,31 @@ class Screener:
         """Screen one scored ply (replacing a ply of the same number); returns its track, None when off."""
         if not self.enabled:
             return None
-        self._unpack(sp.game_id, sp.ply)
-        where = self._where.setdefault(sp.game_id, {})
-        if sp.ply in where:
-            self.rollback(sp.game_id, sp.ply)
-        info = self._games.get(sp.game_id)
+        game_id, ply = sp.game_id, sp.ply
+        if ply <= self._cut.get(game_id, 0):
+            self._unpack(game_id, ply)
+        where = self._where.get(game_id)
+        if where is None:
+            where = self._where[game_id] = {}
+        elif ply in where:
+            self.rollback(game_id, ply)
+        info = self._games.get(game_id)
         if info is None:
-            self.add_game(GameInfo(sp.game_id))
-            info = self._games[sp.game_id]
-        player = info.white if sp.ply % 2 == 1 else info.black
-        track = self._track((player, self.event_of(info)))
-        key = _pos(self._seq[sp.game_id], sp.ply)
-        where[sp.ply] = track.key
-        reason = self.exclusion(sp)
+            self.add_game(GameInfo(game_id))
+            info = self._games[game_id]
+        cfg = self.cfg
+        event = info.event if cfg.scope == "event" else cfg.event_name  # :meth:`event_of`
+        tkey = (info.white if ply % 2 == 1 else info.black, event)
+        track = self.tracks.get(tkey) or self._track(tkey)
+        key = self._seq[game_id] << _PLY_BITS | ply  # :func:`_pos`
+        where[ply] = track.key
+        decision, in_book = sp.decision, self.in_book
+        if (not sp.forced and decision is not None and (ply + 1) // 2 > cfg.book_moves  # the usual ply: it counts
+                and abs(max(decision.values)) <= cfg.eval_bound
+                and (in_book is None or sp.zobrist is None or not in_book(sp.zobrist))):
+            reason = None
+        else:
+            reason = self.exclusion(sp)
         if reason is not None:
             track.excluded[key] = reason
             track.reasons[reason] = track.reasons.get(reason, 0) + 1
@@ -733,12 +762,21 @@ class Screener:
             return
         by_track: dict[TrackKey, list[int]] = {}
         left_out: dict[TrackKey, list[tuple[int, str]]] = {}
+        base, tracks = _pos(seq, 0), self.tracks  # ply p's key is base | p
+        sides: list[TrackKey | None] = [None, None]  # the track of Black's plies, of White's
+        mixed = False  # a side's plies in more than one track
         for ply in moving:
             tkey = where[ply]
-            if _pos(seq, ply) in self.tracks[tkey].used:
+            side = sides[ply & 1]
+            if side is None:
+                sides[ply & 1] = tkey
+            elif side != tkey:
+                mixed = True
+            track = tracks[tkey]
+            if base | ply in track.used:
                 by_track.setdefault(tkey, []).append(ply)
             else:
-                reason = self.tracks[tkey].excluded.pop(_pos(seq, ply), None)
+                reason = track.excluded.pop(base | ply, None)
                 if reason is not None:
                     left_out.setdefault(tkey, []).append((ply, reason))
         for tkey in {*where.values(), *self._where_packed.get(game_id, ())[:2]}:  # the game's tracks: the new record
@@ -746,20 +784,20 @@ class Screener:
             plies, out, old = sorted(by_track.get(tkey, ())), sorted(left_out.get(tkey, ())), track.packed.get(seq)
             if not plies and not out and old is None:
                 continue
+            used, p0s = track.used, track.p0
             for ply in plies:
-                del track.used[_pos(seq, ply)]
+                del used[base | ply]
             # a used position has its p0 exactly when the track has a c_r and is not stale
             p0: list[float] | None = None
             if track.stale:
                 for ply in plies:
-                    track.p0.pop(_pos(seq, ply), None)
+                    p0s.pop(base | ply, None)
             else:
-                p0 = [track.p0.pop(_pos(seq, ply)) for ply in plies] if track.c_r is not None else []
+                p0 = [p0s.pop(base | ply) for ply in plies] if track.c_r is not None else []
             track.packed[seq] = _PackedGame.merged(old, plies_packed, plies, p0, out)
-        sides = {ply % 2: where[ply] for ply in moving}
-        white, black, before = self._where_packed.get(game_id, (sides.get(1), sides.get(0), ()))
-        if white is not None and black is not None and all(  # the usual case: one track a side
-                where[ply] == (white if ply % 2 else black) for ply in moving):
+        white, black, before = self._where_packed.get(game_id, (sides[1], sides[0], ()))
+        if (white is not None and black is not None and not mixed  # the usual case: one track a side
+                and sides[1] in (None, white) and sides[0] in (None, black)):
             self._where_packed[game_id] = (white, black, array("i", sorted([*before, *moving])))
             for ply in moving:
                 del where[ply]
@@ -875,14 +913,17 @@ class Screener:
         lag, lag_sd = self._lag_of(track)
         moved = None if prior is None else moved_by_field(prior, lag, lag_sd)  # the event's field trails its tags
         track.field_lag = 0.0 if prior is None else prior.k40 * lag
-        strength = None if moved is None else results_strength(moved.mean, moved.sd, track.results.values())
+        strength, made_of = None, None
+        if moved is not None:
+            made_of = (moved.mean, moved.sd, tuple(track.results.values()))
+            strength = track.strength if made_of == track.strength_from else results_strength(*made_of)
         if games is not None:
             track.opponents, track.played, (track.time_control, track.time_control_source, track.time_control_note) = games
         line = self._line(track)
         c_r = None if strength is None or line is None else line.c_for(strength[0], track.opponents)
         changed = c_r != track.c_r
         track.rating, track.c_r = rating, c_r
-        track.rating_read, track.rating_scale, track.strength = read, scale, strength
+        track.rating_read, track.rating_scale, track.strength, track.strength_from = read, scale, strength, made_of
         if changed:
             track.stale = True  # counted again when next read (:meth:`_Track.fresh`)
             track.dist = None
@@ -890,9 +931,8 @@ class Screener:
 
     def _distribution(self, track: _Track) -> PoissonBinomial:
         if track.dist is None:
-            items = sorted(track.p0_items())
-            track.dist = PoissonBinomial(p for _, p in items)
-            track.dist_last = items[-1][0] if items else None
+            p0, track.dist_last = track.p0_in_order()
+            track.dist = PoissonBinomial(p0)
         return track.dist
 
     # -- output -------------------------------------------------------------------------

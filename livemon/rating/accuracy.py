@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 __all__ = [
     "CEILING",
     "CLASSES",
@@ -49,6 +51,7 @@ __all__ = [
     "move_class",
     "ply_judgement",
     "win_percent",
+    "win_percent_shown",
     "winning_chances",
 ]
 
@@ -93,6 +96,18 @@ def win_percent(cp: int) -> float:
     (40.9, 51.3804)
     """
     return _WIN[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
+
+
+_WIN_SHOWN = tuple(round(w, 1) for w in _WIN)
+
+
+def win_percent_shown(cp: int) -> float:
+    """:func:`win_percent` to one decimal, as a board's messages show it (a table: rounding is the costly part).
+
+    >>> win_percent_shown(-100) == round(win_percent(-100), 1), win_percent_shown(5000)
+    (True, 97.5)
+    """
+    return _WIN_SHOWN[(CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING]
 
 
 def move_accuracy(before: float, after: float) -> float:
@@ -162,13 +177,36 @@ def _pstdev(xs: Sequence[float]) -> float:
     return math.sqrt(total / n)
 
 
+def _pstdevs(xs: Sequence[float], size: int) -> list[float]:
+    """:func:`_pstdev` of every ``size`` consecutive ``xs`` (of them all when fewer), in order: the same floats, each
+    operation made for every window at once (a game's windows are its plies).
+
+    >>> xs = [50.0, 51.2, 49.9, 35.5, 36.0, 20.25, 80.0]
+    >>> _pstdevs(xs, 4) == [_pstdev(xs[i:i + 4]) for i in range(4)], _pstdevs(xs, 9) == [_pstdev(xs)]
+    (True, True)
+    """
+    x = np.array(xs, dtype=float)
+    n = min(size, len(x))
+    rows = len(x) - n + 1
+    total = np.zeros(rows)
+    for j in range(n):  # sum(xs): 0 + x0 + x1 + ..., in order; x[j:j + rows] is every window's j-th
+        total += x[j:j + rows]
+    mean = total / n
+    total, d = np.zeros(rows), np.empty(rows)
+    for j in range(n):
+        np.subtract(x[j:j + rows], mean, out=d)
+        np.multiply(d, d, out=d)
+        total += d
+    return np.sqrt(total / n).tolist()  # type: ignore[no-any-return]
+
+
 def _weighted(wins: Sequence[float], moves: Sequence[float], white_first: bool) -> tuple[float | None, float | None]:
     """Both sides' game accuracy from the win%s of the positions (the start's first) and the moves' accuracies."""
     n = len(moves)
     size = min(max(n // 10, 2), 8)
     head = _pstdev(wins[:size])
     weights = [head] * (min(size, len(wins)) - 2)  # lichess pads with copies of the first window
-    weights += [_pstdev(wins[i:i + size]) for i in range(max(len(wins) - size + 1, 1))]
+    weights += _pstdevs(wins, size)
     # Σ accuracy·weight, Σ weight, Σ 1/max(1, accuracy), moves: White's then Black's
     ws = ww = wh = bs = bw = bh = 0.0
     wn = bn = 0
@@ -411,7 +449,14 @@ class GameJudge:
         if j < n and cps[j] == cp:
             return
         if j == n == self._prefix + 1 == len(self._codes) + 1 and cp != _NO_CP:
-            self._next(j, cp)
+            # the position after the newest one, every position before it valued and every ply before it judged
+            # (a game scored in order: the live path's every ply): appended and its ply judged at once, with
+            # nothing to take back or to wait for
+            cps.append(cp)
+            self._prefix = j
+            self._codes.append(_UNJUDGED)
+            self._acc.append(math.nan)
+            self._score(j, INITIAL_CP if j == 1 else cps[j - 1], cp)
             return
         if j >= len(cps):
             cps.extend([_NO_CP] * (j + 1 - len(cps)))
@@ -423,16 +468,6 @@ class GameJudge:
         for ply in (j, j + 1):
             if 1 <= ply < len(cps):
                 self._judge(ply)
-
-    def _next(self, j: int, cp: int) -> None:
-        """:meth:`set` of the position after the newest one, every position before it valued and every ply
-        before it judged (a game scored in order: the live path's every ply): appended and its ply judged at
-        once, with nothing to take back or to wait for."""
-        self._cps.append(cp)
-        self._prefix = j
-        self._codes.append(_UNJUDGED)
-        self._acc.append(math.nan)
-        self._score(j, INITIAL_CP if j == 1 else self._cps[j - 1], cp)
 
     def truncate(self, j: int) -> None:
         """Forget the positions from ``j`` on (a correction from ply ``j``)."""
@@ -472,8 +507,8 @@ class GameJudge:
 
     def _score(self, ply: int, before: int, after: int) -> None:
         """Judge ``ply`` (its slots in the lists there, nothing of it counted yet) from the values around it."""
-        accuracy, code = _judge_ply(before, after, ply % 2 == 1)
         side = 0 if ply % 2 else 1
+        accuracy, code = _judge_ply(before, after, not side)
         self._acc[ply - 1] = accuracy
         self._codes[ply - 1] = code
         self._judged[side] += 1
@@ -496,6 +531,27 @@ class GameJudge:
                 return self._acc[ply - 1], _CODES[code]
         return ply_judgement(before, after, ply % 2 == 1)
 
+    def plies(self, evals: Sequence[int | None], first: int) -> tuple[list[float], list[MoveClass | None]] | None:
+        """:meth:`ply` of every ply from ``first`` (1 or more) through the last of ``evals`` (``evals[j]``: after ply j)
+        at once, when this judge judged each of them from these values (a live board's figures: the usual case);
+        None when it did not (:meth:`ply` one at a time tells them).
+
+        >>> g = GameJudge.of([30, 20, 10, -250])
+        >>> g.plies([30, 20, 10, -250], 2) == ([g.ply(2, 20, 10)[0], g.ply(3, 10, -250)[0]], [None, "blunder"])
+        True
+        >>> g.plies([30, 20, 10, -200], 2), g.plies([30, 20, 10, -250, 40], 2)
+        (None, None)
+        """
+        end = len(evals)
+        if first >= end:
+            return [], []
+        lo = max(first - 1, 1)  # the values its plies are judged from (ply 1's before is INITIAL_CP, not evals[0])
+        codes = self._codes[first - 1:end - 1]
+        if (end > len(self._cps) or len(codes) < end - first or _UNJUDGED in codes
+                or self._cps[lo:end].tolist() != list(evals[lo:end])):
+            return None
+        return self._acc[first - 1:end - 1].tolist(), [_CODES[code] for code in codes]
+
     def accuracy(self) -> tuple[float | None, float | None]:
         """Both sides' game accuracy over the plies up to the first position awaited (None: no move yet)."""
         m = self._prefix
@@ -506,17 +562,16 @@ class GameJudge:
             for k in range(self._m + 1, m + 1):
                 self._wins.append(_WIN[self._index(k)])
                 self._weights.append(_pstdev(self._wins[-size:]))
-                self._add(k - 1)
+            self._add(self._m, m)
             self._m = m
         elif self._m != m or size != self._size:
             self._wins = [_WIN[INITIAL_CP + CEILING]] + [_WIN[self._index(k)] for k in range(1, m + 1)]
             head = _pstdev(self._wins[:size])
             self._weights = [head] * (min(size, len(self._wins)) - 2)
-            self._weights += [_pstdev(self._wins[i:i + size]) for i in range(max(len(self._wins) - size + 1, 1))]
+            self._weights += _pstdevs(self._wins, size)
             self._size = size
             self._sums = [0.0, 0.0, 0.0, 0, 0.0, 0.0, 0.0, 0]
-            for i in range(min(m, len(self._weights))):
-                self._add(i)
+            self._add(0, min(m, len(self._weights)))
             self._m = m
         s = self._sums
         return ((s[0] / s[1] + s[3] / s[2]) / 2.0 if s[3] and s[1] else None,
@@ -550,13 +605,15 @@ class GameJudge:
         cp = self._cps[j]
         return (CEILING if cp > CEILING else -CEILING if cp < -CEILING else cp) + CEILING
 
-    def _add(self, i: int) -> None:
-        """Ply ``i + 1``'s accuracy into its side's sums, with its window's weight."""
-        accuracy = self._acc[i]
-        w = self._weights[i]
-        w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
-        s, o = self._sums, (0 if i % 2 == 0 else 4)
-        s[o] += accuracy * w
-        s[o + 1] += w
-        s[o + 2] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
-        s[o + 3] += 1
+    def _add(self, lo: int, hi: int) -> None:
+        """Plies ``lo + 1``..``hi``'s accuracies into their sides' sums, in order, each with its window's weight."""
+        acc, weights, s = self._acc, self._weights, self._sums
+        for i in range(lo, hi):
+            accuracy = acc[i]
+            w = weights[i]
+            w = 0.5 if w < 0.5 else 12.0 if w > 12.0 else w
+            o = 0 if i % 2 == 0 else 4
+            s[o] += accuracy * w
+            s[o + 1] += w
+            s[o + 2] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+            s[o + 3] += 1
