@@ -23,7 +23,7 @@ import math
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeVar, overload
 
 from livemon.live.memo import Memo
@@ -584,8 +584,27 @@ def _kept(ev: MoveEvent, game_id: str) -> MoveEvent:
     >>> kept.uci is _kept(ev, "g").uci, kept.clock is _kept(ev, "g").clock, kept.game_id is _kept(ev, "g").game_id
     (True, True, True)
     """
-    return MoveEvent(game_id, ev.ply, sys.intern(ev.uci), sys.intern(ev.san), "", _seconds(ev.clock),
-                     _seconds(ev.emt), _shared(ev.eval_cp), ev.feed, eval_mate=ev.eval_mate)
+    # made with its slots' own setters (a frozen dataclass's __init__ sets each field by object.__setattr__,
+    # which looks the field up on the class each time: twice the time for a move's eleven)
+    kept = _new(MoveEvent)
+    game_id_, ply, uci, san, fen, clock, emt, eval_cp, feed, start, mate = _MOVE_SLOTS
+    game_id_(kept, game_id)
+    ply(kept, ev.ply)
+    uci(kept, sys.intern(ev.uci))
+    san(kept, sys.intern(ev.san))
+    fen(kept, "")
+    clock(kept, _seconds(ev.clock))
+    emt(kept, _seconds(ev.emt))
+    eval_cp(kept, _shared(ev.eval_cp))
+    feed(kept, ev.feed)
+    start(kept, None)
+    mate(kept, ev.eval_mate)
+    return kept
+
+
+_new = object.__new__
+_MOVE_SLOTS = tuple(getattr(MoveEvent, f.name).__set__ for f in fields(MoveEvent))
+"""The setters of a :class:`~livemon.live.messages.MoveEvent`'s slots, in field order (:func:`_kept`)."""
 
 
 _SECONDS = Memo[float, float](20_000)
