@@ -35,8 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-
 __all__ = [
     "CEILING",
     "CLASSES",
@@ -185,6 +183,8 @@ def _pstdevs(xs: Sequence[float], size: int) -> list[float]:
     >>> _pstdevs(xs, 4) == [_pstdev(xs[i:i + 4]) for i in range(4)], _pstdevs(xs, 9) == [_pstdev(xs)]
     (True, True)
     """
+    import numpy as np  # here: the commands that start without numpy read this module
+
     x = np.array(xs, dtype=float)
     n = min(size, len(x))
     rows = len(x) - n + 1
