@@ -294,7 +294,7 @@ def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     copy.turn = not turn
     copy.fullmove_number = board.fullmove_number if turn else board.fullmove_number + 1
     copy.halfmove_clock = 0 if pawn or captured else board.halfmove_clock + 1
-    copy.move_stack = [chess.Move(start, to)]
+    copy.move_stack = [move]  # equal to the Move python-chess pushes (no promotion, no drop here)
     copy._stack = [chess._BoardState(board)]
     return copy
 
