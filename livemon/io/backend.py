@@ -293,9 +293,10 @@ class RequestQueue(Generic[J]):
     def cached_now(self, key: str, profile: EngineProfile) -> PositionAnalysis | None:
         """:meth:`answer_now`'s analysis of the position ``key``, without its wrapper (the live core's lookup
         reads the analysis alone, once per position)."""
-        if self.cache is None or (key, profile.name) in self.jobs:
+        cache, jobs = self.cache, self.jobs
+        if cache is None or jobs and (key, profile.name) in jobs:  # no search in flight: a burst of cached positions
             return None
-        found = self.cache.get(key, profile.name)
+        found = cache.get(key, profile.name)
         if found is not None:
             self.counters.submitted += 1
             self.counters.cache_hits += 1

@@ -13,7 +13,8 @@ from collections.abc import Container
 import chess
 import chess.polyglot
 
-from livemon.live.values import PositionAnalysis, board_from_fen, fast_fen, move_of, position_key, pushed
+from livemon.live.values import (PositionAnalysis, board_from_fen, epd_of, fast_fen, move_of, moved_rank_texts,
+                                  position_key, pushed, rank_texts)
 from livemon.live.messages import MoveEvent
 from livemon.live.lifecycle import GameEvent, GameLife, LifecycleError
 from livemon.live.plies import MoveLog, ScoredPly, _shared
@@ -156,7 +157,7 @@ class LiveGame:
 
     __slots__ = ("game_id", "boards", "rules", "forced", "_fen", "evals", "moves", "analyses", "pending", "start_fen",
                  "start_eval", "comments", "epoch", "epochs", "life", "_candidates",
-                 "_unreleased", "_pins")  # slots: ~1,000 finished games an hour are kept
+                 "_unreleased", "_pins", "_ranks")  # slots: ~1,000 finished games an hour are kept
 
     def __init__(self, game_id: str, comments: bool = False):
         self.game_id = game_id
@@ -177,6 +178,7 @@ class LiveGame:
         self._candidates: set[int] = set()  # pending plies whose positions got a value since the last ready()
         self._unreleased: list[int] = []  # plies ready() scored whose positions :meth:`release` has not looked at yet
         self._pins: tuple[chess.Board, int, int] | None = None  # the newest position's king and pins (:meth:`legal`)
+        self._ranks: tuple[chess.Board, list[str]] | None = None  # the last position :meth:`key` read, its rank texts
 
     @property
     def plies(self) -> int:
@@ -223,7 +225,9 @@ class LiveGame:
         self._fen = None
         self.pending.add(ev.ply)
         self._candidates.add(ev.ply)
-        return [j for j in ((0, ev.ply) if ev.ply == 1 else (ev.ply,)) if self.needs_engine(j)]
+        if ev.ply == 1:
+            return [j for j in (0, 1) if self.needs_engine(j)]
+        return [ev.ply] if self.needs_engine(ev.ply) else []
 
     def legal(self, board: chess.Board, move: chess.Move) -> bool:
         """``board.is_legal(move)``; for the newest position out of check, with the king and the pins found when
@@ -340,6 +344,27 @@ class LiveGame:
             board.push(move_of(ev.uci))
         return board.copy(stack=False)
 
+    def key(self, j: int) -> str:
+        """:func:`~livemon.live.values.position_key` of position ``j``: when the last key made was position ``j - 1``'s
+        (a game's positions are keyed in turn as its moves come), its rank texts with only the two ranks of ply
+        ``j``'s move read again (:func:`~livemon.live.values.moved_rank_texts`), else every rank.
+
+        >>> game = LiveGame("g")
+        >>> for ply, uci in enumerate(("e2e4", "d7d5", "e4d5", "e8d7", "d5d6", "c7c5", "d6c7"), 1):
+        ...     _ = game.add_move(MoveEvent("g", ply, uci, "", game.fen))
+        >>> all(game.key(j) == position_key(game.board(j)) for j in range(8))
+        True
+        """
+        board = self.board(j)
+        kept = self._ranks
+        stack = board.move_stack
+        if kept is not None and j and stack and kept[0] is self.boards[j - 1] and type(board) is chess.Board:
+            texts = moved_rank_texts(board, kept[1], stack[-1])  # board was made by its last move from kept's
+        else:
+            texts = rank_texts(board)
+        self._ranks = (board, texts)
+        return epd_of(board, "/".join(texts))
+
     def token(self, j: int) -> int:
         """What an analysis request for position ``j`` carries: its answer is for this game's position ``j``
         while :meth:`current` says so (not after a correction replaced the position)."""
@@ -393,12 +418,14 @@ class LiveGame:
         rule = self.rules[j]
         if rule is not None:
             return True, rule
-        comment = self._comment(j)
-        if comment is not None:
-            return True, comment
-        if j not in self.analyses:
+        if self.comments:
+            comment = self._comment(j)
+            if comment is not None:
+                return True, comment
+        analyses = self.analyses
+        if j not in analyses:
             return False, None
-        analysis = self.analyses[j]
+        analysis = analyses[j]
         return True, None if analysis is None else analysis.score
 
     def mate(self, j: int) -> int | None:
@@ -496,6 +523,7 @@ class LiveGame:
                                  + ("plies await an analysis" if self.pending else "no move"))
         self.life.send(GameEvent.SETTLE)
         self._fen = self.fen  # kept: the board message of a settled game shows it
+        self._ranks = None  # its board goes with the others
         self.boards, self.rules, self.forced, self.analyses, self.epochs = [], [], [], {}, []
         self._candidates, self.pending = set(), set()  # fresh sets: a set keeps the table it grew to
         self.moves.seal()

@@ -23,31 +23,46 @@ import pickle
 from collections.abc import MutableMapping
 from typing import Any
 
+_NONE = object()
+
+
+KEPT = 8
+"""Records a :class:`Shelf` keeps unpickled, the last ones read: a settled game is read by each of its consumers in
+turn (both players' estimates, their posteriors, the screening's recount), and a game read ply by ply once."""
+
 
 class Shelf:
-    """Objects by key, pickled into a ``MutableMapping[str, bytes]``; the last one read is kept unpickled.
+    """Objects by key, pickled into a ``MutableMapping[str, bytes]``; the last :data:`KEPT` read are kept unpickled.
 
     Only the process's own records go in (pickle reads back what it wrote; nothing from outside).
+
+    >>> shelf = Shelf()
+    >>> for key in "abc":
+    ...     shelf.put(key, [key])
+    >>> [shelf.get(k) for k in "abcab"], shelf.reads
+    ([['a'], ['b'], ['c'], ['a'], ['b']], 3)
     """
 
     def __init__(self, blobs: MutableMapping[str, bytes] | None = None) -> None:
         self._blobs: MutableMapping[str, bytes] = {} if blobs is None else blobs
-        self._last: tuple[str, Any] | None = None  # a game read ply by ply is unpickled once
+        self._kept: dict[str, Any] = {}  # the last KEPT read, the least recently read first
         self.reads = 0
         """Records unpickled (a figure for benchmarks and tests)."""
 
     def put(self, key: str, obj: Any) -> None:
         self._blobs[key] = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        self._last = None
+        self._kept.pop(key, None)
 
     def get(self, key: str) -> Any:
         """The object put under ``key`` (KeyError if none)."""
-        last = self._last
-        if last is not None and last[0] == key:
-            return last[1]
-        obj = pickle.loads(self._blobs[key])  # noqa: S301 - only this process's own records
-        self.reads += 1
-        self._last = (key, obj)
+        kept = self._kept
+        obj = kept.pop(key, _NONE)
+        if obj is _NONE:
+            obj = pickle.loads(self._blobs[key])  # noqa: S301 - only this process's own records
+            self.reads += 1
+            if len(kept) >= KEPT:
+                del kept[next(iter(kept))]
+        kept[key] = obj  # the most recently read last
         return obj
 
     def discard(self, key: str) -> None:
@@ -55,8 +70,7 @@ class Shelf:
             del self._blobs[key]  # not pop(): a mapping's pop reads the record before deleting it
         except KeyError:
             pass
-        if self._last is not None and self._last[0] == key:
-            self._last = None
+        self._kept.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._blobs)

@@ -12,7 +12,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from livemon.live.fields import sane_eval
-from livemon.live.messages import Alert, GameInfo, MoveEvent
+from livemon.live.messages import Alert, GameInfo, Message, MoveEvent
 
 Row = TypeVar("Row", GameInfo, MoveEvent, Alert)
 
@@ -29,21 +29,25 @@ def _row_fields(cls: type) -> tuple[str, ...]:
 _ROW_FORMS: dict[type, tuple[Callable[[Any], tuple[Any, ...]], str]] = {}
 
 
-def _row_form(cls: type) -> tuple[Callable[[Any], tuple[Any, ...]], str]:
+def _row_form(cls: type[Message]) -> tuple[Callable[[Any], tuple[Any, ...]], str]:
     """How :func:`_flat_row` writes a row of ``cls``: a getter of its fields' values (in field order) and the text
-    with a ``%s`` for each value's JSON and one for its ``kind``.
+    with a ``%s`` for each value's JSON, its ``kind`` (the class's) written in.
 
     >>> get, form = _row_form(MoveEvent)
-    >>> form[:23], form[-11:], form.count("%s") == len(get(MoveEvent("g", 1, "e2e4", "e4", "8/8/8/8/8/8/8/8 w - - 0 1"))) + 1
-    ('{"game_id":%s,"ply":%s,', ',"kind":%s}', True)
+    >>> form[:23], form[-15:], form.count("%s") == len(get(MoveEvent("g", 1, "e2e4", "e4", "8/8/8/8/8/8/8/8 w - - 0 1")))
+    ('{"game_id":%s,"ply":%s,', ',"kind":"move"}', True)
     """
     found = _ROW_FORMS.get(cls)
     if found is None:
         names = _row_fields(cls)
         get = attrgetter(*names) if len(names) > 1 else lambda value: tuple(getattr(value, name) for name in names)
-        form = "{" + "".join(encode_basestring_ascii(name).replace("%", "%%") + ":%s," for name in names) + '"kind":%s}'
+        form = ("{" + "".join(encode_basestring_ascii(name).replace("%", "%%") + ":%s," for name in names)
+                + '"kind":' + encode_basestring_ascii(cls.kind).replace("%", "%%") + "}")
         found = _ROW_FORMS[cls] = (get, form)
     return found
+
+
+_int_text, _float_text, _isfinite = int.__repr__, float.__repr__, math.isfinite
 
 
 def _flat_row(value: GameInfo | MoveEvent | Alert) -> str | None:
@@ -51,20 +55,20 @@ def _flat_row(value: GameInfo | MoveEvent | Alert) -> str | None:
     (a move's always): what ``json.dumps`` writes, without its per-call encoder, the values' texts put into the
     class's form at once; None for any other field."""
     get, form = _row_form(type(value))
-    texts = []
+    texts: list[str] = []
+    append = texts.append
     for v in get(value):
         t = type(v)
         if t is str:
-            texts.append(encode_basestring_ascii(v))
+            append(encode_basestring_ascii(v))
         elif v is None:
-            texts.append("null")
+            append("null")
         elif t is int:
-            texts.append(int.__repr__(v))
-        elif t is float and math.isfinite(v):
-            texts.append(float.__repr__(v))
+            append(_int_text(v))
+        elif t is float and _isfinite(v):
+            append(_float_text(v))
         else:
             return None
-    texts.append(encode_basestring_ascii(value.kind))
     return form % tuple(texts)
 
 
