@@ -105,7 +105,7 @@ from livemon.live.lifecycle import GameEvent
 from livemon.live.pgn import FINAL_RESULTS
 from livemon.live.screener import Screener, TrackKey, alert_details
 from livemon.live.shelf import Shelf
-from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of, position_key
+from livemon.live.values import COMMENTS_PROFILE, PositionAnalysis, board_from_fen, move_of
 from livemon.rating.accuracy import INITIAL_CP, MoveClass, win_percent
 from livemon.rating.evaluation import MATE_CP
 from livemon.rating.calibration import Calibration, ProfileCalibration
@@ -759,7 +759,7 @@ class LiveCore:
             board = game.board(j)
             key = found = None
             if self._cache is not None:
-                key = position_key(board)
+                key = game.key(j)
                 found = self._cache(board, key)
             if found is not None and (not self._profile or found[1] == self._profile):
                 game.set_analysis(j, found[0])
