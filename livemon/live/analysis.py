@@ -89,11 +89,8 @@ def scored_ply(
     if forced is None:
         forced = is_forced(board_before)
     decision = None if forced else decision_for(board_before, move, analysis_before, after_cp, forced=False, uci=uci)
-    return ScoredPly(
-        game_id, ply, before_cp, after_cp, decision,
-        uci=uci or move.uci(), san=san or board_before.san(move), forced=forced,
-        zobrist=chess.polyglot.zobrist_hash(board_before) if zobrist else None,
-    )
+    return ScoredPly(game_id, ply, before_cp, after_cp, decision, uci or move.uci(), san or board_before.san(move), forced,
+                     chess.polyglot.zobrist_hash(board_before) if zobrist else None)  # by position: one scored ply a move
 
 
 _KING_ATTACKS = chess.BB_KING_ATTACKS

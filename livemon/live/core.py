@@ -941,7 +941,7 @@ class LiveCore:
             return
         evals = game.evals
         best = self._best.get(gid, {})
-        replayed = _Replayed()  # the plies go up: each position replayed goes on from the last
+        replayed: _Replayed | None = None  # the plies go up: each position replayed goes on from the last
         first_choice, judge = self._estimator.is_first_choice, self._estimator.judge(gid)
         for ply in range(done + 1, min(through, len(evals) - 1) + 1):
             top = best.pop(ply, None)
@@ -953,6 +953,8 @@ class LiveCore:
             cls = None if first else judge.ply(ply, before, after)[1]  # judged when scored
             kinds = moment_kinds(evals, ply, cls)
             if kinds:
+                if replayed is None:
+                    replayed = _Replayed()
                 self._moment(game, ply, before, after, first, cls, kinds, top, boards, out, replayed)
         for ply in range(len(evals), through + 1):  # beyond the values (none in a consistent game): no moment
             best.pop(ply, None)
