@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeVar, overload
 
@@ -159,13 +159,22 @@ class _PlyColumns:
                          decision, ucis[i], sans[i], bool(self._forced[i]),
                          None if self._zobrist is None or not self._zobrist[1][i] else self._zobrist[0][i])
 
-    def _decision(self, i: int) -> Decision | None:
-        played = self._played[i]
-        return None if played < 0 else Decision.checked(tuple(self._values[self._offsets[i]:self._offsets[i + 1]]), played)
-
     def decisions_at(self, plies: Iterable[int]) -> list[tuple[int, Decision | None]]:
         """``(ply, decision)`` of each of ``plies`` held, in their order, without making their rows."""
-        return [(ply, self._decision(i)) for ply in plies if (i := self.index(ply)) >= 0]
+        read = self.decision_reader()
+        return [(ply, read(i)) for ply in plies if (i := self.index(ply)) >= 0]
+
+    def decision_reader(self) -> Callable[[int], Decision | None]:
+        """The decision of a row, by its index, read from the columns as lists (a list's slice makes a
+        decision's tuple in half the time an array's does): for reading many rows at once."""
+        played, offsets, values = self._played.tolist(), self._offsets.tolist(), self._values.tolist()
+        checked = Decision.checked
+
+        def read(i: int) -> Decision | None:
+            p = played[i]
+            return None if p < 0 else checked(tuple(values[offsets[i]:offsets[i + 1]]), p)
+
+        return read
 
     def decisions(self, side: int) -> list[tuple[int, Decision]]:
         """``(ply, decision)`` of one side's plies (``ply % 2``) that have a decision, in order."""
@@ -454,13 +463,16 @@ class PlyLog(ColumnLog[ScoredPly, _PlyColumns], Mapping[int, ScoredPly]):
         """``(ply, decision)`` of each of ``plies`` held, in their order (the screener's recount reads only these)."""
         rows = self._open
         cols = self._cols() if self._sealed else None
+        if cols is None:
+            return [(ply, sp.decision) for ply in plies if (sp := rows.get(ply)) is not None]
+        read, index = cols.decision_reader(), cols.index
         out: list[tuple[int, Decision | None]] = []
         for ply in plies:
             sp = rows.get(ply)
             if sp is not None:
                 out.append((ply, sp.decision))
-            elif cols is not None and (i := cols.index(ply)) >= 0:
-                out.append((ply, cols._decision(i)))
+            elif (i := index(ply)) >= 0:
+                out.append((ply, read(i)))
         return out
 
 
