@@ -165,9 +165,13 @@ class GameAccuracy:
 
 
 def _pstdev(xs: Sequence[float]) -> float:
-    """The population standard deviation (lila ``Maths.standardDeviation``)."""
+    """The population standard deviation (lila ``Maths.standardDeviation``), its sums taken left to right (as
+    :func:`_pstdevs` takes them; ``sum`` of floats compensates its rounding from Python 3.12 on)."""
     n = len(xs)
-    mean = sum(xs) / n
+    total = 0.0
+    for x in xs:
+        total += x
+    mean = total / n
     total = 0.0
     for x in xs:
         d = x - mean
