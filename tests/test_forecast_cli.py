@@ -291,3 +291,20 @@ def test_a_listed_name_that_fits_two_players_is_counted_apart_and_said(tmp_path:
     names = {p["name"] for p in data["players"]}
     assert {"Carlsen,M", "Carlsen,V", "Carlsen"} <= names  # counted apart, as listed
     assert any(n.startswith("listed 'Carlsen' can be any of 'Carlsen,") for n in data["notes"]), data["notes"]
+
+
+def test_a_rematch_in_an_open_is_not_a_double_round_robin(tmp_path: Path) -> None:
+    """A pair that met twice makes a double round robin of a small field only: in an open's field (a rematch, a
+    board's players kept together) the guess is a Swiss, whose unknown rounds are refused in one line, not a double
+    round robin of every pair (millions of games to simulate)."""
+    text = _cut(OPEN2025, 6, tmp_path / "open_r6.pgn").read_text(encoding="utf-8")
+    first = "[Event" + text.split("\n\n[Event")[1]  # a finished game of the open, played again in round 7
+    again = re.sub(r'\[Round "[^"]*"\]', '[Round "7.1"]', first)
+    (tmp_path / "rematch.pgn").write_text(text + "\n\n" + again.strip() + "\n", encoding="utf-8")
+    with pytest.raises(ForecastError, match="rounds of this swiss is not known"):
+        forecast_event([str(tmp_path / "rematch.pgn")], EventConfig(), None, None, 1000, 1, lambda line: None)
+    small = _cut(PRAGUE, 4, tmp_path / "r4.pgn").read_text(encoding="utf-8")
+    replay = re.sub(r'\[Round "[^"]*"\]', '[Round "5.1"]', "[Event" + small.split("\n\n[Event")[1])
+    (tmp_path / "twice.pgn").write_text(small + "\n\n" + replay.strip() + "\n", encoding="utf-8")
+    data = forecast_event([str(tmp_path / "twice.pgn")], EventConfig(), None, None, 1000, 1, lambda line: None)
+    assert data["format"] == "drr" and data["format_source"] == "guessed"  # ten players: a double round robin

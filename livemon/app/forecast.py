@@ -317,7 +317,7 @@ def state_of(records: list[GameRecord], event: EventConfig, fmt: str | None, rou
         per_round = max(1, n // 2)
         if n == 2:
             fmt = "drr"
-        elif most >= 2:
+        elif most >= 2 and n <= 24:  # a pair met twice in a field a double round robin plays in (an open: a rematch)
             fmt = "drr"
         elif n <= 24 and len(rounds_seen) <= n and len(results) + len(ongoing) <= n * (n - 1) // 2:
             fmt = "rr" if len(rounds_seen) * per_round * 2 >= len(results) else "swiss"
