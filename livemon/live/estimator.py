@@ -210,8 +210,7 @@ class Estimator:
         self._scored(sp)
         if first_choice:
             self._positions[game_id].unclassed(ply)
-        info = game.info
-        player = self._player(info.white if ply % 2 == 1 else info.black)
+        player = self.mover(game_id, ply)
         player.sides[game.seq] = ply % 2
         self._changes += 1
         g = sp.gain
@@ -226,7 +225,7 @@ class Estimator:
                 player.performance.add(game.seq, decision, ply)
             if player.quality is not None:
                 player.quality.add(game.seq, decision, ply)
-            if (ply + 1) // 2 > self.skip_moves:  # :meth:`uses_decision`
+            if self.uses_decision(ply):
                 if player.posterior is None:
                     player.posterior = CPosterior(self.c_min, self.c_max,
                                                   source=lambda: self._posterior_decisions(player))

@@ -178,12 +178,8 @@ class _PlyColumns:
 
     def decisions(self, side: int) -> list[tuple[int, Decision]]:
         """``(ply, decision)`` of one side's plies (``ply % 2``) that have a decision, in order."""
-        # read as lists: a list's slice makes a tuple in half the time an array's does
-        plies, played, offsets = self._plies.tolist(), self._played.tolist(), self._offsets.tolist()
-        values = self._values.tolist()
-        checked = Decision.checked
-        return [(ply, checked(tuple(values[offsets[i]:offsets[i + 1]]), played[i]))
-                for i, ply in enumerate(plies) if ply % 2 == side and played[i] >= 0]
+        read = self.decision_reader()
+        return [(ply, d) for i, ply in enumerate(self._plies) if ply % 2 == side and (d := read(i)) is not None]
 
 
 _NO_EVAL = -(2**31)

@@ -673,8 +673,7 @@ class Screener:
         if not self.enabled:
             return None
         game_id, ply = sp.game_id, sp.ply
-        if ply <= self._cut.get(game_id, 0):
-            self._unpack(game_id, ply)
+        self._unpack(game_id, ply)
         where = self._where.get(game_id)
         if where is None:
             where = self._where[game_id] = {}
@@ -684,19 +683,10 @@ class Screener:
         if info is None:
             self.add_game(GameInfo(game_id))
             info = self._games[game_id]
-        cfg = self.cfg
-        event = info.event if cfg.scope == "event" else cfg.event_name  # :meth:`event_of`
-        tkey = (info.white if ply % 2 == 1 else info.black, event)
-        track = self.tracks.get(tkey) or self._track(tkey)
-        key = self._seq[game_id] << _PLY_BITS | ply  # :func:`_pos`
+        track = self._track((info.white if ply % 2 == 1 else info.black, self.event_of(info)))
+        key = _pos(self._seq[game_id], ply)
         where[ply] = track.key
-        decision, in_book = sp.decision, self.in_book
-        if (not sp.forced and decision is not None and (ply + 1) // 2 > cfg.book_moves  # the usual ply: it counts
-                and abs(max(decision.values)) <= cfg.eval_bound
-                and (in_book is None or sp.zobrist is None or not in_book(sp.zobrist))):
-            reason = None
-        else:
-            reason = self.exclusion(sp)
+        reason = self.exclusion(sp)
         if reason is not None:
             track.excluded[key] = reason
             track.reasons[reason] = track.reasons.get(reason, 0) + 1

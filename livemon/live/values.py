@@ -217,6 +217,14 @@ _SQUARES, _KING_ATTACKS = chess.BB_SQUARES, chess.BB_KING_ATTACKS
 _RANK_1, _RANK_2, _RANK_7, _RANK_8 = chess.BB_RANK_1, chess.BB_RANK_2, chess.BB_RANK_7, chess.BB_RANK_8
 
 
+def _type_at(pieces: list[int], square: int) -> int:
+    """The index in ``pieces`` (pawns … kings) of the bitboard holding the occupied ``square`` (a bitboard)."""
+    for i, bb in enumerate(pieces):
+        if bb & square:
+            return i
+    raise ValueError("an empty square")  # pragma: no cover - the caller knows it is occupied
+
+
 def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
     """``board.copy(stack=False)`` with ``move`` pushed (``move`` pseudo-legal): the same board, attribute for
     attribute, stack included. A standard board's ordinary move (no castling, promotion, en-passant capture,
@@ -242,47 +250,29 @@ def pushed(board: chess.Board, move: chess.Move) -> chess.Board:
         other.push(move)
         return other
     touched = from_bb | to_bb
-    pawns, knights, bishops, rooks, queens = board.pawns, board.knights, board.bishops, board.rooks, board.queens
     rights = board.castling_rights
     if rights:  # cleaned in full on a board read from a FEN (an empty stack), as the copy's push would; kept else
         rights = board.clean_castling_rights() & ~touched
+    pieces = [board.pawns, board.knights, board.bishops, board.rooks, board.queens, kings]  # by piece type - 1
     captured = theirs & to_bb
     if captured:  # the captured piece goes (not a king: python-chess's push above)
         theirs ^= to_bb
-        if pawns & to_bb:
-            pawns ^= to_bb
-        elif knights & to_bb:
-            knights ^= to_bb
-        elif bishops & to_bb:
-            bishops ^= to_bb
-        elif rooks & to_bb:
-            rooks ^= to_bb
-        else:
-            queens ^= to_bb
+        pieces[_type_at(pieces, to_bb)] ^= to_bb
+    mover = _type_at(pieces, from_bb)
+    pieces[mover] ^= touched
     ep = None
-    pawn = pawns & from_bb
+    pawn = mover == 0
     if pawn:
-        pawns ^= touched
         if to - start == 16 and _RANK_2 & from_bb:
             ep = start + 8
         elif start - to == 16 and _RANK_7 & from_bb:
             ep = start - 8
-    elif knights & from_bb:
-        knights ^= touched
-    elif bishops & from_bb:
-        bishops ^= touched
-    elif rooks & from_bb:
-        rooks ^= touched
-    elif queens & from_bb:
-        queens ^= touched
-    else:
-        kings ^= touched
-        if not board.promoted & from_bb:
-            rights &= ~(_RANK_1 if turn else _RANK_8)
+    elif mover == 5 and not board.promoted & from_bb:  # a king's move: its side's castling rights go
+        rights &= ~(_RANK_1 if turn else _RANK_8)
     # the attributes set one by one, not as a dict: the board keeps CPython's compact per-instance layout, which
     # every later read of it (its legality, facts, key and successor) finds faster
     copy: chess.Board = object.__new__(chess.Board)
-    copy.pawns, copy.knights, copy.bishops, copy.rooks, copy.queens, copy.kings = pawns, knights, bishops, rooks, queens, kings
+    copy.pawns, copy.knights, copy.bishops, copy.rooks, copy.queens, copy.kings = pieces
     moved = ours ^ touched
     copy.occupied_co = [theirs, moved] if turn else [moved, theirs]
     copy.occupied = board.occupied ^ from_bb | to_bb
